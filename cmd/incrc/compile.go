@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/incrc/incrc/dialects"
+)
+
+func compileCmd() *command {
+	c := &command{
+		name:    "compile",
+		summary: "Compile specs to SQL files, one per pipeline and dialect: OUT/<dialect>/<pipeline>.sql.",
+		usage:   "[flags] [SPEC|DIR...]",
+		example: "incrc compile                     # the project's dialects (default duckdb) into sql/\nincrc compile --dialect all --out build/sql",
+	}
+	c.run = func(ctx context.Context, e *env, args []string) int {
+		var (
+			p       projectFlags
+			dialect string
+			out     string
+		)
+		fs := c.flags(e)
+		fs.StringVar(&dialect, "dialect", "", "dialect to compile for: a name, a comma-separated list, or all (default: the project's)")
+		fs.StringVar(&out, "out", "", "output folder (default: the project's, sql)")
+		p.register(fs)
+		if code, ok := c.parse(e, fs, args); !ok {
+			return code
+		}
+		cfg, specs, ok := p.load(e, fs.Args())
+		if !ok {
+			return exitError
+		}
+		if out == "" {
+			out = cfg.Out
+		}
+		ds, err := dialectsFor(dialect, cfg)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc compile: %v\n", err)
+			return exitError
+		}
+		files, errs := compileAll(specs, ds, out)
+		if len(errs) > 0 {
+			for _, err := range errs {
+				fmt.Fprintln(e.stderr, err)
+			}
+			fmt.Fprintln(e.stderr, "nothing written")
+			return exitError
+		}
+		written, removed, err := writeFiles(out, files, dialectDirs(out, ds, len(fs.Args()) == 0))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc compile: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(e.stdout, "compiled %d pipeline(s) for %d dialect(s) into %s: %d file(s) written, %d unchanged, %d removed\n",
+			len(specs), len(ds), out, written, len(files)-written, removed)
+		return exitOK
+	}
+	return c
+}
+
+// compiledMarker starts every file incrc writes; only such files are ever
+// removed as stale.
+const compiledMarker = "-- incrc: pipeline "
+
+// writeFiles makes each dialect folder hold exactly the compiled files:
+// changed files are written (through a temporary file and a rename, so a
+// crash never leaves half a file), stale compiled files are removed.
+func writeFiles(out string, files []compiled, dirs []string) (written, removed int, err error) {
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f.path] = true
+		if old, err := os.ReadFile(f.path); err == nil && bytes.Equal(old, f.data) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return written, removed, err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(f.path), ".incrc-*.tmp")
+		if err != nil {
+			return written, removed, err
+		}
+		_, werr := tmp.Write(f.data)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), f.path)
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return written, removed, werr
+		}
+		written++
+	}
+	for _, path := range staleFiles(dirs, want) {
+		if err := os.Remove(path); err != nil {
+			return written, removed, err
+		}
+		removed++
+	}
+	return written, removed, nil
+}
+
+// dialectDirs are the folders whose stale files a whole-project compile
+// removes. Compiling named specs removes nothing: the other pipelines'
+// files are not stale, only not compiled this time.
+func dialectDirs(out string, ds []dialects.Dialect, wholeProject bool) []string {
+	if !wholeProject {
+		return nil
+	}
+	var dirs []string
+	for _, d := range ds {
+		dirs = append(dirs, filepath.Join(out, string(d.Name())))
+	}
+	return dirs
+}
+
+// staleFiles lists compiled files in dirs that are not wanted any more.
+func staleFiles(dirs []string, want map[string]bool) []string {
+	var stale []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, en := range entries {
+			path := filepath.Join(dir, en.Name())
+			if en.IsDir() || !strings.HasSuffix(en.Name(), ".sql") || want[path] {
+				continue
+			}
+			if data, err := os.ReadFile(path); err == nil && bytes.HasPrefix(data, []byte(compiledMarker)) {
+				stale = append(stale, path)
+			}
+		}
+	}
+	return stale
+}

@@ -1,0 +1,10 @@
+// Command incrc compiles YAML pipeline specs into reviewable SQL for
+// incremental pipelines and runs it against a target database.
+package main
+
+import (
+	"context"
+	"os"
+)
+
+func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

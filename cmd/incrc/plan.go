@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+func planCmd() *command {
+	c := &command{
+		name:    "plan",
+		summary: "Compile in memory and diff against the compiled files on disk: what a compile would change.",
+		usage:   "[flags] [SPEC|DIR...]",
+		example: "incrc plan                        # exit 0: no changes, 2: changes, 1: error\nincrc plan --dialect all --format markdown > plan.md",
+	}
+	c.run = func(ctx context.Context, e *env, args []string) int {
+		var (
+			p       projectFlags
+			dialect string
+			out     string
+			format  string
+		)
+		fs := c.flags(e)
+		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
+		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
+		fs.StringVar(&format, "format", "text", "output: text, markdown (for a pull-request comment) or json")
+		p.register(fs)
+		if code, ok := c.parse(e, fs, args); !ok {
+			return code
+		}
+		if format != "text" && format != "markdown" && format != "json" {
+			fmt.Fprintf(e.stderr, "incrc plan: --format %q: expected text, markdown or json\n", format)
+			return exitError
+		}
+		cfg, specs, ok := p.load(e, fs.Args())
+		if !ok {
+			return exitError
+		}
+		if out == "" {
+			out = cfg.Out
+		}
+		ds, err := dialectsFor(dialect, cfg)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
+			return exitError
+		}
+		files, errs := compileAll(specs, ds, out)
+		if len(errs) > 0 {
+			for _, err := range errs {
+				fmt.Fprintln(e.stderr, err)
+			}
+			return exitError
+		}
+		changes, err := diffFiles(files, dialectDirs(out, ds, len(fs.Args()) == 0))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
+			return exitError
+		}
+		switch format {
+		case "json":
+			printPlanJSON(e.stdout, changes)
+		case "markdown":
+			printPlanMarkdown(e.stdout, changes)
+		default:
+			printPlanText(e.stdout, changes)
+		}
+		if len(changes) > 0 {
+			return exitChanges
+		}
+		return exitOK
+	}
+	return c
+}
+
+// fileChange is one compiled file a compile would add, change or remove.
+type fileChange struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // added | changed | removed
+	Diff   string `json:"diff"`
+}
+
+func diffFiles(files []compiled, dirs []string) ([]fileChange, error) {
+	var changes []fileChange
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f.path] = true
+		old, err := os.ReadFile(f.path)
+		switch {
+		case os.IsNotExist(err):
+			changes = append(changes, fileChange{Path: f.path, Action: "added", Diff: string(diff.Diff("/dev/null", nil, slash(f.path), f.data))})
+		case err != nil:
+			return nil, err
+		case !bytes.Equal(old, f.data):
+			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data))})
+		}
+	}
+	for _, path := range staleFiles(dirs, want) {
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, fileChange{Path: path, Action: "removed", Diff: string(diff.Diff(slash(path), old, "/dev/null", nil))})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return changes, nil
+}
+
+func slash(p string) string { return filepath.ToSlash(p) }
+
+func summary(changes []fileChange) string {
+	n := map[string]int{}
+	for _, c := range changes {
+		n[c.Action]++
+	}
+	return fmt.Sprintf("%d changed, %d added, %d removed", n["changed"], n["added"], n["removed"])
+}
+
+var actionSymbol = map[string]string{"added": "+", "changed": "~", "removed": "-"}
+
+func printPlanText(w io.Writer, changes []fileChange) {
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "No changes.")
+		return
+	}
+	// A legend only for the actions that occur, as terraform prints it.
+	var legend []string
+	for _, a := range []string{"added", "changed", "removed"} {
+		for _, c := range changes {
+			if c.Action == a {
+				legend = append(legend, actionSymbol[a]+" "+a)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "Compiled SQL that would change (%s):\n\n", strings.Join(legend, ", "))
+	for _, c := range changes {
+		fmt.Fprintf(w, "%s %s\n", actionSymbol[c.Action], slash(c.Path))
+	}
+	for _, c := range changes {
+		fmt.Fprintf(w, "\n%s", c.Diff)
+	}
+	fmt.Fprintf(w, "\nPlan: %s.\n", summary(changes))
+}
+
+func printPlanMarkdown(w io.Writer, changes []fileChange) {
+	fmt.Fprintln(w, "### incrc plan")
+	fmt.Fprintln(w)
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "No changes.")
+		return
+	}
+	fmt.Fprintf(w, "**%s.**\n\n| file | change |\n|---|---|\n", summary(changes))
+	for _, c := range changes {
+		fmt.Fprintf(w, "| `%s` | %s |\n", slash(c.Path), c.Action)
+	}
+	for _, c := range changes {
+		fence := "```"
+		for strings.Contains(c.Diff, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(w, "\n<details><summary><code>%s</code> (%s)</summary>\n\n%sdiff\n%s%s\n\n</details>\n", slash(c.Path), c.Action, fence, c.Diff, fence)
+	}
+}
+
+func printPlanJSON(w io.Writer, changes []fileChange) {
+	n := map[string]int{}
+	for _, c := range changes {
+		n[c.Action]++
+	}
+	if changes == nil {
+		changes = []fileChange{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]})
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes shared by every command (see README).
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitChanges = 2 // plan: changes; reconcile and backfill: drift
+	exitLocked  = 3 // run: another run holds the lease
+)
+
+// env is what a command may touch of the outside world: passed in, never
+// read from globals, so that tests run commands in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) (string, bool)
+}
+
+type command struct {
+	name    string
+	summary string
+	usage   string // arguments after the command name
+	example string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+func commands() []*command {
+	return []*command{
+		validateCmd(),
+		compileCmd(),
+		planCmd(),
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := stdout
+		if len(args) == 0 {
+			w = stderr
+		}
+		usage(w)
+		if len(args) == 0 {
+			return exitError
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "incrc: unknown command %q (run incrc --help)\n", args[0])
+	return exitError
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `incrc compiles YAML pipeline specs into reviewable SQL for incremental
+pipelines (merge, append, partition overwrite, ...), and runs it.
+
+Usage:
+  incrc <command> [flags] [arguments]
+
+Commands:
+`)
+	cmds := commands()
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Example:
+  incrc validate && incrc compile --dialect all && incrc plan
+
+Run "incrc <command> --help" for a command's flags.
+`)
+}
+
+// flags builds a command's flag set; --help prints usage and example.
+func (c *command) flags(e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(e.stdout, "%s\n\nUsage:\n  incrc %s %s\n\nFlags:\n%s\nExample:\n%s\n", c.summary, c.name, c.usage, fs.FlagUsages(), indent(c.example))
+	}
+	return fs
+}
+
+// parse parses flags; ok is false when the command must return code.
+func (c *command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, false
+		}
+		fmt.Fprintf(e.stderr, "incrc %s: %v\n", c.name, err)
+		return exitError, false
+	}
+	return 0, true
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}

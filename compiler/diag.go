@@ -1,0 +1,108 @@
+package compiler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a position in a spec file. Line and Col are 1-based; a zero Line
+// means the position is the file as a whole.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Diagnostic is one problem found in a spec, at the node that causes it.
+type Diagnostic struct {
+	Pos Pos
+	Msg string
+}
+
+func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Msg }
+
+// Diagnostics is every problem found, reported together. It is an error
+// when it holds at least one diagnostic.
+type Diagnostics []Diagnostic
+
+func (ds Diagnostics) Error() string {
+	lines := make([]string, len(ds))
+	for i, d := range ds {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Err returns ds sorted by position as an error, or nil when ds is empty.
+func (ds Diagnostics) Err() error {
+	if len(ds) == 0 {
+		return nil
+	}
+	ds.Sort()
+	return ds
+}
+
+// Sort orders diagnostics by file, line and column, keeping the order in
+// which they were found for diagnostics at the same position.
+func (ds Diagnostics) Sort() {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+func (ds *Diagnostics) add(p Pos, format string, args ...any) {
+	*ds = append(*ds, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+// suggest returns ` (did you mean "x"?)` for the known word closest to
+// word, or a list of what is expected when nothing is close.
+func suggest(word string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if d := editDistance(word, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(", did you mean %q?", best)
+	}
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	return " (expected one of: " + strings.Join(sorted, ", ") + ")"
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,11 @@
+// Package compiler turns YAML pipeline specs into a dialect-neutral Plan.
+//
+// It owns the spec model (every node keeps its file, line and column),
+// validation (every error at once, each "path:line:col: message") and the
+// lowering of a valid spec into ordered, named statements with declared
+// parameters. It decides what happens in a run — setup, staging, dedupe,
+// the quality split, the write, the run record and the watermark advance —
+// and never how an engine spells it: that is the dialects' job.
+//
+// The compiler never opens a database, reads the environment or the clock.
+package compiler

@@ -1,0 +1,358 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Expr is a parsed quality check. Only column references, literals,
+// comparisons, arithmetic, AND/OR/NOT, IS [NOT] NULL, [NOT] IN and a few
+// functions are accepted, so a check can never carry SQL of its own: it is
+// re-spelled from the tree by each dialect.
+type Expr interface{ exprNode() }
+
+type (
+	// ColRef is a declared column.
+	ColRef struct{ Name string }
+	// Lit is a literal, kept as written: a number, a '...' string, TRUE, FALSE or NULL.
+	Lit struct{ Text string }
+	// Unary is NOT x or -x.
+	Unary struct {
+		Op string
+		X  Expr
+	}
+	// Binary is l op r for comparison, arithmetic, AND and OR.
+	Binary struct {
+		Op   string
+		L, R Expr
+	}
+	// IsNull is x IS [NOT] NULL.
+	IsNull struct {
+		X   Expr
+		Not bool
+	}
+	// In is x [NOT] IN (list).
+	In struct {
+		X    Expr
+		List []Expr
+		Not  bool
+	}
+	// Call is one of the allowed functions.
+	Call struct {
+		Fn   string
+		Args []Expr
+	}
+)
+
+func (ColRef) exprNode() {}
+func (Lit) exprNode()    {}
+func (Unary) exprNode()  {}
+func (Binary) exprNode() {}
+func (IsNull) exprNode() {}
+func (In) exprNode()     {}
+func (Call) exprNode()   {}
+
+var cmpOps = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
+
+var exprFuncs = map[string]int{"abs": 1, "coalesce": -1, "lower": 1, "upper": 1}
+
+// ParseExpr parses a quality check. Column names are checked against cols.
+func ParseExpr(src string, cols []string) (Expr, error) {
+	toks, err := lexSQL(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &exprParser{toks: toks, cols: cols}
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		return nil, fmt.Errorf("unexpected %q at offset %d", t.text, t.off)
+	}
+	return e, nil
+}
+
+type exprParser struct {
+	toks []token
+	i    int
+	cols []string
+}
+
+func (p *exprParser) peek() token { return p.toks[p.i] }
+func (p *exprParser) next() token { t := p.toks[p.i]; p.i++; return t }
+
+func (p *exprParser) keyword(words ...string) bool {
+	for k, w := range words {
+		t := p.toks[min(p.i+k, len(p.toks)-1)]
+		if t.kind != tIdent || t.upper() != w {
+			return false
+		}
+	}
+	p.i += len(words)
+	return true
+}
+
+func (p *exprParser) punct(s string) bool {
+	if t := p.peek(); t.kind == tPunct && t.text == s {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *exprParser) or() (Expr, error) {
+	l, err := p.and()
+	for err == nil && p.keyword("OR") {
+		var r Expr
+		if r, err = p.and(); err == nil {
+			l = Binary{"OR", l, r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) and() (Expr, error) {
+	l, err := p.not()
+	for err == nil && p.keyword("AND") {
+		var r Expr
+		if r, err = p.not(); err == nil {
+			l = Binary{"AND", l, r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) not() (Expr, error) {
+	if p.keyword("NOT") {
+		x, err := p.not()
+		return Unary{"NOT", x}, err
+	}
+	return p.cmp()
+}
+
+func (p *exprParser) cmp() (Expr, error) {
+	l, err := p.add()
+	if err != nil {
+		return nil, err
+	}
+	switch t := p.peek(); {
+	case t.kind == tOp && cmpOps[t.text]:
+		p.i++
+		r, err := p.add()
+		op := t.text
+		if op == "!=" {
+			op = "<>"
+		}
+		return Binary{op, l, r}, err
+	case p.keyword("IS", "NOT", "NULL"):
+		return IsNull{l, true}, nil
+	case p.keyword("IS", "NULL"):
+		return IsNull{l, false}, nil
+	case p.keyword("NOT", "IN"):
+		list, err := p.list()
+		return In{l, list, true}, err
+	case p.keyword("IN"):
+		list, err := p.list()
+		return In{l, list, false}, err
+	}
+	return l, nil
+}
+
+func (p *exprParser) list() ([]Expr, error) {
+	if !p.punct("(") {
+		return nil, fmt.Errorf("expected ( after IN at offset %d", p.peek().off)
+	}
+	var out []Expr
+	for {
+		e, err := p.add()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		if p.punct(")") {
+			return out, nil
+		}
+		if !p.punct(",") {
+			return nil, fmt.Errorf("expected , or ) in IN list at offset %d", p.peek().off)
+		}
+	}
+}
+
+func (p *exprParser) add() (Expr, error) {
+	l, err := p.mul()
+	for err == nil {
+		t := p.peek()
+		if t.kind != tOp || t.text != "+" && t.text != "-" {
+			break
+		}
+		p.i++
+		var r Expr
+		if r, err = p.mul(); err == nil {
+			l = Binary{t.text, l, r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) mul() (Expr, error) {
+	l, err := p.unary()
+	for err == nil {
+		t := p.peek()
+		if t.kind != tOp || t.text != "*" && t.text != "/" {
+			break
+		}
+		p.i++
+		var r Expr
+		if r, err = p.unary(); err == nil {
+			l = Binary{t.text, l, r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) unary() (Expr, error) {
+	if t := p.peek(); t.kind == tOp && t.text == "-" {
+		p.i++
+		x, err := p.unary()
+		return Unary{"-", x}, err
+	}
+	return p.primary()
+}
+
+func (p *exprParser) primary() (Expr, error) {
+	t := p.next()
+	switch t.kind {
+	case tNumber:
+		return Lit{t.text}, nil
+	case tString:
+		return Lit{t.text}, nil
+	case tPunct:
+		if t.text == "(" {
+			e, err := p.or()
+			if err != nil {
+				return nil, err
+			}
+			if !p.punct(")") {
+				return nil, fmt.Errorf("expected ) at offset %d", p.peek().off)
+			}
+			return e, nil
+		}
+	case tIdent, tQuotedIdent:
+		switch u := t.upper(); {
+		case t.kind == tIdent && (u == "TRUE" || u == "FALSE" || u == "NULL"):
+			return Lit{u}, nil
+		case p.punct("("):
+			fn := strings.ToLower(t.text)
+			arity, ok := exprFuncs[fn]
+			if !ok {
+				return nil, fmt.Errorf("function %q is not allowed in a check (allowed: abs, coalesce, lower, upper)", t.text)
+			}
+			var args []Expr
+			for !p.punct(")") {
+				if len(args) > 0 && !p.punct(",") {
+					return nil, fmt.Errorf("expected , or ) in %s() at offset %d", fn, p.peek().off)
+				}
+				a, err := p.or()
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, a)
+			}
+			if arity >= 0 && len(args) != arity || len(args) == 0 {
+				return nil, fmt.Errorf("%s() takes %d argument(s), got %d", fn, max(arity, 1), len(args))
+			}
+			return Call{fn, args}, nil
+		default:
+			if !contains(p.cols, t.text) {
+				return nil, fmt.Errorf("unknown column %q%s", t.text, suggest(t.text, p.cols))
+			}
+			return ColRef{t.text}, nil
+		}
+	case tEOF:
+		return nil, fmt.Errorf("unexpected end of expression")
+	}
+	return nil, fmt.Errorf("unexpected %q at offset %d", t.text, t.off)
+}
+
+// Columns returns the columns e refers to, in order of appearance.
+func Columns(e Expr) []string {
+	var out []string
+	var walk func(Expr)
+	walk = func(e Expr) {
+		switch e := e.(type) {
+		case ColRef:
+			if !contains(out, e.Name) {
+				out = append(out, e.Name)
+			}
+		case Unary:
+			walk(e.X)
+		case Binary:
+			walk(e.L)
+			walk(e.R)
+		case IsNull:
+			walk(e.X)
+		case In:
+			walk(e.X)
+			for _, x := range e.List {
+				walk(x)
+			}
+		case Call:
+			for _, x := range e.Args {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return out
+}
+
+// Measure is one reconciliation measure: count, or fn(column).
+type Measure struct {
+	Fn     string // count | sum | min | max
+	Column string // empty for count(*)
+}
+
+func (m Measure) String() string {
+	if m.Column == "" {
+		return m.Fn
+	}
+	return m.Fn + "(" + m.Column + ")"
+}
+
+// ParseMeasure parses "count", "count(*)", "count(col)", "sum(col)",
+// "min(col)" or "max(col)".
+func ParseMeasure(src string, cols []string) (Measure, error) {
+	toks, err := lexSQL(src)
+	if err != nil {
+		return Measure{}, err
+	}
+	bad := fmt.Errorf("measure %q: expected count, count(col), sum(col), min(col) or max(col)", src)
+	if len(toks) < 2 || toks[0].kind != tIdent {
+		return Measure{}, bad
+	}
+	fn := strings.ToLower(toks[0].text)
+	if fn != "count" && fn != "sum" && fn != "min" && fn != "max" {
+		return Measure{}, bad
+	}
+	if toks[1].kind == tEOF {
+		if fn != "count" {
+			return Measure{}, bad
+		}
+		return Measure{Fn: "count"}, nil
+	}
+	if len(toks) != 5 || toks[1].text != "(" || toks[3].text != ")" {
+		return Measure{}, bad
+	}
+	arg := toks[2]
+	if fn == "count" && arg.text == "*" {
+		return Measure{Fn: "count"}, nil
+	}
+	if arg.kind != tIdent && arg.kind != tQuotedIdent {
+		return Measure{}, bad
+	}
+	if !contains(cols, arg.text) {
+		return Measure{}, fmt.Errorf("measure %q: unknown column %q%s", src, arg.text, suggest(arg.text, cols))
+	}
+	return Measure{Fn: fn, Column: arg.text}, nil
+}

@@ -1,0 +1,471 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Names of the state tables every pipeline shares, in the target
+// database's default schema.
+var (
+	StateTable      = Table{Parts: []string{"incrc_state"}}
+	RunsTable       = Table{Parts: []string{"incrc_runs"}}
+	PartitionsTable = Table{Parts: []string{"incrc_partitions"}}
+)
+
+// Statement names the runner relies on. The compiled file lists them in
+// this order; the runner picks from them by name (see Sequence).
+const (
+	StmtCreateSchema     = "create_schema"
+	StmtCreateState      = "create_state"
+	StmtCreateRuns       = "create_runs"
+	StmtCreatePartitions = "create_partitions"
+	StmtCreateTarget     = "create_target"
+	StmtCreateQuarantine = "create_quarantine"
+
+	StmtInitState    = "init_state"
+	StmtAcquireLease = "acquire_lease"
+	StmtReadState    = "read_state"
+	StmtRenewLease   = "renew_lease"
+	StmtReleaseLease = "release_lease"
+	StmtForceRelease = "force_release"
+	StmtAbandonRuns  = "abandon_runs"
+	StmtRecordStart  = "record_start"
+	StmtRecentRuns   = "recent_runs"
+
+	StmtSourceMax     = "source_max"
+	StmtCountRead     = "count_read"
+	StmtDropStage     = "drop_stage"
+	StmtCreateStage   = "create_stage"
+	StmtStageWindow   = "stage_window"
+	StmtCountReadAll  = "count_read_all"
+	StmtStageAll      = "stage_all"
+	StmtQuarantine    = "quarantine"
+	StmtCountInvalid  = "count_invalid"
+	StmtDeleteInvalid = "delete_invalid"
+	StmtCountStaged   = "count_staged"
+	StmtCountMatched  = "count_matched"
+	StmtWrite         = "write"
+	StmtClearTarget   = "clear_target"
+	StmtInsertAll     = "insert_all"
+	StmtAdvance       = "advance_watermark"
+	StmtRecordFinish  = "record_finish"
+	StmtReconcileSrc  = "reconcile_source"
+	StmtReconcileTgt  = "reconcile_target"
+)
+
+const (
+	quarantineSuffix = "_quarantine"
+	stagePrefix      = "incrc_stage_"
+)
+
+// NotSupportedError says a spec uses something a later version compiles.
+type NotSupportedError struct {
+	Pos  Pos
+	What string
+}
+
+func (e *NotSupportedError) Error() string {
+	return fmt.Sprintf("%s: %s is not supported yet", e.Pos, e.What)
+}
+
+// Lower turns a valid spec into its plan. The spec must have passed
+// Validate; Lower panics on nothing and reports what it cannot compile.
+func Lower(s *Spec) (*Plan, error) {
+	strategy := Strategy(s.Strategy.Value)
+	switch strategy {
+	case OverwritePartitions, CDCApply, SCD2Strategy:
+		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
+	}
+	p := &Plan{
+		Spec:     s,
+		Pipeline: s.Pipeline.Value,
+		Strategy: strategy,
+		Target:   splitTable(s.Target.Table.Value),
+		Stage:    Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
+		Key:      s.Key(),
+	}
+	if s.Source.Table.Set() {
+		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}
+	} else {
+		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
+	}
+	for _, c := range s.Columns {
+		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
+		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
+	}
+	if s.Watermark != nil {
+		wm := *s.Column(s.Watermark.Column.Value)
+		p.Watermark = &Col{Name: wm.Name.Value, Type: wm.Type}
+	}
+	rules, mode := qualityRules(s, p.Columns)
+	if mode == "quarantine" {
+		t := p.Target
+		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
+		p.Quarantine = Table{Parts: parts}
+	}
+	l := &lowerer{p: p}
+	l.setup()
+	l.state()
+	l.stage(rules, mode)
+	l.write()
+	l.reconcile(rules)
+	return p, nil
+}
+
+type lowerer struct{ p *Plan }
+
+func (l *lowerer) add(name string, phase Phase, doc string, op Op, returns string, params ...Param) {
+	l.p.Statements = append(l.p.Statements, &Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params, Returns: returns})
+}
+
+func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
+
+var (
+	pPipeline  = Param{"pipeline", PText}
+	pOwner     = Param{"owner", PText}
+	pNow       = Param{"now", PText}
+	pExpires   = Param{"expires_at", PText}
+	pRunID     = Param{"run_id", PText}
+	pLo        = Param{"lo", PWatermark}
+	pHi        = Param{"hi", PWatermark}
+	pFrom      = Param{"from", PBound}
+	pTo        = Param{"to", PBound}
+	pWatermark = Param{"watermark", PText}
+	pExpected  = Param{"expected", PText}
+	pSpecHash  = Param{"spec_hash", PText}
+)
+
+func ref(p Param) Expr     { return ParamRef{p.Name} }
+func col(name string) Expr { return ColRef{name} }
+func eq(a, b Expr) Expr    { return Binary{"=", a, b} }
+func and(a, b Expr) Expr   { return Binary{"AND", a, b} }
+func or(a, b Expr) Expr    { return Binary{"OR", a, b} }
+func colEq(c string, p Param) Expr {
+	return eq(col(c), ref(p))
+}
+
+var null = Lit{"NULL"}
+
+func varchar(n int) Type { return Type{Kind: Varchar, Length: n} }
+
+// stateColumns are incrc_state's columns. Times are RFC 3339 UTC text so
+// that they compare and round-trip the same way on every engine.
+var stateColumns = []Col{
+	{Name: "pipeline", Type: varchar(64), NotNull: true},
+	{Name: "watermark", Type: varchar(64)},
+	{Name: "lease_owner", Type: varchar(128)},
+	{Name: "lease_expires_at", Type: varchar(40)},
+	{Name: "spec_hash", Type: varchar(64)},
+	{Name: "updated_at", Type: varchar(40)},
+}
+
+// RunColumns are incrc_runs' columns, one row per run, failed ones too.
+var RunColumns = []Col{
+	{Name: "run_id", Type: varchar(64), NotNull: true},
+	{Name: "pipeline", Type: varchar(64), NotNull: true},
+	{Name: "kind", Type: varchar(16)},
+	{Name: "status", Type: varchar(16)},
+	{Name: "window_lo", Type: varchar(64)},
+	{Name: "window_hi", Type: varchar(64)},
+	{Name: "watermark_before", Type: varchar(64)},
+	{Name: "watermark_after", Type: varchar(64)},
+	{Name: "rows_read", Type: Type{Kind: Bigint}},
+	{Name: "rows_inserted", Type: Type{Kind: Bigint}},
+	{Name: "rows_updated", Type: Type{Kind: Bigint}},
+	{Name: "rows_deleted", Type: Type{Kind: Bigint}},
+	{Name: "rows_quarantined", Type: Type{Kind: Bigint}},
+	{Name: "started_at", Type: varchar(40)},
+	{Name: "finished_at", Type: varchar(40)},
+	{Name: "duration_ms", Type: Type{Kind: Bigint}},
+	{Name: "error", Type: Type{Kind: Text}},
+	{Name: "spec_hash", Type: varchar(64)},
+}
+
+// partitionColumns are incrc_partitions' columns: backfill completion
+// markers and reconciliation results, one row per partition.
+var partitionColumns = []Col{
+	{Name: "pipeline", Type: varchar(64), NotNull: true},
+	{Name: "backfill_id", Type: varchar(64), NotNull: true},
+	{Name: "partition_key", Type: varchar(40), NotNull: true},
+	{Name: "status", Type: varchar(16)},
+	{Name: "rows_written", Type: Type{Kind: Bigint}},
+	{Name: "detail", Type: Type{Kind: Text}},
+	{Name: "updated_at", Type: varchar(40)},
+}
+
+func (l *lowerer) setup() {
+	p := l.p
+	if schema := p.Target.Schema(); schema != nil {
+		l.add(StmtCreateSchema, PhaseSetup, "The target's schema.", CreateSchema{Schema: schema}, "")
+	}
+	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
+		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}}, "")
+	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
+		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}}, "")
+	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
+		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}}, "")
+	var pk []string
+	if p.Strategy == Merge && !l.nullableKey() {
+		pk = p.Key
+	}
+	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
+		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk}, "")
+	if !p.Quarantine.IsZero() {
+		cols := []Col{{Name: "incrc_run_id", Type: varchar(64)}, {Name: "incrc_reason", Type: Type{Kind: Text}}}
+		for _, c := range p.Columns {
+			cols = append(cols, Col{Name: c.Name, Type: c.Type})
+		}
+		l.add(StmtCreateQuarantine, PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
+			CreateTable{Table: p.Quarantine, Columns: cols}, "")
+	}
+}
+
+func (l *lowerer) nullableKey() bool {
+	for _, c := range l.p.Columns {
+		if contains(l.p.Key, c.Name) && !c.NotNull {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lowerer) state() {
+	free := or(or(IsNull{X: col("lease_owner")}, colEq("lease_owner", pOwner)), Binary{"<", col("lease_expires_at"), ref(pNow)})
+	mine := and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner))
+	l.add(StmtInitState, PhaseState, "The pipeline's state row, created once.",
+		InsertValues{Table: StateTable, Columns: []string{"pipeline"}, Values: []Expr{ref(pPipeline)}, IfAbsentKey: []string{"pipeline"}}, "", pPipeline)
+	l.add(StmtAcquireLease, PhaseState, "Take the lease if it is free, expired or already ours; one row changed means taken.",
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
+			Where: and(colEq("pipeline", pPipeline), free)}, "", pOwner, pExpires, pPipeline, pNow)
+	l.add(StmtReadState, PhaseState, "The saved watermark and who holds the lease.",
+		SelectRows{Table: StateTable, Columns: []string{"watermark", "lease_owner", "lease_expires_at", "spec_hash", "updated_at"}, Where: colEq("pipeline", pPipeline)}, "rows", pPipeline)
+	l.add(StmtRenewLease, PhaseState, "Extend the lease while the run is alive.",
+		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, "", pExpires, pPipeline, pOwner)
+	l.add(StmtReleaseLease, PhaseState, "Give the lease back at the end of a run, failed or not.",
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, "", pPipeline, pOwner)
+	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, "", pPipeline)
+	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
+		Update{Table: RunsTable, Set: []Assign{{"status", Lit{"'abandoned'"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Lit{"'running'"}))}, "", pPipeline)
+	startCols := []string{"run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash"}
+	var startParams []Param
+	var startVals []Expr
+	for _, c := range startCols {
+		pp := Param{c, PText}
+		startParams = append(startParams, pp)
+		startVals = append(startVals, ref(pp))
+	}
+	l.add(StmtRecordStart, PhaseState, "The run's row in the run log, written before any data moves.",
+		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, "", startParams...)
+	l.add(StmtRecentRuns, PhaseQuery, "The latest runs, for incrc state.",
+		SelectRows{Table: RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"started_at", true}}, Limit: 20}, "rows", pPipeline)
+}
+
+func runLogColumns() []string {
+	var cols []string
+	for _, c := range RunColumns {
+		cols = append(cols, c.Name)
+	}
+	return cols
+}
+
+func (l *lowerer) dedupe() *Dedupe {
+	p, s := l.p, l.p.Spec
+	if len(p.Key) == 0 {
+		return nil
+	}
+	order := s.DedupeBy.Value
+	if order == "" && p.Watermark != nil {
+		order = p.Watermark.Name
+	}
+	d := &Dedupe{Key: p.Key}
+	if order != "" {
+		d.OrderBy = append(d.OrderBy, Order{order, true})
+	}
+	// Ties on the version column are broken by the other columns, so the
+	// row kept is the same on every run: a full refresh keeps it too.
+	for _, c := range p.Columns {
+		if c.Name != order && !contains(p.Key, c.Name) {
+			d.OrderBy = append(d.OrderBy, Order{c.Name, true})
+		}
+	}
+	return d
+}
+
+func (l *lowerer) stage(rules []Rule, mode string) {
+	p := l.p
+	cols := columnNames(p.Columns)
+	var window, upTo Window
+	if p.Watermark != nil {
+		window = Window{Column: p.Watermark.Name, Lo: "lo", Hi: "hi"}
+		upTo = Window{Column: p.Watermark.Name, Hi: "hi"}
+		if p.Watermark.Type.IsInteger() {
+			l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
+				SourceMax{Source: p.Source, Column: p.Watermark.Name}, "count")
+		}
+	}
+	wp := windowParams(window)
+	l.add(StmtCountRead, PhaseStage, "Rows read: the source rows in the window, before dedupe.",
+		CountSource{Source: p.Source, Window: window}, "count", wp...)
+	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		DropTable{Table: p.Stage, Temporary: true}, "")
+	stageCols := make([]Col, len(p.Columns))
+	for i, c := range p.Columns {
+		stageCols[i] = Col{Name: c.Name, Type: c.Type}
+	}
+	l.add(StmtCreateStage, PhaseStage, "The window's rows, read once.",
+		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true}, "")
+	l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi), one row per key: the newest version.",
+		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: window, Dedupe: l.dedupe()}, "", wp...)
+	l.add(StmtCountReadAll, PhaseStage, "Full refresh: rows read, everything below hi.",
+		CountSource{Source: p.Source, Window: upTo}, "count", windowParams(upTo)...)
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row below hi, one row per key.",
+		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe()}, "", windowParams(upTo)...)
+	if len(rules) > 0 {
+		invalid := anyOf(rules)
+		if mode == "quarantine" {
+			l.add(StmtQuarantine, PhaseStage, "Rows that break a quality rule go to quarantine, with the first rule they break.",
+				QuarantineRows{Into: p.Quarantine, From: p.Stage, Columns: cols, Rules: rules}, "", pRunID)
+		}
+		l.add(StmtCountInvalid, PhaseStage, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
+			CountRows{Table: p.Stage, Where: invalid}, "count")
+		l.add(StmtDeleteInvalid, PhaseStage, "Invalid rows never reach the target.",
+			DeleteRows{Table: p.Stage, Where: invalid}, "")
+	}
+	l.add(StmtCountStaged, PhaseStage, "Rows to write.", CountRows{Table: p.Stage}, "count")
+	if p.Strategy == Merge {
+		l.add(StmtCountMatched, PhaseStage, "Rows the merge will update (the rest it inserts).",
+			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()}, "count")
+	}
+}
+
+func windowParams(w Window) []Param {
+	var ps []Param
+	if w.Lo != "" {
+		ps = append(ps, pLo)
+	}
+	if w.Hi != "" {
+		ps = append(ps, pHi)
+	}
+	return ps
+}
+
+func columnNames(cols []Col) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// qualityRules lists the rules a staged row must pass, and what happens to
+// rows that break one. Key columns that are not declared nullable must not
+// be NULL even without a quality section: such a row cannot be matched.
+func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
+	var rules []Rule
+	notNull := map[string]bool{}
+	addNotNull := func(name string) {
+		if !notNull[name] {
+			notNull[name] = true
+			rules = append(rules, Rule{Reason: "not_null(" + name + ")", Invalid: IsNull{X: col(name)}})
+		}
+	}
+	for _, c := range cols {
+		if c.NotNull {
+			addNotNull(c.Name)
+		}
+	}
+	mode := "fail"
+	if q := s.Quality; q != nil {
+		mode = "quarantine"
+		if q.OnInvalid.Value == "fail" {
+			mode = "fail"
+		}
+		for _, n := range q.NotNull {
+			addNotNull(n.Value)
+		}
+		for _, c := range q.Checks {
+			e, err := ParseExpr(c.Value, s.ColumnNames())
+			if err != nil {
+				continue // Validate reported it
+			}
+			// A check that evaluates to NULL passes, as a CHECK constraint does.
+			rules = append(rules, Rule{Reason: "check: " + c.Value, Invalid: Unary{"NOT", e}})
+		}
+	}
+	if len(rules) == 0 {
+		mode = ""
+	}
+	return rules, mode
+}
+
+func anyOf(rules []Rule) Expr {
+	e := rules[0].Invalid
+	for _, r := range rules[1:] {
+		e = or(e, r.Invalid)
+	}
+	return e
+}
+
+func (l *lowerer) write() {
+	p := l.p
+	cols := columnNames(p.Columns)
+	switch p.Strategy {
+	case Merge:
+		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()}, "")
+	case Append, FullRefresh:
+		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+	}
+	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+		DeleteRows{Table: p.Target}, "")
+	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
+		Update{Table: StateTable,
+			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
+			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
+				eq(Call{"coalesce", []Expr{col("watermark"), Lit{"''"}}}, Call{"coalesce", []Expr{ref(pExpected), Lit{"''"}}}))},
+		"", pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
+	finishCols := []string{"status", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "finished_at", "duration_ms", "error"}
+	var set []Assign
+	var params []Param
+	for _, c := range finishCols {
+		t := PText
+		if strings.HasPrefix(c, "rows_") || c == "duration_ms" {
+			t = PInt
+		}
+		pp := Param{c, t}
+		set = append(set, Assign{c, ref(pp)})
+		params = append(params, pp)
+	}
+	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
+		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, "", append(params, pRunID)...)
+}
+
+func (l *lowerer) reconcile(rules []Rule) {
+	p, s := l.p, l.p.Spec
+	if s.Reconcile == nil {
+		return
+	}
+	measures := []Measure{{Fn: "count"}}
+	for _, m := range s.Reconcile.Measures {
+		meas, _ := ParseMeasure(m.Value, s.ColumnNames())
+		if meas.Fn == "count" && meas.Column == "" {
+			continue
+		}
+		measures = append(measures, meas)
+	}
+	by := s.Reconcile.By.Value
+	var valid Expr
+	if len(rules) > 0 {
+		valid = Unary{"NOT", anyOf(rules)}
+	}
+	// The source side is what a full refresh would write now: one row per
+	// key, valid rows only. Rows changed after the watermark show as drift
+	// until the next run picks them up.
+	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
+		Aggregate{Source: p.Source, By: by, Measures: measures, Dedupe: l.dedupe(), Valid: valid}, "rows", pFrom, pTo)
+	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
+		Aggregate{Source: Relation{Table: p.Target}, By: by, Measures: measures}, "rows", pFrom, pTo)
+}

@@ -1,0 +1,291 @@
+package compiler
+
+// Plan is the dialect-neutral program of one pipeline: every statement a
+// run, a full refresh, a lease or a reconciliation may execute, in order,
+// each named and with its parameters declared. A dialect spells each
+// statement; the runner decides which to execute from Sequence.
+type Plan struct {
+	Spec       *Spec
+	Pipeline   string
+	Strategy   Strategy
+	Source     Relation
+	Target     Table
+	Stage      Table // session-scoped staging table
+	Quarantine Table // zero when invalid rows fail the run instead
+	Columns    []Col
+	Key        []string
+	Watermark  *Col // nil for full_refresh pipelines without a watermark
+	Statements []*Statement
+}
+
+// Table is a qualified table name, split into its parts.
+type Table struct {
+	Parts []string
+}
+
+// Name returns the last part: the table's own name.
+func (t Table) Name() string {
+	if len(t.Parts) == 0 {
+		return ""
+	}
+	return t.Parts[len(t.Parts)-1]
+}
+
+// Schema returns the qualifying parts, or nil.
+func (t Table) Schema() []string {
+	if len(t.Parts) <= 1 {
+		return nil
+	}
+	return t.Parts[:len(t.Parts)-1]
+}
+
+// IsZero reports whether the table is absent.
+func (t Table) IsZero() bool { return len(t.Parts) == 0 }
+
+// Col is a column with its portable type.
+type Col struct {
+	Name    string
+	Type    Type
+	NotNull bool
+}
+
+// Phase says where a statement runs relative to the run's transaction.
+type Phase string
+
+const (
+	PhaseSetup Phase = "setup" // idempotent DDL, before anything else and outside any transaction
+	PhaseState Phase = "state" // lease and watermark bookkeeping, each its own short transaction
+	PhaseStage Phase = "stage" // session-scoped staging, before the write transaction
+	PhaseWrite Phase = "write" // the write, the run record and the advance: one transaction where the engine allows
+	PhaseQuery Phase = "query" // read-only: reconciliation and inspection
+)
+
+// ParamType is how the runner binds a parameter.
+type ParamType string
+
+const (
+	PText      ParamType = "text"      // a string
+	PInt       ParamType = "integer"   // an int64
+	PWatermark ParamType = "watermark" // a value of the watermark column's type
+	PBound     ParamType = "bound"     // a value of the reconcile.by column's type
+)
+
+// Param is a declared statement parameter.
+type Param struct {
+	Name string
+	Type ParamType
+}
+
+// Statement is one named step of a plan.
+type Statement struct {
+	Name   string
+	Doc    string // why the statement exists, rendered as a comment
+	Phase  Phase
+	Op     Op
+	Params []Param
+	// Returns says what the runner reads back: "" (nothing), "rows", or
+	// "count" (one integer).
+	Returns string
+}
+
+// Statement returns the statement called name, or nil.
+func (p *Plan) Statement(name string) *Statement {
+	for _, s := range p.Statements {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Op is one operation of the plan's vocabulary. The set is closed: each
+// dialect renders every Op (or says it cannot, naming itself).
+type Op interface{ op() }
+
+type (
+	// CreateSchema creates a schema if it does not exist.
+	CreateSchema struct{ Schema []string }
+
+	// CreateTable creates a table if it does not exist; a temporary one is
+	// dropped first by a DropTable, so it is created unconditionally.
+	CreateTable struct {
+		Table      Table
+		Columns    []Col
+		PrimaryKey []string
+		Temporary  bool
+	}
+
+	// DropTable drops a table if it exists.
+	DropTable struct {
+		Table     Table
+		Temporary bool
+	}
+
+	// InsertValues inserts one row of parameters. With IfAbsentKey, a row
+	// whose key already exists is left alone.
+	InsertValues struct {
+		Table       Table
+		Columns     []string
+		Values      []Expr
+		IfAbsentKey []string
+	}
+
+	// Update sets columns of the rows matching Where.
+	Update struct {
+		Table Table
+		Set   []Assign
+		Where Expr
+	}
+
+	// SelectRows reads columns of the rows matching Where, ordered.
+	SelectRows struct {
+		Table   Table
+		Columns []string
+		Where   Expr
+		OrderBy []Order
+		Limit   int
+	}
+
+	// StageRows copies the source rows of the window into the staging
+	// table, keeping one row per key when Dedupe is set.
+	StageRows struct {
+		Into    Table
+		Source  Relation
+		Columns []string
+		Window  Window
+		Dedupe  *Dedupe
+	}
+
+	// CountSource counts the source rows of the window (rows read).
+	CountSource struct {
+		Source Relation
+		Window Window
+	}
+
+	// SourceMax reads the largest value of a source column in the window's
+	// lower bound onwards (the upper bound of an integer watermark).
+	SourceMax struct {
+		Source Relation
+		Column string
+	}
+
+	// CountRows counts the rows of a table matching Where (nil: all).
+	CountRows struct {
+		Table Table
+		Where Expr
+	}
+
+	// QuarantineRows copies the rows of From that break a rule into the
+	// quarantine table, with the run id and the first rule they break.
+	QuarantineRows struct {
+		Into    Table
+		From    Table
+		Columns []string
+		Rules   []Rule
+	}
+
+	// DeleteRows deletes the rows of a table matching Where (nil: all).
+	DeleteRows struct {
+		Table Table
+		Where Expr
+	}
+
+	// CountMatched counts the staged rows whose key is already in the
+	// target: the rows a merge will update.
+	CountMatched struct {
+		Stage    Table
+		Target   Table
+		Key      []string
+		NullSafe bool
+	}
+
+	// InsertFrom appends every row of From into Into.
+	InsertFrom struct {
+		Into    Table
+		From    Table
+		Columns []string
+	}
+
+	// MergeRows upserts every staged row into the target by key: matched
+	// rows get the staged values, unmatched rows are inserted. The staged
+	// rows hold at most one row per key.
+	MergeRows struct {
+		Target   Table
+		Stage    Table
+		Key      []string
+		Columns  []string
+		NullSafe bool // a key column may be NULL: match NULL to NULL
+	}
+
+	// Aggregate groups a relation by one column within [from, to) and
+	// computes the measures: one side of a reconciliation.
+	Aggregate struct {
+		Source   Relation // the relation read: a source or a table
+		By       string
+		Measures []Measure
+		Dedupe   *Dedupe // for the source side: one row per key, as the target holds
+		Valid    Expr    // for the source side: only rows that pass quality
+	}
+)
+
+func (CreateSchema) op()   {}
+func (CreateTable) op()    {}
+func (DropTable) op()      {}
+func (InsertValues) op()   {}
+func (Update) op()         {}
+func (SelectRows) op()     {}
+func (StageRows) op()      {}
+func (CountSource) op()    {}
+func (SourceMax) op()      {}
+func (CountRows) op()      {}
+func (QuarantineRows) op() {}
+func (DeleteRows) op()     {}
+func (CountMatched) op()   {}
+func (InsertFrom) op()     {}
+func (MergeRows) op()      {}
+func (Aggregate) op()      {}
+
+// Assign is column = value in an Update.
+type Assign struct {
+	Column string
+	Value  Expr
+}
+
+// Order is one ORDER BY term.
+type Order struct {
+	Column string
+	Desc   bool
+}
+
+// Window filters a relation to the half-open range [lo, hi) of a column,
+// with parameters named Lo and Hi. An empty Lo or Hi leaves that side open.
+// The predicate is always column >= :lo AND column < :hi: never BETWEEN,
+// never <=.
+type Window struct {
+	Column string
+	Lo, Hi string
+}
+
+// Dedupe keeps one row per key: the first by OrderBy.
+type Dedupe struct {
+	Key     []string
+	OrderBy []Order
+}
+
+// Rule is one quality rule: rows for which Invalid is true break it.
+type Rule struct {
+	Reason  string
+	Invalid Expr
+}
+
+// ParamRef is a parameter used inside an expression.
+type ParamRef struct{ Name string }
+
+func (ParamRef) exprNode() {}
+
+// Relation is what a statement reads rows from: a table, or the spec's
+// source query, which is wrapped so that filters apply outside it.
+type Relation struct {
+	Table Table
+	Query string
+}

@@ -1,0 +1,149 @@
+package compiler
+
+import "time"
+
+// Spec is one pipeline file, as written. Every field that came from the
+// file keeps its position so that validation can point at it.
+type Spec struct {
+	File string // the path the spec was read from, as given
+	Hash string // hex sha256 of the file's bytes: changes when the spec does
+
+	Pipeline    String
+	Description String
+	Source      Source
+	Target      Target
+	Columns     []Column
+	Strategy    String
+	UniqueKey   []String
+	Watermark   *Watermark
+	DedupeBy    String
+	Partition   *Partition
+	Quality     *Quality
+	Reconcile   *Reconcile
+	CDC         *CDC
+	SCD2        *SCD2
+
+	Pos Pos // the document's top-level mapping
+}
+
+// String is a scalar from the spec and where it was written. A zero Pos
+// (Line 0) means the key was absent.
+type String struct {
+	Value string
+	Pos   Pos
+}
+
+// Set reports whether the key was present in the file.
+func (s String) Set() bool { return s.Pos.Line != 0 }
+
+// Duration is a duration written as 90s, 15m, 36h, 2d or 1w.
+type Duration struct {
+	Value   time.Duration
+	Count   int64 // a plain number: only meaningful for an integer watermark's lookback
+	IsCount bool
+	Text    string
+	Pos     Pos
+}
+
+// Set reports whether the key was present in the file.
+func (d Duration) Set() bool { return d.Pos.Line != 0 }
+
+type Source struct {
+	Table String // schema.table, or empty when Query is set
+	Query String // a SELECT whose rows are filtered by the window outside it
+	Pos   Pos
+}
+
+type Target struct {
+	Table String
+	Pos   Pos
+}
+
+// Column is one declared column of the source and target.
+type Column struct {
+	Name     String
+	Type     Type
+	TypeText String
+	// Nullable is false for unique-key columns unless the spec says
+	// "nullable: true"; every other column may hold NULL.
+	Nullable    bool
+	NullableSet bool
+}
+
+type Watermark struct {
+	Column   String
+	Start    String
+	Lookback Duration
+	Lag      Duration
+	Pos      Pos
+}
+
+type Partition struct {
+	Column        String
+	Granularity   String
+	FinalizeAfter Duration
+	Pos           Pos
+}
+
+type Quality struct {
+	NotNull   []String
+	Checks    []String
+	OnInvalid String
+	Pos       Pos
+}
+
+type Reconcile struct {
+	By       String
+	Measures []String
+	Pos      Pos
+}
+
+// CDC describes a change-log source: one row per change with an operation
+// code and a sequence. Compiled by a later issue; parsed and checked now.
+type CDC struct {
+	Op       String // column holding c/u/d/r
+	Sequence String // column ordering changes of one key (LSN)
+	Deletes  String // hard | soft
+	Pos      Pos
+}
+
+// SCD2 describes a type-2 slowly changing dimension target. Compiled by a
+// later issue; parsed and checked now.
+type SCD2 struct {
+	ValidFrom String
+	ValidTo   String
+	Tracked   []String
+	Pos       Pos
+}
+
+// Column returns the declared column called name, or nil.
+func (s *Spec) Column(name string) *Column {
+	for i := range s.Columns {
+		if s.Columns[i].Name.Value == name {
+			return &s.Columns[i]
+		}
+	}
+	return nil
+}
+
+// ColumnNames returns the declared columns in the order of the file.
+func (s *Spec) ColumnNames() []string {
+	names := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		names[i] = c.Name.Value
+	}
+	return names
+}
+
+// Key returns the unique key's column names.
+func (s *Spec) Key() []string {
+	return values(s.UniqueKey)
+}
+
+func values(ss []String) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Value
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TypeKind is a portable column type name. Each dialect maps it.
+type TypeKind string
+
+const (
+	Smallint    TypeKind = "smallint"
+	Integer     TypeKind = "integer"
+	Bigint      TypeKind = "bigint"
+	Decimal     TypeKind = "decimal"
+	Double      TypeKind = "double"
+	Boolean     TypeKind = "boolean"
+	Text        TypeKind = "text"
+	Varchar     TypeKind = "varchar"
+	Date        TypeKind = "date"
+	Timestamp   TypeKind = "timestamp"
+	TimestampTZ TypeKind = "timestamptz"
+	JSON        TypeKind = "json"
+)
+
+var typeKinds = []string{"smallint", "integer", "bigint", "decimal(p,s)", "double", "boolean", "text", "varchar(n)", "date", "timestamp", "timestamptz", "json"}
+
+// Type is a parsed portable type.
+type Type struct {
+	Kind      TypeKind
+	Precision int // decimal
+	Scale     int // decimal
+	Length    int // varchar
+}
+
+func (t Type) String() string {
+	switch t.Kind {
+	case Decimal:
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
+	case Varchar:
+		return fmt.Sprintf("varchar(%d)", t.Length)
+	}
+	return string(t.Kind)
+}
+
+// IsInteger reports whether values of t are whole numbers.
+func (t Type) IsInteger() bool {
+	return t.Kind == Smallint || t.Kind == Integer || t.Kind == Bigint
+}
+
+// IsTime reports whether t is a date or a timestamp.
+func (t Type) IsTime() bool {
+	return t.Kind == Date || t.Kind == Timestamp || t.Kind == TimestampTZ
+}
+
+// IsNumeric reports whether sum() is meaningful on t.
+func (t Type) IsNumeric() bool {
+	return t.IsInteger() || t.Kind == Decimal || t.Kind == Double
+}
+
+var typeRe = regexp.MustCompile(`^([a-z]+)(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$`)
+
+// ParseType parses a portable type name such as "decimal(12,2)".
+func ParseType(s string) (Type, error) {
+	m := typeRe.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	if m == nil {
+		return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
+	}
+	kind, a, b := TypeKind(m[1]), m[2], m[3]
+	num := func(x string) int { n, _ := strconv.Atoi(x); return n }
+	switch kind {
+	case Decimal:
+		if a == "" {
+			return Type{}, fmt.Errorf("type %q: decimal needs a precision and scale, as in decimal(12,2)", s)
+		}
+		p, sc := num(a), num(b)
+		if p < 1 || p > 38 || sc > p {
+			return Type{}, fmt.Errorf("type %q: precision must be 1..38 and scale at most the precision", s)
+		}
+		return Type{Kind: Decimal, Precision: p, Scale: sc}, nil
+	case Varchar:
+		if a == "" || b != "" || num(a) < 1 || num(a) > 65535 {
+			return Type{}, fmt.Errorf("type %q: varchar needs one length, 1..65535, as in varchar(64)", s)
+		}
+		return Type{Kind: Varchar, Length: num(a)}, nil
+	case Smallint, Integer, Bigint, Double, Boolean, Text, Date, Timestamp, TimestampTZ, JSON:
+		if a != "" {
+			return Type{}, fmt.Errorf("type %q: %s takes no arguments", s, kind)
+		}
+		return Type{Kind: kind}, nil
+	}
+	return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
+}
+
+var durationRe = regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`)
+
+// ParseDuration parses 90s, 15m, 36h, 2d or 1w. A day is 24 hours: windows
+// are computed in UTC, where every day has 24 hours.
+func ParseDuration(s string) (time.Duration, error) {
+	m := durationRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("bad duration %q (expected a whole number and a unit: 90s, 15m, 36h, 2d, 1w)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 100000 {
+		return 0, fmt.Errorf("bad duration %q: too large", s)
+	}
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+	return time.Duration(n) * unit, nil
+}
+
+// ParseTime parses a point in time written as a date (2026-01-01), a
+// timestamp without zone (2026-01-01 10:00:00, read as UTC) or RFC 3339.
+// The result is in UTC.
+func ParseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{"2006-01-02", time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02 15:04"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("bad time %q (expected a date such as 2026-01-01 or RFC 3339 such as 2026-01-01T10:00:00Z)", s)
+}

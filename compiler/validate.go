@@ -1,0 +1,398 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Strategy is how a pipeline writes its target.
+type Strategy string
+
+const (
+	Append              Strategy = "append"
+	Merge               Strategy = "merge"
+	OverwritePartitions Strategy = "overwrite_partitions"
+	CDCApply            Strategy = "cdc"
+	SCD2Strategy        Strategy = "scd2"
+	FullRefresh         Strategy = "full_refresh"
+)
+
+var strategies = []string{"append", "merge", "overwrite_partitions", "cdc", "scd2", "full_refresh"}
+
+// Idempotent reports whether writing the same window twice leaves the
+// target as writing it once: the condition for a lookback.
+func (s Strategy) Idempotent() bool { return s != Append }
+
+// NeedsKey reports whether the strategy matches rows by unique_key.
+func (s Strategy) NeedsKey() bool { return s == Merge || s == CDCApply || s == SCD2Strategy }
+
+var (
+	pipelineRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	identRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// MaxPipelineLen bounds pipeline names so that names derived from them
+// (staging tables) fit every engine's identifier limit (MySQL: 64).
+const MaxPipelineLen = 48
+
+// Validate checks the meaning of a parsed spec and returns every problem.
+func Validate(s *Spec) Diagnostics {
+	v := &validator{s: s}
+	v.run()
+	return v.diags
+}
+
+type validator struct {
+	s     *Spec
+	diags Diagnostics
+}
+
+func (v *validator) errf(p Pos, format string, args ...any) { v.diags.add(p, format, args...) }
+
+// missing reports a required key that is absent, at its parent.
+func (v *validator) missing(parent Pos, key string) {
+	v.errf(parent, "missing required key %q", key)
+}
+
+func (v *validator) run() {
+	s := v.s
+	v.pipeline()
+	v.tables()
+	v.columns()
+	strategy := Strategy(s.Strategy.Value)
+	switch {
+	case !s.Strategy.Set():
+		v.missing(s.Pos, "strategy")
+	case !contains(strategies, s.Strategy.Value):
+		v.errf(s.Strategy.Pos, "unknown strategy %q%s", s.Strategy.Value, suggest(s.Strategy.Value, strategies))
+		strategy = ""
+	}
+	v.key(strategy)
+	v.watermark(strategy)
+	v.dedupe(strategy)
+	v.partition(strategy)
+	v.quality()
+	v.reconcile()
+	v.cdc(strategy)
+	v.scd2(strategy)
+}
+
+func (v *validator) pipeline() {
+	s := v.s
+	switch p := s.Pipeline; {
+	case !p.Set():
+		v.missing(s.Pos, "pipeline")
+	case !pipelineRe.MatchString(p.Value):
+		v.errf(p.Pos, "pipeline %q must be lower case letters, digits and _, starting with a letter", p.Value)
+	case len(p.Value) > MaxPipelineLen:
+		v.errf(p.Pos, "pipeline %q is longer than %d characters", p.Value, MaxPipelineLen)
+	}
+}
+
+// checkTable accepts [catalog.][schema.]table made of plain identifiers:
+// nothing a spec writes in a name can leave the identifier.
+func (v *validator) checkTable(what string, t String) {
+	parts := strings.Split(t.Value, ".")
+	if len(parts) > 3 {
+		v.errf(t.Pos, "%s %q: expected table, schema.table or catalog.schema.table", what, t.Value)
+		return
+	}
+	for _, part := range parts {
+		if !identRe.MatchString(part) {
+			v.errf(t.Pos, "%s %q is not a plain name: use letters, digits and _ separated by dots (no quotes, spaces, semicolons or comments)", what, t.Value)
+			return
+		}
+	}
+}
+
+func (v *validator) tables() {
+	s := v.s
+	src := s.Source
+	switch {
+	case src.Pos.Line == 0:
+		v.missing(s.Pos, "source")
+	case src.Table.Set() && src.Query.Set():
+		v.errf(src.Query.Pos, "source: give table or query, not both")
+	case src.Table.Set():
+		v.checkTable("source.table", src.Table)
+	case src.Query.Set():
+		wm := ""
+		if s.Watermark != nil {
+			wm = s.Watermark.Column.Value
+		}
+		for _, problem := range checkQuery(src.Query.Value, wm) {
+			v.errf(src.Query.Pos, "source.query %s", problem)
+		}
+	default:
+		v.errf(src.Pos, "source: missing table or query")
+	}
+	switch {
+	case s.Target.Pos.Line == 0:
+		v.missing(s.Pos, "target")
+	case !s.Target.Table.Set():
+		v.errf(s.Target.Pos, "target: missing required key \"table\"")
+	default:
+		v.checkTable("target.table", s.Target.Table)
+		if src.Table.Set() && strings.EqualFold(src.Table.Value, s.Target.Table.Value) {
+			v.errf(s.Target.Table.Pos, "target.table %q is the source table", s.Target.Table.Value)
+		}
+	}
+}
+
+func (v *validator) columns() {
+	s := v.s
+	if len(s.Columns) == 0 {
+		v.missing(s.Pos, "columns")
+		return
+	}
+	for _, c := range s.Columns {
+		switch {
+		case !identRe.MatchString(c.Name.Value):
+			v.errf(c.Name.Pos, "column %q is not a plain name: use letters, digits and _", c.Name.Value)
+		case strings.HasPrefix(strings.ToLower(c.Name.Value), "incrc_"):
+			v.errf(c.Name.Pos, "column %q: names starting with incrc_ are reserved for incrc's own columns", c.Name.Value)
+		}
+	}
+}
+
+// col checks that ref names a declared column and returns it.
+func (v *validator) col(what string, ref String) *Column {
+	if !ref.Set() {
+		return nil
+	}
+	c := v.s.Column(ref.Value)
+	if c == nil {
+		v.errf(ref.Pos, "%s %q is not a declared column%s", what, ref.Value, suggest(ref.Value, v.s.ColumnNames()))
+	}
+	return c
+}
+
+func (v *validator) key(strategy Strategy) {
+	s := v.s
+	if len(s.UniqueKey) == 0 {
+		if strategy.NeedsKey() {
+			v.errf(s.Strategy.Pos, "strategy %s needs unique_key: without it a changed row cannot be matched to the row it replaces", strategy)
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, k := range s.UniqueKey {
+		if seen[k.Value] {
+			v.errf(k.Pos, "unique_key lists %q twice", k.Value)
+		}
+		seen[k.Value] = true
+		c := v.col("unique_key column", k)
+		if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Double) {
+			v.errf(k.Pos, "unique_key column %q has type %s, which cannot be compared reliably", k.Value, c.Type)
+		}
+	}
+}
+
+// createdLike matches names that say a row's creation time: a watermark on
+// such a column misses every later update of the row.
+var createdLike = regexp.MustCompile(`(?i)(^|_)(created|inserted|creation|insert)(_|$)`)
+
+func (v *validator) watermark(strategy Strategy) {
+	s := v.s
+	w := s.Watermark
+	if w == nil {
+		if strategy != "" && strategy != FullRefresh {
+			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs a watermark (column and start)", strategy)
+		}
+		return
+	}
+	if !w.Column.Set() {
+		v.errf(w.Pos, "watermark: missing required key \"column\"")
+	}
+	c := v.col("watermark.column", w.Column)
+	if c != nil && !c.Type.IsTime() && !c.Type.IsInteger() {
+		v.errf(w.Column.Pos, "watermark.column %q has type %s: a watermark must be a timestamp, date or integer column", c.Name.Value, c.Type)
+		c = nil
+	}
+	if c != nil && (strategy == Merge || strategy == SCD2Strategy) && createdLike.MatchString(c.Name.Value) {
+		v.errf(w.Column.Pos, "watermark.column %q looks like a creation time: a %s must see rows that change, and a creation time never moves when a row is updated; use the column that every update sets, such as updated_at", c.Name.Value, strategy)
+	}
+	if !w.Start.Set() {
+		v.errf(w.Pos, "watermark: missing required key \"start\": the lower bound of the first run must be chosen, never the epoch by accident")
+	} else if c != nil {
+		if _, err := ParseWatermark(c.Type, w.Start.Value); err != nil {
+			v.errf(w.Start.Pos, "watermark.start: %v", err)
+		}
+	}
+	if w.Lookback.Set() {
+		switch {
+		case strategy != "" && !strategy.Idempotent():
+			v.errf(w.Lookback.Pos, "watermark.lookback re-reads rows already written, and strategy %s is not idempotent: it would write them twice; use merge, or drop the lookback", strategy)
+		case c == nil:
+		case c.Type.IsInteger() && !w.Lookback.IsCount:
+			v.errf(w.Lookback.Pos, "watermark.lookback %q: the watermark %q is an integer, so the lookback is a number of ids such as 1000", w.Lookback.Text, c.Name.Value)
+		case c.Type.IsTime() && w.Lookback.IsCount && w.Lookback.Count != 0:
+			v.errf(w.Lookback.Pos, "watermark.lookback %q needs a unit: 90s, 15m, 36h, 2d, 1w", w.Lookback.Text)
+		case c.Type.Kind == Date && w.Lookback.Value%(24*3600e9) != 0:
+			v.errf(w.Lookback.Pos, "watermark.lookback %q: the watermark %q is a date, so the lookback is whole days (2d, 1w)", w.Lookback.Text, c.Name.Value)
+		}
+	}
+	if w.Lag.Set() && c != nil && c.Type.IsInteger() {
+		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present", c.Name.Value)
+	}
+}
+
+func (v *validator) dedupe(strategy Strategy) {
+	s := v.s
+	if !s.DedupeBy.Set() {
+		return
+	}
+	c := v.col("dedupe_by", s.DedupeBy)
+	if len(s.UniqueKey) == 0 {
+		v.errf(s.DedupeBy.Pos, "dedupe_by keeps the newest row per unique_key, and there is no unique_key")
+	}
+	if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Boolean) {
+		v.errf(s.DedupeBy.Pos, "dedupe_by column %q has type %s, which does not order versions", c.Name.Value, c.Type)
+	}
+}
+
+var granularities = []string{"hour", "day", "month"}
+
+func (v *validator) partition(strategy Strategy) {
+	s := v.s
+	pt := s.Partition
+	if pt == nil {
+		if strategy == OverwritePartitions {
+			v.errf(s.Strategy.Pos, "strategy overwrite_partitions needs partition (column and granularity)")
+		}
+		return
+	}
+	if !pt.Column.Set() {
+		v.errf(pt.Pos, "partition: missing required key \"column\"")
+	}
+	c := v.col("partition.column", pt.Column)
+	if c != nil && c.Type.Kind != Date && c.Type.Kind != Timestamp && c.Type.Kind != TimestampTZ {
+		v.errf(pt.Column.Pos, "partition.column %q has type %s: partitions are by date or timestamp", c.Name.Value, c.Type)
+	}
+	if pt.Granularity.Set() {
+		g := pt.Granularity.Value
+		switch {
+		case !contains(granularities, g):
+			v.errf(pt.Granularity.Pos, "unknown partition.granularity %q%s", g, suggest(g, granularities))
+		case g == "hour" && c != nil && c.Type.Kind == Date:
+			v.errf(pt.Granularity.Pos, "partition.granularity hour needs a timestamp column; %q is a date", c.Name.Value)
+		}
+	}
+}
+
+var onInvalid = []string{"quarantine", "fail"}
+
+func (v *validator) quality() {
+	q := v.s.Quality
+	if q == nil {
+		return
+	}
+	for _, n := range q.NotNull {
+		v.col("quality.not_null column", n)
+	}
+	for _, chk := range q.Checks {
+		if _, err := ParseExpr(chk.Value, v.s.ColumnNames()); err != nil {
+			v.errf(chk.Pos, "quality check %q: %v", chk.Value, err)
+		}
+	}
+	if q.OnInvalid.Set() && !contains(onInvalid, q.OnInvalid.Value) {
+		v.errf(q.OnInvalid.Pos, "unknown quality.on_invalid %q%s", q.OnInvalid.Value, suggest(q.OnInvalid.Value, onInvalid))
+	}
+}
+
+func (v *validator) reconcile() {
+	r := v.s.Reconcile
+	if r == nil {
+		return
+	}
+	if !r.By.Set() {
+		v.errf(r.Pos, "reconcile: missing required key \"by\"")
+	}
+	v.col("reconcile.by", r.By)
+	for _, m := range r.Measures {
+		meas, err := ParseMeasure(m.Value, v.s.ColumnNames())
+		if err != nil {
+			v.errf(m.Pos, "reconcile: %v", err)
+			continue
+		}
+		if meas.Fn == "sum" {
+			if c := v.s.Column(meas.Column); c != nil && !c.Type.IsNumeric() {
+				v.errf(m.Pos, "reconcile: sum(%s) needs a numeric column; %q is %s", meas.Column, meas.Column, c.Type)
+			}
+		}
+	}
+}
+
+func (v *validator) cdc(strategy Strategy) {
+	s := v.s
+	c := s.CDC
+	switch {
+	case c == nil && strategy == CDCApply:
+		v.errf(s.Strategy.Pos, "strategy cdc needs cdc: {op: COLUMN, sequence: COLUMN}")
+		return
+	case c == nil:
+		return
+	case strategy != CDCApply && strategy != "":
+		v.errf(c.Pos, "cdc is only meaningful with strategy cdc, not %s", strategy)
+	}
+	if !c.Op.Set() {
+		v.errf(c.Pos, "cdc: missing required key \"op\"")
+	}
+	if !c.Sequence.Set() {
+		v.errf(c.Pos, "cdc: missing required key \"sequence\"")
+	}
+	v.col("cdc.op", c.Op)
+	v.col("cdc.sequence", c.Sequence)
+	if c.Deletes.Set() && c.Deletes.Value != "hard" && c.Deletes.Value != "soft" {
+		v.errf(c.Deletes.Pos, "unknown cdc.deletes %q (expected one of: hard, soft)", c.Deletes.Value)
+	}
+}
+
+func (v *validator) scd2(strategy Strategy) {
+	s := v.s
+	c := s.SCD2
+	if c == nil {
+		return
+	}
+	if strategy != SCD2Strategy && strategy != "" {
+		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s", strategy)
+	}
+	for _, name := range []String{c.ValidFrom, c.ValidTo} {
+		if name.Set() && !identRe.MatchString(name.Value) {
+			v.errf(name.Pos, "scd2 column %q is not a plain name", name.Value)
+		}
+	}
+	for _, t := range c.Tracked {
+		v.col("scd2.tracked column", t)
+	}
+}
+
+// ParseWatermark checks a watermark value (such as watermark.start) against
+// the watermark column's type and returns its canonical text: RFC 3339 in
+// UTC for timestamps, YYYY-MM-DD for dates, decimal digits for integers.
+func ParseWatermark(t Type, s string) (string, error) {
+	switch {
+	case t.IsInteger():
+		var n int64
+		if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
+			return "", fmt.Errorf("%q is not an integer, and the watermark column is %s", s, t)
+		}
+		return fmt.Sprint(n), nil
+	case t.Kind == Date:
+		tm, err := ParseTime(s)
+		if err != nil {
+			return "", err
+		}
+		if !tm.Equal(tm.Truncate(24 * 3600e9)) {
+			return "", fmt.Errorf("%q is not a date, and the watermark column is a date", s)
+		}
+		return tm.Format("2006-01-02"), nil
+	default:
+		tm, err := ParseTime(s)
+		if err != nil {
+			return "", err
+		}
+		return tm.Format("2006-01-02T15:04:05.999999999Z07:00"), nil
+	}
+}

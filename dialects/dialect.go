@@ -1,0 +1,77 @@
+// Package dialects spells the compiler's plans in each engine's SQL.
+//
+// The algorithm of every statement is written once, here, in Render: a
+// dialect supplies small hooks (quoting, parameter markers, type names,
+// NULL-safe equality) and, through the optional OpRenderer interface, its
+// own spelling of the few operations engines disagree on (merge, "insert if
+// absent", temporary tables). One package per engine lives below this one;
+// package dialects/all looks them up by name.
+//
+// Dialects never open a database: rendering is pure, so golden files
+// regenerate without one.
+package dialects
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// Name is a dialect's name as written on the command line and in specs.
+type Name string
+
+// Dialect is what an engine must supply.
+type Dialect interface {
+	Name() Name
+	Caps() Caps
+	// QuoteIdent quotes one identifier part (no dots).
+	QuoteIdent(part string) string
+	// Placeholder spells the marker of the n-th distinct parameter (1-based).
+	Placeholder(n int) string
+	// ColumnType maps a portable type to the engine's.
+	ColumnType(t compiler.Type) (string, error)
+	// NullSafeEqual spells a comparison that is true when both sides are NULL.
+	NullSafeEqual(a, b string) string
+	// BindTime turns a point in time into the value bound for a parameter
+	// of a date or timestamp column of this engine.
+	BindTime(t time.Time, kind compiler.TypeKind) any
+}
+
+// Caps are the facts about an engine that change what the runner does.
+type Caps struct {
+	// Transactions: the write, the run record and the watermark advance
+	// commit together. Without it the write is idempotent and the advance
+	// follows it.
+	Transactions bool
+	// TransactionalDDL: DDL inside a transaction is rolled back with it.
+	// Without it (MariaDB, MySQL) all DDL runs before the transaction.
+	TransactionalDDL bool
+	// ReusesParams: a marker may appear several times for one parameter
+	// ($1 ... $1); otherwise every occurrence is bound on its own.
+	ReusesParams bool
+	// Executed: tests run this dialect's SQL on a real engine, and the
+	// runner can open targets of it.
+	Executed bool
+	// Note is said in each compiled file's header: what the user must know
+	// about atomicity on this engine.
+	Note string
+}
+
+// OpRenderer is implemented by dialects that spell some operations their
+// own way. RenderOp returns handled=false to take the shared spelling.
+type OpRenderer interface {
+	RenderOp(w *Writer, op compiler.Op) (handled bool, err error)
+}
+
+// Unsupported is the error a dialect returns for an operation it cannot
+// spell (yet): it names the dialect, never emits wrong SQL.
+func Unsupported(d Dialect, what string) error {
+	return fmt.Errorf("%s: %s is not supported yet", d.Name(), what)
+}
+
+// TableNamer is implemented by dialects that spell qualified table names
+// their own way (SQLite, which has no schemas).
+type TableNamer interface {
+	TableName(t compiler.Table) string
+}

@@ -1,0 +1,371 @@
+package dialects
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// Rendered is one statement of a plan, spelled for one dialect.
+type Rendered struct {
+	*compiler.Statement
+	Parts []Part
+}
+
+// Render spells every statement of a plan. It fails, naming the dialect
+// and the statement, when the dialect cannot spell one.
+func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
+	out := make([]Rendered, 0, len(p.Statements))
+	for _, st := range p.Statements {
+		parts, err := RenderStatement(d, st)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", d.Name(), p.Pipeline, st.Name, err)
+		}
+		if len(parts) == 0 {
+			continue // the dialect has nothing to do for this step
+		}
+		out = append(out, Rendered{Statement: st, Parts: parts})
+	}
+	return out, nil
+}
+
+// RenderStatement spells one statement. No parts and no error means the
+// dialect has nothing to do for it (SQLite has no schemas to create).
+func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params}
+	handled := false
+	if r, ok := d.(OpRenderer); ok {
+		var err error
+		if handled, err = r.RenderOp(w, st.Op); err != nil {
+			return nil, err
+		}
+	}
+	if !handled {
+		renderOp(w, st.Op)
+	}
+	w.End()
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.parts, nil
+}
+
+// renderOp is the shared spelling of every operation: standard SQL that
+// most engines accept as written.
+func renderOp(w *Writer, op compiler.Op) {
+	switch op := op.(type) {
+	case compiler.CreateSchema:
+		w.S("CREATE SCHEMA IF NOT EXISTS ", w.Table(compiler.Table{Parts: op.Schema}))
+	case compiler.CreateTable:
+		CreateTable(w, op, "TEMPORARY")
+	case compiler.DropTable:
+		w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+	case compiler.InsertValues:
+		InsertValues(w, op)
+		if len(op.IfAbsentKey) > 0 {
+			w.S("\nON CONFLICT (", w.Idents("", op.IfAbsentKey), ") DO NOTHING")
+		}
+	case compiler.Update:
+		w.S("UPDATE ", w.Table(op.Table), "\nSET ")
+		for i, a := range op.Set {
+			if i > 0 {
+				w.S(",\n    ")
+			}
+			w.S(w.Col("", a.Column), " = ", Expr(w, "", a.Value))
+		}
+		if op.Where != nil {
+			w.S("\nWHERE ", Expr(w, "", op.Where))
+		}
+	case compiler.SelectRows:
+		w.S("SELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.Table))
+		if op.Where != nil {
+			w.S("\nWHERE ", Expr(w, "", op.Where))
+		}
+		OrderBy(w, op.OrderBy)
+		if op.Limit > 0 {
+			w.Printf("\nLIMIT %d", op.Limit)
+		}
+	case compiler.StageRows:
+		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
+		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, nil)
+	case compiler.CountSource:
+		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
+		if where := WindowPred(w, "", op.Window); where != "" {
+			w.S("\nWHERE ", where)
+		}
+	case compiler.SourceMax:
+		w.S("SELECT MAX(", w.Col("", op.Column), ")\nFROM ", From(w, op.Source))
+	case compiler.CountRows:
+		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Table))
+		if op.Where != nil {
+			w.S("\nWHERE ", Expr(w, "", op.Where))
+		}
+	case compiler.QuarantineRows:
+		QuarantineRows(w, op)
+	case compiler.DeleteRows:
+		w.S("DELETE FROM ", w.Table(op.Table))
+		if op.Where != nil {
+			w.S("\nWHERE ", Expr(w, "", op.Where))
+		}
+	case compiler.CountMatched:
+		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+	case compiler.InsertFrom:
+		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
+	case compiler.MergeRows:
+		Merge(w, op)
+	case compiler.Aggregate:
+		Aggregate(w, op)
+	default:
+		w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
+	}
+}
+
+// CreateTable spells CREATE TABLE; temp is the engine's word for a
+// session-scoped table (TEMPORARY, TEMP).
+func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
+	if op.Temporary {
+		w.S("CREATE ", temp, " TABLE ", w.Table(op.Table), " (\n")
+	} else {
+		w.S("CREATE TABLE IF NOT EXISTS ", w.Table(op.Table), " (\n")
+	}
+	for i, c := range op.Columns {
+		if i > 0 {
+			w.S(",\n")
+		}
+		w.S("  ", w.Col("", c.Name), " ", w.Type(c.Type))
+		if c.NotNull {
+			w.S(" NOT NULL")
+		}
+	}
+	if len(op.PrimaryKey) > 0 {
+		w.S(",\n  PRIMARY KEY (", w.Idents("", op.PrimaryKey), ")")
+	}
+	w.S("\n)")
+}
+
+// InsertValues spells INSERT INTO t (cols) VALUES (...).
+func InsertValues(w *Writer, op compiler.InsertValues) {
+	vals := make([]string, len(op.Values))
+	for i, v := range op.Values {
+		vals[i] = Expr(w, "", v)
+	}
+	w.S("INSERT INTO ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")\nVALUES (", strings.Join(vals, ", "), ")")
+}
+
+// OrderBy appends an ORDER BY clause.
+func OrderBy(w *Writer, order []compiler.Order) {
+	if len(order) == 0 {
+		return
+	}
+	w.S("\nORDER BY ", orderList(w, order))
+}
+
+func orderList(w *Writer, order []compiler.Order) string {
+	terms := make([]string, len(order))
+	for i, o := range order {
+		terms[i] = w.Col("", o.Column)
+		if o.Desc {
+			terms[i] += " DESC"
+		}
+	}
+	return strings.Join(terms, ", ")
+}
+
+// From spells a relation in a FROM clause: a table, or the source query
+// wrapped as a derived table named src.
+func From(w *Writer, r compiler.Relation) string {
+	if r.Query != "" {
+		return "(\n" + indent(r.Query, "  ") + "\n) AS src"
+	}
+	return w.Table(r.Table)
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WindowPred spells the half-open window col >= :lo AND col < :hi, or ""
+// when the window is open on both sides.
+func WindowPred(w *Writer, alias string, win compiler.Window) string {
+	var terms []string
+	if win.Lo != "" {
+		terms = append(terms, w.Col(alias, win.Column)+" >= "+w.Param(win.Lo))
+	}
+	if win.Hi != "" {
+		terms = append(terms, w.Col(alias, win.Column)+" < "+w.Param(win.Hi))
+	}
+	return strings.Join(terms, " AND ")
+}
+
+// Deduped spells SELECT cols FROM source WHERE window, keeping one row per
+// key with ROW_NUMBER(), the spelling every engine has. extra, when set,
+// is ANDed outside the dedupe.
+func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, extra []string) {
+	where := WindowPred(w, "", win)
+	if d == nil {
+		w.S("SELECT ", w.Idents("", cols), "\nFROM ", From(w, src))
+		if where != "" {
+			extra = append([]string{where}, extra...)
+		}
+		if len(extra) > 0 {
+			w.S("\nWHERE ", strings.Join(extra, "\n  AND "))
+		}
+		return
+	}
+	w.S("SELECT ", w.Idents("", cols), "\nFROM (\n")
+	w.S("  SELECT ", w.Idents("", cols), ",\n")
+	w.S("    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", d.Key))
+	if len(d.OrderBy) > 0 {
+		w.S(" ORDER BY ", orderList(w, d.OrderBy))
+	}
+	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(From(w, src), "\n", "\n  "))
+	if where != "" {
+		w.S("\n  WHERE ", where)
+	}
+	w.S("\n) AS ranked\nWHERE ", strings.Join(append([]string{"incrc_rn = 1"}, extra...), "\n  AND "))
+}
+
+// QuarantineRows spells the copy of invalid rows into quarantine.
+func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
+	w.S("INSERT INTO ", w.Table(op.Into), " (", w.Col("", "incrc_run_id"), ", ", w.Col("", "incrc_reason"), ", ", w.Idents("", op.Columns), ")\n")
+	w.S("SELECT ", w.Param("run_id"), ",\n  CASE")
+	var any []string
+	for _, r := range op.Rules {
+		e := Expr(w, "", r.Invalid)
+		w.S("\n    WHEN ", e, " THEN ", StringLit(r.Reason))
+		any = append(any, e)
+	}
+	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From), "\nWHERE ", strings.Join(any, "\n   OR "))
+}
+
+// KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
+func KeyMatch(w *Writer, key []string, nullSafe bool) string {
+	terms := make([]string, len(key))
+	for i, k := range key {
+		if nullSafe {
+			terms[i] = w.d.NullSafeEqual(w.Col("t", k), w.Col("s", k))
+		} else {
+			terms[i] = w.Col("t", k) + " = " + w.Col("s", k)
+		}
+	}
+	return strings.Join(terms, " AND ")
+}
+
+// NonKey returns the columns that are not part of the key.
+func NonKey(cols, key []string) []string {
+	var out []string
+	for _, c := range cols {
+		if !containsStr(key, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Merge spells a standard MERGE of the stage into the target.
+func Merge(w *Writer, op compiler.MergeRows) {
+	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", w.Table(op.Stage), " AS s\nON ", KeyMatch(w, op.Key, op.NullSafe))
+	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
+		w.S("\nWHEN MATCHED THEN UPDATE SET")
+		for i, c := range set {
+			sep := ","
+			if i == len(set)-1 {
+				sep = ""
+			}
+			w.S("\n  ", w.Col("", c), " = ", w.Col("s", c), sep)
+		}
+	}
+	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+}
+
+// UpdateThenInsert spells a merge as two statements, for engines without
+// MERGE when the key may be NULL (so no unique index can catch conflicts):
+// update the matched rows, then insert the rest. updateFrom spells the
+// first; the second is shared.
+func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
+	if len(NonKey(op.Columns, op.Key)) > 0 {
+		updateFrom()
+		w.End()
+	}
+	w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("s", op.Columns),
+		"\nFROM ", w.Table(op.Stage), " AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+}
+
+// Aggregate spells one side of a reconciliation.
+func Aggregate(w *Writer, op compiler.Aggregate) {
+	by := w.Col("", op.By)
+	sel := []string{by}
+	for i, m := range op.Measures {
+		var e string
+		switch {
+		case m.Fn == "count" && m.Column == "":
+			e = "COUNT(*)"
+		default:
+			e = strings.ToUpper(m.Fn) + "(" + w.Col("", m.Column) + ")"
+		}
+		sel = append(sel, fmt.Sprintf("%s AS m%d", e, i))
+	}
+	rng := []string{by + " >= " + w.Param("from"), by + " < " + w.Param("to")}
+	if op.Dedupe == nil && op.Valid == nil {
+		w.S("SELECT ", strings.Join(sel, ", "), "\nFROM ", From(w, op.Source), "\nWHERE ", strings.Join(rng, " AND "))
+	} else {
+		var extra []string
+		if op.Valid != nil {
+			extra = append(extra, Expr(w, "", op.Valid))
+		}
+		w.S("SELECT ", strings.Join(sel, ", "), "\nFROM (\n")
+		inner := &Writer{d: w.d, declared: w.declared, params: w.params}
+		Deduped(inner, op.Source, allColumns(op), compiler.Window{}, op.Dedupe, append(extra, rng...))
+		w.params = inner.params
+		if inner.err != nil {
+			w.Fail(inner.err)
+		}
+		w.S(indent(inner.cur.String(), "  "), "\n) AS r")
+	}
+	w.S("\nGROUP BY ", by, "\nORDER BY ", by)
+}
+
+// allColumns lists what the deduped source side must carry: the key, the
+// version order, the group, the measures and the quality rules' columns.
+func allColumns(op compiler.Aggregate) []string {
+	var cols []string
+	add := func(c string) {
+		if c != "" && !containsStr(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	add(op.By)
+	if op.Dedupe != nil {
+		for _, k := range op.Dedupe.Key {
+			add(k)
+		}
+		for _, o := range op.Dedupe.OrderBy {
+			add(o.Column)
+		}
+	}
+	for _, m := range op.Measures {
+		add(m.Column)
+	}
+	if op.Valid != nil {
+		for _, c := range compiler.Columns(op.Valid) {
+			add(c)
+		}
+	}
+	return cols
+}

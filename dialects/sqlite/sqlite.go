@@ -1,0 +1,123 @@
+// Package sqlite spells plans for SQLite 3.35 or later.
+//
+// SQLite has no MERGE: a merge is INSERT ... ON CONFLICT DO UPDATE, or an
+// UPDATE ... FROM then an INSERT when a key column may be NULL. SQLite has
+// no schemas either: a qualified name a.b is the table a_b, and "main" and
+// "temp" qualify as usual. Dates and timestamps are TEXT in the one ISO
+// form 'YYYY-MM-DD' / 'YYYY-MM-DD HH:MM:SS[.ffffff]', UTC, so that text
+// order is time order.
+package sqlite
+
+import (
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// Dialect is SQLite.
+type Dialect struct{}
+
+var (
+	_ dialects.Dialect    = (*Dialect)(nil)
+	_ dialects.OpRenderer = (*Dialect)(nil)
+	_ dialects.TableNamer = (*Dialect)(nil)
+)
+
+func (*Dialect) Name() dialects.Name { return "sqlite" }
+
+func (*Dialect) Caps() dialects.Caps {
+	return dialects.Caps{Transactions: true, TransactionalDDL: true, Executed: true,
+		Note: "SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC."}
+}
+
+func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func (*Dialect) Placeholder(int) string { return "?" }
+
+func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS " + b }
+
+func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
+	t = t.UTC()
+	if kind == compiler.Date {
+		return t.Format("2006-01-02")
+	}
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05.000000")
+}
+
+// TableName folds a schema into the table's name; main and temp stay.
+func (d *Dialect) TableName(t compiler.Table) string {
+	parts := t.Parts
+	if len(parts) == 2 && (parts[0] == "main" || parts[0] == "temp") {
+		return d.QuoteIdent(parts[0]) + "." + d.QuoteIdent(parts[1])
+	}
+	return d.QuoteIdent(strings.Join(parts, "_"))
+}
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) {
+	switch t.Kind {
+	case compiler.Smallint, compiler.Integer, compiler.Bigint:
+		return "INTEGER", nil
+	case compiler.Decimal:
+		return "NUMERIC", nil
+	case compiler.Double:
+		return "REAL", nil
+	case compiler.Boolean:
+		return "BOOLEAN", nil
+	case compiler.Text, compiler.JSON:
+		return "TEXT", nil
+	case compiler.Varchar:
+		return "TEXT", nil
+	case compiler.Date:
+		return "DATE", nil
+	case compiler.Timestamp, compiler.TimestampTZ:
+		return "TIMESTAMP", nil
+	}
+	return "", dialects.Unsupported(&Dialect{}, "type "+t.String())
+}
+
+func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	switch op := op.(type) {
+	case compiler.CreateSchema:
+		return true, nil // no schemas: see TableName
+	case compiler.CreateTable:
+		dialects.CreateTable(w, op, "TEMP")
+		return true, nil
+	case compiler.MergeRows:
+		if op.NullSafe {
+			dialects.UpdateThenInsert(w, op, func() {
+				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ")
+				for i, c := range dialects.NonKey(op.Columns, op.Key) {
+					if i > 0 {
+						w.S(",\n    ")
+					}
+					w.S(w.Col("", c), " = ", w.Col("s", c))
+				}
+				w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+			})
+			return true, nil
+		}
+		// WHERE true: without it SQLite's parser reads ON CONFLICT as a join constraint.
+		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
+			"\nFROM ", w.Table(op.Stage), "\nWHERE true\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+		set := dialects.NonKey(op.Columns, op.Key)
+		if len(set) == 0 {
+			w.S("NOTHING")
+			return true, nil
+		}
+		w.S("UPDATE SET")
+		for i, c := range set {
+			sep := ","
+			if i == len(set)-1 {
+				sep = ""
+			}
+			w.S("\n  ", w.Col("", c), " = excluded.", w.Col("", c), sep)
+		}
+		return true, nil
+	}
+	return false, nil
+}
