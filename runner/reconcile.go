@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// Group is one reconcile.by value: the source's and the target's measures.
+type Group struct {
+	Key    string   `json:"key"`
+	Source []string `json:"source"` // count first, then each measure; nil when absent
+	Target []string `json:"target"`
+	Match  bool     `json:"match"`
+}
+
+// Reconciliation compares source and target per reconcile.by value.
+type Reconciliation struct {
+	Pipeline string   `json:"pipeline"`
+	By       string   `json:"by"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Measures []string `json:"measures"`
+	Groups   []Group  `json:"groups"`
+	Drifted  []string `json:"drifted"`
+}
+
+// Reconcile compares source and target in [from, to) of reconcile.by.
+func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to time.Time) (*Reconciliation, error) {
+	s := plan.Spec
+	if s.Reconcile == nil {
+		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", s.File, plan.Pipeline)
+	}
+	by := s.Column(s.Reconcile.By.Value)
+	if !by.Type.IsTime() {
+		return nil, fmt.Errorf("%s: reconcile.by %s is %s: --from/--to ranges need a date or timestamp column", s.File, by.Name.Value, by.Type)
+	}
+	prog, err := newProgram(t.Dialect, plan)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := t.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := Setup(ctx, conn, prog); err != nil {
+		return nil, err
+	}
+	vals := params{"from": prog.bindBound(from, by.Type), "to": prog.bindBound(to, by.Type)}
+	src, err := prog.query(ctx, conn, compiler.StmtReconcileSrc, vals)
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := prog.query(ctx, conn, compiler.StmtReconcileTgt, vals)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name.Value, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: []string{"count"}, Groups: []Group{}, Drifted: []string{}}
+	for _, m := range s.Reconcile.Measures {
+		if meas, _ := compiler.ParseMeasure(m.Value, s.ColumnNames()); meas.Fn != "count" || meas.Column != "" {
+			rec.Measures = append(rec.Measures, meas.String())
+		}
+	}
+	groups := map[string]*Group{}
+	side := func(rows [][]any, target bool) {
+		for _, row := range rows {
+			key := Canon(row[0])
+			g := groups[key]
+			if g == nil {
+				g = &Group{Key: key}
+				groups[key] = g
+			}
+			vals := make([]string, len(row)-1)
+			for i, v := range row[1:] {
+				vals[i] = Canon(v)
+			}
+			if target {
+				g.Target = vals
+			} else {
+				g.Source = vals
+			}
+		}
+	}
+	side(src, false)
+	side(tgt, true)
+	for _, g := range groups {
+		g.Match = strings.Join(g.Source, "\x00") == strings.Join(g.Target, "\x00") && g.Source != nil && g.Target != nil
+		rec.Groups = append(rec.Groups, *g)
+	}
+	sort.Slice(rec.Groups, func(i, j int) bool { return rec.Groups[i].Key < rec.Groups[j].Key })
+	for _, g := range rec.Groups {
+		if !g.Match {
+			rec.Drifted = append(rec.Drifted, g.Key)
+		}
+	}
+	return rec, nil
+}
+
+func formatBound(t time.Time, typ compiler.Type) string {
+	if typ.Kind == compiler.Date {
+		return t.Format("2006-01-02")
+	}
+	return t.Format(time.RFC3339)
+}
+
+// Canon spells a value read from any engine the same way: numbers without
+// trailing zeros, times in UTC as "2006-01-02" or "2006-01-02 15:04:05",
+// NULL as NULL. Engines return one decimal as a string, bytes, a float or
+// a driver type; reconciliation and tests compare what they mean.
+func Canon(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case time.Time:
+		return canonTime(v)
+	case []byte:
+		return canonText(string(v))
+	case string:
+		return canonText(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return canonNumber(strconv.FormatFloat(v, 'f', -1, 64))
+	case fmt.Stringer:
+		return canonText(v.String())
+	}
+	return canonText(fmt.Sprint(v))
+}
+
+func canonTime(t time.Time) string {
+	t = t.UTC()
+	if t.Equal(t.Truncate(24 * time.Hour)) {
+		return t.Format("2006-01-02")
+	}
+	return t.Format("2006-01-02 15:04:05.999999")
+}
+
+func canonText(s string) string {
+	if n, ok := canonNumberOK(s); ok {
+		return n
+	}
+	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
+		if t, err := compiler.ParseTime(strings.TrimSuffix(s, "+00:00")); err == nil {
+			return canonTime(t)
+		}
+	}
+	return s
+}
+
+func canonNumberOK(s string) (string, bool) {
+	if s == "" || strings.ContainsAny(s, "xX") {
+		return "", false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", false
+	}
+	if r.IsInt() {
+		return r.Num().String(), true
+	}
+	out := r.FloatString(12)
+	out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	return out, true
+}
+
+func canonNumber(s string) string {
+	if n, ok := canonNumberOK(s); ok {
+		return n
+	}
+	return s
+}
