@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/incrc/incrc/runner"
+)
+
+func runCmd() *command {
+	c := &command{
+		name:    "run",
+		summary: "Run each pipeline once, incrementally: read [watermark - lookback, hi), write, advance the watermark.",
+		usage:   "--target URL [flags] [PIPELINE...]",
+		example: "incrc run --target duckdb:wh.duckdb                       # every pipeline, hi = now - lag\nincrc run --target postgres://etl@db/wh dw_orders --until 2026-01-27\nincrc run --target sqlite:wh.db dw_orders --full-refresh   # rebuild from the whole source",
+	}
+	c.run = func(ctx context.Context, e *env, args []string) int {
+		var (
+			p           projectFlags
+			target      string
+			dialect     string
+			untilFlag   string
+			fullRefresh bool
+			leaseTTL    time.Duration
+			asJSON      bool
+		)
+		fs := c.flags(e)
+		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
+		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
+		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
+		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
+		fs.StringVar(&dialect, "dialect", "", "expected dialect of the target (an error when the URL says otherwise)")
+		p.register(fs)
+		if code, ok := c.parse(e, fs, args); !ok {
+			return code
+		}
+		opts := runner.Options{FullRefresh: fullRefresh, LeaseTTL: leaseTTL}
+		if untilFlag != "" {
+			u, err := runner.ParseUntil(untilFlag)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+				return exitError
+			}
+			opts.Until = &u
+		}
+		if leaseTTL <= 0 {
+			fmt.Fprintf(e.stderr, "incrc run: --lease-ttl must be positive\n")
+			return exitError
+		}
+		cfg, specs, ok := p.load(e, nil)
+		if !ok {
+			return exitError
+		}
+		plans, err := selectPlans(specs, fs.Args())
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+			return exitError
+		}
+		tg, err := openTarget(ctx, cfg, target, dialect)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+			return exitError
+		}
+		defer tg.Close()
+		code := exitOK
+		for _, plan := range plans {
+			res, err := tg.Run(ctx, plan, opts)
+			var locked *runner.LockedError
+			switch {
+			case errors.As(err, &locked):
+				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+				if code == exitOK {
+					code = exitLocked
+				}
+				continue
+			case err != nil && res == nil:
+				fmt.Fprintf(e.stderr, "incrc run: %s: %v\n", plan.Pipeline, err)
+				code = exitError
+				continue
+			case err != nil:
+				code = exitError
+			}
+			if asJSON {
+				json.NewEncoder(e.stdout).Encode(res)
+			} else {
+				printResult(e.stdout, res)
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "incrc run: %s failed: %v\n", plan.Pipeline, err)
+			}
+		}
+		return code
+	}
+	return c
+}
+
+func printResult(w io.Writer, r *runner.Result) {
+	lo := r.WindowLo
+	if lo == "" {
+		lo = "-inf"
+	}
+	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d; watermark %s -> %s (%d ms)\n",
+		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined,
+		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
+}
+
+func kindWord(k string) string {
+	if k == "full_refresh" {
+		return "full refresh"
+	}
+	return k
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

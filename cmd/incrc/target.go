@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/runner"
+)
+
+// openTarget resolves --target (a URL, or a target named in incrc.yaml)
+// and opens it.
+func openTarget(ctx context.Context, cfg *compiler.Config, target, dialect string) (*runner.Target, error) {
+	if target == "" {
+		return nil, fmt.Errorf("--target is required: a URL such as duckdb:wh.duckdb, sqlite:wh.db, postgres://user@host/db, mysql://user@host/db, or a target named in incrc.yaml")
+	}
+	if url, ok := cfg.Targets[target]; ok {
+		target = url
+	}
+	return runner.Open(ctx, target, dialect)
+}
+
+// selectPlans lowers the specs of the named pipelines (all when names is
+// empty), in the order given.
+func selectPlans(specs []*compiler.Spec, names []string) ([]*compiler.Plan, error) {
+	byName := map[string]*compiler.Spec{}
+	var known []string
+	for _, s := range specs {
+		byName[s.Pipeline.Value] = s
+		known = append(known, s.Pipeline.Value)
+	}
+	if len(names) == 0 {
+		names = known
+	}
+	var plans []*compiler.Plan
+	for _, n := range names {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown pipeline %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		p, err := compiler.Lower(s)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// parseDay reads --from/--to: a date or RFC 3339, UTC.
+func parseDay(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, fmt.Errorf("%s is required (a date such as 2026-01-03, or RFC 3339)", flag)
+	}
+	t, err := compiler.ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", flag, err)
+	}
+	return t, nil
+}
