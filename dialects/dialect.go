@@ -70,6 +70,13 @@ func Unsupported(d Dialect, what string) error {
 	return fmt.Errorf("%s: %s is not supported yet", d.Name(), what)
 }
 
+// StringQuoter is implemented by dialects whose string literals do not
+// escape a quote by doubling it (BigQuery and Spark do not read a doubled
+// quote as one quote): it spells the string s as a literal.
+type StringQuoter interface {
+	StringLit(s string) string
+}
+
 // TableNamer is implemented by dialects that spell qualified table names
 // their own way (SQLite, which has no schemas).
 type TableNamer interface {

@@ -45,6 +45,11 @@ func expr(w *Writer, alias string, e compiler.Expr) (string, int) {
 	case compiler.ColRef:
 		return w.Col(alias, e.Name), precAtom
 	case compiler.Lit:
+		if _, ok := w.d.(StringQuoter); ok && len(e.Text) >= 2 && strings.HasPrefix(e.Text, "'") {
+			// The spec spells strings the standard way ('' for a quote).
+			inner := e.Text[1 : len(e.Text)-1]
+			return w.String(strings.ReplaceAll(inner, "''", "'")), precAtom
+		}
 		return e.Text, precAtom
 	case compiler.ParamRef:
 		return w.Param(e.Name), precAtom

@@ -239,7 +239,7 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	var any []string
 	for _, r := range op.Rules {
 		e := Expr(w, "", r.Invalid)
-		w.S("\n    WHEN ", e, " THEN ", StringLit(r.Reason))
+		w.S("\n    WHEN ", e, " THEN ", w.String(r.Reason))
 		any = append(any, e)
 	}
 	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From), "\nWHERE ", strings.Join(any, "\n   OR "))

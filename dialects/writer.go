@@ -118,6 +118,14 @@ func (w *Writer) End() {
 	w.params = nil
 }
 
+// String spells a string constant in the dialect's literal syntax.
+func (w *Writer) String(s string) string {
+	if q, ok := w.d.(StringQuoter); ok {
+		return q.StringLit(s)
+	}
+	return StringLit(s)
+}
+
 // StringLit spells a string constant. Backslashes never reach here: specs
 // with them are rejected, since engines disagree on their meaning.
 func StringLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -8,10 +8,15 @@ import (
 	"strings"
 
 	"github.com/incrc/incrc/dialects"
+	"github.com/incrc/incrc/dialects/bigquery"
 	"github.com/incrc/incrc/dialects/duckdb"
 	"github.com/incrc/incrc/dialects/mysql"
 	"github.com/incrc/incrc/dialects/postgres"
+	"github.com/incrc/incrc/dialects/redshift"
+	"github.com/incrc/incrc/dialects/snowflake"
+	"github.com/incrc/incrc/dialects/spark"
 	"github.com/incrc/incrc/dialects/sqlite"
+	"github.com/incrc/incrc/dialects/trino"
 )
 
 var known = map[dialects.Name]dialects.Dialect{
@@ -19,6 +24,14 @@ var known = map[dialects.Name]dialects.Dialect{
 	"mysql":    &mysql.Dialect{},
 	"postgres": &postgres.Dialect{},
 	"sqlite":   &sqlite.Dialect{},
+
+	"bigquery":  &bigquery.Dialect{},
+	"redshift":  &redshift.Dialect{},
+	"snowflake": &snowflake.Dialect{},
+	// Spark's table format is part of the dialect: Delta Lake by default.
+	"spark":         &spark.Dialect{},
+	"spark_iceberg": &spark.Dialect{Iceberg: true},
+	"trino":         &trino.Dialect{},
 }
 
 // Names returns every dialect's name, sorted.

@@ -1,0 +1,133 @@
+package all_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+	"github.com/incrc/incrc/dialects/all"
+)
+
+// parsedDialects are the compiled-only dialects whose every statement a
+// real parser for the engine must accept (testdata/parsecheck/check.mjs
+// says which parser reads which dialect).
+var parsedDialects = []string{"bigquery", "redshift", "snowflake", "spark", "spark_iceberg", "trino"}
+
+const parsecheckDir = "testdata/parsecheck"
+
+type parseInput struct {
+	Dialect string `json:"dialect"`
+	Where   string `json:"where"`
+	SQL     string `json:"sql"`
+}
+
+// parsecheck pipes the statements to the node checker and returns its
+// output and whether it accepted them all. It skips the test when node or
+// the parsers are not installed, except under CI, where they must be.
+func parsecheck(t *testing.T, stmts []parseInput) (string, bool) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(parsecheckDir, "node_modules"))
+	}
+	if err != nil {
+		msg := fmt.Sprintf("parser check needs node and its packages (npm ci --prefix dialects/all/testdata/parsecheck): %v", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	in, err := json.Marshal(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "check.mjs")
+	cmd.Dir = parsecheckDir
+	cmd.Stdin = bytes.NewReader(in)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok && exit.ExitCode() == 1 {
+		return out.String(), false
+	}
+	if err != nil {
+		t.Fatalf("parser check did not run: %v\n%s", err, out.String())
+	}
+	return out.String(), true
+}
+
+// TestParseCompiled parses every statement of every golden spec, compiled
+// for each compiled-only dialect, with a real parser for that engine.
+func TestParseCompiled(t *testing.T) {
+	t.Parallel()
+	var stmts []parseInput
+	for _, s := range goldenSpecs(t) {
+		plan, err := compiler.Lower(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s.File, err)
+		}
+		for _, name := range parsedDialects {
+			d, err := all.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := dialects.Render(d, plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rendered {
+				for i, p := range r.Parts {
+					stmts = append(stmts, parseInput{Dialect: name, Where: fmt.Sprintf("%s/%s#%d", s.Pipeline.Value, r.Name, i+1), SQL: p.SQL})
+				}
+			}
+		}
+	}
+	out, ok := parsecheck(t, stmts)
+	if !ok {
+		t.Fatalf("a parser rejected compiled statements:\n%s", out)
+	}
+	t.Log(strings.TrimSpace(out))
+}
+
+// TestParseCheckRejects proves each parser is not vacuous: a statement
+// that is wrong for the engine must fail, one that is right must pass.
+func TestParseCheckRejects(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{
+		"bigquery":      "SELECT a FROM t WHERE a = 'it''s'",      // BigQuery has no doubled-quote escape
+		"redshift":      "MERGE INTO t USING s ON t.k = s.k WHEN", // unfinished
+		"snowflake":     "SELECT FROM WHERE",
+		"spark":         "MERGE INTO t USING s ON WHEN MATCHED",
+		"spark_iceberg": "SELECT a FROM t WHERE a >= = 1",
+		"trino":         "SELECT a FROM t WHERE a >= :lo", // Trino binds ?, not :name
+	}
+	good := map[string]string{
+		"bigquery":      "SELECT `a` FROM `ds`.`t` WHERE `a` >= ?",
+		"redshift":      `SELECT "a" FROM "s"."t" WHERE "a" >= $1`,
+		"snowflake":     `SELECT "A" FROM "S"."T" WHERE "A" >= ?`,
+		"spark":         "SELECT `a` FROM `s`.`t` WHERE `a` >= ?",
+		"spark_iceberg": "SELECT `a` FROM `s`.`t` WHERE `a` <=> ?",
+		"trino":         `SELECT "a" FROM "s"."t" WHERE "a" >= ?`,
+	}
+	// One node process for all of them: loading the parsers takes seconds.
+	var stmts []parseInput
+	for _, d := range parsedDialects {
+		stmts = append(stmts, parseInput{Dialect: d, Where: "bad", SQL: bad[d]}, parseInput{Dialect: d, Where: "good", SQL: good[d]})
+	}
+	out, _ := parsecheck(t, stmts)
+	for _, d := range parsedDialects {
+		if !strings.Contains(out, "FAIL "+d+" bad:") {
+			t.Errorf("the %s parser accepted %q:\n%s", d, bad[d], out)
+		}
+		if strings.Contains(out, "FAIL "+d+" good:") {
+			t.Errorf("the %s parser rejected %q:\n%s", d, good[d], out)
+		}
+	}
+}

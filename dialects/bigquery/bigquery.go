@@ -1,0 +1,124 @@
+// Package bigquery spells plans for Google BigQuery (GoogleSQL).
+//
+// Every statement is its own implicit transaction; a multi-statement
+// transaction needs a script or a session, which incrc's statement-by-
+// statement runner does not assume, so the write is idempotent and the
+// watermark advance follows it. Temporary tables need a script or session
+// too ("Use of CREATE TEMPORARY TABLE requires a script or session"), so
+// the stage is a real table in the default dataset that expires a day
+// after each run creates it: a run that dies leaves nothing for long.
+// Unqualified names (the state tables, the stage) resolve in the
+// connection's default dataset, which the target must set.
+//
+// Partition overwrite (not compiled yet) is to be spelled as one atomic
+// statement: MERGE INTO t USING stage ON FALSE WHEN NOT MATCHED THEN
+// INSERT ROW WHEN NOT MATCHED BY SOURCE AND (t.p IN (...) OR t.p IS NULL
+// when a NULL partition is replaced) THEN DELETE. The IN list must cover
+// the NULL partition explicitly: t.p IN (NULL) is never true.
+package bigquery
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// Dialect is BigQuery.
+type Dialect struct{}
+
+var (
+	_ dialects.Dialect      = (*Dialect)(nil)
+	_ dialects.OpRenderer   = (*Dialect)(nil)
+	_ dialects.StringQuoter = (*Dialect)(nil)
+)
+
+func (*Dialect) Name() dialects.Name { return "bigquery" }
+
+func (*Dialect) Caps() dialects.Caps {
+	return dialects.Caps{Transactions: false, TransactionalDDL: false,
+		Note: "BigQuery: each statement is atomic on its own. Staging is a real table in the default dataset\n" +
+			"(temporary tables need a script or session) that expires one day after it is created.\n" +
+			"Unqualified names resolve in the connection's default dataset: the target must set one.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them."}
+}
+
+// QuoteIdent quotes one part; BigQuery also accepts `proj.ds.t` whole,
+// but part by part keeps every name's parts separate.
+func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "\\`") + "`" }
+
+// Placeholder is BigQuery's positional query parameter. Not the named
+// @name form: the plan's parameters "from" and "to" are reserved words,
+// which a named parameter cannot be without backquotes.
+func (*Dialect) Placeholder(int) string { return "?" }
+
+func (*Dialect) StringLit(s string) string { return dialects.BackslashString(s) }
+
+func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+
+func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) {
+	switch t.Kind {
+	case compiler.Smallint, compiler.Integer, compiler.Bigint:
+		return "INT64", nil
+	case compiler.Decimal:
+		// NUMERIC holds at most 9 digits of scale and 29 before the point.
+		if t.Scale <= 9 && t.Precision-t.Scale <= 29 {
+			return fmt.Sprintf("NUMERIC(%d,%d)", t.Precision, t.Scale), nil
+		}
+		return fmt.Sprintf("BIGNUMERIC(%d,%d)", t.Precision, t.Scale), nil
+	case compiler.Double:
+		return "FLOAT64", nil
+	case compiler.Boolean:
+		return "BOOL", nil
+	case compiler.Text:
+		return "STRING", nil
+	case compiler.Varchar:
+		return fmt.Sprintf("STRING(%d)", t.Length), nil
+	case compiler.Date:
+		return "DATE", nil
+	case compiler.Timestamp:
+		// DATETIME is BigQuery's naive date and time; TIMESTAMP is an instant.
+		return "DATETIME", nil
+	case compiler.TimestampTZ:
+		return "TIMESTAMP", nil
+	case compiler.JSON:
+		return "JSON", nil
+	}
+	return "", fmt.Errorf("bigquery: no type for %s", t)
+}
+
+// stageExpiry drops an abandoned stage on its own.
+const stageExpiry = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY))"
+
+func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	switch op := op.(type) {
+	case compiler.CreateTable:
+		// No PRIMARY KEY: BigQuery's is NOT ENFORCED and the optimizer
+		// trusts it; the merge and the staged dedupe keep the key unique.
+		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE", StageOptions: stageExpiry})
+		return true, nil
+	case compiler.InsertValues:
+		if len(op.IfAbsentKey) == 0 {
+			return false, nil
+		}
+		dialects.InsertIfAbsentMerge(w, op)
+		return true, nil
+	case compiler.DeleteRows:
+		// BigQuery's DELETE requires a WHERE clause.
+		w.S("DELETE FROM ", w.Table(op.Table), "\nWHERE ")
+		if op.Where == nil {
+			w.S("true")
+		} else {
+			w.S(dialects.Expr(w, "", op.Where))
+		}
+		return true, nil
+	case compiler.Update:
+		if op.Where == nil {
+			return true, dialects.Unsupported(d, "UPDATE without WHERE")
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,166 @@
+// Package redshift spells plans for Amazon Redshift, through a PostgreSQL
+// wire driver ($1 markers).
+//
+// Redshift has transactions around DML and most DDL (not TRUNCATE, which
+// incrc never uses: a full refresh DELETEs), so the write, the run record
+// and the advance commit together. Its MERGE reads a table, not a query
+// (so the stage is a session temporary table), takes no alias for the
+// target, one WHEN MATCHED and one WHEN NOT MATCHED clause without AND
+// conditions, and a match condition of equalities: a key that may be NULL
+// is merged as an UPDATE ... FROM then an INSERT of the rest instead.
+//
+// Partition overwrite (not compiled yet) is to be spelled DELETE FROM t
+// WHERE <partitions> then INSERT, in the write transaction (never
+// TRUNCATE, which commits).
+package redshift
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// Dialect is Redshift.
+type Dialect struct{}
+
+var (
+	_ dialects.Dialect    = (*Dialect)(nil)
+	_ dialects.OpRenderer = (*Dialect)(nil)
+)
+
+func (*Dialect) Name() dialects.Name { return "redshift" }
+
+func (*Dialect) Caps() dialects.Caps {
+	return dialects.Caps{Transactions: true, TransactionalDDL: true, ReusesParams: true,
+		Note: "Redshift: the stage is a session temporary table (MERGE reads a table). Serializable isolation:\n" +
+			"a concurrent writer to the same table can abort a run (error 1023); the run is then retried whole."}
+}
+
+func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
+
+// NullSafeEqual is spelled out: Redshift's MERGE and joins take it in
+// this form on every release.
+func (*Dialect) NullSafeEqual(a, b string) string {
+	return "(" + a + " = " + b + " OR (" + a + " IS NULL AND " + b + " IS NULL))"
+}
+
+func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) {
+	switch t.Kind {
+	case compiler.Smallint:
+		return "SMALLINT", nil
+	case compiler.Integer:
+		return "INTEGER", nil
+	case compiler.Bigint:
+		return "BIGINT", nil
+	case compiler.Decimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
+	case compiler.Double:
+		return "DOUBLE PRECISION", nil
+	case compiler.Boolean:
+		return "BOOLEAN", nil
+	case compiler.Text, compiler.JSON:
+		// Redshift's TEXT is VARCHAR(256): too short for text.
+		return "VARCHAR(65535)", nil
+	case compiler.Varchar:
+		// Redshift counts VARCHAR lengths in bytes; UTF-8 takes up to 4 a
+		// character.
+		return fmt.Sprintf("VARCHAR(%d)", min(4*t.Length, 65535)), nil
+	case compiler.Date:
+		return "DATE", nil
+	case compiler.Timestamp:
+		return "TIMESTAMP", nil
+	case compiler.TimestampTZ:
+		return "TIMESTAMPTZ", nil
+	}
+	return "", fmt.Errorf("redshift: no type for %s", t)
+}
+
+func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	switch op := op.(type) {
+	case compiler.CreateTable:
+		// The PRIMARY KEY is informational (the planner trusts it): the
+		// merge and the staged dedupe keep it true.
+		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true})
+		return true, nil
+	case compiler.InsertValues:
+		if len(op.IfAbsentKey) == 0 {
+			return false, nil
+		}
+		// MERGE cannot read a one-row query here, so: INSERT ... SELECT
+		// ... WHERE NOT EXISTS. Under Redshift's serializable isolation two
+		// runs racing to insert the same row cannot both commit.
+		vals := make([]string, len(op.Values))
+		for i, v := range op.Values {
+			vals[i] = dialects.Expr(w, "", v)
+		}
+		key := make([]string, len(op.IfAbsentKey))
+		for i, k := range op.IfAbsentKey {
+			idx := indexOf(op.Columns, k)
+			if idx < 0 {
+				return true, fmt.Errorf("redshift: insert if absent: key %q is not an inserted column", k)
+			}
+			key[i] = w.Col("", k) + " = " + vals[idx]
+		}
+		w.S("INSERT INTO ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")\nSELECT ", strings.Join(vals, ", "),
+			"\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Table), "\n  WHERE ", strings.Join(key, " AND "), "\n)")
+		return true, nil
+	case compiler.MergeRows:
+		d.merge(w, op)
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
+	set := dialects.NonKey(op.Columns, op.Key)
+	if op.NullSafe {
+		// MERGE's match condition is equalities only: NULL keys would
+		// never match and be inserted again on every run.
+		dialects.UpdateThenInsert(w, op, func() {
+			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ")
+			for i, c := range set {
+				if i > 0 {
+					w.S(",\n    ")
+				}
+				w.S(w.Col("", c), " = ", w.Col("s", c))
+			}
+			w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+		})
+		return
+	}
+	// The target takes no alias: its columns are qualified by its name.
+	target := w.Table(op.Target)
+	on := make([]string, len(op.Key))
+	for i, k := range op.Key {
+		on[i] = target + "." + w.Col("", k) + " = " + w.Col("s", k)
+	}
+	if len(set) == 0 {
+		// Both clauses are required: a key-only table sets the key to itself.
+		set = op.Key
+	}
+	w.S("MERGE INTO ", target, "\nUSING ", w.Table(op.Stage), " AS s\nON ", strings.Join(on, " AND "), "\nWHEN MATCHED THEN UPDATE SET")
+	for i, c := range set {
+		sep := ","
+		if i == len(set)-1 {
+			sep = ""
+		}
+		w.S("\n  ", w.Col("", c), " = ", w.Col("s", c), sep)
+	}
+	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,103 @@
+// Package snowflake spells plans for Snowflake.
+//
+// Snowflake has multi-statement transactions (BEGIN .. COMMIT) for DML,
+// but any DDL commits the open transaction, so setup and staging DDL run
+// before it (TransactionalDDL false) and the write, the run record and the
+// advance commit together. The stage is a session temporary table: the
+// runner pins one connection (one session) for a run.
+//
+// Identifiers are quoted in upper case: the same names as unquoted ones
+// (Snowflake folds unquoted names to upper case), so users query dw.orders
+// as they wrote it, and reserved words are still safe.
+//
+// MERGE fails when one target row matches several source rows (the
+// default ERROR_ON_NONDETERMINISTIC_MERGE); the stage holds one row per
+// key, so it cannot.
+//
+// Partition overwrite (not compiled yet) is to be spelled DELETE FROM t
+// WHERE <partitions> then INSERT, inside the write transaction; never
+// INSERT OVERWRITE, which truncates the whole table.
+package snowflake
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// Dialect is Snowflake.
+type Dialect struct{}
+
+var (
+	_ dialects.Dialect    = (*Dialect)(nil)
+	_ dialects.OpRenderer = (*Dialect)(nil)
+)
+
+func (*Dialect) Name() dialects.Name { return "snowflake" }
+
+func (*Dialect) Caps() dialects.Caps {
+	return dialects.Caps{Transactions: true, TransactionalDDL: false,
+		Note: "Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session\n" +
+			"temporary table. Names are quoted in upper case, as Snowflake folds unquoted names."}
+}
+
+func (*Dialect) QuoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(strings.ToUpper(s), `"`, `""`) + `"`
+}
+
+func (*Dialect) Placeholder(int) string { return "?" }
+
+func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+
+func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) {
+	switch t.Kind {
+	case compiler.Smallint:
+		return "SMALLINT", nil
+	case compiler.Integer:
+		return "INTEGER", nil
+	case compiler.Bigint:
+		return "BIGINT", nil
+	case compiler.Decimal:
+		return fmt.Sprintf("NUMBER(%d,%d)", t.Precision, t.Scale), nil
+	case compiler.Double:
+		return "DOUBLE", nil
+	case compiler.Boolean:
+		return "BOOLEAN", nil
+	case compiler.Text:
+		return "VARCHAR", nil
+	case compiler.Varchar:
+		return fmt.Sprintf("VARCHAR(%d)", t.Length), nil
+	case compiler.Date:
+		return "DATE", nil
+	case compiler.Timestamp:
+		// Explicit: a bare TIMESTAMP follows TIMESTAMP_TYPE_MAPPING.
+		return "TIMESTAMP_NTZ", nil
+	case compiler.TimestampTZ:
+		return "TIMESTAMP_TZ", nil
+	case compiler.JSON:
+		return "VARIANT", nil
+	}
+	return "", fmt.Errorf("snowflake: no type for %s", t)
+}
+
+func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	switch op := op.(type) {
+	case compiler.CreateTable:
+		// The PRIMARY KEY is kept: Snowflake records it, does not enforce
+		// it, and (NORELY by default) does not let the optimizer trust it.
+		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true})
+		return true, nil
+	case compiler.InsertValues:
+		if len(op.IfAbsentKey) == 0 {
+			return false, nil
+		}
+		dialects.InsertIfAbsentMerge(w, op)
+		return true, nil
+	}
+	return false, nil
+}

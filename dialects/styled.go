@@ -1,0 +1,75 @@
+package dialects
+
+import (
+	"strings"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// TableStyle says how an engine spells CREATE TABLE, for the engines whose
+// tables differ from the standard one: no enforced keys, a table format
+// clause, no session-scoped tables.
+type TableStyle struct {
+	// Temporary begins the staging table's CREATE ("CREATE TEMPORARY
+	// TABLE"). Engines without temporary tables that take DML say "CREATE
+	// TABLE": the stage is then a real table that the next run drops first.
+	Temporary string
+	// PrimaryKey keeps the key clause; engines that cannot declare one, or
+	// whose optimizer trusts an unenforced one, leave it out.
+	PrimaryKey bool
+	// Options follows the column list of every table ("USING DELTA");
+	// StageOptions that of the staging table (an expiration).
+	Options, StageOptions string
+}
+
+// CreateTableStyled spells CREATE TABLE in an engine's style.
+func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
+	if op.Temporary {
+		w.S(st.Temporary, " ", w.Table(op.Table), " (\n")
+	} else {
+		w.S("CREATE TABLE IF NOT EXISTS ", w.Table(op.Table), " (\n")
+	}
+	for i, c := range op.Columns {
+		if i > 0 {
+			w.S(",\n")
+		}
+		w.S("  ", w.Col("", c.Name), " ", w.Type(c.Type))
+		if c.NotNull {
+			w.S(" NOT NULL")
+		}
+	}
+	if st.PrimaryKey && len(op.PrimaryKey) > 0 {
+		w.S(",\n  PRIMARY KEY (", w.Idents("", op.PrimaryKey), ")")
+	}
+	w.S("\n)")
+	opts := st.Options
+	if op.Temporary && st.StageOptions != "" {
+		opts = strings.TrimSpace(opts + "\n" + st.StageOptions)
+	}
+	if opts != "" {
+		w.S("\n", opts)
+	}
+}
+
+// InsertIfAbsentMerge spells "insert this row unless its key is there" as
+// a MERGE from a one-row derived table, for engines with MERGE but without
+// INSERT ... ON CONFLICT. The engine's MERGE decides atomically, where a
+// separate existence check would race with another run's insert.
+func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
+	sel := make([]string, len(op.Columns))
+	for i, c := range op.Columns {
+		sel[i] = Expr(w, "", op.Values[i]) + " AS " + w.Col("", c)
+	}
+	key := make([]string, len(op.IfAbsentKey))
+	for i, k := range op.IfAbsentKey {
+		key[i] = w.Col("t", k) + " = " + w.Col("s", k)
+	}
+	w.S("MERGE INTO ", w.Table(op.Table), " AS t\nUSING (SELECT ", strings.Join(sel, ", "), ") AS s\nON ", strings.Join(key, " AND "),
+		"\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+}
+
+// BackslashString spells a string literal with backslash escapes, for the
+// engines that read a doubled quote as two adjacent literals.
+func BackslashString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
