@@ -41,6 +41,10 @@ func commands() []*command {
 		validateCmd(),
 		compileCmd(),
 		planCmd(),
+		runCmd(),
+		stateCmd(),
+		reconcileCmd(),
+		demoCmd(),
 	}
 }
 
