@@ -52,6 +52,17 @@ const (
 	StmtRecordFinish  = "record_finish"
 	StmtReconcileSrc  = "reconcile_source"
 	StmtReconcileTgt  = "reconcile_target"
+
+	StmtTouchedPartitions = "touched_partitions"
+	StmtStagePartition    = "stage_partition"
+	StmtDeletePartition   = "delete_partition"
+	StmtInsertPartition   = "insert_partition"
+	StmtCheckPartitionSrc = "check_partition_source"
+	StmtCheckPartitionTgt = "check_partition_target"
+	StmtClearMarkers      = "clear_markers"
+	StmtReadMarkers       = "read_markers"
+	StmtDeleteMarker      = "delete_marker"
+	StmtInsertMarker      = "insert_marker"
 )
 
 const (
@@ -74,7 +85,7 @@ func (e *NotSupportedError) Error() string {
 func Lower(s *Spec) (*Plan, error) {
 	strategy := Strategy(s.Strategy.Value)
 	switch strategy {
-	case OverwritePartitions, CDCApply, SCD2Strategy:
+	case CDCApply, SCD2Strategy:
 		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
 	}
 	p := &Plan{
@@ -98,6 +109,14 @@ func Lower(s *Spec) (*Plan, error) {
 		wm := *s.Column(s.Watermark.Column.Value)
 		p.Watermark = &Col{Name: wm.Name.Value, Type: wm.Type}
 	}
+	if pt := s.Partition; pt != nil {
+		c := s.Column(pt.Column.Value)
+		g := pt.Granularity.Value
+		if g == "" {
+			g = "day"
+		}
+		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
+	}
 	rules, mode := qualityRules(s, p.Columns)
 	if mode == "quarantine" {
 		t := p.Target
@@ -109,6 +128,7 @@ func Lower(s *Spec) (*Plan, error) {
 	l.state()
 	l.stage(rules, mode)
 	l.write()
+	l.partitions(rules)
 	l.reconcile(rules)
 	return p, nil
 }
@@ -134,6 +154,11 @@ var (
 	pWatermark = Param{"watermark", PText}
 	pExpected  = Param{"expected", PText}
 	pSpecHash  = Param{"spec_hash", PText}
+	pPlo       = Param{"plo", PPartition}
+	pPhi       = Param{"phi", PPartition}
+	pSince     = Param{"since", PPartition}
+	pBackfill  = Param{"backfill_id", PText}
+	pPartKey   = Param{"partition_key", PText}
 )
 
 func ref(p Param) Expr     { return ParamRef{p.Name} }
@@ -308,6 +333,16 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 	wp := windowParams(window)
 	l.add(StmtCountRead, PhaseStage, "Rows read: the source rows in the window, before dedupe.",
 		CountSource{Source: p.Source, Window: window}, "count", wp...)
+	if p.Strategy == OverwritePartitions {
+		since := ""
+		ps := wp
+		if s := p.Spec.Partition; s.FinalizeAfter.Set() {
+			since = pSince.Name
+			ps = append(append([]Param(nil), wp...), pSince)
+		}
+		l.add(StmtTouchedPartitions, PhaseStage, "The partitions that rows changed in the window fall in: each is rewritten whole.",
+			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window, Since: since}, "rows", ps...)
+	}
 	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
 		DropTable{Table: p.Stage, Temporary: true}, "")
 	stageCols := make([]Col, len(p.Columns))
@@ -322,6 +357,11 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 		CountSource{Source: p.Source, Window: upTo}, "count", windowParams(upTo)...)
 	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row below hi, one row per key.",
 		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe()}, "", windowParams(upTo)...)
+	if p.Partition != nil {
+		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows below hi, one row per key.",
+			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
+				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, "", append(windowParams(upTo), pPlo, pPhi)...)
+	}
 	if len(rules) > 0 {
 		invalid := anyOf(rules)
 		if mode == "quarantine" {
@@ -412,6 +452,8 @@ func (l *lowerer) write() {
 	p := l.p
 	cols := columnNames(p.Columns)
 	switch p.Strategy {
+	case OverwritePartitions:
+		// The write is delete_partition + insert_partition, per partition.
 	case Merge:
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
 			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()}, "")
@@ -443,12 +485,13 @@ func (l *lowerer) write() {
 		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, "", append(params, pRunID)...)
 }
 
-func (l *lowerer) reconcile(rules []Rule) {
-	p, s := l.p, l.p.Spec
-	if s.Reconcile == nil {
-		return
-	}
+// measures are count and the spec's reconcile measures.
+func (l *lowerer) measures() []Measure {
+	s := l.p.Spec
 	measures := []Measure{{Fn: "count"}}
+	if s.Reconcile == nil {
+		return measures
+	}
 	for _, m := range s.Reconcile.Measures {
 		meas, _ := ParseMeasure(m.Value, s.ColumnNames())
 		if meas.Fn == "count" && meas.Column == "" {
@@ -456,7 +499,69 @@ func (l *lowerer) reconcile(rules []Rule) {
 		}
 		measures = append(measures, meas)
 	}
-	by := s.Reconcile.By.Value
+	return measures
+}
+
+// partitions adds what a backfill needs: rewrite one partition, mark it
+// done, and check it against the source.
+func (l *lowerer) partitions(rules []Rule) {
+	p := l.p
+	if p.Partition == nil {
+		return
+	}
+	cols := columnNames(p.Columns)
+	pc := p.Partition.Column
+	inRange := and(Binary{">=", col(pc), ref(pPlo)}, Binary{"<", col(pc), ref(pPhi)})
+	l.add(StmtDeletePartition, PhaseWrite, "Overwrite, step 1: delete the partition [plo, phi) from the target (in the transaction: readers never see it empty).",
+		DeleteRows{Table: p.Target, Where: inRange}, "", pPlo, pPhi)
+	l.add(StmtInsertPartition, PhaseWrite, "Overwrite, step 2: insert the staged partitions. Never an append onto rows already there.",
+		InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
+	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
+		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, "", pPipeline, pBackfill)
+	l.add(StmtReadMarkers, PhaseState, "The partitions of this backfill already done: an interrupted backfill resumes after them.",
+		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "status"}, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)),
+			OrderBy: []Order{{"partition_key", false}}}, "rows", pPipeline, pBackfill)
+	l.add(StmtDeleteMarker, PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
+		DeleteRows{Table: PartitionsTable, Where: markerKey}, "", pPipeline, pBackfill, pPartKey)
+	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}
+	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"status", PText}, {"rows_written", PInt}, {"detail", PText}, {"updated_at", PText}}
+	var markerVals []Expr
+	for _, mp := range markerParams {
+		markerVals = append(markerVals, ref(mp))
+	}
+	l.add(StmtInsertMarker, PhaseWrite, "The partition's completion marker.",
+		InsertValues{Table: PartitionsTable, Columns: markerCols, Values: markerVals}, "", markerParams...)
+	var valid Expr
+	if len(rules) > 0 {
+		valid = Unary{"NOT", anyOf(rules)}
+	}
+	var upTo Window
+	if p.Watermark != nil {
+		upTo = Window{Column: p.Watermark.Name, Hi: "hi"}
+	}
+	rng := Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
+	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
+		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: l.measures(), Dedupe: l.dedupe(), Valid: valid, Window: upTo, Range: rng},
+		"rows", append(windowParams(upTo), pPlo, pPhi)...)
+	l.add(StmtCheckPartitionTgt, PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
+		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: l.measures(), Range: rng}, "rows", pPlo, pPhi)
+}
+
+func (l *lowerer) reconcile(rules []Rule) {
+	p, s := l.p, l.p.Spec
+	if s.Reconcile == nil && p.Partition == nil {
+		return
+	}
+	measures := l.measures()
+	// Partitioned pipelines reconcile per partition: that is the unit a
+	// backfill rebuilds.
+	by := ""
+	if p.Partition != nil {
+		by = p.Partition.Column
+	} else {
+		by = s.Reconcile.By.Value
+	}
 	var valid Expr
 	if len(rules) > 0 {
 		valid = Unary{"NOT", anyOf(rules)}
@@ -465,7 +570,7 @@ func (l *lowerer) reconcile(rules []Rule) {
 	// key, valid rows only. Rows changed after the watermark show as drift
 	// until the next run picks them up.
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Measures: measures, Dedupe: l.dedupe(), Valid: valid}, "rows", pFrom, pTo)
+		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Dedupe: l.dedupe(), Valid: valid}, "rows", pFrom, pTo)
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
-		Aggregate{Source: Relation{Table: p.Target}, By: by, Measures: measures}, "rows", pFrom, pTo)
+		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: measures}, "rows", pFrom, pTo)
 }

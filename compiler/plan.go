@@ -14,8 +14,18 @@ type Plan struct {
 	Quarantine Table // zero when invalid rows fail the run instead
 	Columns    []Col
 	Key        []string
-	Watermark  *Col // nil for full_refresh pipelines without a watermark
+	Watermark  *Col          // nil for full_refresh pipelines without a watermark
+	Partition  *Partitioning // nil for pipelines without partitions
 	Statements []*Statement
+}
+
+// Partitioning is how a target is cut into partitions: the unit a run of
+// overwrite_partitions rewrites, a backfill rebuilds and a reconciliation
+// compares.
+type Partitioning struct {
+	Column      string
+	Type        Type
+	Granularity string // hour | day | month
 }
 
 // Table is a qualified table name, split into its parts.
@@ -68,6 +78,7 @@ const (
 	PInt       ParamType = "integer"   // an int64
 	PWatermark ParamType = "watermark" // a value of the watermark column's type
 	PBound     ParamType = "bound"     // a value of the reconcile.by column's type
+	PPartition ParamType = "partition" // a value of the partition column's type
 )
 
 // Param is a declared statement parameter.
@@ -147,13 +158,27 @@ type (
 	}
 
 	// StageRows copies the source rows of the window into the staging
-	// table, keeping one row per key when Dedupe is set.
+	// table, keeping one row per key when Dedupe is set. Range, when set,
+	// keeps the rows of one partition, after the dedupe: a key whose newest
+	// version moved to another partition belongs to that one.
 	StageRows struct {
 		Into    Table
 		Source  Relation
 		Columns []string
 		Window  Window
 		Dedupe  *Dedupe
+		Range   Window
+	}
+
+	// DistinctPartitions lists the partitions (the start of each) that the
+	// source rows of the window fall in, oldest first. Since, when set,
+	// names a parameter: partitions starting before it are finalized and
+	// left out.
+	DistinctPartitions struct {
+		Source    Relation
+		Partition Partitioning
+		Window    Window
+		Since     string
 	}
 
 	// CountSource counts the source rows of the window (rows read).
@@ -225,25 +250,33 @@ type (
 		Measures []Measure
 		Dedupe   *Dedupe // for the source side: one row per key, as the target holds
 		Valid    Expr    // for the source side: only rows that pass quality
+		// Partition, when set, groups by the partition the By value falls
+		// in (hour, day, month) rather than by the value itself.
+		Partition *Partitioning
+		// Window bounds the source side by the watermark (rows a run has
+		// covered); Range, when set, replaces [from, to) on By.
+		Window Window
+		Range  Window
 	}
 )
 
-func (CreateSchema) op()   {}
-func (CreateTable) op()    {}
-func (DropTable) op()      {}
-func (InsertValues) op()   {}
-func (Update) op()         {}
-func (SelectRows) op()     {}
-func (StageRows) op()      {}
-func (CountSource) op()    {}
-func (SourceMax) op()      {}
-func (CountRows) op()      {}
-func (QuarantineRows) op() {}
-func (DeleteRows) op()     {}
-func (CountMatched) op()   {}
-func (InsertFrom) op()     {}
-func (MergeRows) op()      {}
-func (Aggregate) op()      {}
+func (CreateSchema) op()       {}
+func (CreateTable) op()        {}
+func (DropTable) op()          {}
+func (InsertValues) op()       {}
+func (Update) op()             {}
+func (SelectRows) op()         {}
+func (StageRows) op()          {}
+func (CountSource) op()        {}
+func (SourceMax) op()          {}
+func (CountRows) op()          {}
+func (QuarantineRows) op()     {}
+func (DeleteRows) op()         {}
+func (CountMatched) op()       {}
+func (InsertFrom) op()         {}
+func (MergeRows) op()          {}
+func (Aggregate) op()          {}
+func (DistinctPartitions) op() {}
 
 // Assign is column = value in an Update.
 type Assign struct {

@@ -82,3 +82,10 @@ type StringQuoter interface {
 type TableNamer interface {
 	TableName(t compiler.Table) string
 }
+
+// TimeTruncer is implemented by dialects that can spell the start of the
+// hour, day or month a date or timestamp falls in (partitions other than
+// days of a date column need it).
+type TimeTruncer interface {
+	TruncTime(expr, granularity string, t compiler.Type) string
+}

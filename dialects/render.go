@@ -88,7 +88,14 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
-		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, nil)
+		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, func() []string {
+			if op.Range.Column == "" {
+				return nil
+			}
+			return []string{WindowPred(w, "", op.Range)}
+		})
+	case compiler.DistinctPartitions:
+		DistinctPartitions(w, op)
 	case compiler.CountSource:
 		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
 		if where := WindowPred(w, "", op.Window); where != "" {
@@ -206,16 +213,24 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
 // key with ROW_NUMBER(), the spelling every engine has. extra, when set,
-// is ANDed outside the dedupe.
-func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, extra []string) {
-	where := WindowPred(w, "", win)
+// returns predicates ANDed outside the dedupe; it is called after the
+// window is written, so parameter markers stay in text order.
+func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, extra func() []string) {
+	more := func() []string {
+		if extra == nil {
+			return nil
+		}
+		return extra()
+	}
 	if d == nil {
 		w.S("SELECT ", w.Idents("", cols), "\nFROM ", From(w, src))
-		if where != "" {
-			extra = append([]string{where}, extra...)
+		var terms []string
+		if where := WindowPred(w, "", win); where != "" {
+			terms = append(terms, where)
 		}
-		if len(extra) > 0 {
-			w.S("\nWHERE ", strings.Join(extra, "\n  AND "))
+		terms = append(terms, more()...)
+		if len(terms) > 0 {
+			w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
 		}
 		return
 	}
@@ -226,10 +241,22 @@ func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Windo
 		w.S(" ORDER BY ", orderList(w, d.OrderBy))
 	}
 	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(From(w, src), "\n", "\n  "))
-	if where != "" {
+	if where := WindowPred(w, "", win); where != "" {
 		w.S("\n  WHERE ", where)
 	}
-	w.S("\n) AS ranked\nWHERE ", strings.Join(append([]string{"incrc_rn = 1"}, extra...), "\n  AND "))
+	w.S("\n) AS ranked\nWHERE ", strings.Join(append([]string{"incrc_rn = 1"}, more()...), "\n  AND "))
+}
+
+// capture returns what f writes instead of appending it; parameters f
+// uses are recorded in order as usual.
+func (w *Writer) capture(f func()) string {
+	saved := w.cur.String()
+	w.cur.Reset()
+	f()
+	out := w.cur.String()
+	w.cur.Reset()
+	w.cur.WriteString(saved)
+	return out
 }
 
 // QuarantineRows spells the copy of invalid rows into quarantine.
@@ -307,10 +334,15 @@ func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
 		"\nFROM ", w.Table(op.Stage), " AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 }
 
-// Aggregate spells one side of a reconciliation.
+// Aggregate spells one side of a reconciliation: per By value (or per
+// partition) in a range, count and the measures.
 func Aggregate(w *Writer, op compiler.Aggregate) {
 	by := w.Col("", op.By)
-	sel := []string{by}
+	key := by
+	if op.Partition != nil {
+		key = Trunc(w, by, *op.Partition)
+	}
+	sel := []string{key + " AS incrc_key"}
 	for i, m := range op.Measures {
 		var e string
 		switch {
@@ -321,24 +353,57 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 		}
 		sel = append(sel, fmt.Sprintf("%s AS m%d", e, i))
 	}
-	rng := []string{by + " >= " + w.Param("from"), by + " < " + w.Param("to")}
-	if op.Dedupe == nil && op.Valid == nil {
-		w.S("SELECT ", strings.Join(sel, ", "), "\nFROM ", From(w, op.Source), "\nWHERE ", strings.Join(rng, " AND "))
-	} else {
-		var extra []string
-		if op.Valid != nil {
-			extra = append(extra, Expr(w, "", op.Valid))
-		}
-		w.S("SELECT ", strings.Join(sel, ", "), "\nFROM (\n")
-		inner := &Writer{d: w.d, declared: w.declared, params: w.params}
-		Deduped(inner, op.Source, allColumns(op), compiler.Window{}, op.Dedupe, append(extra, rng...))
-		w.params = inner.params
-		if inner.err != nil {
-			w.Fail(inner.err)
-		}
-		w.S(indent(inner.cur.String(), "  "), "\n) AS r")
+	rng := op.Range
+	if rng.Column == "" {
+		rng = compiler.Window{Column: op.By, Lo: "from", Hi: "to"}
 	}
-	w.S("\nGROUP BY ", by, "\nORDER BY ", by)
+	w.S("SELECT ", strings.Join(sel, ", "), "\nFROM ")
+	if op.Dedupe == nil && op.Valid == nil && op.Window.Column == "" {
+		w.S(From(w, op.Source), "\nWHERE ", WindowPred(w, "", rng))
+	} else {
+		inner := w.capture(func() {
+			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, func() []string {
+				var extra []string
+				if op.Valid != nil {
+					extra = append(extra, Expr(w, "", op.Valid))
+				}
+				return append(extra, WindowPred(w, "", rng))
+			})
+		})
+		w.S("(\n", indent(inner, "  "), "\n) AS r")
+	}
+	w.S("\nGROUP BY ", key, "\nORDER BY ", key)
+}
+
+// Trunc spells the start of the partition a date or timestamp value falls
+// in. A day partition of a date column is the value itself; everything
+// else needs the dialect's TimeTruncer.
+func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
+	if p.Granularity == "day" && p.Type.Kind == compiler.Date {
+		return expr
+	}
+	if t, ok := w.d.(TimeTruncer); ok {
+		return t.TruncTime(expr, p.Granularity, p.Type)
+	}
+	w.Fail(Unsupported(w.d, p.Granularity+" partitions of a "+p.Type.String()+" column"))
+	return expr
+}
+
+// DistinctPartitions spells the list of partitions the window's rows fall in.
+func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
+	key := Trunc(w, w.Col("", op.Partition.Column), op.Partition)
+	w.S("SELECT DISTINCT ", key, " AS incrc_partition\nFROM ", From(w, op.Source))
+	var terms []string
+	if where := WindowPred(w, "", op.Window); where != "" {
+		terms = append(terms, where)
+	}
+	if op.Since != "" {
+		terms = append(terms, w.Col("", op.Partition.Column)+" >= "+w.Param(op.Since))
+	}
+	if len(terms) > 0 {
+		w.S("\nWHERE ", strings.Join(terms, " AND "))
+	}
+	w.S("\nORDER BY incrc_partition")
 }
 
 // allColumns lists what the deduped source side must carry: the key, the

@@ -34,10 +34,16 @@ type Reconciliation struct {
 // Reconcile compares source and target in [from, to) of reconcile.by.
 func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to time.Time) (*Reconciliation, error) {
 	s := plan.Spec
-	if s.Reconcile == nil {
+	if !hasReconcile(plan) {
 		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", s.File, plan.Pipeline)
 	}
-	by := s.Column(s.Reconcile.By.Value)
+	byName := ""
+	if plan.Partition != nil {
+		byName = plan.Partition.Column // partitioned pipelines reconcile per partition
+	} else {
+		byName = s.Reconcile.By.Value
+	}
+	by := s.Column(byName)
 	if !by.Type.IsTime() {
 		return nil, fmt.Errorf("%s: reconcile.by %s is %s: --from/--to ranges need a date or timestamp column", s.File, by.Name.Value, by.Type)
 	}
@@ -63,9 +69,11 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name.Value, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: []string{"count"}, Groups: []Group{}, Drifted: []string{}}
-	for _, m := range s.Reconcile.Measures {
-		if meas, _ := compiler.ParseMeasure(m.Value, s.ColumnNames()); meas.Fn != "count" || meas.Column != "" {
-			rec.Measures = append(rec.Measures, meas.String())
+	if s.Reconcile != nil {
+		for _, m := range s.Reconcile.Measures {
+			if meas, _ := compiler.ParseMeasure(m.Value, s.ColumnNames()); meas.Fn != "count" || meas.Column != "" {
+				rec.Measures = append(rec.Measures, meas.String())
+			}
 		}
 	}
 	groups := map[string]*Group{}
@@ -102,6 +110,8 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	}
 	return rec, nil
 }
+
+func hasReconcile(p *compiler.Plan) bool { return p.Statement(compiler.StmtReconcileSrc) != nil }
 
 func formatBound(t time.Time, typ compiler.Type) string {
 	if typ.Kind == compiler.Date {

@@ -74,6 +74,7 @@ type run struct {
 	renew  time.Time // when the lease was last extended
 	vals   params
 	locked bool
+	parts  []partition // overwrite_partitions: the partitions this run rewrites
 }
 
 func (o *Options) defaults() {
@@ -385,9 +386,27 @@ func (r *run) stage(ctx context.Context, w window) error {
 	if r.res.RowsRead == 0 && !r.opts.FullRefresh {
 		return nil // nothing to stage: the write is skipped, the run recorded
 	}
-	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage, stageName} {
+	overwrite := r.plan.Strategy == compiler.OverwritePartitions && !r.opts.FullRefresh
+	if overwrite {
+		if r.parts, err = r.touchedPartitions(ctx, w); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage} {
 		if _, err := r.step(ctx, r.conn, name); err != nil {
 			return err
+		}
+	}
+	if !overwrite {
+		_, err := r.step(ctx, r.conn, stageName)
+		return err
+	}
+	// Each touched partition is staged whole: the late row and every row
+	// already in its partition.
+	for _, pt := range r.parts {
+		r.prog.bindPartition(r.vals, pt)
+		if _, err := r.step(ctx, r.conn, compiler.StmtStagePartition); err != nil {
+			return fmt.Errorf("partition %s: %w", pt.Key(r.plan.Partition.Granularity), err)
 		}
 	}
 	return nil
@@ -470,6 +489,19 @@ func (r *run) writeRows(ctx context.Context, tx *sql.Tx) error {
 		}
 		r.res.RowsInserted = staged
 		_, err = r.step(ctx, tx, compiler.StmtInsertAll)
+		return err
+	}
+	if r.plan.Strategy == compiler.OverwritePartitions {
+		for _, pt := range r.parts {
+			r.prog.bindPartition(r.vals, pt)
+			n, err := r.step(ctx, tx, compiler.StmtDeletePartition)
+			if err != nil {
+				return err
+			}
+			r.res.RowsDeleted += n
+		}
+		r.res.RowsInserted = staged
+		_, err = r.step(ctx, tx, compiler.StmtInsertPartition)
 		return err
 	}
 	var matched int64

@@ -59,3 +59,8 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 	}
 	return "", fmt.Errorf("duckdb: no type for %s", t)
 }
+
+// TruncTime spells the start of a partition with date_trunc.
+func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
+	return "date_trunc('" + granularity + "', " + expr + ")"
+}

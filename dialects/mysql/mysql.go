@@ -116,3 +116,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	}
 	return false, nil
 }
+
+// TruncTime spells the start of a partition.
+func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
+	switch granularity {
+	case "hour":
+		return "DATE_FORMAT(" + expr + ", '%Y-%m-%d %H:00:00')"
+	case "month":
+		return "DATE_FORMAT(" + expr + ", '%Y-%m-01')"
+	}
+	return "DATE(" + expr + ")"
+}

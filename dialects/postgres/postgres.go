@@ -59,3 +59,15 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 	}
 	return "", fmt.Errorf("postgres: no type for %s", t)
 }
+
+// TruncTime spells the start of a partition with date_trunc, in UTC: a
+// date or timestamptz would otherwise be read in the session's time zone.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	switch t.Kind {
+	case compiler.Date:
+		expr = "CAST(" + expr + " AS TIMESTAMP)"
+	case compiler.TimestampTZ:
+		expr = "(" + expr + " AT TIME ZONE 'UTC')"
+	}
+	return "date_trunc('" + granularity + "', " + expr + ")"
+}

@@ -121,3 +121,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	}
 	return false, nil
 }
+
+// TruncTime spells the start of a partition in SQLite's ISO text form.
+func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
+	switch granularity {
+	case "hour":
+		return "strftime('%Y-%m-%d %H:00:00', " + expr + ")"
+	case "month":
+		return "strftime('%Y-%m-01', " + expr + ")"
+	}
+	return "date(" + expr + ")"
+}

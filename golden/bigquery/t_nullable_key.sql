@@ -299,7 +299,7 @@ WHERE `run_id` = ?;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
 -- params: from, to
-SELECT `day`, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
+SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
 FROM (
   SELECT `day`, `account_id`, `currency`, `balance`, `note`
   FROM (
@@ -309,8 +309,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`account_id` IS NULL)
-    AND `day` >= ?
-    AND `day` < ?
+    AND `day` >= ? AND `day` < ?
 ) AS r
 GROUP BY `day`
 ORDER BY `day`;
@@ -319,7 +318,7 @@ ORDER BY `day`;
 -- phase: query
 -- Reconcile, target side, per day in [from, to).
 -- params: from, to
-SELECT `day`, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
+SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
 FROM `dw`.`balances`
 WHERE `day` >= ? AND `day` < ?
 GROUP BY `day`

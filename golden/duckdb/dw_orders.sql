@@ -322,7 +322,7 @@ WHERE "run_id" = $11;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
 -- params: $1 = from, $2 = to
-SELECT "order_date", COUNT(*) AS m0, SUM("amount") AS m1
+SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "order_date", "order_id", "updated_at", "amount"
   FROM (
@@ -332,8 +332,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0))
-    AND "order_date" >= $1
-    AND "order_date" < $2
+    AND "order_date" >= $1 AND "order_date" < $2
 ) AS r
 GROUP BY "order_date"
 ORDER BY "order_date";
@@ -342,7 +341,7 @@ ORDER BY "order_date";
 -- phase: query
 -- Reconcile, target side, per order_date in [from, to).
 -- params: $1 = from, $2 = to
-SELECT "order_date", COUNT(*) AS m0, SUM("amount") AS m1
+SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."orders"
 WHERE "order_date" >= $1 AND "order_date" < $2
 GROUP BY "order_date"

@@ -294,7 +294,7 @@ WHERE "run_id" = $11;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
 -- params: $1 = from, $2 = to
-SELECT "day", COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
+SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
 FROM (
   SELECT "day", "account_id", "currency", "balance", "note"
   FROM (
@@ -304,8 +304,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)
-    AND "day" >= $1
-    AND "day" < $2
+    AND "day" >= $1 AND "day" < $2
 ) AS r
 GROUP BY "day"
 ORDER BY "day";
@@ -314,7 +313,7 @@ ORDER BY "day";
 -- phase: query
 -- Reconcile, target side, per day in [from, to).
 -- params: $1 = from, $2 = to
-SELECT "day", COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
+SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
 FROM "dw"."balances"
 WHERE "day" >= $1 AND "day" < $2
 GROUP BY "day"

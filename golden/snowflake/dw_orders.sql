@@ -325,7 +325,7 @@ WHERE "RUN_ID" = ?;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
 -- params: from, to
-SELECT "ORDER_DATE", COUNT(*) AS m0, SUM("AMOUNT") AS m1
+SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "ORDER_DATE", "ORDER_ID", "UPDATED_AT", "AMOUNT"
   FROM (
@@ -335,8 +335,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
-    AND "ORDER_DATE" >= ?
-    AND "ORDER_DATE" < ?
+    AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
 ) AS r
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";
@@ -345,7 +344,7 @@ ORDER BY "ORDER_DATE";
 -- phase: query
 -- Reconcile, target side, per order_date in [from, to).
 -- params: from, to
-SELECT "ORDER_DATE", COUNT(*) AS m0, SUM("AMOUNT") AS m1
+SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."ORDERS"
 WHERE "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
 GROUP BY "ORDER_DATE"

@@ -297,7 +297,7 @@ WHERE "RUN_ID" = ?;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
 -- params: from, to
-SELECT "DAY", COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
+SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM (
   SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE"
   FROM (
@@ -307,8 +307,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ACCOUNT_ID" IS NULL)
-    AND "DAY" >= ?
-    AND "DAY" < ?
+    AND "DAY" >= ? AND "DAY" < ?
 ) AS r
 GROUP BY "DAY"
 ORDER BY "DAY";
@@ -317,7 +316,7 @@ ORDER BY "DAY";
 -- phase: query
 -- Reconcile, target side, per day in [from, to).
 -- params: from, to
-SELECT "DAY", COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
+SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM "DW"."BALANCES"
 WHERE "DAY" >= ? AND "DAY" < ?
 GROUP BY "DAY"

@@ -329,7 +329,7 @@ WHERE `run_id` = ?;
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
 -- params: from, to
-SELECT `order_date`, COUNT(*) AS m0, SUM(`amount`) AS m1
+SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `order_date`, `order_id`, `updated_at`, `amount`
   FROM (
@@ -339,8 +339,7 @@ FROM (
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0))
-    AND `order_date` >= ?
-    AND `order_date` < ?
+    AND `order_date` >= ? AND `order_date` < ?
 ) AS r
 GROUP BY `order_date`
 ORDER BY `order_date`;
@@ -349,7 +348,7 @@ ORDER BY `order_date`;
 -- phase: query
 -- Reconcile, target side, per order_date in [from, to).
 -- params: from, to
-SELECT `order_date`, COUNT(*) AS m0, SUM(`amount`) AS m1
+SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`orders`
 WHERE `order_date` >= ? AND `order_date` < ?
 GROUP BY `order_date`

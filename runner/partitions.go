@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// partition is one partition: the half-open range [start, end) of the
+// partition column.
+type partition struct {
+	start, end time.Time
+}
+
+// Key names a partition in markers, grids and messages.
+func (p partition) Key(g string) string {
+	switch g {
+	case "hour":
+		return p.start.Format("2006-01-02T15")
+	case "month":
+		return p.start.Format("2006-01")
+	}
+	return p.start.Format("2006-01-02")
+}
+
+// partitionStart truncates t to the start of its partition, in UTC.
+func partitionStart(t time.Time, g string) time.Time {
+	t = t.UTC()
+	switch g {
+	case "hour":
+		return t.Truncate(time.Hour)
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func nextPartition(t time.Time, g string) time.Time {
+	switch g {
+	case "hour":
+		return t.Add(time.Hour)
+	case "month":
+		return t.AddDate(0, 1, 0)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+func makePartition(t time.Time, g string) partition {
+	s := partitionStart(t, g)
+	return partition{start: s, end: nextPartition(s, g)}
+}
+
+// partitionsIn lists the partitions that intersect [from, to), oldest first.
+func partitionsIn(from, to time.Time, g string) []partition {
+	var out []partition
+	for s := partitionStart(from, g); s.Before(to); s = nextPartition(s, g) {
+		out = append(out, partition{start: s, end: nextPartition(s, g)})
+	}
+	return out
+}
+
+// asTime reads a partition start as an engine returns it: a time, or ISO
+// text.
+func asTime(v any) (time.Time, error) {
+	if t, ok := v.(time.Time); ok {
+		return t.UTC(), nil
+	}
+	s, ok := text(v)
+	if !ok {
+		return time.Time{}, fmt.Errorf("a NULL partition value: rows whose partition column is NULL belong to no partition")
+	}
+	return compiler.ParseTime(s)
+}
+
+// touchedPartitions lists the partitions the window's changed rows fall in,
+// leaving out finalized ones (older than hi - finalize_after).
+func (r *run) touchedPartitions(ctx context.Context, w window) ([]partition, error) {
+	pt := r.plan.Partition
+	if fa := r.plan.Spec.Partition.FinalizeAfter; fa.Set() {
+		since := partitionStart(w.hi.t.Add(-fa.Value), pt.Granularity)
+		r.vals["since"] = r.prog.d.BindTime(since, pt.Type.Kind)
+	}
+	if err := r.hook(compiler.StmtTouchedPartitions); err != nil {
+		return nil, err
+	}
+	rows, err := r.prog.query(ctx, r.conn, compiler.StmtTouchedPartitions, r.vals)
+	if err != nil {
+		return nil, err
+	}
+	var out []partition
+	for _, row := range rows {
+		t, err := asTime(row[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", compiler.StmtTouchedPartitions, err)
+		}
+		out = append(out, makePartition(t, pt.Granularity))
+	}
+	return out, nil
+}
+
+// bindPartition sets plo and phi for one partition.
+func (p *program) bindPartition(vals params, pt partition) {
+	kind := p.plan.Partition.Type.Kind
+	vals["plo"] = p.d.BindTime(pt.start, kind)
+	vals["phi"] = p.d.BindTime(pt.end, kind)
+}
