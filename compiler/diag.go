@@ -72,18 +72,26 @@ func (ds *Diagnostics) add(p Pos, format string, args ...any) {
 // suggest returns ` (did you mean "x"?)` for the known word closest to
 // word, or a list of what is expected when nothing is close.
 func suggest(word string, known []string) string {
+	if best := closest(word, known); best != "" {
+		return fmt.Sprintf(", did you mean %q?", best)
+	}
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	return " (expected one of: " + strings.Join(sorted, ", ") + ")"
+}
+
+// closest returns the known word within two edits of word, or "".
+func closest(word string, known []string) string {
+	if len(word) > 64 {
+		return "" // no known word is that long; spare the quadratic distance
+	}
 	best, bestDist := "", 3
 	for _, k := range known {
 		if d := editDistance(word, k); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
-	if best != "" {
-		return fmt.Sprintf(", did you mean %q?", best)
-	}
-	sorted := append([]string(nil), known...)
-	sort.Strings(sorted)
-	return " (expected one of: " + strings.Join(sorted, ", ") + ")"
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -1,9 +1,6 @@
 package compiler
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Expr is a parsed quality check. Only column references, literals,
 // comparisons, arithmetic, AND/OR/NOT, IS [NOT] NULL, [NOT] IN and a few
@@ -56,11 +53,25 @@ var cmpOps = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=":
 
 var exprFuncs = map[string]int{"abs": 1, "coalesce": -1, "lower": 1, "upper": 1}
 
+// maxExprDepth bounds nesting in a check: deep enough for any real rule,
+// shallow enough that no input can exhaust the stack.
+const maxExprDepth = 64
+
 // ParseExpr parses a quality check. Column names are checked against cols.
+// Errors are *OffsetError. Comments are refused: a check is re-spelled
+// from its tree, and text the tree drops would only mislead a reviewer.
 func ParseExpr(src string, cols []string) (Expr, error) {
 	toks, err := lexSQL(src)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range toks {
+		switch t.kind {
+		case tComment:
+			return nil, errAt(t.off, "comments are not allowed in a check")
+		case tParam:
+			return nil, errAt(t.off, "%q is not allowed in a check: compare columns with literals", t.text)
+		}
 	}
 	p := &exprParser{toks: toks, cols: cols}
 	e, err := p.or()
@@ -68,15 +79,36 @@ func ParseExpr(src string, cols []string) (Expr, error) {
 		return nil, err
 	}
 	if t := p.peek(); t.kind != tEOF {
-		return nil, fmt.Errorf("unexpected %q at offset %d", t.text, t.off)
+		return nil, p.unexpected(t)
 	}
 	return e, nil
 }
 
+// sqlKeywords are words a check may not use, named in the error so that
+// "LIKE is not allowed" is said rather than "unknown column LIKE".
+var sqlKeywords = map[string]bool{
+	"SELECT": true, "FROM": true, "WHERE": true, "UNION": true, "DROP": true, "DELETE": true, "INSERT": true,
+	"UPDATE": true, "EXISTS": true, "CASE": true, "WHEN": true, "BETWEEN": true, "LIKE": true, "ILIKE": true,
+	"CAST": true, "INTO": true, "TABLE": true, "EXEC": true, "CALL": true, "GRANT": true,
+}
+
 type exprParser struct {
-	toks []token
-	i    int
-	cols []string
+	toks  []token
+	i     int
+	cols  []string
+	depth int
+}
+
+func (p *exprParser) unexpected(t token) error {
+	switch {
+	case t.kind == tEOF:
+		return errAt(t.off, "unexpected end of check")
+	case t.kind == tPunct && t.text == ";":
+		return errAt(t.off, "';' is not allowed in a check: a check is one condition")
+	case t.kind == tIdent && sqlKeywords[t.upper()]:
+		return errAt(t.off, "%s is not allowed in a check (allowed: columns, literals, comparisons, + - * /, AND, OR, NOT, IS [NOT] NULL, [NOT] IN, abs, coalesce, lower, upper)", t.upper())
+	}
+	return errAt(t.off, "unexpected %q", t.text)
 }
 
 func (p *exprParser) peek() token { return p.toks[p.i] }
@@ -102,6 +134,10 @@ func (p *exprParser) punct(s string) bool {
 }
 
 func (p *exprParser) or() (Expr, error) {
+	if p.depth++; p.depth > maxExprDepth {
+		return nil, errAt(p.peek().off, "the check nests deeper than %d levels", maxExprDepth)
+	}
+	defer func() { p.depth-- }()
 	l, err := p.and()
 	for err == nil && p.keyword("OR") {
 		var r Expr
@@ -125,6 +161,10 @@ func (p *exprParser) and() (Expr, error) {
 
 func (p *exprParser) not() (Expr, error) {
 	if p.keyword("NOT") {
+		if p.depth++; p.depth > maxExprDepth {
+			return nil, errAt(p.peek().off, "the check nests deeper than %d levels", maxExprDepth)
+		}
+		defer func() { p.depth-- }()
 		x, err := p.not()
 		return Unary{"NOT", x}, err
 	}
@@ -161,7 +201,7 @@ func (p *exprParser) cmp() (Expr, error) {
 
 func (p *exprParser) list() ([]Expr, error) {
 	if !p.punct("(") {
-		return nil, fmt.Errorf("expected ( after IN at offset %d", p.peek().off)
+		return nil, errAt(p.peek().off, "expected ( after IN")
 	}
 	var out []Expr
 	for {
@@ -174,7 +214,7 @@ func (p *exprParser) list() ([]Expr, error) {
 			return out, nil
 		}
 		if !p.punct(",") {
-			return nil, fmt.Errorf("expected , or ) in IN list at offset %d", p.peek().off)
+			return nil, errAt(p.peek().off, "expected , or ) in the IN list")
 		}
 	}
 }
@@ -214,6 +254,10 @@ func (p *exprParser) mul() (Expr, error) {
 func (p *exprParser) unary() (Expr, error) {
 	if t := p.peek(); t.kind == tOp && t.text == "-" {
 		p.i++
+		if p.depth++; p.depth > maxExprDepth {
+			return nil, errAt(t.off, "the check nests deeper than %d levels", maxExprDepth)
+		}
+		defer func() { p.depth-- }()
 		x, err := p.unary()
 		return Unary{"-", x}, err
 	}
@@ -234,7 +278,7 @@ func (p *exprParser) primary() (Expr, error) {
 				return nil, err
 			}
 			if !p.punct(")") {
-				return nil, fmt.Errorf("expected ) at offset %d", p.peek().off)
+				return nil, errAt(p.peek().off, "expected )")
 			}
 			return e, nil
 		}
@@ -246,12 +290,12 @@ func (p *exprParser) primary() (Expr, error) {
 			fn := strings.ToLower(t.text)
 			arity, ok := exprFuncs[fn]
 			if !ok {
-				return nil, fmt.Errorf("function %q is not allowed in a check (allowed: abs, coalesce, lower, upper)", t.text)
+				return nil, errAt(t.off, "function %s is not allowed in a check (allowed: abs, coalesce, lower, upper)", quote(t.text))
 			}
 			var args []Expr
 			for !p.punct(")") {
 				if len(args) > 0 && !p.punct(",") {
-					return nil, fmt.Errorf("expected , or ) in %s() at offset %d", fn, p.peek().off)
+					return nil, errAt(p.peek().off, "expected , or ) in %s()", fn)
 				}
 				a, err := p.or()
 				if err != nil {
@@ -259,20 +303,24 @@ func (p *exprParser) primary() (Expr, error) {
 				}
 				args = append(args, a)
 			}
-			if arity >= 0 && len(args) != arity || len(args) == 0 {
-				return nil, fmt.Errorf("%s() takes %d argument(s), got %d", fn, max(arity, 1), len(args))
+			switch {
+			case arity < 0 && len(args) == 0:
+				return nil, errAt(t.off, "%s() takes at least one argument", fn)
+			case arity >= 0 && len(args) != arity:
+				return nil, errAt(t.off, "%s() takes %d argument(s), got %d", fn, arity, len(args))
 			}
 			return Call{fn, args}, nil
 		default:
+			if t.kind == tIdent && sqlKeywords[u] && !contains(p.cols, t.text) {
+				return nil, p.unexpected(t)
+			}
 			if !contains(p.cols, t.text) {
-				return nil, fmt.Errorf("unknown column %q%s", t.text, suggest(t.text, p.cols))
+				return nil, errAt(t.off, "unknown column %s%s", quote(t.text), suggest(t.text, p.cols))
 			}
 			return ColRef{t.text}, nil
 		}
-	case tEOF:
-		return nil, fmt.Errorf("unexpected end of expression")
 	}
-	return nil, fmt.Errorf("unexpected %q at offset %d", t.text, t.off)
+	return nil, p.unexpected(t)
 }
 
 // Columns returns the columns e refers to, in order of appearance.
@@ -321,38 +369,54 @@ func (m Measure) String() string {
 }
 
 // ParseMeasure parses "count", "count(*)", "count(col)", "sum(col)",
-// "min(col)" or "max(col)".
+// "min(col)" or "max(col)". Errors are *OffsetError.
 func ParseMeasure(src string, cols []string) (Measure, error) {
 	toks, err := lexSQL(src)
 	if err != nil {
 		return Measure{}, err
 	}
-	bad := fmt.Errorf("measure %q: expected count, count(col), sum(col), min(col) or max(col)", src)
-	if len(toks) < 2 || toks[0].kind != tIdent {
-		return Measure{}, bad
+	bad := func(off int) error {
+		return errAt(off, "measure %s: expected count, count(col), sum(col), min(col) or max(col)", quote(src))
+	}
+	for _, t := range toks {
+		if t.kind == tComment {
+			return Measure{}, bad(t.off)
+		}
+	}
+	if toks[0].kind != tIdent {
+		return Measure{}, bad(toks[0].off)
 	}
 	fn := strings.ToLower(toks[0].text)
 	if fn != "count" && fn != "sum" && fn != "min" && fn != "max" {
-		return Measure{}, bad
+		return Measure{}, bad(toks[0].off)
 	}
 	if toks[1].kind == tEOF {
 		if fn != "count" {
-			return Measure{}, bad
+			return Measure{}, errAt(toks[1].off, "measure %s: %s needs a column, as in %s(amount)", quote(src), fn, fn)
 		}
 		return Measure{Fn: "count"}, nil
 	}
-	if len(toks) != 5 || toks[1].text != "(" || toks[3].text != ")" {
-		return Measure{}, bad
+	if toks[1].text != "(" || toks[1].kind != tPunct {
+		return Measure{}, bad(toks[1].off)
 	}
 	arg := toks[2]
-	if fn == "count" && arg.text == "*" {
+	if arg.kind == tEOF {
+		return Measure{}, bad(arg.off)
+	}
+	if toks[3].text != ")" || toks[3].kind != tPunct {
+		return Measure{}, bad(toks[3].off)
+	}
+	if toks[4].kind != tEOF {
+		return Measure{}, bad(toks[4].off)
+	}
+	if fn == "count" && arg.text == "*" && arg.kind == tOp {
 		return Measure{Fn: "count"}, nil
 	}
 	if arg.kind != tIdent && arg.kind != tQuotedIdent {
-		return Measure{}, bad
+		return Measure{}, bad(arg.off)
 	}
 	if !contains(cols, arg.text) {
-		return Measure{}, fmt.Errorf("measure %q: unknown column %q%s", src, arg.text, suggest(arg.text, cols))
+		return Measure{}, errAt(arg.off, "measure %s: unknown column %s%s", quote(src), quote(arg.text), suggest(arg.text, cols))
 	}
 	return Measure{Fn: fn, Column: arg.text}, nil
 }

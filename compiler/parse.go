@@ -4,42 +4,96 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
 
+// MaxSpecSize bounds a spec file. A pipeline spec is a page of YAML; a
+// file a thousand times larger is a mistake (a data file in the specs
+// folder), and refusing it keeps validation fast on any input.
+const MaxSpecSize = 1 << 20
+
 // Parse reads one spec file. It reports every structural problem at once
 // (unknown keys, wrong shapes, bad scalars); Validate checks the meaning.
-// The returned spec is usable for positions even when err is not nil.
+// The returned spec is usable for positions even when err is not nil; its
+// Pos is zero when the file holds no mapping to validate.
 func Parse(file string, data []byte) (*Spec, error) {
 	sum := sha256.Sum256(data)
 	s := &Spec{File: file, Hash: hex.EncodeToString(sum[:])}
-	p := &parser{file: file}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		p.diags.add(Pos{File: file, Line: max(yamlErrLine(err), 1), Col: 1}, "invalid YAML: %s", yamlErrMsg(err))
+	p := &parser{file: file, src: data, reported: map[string]bool{}}
+	s.reported = p.reported
+	if len(data) > MaxSpecSize {
+		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than a spec can be (%d): is it a pipeline spec?", len(data), MaxSpecSize)
 		return s, p.diags.Err()
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.diags.add(p.pos(&extra), "a spec file holds one pipeline: found a second YAML document")
+	root, ok := p.document(data, "a spec file holds one pipeline: found a second YAML document; move it to a file of its own")
+	if !ok {
+		return s, p.diags.Err()
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
+	if root == nil {
+		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is empty: a spec needs at least pipeline, source, target, columns and strategy")
+		return s, p.diags.Err()
+	}
+	if root.Kind != yaml.MappingNode {
+		p.diags.add(p.pos(root), "a spec is a mapping of keys (pipeline:, source:, target:, ...), got %s", kindName(root))
+		return s, p.diags.Err()
 	}
 	s.Pos = p.pos(root)
 	p.spec(s, root)
 	return s, p.diags.Err()
 }
 
+// document decodes the single YAML document of a file. It returns nil and
+// true for a file without content (empty, comments only, or "---"), and
+// false after reporting a syntax error.
+func (p *parser) document(data []byte, second string) (*yaml.Node, bool) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, true
+		}
+		pos, msg := p.yamlError(err)
+		p.diags.add(pos, "invalid YAML: %s", msg)
+		return nil, false
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.diags.add(p.pos(&extra), "%s", second)
+	} else if !errors.Is(err, io.EOF) {
+		pos, msg := p.yamlError(err)
+		p.diags.add(pos, "invalid YAML: %s", msg)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" && root.Value == "" {
+		return nil, true
+	}
+	return root, true
+}
+
 type parser struct {
-	file  string
-	diags Diagnostics
+	file     string
+	src      []byte // the file, to find what a YAML error or a string offset points at
+	diags    Diagnostics
+	reported map[string]bool // see Spec.reported
+}
+
+// report records that what was reported, so that Validate does not say it
+// is missing too.
+func (p *parser) report(what string) {
+	if p.reported != nil {
+		p.reported[what] = true
+	}
 }
 
 func (p *parser) pos(n *yaml.Node) Pos {
@@ -165,48 +219,137 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 // mapping checks that n is a mapping whose keys are all known and calls f
 // for each entry in file order. Unknown and repeated keys are reported.
 func (p *parser) mapping(n *yaml.Node, what string, known []string, f func(key string, k, v *yaml.Node)) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	at := n
+	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
-		p.diags.add(p.pos(n), "%s must be a mapping, got %s", what, kindName(n))
+		p.diags.add(p.pos(at), "%s must be a mapping (%s), got %s", what, keyList(known), kindName(n))
+		p.report(what)
 		return
 	}
-	seen := map[string]bool{}
+	path := what + "."
+	if what == "spec" {
+		path = ""
+	}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := k.Value
 		if !contains(known, key) {
 			prefix := ""
-			if what != "spec" {
+			if what != "spec" && what != "incrc.yaml" {
 				prefix = what + ": "
 			}
-			p.diags.add(p.pos(k), "%sunknown key %q%s", prefix, key, suggest(key, known))
+			p.diags.add(p.pos(k), "%sunknown key %s%s", prefix, quote(key), suggest(key, known))
+			if best := closest(key, known); best != "" {
+				p.report(path + best)
+			}
 			continue
 		}
-		if seen[key] {
-			p.diags.add(p.pos(k), "key %q repeated", key)
+		if line, ok := seen[key]; ok {
+			p.diags.add(p.pos(k), "key %q is repeated (first on line %d): keep one", key, line)
 			continue
 		}
-		seen[key] = true
+		seen[key] = k.Line
 		f(key, k, v)
 	}
 }
 
 func (p *parser) str(what string, n *yaml.Node) String {
+	at := n
+	n = resolve(n)
 	if n.Kind != yaml.ScalarNode {
-		p.diags.add(p.pos(n), "%s must be a single value, got %s", what, kindName(n))
-		return String{Pos: p.pos(n)}
+		p.diags.add(p.pos(at), "%s must be a single value, got %s", what, kindName(n))
+		p.report(what)
+		return String{Pos: p.pos(at)}
 	}
-	if n.Tag == "!!null" {
-		p.diags.add(p.pos(n), "%s is empty", what)
-		return String{Pos: p.pos(n)}
+	if n.Tag == "!!null" || strings.TrimSpace(n.Value) == "" {
+		if strings.HasSuffix(what, " entry") {
+			p.diags.add(p.pos(at), "%s is empty: give it a value or remove the entry", what)
+		} else {
+			p.diags.add(p.pos(at), "%s is empty: give it a value or remove the key", what)
+		}
+		p.report(what)
+		return String{Pos: p.pos(at)}
 	}
-	return String{Value: n.Value, Pos: p.pos(n)}
+	s := String{Value: n.Value, Pos: p.pos(n)}
+	p.locate(&s, n)
+	return s
+}
+
+// locate records how offsets inside a scalar map to the file, when that
+// is certain: a one-line plain or quoted scalar whose text is written as
+// is (no escapes), or a literal block (|). String.At uses it to point at
+// the offending character of a check or query rather than its start.
+func (p *parser) locate(s *String, n *yaml.Node) {
+	lines := bytes.Split(p.src, []byte("\n"))
+	if n.Line < 1 || n.Line > len(lines) {
+		return
+	}
+	switch n.Style {
+	case 0, yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
+		if strings.Contains(n.Value, "\n") {
+			return
+		}
+		line := string(lines[n.Line-1])
+		start := byteIndex(line, n.Column-1)
+		quote := 0
+		if n.Style != 0 {
+			quote = 1
+		}
+		if start < 0 || !strings.HasPrefix(line[start+quote:], n.Value) {
+			return
+		}
+		s.layout, s.shift = layoutLine, quote
+	case yaml.LiteralStyle:
+		indent := -1
+		for k, v := range strings.Split(strings.TrimRight(n.Value, "\n"), "\n") {
+			if n.Line+k >= len(lines) {
+				return
+			}
+			src := strings.TrimRight(string(lines[n.Line+k]), "\r")
+			if v == "" {
+				continue
+			}
+			if indent < 0 {
+				indent = len(src) - len(strings.TrimLeft(src, " "))
+			}
+			if len(src) < indent || src[indent:] != v {
+				return
+			}
+		}
+		if indent >= 0 {
+			s.layout, s.shift = layoutBlock, indent
+		}
+	}
+}
+
+// byteIndex converts a 0-based column in runes to a byte index in line.
+func byteIndex(line string, col int) int {
+	for i := range line {
+		if col == 0 {
+			return i
+		}
+		col--
+	}
+	if col == 0 {
+		return len(line)
+	}
+	return -1
+}
+
+// resolve follows an alias to the node it names, so that an anchored
+// value reads like the value written in place.
+func resolve(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 // strList accepts a sequence of scalars, or one scalar as a list of one.
 func (p *parser) strList(what string, n *yaml.Node) []String {
+	at := n
+	n = resolve(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return []String{p.str(what, n)}
@@ -216,11 +359,13 @@ func (p *parser) strList(what string, n *yaml.Node) []String {
 			out = append(out, p.str(what+" entry", e))
 		}
 		if len(out) == 0 {
-			p.diags.add(p.pos(n), "%s is empty", what)
+			p.diags.add(p.pos(at), "%s is an empty list: name at least one, or remove the key", what)
+			p.report(what)
 		}
 		return out
 	}
-	p.diags.add(p.pos(n), "%s must be a list, got %s", what, kindName(n))
+	p.diags.add(p.pos(at), "%s must be a list, got %s", what, kindName(n))
+	p.report(what)
 	return nil
 }
 
@@ -254,22 +399,35 @@ func (p *parser) durationOrCount(what string, n *yaml.Node) Duration {
 // columns reads the columns mapping: "name: type", or
 // "name: {type: T, nullable: true|false}".
 func (p *parser) columns(n *yaml.Node) []Column {
+	at := n
+	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
-		p.diags.add(p.pos(n), "columns must be a mapping of column name to type, got %s", kindName(n))
+		p.diags.add(p.pos(at), "columns must be a mapping of column name to type, as in  order_id: bigint, got %s", kindName(n))
+		p.report("columns")
 		return nil
 	}
 	var cols []Column
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		c := Column{Name: String{Value: k.Value, Pos: p.pos(k)}}
-		if seen[strings.ToLower(k.Value)] {
-			p.diags.add(p.pos(k), "column %q declared twice", k.Value)
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			p.diags.add(p.pos(k), "a column name must be a single value, got %s", kindName(k))
 			continue
 		}
-		seen[strings.ToLower(k.Value)] = true
+		c := Column{Name: String{Value: k.Value, Pos: p.pos(k)}}
+		if line, ok := seen[strings.ToLower(k.Value)]; ok {
+			p.diags.add(p.pos(k), "column %s is declared twice (first on line %d): keep one", quote(k.Value), line)
+			continue
+		}
+		seen[strings.ToLower(k.Value)] = k.Line
 		switch v.Kind {
 		case yaml.ScalarNode:
+			if v.Tag == "!!null" || strings.TrimSpace(v.Value) == "" {
+				// Kept without a type, so that references to it still resolve.
+				p.diags.add(p.pos(v), "column %s has no type: write one, such as bigint or varchar(64)", quote(k.Value))
+				cols = append(cols, c)
+				continue
+			}
 			c.TypeText = p.str("column "+k.Value, v)
 		case yaml.MappingNode:
 			p.mapping(v, "column "+k.Value, []string{"type", "nullable"}, func(key string, _, v *yaml.Node) {
@@ -283,22 +441,23 @@ func (p *parser) columns(n *yaml.Node) []Column {
 						c.Nullable, c.NullableSet = true, true
 					case "false":
 						c.NullableSet = true
+					case "":
 					default:
-						p.diags.add(b.Pos, "nullable must be true or false, got %q", b.Value)
+						p.diags.add(b.Pos, "column %s: nullable must be true or false, got %s", quote(k.Value), quote(b.Value))
 					}
 				}
 			})
 			if !c.TypeText.Set() {
-				p.diags.add(p.pos(k), "column %q has no type", k.Value)
+				p.diags.add(p.pos(v), "column %s has no type: add  type: bigint  (or another type)", quote(k.Value))
 			}
 		default:
-			p.diags.add(p.pos(v), "column %q: expected a type such as bigint, got %s", k.Value, kindName(v))
+			p.diags.add(p.pos(v), "column %s: expected a type such as bigint, got %s", quote(k.Value), kindName(v))
 			continue
 		}
 		if c.TypeText.Value != "" {
 			t, err := ParseType(c.TypeText.Value)
 			if err != nil {
-				p.diags.add(c.TypeText.Pos, "column %q: %v", k.Value, err)
+				p.diags.add(c.TypeText.Pos, "column %s: %v", quote(k.Value), err)
 			}
 			c.Type = t
 		}
@@ -308,6 +467,7 @@ func (p *parser) columns(n *yaml.Node) []Column {
 }
 
 func kindName(n *yaml.Node) string {
+	n = resolve(n)
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -317,7 +477,7 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return quote(n.Value)
 	}
 	return "nothing"
 }
@@ -331,20 +491,82 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// yamlErrLine extracts the line from a yaml error ("yaml: line 3: ...").
-func yamlErrLine(err error) int {
-	var line int
-	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i:], "line %d", &line)
+// yamlError turns a go-yaml error into a position and a message. go-yaml
+// gives a line at best, and for a tab sometimes the line before it; the
+// tab and control-character cases are found in the source instead, at
+// their column, because they are invisible in an editor.
+func (p *parser) yamlError(err error) (Pos, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if strings.HasPrefix(msg, "line ") {
+		fmt.Sscanf(msg, "line %d", &line)
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
 	}
-	return line
+	// go-yaml numbers a parser error (as opposed to a scanner error) by the
+	// 0-based line of its context: one less than the editor's line.
+	for _, m := range parserErrors {
+		if line > 0 && strings.HasPrefix(msg, m) {
+			line++
+			break
+		}
+	}
+	lines := strings.Split(string(p.src), "\n")
+	switch {
+	case strings.HasPrefix(msg, "did not find expected ',' or ']'"):
+		msg += " (a [ list is not closed)"
+	case strings.HasPrefix(msg, "did not find expected ',' or '}'"):
+		msg += " (a { mapping is not closed)"
+	case strings.HasPrefix(msg, "did not find expected key"), strings.HasPrefix(msg, "did not find expected '-' indicator"):
+		msg += " (check the indentation of this block)"
+	case strings.Contains(msg, "tab character") || strings.Contains(msg, "cannot start any token"):
+		for i := max(line-2, 0); i < len(lines); i++ {
+			if j := strings.IndexByte(lines[i], '\t'); j >= 0 && strings.Trim(lines[i][:j], " ") == "" {
+				return Pos{File: p.file, Line: i + 1, Col: j + 1}, "a tab indents this line: YAML indents with spaces only"
+			}
+		}
+	case strings.Contains(msg, "control characters"):
+		for i, l := range lines {
+			for j, r := range l {
+				if r < 0x20 && r != '\t' && r != '\r' || r == 0x7f {
+					return Pos{File: p.file, Line: i + 1, Col: utf8.RuneCountInString(l[:j]) + 1}, fmt.Sprintf("control character %U: a spec is plain text", r)
+				}
+			}
+		}
+	case strings.Contains(msg, "mapping values are not allowed"):
+		msg += " (a value containing \": \" needs quotes, or a key is indented too far)"
+	case strings.Contains(msg, "unexpected end of stream"):
+		msg += " (a quote or bracket is not closed)"
+	case strings.Contains(msg, "invalid leading UTF-8") || strings.Contains(msg, "incomplete UTF-8"):
+		msg += " (save the file as UTF-8)"
+	}
+	return Pos{File: p.file, Line: max(line, 1), Col: 1}, msg
 }
 
-func yamlErrMsg(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "line ") {
-		msg = msg[i+2:]
+var parserErrors = []string{
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+}
+
+// quote quotes s for a message, shortened: a message repeats what the
+// user wrote, and a line of ten thousand characters helps no one.
+func quote(s string) string {
+	const limit = 60
+	if utf8.RuneCountInString(s) <= limit {
+		return strconv.Quote(s)
 	}
-	return msg
+	r := []rune(s)
+	return strconv.Quote(string(r[:limit])) + "..."
+}
+
+// keyList is the expected keys of a mapping, for a message.
+func keyList(known []string) string {
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	return "keys: " + strings.Join(sorted, ", ")
 }

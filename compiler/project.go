@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,22 +14,58 @@ import (
 
 // Config is the optional project file, incrc.yaml. Flags override it.
 type Config struct {
-	File     string
-	Specs    string            // folder of pipeline specs; default "specs"
-	Out      string            // folder of compiled SQL; default "sql"
-	Dialects []string          // dialects compiled by default; default duckdb
-	Targets  map[string]string // named targets, ${ENV} already expanded
+	File       string
+	Specs      string   // folder of pipeline specs; default "specs"
+	Out        string   // folder of compiled SQL; default "sql"
+	Dialects   []string // dialects compiled by default; default duckdb
+	DialectPos []Pos    // where each of Dialects is written; empty for the default
+	// Targets are the named targets whose ${ENV} references all expanded.
+	// Use Target to look one up: it explains a name that is missing or a
+	// variable that is not set.
+	Targets map[string]string
+
+	targets map[string]namedTarget
+}
+
+type namedTarget struct {
+	url string
+	err error // an unset ${ENV}, reported when the target is used
 }
 
 // DefaultConfig is what a project without incrc.yaml gets.
 func DefaultConfig() *Config {
-	return &Config{Specs: "specs", Out: "sql", Dialects: []string{"duckdb"}, Targets: map[string]string{}}
+	return &Config{Specs: "specs", Out: "sql", Dialects: []string{"duckdb"}, Targets: map[string]string{}, targets: map[string]namedTarget{}}
 }
 
-var envRe = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// Target returns the URL of the named target with ${ENV} expanded. An
+// unset variable is an error only here, when the target is used, so that
+// validating and compiling never need a production secret.
+func (c *Config) Target(name string) (string, error) {
+	t, ok := c.targets[name]
+	if !ok {
+		names := make([]string, 0, len(c.targets))
+		for n := range c.targets {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return "", fmt.Errorf("no target named %q: the project file names none", name)
+		}
+		return "", fmt.Errorf("no target named %q (%s names: %s)", name, c.File, strings.Join(names, ", "))
+	}
+	return t.url, t.err
+}
 
-// LoadConfig reads an incrc.yaml. A missing file gives the defaults.
-// lookupEnv expands ${NAME} in target URLs; an unset variable is an error.
+var (
+	envRe        = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	targetNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+)
+
+var configKeys = []string{"specs", "out", "dialects", "targets"}
+
+// LoadConfig reads an incrc.yaml. A missing file gives the defaults (the
+// caller decides whether a missing file is an error). lookupEnv expands
+// ${NAME} in target URLs.
 func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	cfg := DefaultConfig()
 	data, err := os.ReadFile(path)
@@ -41,46 +76,86 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 		return nil, err
 	}
 	cfg.File = path
-	p := &parser{file: path}
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		p.diags.add(Pos{File: path, Line: max(yamlErrLine(err), 1), Col: 1}, "invalid YAML: %s", yamlErrMsg(err))
-		return nil, p.diags.Err()
+	p := &parser{file: path, src: data}
+	root, ok := p.document(data, "incrc.yaml holds one YAML document: found a second one")
+	if !ok || root == nil {
+		return cfg, p.diags.Err()
 	}
-	if len(doc.Content) == 0 {
-		return cfg, nil
-	}
-	p.mapping(doc.Content[0], "incrc.yaml", []string{"specs", "out", "dialects", "targets"}, func(key string, _, v *yaml.Node) {
+	p.mapping(root, "incrc.yaml", configKeys, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "specs":
-			cfg.Specs = p.str(key, v).Value
+			cfg.Specs = p.path(key, v)
 		case "out":
-			cfg.Out = p.str(key, v).Value
+			cfg.Out = p.path(key, v)
 		case "dialects":
-			cfg.Dialects = values(p.strList(key, v))
+			cfg.Dialects, cfg.DialectPos = nil, nil
+			for _, d := range p.strList(key, v) {
+				if d.Value != "" {
+					cfg.Dialects = append(cfg.Dialects, d.Value)
+					cfg.DialectPos = append(cfg.DialectPos, d.Pos)
+				}
+			}
 		case "targets":
-			if v.Kind != yaml.MappingNode {
-				p.diags.add(p.pos(v), "targets must be a mapping of name to URL")
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				name, url := v.Content[i].Value, p.str("target "+v.Content[i].Value, v.Content[i+1])
-				expanded := envRe.ReplaceAllStringFunc(url.Value, func(m string) string {
-					key := envRe.FindStringSubmatch(m)[1]
-					val, ok := lookupEnv(key)
-					if !ok {
-						p.diags.add(url.Pos, "target %q: environment variable %s is not set", name, key)
-					}
-					return val
-				})
-				cfg.Targets[name] = expanded
-			}
+			p.targets(cfg, v, lookupEnv)
 		}
 	})
 	if err := p.diags.Err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// path reads a folder; str already reports an empty one.
+func (p *parser) path(what string, n *yaml.Node) string {
+	return p.str(what, n).Value
+}
+
+func (p *parser) targets(cfg *Config, n *yaml.Node, lookupEnv func(string) (string, bool)) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		p.diags.add(p.pos(n), "targets must be a mapping of name to URL, as in  prod: postgres://${PGUSER}@db/wh, got %s", kindName(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := resolve(n.Content[i])
+		name := k.Value
+		if k.Kind != yaml.ScalarNode || !targetNameRe.MatchString(name) {
+			p.diags.add(p.pos(k), "target name %s: use letters, digits, _ and -, starting with a letter", quote(name))
+			continue
+		}
+		if line, ok := seen[name]; ok {
+			p.diags.add(p.pos(k), "target %q is repeated (first on line %d): keep one", name, line)
+			continue
+		}
+		seen[name] = k.Line
+		url := p.str("target "+name, n.Content[i+1])
+		if url.Value == "" {
+			continue
+		}
+		var missing []string
+		firstMissing := -1
+		for _, m := range envRe.FindAllStringSubmatchIndex(url.Value, -1) {
+			v := url.Value[m[2]:m[3]]
+			if _, ok := lookupEnv(v); !ok && !contains(missing, v) {
+				missing = append(missing, v)
+				if firstMissing < 0 {
+					firstMissing = m[0]
+				}
+			}
+		}
+		t := namedTarget{url: envRe.ReplaceAllStringFunc(url.Value, func(m string) string {
+			v, _ := lookupEnv(envRe.FindStringSubmatch(m)[1])
+			return v
+		})}
+		if len(missing) > 0 {
+			t.url = ""
+			t.err = Diagnostics{{Pos: url.At(firstMissing), Msg: fmt.Sprintf("target %q: environment variable %s is not set: export it, or use another target", name, strings.Join(missing, ", "))}}
+		} else {
+			cfg.Targets[name] = t.url
+		}
+		cfg.targets[name] = t
+	}
 }
 
 // SpecFiles expands paths (files or folders) into the spec files they

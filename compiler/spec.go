@@ -1,6 +1,10 @@
 package compiler
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Spec is one pipeline file, as written. Every field that came from the
 // file keeps its position so that validation can point at it.
@@ -24,6 +28,11 @@ type Spec struct {
 	SCD2        *SCD2
 
 	Pos Pos // the document's top-level mapping
+
+	// reported holds the keys ("source", "watermark.start") whose value
+	// Parse found of the wrong shape or empty, or that it found misspelled
+	// ("did you mean"): Validate does not report them again as missing.
+	reported map[string]bool
 }
 
 // String is a scalar from the spec and where it was written. A zero Pos
@@ -31,10 +40,43 @@ type Spec struct {
 type String struct {
 	Value string
 	Pos   Pos
+
+	layout layout // how offsets in Value map to the file (see At)
+	shift  int
 }
+
+type layout int8
+
+const (
+	layoutUnknown layout = iota // escapes or folding: only Pos is certain
+	layoutLine                  // one line; the text starts shift columns after Pos
+	layoutBlock                 // a literal block (|) indented by shift spaces
+)
 
 // Set reports whether the key was present in the file.
 func (s String) Set() bool { return s.Pos.Line != 0 }
+
+// At returns the position of the byte at offset off of Value: the column
+// inside the scalar where the parser could map it, else the scalar's start.
+func (s String) At(off int) Pos {
+	if off < 0 || off > len(s.Value) {
+		return s.Pos
+	}
+	before := s.Value[:off]
+	switch s.layout {
+	case layoutLine:
+		p := s.Pos
+		p.Col += s.shift + utf8.RuneCountInString(before)
+		return p
+	case layoutBlock:
+		p := s.Pos
+		nl := strings.LastIndexByte(before, '\n')
+		p.Line += 1 + strings.Count(before, "\n")
+		p.Col = s.shift + 1 + utf8.RuneCountInString(before[nl+1:])
+		return p
+	}
+	return s.Pos
+}
 
 // Duration is a duration written as 90s, 15m, 36h, 2d or 1w.
 type Duration struct {

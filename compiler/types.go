@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,11 +62,23 @@ func (t Type) IsNumeric() bool {
 	return t.IsInteger() || t.Kind == Decimal || t.Kind == Double
 }
 
+// typeAliases are other engines' names for a portable type, to say which
+// name incrc uses rather than list them all.
+var typeAliases = map[string]string{
+	"int": "integer", "int4": "integer", "int8": "bigint", "int2": "smallint", "long": "bigint",
+	"numeric": "decimal(p,s)", "number": "decimal(p,s)", "float": "double", "float8": "double", "real": "double",
+	"bool": "boolean", "string": "text", "char": "varchar(n)", "datetime": "timestamp", "timestamp_ntz": "timestamp",
+	"timestamp_tz": "timestamptz", "jsonb": "json",
+}
+
 var typeRe = regexp.MustCompile(`^([a-z]+)(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$`)
 
 // ParseType parses a portable type name such as "decimal(12,2)".
 func ParseType(s string) (Type, error) {
 	m := typeRe.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	if m != nil && typeAliases[m[1]] != "" {
+		return Type{}, fmt.Errorf("unknown type %q: the portable name is %s", s, typeAliases[m[1]])
+	}
 	if m == nil {
 		return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
 	}
@@ -104,11 +117,13 @@ func ParseDuration(s string) (time.Duration, error) {
 	if m == nil {
 		return 0, fmt.Errorf("bad duration %q (expected a whole number and a unit: 90s, 15m, 36h, 2d, 1w)", s)
 	}
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+	// 100000 of a unit is already absurd for a lookback or a lag; the
+	// product must also fit a time.Duration (100000w would not).
 	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n > 100000 {
+	if err != nil || n > 100000 || n > math.MaxInt64/int64(unit) {
 		return 0, fmt.Errorf("bad duration %q: too large", s)
 	}
-	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
 	return time.Duration(n) * unit, nil
 }
 

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -36,8 +37,15 @@ var (
 // (staging tables) fit every engine's identifier limit (MySQL: 64).
 const MaxPipelineLen = 48
 
+// MaxIdentLen bounds table and column names: PostgreSQL's limit, the
+// smallest of the executed engines.
+const MaxIdentLen = 63
+
 // Validate checks the meaning of a parsed spec and returns every problem.
 func Validate(s *Spec) Diagnostics {
+	if s.Pos.Line == 0 {
+		return nil // no mapping: Parse said why, and every key would be "missing"
+	}
 	v := &validator{s: s}
 	v.run()
 	return v.diags
@@ -50,8 +58,19 @@ type validator struct {
 
 func (v *validator) errf(p Pos, format string, args ...any) { v.diags.add(p, format, args...) }
 
-// missing reports a required key that is absent, at its parent.
+// reported reports whether Parse already said what is wrong with key.
+func (v *validator) reported(key string) bool { return v.s.reported[key] }
+
+// missing reports a required key that is absent, at its parent, unless
+// Parse already reported it misspelled or malformed.
 func (v *validator) missing(parent Pos, key string) {
+	if v.reported(key) {
+		return
+	}
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		v.errf(parent, "%s: missing required key %q", key[:i], key[i+1:])
+		return
+	}
 	v.errf(parent, "missing required key %q", key)
 }
 
@@ -64,8 +83,10 @@ func (v *validator) run() {
 	switch {
 	case !s.Strategy.Set():
 		v.missing(s.Pos, "strategy")
+	case s.Strategy.Value == "":
+		strategy = "" // Parse reported it
 	case !contains(strategies, s.Strategy.Value):
-		v.errf(s.Strategy.Pos, "unknown strategy %q%s", s.Strategy.Value, suggest(s.Strategy.Value, strategies))
+		v.errf(s.Strategy.Pos, "unknown strategy %s%s", quote(s.Strategy.Value), suggest(s.Strategy.Value, strategies))
 		strategy = ""
 	}
 	v.key(strategy)
@@ -83,26 +104,41 @@ func (v *validator) pipeline() {
 	switch p := s.Pipeline; {
 	case !p.Set():
 		v.missing(s.Pos, "pipeline")
+	case p.Value == "":
 	case !pipelineRe.MatchString(p.Value):
-		v.errf(p.Pos, "pipeline %q must be lower case letters, digits and _, starting with a letter", p.Value)
+		v.errf(p.Pos, "pipeline %s must be lower case letters, digits and _, starting with a letter, as in dw_orders", quote(p.Value))
 	case len(p.Value) > MaxPipelineLen:
-		v.errf(p.Pos, "pipeline %q is longer than %d characters", p.Value, MaxPipelineLen)
+		v.errf(p.Pos, "pipeline %s is longer than %d characters: the staging table named after it must fit every engine's identifier limit", quote(p.Value), MaxPipelineLen)
 	}
 }
 
 // checkTable accepts [catalog.][schema.]table made of plain identifiers:
 // nothing a spec writes in a name can leave the identifier.
 func (v *validator) checkTable(what string, t String) {
-	parts := strings.Split(t.Value, ".")
-	if len(parts) > 3 {
-		v.errf(t.Pos, "%s %q: expected table, schema.table or catalog.schema.table", what, t.Value)
-		return
+	if t.Value == "" {
+		return // absent, or Parse reported the empty value
 	}
+	parts := strings.Split(t.Value, ".")
+	off := 0
 	for _, part := range parts {
 		if !identRe.MatchString(part) {
-			v.errf(t.Pos, "%s %q is not a plain name: use letters, digits and _ separated by dots (no quotes, spaces, semicolons or comments)", what, t.Value)
+			v.errf(t.At(off+badIdentChar(part)), "%s %s is not a plain name: use letters, digits and _, as in schema.table (no quotes, spaces, semicolons or comments)", what, quote(t.Value))
 			return
 		}
+		off += len(part) + 1
+	}
+	for _, part := range parts {
+		if len(part) > MaxIdentLen {
+			v.errf(t.Pos, "%s %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", what, quote(t.Value), MaxIdentLen)
+			return
+		}
+	}
+	if len(parts) > 3 {
+		v.errf(t.Pos, "%s %s has %d parts: expected table, schema.table or catalog.schema.table", what, quote(t.Value), len(parts))
+		return
+	}
+	if strings.HasPrefix(strings.ToLower(parts[len(parts)-1]), "incrc_") && what == "target.table" {
+		v.errf(t.Pos, "%s %s: names starting with incrc_ are reserved for incrc's state and staging tables", what, quote(t.Value))
 	}
 }
 
@@ -112,6 +148,8 @@ func (v *validator) tables() {
 	switch {
 	case src.Pos.Line == 0:
 		v.missing(s.Pos, "source")
+	case v.reported("source"), v.reported("source.table"), v.reported("source.query"):
+		v.checkTable("source.table", src.Table)
 	case src.Table.Set() && src.Query.Set():
 		v.errf(src.Query.Pos, "source: give table or query, not both")
 	case src.Table.Set():
@@ -122,20 +160,21 @@ func (v *validator) tables() {
 			wm = s.Watermark.Column.Value
 		}
 		for _, problem := range checkQuery(src.Query.Value, wm) {
-			v.errf(src.Query.Pos, "source.query %s", problem)
+			v.errf(src.Query.At(problem.Off), "source.query %s", problem.Msg)
 		}
 	default:
-		v.errf(src.Pos, "source: missing table or query")
+		v.errf(src.Pos, "source needs table (schema.table) or query (a SELECT)")
 	}
 	switch {
 	case s.Target.Pos.Line == 0:
 		v.missing(s.Pos, "target")
+	case v.reported("target"):
 	case !s.Target.Table.Set():
-		v.errf(s.Target.Pos, "target: missing required key \"table\"")
+		v.missing(s.Target.Pos, "target.table")
 	default:
 		v.checkTable("target.table", s.Target.Table)
-		if src.Table.Set() && strings.EqualFold(src.Table.Value, s.Target.Table.Value) {
-			v.errf(s.Target.Table.Pos, "target.table %q is the source table", s.Target.Table.Value)
+		if src.Table.Value != "" && strings.EqualFold(src.Table.Value, s.Target.Table.Value) {
+			v.errf(s.Target.Table.Pos, "target.table %s is the source table: a pipeline writes somewhere else than it reads", quote(s.Target.Table.Value))
 		}
 	}
 }
@@ -149,21 +188,26 @@ func (v *validator) columns() {
 	for _, c := range s.Columns {
 		switch {
 		case !identRe.MatchString(c.Name.Value):
-			v.errf(c.Name.Pos, "column %q is not a plain name: use letters, digits and _", c.Name.Value)
+			v.errf(c.Name.At(badIdentChar(c.Name.Value)), "column %s is not a plain name: use letters, digits and _, starting with a letter or _", quote(c.Name.Value))
+		case len(c.Name.Value) > MaxIdentLen:
+			v.errf(c.Name.Pos, "column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(c.Name.Value), MaxIdentLen)
 		case strings.HasPrefix(strings.ToLower(c.Name.Value), "incrc_"):
-			v.errf(c.Name.Pos, "column %q: names starting with incrc_ are reserved for incrc's own columns", c.Name.Value)
+			v.errf(c.Name.Pos, "column %s: names starting with incrc_ are reserved for incrc's own columns", quote(c.Name.Value))
 		}
 	}
 }
 
 // col checks that ref names a declared column and returns it.
 func (v *validator) col(what string, ref String) *Column {
-	if !ref.Set() {
-		return nil
+	if ref.Value == "" || len(v.s.Columns) == 0 {
+		return nil // absent, reported by Parse, or no columns to look in
 	}
 	c := v.s.Column(ref.Value)
 	if c == nil {
-		v.errf(ref.Pos, "%s %q is not a declared column%s", what, ref.Value, suggest(ref.Value, v.s.ColumnNames()))
+		v.errf(ref.Pos, "%s %s is not a declared column%s", what, quote(ref.Value), suggest(ref.Value, v.s.ColumnNames()))
+	}
+	if c != nil && c.Type.Kind == "" {
+		return nil // declared with a bad type, reported by Parse: nothing to check against
 	}
 	return c
 }
@@ -171,20 +215,20 @@ func (v *validator) col(what string, ref String) *Column {
 func (v *validator) key(strategy Strategy) {
 	s := v.s
 	if len(s.UniqueKey) == 0 {
-		if strategy.NeedsKey() {
-			v.errf(s.Strategy.Pos, "strategy %s needs unique_key: without it a changed row cannot be matched to the row it replaces", strategy)
+		if strategy.NeedsKey() && !v.reported("unique_key") {
+			v.errf(s.Strategy.Pos, "strategy %s needs unique_key, the columns that identify a row: without it a changed row cannot be matched to the row it replaces", strategy)
 		}
 		return
 	}
 	seen := map[string]bool{}
 	for _, k := range s.UniqueKey {
 		if seen[k.Value] {
-			v.errf(k.Pos, "unique_key lists %q twice", k.Value)
+			v.errf(k.Pos, "unique_key lists %q twice: keep one", k.Value)
 		}
 		seen[k.Value] = true
 		c := v.col("unique_key column", k)
 		if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Double) {
-			v.errf(k.Pos, "unique_key column %q has type %s, which cannot be compared reliably", k.Value, c.Type)
+			v.errf(k.Pos, "unique_key column %q has type %s, which engines cannot compare reliably: key on an integer, text or date column", k.Value, c.Type)
 		}
 	}
 }
@@ -196,26 +240,31 @@ var createdLike = regexp.MustCompile(`(?i)(^|_)(created|inserted|creation|insert
 func (v *validator) watermark(strategy Strategy) {
 	s := v.s
 	w := s.Watermark
+	if v.reported("watermark") {
+		return
+	}
 	if w == nil {
 		if strategy != "" && strategy != FullRefresh {
-			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs a watermark (column and start)", strategy)
+			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", strategy)
 		}
 		return
 	}
 	if !w.Column.Set() {
-		v.errf(w.Pos, "watermark: missing required key \"column\"")
+		v.missing(w.Pos, "watermark.column")
 	}
 	c := v.col("watermark.column", w.Column)
 	if c != nil && !c.Type.IsTime() && !c.Type.IsInteger() {
-		v.errf(w.Column.Pos, "watermark.column %q has type %s: a watermark must be a timestamp, date or integer column", c.Name.Value, c.Type)
+		v.errf(w.Column.Pos, "watermark.column %q has type %s: a watermark must be a timestamp, date or integer column that grows as rows change", c.Name.Value, c.Type)
 		c = nil
 	}
 	if c != nil && (strategy == Merge || strategy == SCD2Strategy) && createdLike.MatchString(c.Name.Value) {
 		v.errf(w.Column.Pos, "watermark.column %q looks like a creation time: a %s must see rows that change, and a creation time never moves when a row is updated; use the column that every update sets, such as updated_at", c.Name.Value, strategy)
 	}
 	if !w.Start.Set() {
-		v.errf(w.Pos, "watermark: missing required key \"start\": the lower bound of the first run must be chosen, never the epoch by accident")
-	} else if c != nil {
+		if !v.reported("watermark.start") {
+			v.errf(w.Pos, "watermark: missing required key \"start\", the lower bound of the first run (as in start: 2026-01-01): it must be chosen, never the epoch by accident")
+		}
+	} else if c != nil && w.Start.Value != "" {
 		if _, err := ParseWatermark(c.Type, w.Start.Value); err != nil {
 			v.errf(w.Start.Pos, "watermark.start: %v", err)
 		}
@@ -226,15 +275,15 @@ func (v *validator) watermark(strategy Strategy) {
 			v.errf(w.Lookback.Pos, "watermark.lookback re-reads rows already written, and strategy %s is not idempotent: it would write them twice; use merge, or drop the lookback", strategy)
 		case c == nil:
 		case c.Type.IsInteger() && !w.Lookback.IsCount:
-			v.errf(w.Lookback.Pos, "watermark.lookback %q: the watermark %q is an integer, so the lookback is a number of ids such as 1000", w.Lookback.Text, c.Name.Value)
+			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is an integer, so the lookback is a number of ids such as 1000, not a duration", quote(w.Lookback.Text), c.Name.Value)
 		case c.Type.IsTime() && w.Lookback.IsCount && w.Lookback.Count != 0:
-			v.errf(w.Lookback.Pos, "watermark.lookback %q needs a unit: 90s, 15m, 36h, 2d, 1w", w.Lookback.Text)
+			v.errf(w.Lookback.Pos, "watermark.lookback %s needs a unit: 90s, 15m, 36h, 2d, 1w", quote(w.Lookback.Text))
 		case c.Type.Kind == Date && w.Lookback.Value%(24*3600e9) != 0:
-			v.errf(w.Lookback.Pos, "watermark.lookback %q: the watermark %q is a date, so the lookback is whole days (2d, 1w)", w.Lookback.Text, c.Name.Value)
+			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is a date, so the lookback is whole days (2d, 1w)", quote(w.Lookback.Text), c.Name.Value)
 		}
 	}
 	if w.Lag.Set() && c != nil && c.Type.IsInteger() {
-		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present", c.Name.Value)
+		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present: remove the lag", c.Name.Value)
 	}
 }
 
@@ -245,10 +294,10 @@ func (v *validator) dedupe(strategy Strategy) {
 	}
 	c := v.col("dedupe_by", s.DedupeBy)
 	if len(s.UniqueKey) == 0 {
-		v.errf(s.DedupeBy.Pos, "dedupe_by keeps the newest row per unique_key, and there is no unique_key")
+		v.errf(s.DedupeBy.Pos, "dedupe_by keeps the newest row per unique_key in a batch, and there is no unique_key: add unique_key, or remove dedupe_by")
 	}
 	if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Boolean) {
-		v.errf(s.DedupeBy.Pos, "dedupe_by column %q has type %s, which does not order versions", c.Name.Value, c.Type)
+		v.errf(s.DedupeBy.Pos, "dedupe_by column %q has type %s, which does not order versions: use a timestamp or a sequence number", c.Name.Value, c.Type)
 	}
 }
 
@@ -257,24 +306,27 @@ var granularities = []string{"hour", "day", "month"}
 func (v *validator) partition(strategy Strategy) {
 	s := v.s
 	pt := s.Partition
+	if v.reported("partition") {
+		return
+	}
 	if pt == nil {
 		if strategy == OverwritePartitions {
-			v.errf(s.Strategy.Pos, "strategy overwrite_partitions needs partition (column and granularity)")
+			v.errf(s.Strategy.Pos, "strategy overwrite_partitions needs partition: {column: COLUMN, granularity: day}")
 		}
 		return
 	}
 	if !pt.Column.Set() {
-		v.errf(pt.Pos, "partition: missing required key \"column\"")
+		v.missing(pt.Pos, "partition.column")
 	}
 	c := v.col("partition.column", pt.Column)
 	if c != nil && c.Type.Kind != Date && c.Type.Kind != Timestamp && c.Type.Kind != TimestampTZ {
-		v.errf(pt.Column.Pos, "partition.column %q has type %s: partitions are by date or timestamp", c.Name.Value, c.Type)
+		v.errf(pt.Column.Pos, "partition.column %q has type %s: partitions are by a date or timestamp column", c.Name.Value, c.Type)
 	}
-	if pt.Granularity.Set() {
+	if pt.Granularity.Value != "" {
 		g := pt.Granularity.Value
 		switch {
 		case !contains(granularities, g):
-			v.errf(pt.Granularity.Pos, "unknown partition.granularity %q%s", g, suggest(g, granularities))
+			v.errf(pt.Granularity.Pos, "unknown partition.granularity %s%s", quote(g), suggest(g, granularities))
 		case g == "hour" && c != nil && c.Type.Kind == Date:
 			v.errf(pt.Granularity.Pos, "partition.granularity hour needs a timestamp column; %q is a date", c.Name.Value)
 		}
@@ -285,39 +337,50 @@ var onInvalid = []string{"quarantine", "fail"}
 
 func (v *validator) quality() {
 	q := v.s.Quality
-	if q == nil {
+	if q == nil || v.reported("quality") {
 		return
 	}
 	for _, n := range q.NotNull {
 		v.col("quality.not_null column", n)
 	}
 	for _, chk := range q.Checks {
-		if _, err := ParseExpr(chk.Value, v.s.ColumnNames()); err != nil {
-			v.errf(chk.Pos, "quality check %q: %v", chk.Value, err)
+		if chk.Value == "" {
+			continue // Parse reported it empty
+		}
+		e, err := ParseExpr(chk.Value, v.s.ColumnNames())
+		if err != nil {
+			v.errf(v.at(chk, err), "quality check %s: %v", quote(chk.Value), err)
+			continue
+		}
+		if !v.isCondition(e) {
+			v.errf(chk.Pos, "quality check %s is not a condition: write what a valid row satisfies, as in amount >= 0", quote(chk.Value))
 		}
 	}
-	if q.OnInvalid.Set() && !contains(onInvalid, q.OnInvalid.Value) {
-		v.errf(q.OnInvalid.Pos, "unknown quality.on_invalid %q%s", q.OnInvalid.Value, suggest(q.OnInvalid.Value, onInvalid))
+	if q.OnInvalid.Value != "" && !contains(onInvalid, q.OnInvalid.Value) {
+		v.errf(q.OnInvalid.Pos, "unknown quality.on_invalid %s%s", quote(q.OnInvalid.Value), suggest(q.OnInvalid.Value, onInvalid))
 	}
 }
 
 func (v *validator) reconcile() {
 	r := v.s.Reconcile
-	if r == nil {
+	if r == nil || v.reported("reconcile") {
 		return
 	}
 	if !r.By.Set() {
-		v.errf(r.Pos, "reconcile: missing required key \"by\"")
+		v.missing(r.Pos, "reconcile.by")
 	}
 	v.col("reconcile.by", r.By)
 	for _, m := range r.Measures {
+		if m.Value == "" {
+			continue // Parse reported it
+		}
 		meas, err := ParseMeasure(m.Value, v.s.ColumnNames())
 		if err != nil {
-			v.errf(m.Pos, "reconcile: %v", err)
+			v.errf(v.at(m, err), "reconcile: %v", err)
 			continue
 		}
 		if meas.Fn == "sum" {
-			if c := v.s.Column(meas.Column); c != nil && !c.Type.IsNumeric() {
+			if c := v.s.Column(meas.Column); c != nil && c.Type.Kind != "" && !c.Type.IsNumeric() {
 				v.errf(m.Pos, "reconcile: sum(%s) needs a numeric column; %q is %s", meas.Column, meas.Column, c.Type)
 			}
 		}
@@ -327,6 +390,9 @@ func (v *validator) reconcile() {
 func (v *validator) cdc(strategy Strategy) {
 	s := v.s
 	c := s.CDC
+	if v.reported("cdc") {
+		return
+	}
 	switch {
 	case c == nil && strategy == CDCApply:
 		v.errf(s.Strategy.Pos, "strategy cdc needs cdc: {op: COLUMN, sequence: COLUMN}")
@@ -334,38 +400,82 @@ func (v *validator) cdc(strategy Strategy) {
 	case c == nil:
 		return
 	case strategy != CDCApply && strategy != "":
-		v.errf(c.Pos, "cdc is only meaningful with strategy cdc, not %s", strategy)
+		v.errf(c.Pos, "cdc is only meaningful with strategy cdc, not %s: remove it, or use strategy: cdc", strategy)
 	}
 	if !c.Op.Set() {
-		v.errf(c.Pos, "cdc: missing required key \"op\"")
+		v.missing(c.Pos, "cdc.op")
 	}
 	if !c.Sequence.Set() {
-		v.errf(c.Pos, "cdc: missing required key \"sequence\"")
+		v.missing(c.Pos, "cdc.sequence")
 	}
 	v.col("cdc.op", c.Op)
 	v.col("cdc.sequence", c.Sequence)
-	if c.Deletes.Set() && c.Deletes.Value != "hard" && c.Deletes.Value != "soft" {
-		v.errf(c.Deletes.Pos, "unknown cdc.deletes %q (expected one of: hard, soft)", c.Deletes.Value)
+	if c.Deletes.Value != "" && c.Deletes.Value != "hard" && c.Deletes.Value != "soft" {
+		v.errf(c.Deletes.Pos, "unknown cdc.deletes %s (expected one of: hard, soft)", quote(c.Deletes.Value))
 	}
 }
 
 func (v *validator) scd2(strategy Strategy) {
 	s := v.s
 	c := s.SCD2
-	if c == nil {
+	if c == nil || v.reported("scd2") {
 		return
 	}
 	if strategy != SCD2Strategy && strategy != "" {
-		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s", strategy)
+		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s: remove it, or use strategy: scd2", strategy)
 	}
 	for _, name := range []String{c.ValidFrom, c.ValidTo} {
-		if name.Set() && !identRe.MatchString(name.Value) {
-			v.errf(name.Pos, "scd2 column %q is not a plain name", name.Value)
+		if name.Value != "" && !identRe.MatchString(name.Value) {
+			v.errf(name.At(badIdentChar(name.Value)), "scd2 column %s is not a plain name: use letters, digits and _", quote(name.Value))
 		}
 	}
 	for _, t := range c.Tracked {
 		v.col("scd2.tracked column", t)
 	}
+}
+
+// at is where err points inside str: the offending character when the
+// error knows its offset and the scalar's layout allows it.
+func (v *validator) at(str String, err error) Pos {
+	var oe *OffsetError
+	if errors.As(err, &oe) {
+		return str.At(oe.Off)
+	}
+	return str.Pos
+}
+
+// isCondition reports whether e is true or false for a row, so that
+// NOT e (how a check finds invalid rows) means something on every engine.
+func (v *validator) isCondition(e Expr) bool {
+	switch e := e.(type) {
+	case Binary:
+		switch e.Op {
+		case "AND", "OR":
+			return v.isCondition(e.L) && v.isCondition(e.R)
+		}
+		return cmpOps[e.Op]
+	case Unary:
+		return e.Op == "NOT" && v.isCondition(e.X)
+	case IsNull, In:
+		return true
+	case Lit:
+		return e.Text == "TRUE" || e.Text == "FALSE"
+	case ColRef:
+		c := v.s.Column(e.Name)
+		return c != nil && c.Type.Kind == Boolean
+	}
+	return false
+}
+
+// badIdentChar is the offset of the first byte of name that makes it not a
+// plain identifier, to point at it.
+func badIdentChar(name string) int {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isIdentPart(c) || i == 0 && !isIdentStart(c) {
+			return i
+		}
+	}
+	return 0
 }
 
 // ParseWatermark checks a watermark value (such as watermark.start) against
