@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -15,18 +17,32 @@ import (
 // projectFlags are the flags every command that reads specs shares.
 type projectFlags struct {
 	config string
+	fs     *pflag.FlagSet
 }
 
 func (p *projectFlags) register(fs *pflag.FlagSet) {
+	p.fs = fs
 	fs.StringVar(&p.config, "config", "incrc.yaml", "project file: specs folder, output folder, dialects, named targets (optional)")
 }
 
 // load reads the project file and the specs named by args (default: the
 // project's specs folder). Diagnostics go to stderr; ok is false if any.
 func (p *projectFlags) load(e *env, args []string) (*compiler.Config, []*compiler.Spec, bool) {
+	// Without incrc.yaml a project has the defaults, but a file named on
+	// the command line that is not there is a typo, not a default.
+	if p.fs != nil && p.fs.Changed("config") {
+		if _, err := os.Stat(p.config); err != nil {
+			fmt.Fprintf(e.stderr, "incrc: --config: %v\n", err)
+			return nil, nil, false
+		}
+	}
 	cfg, err := compiler.LoadConfig(p.config, e.getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
+		var diags compiler.Diagnostics
+		if errors.As(err, &diags) {
+			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+		}
 		return nil, nil, false
 	}
 	paths := args
@@ -57,12 +73,18 @@ func (p *projectFlags) load(e *env, args []string) (*compiler.Config, []*compile
 func dialectsFor(flag string, cfg *compiler.Config) ([]dialects.Dialect, error) {
 	if flag == "" {
 		var out []dialects.Dialect
-		for _, n := range cfg.Dialects {
+		for i, n := range cfg.Dialects {
 			d, err := all.Lookup(n)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", cfg.File, err)
+				if i < len(cfg.DialectPos) {
+					return nil, fmt.Errorf("%s: %w", cfg.DialectPos[i], err)
+				}
+				return nil, err
 			}
 			out = append(out, d)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: dialects is empty: name at least one, or remove the key for the default (duckdb)", cfg.File)
 		}
 		return out, nil
 	}
@@ -88,6 +110,17 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 	)
 	for _, s := range specs {
 		plan, err := compiler.Lower(s)
+		var ns *compiler.NotSupportedError
+		if errors.As(err, &ns) {
+			// Said per dialect: a later version compiles it for some
+			// dialects before others, and the user asked for these.
+			names := make([]string, len(ds))
+			for i, d := range ds {
+				names[i] = string(d.Name())
+			}
+			errs = append(errs, fmt.Errorf("%s: %s is not supported yet by %s %s: the spec is valid, and a later version of incrc compiles it", ns.Pos, ns.What, plural(len(ds), "dialect", "dialects"), strings.Join(names, ", ")))
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -95,7 +128,9 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 		for _, d := range ds {
 			data, err := dialects.File(d, plan, specPath(s.File))
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", s.File, err))
+				// What a dialect cannot spell follows from the strategy:
+				// point there, as every other error points at a line.
+				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
 				continue
 			}
 			files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql"), data: data})
@@ -116,4 +151,11 @@ func specPath(file string) string {
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(file))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
