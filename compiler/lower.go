@@ -295,6 +295,11 @@ func runLogColumns() []string {
 	return cols
 }
 
+// dedupe is the rule for sources that hold several versions of a key in
+// one window: one row per unique_key per batch, the greatest dedupe_by,
+// defaulting to the watermark column, ties broken by the other columns.
+// A full refresh keeps the same row, so an incremental run stays equal
+// to it. Without a unique_key there is nothing to dedupe by.
 func (l *lowerer) dedupe() *Dedupe {
 	p, s := l.p, l.p.Spec
 	if len(p.Key) == 0 {
