@@ -55,8 +55,7 @@ const (
 
 	StmtTouchedPartitions = "touched_partitions"
 	StmtStagePartition    = "stage_partition"
-	StmtDeletePartition   = "delete_partition"
-	StmtInsertPartition   = "insert_partition"
+	StmtReplacePartition  = "replace_partition"
 	StmtCheckPartitionSrc = "check_partition_source"
 	StmtCheckPartitionTgt = "check_partition_target"
 	StmtClearMarkers      = "clear_markers"
@@ -458,7 +457,7 @@ func (l *lowerer) write() {
 	cols := columnNames(p.Columns)
 	switch p.Strategy {
 	case OverwritePartitions:
-		// The write is delete_partition + insert_partition, per partition.
+		// The write is replace_partition, once per touched partition.
 	case Merge:
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
 			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()}, "")
@@ -516,11 +515,8 @@ func (l *lowerer) partitions(rules []Rule) {
 	}
 	cols := columnNames(p.Columns)
 	pc := p.Partition.Column
-	inRange := and(Binary{">=", col(pc), ref(pPlo)}, Binary{"<", col(pc), ref(pPhi)})
-	l.add(StmtDeletePartition, PhaseWrite, "Overwrite, step 1: delete the partition [plo, phi) from the target (in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target, Where: inRange}, "", pPlo, pPhi)
-	l.add(StmtInsertPartition, PhaseWrite, "Overwrite, step 2: insert the staged partitions. Never an append onto rows already there.",
-		InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.",
+		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}}, "", pPlo, pPhi)
 	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
 	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
 		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, "", pPipeline, pBackfill)

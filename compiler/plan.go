@@ -170,6 +170,17 @@ type (
 		Range   Window
 	}
 
+	// ReplacePartition overwrites one partition [Range.Lo, Range.Hi) of the
+	// target with the staged rows of that partition: never an append onto
+	// rows already there. The shared spelling is DELETE then INSERT, in the
+	// run's transaction; engines with an atomic partition replace use it.
+	ReplacePartition struct {
+		Target  Table
+		Stage   Table
+		Columns []string
+		Range   Window
+	}
+
 	// DistinctPartitions lists the partitions (the start of each) that the
 	// source rows of the window fall in, oldest first. Since, when set,
 	// names a parameter: partitions starting before it are finalized and
@@ -277,6 +288,7 @@ func (InsertFrom) op()         {}
 func (MergeRows) op()          {}
 func (Aggregate) op()          {}
 func (DistinctPartitions) op() {}
+func (ReplacePartition) op()   {}
 
 // Assign is column = value in an Update.
 type Assign struct {

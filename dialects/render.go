@@ -96,6 +96,11 @@ func renderOp(w *Writer, op compiler.Op) {
 		})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
+	case compiler.ReplacePartition:
+		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE ", WindowPred(w, "", op.Range))
+		w.End()
+		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
+			"\nFROM ", w.Table(op.Stage), "\nWHERE ", WindowPred(w, "", op.Range))
 	case compiler.CountSource:
 		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
 		if where := WindowPred(w, "", op.Window); where != "" {

@@ -57,22 +57,31 @@ func (p *program) bind(part dialects.Part, vals params) ([]any, error) {
 // exec runs a statement and returns the rows its last part affected.
 // A statement the dialect has nothing to do for is skipped.
 func (p *program) exec(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	n, err := p.execParts(ctx, q, name, vals)
+	if err != nil || len(n) == 0 {
+		return 0, err
+	}
+	return n[len(n)-1], nil
+}
+
+// execParts runs a statement and returns the rows each part affected.
+func (p *program) execParts(ctx context.Context, q querier, name string, vals params) ([]int64, error) {
 	st, ok := p.stmts[name]
 	if !ok {
-		return 0, nil
+		return nil, nil
 	}
-	var affected int64
-	for _, part := range st.Parts {
+	affected := make([]int64, len(st.Parts))
+	for i, part := range st.Parts {
 		args, err := p.bind(part, vals)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		res, err := q.ExecContext(ctx, part.SQL, args...)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if n, err := res.RowsAffected(); err == nil {
-			affected = n
+			affected[i] = n
 		}
 	}
 	return affected, nil

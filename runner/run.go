@@ -494,15 +494,19 @@ func (r *run) writeRows(ctx context.Context, tx *sql.Tx) error {
 	if r.plan.Strategy == compiler.OverwritePartitions {
 		for _, pt := range r.parts {
 			r.prog.bindPartition(r.vals, pt)
-			n, err := r.step(ctx, tx, compiler.StmtDeletePartition)
+			if err := r.hook(compiler.StmtReplacePartition); err != nil {
+				return err
+			}
+			n, err := r.prog.execParts(ctx, tx, compiler.StmtReplacePartition, r.vals)
 			if err != nil {
 				return err
 			}
-			r.res.RowsDeleted += n
+			if len(n) > 1 {
+				r.res.RowsDeleted += n[0] // DELETE then INSERT: the first part deleted
+			}
 		}
 		r.res.RowsInserted = staged
-		_, err = r.step(ctx, tx, compiler.StmtInsertPartition)
-		return err
+		return nil
 	}
 	var matched int64
 	if r.prog.has(compiler.StmtCountMatched) {

@@ -263,19 +263,17 @@ SET "status" = $1,
     "error" = $10
 WHERE "run_id" = $11;
 
--- name: delete_partition
+-- name: replace_partition
 -- phase: write
--- Overwrite, step 1: delete the partition [plo, phi) from the target (in the transaction: readers never see it empty).
+-- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
 -- params: $1 = plo, $2 = phi
 DELETE FROM "dw"."events"
 WHERE "event_date" >= $1 AND "event_date" < $2;
-
--- name: insert_partition
--- phase: write
--- Overwrite, step 2: insert the staged partitions. Never an append onto rows already there.
+-- params: $1 = plo, $2 = phi
 INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
-FROM "incrc_stage_dw_events";
+FROM "incrc_stage_dw_events"
+WHERE "event_date" >= $1 AND "event_date" < $2;
 
 -- name: clear_markers
 -- phase: state

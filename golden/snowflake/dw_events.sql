@@ -266,19 +266,17 @@ SET "STATUS" = ?,
     "ERROR" = ?
 WHERE "RUN_ID" = ?;
 
--- name: delete_partition
+-- name: replace_partition
 -- phase: write
--- Overwrite, step 1: delete the partition [plo, phi) from the target (in the transaction: readers never see it empty).
+-- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
 -- params: plo, phi
 DELETE FROM "DW"."EVENTS"
 WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
-
--- name: insert_partition
--- phase: write
--- Overwrite, step 2: insert the staged partitions. Never an append onto rows already there.
+-- params: plo, phi
 INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
-FROM "INCRC_STAGE_DW_EVENTS";
+FROM "INCRC_STAGE_DW_EVENTS"
+WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
 
 -- name: clear_markers
 -- phase: state

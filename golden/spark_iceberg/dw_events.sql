@@ -271,19 +271,17 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- name: delete_partition
+-- name: replace_partition
 -- phase: write
--- Overwrite, step 1: delete the partition [plo, phi) from the target (in the transaction: readers never see it empty).
+-- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
 -- params: plo, phi
 DELETE FROM `dw`.`events`
 WHERE `event_date` >= ? AND `event_date` < ?;
-
--- name: insert_partition
--- phase: write
--- Overwrite, step 2: insert the staged partitions. Never an append onto rows already there.
+-- params: plo, phi
 INSERT INTO `dw`.`events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
-FROM `incrc_stage_dw_events`;
+FROM `incrc_stage_dw_events`
+WHERE `event_date` >= ? AND `event_date` < ?;
 
 -- name: clear_markers
 -- phase: state
