@@ -16,7 +16,12 @@ func openTarget(ctx context.Context, cfg *compiler.Config, target, dialect strin
 	if target == "" {
 		return nil, fmt.Errorf("--target is required: a URL such as duckdb:wh.duckdb, sqlite:wh.db, postgres://user@host/db, mysql://user@host/db, or a target named in incrc.yaml")
 	}
-	if url, ok := cfg.Targets[target]; ok {
+	// A URL always has a scheme and a colon; a target's name never does.
+	if !strings.Contains(target, ":") {
+		url, err := cfg.Target(target)
+		if err != nil {
+			return nil, fmt.Errorf("--target %s: %w", target, err)
+		}
 		target = url
 	}
 	return runner.Open(ctx, target, dialect)
