@@ -62,6 +62,7 @@ const (
 	StmtReadMarkers       = "read_markers"
 	StmtDeleteMarker      = "delete_marker"
 	StmtInsertMarker      = "insert_marker"
+	StmtRecentMarkers     = "recent_markers"
 )
 
 const (
@@ -523,6 +524,9 @@ func (l *lowerer) partitions(rules []Rule) {
 	l.add(StmtReadMarkers, PhaseState, "The partitions of this backfill already done: an interrupted backfill resumes after them.",
 		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "status"}, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)),
 			OrderBy: []Order{{"partition_key", false}}}, "rows", pPipeline, pBackfill)
+	l.add(StmtRecentMarkers, PhaseQuery, "The latest partition markers of every backfill, for incrc state.",
+		SelectRows{Table: PartitionsTable, Columns: []string{"backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}, Where: colEq("pipeline", pPipeline),
+			OrderBy: []Order{{"updated_at", true}, {"partition_key", true}}, Limit: 100}, "rows", pPipeline)
 	l.add(StmtDeleteMarker, PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
 		DeleteRows{Table: PartitionsTable, Where: markerKey}, "", pPipeline, pBackfill, pPartKey)
 	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}

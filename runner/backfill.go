@@ -133,6 +133,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	for _, p := range res.Partitions {
 		if p.Status == PartRebuilt {
 			r.res.RowsInserted += p.Rows
+			r.res.RowsRead += p.Rows
 		}
 	}
 	status, errText := "succeeded", ""

@@ -106,3 +106,23 @@ func (p *program) bindPartition(vals params, pt partition) {
 	vals["plo"] = p.d.BindTime(pt.start, kind)
 	vals["phi"] = p.d.BindTime(pt.end, kind)
 }
+
+// PartitionKeys names the partitions of a pipeline that intersect
+// [from, to), oldest first, as markers, grids and reconciliation name them.
+func PartitionKeys(plan *compiler.Plan, from, to time.Time) []string {
+	g := plan.Partition.Granularity
+	var keys []string
+	for _, p := range partitionsIn(from, to, g) {
+		keys = append(keys, p.Key(g))
+	}
+	return keys
+}
+
+// PartitionKey names the partition a reconciliation key falls in.
+func PartitionKey(plan *compiler.Plan, value string) string {
+	t, err := compiler.ParseTime(value)
+	if err != nil {
+		return value
+	}
+	return makePartition(t, plan.Partition.Granularity).Key(plan.Partition.Granularity)
+}

@@ -46,6 +46,8 @@ type Result struct {
 	RowsUpdated     int64  `json:"rows_updated"`
 	RowsDeleted     int64  `json:"rows_deleted"`
 	RowsQuarantined int64  `json:"rows_quarantined"`
+	StartedAt       string `json:"started_at,omitempty"`
+	FinishedAt      string `json:"finished_at,omitempty"`
 	DurationMS      int64  `json:"duration_ms"`
 	Error           string `json:"error,omitempty"`
 }
@@ -523,6 +525,7 @@ func (r *run) finish(status, errText string) {
 	r.res.Status = status
 	r.res.Error = errText
 	r.res.DurationMS = r.opts.Now().Sub(r.start).Milliseconds()
+	r.res.StartedAt, r.res.FinishedAt = stateTime(r.start), stateTime(r.opts.Now())
 	for k, v := range map[string]any{
 		"status": status, "watermark_after": nullable(r.res.WatermarkAfter), "error": nullable(errText),
 		"rows_read": r.res.RowsRead, "rows_inserted": r.res.RowsInserted, "rows_updated": r.res.RowsUpdated,

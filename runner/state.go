@@ -38,7 +38,18 @@ func (p *program) readState(ctx context.Context, q querier, pipeline string) (*P
 // Status is what incrc state shows of one pipeline.
 type Status struct {
 	PipelineState
-	Runs []Result `json:"runs"`
+	Runs       []Result `json:"runs"`
+	Partitions []Marker `json:"partitions,omitempty"` // backfill markers, newest first
+}
+
+// Marker is a partition's completion marker from a backfill.
+type Marker struct {
+	BackfillID string `json:"backfill_id"`
+	Partition  string `json:"partition"`
+	Status     string `json:"status"`
+	Rows       int64  `json:"rows"`
+	Detail     string `json:"detail,omitempty"`
+	UpdatedAt  string `json:"updated_at"`
 }
 
 // State reads a pipeline's watermark, lease and latest runs.
@@ -69,6 +80,24 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 	for _, row := range rows {
 		s.Runs = append(s.Runs, runRow(row))
 	}
+	if prog.has(compiler.StmtRecentMarkers) {
+		rows, err := prog.query(ctx, conn, compiler.StmtRecentMarkers, params{"pipeline": plan.Pipeline})
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			m := Marker{}
+			m.BackfillID, _ = text(row[0])
+			m.Partition, _ = text(row[1])
+			m.Status, _ = text(row[2])
+			if n, ok := text(row[3]); ok {
+				fmt.Sscan(n, &m.Rows)
+			}
+			m.Detail, _ = text(row[4])
+			m.UpdatedAt, _ = text(row[5])
+			s.Partitions = append(s.Partitions, m)
+		}
+	}
 	return s, nil
 }
 
@@ -85,7 +114,7 @@ func runRow(row []any) Result {
 	return Result{
 		RunID: str(0), Pipeline: str(1), Kind: str(2), Status: str(3), WindowLo: str(4), WindowHi: str(5),
 		WatermarkBefore: str(6), WatermarkAfter: str(7), RowsRead: num(8), RowsInserted: num(9), RowsUpdated: num(10),
-		RowsDeleted: num(11), RowsQuarantined: num(12), DurationMS: num(15), Error: str(16),
+		RowsDeleted: num(11), RowsQuarantined: num(12), StartedAt: str(13), FinishedAt: str(14), DurationMS: num(15), Error: str(16),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
 
@@ -77,6 +78,9 @@ func reconcileCmd() *command {
 			enc.Encode(rec)
 		} else {
 			printReconciliation(e.stdout, rec)
+			if plans[0].Partition != nil {
+				printPartitionGrid(e, plans[0], rec, lo, hi)
+			}
 		}
 		if len(rec.Drifted) > 0 {
 			return exitChanges
@@ -114,6 +118,32 @@ func printReconciliation(w io.Writer, rec *runner.Reconciliation) {
 		return
 	}
 	fmt.Fprintf(w, "\n%d of %d drifted: %s\n", len(rec.Drifted), len(rec.Groups), strings.Join(rec.Drifted, ", "))
+}
+
+// printPartitionGrid shows a partitioned pipeline's reconciliation as one
+// cell per partition, and where the blast radius starts.
+func printPartitionGrid(e *env, plan *compiler.Plan, rec *runner.Reconciliation, lo, hi time.Time) {
+	status := map[string]string{}
+	for _, g := range rec.Groups {
+		k := runner.PartitionKey(plan, g.Key)
+		if g.Match {
+			status[k] = "ok"
+		} else {
+			status[k] = "drifted"
+		}
+	}
+	keys := runner.PartitionKeys(plan, lo, hi)
+	for _, k := range keys {
+		if status[k] == "" {
+			status[k] = "empty"
+		}
+	}
+	fmt.Fprintln(e.stdout)
+	printGrid(e.stdout, useColor(e, e.stdout), keys, status)
+	if len(rec.Drifted) > 0 {
+		fmt.Fprintf(e.stdout, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target URL %s --from %s --to %s --only-drifted\n",
+			runner.PartitionKey(plan, rec.Drifted[0]), plan.Pipeline, rec.From, rec.To)
+	}
 }
 
 func at(vals []string, i int) string {

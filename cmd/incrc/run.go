@@ -44,6 +44,7 @@ func commands() []*command {
 		runCmd(),
 		stateCmd(),
 		reconcileCmd(),
+		backfillCmd(),
 		demoCmd(),
 	}
 }

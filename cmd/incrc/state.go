@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/incrc/incrc/runner"
 )
 
 func stateCmd() *command {
@@ -96,6 +100,7 @@ func stateCmd() *command {
 				}
 				fmt.Fprintln(e.stdout)
 			}
+			printMarkers(e, st.Partitions)
 		}
 		if asJSON {
 			enc := json.NewEncoder(e.stdout)
@@ -105,4 +110,39 @@ func stateCmd() *command {
 		return exitOK
 	}
 	return c
+}
+
+// printMarkers summarizes backfill markers: per backfill, partitions by
+// status, newest backfill first.
+func printMarkers(e *env, markers []runner.Marker) {
+	if len(markers) == 0 {
+		return
+	}
+	var order []string
+	byID := map[string]map[string][]string{}
+	for _, m := range markers {
+		if byID[m.BackfillID] == nil {
+			byID[m.BackfillID] = map[string][]string{}
+			order = append(order, m.BackfillID)
+		}
+		byID[m.BackfillID][m.Status] = append(byID[m.BackfillID][m.Status], m.Partition)
+	}
+	fmt.Fprintf(e.stdout, "  backfill markers (latest %d):\n", len(markers))
+	for _, id := range order {
+		var parts []string
+		for _, st := range []string{runner.PartDone, runner.PartFailed} {
+			if ps := byID[id][st]; len(ps) > 0 {
+				sort.Strings(ps)
+				parts = append(parts, fmt.Sprintf("%d %s (%s)", len(ps), st, rangeOf(ps)))
+			}
+		}
+		fmt.Fprintf(e.stdout, "    %s: %s\n", id, strings.Join(parts, ", "))
+	}
+}
+
+func rangeOf(keys []string) string {
+	if len(keys) == 1 {
+		return keys[0]
+	}
+	return keys[0] + " .. " + keys[len(keys)-1]
 }

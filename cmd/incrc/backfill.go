@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+	"github.com/incrc/incrc/runner"
+)
+
+func backfillCmd() *command {
+	c := &command{
+		name:    "backfill",
+		summary: "Rebuild the partitions of [from, to) from the source, oldest first, each checked; resumable; never moves the watermark.",
+		usage:   "--target URL PIPELINE --from D --to D [flags]",
+		example: "incrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14\nincrc backfill --target postgres://etl@db/wh dw_orders --from 2026-01-01 --to 2026-02-01 --only-drifted --parallel 2\nincrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14 --dry-run\n# exit 0: done, 2: a rebuilt partition does not match the source (named), 1: error, 3: locked",
+	}
+	c.run = func(ctx context.Context, e *env, args []string) int {
+		var (
+			p        projectFlags
+			target   string
+			from, to string
+			o        runner.BackfillOptions
+			asJSON   bool
+		)
+		fs := c.flags(e)
+		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		fs.StringVar(&from, "from", "", "first partition (inclusive): a date or RFC 3339")
+		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
+		fs.IntVar(&o.Parallel, "parallel", 1, "partitions rebuilt at a time")
+		fs.BoolVar(&o.Restart, "restart", false, "redo the partitions an interrupted attempt of this backfill already finished")
+		fs.BoolVar(&o.OnlyDrifted, "only-drifted", false, "rebuild only the partitions whose source and target differ")
+		fs.BoolVar(&o.Restate, "restate", false, "allow rebuilding partitions older than partition.finalize_after")
+		fs.BoolVar(&o.DryRun, "dry-run", false, "list the partitions and print the SQL; change nothing")
+		fs.DurationVar(&o.LeaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a backfill that dies")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		p.register(fs)
+		if code, ok := c.parse(e, fs, args); !ok {
+			return code
+		}
+		if fs.NArg() != 1 {
+			fmt.Fprintf(e.stderr, "incrc backfill: name one pipeline (got %d)\n", fs.NArg())
+			return exitError
+		}
+		if o.Parallel < 1 || o.Parallel > 64 {
+			fmt.Fprintf(e.stderr, "incrc backfill: --parallel %d: expected 1..64\n", o.Parallel)
+			return exitError
+		}
+		var err error
+		if o.From, o.To, err = parseRange(from, to); err != nil {
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitError
+		}
+		cfg, specs, ok := p.load(e, nil)
+		if !ok {
+			return exitError
+		}
+		plans, err := selectPlans(specs, fs.Args())
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitError
+		}
+		plan := plans[0]
+		tg, err := openTarget(ctx, cfg, target, "")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitError
+		}
+		defer tg.Close()
+		progress := isTerminal(e.stderr) && !asJSON
+		start := time.Now()
+		if progress {
+			o.Progress = func(done, total int, pr runner.PartitionResult) {
+				elapsed := time.Since(start)
+				left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+				fmt.Fprintf(e.stderr, "\r%d/%d partitions, %s elapsed, about %s left   ", done, total, elapsed.Round(time.Second), left.Round(time.Second))
+			}
+		}
+		res, err := tg.Backfill(ctx, plan, o)
+		if progress {
+			fmt.Fprintln(e.stderr)
+		}
+		var locked *runner.LockedError
+		switch {
+		case errors.As(err, &locked):
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitLocked
+		case res == nil || res.Partitions == nil:
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitError
+		}
+		if asJSON {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(res)
+		} else {
+			printBackfill(e, plan, res, o)
+			if o.DryRun {
+				if err := printBackfillSQL(e, tg.Dialect, plan); err != nil {
+					fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+					return exitError
+				}
+			}
+		}
+		switch {
+		case errors.Is(err, runner.ErrMismatch):
+			fmt.Fprintf(e.stderr, "incrc backfill: stopped: %v\n", err)
+			return exitChanges
+		case err != nil:
+			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	return c
+}
+
+func parseRange(from, to string) (time.Time, time.Time, error) {
+	lo, err := parseDay("--from", from)
+	if err != nil {
+		return lo, lo, err
+	}
+	hi, err := parseDay("--to", to)
+	if err != nil {
+		return lo, hi, err
+	}
+	if !lo.Before(hi) {
+		return lo, hi, fmt.Errorf("--from %s must be before --to %s: the range is [from, to)", from, to)
+	}
+	return lo, hi, nil
+}
+
+func printBackfill(e *env, plan *compiler.Plan, res *runner.BackfillResult, o runner.BackfillOptions) {
+	w := e.stdout
+	verb := "backfill"
+	if o.DryRun {
+		verb = "backfill plan (dry run: nothing changed)"
+	}
+	fmt.Fprintf(w, "%s: %s of [%s, %s), id %s; watermark %s (a backfill never moves it)\n\n", plan.Pipeline, verb, res.From[:10], res.To[:10], res.BackfillID, orNone(res.Watermark))
+	keys := make([]string, len(res.Partitions))
+	status := map[string]string{}
+	counts := map[string]int{}
+	for i, p := range res.Partitions {
+		keys[i] = p.Key
+		status[p.Key] = p.Status
+		counts[p.Status]++
+	}
+	printGrid(w, useColor(e, w), keys, status)
+	var parts []string
+	for _, c := range cells {
+		if n := counts[c.status]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, c.status))
+		}
+	}
+	fmt.Fprintf(w, "\n%d partition(s): %s.\n", len(keys), strings.Join(parts, ", "))
+	if m := res.Mismatch; m != nil {
+		fmt.Fprintf(w, "Stopped at %s: source %s, target %s (%s).\n", m.Key, strings.Join(m.Source, ", "), strings.Join(m.Target, ", "), strings.Join(res.Measures, ", "))
+	}
+	for _, p := range res.Partitions {
+		if p.Status == runner.PartFailed && p.Error != "" && (res.Mismatch == nil || p.Key != res.Mismatch.Key) {
+			fmt.Fprintf(w, "%s failed: %s\n", p.Key, p.Error)
+		}
+	}
+}
+
+// printBackfillSQL prints the statements a backfill runs for each partition.
+func printBackfillSQL(e *env, d dialects.Dialect, plan *compiler.Plan) error {
+	fmt.Fprintf(e.stdout, "\nFor each pending partition [plo, phi), in its own transaction from replace_partition on:\n")
+	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage, compiler.StmtStagePartition, compiler.StmtQuarantine, compiler.StmtDeleteInvalid,
+		compiler.StmtReplacePartition, compiler.StmtDeleteMarker, compiler.StmtInsertMarker, compiler.StmtCheckPartitionSrc, compiler.StmtCheckPartitionTgt} {
+		st := plan.Statement(name)
+		if st == nil {
+			continue
+		}
+		parts, err := dialects.RenderStatement(d, st)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			fmt.Fprintf(e.stdout, "\n-- name: %s\n%s;\n", name, p.SQL)
+		}
+	}
+	return nil
+}
