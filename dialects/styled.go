@@ -73,3 +73,19 @@ func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
 func BackslashString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 }
+
+// MergeReplacePartition overwrites one partition of the target in one
+// MERGE, for engines whose MERGE has WHEN NOT MATCHED BY SOURCE (BigQuery,
+// Spark on Iceberg): ON FALSE matches nothing, so every staged row of the
+// range is inserted and every target row of the range, matched by no
+// source row, is deleted; the engine commits both or neither. Rows whose
+// partition column is NULL fall in no range: they are never staged by a
+// partition and never deleted by one. The insert names its columns rather
+// than INSERT ROW / INSERT *, so a target whose columns are in another
+// order is still written by name.
+func MergeReplacePartition(w *Writer, op compiler.ReplacePartition) {
+	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("", op.Columns),
+		"\n  FROM ", w.Table(op.Stage), "\n  WHERE ", WindowPred(w, "", op.Range), "\n) AS s\nON FALSE",
+		"\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")",
+		"\nWHEN NOT MATCHED BY SOURCE AND ", WindowPred(w, "t", op.Range), " THEN DELETE")
+}

@@ -10,11 +10,20 @@
 // Unqualified names (the state tables, the stage) resolve in the
 // connection's default dataset, which the target must set.
 //
-// Partition overwrite (not compiled yet) is to be spelled as one atomic
-// statement: MERGE INTO t USING stage ON FALSE WHEN NOT MATCHED THEN
-// INSERT ROW WHEN NOT MATCHED BY SOURCE AND (t.p IN (...) OR t.p IS NULL
-// when a NULL partition is replaced) THEN DELETE. The IN list must cover
-// the NULL partition explicitly: t.p IN (NULL) is never true.
+// A partition overwrite (replace_partition) is one atomic statement per
+// partition: MERGE INTO t USING (the staged rows of [plo, phi)) ON FALSE
+// WHEN NOT MATCHED THEN INSERT WHEN NOT MATCHED BY SOURCE AND t.p >= plo
+// AND t.p < phi THEN DELETE. A NULL partition value means "in no
+// partition": the half-open range is never true for NULL, so such a row is
+// neither staged nor deleted by any partition replace, the same rows the
+// DELETE + INSERT of the other engines leave alone, and the runner refuses
+// a NULL partition in touched_partitions rather than guess which to
+// rewrite. Nothing of a replaced partition is left behind: its range
+// predicate selects exactly the rows the partition holds.
+//
+// Partition starts keep the column's type: DATE_TRUNC for a DATE,
+// DATETIME_TRUNC for a DATETIME (a naive timestamp), TIMESTAMP_TRUNC in UTC
+// for a TIMESTAMP.
 package bigquery
 
 import (
@@ -33,6 +42,7 @@ var (
 	_ dialects.Dialect      = (*Dialect)(nil)
 	_ dialects.OpRenderer   = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.TimeTruncer  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "bigquery" }
@@ -41,7 +51,8 @@ func (*Dialect) Caps() dialects.Caps {
 	return dialects.Caps{Transactions: false, TransactionalDDL: false,
 		Note: "BigQuery: each statement is atomic on its own. Staging is a real table in the default dataset\n" +
 			"(temporary tables need a script or session) that expires one day after it is created.\n" +
-			"Unqualified names resolve in the connection's default dataset: the target must set one.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them."}
+			"Unqualified names resolve in the connection's default dataset: the target must set one.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
+			"With partitions, replace_partition is one atomic MERGE per partition, one partition after another."}
 }
 
 // QuoteIdent quotes one part; BigQuery also accepts `proj.ds.t` whole,
@@ -93,8 +104,26 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 // stageExpiry drops an abandoned stage on its own.
 const stageExpiry = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY))"
 
+// TruncTime spells the start of a partition with the truncation of the
+// column's own type, so the start compares with the column without a cast.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	unit := strings.ToUpper(granularity)
+	switch t.Kind {
+	case compiler.Date:
+		return "DATE_TRUNC(" + expr + ", " + unit + ")"
+	case compiler.TimestampTZ:
+		// Explicit, though UTC is the default: partitions are UTC hours,
+		// days and months on every engine.
+		return "TIMESTAMP_TRUNC(" + expr + ", " + unit + ", 'UTC')"
+	}
+	return "DATETIME_TRUNC(" + expr + ", " + unit + ")"
+}
+
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
+	case compiler.ReplacePartition:
+		dialects.MergeReplacePartition(w, op)
+		return true, nil
 	case compiler.CreateTable:
 		// No PRIMARY KEY: BigQuery's is NOT ENFORCED and the optimizer
 		// trusts it; the merge and the staged dedupe keep the key unique.

@@ -9,9 +9,12 @@
 // conditions, and a match condition of equalities: a key that may be NULL
 // is merged as an UPDATE ... FROM then an INSERT of the rest instead.
 //
-// Partition overwrite (not compiled yet) is to be spelled DELETE FROM t
-// WHERE <partitions> then INSERT, in the write transaction (never
-// TRUNCATE, which commits).
+// A partition overwrite (replace_partition) is the shared DELETE FROM t
+// WHERE <range> then INSERT ... SELECT from the stage, in the write
+// transaction with the advance (never TRUNCATE, which commits). Partition
+// starts are DATE_TRUNC, which returns a TIMESTAMP: a DATE is cast to one
+// first, and a TIMESTAMPTZ is read in UTC (AT TIME ZONE gives the naive
+// UTC time), whatever the session's time zone.
 package redshift
 
 import (
@@ -27,8 +30,9 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect    = (*Dialect)(nil)
-	_ dialects.OpRenderer = (*Dialect)(nil)
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "redshift" }
@@ -80,6 +84,17 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 		return "TIMESTAMPTZ", nil
 	}
 	return "", fmt.Errorf("redshift: no type for %s", t)
+}
+
+// TruncTime spells the start of a partition, in UTC.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	switch t.Kind {
+	case compiler.Date:
+		expr = "CAST(" + expr + " AS TIMESTAMP)"
+	case compiler.TimestampTZ:
+		expr = "(" + expr + " AT TIME ZONE 'UTC')"
+	}
+	return "DATE_TRUNC('" + granularity + "', " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

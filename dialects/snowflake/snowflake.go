@@ -14,9 +14,12 @@
 // default ERROR_ON_NONDETERMINISTIC_MERGE); the stage holds one row per
 // key, so it cannot.
 //
-// Partition overwrite (not compiled yet) is to be spelled DELETE FROM t
-// WHERE <partitions> then INSERT, inside the write transaction; never
-// INSERT OVERWRITE, which truncates the whole table.
+// A partition overwrite (replace_partition) is the shared DELETE FROM t
+// WHERE <range> then INSERT ... SELECT from the stage, inside the run's
+// BEGIN .. COMMIT with the advance: readers never see the partition empty.
+// Never INSERT OVERWRITE, which truncates the whole table. Partition starts
+// are DATE_TRUNC, which keeps its input's type; a TIMESTAMP_TZ is first
+// converted to UTC, since it truncates in each value's own offset.
 package snowflake
 
 import (
@@ -32,8 +35,9 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect    = (*Dialect)(nil)
-	_ dialects.OpRenderer = (*Dialect)(nil)
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "snowflake" }
@@ -83,6 +87,14 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 		return "VARIANT", nil
 	}
 	return "", fmt.Errorf("snowflake: no type for %s", t)
+}
+
+// TruncTime spells the start of a partition, in UTC.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	if t.Kind == compiler.TimestampTZ {
+		expr = "CONVERT_TIMEZONE('UTC', " + expr + ")"
+	}
+	return "DATE_TRUNC('" + strings.ToUpper(granularity) + "', " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

@@ -15,12 +15,24 @@
 // no temporary tables that accept DELETE, so the stage is a real table in
 // the current database that each run drops and creates again.
 //
-// Partition overwrite (not compiled yet) is to be spelled, for Delta,
-// INSERT INTO t REPLACE WHERE <partition predicate> SELECT ... (one atomic
-// commit that replaces exactly the rows the predicate selects, and fails
-// if a new row falls outside it); for Iceberg, a MERGE ... WHEN NOT
-// MATCHED BY SOURCE AND <partition predicate> THEN DELETE, never a static
-// INSERT OVERWRITE, which replaces the whole table.
+// A partition overwrite (replace_partition) is one atomic commit per
+// partition. On Delta it is INSERT INTO t REPLACE WHERE <range> SELECT ...
+// (Spark 3.4+ grammar, Delta Lake 2.4+ or Databricks 12.2+): it replaces
+// exactly the rows of the range, also when the staged partition is empty,
+// and fails if a staged row falls outside it. Not a dynamic-mode INSERT
+// OVERWRITE: that replaces only the physical partitions the new rows land
+// in, so a partition whose rows all moved away keeps its old rows, and it
+// needs the table partitioned at the spec's granularity, which incrc does
+// not assume. On Iceberg it is a MERGE ... ON FALSE ... WHEN NOT MATCHED BY
+// SOURCE AND <range> THEN DELETE (Iceberg 1.3+ on Spark 3.4+); never an
+// INSERT OVERWRITE, whose default static mode replaces the whole table.
+// Partitions are replaced one statement each: the set of partitions of one
+// run is not atomic, and a retry of the window rewrites every one whole.
+//
+// Partition starts are computed in the session time zone (Spark's
+// date_trunc has no zone argument), as are the comparisons of a naive
+// column with the bound window: the session must run in UTC
+// (spark.sql.session.timeZone=UTC).
 package spark
 
 import (
@@ -42,6 +54,7 @@ var (
 	_ dialects.Dialect      = (*Dialect)(nil)
 	_ dialects.OpRenderer   = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.TimeTruncer  = (*Dialect)(nil)
 )
 
 func (d *Dialect) Name() dialects.Name {
@@ -53,11 +66,16 @@ func (d *Dialect) Name() dialects.Name {
 
 func (d *Dialect) Caps() dialects.Caps {
 	note := "Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.\n" +
-		"Staging is a real Delta table in the current database, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them."
+		"Staging is a real Delta table in the current database, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
+		"With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),\n" +
+		"one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
 	if d.Iceberg {
 		note = "Spark 3.5 + Apache Iceberg: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE\n" +
 			"and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.\n" +
-			"Staging is a real Iceberg table in the current namespace, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them."
+			"Staging is a real Iceberg table in the current namespace, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
+			"With partitions, replace_partition is one MERGE commit per partition (Iceberg 1.3+), one partition after\n" +
+			"another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.\n" +
+			"Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
 	}
 	return dialects.Caps{Transactions: false, TransactionalDDL: false, Note: note}
 }
@@ -111,8 +129,30 @@ func (d *Dialect) format() string {
 	return "USING DELTA"
 }
 
+// TruncTime spells the start of a partition. A date's month is trunc(),
+// which stays a DATE. date_trunc takes and returns a session-zone
+// TIMESTAMP: a naive column is cast back to TIMESTAMP_NTZ so the partition
+// start has the column's type.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	unit := strings.ToUpper(granularity)
+	switch t.Kind {
+	case compiler.Date:
+		return "trunc(" + expr + ", '" + unit + "')"
+	case compiler.Timestamp:
+		return "CAST(date_trunc('" + unit + "', " + expr + ") AS TIMESTAMP_NTZ)"
+	}
+	return "date_trunc('" + unit + "', " + expr + ")"
+}
+
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
+	case compiler.ReplacePartition:
+		if d.Iceberg {
+			dialects.MergeReplacePartition(w, op)
+		} else {
+			d.replaceWhere(w, op)
+		}
+		return true, nil
 	case compiler.CreateTable:
 		// No PRIMARY KEY: open-source Spark cannot declare one; the merge
 		// and the staged dedupe keep the key unique.
@@ -126,4 +166,12 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// replaceWhere overwrites one partition of a Delta table in one commit.
+// The grammar takes no column list: the SELECT lists the columns in the
+// spec's order, the order incrc creates the target in.
+func (d *Dialect) replaceWhere(w *dialects.Writer, op compiler.ReplacePartition) {
+	w.S("INSERT INTO ", w.Table(op.Target), " REPLACE WHERE ", dialects.WindowPred(w, "", op.Range),
+		"\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.Stage), "\nWHERE ", dialects.WindowPred(w, "", op.Range))
 }

@@ -8,12 +8,17 @@
 // Iceberg and Delta Lake connectors accept: no SMALLINT, no bounded
 // VARCHAR, no JSON column; and no key constraints at all.
 //
-// Partition overwrite (not compiled yet) is to be spelled DELETE FROM t
-// WHERE <partitions> then INSERT: two commits, not atomic, so readers can
-// see the partition empty between them and a retry of the same window
-// repairs a half-done one; the compiled file must say so. (The Hive
-// connector's insert_existing_partitions_behavior = 'OVERWRITE' session
-// property replaces whole partitions in one INSERT, for Hive tables only.)
+// A partition overwrite (replace_partition) is the shared DELETE FROM t
+// WHERE <range> then INSERT ... SELECT from the stage: two commits, not
+// atomic, so readers can see the partition empty between them, and a run
+// that dies between them leaves it empty until a retry of the same window,
+// which rewrites the partition whole (the watermark has not moved). The
+// compiled file's header says so. (The Hive connector's
+// insert_existing_partitions_behavior = 'OVERWRITE' replaces whole physical
+// partitions in one INSERT, for Hive tables only, and leaves a partition
+// whose rows all moved away untouched: not used.) Partition starts are
+// date_trunc, which keeps its input's type; a timestamp with time zone is
+// first moved to UTC, since it truncates in the value's own zone.
 package trino
 
 import (
@@ -29,8 +34,9 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect    = (*Dialect)(nil)
-	_ dialects.OpRenderer = (*Dialect)(nil)
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "trino" }
@@ -39,7 +45,10 @@ func (*Dialect) Caps() dialects.Caps {
 	return dialects.Caps{Transactions: false, TransactionalDDL: false,
 		Note: "Trino (Iceberg or Delta Lake catalog): writes autocommit, one statement at a time.\n" +
 			"Staging is a real table in the session's schema (Trino has no temporary tables), dropped and\n" +
-			"created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them."}
+			"created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
+			"With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the\n" +
+			"partition empty between them, and a run that fails between them leaves it so until the same window\n" +
+			"is retried (the watermark has not moved), which rewrites the partition whole."}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -75,6 +84,14 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 		return "TIMESTAMP(6) WITH TIME ZONE", nil
 	}
 	return "", fmt.Errorf("trino: no type for %s", t)
+}
+
+// TruncTime spells the start of a partition, in UTC.
+func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+	if t.Kind == compiler.TimestampTZ {
+		expr = expr + " AT TIME ZONE 'UTC'"
+	}
+	return "date_trunc('" + granularity + "', " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

@@ -8,6 +8,7 @@
 -- (temporary tables need a script or session) that expires one day after it is created.
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
 
 -- name: create_schema
 -- phase: setup
@@ -271,14 +272,17 @@ WHERE `run_id` = ?;
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
--- params: plo, phi
-DELETE FROM `dw`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?;
--- params: plo, phi
-INSERT INTO `dw`.`events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
-SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
-FROM `incrc_stage_dw_events`
-WHERE `event_date` >= ? AND `event_date` < ?;
+-- params: plo, phi, plo, phi
+MERGE INTO `dw`.`events` AS t
+USING (
+  SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
+  FROM `incrc_stage_dw_events`
+  WHERE `event_date` >= ? AND `event_date` < ?
+) AS s
+ON FALSE
+WHEN NOT MATCHED THEN INSERT (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
+  VALUES (s.`event_id`, s.`event_date`, s.`user_id`, s.`kind`, s.`ingested_at`)
+WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= ? AND t.`event_date` < ? THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -295,6 +299,16 @@ SELECT `partition_key`, `status`
 FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?
 ORDER BY `partition_key`;
+
+-- name: recent_markers
+-- phase: query
+-- The latest partition markers of every backfill, for incrc state.
+-- params: pipeline
+SELECT `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`
+FROM `incrc_partitions`
+WHERE `pipeline` = ?
+ORDER BY `updated_at` DESC, `partition_key` DESC
+LIMIT 100;
 
 -- name: delete_marker
 -- phase: write

@@ -8,6 +8,7 @@
 -- (temporary tables need a script or session) that expires one day after it is created.
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
 
 -- name: create_schema
 -- phase: setup

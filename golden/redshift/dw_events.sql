@@ -295,6 +295,16 @@ FROM "incrc_partitions"
 WHERE "pipeline" = $1 AND "backfill_id" = $2
 ORDER BY "partition_key";
 
+-- name: recent_markers
+-- phase: query
+-- The latest partition markers of every backfill, for incrc state.
+-- params: $1 = pipeline
+SELECT "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"
+FROM "incrc_partitions"
+WHERE "pipeline" = $1
+ORDER BY "updated_at" DESC, "partition_key" DESC
+LIMIT 100;
+
 -- name: delete_marker
 -- phase: write
 -- Replace a partition's marker (with the rewrite, in its transaction).

@@ -294,6 +294,16 @@ FROM "INCRC_PARTITIONS"
 WHERE "PIPELINE" = ? AND "BACKFILL_ID" = ?
 ORDER BY "PARTITION_KEY";
 
+-- name: recent_markers
+-- phase: query
+-- The latest partition markers of every backfill, for incrc state.
+-- params: pipeline
+SELECT "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT"
+FROM "INCRC_PARTITIONS"
+WHERE "PIPELINE" = ?
+ORDER BY "UPDATED_AT" DESC, "PARTITION_KEY" DESC
+LIMIT 100;
+
 -- name: delete_marker
 -- phase: write
 -- Replace a partition's marker (with the rewrite, in its transaction).

@@ -7,6 +7,8 @@
 -- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
+-- one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
 
 -- name: create_schema
 -- phase: setup
@@ -273,11 +275,8 @@ WHERE `run_id` = ?;
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
--- params: plo, phi
-DELETE FROM `dw`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?;
--- params: plo, phi
-INSERT INTO `dw`.`events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
+-- params: plo, phi, plo, phi
+INSERT INTO `dw`.`events` REPLACE WHERE `event_date` >= ? AND `event_date` < ?
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `incrc_stage_dw_events`
 WHERE `event_date` >= ? AND `event_date` < ?;
@@ -297,6 +296,16 @@ SELECT `partition_key`, `status`
 FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?
 ORDER BY `partition_key`;
+
+-- name: recent_markers
+-- phase: query
+-- The latest partition markers of every backfill, for incrc state.
+-- params: pipeline
+SELECT `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`
+FROM `incrc_partitions`
+WHERE `pipeline` = ?
+ORDER BY `updated_at` DESC, `partition_key` DESC
+LIMIT 100;
 
 -- name: delete_marker
 -- phase: write

@@ -7,6 +7,8 @@
 -- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
+-- one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
 
 -- name: create_state
 -- phase: setup

@@ -8,6 +8,9 @@
 -- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
 -- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is one MERGE commit per partition (Iceberg 1.3+), one partition after
+-- another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.
+-- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
 
 -- name: create_schema
 -- phase: setup

@@ -8,6 +8,9 @@
 -- Staging is a real table in the session's schema (Trino has no temporary tables), dropped and
 -- created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
+-- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
+-- partition empty between them, and a run that fails between them leaves it so until the same window
+-- is retried (the watermark has not moved), which rewrites the partition whole.
 
 -- name: create_schema
 -- phase: setup
@@ -293,6 +296,16 @@ SELECT "partition_key", "status"
 FROM "incrc_partitions"
 WHERE "pipeline" = ? AND "backfill_id" = ?
 ORDER BY "partition_key";
+
+-- name: recent_markers
+-- phase: query
+-- The latest partition markers of every backfill, for incrc state.
+-- params: pipeline
+SELECT "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"
+FROM "incrc_partitions"
+WHERE "pipeline" = ?
+ORDER BY "updated_at" DESC, "partition_key" DESC
+LIMIT 100;
 
 -- name: delete_marker
 -- phase: write
