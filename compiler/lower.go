@@ -421,6 +421,11 @@ func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
 			addNotNull(c.Name)
 		}
 	}
+	// A row without a partition value belongs to no partition: a run could
+	// never write it, so a full refresh must not either.
+	if s.Strategy.Value == string(OverwritePartitions) && s.Partition != nil {
+		addNotNull(s.Partition.Column.Value)
+	}
 	mode := "fail"
 	if q := s.Quality; q != nil {
 		mode = "quarantine"
@@ -516,7 +521,7 @@ func (l *lowerer) partitions(rules []Rule) {
 	}
 	cols := columnNames(p.Columns)
 	pc := p.Partition.Column
-	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.",
+	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).",
 		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}}, "", pPlo, pPhi)
 	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
 	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",

@@ -53,6 +53,13 @@ type Caps struct {
 	// Executed: tests run this dialect's SQL on a real engine, and the
 	// runner can open targets of it.
 	Executed bool
+	// Heartbeat: a second session may update the state row while the
+	// run's transaction is open (a server engine with row locks). The
+	// runner then renews the lease from another connection during long
+	// statements; otherwise (DuckDB's optimistic concurrency would abort
+	// the run's own advance, SQLite has one writer) it renews between
+	// steps only.
+	Heartbeat bool
 	// Note is said in each compiled file's header: what the user must know
 	// about atomicity on this engine.
 	Note string

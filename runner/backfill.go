@@ -105,7 +105,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	res := &BackfillResult{Pipeline: plan.Pipeline, BackfillID: BackfillID(plan, o.From, o.To),
 		From: o.From.UTC().Format(time.RFC3339), To: o.To.UTC().Format(time.RFC3339), Measures: measureNames(plan)}
 	r := &run{t: t, prog: prog, plan: plan, opts: opts, conn: conn, owner: opts.Owner, start: opts.Now(),
-		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: "backfill"}}
+		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: "backfill"}, stopHeartbeat: func() {}}
 	r.vals = params{"pipeline": plan.Pipeline, "owner": r.owner, "run_id": r.res.RunID, "spec_hash": plan.Spec.Hash, "backfill_id": res.BackfillID}
 	if o.DryRun {
 		return t.planBackfill(ctx, r, o, res)
@@ -118,6 +118,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	bg := context.WithoutCancel(ctx)
 	defer prog.exec(bg, conn, compiler.StmtReleaseLease, r.vals)
+	defer r.stopHeartbeat()
 	if err := t.decide(ctx, r, o, res); err != nil {
 		return res, err
 	}

@@ -77,6 +77,8 @@ type run struct {
 	vals   params
 	locked bool
 	parts  []partition // overwrite_partitions: the partitions this run rewrites
+
+	stopHeartbeat func() // ends the heartbeat goroutine; a no-op without one
 }
 
 func (o *Options) defaults() {
@@ -125,9 +127,10 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 		kind = "full_refresh"
 	}
 	r := &run{t: t, prog: prog, plan: plan, opts: opts, conn: conn, owner: opts.Owner, start: opts.Now(),
-		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: kind}}
+		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: kind}, stopHeartbeat: func() {}}
 	r.vals = params{"pipeline": plan.Pipeline, "owner": r.owner, "run_id": r.res.RunID, "spec_hash": plan.Spec.Hash}
 	err = r.run(ctx)
+	r.stopHeartbeat()
 	if r.locked {
 		// The lease is ours from here on: give it back even when the
 		// context is cancelled.
@@ -243,6 +246,7 @@ func (r *run) acquire(ctx context.Context) error {
 	}
 	r.locked = true
 	r.renew = now
+	r.startHeartbeat(ctx)
 	// Any run still marked running died: this run holds the lease now.
 	_, err = r.step(ctx, r.conn, compiler.StmtAbandonRuns)
 	return err
@@ -265,6 +269,36 @@ func (r *run) renewLease(ctx context.Context) error {
 	}
 	r.renew = now
 	return nil
+}
+
+// startHeartbeat renews the lease from a second connection every third of
+// its TTL while the run lives, on engines where that cannot conflict with
+// the run's own transaction (Caps.Heartbeat). A failed renewal is not
+// fatal here: the advance's compare-and-set on the lease owner is what
+// keeps a run that lost its lease from committing.
+func (r *run) startHeartbeat(ctx context.Context) {
+	r.stopHeartbeat = func() {}
+	if !r.t.Dialect.Caps().Heartbeat {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	r.stopHeartbeat = func() { cancel(); <-done }
+	vals := params{"pipeline": r.plan.Pipeline, "owner": r.owner}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(r.opts.LeaseTTL/3, 10*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				vals["expires_at"] = stateTime(r.opts.Now().Add(r.opts.LeaseTTL))
+				r.prog.exec(ctx, r.t.DB, compiler.StmtRenewLease, vals)
+			}
+		}
+	}()
 }
 
 func (r *run) readWatermark(ctx context.Context) (*mark, error) {

@@ -349,3 +349,45 @@ func TestKilledRunChild(t *testing.T) {
 		return nil
 	}})
 }
+
+// TestHeartbeat: on engines with a heartbeat, a run whose statement lasts
+// longer than its lease keeps the lease, so a second run is still refused.
+// Elsewhere the lease is renewed between steps; the advance's
+// compare-and-set on the owner protects a run that outlived its lease.
+func TestHeartbeat(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			if !e.tg.Dialect.Caps().Heartbeat {
+				t.Skipf("%s renews the lease between steps, not from a heartbeat", eng.name)
+			}
+			p := ordersPlan(e, "look", "lookback: 2d")
+			seedOrders(e, p)
+			held := make(chan struct{})
+			release := make(chan struct{})
+			done := make(chan error)
+			go func() {
+				_, err := e.tg.Run(e.ctx, p, Options{Owner: "slow", LeaseTTL: 300 * time.Millisecond, Until: until("2026-01-24"), BeforeStatement: func(name string) error {
+					if name == compiler.StmtWrite {
+						close(held)
+						<-release
+					}
+					return nil
+				}})
+				done <- err
+			}()
+			<-held
+			time.Sleep(time.Second) // three lease lifetimes
+			_, err := e.tg.Run(e.ctx, p, Options{Owner: "second", Until: until("2026-01-24")})
+			var locked *LockedError
+			if !errors.As(err, &locked) || locked.Owner != "slow" {
+				t.Errorf("second run after the first outlived its TTL: %v, want locked by slow", err)
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatalf("the slow run: %v", err)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "mysql" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: false, Executed: true,
+	return dialects.Caps{Transactions: true, TransactionalDDL: false, Executed: true, Heartbeat: true,
 		Note: "MariaDB 10.11 / MySQL 8 (InnoDB): DDL commits implicitly, so it all runs before the write transaction."}
 }
 

@@ -18,7 +18,7 @@ var _ dialects.Dialect = (*Dialect)(nil)
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: true, ReusesParams: true, Executed: true,
+	return dialects.Caps{Transactions: true, TransactionalDDL: true, ReusesParams: true, Executed: true, Heartbeat: true,
 		Note: "PostgreSQL 15 or later (MERGE)."}
 }
 

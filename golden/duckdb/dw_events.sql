@@ -218,6 +218,19 @@ FROM "app"."events"
 WHERE "ingested_at" < $1
   AND "event_date" >= $2 AND "event_date" < $3;
 
+-- name: count_invalid
+-- phase: stage
+-- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
+SELECT COUNT(*)
+FROM "incrc_stage_dw_events"
+WHERE "event_date" IS NULL;
+
+-- name: delete_invalid
+-- phase: stage
+-- Invalid rows never reach the target.
+DELETE FROM "incrc_stage_dw_events"
+WHERE "event_date" IS NULL;
+
 -- name: count_staged
 -- phase: stage
 -- Rows to write.
@@ -265,7 +278,7 @@ WHERE "run_id" = $11;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: $1 = plo, $2 = phi
 DELETE FROM "dw"."events"
 WHERE "event_date" >= $1 AND "event_date" < $2;
@@ -324,6 +337,7 @@ FROM (
   SELECT "event_date"
   FROM "app"."events"
   WHERE "ingested_at" < $1
+    AND NOT ("event_date" IS NULL)
     AND "event_date" >= $2 AND "event_date" < $3
 ) AS r
 GROUP BY "event_date"
@@ -344,8 +358,12 @@ ORDER BY "event_date";
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
 -- params: $1 = from, $2 = to
 SELECT "event_date" AS incrc_key, COUNT(*) AS m0
-FROM "app"."events"
-WHERE "event_date" >= $1 AND "event_date" < $2
+FROM (
+  SELECT "event_date"
+  FROM "app"."events"
+  WHERE NOT ("event_date" IS NULL)
+    AND "event_date" >= $1 AND "event_date" < $2
+) AS r
 GROUP BY "event_date"
 ORDER BY "event_date";
 

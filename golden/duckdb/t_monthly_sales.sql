@@ -320,7 +320,7 @@ WHERE "run_id" = $11;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: $1 = plo, $2 = phi
 DELETE FROM "dw"."sales_monthly"
 WHERE "sale_date" >= $1 AND "sale_date" < $2;

@@ -244,13 +244,13 @@ WHERE incrc_rn = 1
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: delete_invalid
 -- phase: stage
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: count_staged
 -- phase: stage
@@ -299,7 +299,7 @@ WHERE "run_id" = $11;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: $1 = plo, $2 = phi
 DELETE FROM "dw"."clicks_hourly"
 WHERE "clicked_at" >= $1 AND "clicked_at" < $2;
@@ -363,7 +363,7 @@ FROM (
     WHERE "ingested_at" < $1
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= $2 AND "clicked_at" < $3
 ) AS r
 GROUP BY DATE_TRUNC('hour', "clicked_at")
@@ -392,7 +392,7 @@ FROM (
     FROM "app"."clicks"
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= $1 AND "clicked_at" < $2
 ) AS r
 GROUP BY DATE_TRUNC('hour', "clicked_at")

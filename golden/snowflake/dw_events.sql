@@ -221,6 +221,19 @@ FROM "APP"."EVENTS"
 WHERE "INGESTED_AT" < ?
   AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
 
+-- name: count_invalid
+-- phase: stage
+-- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
+SELECT COUNT(*)
+FROM "INCRC_STAGE_DW_EVENTS"
+WHERE "EVENT_DATE" IS NULL;
+
+-- name: delete_invalid
+-- phase: stage
+-- Invalid rows never reach the target.
+DELETE FROM "INCRC_STAGE_DW_EVENTS"
+WHERE "EVENT_DATE" IS NULL;
+
 -- name: count_staged
 -- phase: stage
 -- Rows to write.
@@ -268,7 +281,7 @@ WHERE "RUN_ID" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."EVENTS"
 WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
@@ -327,6 +340,7 @@ FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
   WHERE "INGESTED_AT" < ?
+    AND NOT ("EVENT_DATE" IS NULL)
     AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
 ) AS r
 GROUP BY "EVENT_DATE"
@@ -347,8 +361,12 @@ ORDER BY "EVENT_DATE";
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
 -- params: from, to
 SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
-FROM "APP"."EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+FROM (
+  SELECT "EVENT_DATE"
+  FROM "APP"."EVENTS"
+  WHERE NOT ("EVENT_DATE" IS NULL)
+    AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+) AS r
 GROUP BY "EVENT_DATE"
 ORDER BY "EVENT_DATE";
 

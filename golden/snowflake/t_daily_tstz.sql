@@ -309,7 +309,7 @@ WHERE "RUN_ID" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."PAYMENTS"
 WHERE "PAID_AT" >= ? AND "PAID_AT" < ?;

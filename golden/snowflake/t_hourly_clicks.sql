@@ -243,13 +243,13 @@ WHERE incrc_rn = 1
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOURLY_CLICKS"
-WHERE "CLICK_ID" IS NULL;
+WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
 
 -- name: delete_invalid
 -- phase: stage
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_T_HOURLY_CLICKS"
-WHERE "CLICK_ID" IS NULL;
+WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
 
 -- name: count_staged
 -- phase: stage
@@ -298,7 +298,7 @@ WHERE "RUN_ID" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."CLICKS_HOURLY"
 WHERE "CLICKED_AT" >= ? AND "CLICKED_AT" < ?;
@@ -362,7 +362,7 @@ FROM (
     WHERE "INGESTED_AT" < ?
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("CLICK_ID" IS NULL)
+    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
     AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
@@ -391,7 +391,7 @@ FROM (
     FROM "APP"."CLICKS"
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("CLICK_ID" IS NULL)
+    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
     AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")

@@ -323,7 +323,7 @@ WHERE "RUN_ID" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."SALES_MONTHLY"
 WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;

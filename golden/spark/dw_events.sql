@@ -227,6 +227,19 @@ FROM `app`.`events`
 WHERE `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
 
+-- name: count_invalid
+-- phase: stage
+-- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
+SELECT COUNT(*)
+FROM `incrc_stage_dw_events`
+WHERE `event_date` IS NULL;
+
+-- name: delete_invalid
+-- phase: stage
+-- Invalid rows never reach the target.
+DELETE FROM `incrc_stage_dw_events`
+WHERE `event_date` IS NULL;
+
 -- name: count_staged
 -- phase: stage
 -- Rows to write.
@@ -274,7 +287,7 @@ WHERE `run_id` = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi, plo, phi
 INSERT INTO `dw`.`events` REPLACE WHERE `event_date` >= ? AND `event_date` < ?
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
@@ -330,6 +343,7 @@ FROM (
   SELECT `event_date`
   FROM `app`.`events`
   WHERE `ingested_at` < ?
+    AND NOT (`event_date` IS NULL)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r
 GROUP BY `event_date`
@@ -350,8 +364,12 @@ ORDER BY `event_date`;
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
 -- params: from, to
 SELECT `event_date` AS incrc_key, COUNT(*) AS m0
-FROM `app`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?
+FROM (
+  SELECT `event_date`
+  FROM `app`.`events`
+  WHERE NOT (`event_date` IS NULL)
+    AND `event_date` >= ? AND `event_date` < ?
+) AS r
 GROUP BY `event_date`
 ORDER BY `event_date`;
 

@@ -314,7 +314,7 @@ WHERE `run_id` = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi, plo, phi
 INSERT INTO `dw`.`payments` REPLACE WHERE `paid_at` >= ? AND `paid_at` < ?
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`

@@ -330,7 +330,7 @@ WHERE `run_id` = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi, plo, phi
 INSERT INTO `dw`.`sales_monthly` REPLACE WHERE `sale_date` >= ? AND `sale_date` < ?
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`

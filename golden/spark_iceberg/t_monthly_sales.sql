@@ -332,7 +332,7 @@ WHERE `run_id` = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi, plo, phi
 MERGE INTO `dw`.`sales_monthly` AS t
 USING (

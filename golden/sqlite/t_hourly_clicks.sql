@@ -235,13 +235,13 @@ WHERE incrc_rn = 1
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: delete_invalid
 -- phase: stage
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: count_staged
 -- phase: stage
@@ -290,7 +290,7 @@ WHERE "run_id" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw_clicks_hourly"
 WHERE "clicked_at" >= ? AND "clicked_at" < ?;
@@ -354,7 +354,7 @@ FROM (
     WHERE "ingested_at" < ?
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= ? AND "clicked_at" < ?
 ) AS r
 GROUP BY strftime('%Y-%m-%d %H:00:00', "clicked_at")
@@ -383,7 +383,7 @@ FROM (
     FROM "app_clicks"
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= ? AND "clicked_at" < ?
 ) AS r
 GROUP BY strftime('%Y-%m-%d %H:00:00', "clicked_at")

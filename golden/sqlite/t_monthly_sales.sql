@@ -315,7 +315,7 @@ WHERE "run_id" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw_sales_monthly"
 WHERE "sale_date" >= ? AND "sale_date" < ?;

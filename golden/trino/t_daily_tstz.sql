@@ -311,7 +311,7 @@ WHERE "run_id" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."payments"
 WHERE "paid_at" >= ? AND "paid_at" < ?;

@@ -246,13 +246,13 @@ WHERE incrc_rn = 1
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: delete_invalid
 -- phase: stage
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_hourly_clicks"
-WHERE "click_id" IS NULL;
+WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 
 -- name: count_staged
 -- phase: stage
@@ -301,7 +301,7 @@ WHERE "run_id" = ?;
 
 -- name: replace_partition
 -- phase: write
--- Overwrite the partition [plo, phi) of the target with its staged rows, in the write transaction.
+-- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."clicks_hourly"
 WHERE "clicked_at" >= ? AND "clicked_at" < ?;
@@ -365,7 +365,7 @@ FROM (
     WHERE "ingested_at" < ?
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= ? AND "clicked_at" < ?
 ) AS r
 GROUP BY date_trunc('hour', "clicked_at")
@@ -394,7 +394,7 @@ FROM (
     FROM "app"."clicks"
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("click_id" IS NULL)
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
     AND "clicked_at" >= ? AND "clicked_at" < ?
 ) AS r
 GROUP BY date_trunc('hour', "clicked_at")
