@@ -344,6 +344,13 @@ func TestLateEvent(t *testing.T) {
 				[]any{4, "2026-01-10", "buy", "2026-01-12 08:00:00"},
 				[]any{5, "2026-01-12", "view", "2026-01-12 09:00:00"},
 			)
+			pv, err := e.tg.Preview(e.ctx, p, *until("2026-01-13"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pv.Rows != 2 || !cmp.Equal(pv.Partitions, []string{"2026-01-10", "2026-01-12"}) || pv.WindowLo != "2026-01-12T00:00:00Z" {
+				t.Errorf("preview of the late run: %+v", pv)
+			}
 			r := mustRun(t, e, p, Options{Until: until("2026-01-13")})
 			if r.RowsRead != 2 || r.RowsDeleted != 2 || r.RowsInserted != 4 {
 				t.Errorf("late run: read %d, deleted %d, inserted %d; want 2 read, partition 01-10 (2 rows) rewritten with 3, 01-12 added", r.RowsRead, r.RowsDeleted, r.RowsInserted)

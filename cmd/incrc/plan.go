@@ -10,8 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/runner"
 )
 
 func planCmd() *command {
@@ -27,11 +31,13 @@ func planCmd() *command {
 			dialect string
 			out     string
 			format  string
+			target  string
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		fs.StringVar(&format, "format", "text", "output: text, markdown (for a pull-request comment) or json")
+		fs.StringVar(&target, "target", "", "also show each pipeline's next window and the partitions it would rewrite, read from this target")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
@@ -64,13 +70,22 @@ func planCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
 			return exitError
 		}
+		var next []*runner.Preview
+		if target != "" {
+			if next, err = previews(ctx, cfg, target, specs); err != nil {
+				fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
+				return exitError
+			}
+		}
 		switch format {
 		case "json":
-			printPlanJSON(e.stdout, changes)
+			printPlanJSON(e.stdout, changes, next)
 		case "markdown":
 			printPlanMarkdown(e.stdout, changes)
+			printNext(e.stdout, next, true)
 		default:
 			printPlanText(e.stdout, changes)
+			printNext(e.stdout, next, false)
 		}
 		if len(changes) > 0 {
 			return exitChanges
@@ -170,7 +185,59 @@ func printPlanMarkdown(w io.Writer, changes []fileChange) {
 	}
 }
 
-func printPlanJSON(w io.Writer, changes []fileChange) {
+// previews reads each pipeline's next window from the target.
+func previews(ctx context.Context, cfg *compiler.Config, target string, specs []*compiler.Spec) ([]*runner.Preview, error) {
+	plans, err := selectPlans(specs, nil)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := openTarget(ctx, cfg, target, "")
+	if err != nil {
+		return nil, err
+	}
+	defer tg.Close()
+	var out []*runner.Preview
+	for _, p := range plans {
+		pv, err := tg.Preview(ctx, p, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Pipeline, err)
+		}
+		out = append(out, pv)
+	}
+	return out, nil
+}
+
+func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
+	if len(next) == 0 {
+		return
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n#### Next runs\n\n| pipeline | watermark | next window | rows | partitions to rewrite |\n|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(w, "\nNext runs (hi = now - lag):\n")
+	}
+	for _, p := range next {
+		lo := p.WindowLo
+		if lo == "" {
+			lo = "-inf"
+		}
+		parts := strings.Join(p.Partitions, ", ")
+		if markdown {
+			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, parts)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows)
+		if parts != "" {
+			fmt.Fprintf(w, ", rewrites %s", parts)
+		}
+		if p.LeaseOwner != "" {
+			fmt.Fprintf(w, " (leased by %s)", p.LeaseOwner)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview) {
 	n := map[string]int{}
 	for _, c := range changes {
 		n[c.Action]++
@@ -180,5 +247,9 @@ func printPlanJSON(w io.Writer, changes []fileChange) {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]})
+	out := map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]}
+	if next != nil {
+		out["next"] = next
+	}
+	enc.Encode(out)
 }
