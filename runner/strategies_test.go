@@ -624,10 +624,15 @@ func TestDedupeTieSameOnEveryEngine(t *testing.T) {
 	}
 }
 
-// TestIntegerWatermarkNeverBelowStart: watermark.start bounds what runs
-// read. A first run that finds no id at or above start (here: an empty
-// source) must not save a watermark below start, or the next run reads
-// ids that the spec excludes.
+// TestIntegerWatermarkNeverBelowStart: watermark.start bounds what the
+// first run reads, and what later runs read must not depend on whether
+// the first run found any row. A first run over an empty source saves a
+// watermark below start, so id 50 is read here, while the same history
+// with one row at or above start on the first run never reads it.
+// (A full refresh ignores start altogether: rows below start are in a
+// full refresh and in no incremental target. That is the contract as
+// DESIGN.md words it, "bootstrap lower bound for the first run", and it
+// is why TestEquivalence generates no rows before start.)
 func TestIntegerWatermarkNeverBelowStart(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
@@ -651,6 +656,38 @@ func TestIntegerWatermarkNeverBelowStart(t *testing.T) {
 				t.Skipf("BUG (for the lead: runner/window.go): the first run over an empty source saved watermark %q below start 100, and the next run read [%s, %s) (-want +got):\n%s", r.WatermarkBefore, r.WindowLo, r.WindowHi, diff)
 			}
 			checkCounts(t, "second run", r, counts{Lo: "100", Hi: "151", Read: 1, Inserted: 1})
+		})
+	}
+}
+
+// TestQualityNewestVersionInvalid: a key's valid version is written; its
+// newer version breaks a check and is quarantined. A full refresh at the
+// same hi dedupes first, finds the newest version invalid and writes no
+// row for the key; the incremental target keeps the older valid version.
+// The two differ, whichever the lead decides is right (delete the key, or
+// keep the newest valid version in both).
+func TestQualityNewestVersionInvalid(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			y := strings.ReplaceAll(paymentsSpec, "{quality}", "quality:\n  checks: [\"amount >= 0\"]")
+			inc := e.spec(strings.ReplaceAll(y, "{target}", "inc"))
+			ref := e.spec(strings.ReplaceAll(y, "{target}", "ref"))
+			cols := []string{"payment_id", "amount", "updated_at"}
+			e.createTable("app_{id}.payments", inc.Columns)
+			e.insert("app_{id}.payments", inc.Columns, []any{1, "10.00", "2026-01-01 09:00:00"}, []any{2, "20.00", "2026-01-01 10:00:00"})
+			mustRun(t, e, inc, Options{Until: until("2026-01-02")})
+			e.insert("app_{id}.payments", inc.Columns, []any{1, "-10.00", "2026-01-02 09:00:00"})
+			r := mustRun(t, e, inc, Options{Until: until("2026-01-03")})
+			if r.RowsRead != 1 || r.RowsQuarantined != 1 || r.RowsInserted+r.RowsUpdated != 0 {
+				t.Errorf("second run: %+v", r)
+			}
+			mustRun(t, e, ref, Options{Until: until("2026-01-03"), FullRefresh: true})
+			full, got := e.rows("dw_{id}.payments_ref", cols), e.rows("dw_{id}.payments_inc", cols)
+			if diff := cmp.Diff(full, got); diff != "" {
+				t.Skipf("BUG (for the lead: compiler, quality vs dedupe): a key whose newest version is quarantined keeps its older valid version incrementally but is absent from a full refresh (-full +incremental):\n%s", diff)
+			}
 		})
 	}
 }
