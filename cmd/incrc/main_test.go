@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/incrc/incrc/runner"
 )
 
 // TestMain lets scripts run "incrc" as a command: the test binary runs
@@ -24,5 +27,47 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"sql": sqlCmd},
 	})
+}
+
+// sqlCmd is the scripts' way to set up and change source data:
+//
+//	sql TARGET FILE.sql|STATEMENT...
+//
+// executes each statement (a file holds several, separated by ";" at the
+// end of a line) on the target, then closes it, so that the next incrc
+// process can open an embedded database.
+func sqlCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: sql TARGET FILE.sql|STATEMENT...")
+	}
+	ctx := context.Background()
+	url := args[0]
+	if path, ok := strings.CutPrefix(url, "duckdb:"); ok {
+		url = "duckdb:" + ts.MkAbs(path) // scripts run in $WORK, the test binary elsewhere
+	}
+	tg, err := runner.Open(ctx, url, "")
+	ts.Check(err)
+	defer tg.Close()
+	for _, arg := range args[1:] {
+		stmts := []string{arg}
+		if strings.HasSuffix(arg, ".sql") {
+			stmts = strings.Split(ts.ReadFile(arg), ";\n")
+		}
+		for _, st := range stmts {
+			if strings.TrimSpace(st) == "" {
+				continue
+			}
+			if _, err := tg.DB.ExecContext(ctx, st); err != nil {
+				if neg {
+					return
+				}
+				ts.Fatalf("%s: %v", st, err)
+			}
+		}
+	}
+	if neg {
+		ts.Fatalf("sql: all statements succeeded")
+	}
 }
