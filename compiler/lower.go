@@ -33,25 +33,26 @@ const (
 	StmtRecordStart  = "record_start"
 	StmtRecentRuns   = "recent_runs"
 
-	StmtSourceMax     = "source_max"
-	StmtCountRead     = "count_read"
-	StmtDropStage     = "drop_stage"
-	StmtCreateStage   = "create_stage"
-	StmtStageWindow   = "stage_window"
-	StmtCountReadAll  = "count_read_all"
-	StmtStageAll      = "stage_all"
-	StmtQuarantine    = "quarantine"
-	StmtCountInvalid  = "count_invalid"
-	StmtDeleteInvalid = "delete_invalid"
-	StmtCountStaged   = "count_staged"
-	StmtCountMatched  = "count_matched"
-	StmtWrite         = "write"
-	StmtClearTarget   = "clear_target"
-	StmtInsertAll     = "insert_all"
-	StmtAdvance       = "advance_watermark"
-	StmtRecordFinish  = "record_finish"
-	StmtReconcileSrc  = "reconcile_source"
-	StmtReconcileTgt  = "reconcile_target"
+	StmtSourceMax      = "source_max"
+	StmtCountRead      = "count_read"
+	StmtDropStage      = "drop_stage"
+	StmtCreateStage    = "create_stage"
+	StmtStageWindow    = "stage_window"
+	StmtCountReadAll   = "count_read_all"
+	StmtStageAll       = "stage_all"
+	StmtQuarantine     = "quarantine"
+	StmtCountInvalid   = "count_invalid"
+	StmtDeleteInvalid  = "delete_invalid"
+	StmtCountStaged    = "count_staged"
+	StmtRetractInvalid = "retract_invalid"
+	StmtCountMatched   = "count_matched"
+	StmtWrite          = "write"
+	StmtClearTarget    = "clear_target"
+	StmtInsertAll      = "insert_all"
+	StmtAdvance        = "advance_watermark"
+	StmtRecordFinish   = "record_finish"
+	StmtReconcileSrc   = "reconcile_source"
+	StmtReconcileTgt   = "reconcile_target"
 
 	StmtTouchedPartitions = "touched_partitions"
 	StmtStagePartition    = "stage_partition"
@@ -329,7 +330,9 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 	var window, upTo Window
 	if p.Watermark != nil {
 		window = Window{Column: p.Watermark.Name, Lo: "lo", Hi: "hi"}
-		upTo = Window{Column: p.Watermark.Name, Hi: "hi"}
+		// A full refresh covers what the incremental runs cover together:
+		// [watermark.start, hi). Rows before start are never loaded.
+		upTo = Window{Column: p.Watermark.Name, Lo: "start", Hi: "hi"}
 		if p.Watermark.Type.IsInteger() {
 			l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
 				SourceMax{Source: p.Source, Column: p.Watermark.Name}, "count")
@@ -358,12 +361,12 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true}, "")
 	l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi), one row per key: the newest version.",
 		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: window, Dedupe: l.dedupe()}, "", wp...)
-	l.add(StmtCountReadAll, PhaseStage, "Full refresh: rows read, everything below hi.",
+	l.add(StmtCountReadAll, PhaseStage, "Full refresh: rows read, everything in [start, hi).",
 		CountSource{Source: p.Source, Window: upTo}, "count", windowParams(upTo)...)
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row below hi, one row per key.",
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), one row per key.",
 		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe()}, "", windowParams(upTo)...)
 	if p.Partition != nil {
-		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows below hi, one row per key.",
+		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
 				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, "", append(windowParams(upTo), pPlo, pPhi)...)
 	}
@@ -375,6 +378,10 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 		}
 		l.add(StmtCountInvalid, PhaseStage, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
 			CountRows{Table: p.Stage, Where: invalid}, "count")
+		if p.Strategy == Merge {
+			l.add(StmtRetractInvalid, PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
+				RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid}, "")
+		}
 		l.add(StmtDeleteInvalid, PhaseStage, "Invalid rows never reach the target.",
 			DeleteRows{Table: p.Stage, Where: invalid}, "")
 	}
@@ -385,13 +392,14 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 	}
 }
 
+// windowParams declares a window's bounds, which are watermark values.
 func windowParams(w Window) []Param {
 	var ps []Param
 	if w.Lo != "" {
-		ps = append(ps, pLo)
+		ps = append(ps, Param{w.Lo, PWatermark})
 	}
 	if w.Hi != "" {
-		ps = append(ps, pHi)
+		ps = append(ps, Param{w.Hi, PWatermark})
 	}
 	return ps
 }
@@ -548,7 +556,7 @@ func (l *lowerer) partitions(rules []Rule) {
 	}
 	var upTo Window
 	if p.Watermark != nil {
-		upTo = Window{Column: p.Watermark.Name, Hi: "hi"}
+		upTo = Window{Column: p.Watermark.Name, Lo: "start", Hi: "hi"}
 	}
 	rng := Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
 	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
@@ -579,8 +587,12 @@ func (l *lowerer) reconcile(rules []Rule) {
 	// The source side is what a full refresh would write now: one row per
 	// key, valid rows only. Rows changed after the watermark show as drift
 	// until the next run picks them up.
+	var since Window
+	if p.Watermark != nil {
+		since = Window{Column: p.Watermark.Name, Lo: "start"}
+	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Dedupe: l.dedupe(), Valid: valid}, "rows", pFrom, pTo)
+		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, "rows", append(windowParams(since), pFrom, pTo)...)
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
 		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: measures}, "rows", pFrom, pTo)
 }

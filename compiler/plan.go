@@ -226,6 +226,16 @@ type (
 		Where Expr
 	}
 
+	// RetractKeys deletes the target rows whose key has a staged row
+	// matching Where (evaluated on the staged row).
+	RetractKeys struct {
+		Target   Table
+		Stage    Table
+		Key      []string
+		NullSafe bool
+		Where    Expr
+	}
+
 	// CountMatched counts the staged rows whose key is already in the
 	// target: the rows a merge will update.
 	CountMatched struct {
@@ -289,6 +299,7 @@ func (MergeRows) op()          {}
 func (Aggregate) op()          {}
 func (DistinctPartitions) op() {}
 func (ReplacePartition) op()   {}
+func (RetractKeys) op()        {}
 
 // Assign is column = value in an Update.
 type Assign struct {

@@ -96,3 +96,9 @@ type TableNamer interface {
 type TimeTruncer interface {
 	TruncTime(expr, granularity string, t compiler.Type) string
 }
+
+// NullsLaster is implemented by dialects without ORDER BY ... NULLS LAST
+// (MariaDB, MySQL), which spell it their own way.
+type NullsLaster interface {
+	NullsLast(expr string, desc bool) string
+}

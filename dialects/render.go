@@ -96,6 +96,15 @@ func renderOp(w *Writer, op compiler.Op) {
 		})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
+	case compiler.RetractKeys:
+		// The target is named by its own name, not an alias: not every
+		// engine's DELETE takes one (Trino, Redshift, MariaDB).
+		target := w.d.QuoteIdent(op.Target.Name())
+		if _, ok := w.d.(TableNamer); ok {
+			target = w.Table(op.Target)
+		}
+		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
+			keyMatch(w, target, op.Key, op.NullSafe), "\n    AND (", Expr(w, "s", op.Where), ")\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE ", WindowPred(w, "", op.Range))
 		w.End()
@@ -184,6 +193,27 @@ func orderList(w *Writer, order []compiler.Order) string {
 	return strings.Join(terms, ", ")
 }
 
+// dedupeOrder spells the version order of a dedupe with NULLs last: a
+// NULL version is the oldest, and engines that sort NULLs differently by
+// default (PostgreSQL puts them first in a descending order) keep the same
+// row.
+func dedupeOrder(w *Writer, order []compiler.Order) string {
+	terms := make([]string, len(order))
+	for i, o := range order {
+		col := w.Col("", o.Column)
+		if n, ok := w.d.(NullsLaster); ok {
+			terms[i] = n.NullsLast(col, o.Desc)
+			continue
+		}
+		terms[i] = col
+		if o.Desc {
+			terms[i] += " DESC"
+		}
+		terms[i] += " NULLS LAST"
+	}
+	return strings.Join(terms, ", ")
+}
+
 // From spells a relation in a FROM clause: a table, or the source query
 // wrapped as a derived table named src.
 func From(w *Writer, r compiler.Relation) string {
@@ -243,7 +273,7 @@ func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Windo
 	w.S("  SELECT ", w.Idents("", cols), ",\n")
 	w.S("    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", d.Key))
 	if len(d.OrderBy) > 0 {
-		w.S(" ORDER BY ", orderList(w, d.OrderBy))
+		w.S(" ORDER BY ", dedupeOrder(w, d.OrderBy))
 	}
 	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(From(w, src), "\n", "\n  "))
 	if where := WindowPred(w, "", win); where != "" {
@@ -279,12 +309,17 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
 func KeyMatch(w *Writer, key []string, nullSafe bool) string {
+	return keyMatch(w, "t", key, nullSafe)
+}
+
+// keyMatch spells target.k = s.k AND ..., the target named by target.
+func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
 	terms := make([]string, len(key))
 	for i, k := range key {
 		if nullSafe {
-			terms[i] = w.d.NullSafeEqual(w.Col("t", k), w.Col("s", k))
+			terms[i] = w.d.NullSafeEqual(w.Col(target, k), w.Col("s", k))
 		} else {
-			terms[i] = w.Col("t", k) + " = " + w.Col("s", k)
+			terms[i] = w.Col(target, k) + " = " + w.Col("s", k)
 		}
 	}
 	return strings.Join(terms, " AND ")

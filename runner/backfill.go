@@ -107,6 +107,9 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	r := &run{t: t, prog: prog, plan: plan, opts: opts, conn: conn, owner: opts.Owner, start: opts.Now(),
 		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: "backfill"}, stopHeartbeat: func() {}}
 	r.vals = params{"pipeline": plan.Pipeline, "owner": r.owner, "run_id": r.res.RunID, "spec_hash": plan.Spec.Hash, "backfill_id": res.BackfillID}
+	if err := prog.bindStart(r.vals); err != nil {
+		return nil, err
+	}
 	if o.DryRun {
 		return t.planBackfill(ctx, r, o, res)
 	}

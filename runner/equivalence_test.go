@@ -95,8 +95,8 @@ func newHistory(t *testing.T, e *env, seed uint64) *history {
 func (h *history) full(hi time.Time) map[int64]item {
 	out := map[int64]item{}
 	for _, r := range h.rows {
-		if !r.ts.Before(hi) {
-			continue
+		if !r.ts.Before(hi) || r.ts.Before(itemsStart) {
+			continue // a full refresh reads [start, hi)
 		}
 		if cur, ok := out[r.id]; !ok || r.newer(cur) {
 			out[r.id] = r
@@ -118,12 +118,12 @@ func lines(m map[int64]item) []string {
 	return out
 }
 
-// lo is where the next run starts reading.
+// lo is where the next run starts reading: never before start.
 func (h *history) lo() time.Time {
 	if h.wm.IsZero() {
 		return itemsStart
 	}
-	return h.wm.Add(-itemsLookback)
+	return maxTime(h.wm.Add(-itemsLookback), itemsStart)
 }
 
 // at picks a time in [a, b): whole minutes mostly, sometimes with

@@ -188,3 +188,18 @@ func nullable(s string) any {
 	}
 	return s
 }
+
+// bindStart binds watermark.start, the lower bound of everything a
+// pipeline ever reads (full refreshes, partitions and reconciliation too).
+func (p *program) bindStart(vals params) error {
+	wm := p.plan.Watermark
+	if wm == nil {
+		return nil
+	}
+	start, err := parseMark(wm.Type, p.plan.Spec.Watermark.Start.Value)
+	if err != nil {
+		return err
+	}
+	vals["start"] = p.bindMark(start, wm.Type.Kind)
+	return nil
+}

@@ -60,6 +60,9 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	vals := params{"from": prog.bindBound(from, by.Type), "to": prog.bindBound(to, by.Type)}
+	if err := prog.bindStart(vals); err != nil {
+		return nil, err
+	}
 	src, err := prog.query(ctx, conn, compiler.StmtReconcileSrc, vals)
 	if err != nil {
 		return nil, err

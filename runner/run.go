@@ -333,6 +333,11 @@ func (r *run) window(ctx context.Context, before *mark) (window, error) {
 		return window{hi: mark{t: now.UTC()}, previous: before}, nil
 	}
 	wt := p.Watermark.Type
+	start, err := parseMark(wt, s.Watermark.Start.Value)
+	if err != nil {
+		return window{}, err
+	}
+	r.vals["start"] = r.prog.bindMark(start, wt.Kind)
 	var hi mark
 	if wt.IsInteger() {
 		if r.opts.Until != nil {
@@ -359,13 +364,17 @@ func (r *run) window(ctx context.Context, before *mark) (window, error) {
 		// nothing to read yet.
 		hi = *before
 	}
+	if before == nil && hi.less(start) {
+		// Nothing before watermark.start is ever read, so the first
+		// watermark is never below it.
+		if r.opts.Until != nil {
+			return window{}, fmt.Errorf("--until %s is before watermark.start %s of %s: nothing before start is ever read", hi, start, p.Pipeline)
+		}
+		hi = start
+	}
 	w := window{hi: hi, previous: before}
 	if r.opts.FullRefresh {
 		return w, nil
-	}
-	start, err := parseMark(wt, s.Watermark.Start.Value)
-	if err != nil {
-		return window{}, err
 	}
 	from := start
 	if before != nil {
@@ -376,8 +385,8 @@ func (r *run) window(ctx context.Context, before *mark) (window, error) {
 		finalize = s.Partition.FinalizeAfter.Value
 	}
 	w.lo, w.hasLo = lowerBound(from, s.Watermark.Lookback, finalize, hi), true
-	if before == nil {
-		w.lo = start // no lookback before the configured start
+	if w.lo.less(start) {
+		w.lo = start // a lookback never reaches before the configured start
 	}
 	if hi.less(w.lo) {
 		w.lo = hi
@@ -511,6 +520,11 @@ func (r *run) writeRows(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		r.res.RowsQuarantined = invalid
+		if invalid > 0 && !r.opts.FullRefresh {
+			if r.res.RowsDeleted, err = r.step(ctx, tx, compiler.StmtRetractInvalid); err != nil {
+				return err
+			}
+		}
 		if _, err := r.step(ctx, tx, compiler.StmtDeleteInvalid); err != nil {
 			return err
 		}

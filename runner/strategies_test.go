@@ -590,8 +590,9 @@ func TestUntilDateOnTimestamp(t *testing.T) {
 // updated_at are told apart by the other columns (compiler.lowerer.dedupe),
 // so that every run keeps the same one. It must be the same one on every
 // engine too: the same spec over the same source gives the same target.
-// The version kept here is the one whose tie-breaking column is not NULL,
-// as DuckDB, SQLite and MariaDB order it.
+// The version kept here is the one whose tie-breaking column is not NULL:
+// the dedupe orders NULLs last on every engine (PostgreSQL's default would
+// put them first in a descending order).
 func TestDedupeTieSameOnEveryEngine(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
@@ -613,11 +614,6 @@ func TestDedupeTieSameOnEveryEngine(t *testing.T) {
 				line(3, "2026-01-22", "4.00", "2026-01-21 10:00:00"),
 			}
 			if diff := cmp.Diff(want, e.rows("dw_{id}.orders_inc", orderCols)); diff != "" {
-				if eng.name == "postgres" {
-					// dialects.orderList spells "col DESC" with no NULL order,
-					// and PostgreSQL sorts NULLs first in a descending order.
-					t.Skipf("BUG (for the lead: dialects/compiler, changes golden files): the dedupe tie-break keeps a NULL-valued version on PostgreSQL and the non-NULL one elsewhere (-want +got):\n%s", diff)
-				}
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -626,13 +622,9 @@ func TestDedupeTieSameOnEveryEngine(t *testing.T) {
 
 // TestIntegerWatermarkNeverBelowStart: watermark.start bounds what the
 // first run reads, and what later runs read must not depend on whether
-// the first run found any row. A first run over an empty source saves a
-// watermark below start, so id 50 is read here, while the same history
-// with one row at or above start on the first run never reads it.
-// (A full refresh ignores start altogether: rows below start are in a
-// full refresh and in no incremental target. That is the contract as
-// DESIGN.md words it, "bootstrap lower bound for the first run", and it
-// is why TestEquivalence generates no rows before start.)
+// the first run found any row: a first run over an empty source saves
+// start as its watermark, never less, so id 50 is never read. (A full
+// refresh reads [start, hi) too, so rows below start are in no target.)
 func TestIntegerWatermarkNeverBelowStart(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
@@ -653,7 +645,7 @@ func TestIntegerWatermarkNeverBelowStart(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				// runner.window: when hi < start on the first run it sets
 				// lo = hi and saves hi, below start.
-				t.Skipf("BUG (for the lead: runner/window.go): the first run over an empty source saved watermark %q below start 100, and the next run read [%s, %s) (-want +got):\n%s", r.WatermarkBefore, r.WindowLo, r.WindowHi, diff)
+				t.Errorf("the first run over an empty source saved watermark %q below start 100, and the next run read [%s, %s) (-want +got):\n%s", r.WatermarkBefore, r.WindowLo, r.WindowHi, diff)
 			}
 			checkCounts(t, "second run", r, counts{Lo: "100", Hi: "151", Read: 1, Inserted: 1})
 		})
@@ -663,9 +655,8 @@ func TestIntegerWatermarkNeverBelowStart(t *testing.T) {
 // TestQualityNewestVersionInvalid: a key's valid version is written; its
 // newer version breaks a check and is quarantined. A full refresh at the
 // same hi dedupes first, finds the newest version invalid and writes no
-// row for the key; the incremental target keeps the older valid version.
-// The two differ, whichever the lead decides is right (delete the key, or
-// keep the newest valid version in both).
+// row for the key; so the incremental run retracts the key's older row
+// (retract_invalid) and counts it as deleted.
 func TestQualityNewestVersionInvalid(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
@@ -686,7 +677,7 @@ func TestQualityNewestVersionInvalid(t *testing.T) {
 			mustRun(t, e, ref, Options{Until: until("2026-01-03"), FullRefresh: true})
 			full, got := e.rows("dw_{id}.payments_ref", cols), e.rows("dw_{id}.payments_inc", cols)
 			if diff := cmp.Diff(full, got); diff != "" {
-				t.Skipf("BUG (for the lead: compiler, quality vs dedupe): a key whose newest version is quarantined keeps its older valid version incrementally but is absent from a full refresh (-full +incremental):\n%s", diff)
+				t.Errorf("a key whose newest version is quarantined must leave the target, as in a full refresh (-full +incremental):\n%s", diff)
 			}
 		})
 	}

@@ -151,3 +151,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	}
 	return false, nil
 }
+
+// NullsLast relies on BigQuery's order, where NULL is the smallest value:
+// a descending order already puts NULLs last, and its window ORDER BY
+// takes no NULLS LAST.
+func (*Dialect) NullsLast(expr string, desc bool) string {
+	if desc {
+		return expr + " DESC"
+	}
+	return expr + " IS NULL, " + expr
+}

@@ -127,3 +127,12 @@ func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
 	}
 	return "DATE(" + expr + ")"
 }
+
+// NullsLast sorts NULLs after every value: "x IS NULL" is 0 for values and
+// 1 for NULL, and MariaDB has no NULLS LAST.
+func (*Dialect) NullsLast(expr string, desc bool) string {
+	if desc {
+		return expr + " IS NULL, " + expr + " DESC"
+	}
+	return expr + " IS NULL, " + expr
+}

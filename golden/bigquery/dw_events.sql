@@ -198,29 +198,29 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`events`
-WHERE `ingested_at` < ?;
+WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
-WHERE `ingested_at` < ?;
+WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
-WHERE `ingested_at` < ?
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
 
 -- name: count_invalid
@@ -340,12 +340,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT `event_date`
   FROM `app`.`events`
-  WHERE `ingested_at` < ?
+  WHERE `ingested_at` >= ? AND `ingested_at` < ?
     AND NOT (`event_date` IS NULL)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r
@@ -365,12 +365,13 @@ ORDER BY `event_date`;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT `event_date`
   FROM `app`.`events`
-  WHERE NOT (`event_date` IS NULL)
+  WHERE `ingested_at` >= ?
+    AND NOT (`event_date` IS NULL)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r
 GROUP BY `event_date`

@@ -213,37 +213,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`sales`
-WHERE `updated_at` < ?;
+WHERE `updated_at` >= ? AND `updated_at` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
   FROM `app`.`sales`
-  WHERE `updated_at` < ?
+  WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
   FROM `app`.`sales`
-  WHERE `updated_at` < ?
+  WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
@@ -382,7 +382,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `sale_date`, `sale_id`, `updated_at`, `amount`
@@ -390,7 +390,7 @@ FROM (
     SELECT `sale_date`, `sale_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`sales`
-    WHERE `updated_at` < ?
+    WHERE `updated_at` >= ? AND `updated_at` < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))
@@ -412,7 +412,7 @@ ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `sale_date`, `sale_id`, `updated_at`, `amount`
@@ -420,6 +420,7 @@ FROM (
     SELECT `sale_date`, `sale_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`sales`
+    WHERE `updated_at` >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))

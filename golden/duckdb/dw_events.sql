@@ -193,30 +193,30 @@ WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM "app"."events"
-WHERE "ingested_at" < $1;
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
 FROM "app"."events"
-WHERE "ingested_at" < $1;
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
 FROM "app"."events"
-WHERE "ingested_at" < $1
-  AND "event_date" >= $2 AND "event_date" < $3;
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+  AND "event_date" >= $3 AND "event_date" < $4;
 
 -- name: count_invalid
 -- phase: stage
@@ -331,14 +331,14 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "event_date"
   FROM "app"."events"
-  WHERE "ingested_at" < $1
+  WHERE "ingested_at" >= $1 AND "ingested_at" < $2
     AND NOT ("event_date" IS NULL)
-    AND "event_date" >= $2 AND "event_date" < $3
+    AND "event_date" >= $3 AND "event_date" < $4
 ) AS r
 GROUP BY "event_date"
 ORDER BY "event_date";
@@ -356,13 +356,14 @@ ORDER BY "event_date";
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
--- params: $1 = from, $2 = to
+-- params: $1 = start, $2 = from, $3 = to
 SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "event_date"
   FROM "app"."events"
-  WHERE NOT ("event_date" IS NULL)
-    AND "event_date" >= $1 AND "event_date" < $2
+  WHERE "ingested_at" >= $1
+    AND NOT ("event_date" IS NULL)
+    AND "event_date" >= $2 AND "event_date" < $3
 ) AS r
 GROUP BY "event_date"
 ORDER BY "event_date";

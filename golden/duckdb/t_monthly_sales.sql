@@ -200,7 +200,7 @@ INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "up
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC, "sale_date" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."sales"
   WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
@@ -208,40 +208,40 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM "app"."sales"
-WHERE "updated_at" < $1;
+WHERE "updated_at" >= $1 AND "updated_at" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC, "sale_date" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."sales"
-  WHERE "updated_at" < $1
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC, "sale_date" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."sales"
-  WHERE "updated_at" < $1
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "sale_date" >= $2 AND "sale_date" < $3;
+  AND "sale_date" >= $3 AND "sale_date" < $4;
 
 -- name: quarantine
 -- phase: stage
@@ -373,19 +373,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 SELECT date_trunc('month', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "sale_date", "sale_id", "updated_at", "amount"
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC, "sale_date" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."sales"
-    WHERE "updated_at" < $1
+    WHERE "updated_at" >= $1 AND "updated_at" < $2
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
-    AND "sale_date" >= $2 AND "sale_date" < $3
+    AND "sale_date" >= $3 AND "sale_date" < $4
 ) AS r
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");
@@ -403,18 +403,19 @@ ORDER BY date_trunc('month', "sale_date");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: $1 = from, $2 = to
+-- params: $1 = start, $2 = from, $3 = to
 SELECT date_trunc('month', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "sale_date", "sale_id", "updated_at", "amount"
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC, "sale_date" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."sales"
+    WHERE "updated_at" >= $1
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
-    AND "sale_date" >= $1 AND "sale_date" < $2
+    AND "sale_date" >= $2 AND "sale_date" < $3
 ) AS r
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");

@@ -192,7 +192,7 @@ INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `update
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
   SELECT `order_id`, `order_date`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC, `order_date` DESC, `amount` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
   FROM `app`.`orders`
   WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS ranked
@@ -200,23 +200,23 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`orders`
-WHERE `updated_at` < ?;
+WHERE `updated_at` >= ? AND `updated_at` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
   SELECT `order_id`, `order_date`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC, `order_date` DESC, `amount` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
   FROM `app`.`orders`
-  WHERE `updated_at` < ?
+  WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -243,6 +243,16 @@ WHERE `order_id` IS NULL
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM `dw`.`orders`
+WHERE EXISTS (
+  SELECT 1 FROM `incrc_stage_dw_orders` AS s
+  WHERE `orders`.`order_id` = s.`order_id`
+    AND (s.`order_id` IS NULL OR s.`order_date` IS NULL OR NOT (s.`amount` >= 0))
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -319,14 +329,15 @@ WHERE `run_id` = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `order_date`, `order_id`, `updated_at`, `amount`
   FROM (
     SELECT `order_date`, `order_id`, `updated_at`, `amount`,
-      ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC, `order_date` DESC, `amount` DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
     FROM `app`.`orders`
+    WHERE `updated_at` >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0))

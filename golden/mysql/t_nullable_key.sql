@@ -181,7 +181,7 @@ INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `bala
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM (
   SELECT `account_id`, `currency`, `day`, `balance`, `note`,
-    ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC, `balance` DESC, `note` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` IS NULL, `day` DESC, `balance` IS NULL, `balance` DESC, `note` IS NULL, `note` DESC) AS incrc_rn
   FROM `app`.`balances`
   WHERE `day` >= ? AND `day` < ?
 ) AS ranked
@@ -189,23 +189,23 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`balances`
-WHERE `day` < ?;
+WHERE `day` >= ? AND `day` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM (
   SELECT `account_id`, `currency`, `day`, `balance`, `note`,
-    ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC, `balance` DESC, `note` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` IS NULL, `day` DESC, `balance` IS NULL, `balance` DESC, `note` IS NULL, `note` DESC) AS incrc_rn
   FROM `app`.`balances`
-  WHERE `day` < ?
+  WHERE `day` >= ? AND `day` < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -215,6 +215,16 @@ WHERE incrc_rn = 1;
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key`
 WHERE `account_id` IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM `dw`.`balances`
+WHERE EXISTS (
+  SELECT 1 FROM `incrc_stage_t_nullable_key` AS s
+  WHERE `balances`.`account_id` <=> s.`account_id` AND `balances`.`currency` <=> s.`currency`
+    AND (s.`account_id` IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -296,14 +306,15 @@ WHERE `run_id` = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
 FROM (
   SELECT `day`, `account_id`, `currency`, `balance`, `note`
   FROM (
     SELECT `day`, `account_id`, `currency`, `balance`, `note`,
-      ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC, `balance` DESC, `note` DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` IS NULL, `day` DESC, `balance` IS NULL, `balance` DESC, `note` IS NULL, `note` DESC) AS incrc_rn
     FROM `app`.`balances`
+    WHERE `day` >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`account_id` IS NULL)

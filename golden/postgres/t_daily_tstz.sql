@@ -180,7 +180,7 @@ INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "upda
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."payments"
   WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
@@ -188,40 +188,40 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM "app"."payments"
-WHERE "updated_at" < $1;
+WHERE "updated_at" >= $1 AND "updated_at" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."payments"
-  WHERE "updated_at" < $1
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."payments"
-  WHERE "updated_at" < $1
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "paid_at" >= $2 AND "paid_at" < $3;
+  AND "paid_at" >= $3 AND "paid_at" < $4;
 
 -- name: count_invalid
 -- phase: stage
@@ -229,6 +229,16 @@ WHERE incrc_rn = 1
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz"
 WHERE "payment_id" IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "dw"."payments"
+WHERE EXISTS (
+  SELECT 1 FROM "incrc_stage_t_daily_tstz" AS s
+  WHERE "payments"."payment_id" = s."payment_id"
+    AND (s."payment_id" IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -359,19 +369,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 SELECT date_trunc('day', ("paid_at" AT TIME ZONE 'UTC')) AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "payment_id", "updated_at", "amount"
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments"
-    WHERE "updated_at" < $1
+    WHERE "updated_at" >= $1 AND "updated_at" < $2
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
-    AND "paid_at" >= $2 AND "paid_at" < $3
+    AND "paid_at" >= $3 AND "paid_at" < $4
 ) AS r
 GROUP BY date_trunc('day', ("paid_at" AT TIME ZONE 'UTC'))
 ORDER BY date_trunc('day', ("paid_at" AT TIME ZONE 'UTC'));
@@ -389,18 +399,19 @@ ORDER BY date_trunc('day', ("paid_at" AT TIME ZONE 'UTC'));
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: $1 = from, $2 = to
+-- params: $1 = start, $2 = from, $3 = to
 SELECT date_trunc('day', ("paid_at" AT TIME ZONE 'UTC')) AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "payment_id", "updated_at", "amount"
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments"
+    WHERE "updated_at" >= $1
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
-    AND "paid_at" >= $1 AND "paid_at" < $2
+    AND "paid_at" >= $2 AND "paid_at" < $3
 ) AS r
 GROUP BY date_trunc('day', ("paid_at" AT TIME ZONE 'UTC'))
 ORDER BY date_trunc('day', ("paid_at" AT TIME ZONE 'UTC'));

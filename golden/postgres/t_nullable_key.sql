@@ -181,7 +181,7 @@ INSERT INTO "incrc_stage_t_nullable_key" ("account_id", "currency", "day", "bala
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM (
   SELECT "account_id", "currency", "day", "balance", "note",
-    ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC, "balance" DESC, "note" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
   FROM "app"."balances"
   WHERE "day" >= $1 AND "day" < $2
 ) AS ranked
@@ -189,23 +189,23 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM "app"."balances"
-WHERE "day" < $1;
+WHERE "day" >= $1 AND "day" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM (
   SELECT "account_id", "currency", "day", "balance", "note",
-    ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC, "balance" DESC, "note" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
   FROM "app"."balances"
-  WHERE "day" < $1
+  WHERE "day" >= $1 AND "day" < $2
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -215,6 +215,16 @@ WHERE incrc_rn = 1;
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key"
 WHERE "account_id" IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "dw"."balances"
+WHERE EXISTS (
+  SELECT 1 FROM "incrc_stage_t_nullable_key" AS s
+  WHERE "balances"."account_id" IS NOT DISTINCT FROM s."account_id" AND "balances"."currency" IS NOT DISTINCT FROM s."currency"
+    AND (s."account_id" IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -293,18 +303,19 @@ WHERE "run_id" = $11;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: $1 = from, $2 = to
+-- params: $1 = start, $2 = from, $3 = to
 SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
 FROM (
   SELECT "day", "account_id", "currency", "balance", "note"
   FROM (
     SELECT "day", "account_id", "currency", "balance", "note",
-      ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC, "balance" DESC, "note" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
     FROM "app"."balances"
+    WHERE "day" >= $1
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)
-    AND "day" >= $1 AND "day" < $2
+    AND "day" >= $2 AND "day" < $3
 ) AS r
 GROUP BY "day"
 ORDER BY "day";

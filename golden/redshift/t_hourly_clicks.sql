@@ -196,7 +196,7 @@ INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", 
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
-    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC, "clicked_at" DESC, "user_id" DESC, "url" DESC, "ingested_at" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
   FROM "app"."clicks"
   WHERE "ingested_at" >= $1 AND "ingested_at" < $2
 ) AS ranked
@@ -204,40 +204,40 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM "app"."clicks"
-WHERE "ingested_at" < $1;
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
-    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC, "clicked_at" DESC, "user_id" DESC, "url" DESC, "ingested_at" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
   FROM "app"."clicks"
-  WHERE "ingested_at" < $1
+  WHERE "ingested_at" >= $1 AND "ingested_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
-    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC, "clicked_at" DESC, "user_id" DESC, "url" DESC, "ingested_at" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
   FROM "app"."clicks"
-  WHERE "ingested_at" < $1
+  WHERE "ingested_at" >= $1 AND "ingested_at" < $2
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "clicked_at" >= $2 AND "clicked_at" < $3;
+  AND "clicked_at" >= $3 AND "clicked_at" < $4;
 
 -- name: count_invalid
 -- phase: stage
@@ -352,19 +352,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: $1 = hi, $2 = plo, $3 = phi
+-- params: $1 = start, $2 = hi, $3 = plo, $4 = phi
 SELECT DATE_TRUNC('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM (
   SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at"
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
-      ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC, "clicked_at" DESC, "user_id" DESC, "url" DESC, "ingested_at" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks"
-    WHERE "ingested_at" < $1
+    WHERE "ingested_at" >= $1 AND "ingested_at" < $2
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
-    AND "clicked_at" >= $2 AND "clicked_at" < $3
+    AND "clicked_at" >= $3 AND "clicked_at" < $4
 ) AS r
 GROUP BY DATE_TRUNC('hour', "clicked_at")
 ORDER BY DATE_TRUNC('hour', "clicked_at");
@@ -382,18 +382,19 @@ ORDER BY DATE_TRUNC('hour', "clicked_at");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: $1 = from, $2 = to
+-- params: $1 = start, $2 = from, $3 = to
 SELECT DATE_TRUNC('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM (
   SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at"
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
-      ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC, "clicked_at" DESC, "user_id" DESC, "url" DESC, "ingested_at" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks"
+    WHERE "ingested_at" >= $1
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
-    AND "clicked_at" >= $1 AND "clicked_at" < $2
+    AND "clicked_at" >= $2 AND "clicked_at" < $3
 ) AS r
 GROUP BY DATE_TRUNC('hour', "clicked_at")
 ORDER BY DATE_TRUNC('hour', "clicked_at");

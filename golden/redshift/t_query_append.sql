@@ -199,20 +199,20 @@ WHERE "seq" >= $1 AND "seq" < $2;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: $1 = hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: $1 = start, $2 = hi
 SELECT COUNT(*)
 FROM (
   SELECT id, kind, payload_size, id AS seq
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" < $1;
+WHERE "seq" >= $1 AND "seq" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: $1 = hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: $1 = start, $2 = hi
 INSERT INTO "incrc_stage_t_query_append" ("id", "kind", "payload_size", "seq")
 SELECT "id", "kind", "payload_size", "seq"
 FROM (
@@ -220,7 +220,7 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" < $1;
+WHERE "seq" >= $1 AND "seq" < $2;
 
 -- name: count_invalid
 -- phase: stage

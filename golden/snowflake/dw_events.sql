@@ -196,29 +196,29 @@ WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" < ?;
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" < ?;
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" < ?
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
   AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
 
 -- name: count_invalid
@@ -334,12 +334,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
-  WHERE "INGESTED_AT" < ?
+  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
     AND NOT ("EVENT_DATE" IS NULL)
     AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
 ) AS r
@@ -359,12 +359,13 @@ ORDER BY "EVENT_DATE";
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per event_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
-  WHERE NOT ("EVENT_DATE" IS NULL)
+  WHERE "INGESTED_AT" >= ?
+    AND NOT ("EVENT_DATE" IS NULL)
     AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
 ) AS r
 GROUP BY "EVENT_DATE"

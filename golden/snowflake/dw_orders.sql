@@ -195,7 +195,7 @@ INSERT INTO "INCRC_STAGE_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATE
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC, "ORDER_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."ORDERS"
   WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
@@ -203,23 +203,23 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."ORDERS"
-WHERE "UPDATED_AT" < ?;
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC, "ORDER_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."ORDERS"
-  WHERE "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -246,6 +246,16 @@ WHERE "ORDER_ID" IS NULL
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS"
 WHERE "ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "DW"."ORDERS"
+WHERE EXISTS (
+  SELECT 1 FROM "INCRC_STAGE_DW_ORDERS" AS s
+  WHERE "ORDERS"."ORDER_ID" = s."ORDER_ID"
+    AND (s."ORDER_ID" IS NULL OR s."ORDER_DATE" IS NULL OR NOT (s."AMOUNT" >= 0))
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -324,14 +334,15 @@ WHERE "RUN_ID" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "ORDER_DATE", "ORDER_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "ORDER_DATE", "ORDER_ID", "UPDATED_AT", "AMOUNT",
-      ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC, "ORDER_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."ORDERS"
+    WHERE "UPDATED_AT" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))

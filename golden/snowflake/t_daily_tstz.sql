@@ -183,7 +183,7 @@ INSERT INTO "INCRC_STAGE_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDA
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC, "PAID_AT" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."PAYMENTS"
   WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
@@ -191,37 +191,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" < ?;
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC, "PAID_AT" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."PAYMENTS"
-  WHERE "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO "INCRC_STAGE_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC, "PAID_AT" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."PAYMENTS"
-  WHERE "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND "PAID_AT" >= ? AND "PAID_AT" < ?;
@@ -232,6 +232,16 @@ WHERE incrc_rn = 1
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ"
 WHERE "PAYMENT_ID" IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "DW"."PAYMENTS"
+WHERE EXISTS (
+  SELECT 1 FROM "INCRC_STAGE_T_DAILY_TSTZ" AS s
+  WHERE "PAYMENTS"."PAYMENT_ID" = s."PAYMENT_ID"
+    AND (s."PAYMENT_ID" IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -362,15 +372,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT",
-      ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC, "PAID_AT" DESC, "AMOUNT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."PAYMENTS"
-    WHERE "UPDATED_AT" < ?
+    WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("PAYMENT_ID" IS NULL)
@@ -392,14 +402,15 @@ ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"));
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT",
-      ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC, "PAID_AT" DESC, "AMOUNT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."PAYMENTS"
+    WHERE "UPDATED_AT" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("PAYMENT_ID" IS NULL)

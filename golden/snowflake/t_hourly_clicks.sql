@@ -195,7 +195,7 @@ INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", 
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC, "CLICKED_AT" DESC, "USER_ID" DESC, "URL" DESC, "INGESTED_AT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."CLICKS"
   WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
 ) AS ranked
@@ -203,37 +203,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."CLICKS"
-WHERE "INGESTED_AT" < ?;
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC, "CLICKED_AT" DESC, "USER_ID" DESC, "URL" DESC, "INGESTED_AT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."CLICKS"
-  WHERE "INGESTED_AT" < ?
+  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC, "CLICKED_AT" DESC, "USER_ID" DESC, "URL" DESC, "INGESTED_AT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."CLICKS"
-  WHERE "INGESTED_AT" < ?
+  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?;
@@ -351,15 +351,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
 FROM (
   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT"
   FROM (
     SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT",
-      ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC, "CLICKED_AT" DESC, "USER_ID" DESC, "URL" DESC, "INGESTED_AT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."CLICKS"
-    WHERE "INGESTED_AT" < ?
+    WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
@@ -381,14 +381,15 @@ ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
 FROM (
   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT"
   FROM (
     SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT",
-      ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC, "CLICKED_AT" DESC, "USER_ID" DESC, "URL" DESC, "INGESTED_AT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."CLICKS"
+    WHERE "INGESTED_AT" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)

@@ -203,7 +203,7 @@ INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UP
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC, "SALE_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."SALES"
   WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
@@ -211,37 +211,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" < ?;
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC, "SALE_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."SALES"
-  WHERE "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC, "SALE_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."SALES"
-  WHERE "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND "SALE_DATE" >= ? AND "SALE_DATE" < ?;
@@ -376,15 +376,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
-      ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC, "SALE_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES"
-    WHERE "UPDATED_AT" < ?
+    WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
@@ -406,14 +406,15 @@ ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
-      ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC, "SALE_DATE" DESC, "AMOUNT" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES"
+    WHERE "UPDATED_AT" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))

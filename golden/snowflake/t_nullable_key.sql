@@ -184,7 +184,7 @@ INSERT INTO "INCRC_STAGE_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALA
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM (
   SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
-    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC, "BALANCE" DESC, "NOTE" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."BALANCES"
   WHERE "DAY" >= ? AND "DAY" < ?
 ) AS ranked
@@ -192,23 +192,23 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."BALANCES"
-WHERE "DAY" < ?;
+WHERE "DAY" >= ? AND "DAY" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM (
   SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
-    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC, "BALANCE" DESC, "NOTE" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."BALANCES"
-  WHERE "DAY" < ?
+  WHERE "DAY" >= ? AND "DAY" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -218,6 +218,16 @@ WHERE incrc_rn = 1;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_NULLABLE_KEY"
 WHERE "ACCOUNT_ID" IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "DW"."BALANCES"
+WHERE EXISTS (
+  SELECT 1 FROM "INCRC_STAGE_T_NULLABLE_KEY" AS s
+  WHERE "BALANCES"."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND "BALANCES"."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
+    AND (s."ACCOUNT_ID" IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -296,14 +306,15 @@ WHERE "RUN_ID" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM (
   SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE"
   FROM (
     SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE",
-      ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC, "BALANCE" DESC, "NOTE" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."BALANCES"
+    WHERE "DAY" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ACCOUNT_ID" IS NULL)

@@ -198,20 +198,20 @@ WHERE "SEQ" >= ? AND "SEQ" < ?;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM (
   SELECT id, kind, payload_size, id AS seq
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "SEQ" < ?;
+WHERE "SEQ" >= ? AND "SEQ" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "INCRC_STAGE_T_QUERY_APPEND" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")
 SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"
 FROM (
@@ -219,7 +219,7 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "SEQ" < ?;
+WHERE "SEQ" >= ? AND "SEQ" < ?;
 
 -- name: count_invalid
 -- phase: stage

@@ -201,7 +201,7 @@ INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, 
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC NULLS LAST, `clicked_at` DESC NULLS LAST, `user_id` DESC NULLS LAST, `url` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
   FROM `app`.`clicks`
   WHERE `ingested_at` >= ? AND `ingested_at` < ?
 ) AS ranked
@@ -209,37 +209,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
-WHERE `ingested_at` < ?;
+WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC NULLS LAST, `clicked_at` DESC NULLS LAST, `user_id` DESC NULLS LAST, `url` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
   FROM `app`.`clicks`
-  WHERE `ingested_at` < ?
+  WHERE `ingested_at` >= ? AND `ingested_at` < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC NULLS LAST, `clicked_at` DESC NULLS LAST, `user_id` DESC NULLS LAST, `url` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
   FROM `app`.`clicks`
-  WHERE `ingested_at` < ?
+  WHERE `ingested_at` >= ? AND `ingested_at` < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND `clicked_at` >= ? AND `clicked_at` < ?;
@@ -354,15 +354,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT CAST(date_trunc('HOUR', `clicked_at`) AS TIMESTAMP_NTZ) AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
 FROM (
   SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`
   FROM (
     SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
-      ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC NULLS LAST, `clicked_at` DESC NULLS LAST, `user_id` DESC NULLS LAST, `url` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
     FROM `app`.`clicks`
-    WHERE `ingested_at` < ?
+    WHERE `ingested_at` >= ? AND `ingested_at` < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
@@ -384,14 +384,15 @@ ORDER BY CAST(date_trunc('HOUR', `clicked_at`) AS TIMESTAMP_NTZ);
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT CAST(date_trunc('HOUR', `clicked_at`) AS TIMESTAMP_NTZ) AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
 FROM (
   SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`
   FROM (
     SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
-      ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC NULLS LAST, `clicked_at` DESC NULLS LAST, `user_id` DESC NULLS LAST, `url` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
     FROM `app`.`clicks`
+    WHERE `ingested_at` >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)

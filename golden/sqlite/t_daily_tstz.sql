@@ -175,7 +175,7 @@ INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "upda
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app_payments"
   WHERE "updated_at" >= ? AND "updated_at" < ?
 ) AS ranked
@@ -183,37 +183,37 @@ WHERE incrc_rn = 1;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM "app_payments"
-WHERE "updated_at" < ?;
+WHERE "updated_at" >= ? AND "updated_at" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app_payments"
-  WHERE "updated_at" < ?
+  WHERE "updated_at" >= ? AND "updated_at" < ?
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
--- One whole partition [plo, phi) of the source, rows below hi, one row per key.
--- params: hi, plo, phi
+-- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+-- params: start, hi, plo, phi
 INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app_payments"
-  WHERE "updated_at" < ?
+  WHERE "updated_at" >= ? AND "updated_at" < ?
 ) AS ranked
 WHERE incrc_rn = 1
   AND "paid_at" >= ? AND "paid_at" < ?;
@@ -224,6 +224,16 @@ WHERE incrc_rn = 1
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz"
 WHERE "payment_id" IS NULL;
+
+-- name: retract_invalid
+-- phase: write
+-- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+DELETE FROM "dw_payments"
+WHERE EXISTS (
+  SELECT 1 FROM "incrc_stage_t_daily_tstz" AS s
+  WHERE "dw_payments"."payment_id" = s."payment_id"
+    AND (s."payment_id" IS NULL)
+);
 
 -- name: delete_invalid
 -- phase: stage
@@ -353,15 +363,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: hi, plo, phi
+-- params: start, hi, plo, phi
 SELECT date("paid_at") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "payment_id", "updated_at", "amount"
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app_payments"
-    WHERE "updated_at" < ?
+    WHERE "updated_at" >= ? AND "updated_at" < ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
@@ -383,14 +393,15 @@ ORDER BY date("paid_at");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: from, to
+-- params: start, from, to
 SELECT date("paid_at") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "payment_id", "updated_at", "amount"
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
-      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC, "paid_at" DESC, "amount" DESC) AS incrc_rn
+      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app_payments"
+    WHERE "updated_at" >= ?
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)

@@ -201,20 +201,20 @@ WHERE "seq" >= ? AND "seq" < ?;
 
 -- name: count_read_all
 -- phase: stage
--- Full refresh: rows read, everything below hi.
--- params: hi
+-- Full refresh: rows read, everything in [start, hi).
+-- params: start, hi
 SELECT COUNT(*)
 FROM (
   SELECT id, kind, payload_size, id AS seq
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" < ?;
+WHERE "seq" >= ? AND "seq" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row below hi, one row per key.
--- params: hi
+-- Full refresh: every source row in [start, hi), one row per key.
+-- params: start, hi
 INSERT INTO "incrc_stage_t_query_append" ("id", "kind", "payload_size", "seq")
 SELECT "id", "kind", "payload_size", "seq"
 FROM (
@@ -222,7 +222,7 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" < ?;
+WHERE "seq" >= ? AND "seq" < ?;
 
 -- name: count_invalid
 -- phase: stage
