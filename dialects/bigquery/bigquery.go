@@ -70,35 +70,30 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
+var types = dialects.TypeNames{
+	compiler.Smallint: "INT64",
+	compiler.Integer:  "INT64",
+	compiler.Bigint:   "INT64",
+	compiler.Double:   "FLOAT64",
+	compiler.Boolean:  "BOOL",
+	compiler.Text:     "STRING",
+	compiler.Varchar:  "STRING(%d)",
+	compiler.Date:     "DATE",
+	// DATETIME is BigQuery's naive date and time; TIMESTAMP is an instant.
+	compiler.Timestamp:   "DATETIME",
+	compiler.TimestampTZ: "TIMESTAMP",
+	compiler.JSON:        "JSON",
+}
+
 func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint, compiler.Integer, compiler.Bigint:
-		return "INT64", nil
-	case compiler.Decimal:
+	if t.Kind == compiler.Decimal {
 		// NUMERIC holds at most 9 digits of scale and 29 before the point.
 		if t.Scale <= 9 && t.Precision-t.Scale <= 29 {
 			return fmt.Sprintf("NUMERIC(%d,%d)", t.Precision, t.Scale), nil
 		}
 		return fmt.Sprintf("BIGNUMERIC(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "FLOAT64", nil
-	case compiler.Boolean:
-		return "BOOL", nil
-	case compiler.Text:
-		return "STRING", nil
-	case compiler.Varchar:
-		return fmt.Sprintf("STRING(%d)", t.Length), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		// DATETIME is BigQuery's naive date and time; TIMESTAMP is an instant.
-		return "DATETIME", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMP", nil
-	case compiler.JSON:
-		return "JSON", nil
 	}
-	return "", fmt.Errorf("bigquery: no type for %s", t)
+	return types.Spell("bigquery", t)
 }
 
 // stageExpiry drops an abandoned stage on its own.

@@ -30,35 +30,22 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INTEGER", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text:
-		return "VARCHAR", nil
-	case compiler.Varchar:
-		return fmt.Sprintf("VARCHAR(%d)", t.Length), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		return "TIMESTAMP", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMPTZ", nil
-	case compiler.JSON:
-		return "JSON", nil
-	}
-	return "", fmt.Errorf("duckdb: no type for %s", t)
+var types = dialects.TypeNames{
+	compiler.Smallint:    "SMALLINT",
+	compiler.Integer:     "INTEGER",
+	compiler.Bigint:      "BIGINT",
+	compiler.Decimal:     "DECIMAL(%d,%d)",
+	compiler.Double:      "DOUBLE",
+	compiler.Boolean:     "BOOLEAN",
+	compiler.Text:        "VARCHAR",
+	compiler.Varchar:     "VARCHAR(%d)",
+	compiler.Date:        "DATE",
+	compiler.Timestamp:   "TIMESTAMP",
+	compiler.TimestampTZ: "TIMESTAMPTZ",
+	compiler.JSON:        "JSON",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("duckdb", t) }
 
 // TruncTime spells the start of a partition with date_trunc.
 func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {

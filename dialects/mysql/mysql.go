@@ -8,7 +8,6 @@
 package mysql
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -39,34 +38,23 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INT", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text:
-		return "LONGTEXT", nil
-	case compiler.Varchar:
-		return fmt.Sprintf("VARCHAR(%d)", t.Length), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp, compiler.TimestampTZ:
-		// DATETIME, not TIMESTAMP: no session time zone conversion, no 2038.
-		return "DATETIME(6)", nil
-	case compiler.JSON:
-		return "JSON", nil
-	}
-	return "", fmt.Errorf("mysql: no type for %s", t)
+var types = dialects.TypeNames{
+	compiler.Smallint: "SMALLINT",
+	compiler.Integer:  "INT",
+	compiler.Bigint:   "BIGINT",
+	compiler.Decimal:  "DECIMAL(%d,%d)",
+	compiler.Double:   "DOUBLE",
+	compiler.Boolean:  "BOOLEAN",
+	compiler.Text:     "LONGTEXT",
+	compiler.Varchar:  "VARCHAR(%d)",
+	compiler.Date:     "DATE",
+	// DATETIME, not TIMESTAMP: no session time zone conversion, no 2038.
+	compiler.Timestamp:   "DATETIME(6)",
+	compiler.TimestampTZ: "DATETIME(6)",
+	compiler.JSON:        "JSON",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("mysql", t) }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {

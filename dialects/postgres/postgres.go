@@ -30,35 +30,22 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INTEGER", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("NUMERIC(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE PRECISION", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text:
-		return "TEXT", nil
-	case compiler.Varchar:
-		return fmt.Sprintf("VARCHAR(%d)", t.Length), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		return "TIMESTAMP", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMPTZ", nil
-	case compiler.JSON:
-		return "JSONB", nil
-	}
-	return "", fmt.Errorf("postgres: no type for %s", t)
+var types = dialects.TypeNames{
+	compiler.Smallint:    "SMALLINT",
+	compiler.Integer:     "INTEGER",
+	compiler.Bigint:      "BIGINT",
+	compiler.Decimal:     "NUMERIC(%d,%d)",
+	compiler.Double:      "DOUBLE PRECISION",
+	compiler.Boolean:     "BOOLEAN",
+	compiler.Text:        "TEXT",
+	compiler.Varchar:     "VARCHAR(%d)",
+	compiler.Date:        "DATE",
+	compiler.Timestamp:   "TIMESTAMP",
+	compiler.TimestampTZ: "TIMESTAMPTZ",
+	compiler.JSON:        "JSONB",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("postgres", t) }
 
 // TruncTime spells the start of a partition with date_trunc, in UTC: a
 // date or timestamptz would otherwise be read in the session's time zone.

@@ -55,35 +55,28 @@ func (*Dialect) NullSafeEqual(a, b string) string {
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
+var types = dialects.TypeNames{
+	compiler.Smallint: "SMALLINT",
+	compiler.Integer:  "INTEGER",
+	compiler.Bigint:   "BIGINT",
+	compiler.Decimal:  "DECIMAL(%d,%d)",
+	compiler.Double:   "DOUBLE PRECISION",
+	compiler.Boolean:  "BOOLEAN",
+	// Redshift's TEXT is VARCHAR(256): too short for text.
+	compiler.Text:        "VARCHAR(65535)",
+	compiler.JSON:        "VARCHAR(65535)",
+	compiler.Date:        "DATE",
+	compiler.Timestamp:   "TIMESTAMP",
+	compiler.TimestampTZ: "TIMESTAMPTZ",
+}
+
 func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INTEGER", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE PRECISION", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text, compiler.JSON:
-		// Redshift's TEXT is VARCHAR(256): too short for text.
-		return "VARCHAR(65535)", nil
-	case compiler.Varchar:
+	if t.Kind == compiler.Varchar {
 		// Redshift counts VARCHAR lengths in bytes; UTF-8 takes up to 4 a
 		// character.
 		return fmt.Sprintf("VARCHAR(%d)", min(4*t.Length, 65535)), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		return "TIMESTAMP", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMPTZ", nil
 	}
-	return "", fmt.Errorf("redshift: no type for %s", t)
+	return types.Spell("redshift", t)
 }
 
 // TruncTime spells the start of a partition, in UTC.

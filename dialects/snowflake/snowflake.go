@@ -23,7 +23,6 @@
 package snowflake
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -58,36 +57,23 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INTEGER", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("NUMBER(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text:
-		return "VARCHAR", nil
-	case compiler.Varchar:
-		return fmt.Sprintf("VARCHAR(%d)", t.Length), nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		// Explicit: a bare TIMESTAMP follows TIMESTAMP_TYPE_MAPPING.
-		return "TIMESTAMP_NTZ", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMP_TZ", nil
-	case compiler.JSON:
-		return "VARIANT", nil
-	}
-	return "", fmt.Errorf("snowflake: no type for %s", t)
+var types = dialects.TypeNames{
+	compiler.Smallint: "SMALLINT",
+	compiler.Integer:  "INTEGER",
+	compiler.Bigint:   "BIGINT",
+	compiler.Decimal:  "NUMBER(%d,%d)",
+	compiler.Double:   "DOUBLE",
+	compiler.Boolean:  "BOOLEAN",
+	compiler.Text:     "VARCHAR",
+	compiler.Varchar:  "VARCHAR(%d)",
+	compiler.Date:     "DATE",
+	// Explicit: a bare TIMESTAMP follows TIMESTAMP_TYPE_MAPPING.
+	compiler.Timestamp:   "TIMESTAMP_NTZ",
+	compiler.TimestampTZ: "TIMESTAMP_TZ",
+	compiler.JSON:        "VARIANT",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("snowflake", t) }
 
 // TruncTime spells the start of a partition, in UTC.
 func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {

@@ -36,7 +36,6 @@
 package spark
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -93,34 +92,25 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (d *Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint:
-		return "SMALLINT", nil
-	case compiler.Integer:
-		return "INT", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text, compiler.Varchar, compiler.JSON:
-		// Iceberg has no bounded string, and Delta only checks the length
-		// on write: STRING for both, so the two formats hold the same rows.
-		return "STRING", nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		// Naive, read as UTC: TIMESTAMP would shift it by the session time zone.
-		return "TIMESTAMP_NTZ", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMP", nil
-	}
-	return "", fmt.Errorf("%s: no type for %s", d.Name(), t)
+var types = dialects.TypeNames{
+	compiler.Smallint: "SMALLINT",
+	compiler.Integer:  "INT",
+	compiler.Bigint:   "BIGINT",
+	compiler.Decimal:  "DECIMAL(%d,%d)",
+	compiler.Double:   "DOUBLE",
+	compiler.Boolean:  "BOOLEAN",
+	// Iceberg has no bounded string, and Delta only checks the length on
+	// write: STRING for both, so the two formats hold the same rows.
+	compiler.Text:    "STRING",
+	compiler.Varchar: "STRING",
+	compiler.JSON:    "STRING",
+	compiler.Date:    "DATE",
+	// Naive, read as UTC: TIMESTAMP would shift it by the session time zone.
+	compiler.Timestamp:   "TIMESTAMP_NTZ",
+	compiler.TimestampTZ: "TIMESTAMP",
 }
+
+func (d *Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell(d.Name(), t) }
 
 func (d *Dialect) format() string {
 	if d.Iceberg {

@@ -58,27 +58,24 @@ func (d *Dialect) TableName(t compiler.Table) string {
 	return d.QuoteIdent(strings.Join(parts, "_"))
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint, compiler.Integer, compiler.Bigint:
-		return "INTEGER", nil
-	case compiler.Decimal:
-		return "NUMERIC", nil
-	case compiler.Double:
-		return "REAL", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text, compiler.JSON:
-		return "TEXT", nil
-	case compiler.Varchar:
-		return "TEXT", nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp, compiler.TimestampTZ:
-		return "TIMESTAMP", nil
-	}
-	return "", dialects.Unsupported(&Dialect{}, "type "+t.String())
+// SQLite's names only choose a column's affinity; these keep dates and
+// times as TEXT (see the package comment) and numbers as numbers.
+var types = dialects.TypeNames{
+	compiler.Smallint:    "INTEGER",
+	compiler.Integer:     "INTEGER",
+	compiler.Bigint:      "INTEGER",
+	compiler.Decimal:     "NUMERIC",
+	compiler.Double:      "REAL",
+	compiler.Boolean:     "BOOLEAN",
+	compiler.Text:        "TEXT",
+	compiler.Varchar:     "TEXT",
+	compiler.Date:        "DATE",
+	compiler.Timestamp:   "TIMESTAMP",
+	compiler.TimestampTZ: "TIMESTAMP",
+	compiler.JSON:        "TEXT",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("sqlite", t) }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {

@@ -22,7 +22,6 @@
 package trino
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -60,31 +59,24 @@ func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	switch t.Kind {
-	case compiler.Smallint, compiler.Integer:
-		// Iceberg has no 16-bit integer.
-		return "INTEGER", nil
-	case compiler.Bigint:
-		return "BIGINT", nil
-	case compiler.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case compiler.Double:
-		return "DOUBLE", nil
-	case compiler.Boolean:
-		return "BOOLEAN", nil
-	case compiler.Text, compiler.Varchar, compiler.JSON:
-		// Iceberg and Delta Lake store unbounded strings only.
-		return "VARCHAR", nil
-	case compiler.Date:
-		return "DATE", nil
-	case compiler.Timestamp:
-		return "TIMESTAMP(6)", nil
-	case compiler.TimestampTZ:
-		return "TIMESTAMP(6) WITH TIME ZONE", nil
-	}
-	return "", fmt.Errorf("trino: no type for %s", t)
+var types = dialects.TypeNames{
+	// Iceberg has no 16-bit integer.
+	compiler.Smallint: "INTEGER",
+	compiler.Integer:  "INTEGER",
+	compiler.Bigint:   "BIGINT",
+	compiler.Decimal:  "DECIMAL(%d,%d)",
+	compiler.Double:   "DOUBLE",
+	compiler.Boolean:  "BOOLEAN",
+	// Iceberg and Delta Lake store unbounded strings only.
+	compiler.Text:        "VARCHAR",
+	compiler.Varchar:     "VARCHAR",
+	compiler.JSON:        "VARCHAR",
+	compiler.Date:        "DATE",
+	compiler.Timestamp:   "TIMESTAMP(6)",
+	compiler.TimestampTZ: "TIMESTAMP(6) WITH TIME ZONE",
 }
+
+func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("trino", t) }
 
 // TruncTime spells the start of a partition, in UTC.
 func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
