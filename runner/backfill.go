@@ -93,11 +93,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
 	opts.defaults()
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}

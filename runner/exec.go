@@ -36,6 +36,20 @@ func newProgram(d dialects.Dialect, p *compiler.Plan) (*program, error) {
 	return prog, nil
 }
 
+// session spells a plan for the target and pins one connection for it:
+// temporary tables and transactions live in one session.
+func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*program, *sql.Conn, error) {
+	prog, err := newProgram(t.Dialect, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := t.DB.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prog, conn, nil
+}
+
 func (p *program) has(name string) bool { _, ok := p.stmts[name]; return ok }
 
 // params are the values of a statement's parameters, by name.

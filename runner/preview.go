@@ -22,11 +22,7 @@ type Preview struct {
 // Preview computes the next run's window (hi = now - lag) and counts what
 // it would read. It only reads: a target never set up previews a first run.
 func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time) (*Preview, error) {
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}

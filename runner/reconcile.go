@@ -47,11 +47,7 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	if !by.Type.IsTime() {
 		return nil, fmt.Errorf("%s: reconcile.by %s is %s: --from/--to ranges need a date or timestamp column", s.File, by.Name.Value, by.Type)
 	}
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}

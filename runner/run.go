@@ -113,11 +113,7 @@ func randomHex(n int) string {
 // the lease, in which case nothing was recorded).
 func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*Result, error) {
 	opts.defaults()
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}

@@ -54,11 +54,7 @@ type Marker struct {
 
 // State reads a pipeline's watermark, lease and latest runs.
 func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error) {
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +116,7 @@ func runRow(row []any) Result {
 
 // Release frees a pipeline's lease whoever holds it: for a run that died.
 func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error) {
-	prog, err := newProgram(t.Dialect, plan)
-	if err != nil {
-		return false, err
-	}
-	conn, err := t.DB.Conn(ctx)
+	prog, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return false, err
 	}
