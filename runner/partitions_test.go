@@ -366,3 +366,96 @@ func TestLateEvent(t *testing.T) {
 		})
 	}
 }
+
+// clicksSpec partitions by the hour of a timestamp and (salesSpec) by the
+// month of a date: the granularities that need the engine's truncation.
+const clicksSpec = `
+pipeline: clicks_{target}_{id}
+source:
+  table: app_{id}.clicks
+target:
+  table: dw_{id}.clicks_{target}
+columns:
+  click_id: bigint
+  clicked_at: timestamp
+  ingested_at: timestamp
+strategy: overwrite_partitions
+unique_key: [click_id]
+watermark:
+  column: ingested_at
+  start: 2026-01-01
+partition:
+  column: clicked_at
+  granularity: {granularity}
+`
+
+// TestHourAndMonthPartitions: a late click rewrites its own hour (or
+// month), nothing else; reconciliation and backfills name partitions the
+// same way on every engine.
+func TestHourAndMonthPartitions(t *testing.T) {
+	cols := []string{"click_id", "clicked_at", "ingested_at"}
+	for _, g := range []struct {
+		granularity string
+		touched     []string // partitions the late run rewrites
+		from, to    string   // a range to reconcile and backfill
+	}{
+		{"hour", []string{"2026-01-10T09", "2026-01-10T14"}, "2026-01-10T08:00:00Z", "2026-01-10T16:00:00Z"},
+		{"month", []string{"2026-01"}, "2026-01-01", "2026-03-01"},
+	} {
+		for _, eng := range engines() {
+			t.Run(g.granularity+"/"+eng.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, eng)
+				y := strings.ReplaceAll(clicksSpec, "{granularity}", g.granularity)
+				p := e.spec(strings.ReplaceAll(y, "{target}", "inc"))
+				ref := e.spec(strings.ReplaceAll(y, "{target}", "ref"))
+				e.createTable("app_{id}.clicks", p.Columns)
+				e.insert("app_{id}.clicks", p.Columns,
+					[]any{1, "2026-01-10 09:15:00", "2026-01-10 09:20:00"},
+					[]any{2, "2026-01-10 09:45:00", "2026-01-10 09:50:00"},
+					[]any{3, "2026-01-10 11:05:00", "2026-01-10 11:10:00"},
+					[]any{4, "2026-02-03 10:00:00", "2026-01-10 10:30:00"}, // scheduled ahead
+				)
+				mustRun(t, e, p, Options{Until: until("2026-01-10T12:00:00Z")})
+				// Click 5 happened at 09:30 and arrives at 14:00; click 6 is new.
+				e.insert("app_{id}.clicks", p.Columns,
+					[]any{5, "2026-01-10 09:30:00", "2026-01-10 14:00:00"},
+					[]any{6, "2026-01-10 14:10:00", "2026-01-10 14:15:00"},
+				)
+				var touched []string
+				pv, err := e.tg.Preview(e.ctx, p, *until("2026-01-10T15:00:00Z"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				touched = pv.Partitions
+				if diff := cmp.Diff(g.touched, touched); diff != "" {
+					t.Errorf("partitions the late run rewrites (-want +got):\n%s", diff)
+				}
+				mustRun(t, e, p, Options{Until: until("2026-01-10T15:00:00Z")})
+				mustRun(t, e, ref, Options{Until: until("2026-01-10T15:00:00Z"), FullRefresh: true})
+				if diff := cmp.Diff(e.rows("dw_{id}.clicks_ref", cols), e.rows("dw_{id}.clicks_inc", cols)); diff != "" {
+					t.Errorf("(-full +incremental):\n%s", diff)
+				}
+				rec, err := e.tg.Reconcile(e.ctx, p, *until(g.from), *until(g.to))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var keys []string
+				for _, gr := range rec.Groups {
+					keys = append(keys, PartitionKey(p, gr.Key))
+				}
+				want := map[string][]string{"hour": {"2026-01-10T09", "2026-01-10T11", "2026-01-10T14"}, "month": {"2026-01", "2026-02"}}[g.granularity]
+				if diff := cmp.Diff(want, keys); diff != "" || len(rec.Drifted) != 0 {
+					t.Errorf("reconciled partitions (-want +got):\n%s\ndrifted: %v", diff, rec.Drifted)
+				}
+				res, err := e.tg.Backfill(e.ctx, p, BackfillOptions{From: *until(g.from), To: *until(g.to)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(statuses(res, PartRebuilt)); n != len(PartitionKeys(p, *until(g.from), *until(g.to))) {
+					t.Errorf("backfill rebuilt %d of %v", n, res.Partitions)
+				}
+			})
+		}
+	}
+}
