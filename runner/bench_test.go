@@ -19,9 +19,11 @@ import (
 // window holds nothing. They never run under a plain `go test` (only with
 // -bench) and assert nothing about time: BENCHMARKS.md has the numbers.
 //
-//	go test ./runner -run '^$' -bench BenchmarkMerge -benchtime 5x -timeout 60m
+//	go test ./runner -run '^$' -bench IncrementalVsFullRefresh -benchtime 5x -timeout 60m -v
+//	go test ./runner -run '^$' -bench EmptyWindow -benchtime 30x -v
 //
-// PostgreSQL is measured when INCRC_TEST_POSTGRES_URL is set.
+// PostgreSQL is measured when INCRC_TEST_POSTGRES_URL is set; -incrc.rows
+// changes the source's size; -v logs a per-statement breakdown.
 
 var benchRows = flag.Int("incrc.rows", 1_000_000, "source rows of the runner benchmarks")
 
@@ -220,6 +222,12 @@ func newBenchFixture(b *testing.B, eng benchEngine, rows int) *benchFixture {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { tg.Close() })
+	// The engine's version belongs with its numbers.
+	var version string
+	if err := tg.DB.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: %s", eng.name, version)
 	id := uniq()
 	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(benchSpec, "{id}", id)))
 	if err != nil {
