@@ -40,6 +40,9 @@ const (
 	StmtStageWindow    = "stage_window"
 	StmtCountReadAll   = "count_read_all"
 	StmtStageAll       = "stage_all"
+	StmtDropRaw        = "drop_raw"
+	StmtCreateRaw      = "create_raw"
+	StmtDedupeStage    = "dedupe_stage"
 	StmtQuarantine     = "quarantine"
 	StmtCountInvalid   = "count_invalid"
 	StmtDeleteInvalid  = "delete_invalid"
@@ -69,6 +72,7 @@ const (
 const (
 	quarantineSuffix = "_quarantine"
 	stagePrefix      = "incrc_stage_"
+	rawPrefix        = "incrc_raw_"
 )
 
 // NotSupportedError says a spec uses something a later version compiles.
@@ -95,6 +99,7 @@ func Lower(s *Spec) (*Plan, error) {
 		Strategy: strategy,
 		Target:   splitTable(s.Target.Table.Value),
 		Stage:    Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
+		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
 	}
 	if s.Source.Table.Set() {
@@ -157,7 +162,6 @@ var (
 	pSpecHash  = Param{"spec_hash", PText}
 	pPlo       = Param{"plo", PPartition}
 	pPhi       = Param{"phi", PPartition}
-	pSince     = Param{"since", PPartition}
 	pBackfill  = Param{"backfill_id", PText}
 	pPartKey   = Param{"partition_key", PText}
 )
@@ -339,32 +343,40 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 		}
 	}
 	wp := windowParams(window)
-	l.add(StmtCountRead, PhaseStage, "Rows read: the source rows in the window, before dedupe.",
+	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
 		CountSource{Source: p.Source, Window: window}, "count", wp...)
 	if p.Strategy == OverwritePartitions {
-		since := ""
-		ps := wp
-		if s := p.Spec.Partition; s.FinalizeAfter.Set() {
-			since = pSince.Name
-			ps = append(append([]Param(nil), wp...), pSince)
-		}
-		l.add(StmtTouchedPartitions, PhaseStage, "The partitions that rows changed in the window fall in: each is rewritten whole.",
-			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window, Since: since}, "rows", ps...)
+		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
+			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, "rows", wp...)
 	}
-	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
-		DropTable{Table: p.Stage, Temporary: true}, "")
 	stageCols := make([]Col, len(p.Columns))
 	for i, c := range p.Columns {
 		stageCols[i] = Col{Name: c.Name, Type: c.Type}
 	}
-	l.add(StmtCreateStage, PhaseStage, "The window's rows, read once.",
+	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		DropTable{Table: p.Stage, Temporary: true}, "")
+	l.add(StmtCreateStage, PhaseStage, "The rows to write.",
 		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true}, "")
-	l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi), one row per key: the newest version.",
-		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: window, Dedupe: l.dedupe()}, "", wp...)
-	l.add(StmtCountReadAll, PhaseStage, "Full refresh: rows read, everything in [start, hi).",
-		CountSource{Source: p.Source, Window: upTo}, "count", windowParams(upTo)...)
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), one row per key.",
-		StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe()}, "", windowParams(upTo)...)
+	// The source is read once: its window's rows land in the raw table
+	// (counted as rows read), and the dedupe reads only those.
+	into := p.Stage
+	if d := l.dedupe(); d != nil {
+		into = p.Raw
+		l.add(StmtDropRaw, PhaseStage, "The window's rows as read, before the dedupe.",
+			DropTable{Table: p.Raw, Temporary: true}, "")
+		l.add(StmtCreateRaw, PhaseStage, "The window's rows as read, before the dedupe.",
+			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true}, "")
+	}
+	if p.Strategy != OverwritePartitions {
+		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once.",
+			StageRows{Into: into, Source: p.Source, Columns: cols, Window: window}, "", wp...)
+	}
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi).",
+		StageRows{Into: into, Source: p.Source, Columns: cols, Window: upTo}, "", windowParams(upTo)...)
+	if d := l.dedupe(); d != nil {
+		l.add(StmtDedupeStage, PhaseStage, "One row per key: the newest version.",
+			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d}, "")
+	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),

@@ -10,7 +10,8 @@ type Plan struct {
 	Strategy   Strategy
 	Source     Relation
 	Target     Table
-	Stage      Table // session-scoped staging table
+	Stage      Table // session-scoped staging table: the rows to write
+	Raw        Table // session-scoped: the window's rows as read, when a dedupe follows
 	Quarantine Table // zero when invalid rows fail the run instead
 	Columns    []Col
 	Key        []string
@@ -182,14 +183,12 @@ type (
 	}
 
 	// DistinctPartitions lists the partitions (the start of each) that the
-	// source rows of the window fall in, oldest first. Since, when set,
-	// names a parameter: partitions starting before it are finalized and
-	// left out.
+	// source rows of the window fall in, oldest first, with the number of
+	// those rows in each.
 	DistinctPartitions struct {
 		Source    Relation
 		Partition Partitioning
 		Window    Window
-		Since     string
 	}
 
 	// CountSource counts the source rows of the window (rows read).

@@ -429,21 +429,15 @@ func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
 	return expr
 }
 
-// DistinctPartitions spells the list of partitions the window's rows fall in.
+// DistinctPartitions spells the partitions the window's rows fall in, with
+// the number of rows in each.
 func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
 	key := Trunc(w, w.Col("", op.Partition.Column), op.Partition)
-	w.S("SELECT DISTINCT ", key, " AS incrc_partition\nFROM ", From(w, op.Source))
-	var terms []string
+	w.S("SELECT ", key, " AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ", From(w, op.Source))
 	if where := WindowPred(w, "", op.Window); where != "" {
-		terms = append(terms, where)
+		w.S("\nWHERE ", where)
 	}
-	if op.Since != "" {
-		terms = append(terms, w.Col("", op.Partition.Column)+" >= "+w.Param(op.Since))
-	}
-	if len(terms) > 0 {
-		w.S("\nWHERE ", strings.Join(terms, " AND "))
-	}
-	w.S("\nORDER BY incrc_partition")
+	w.S("\nGROUP BY ", key, "\nORDER BY incrc_partition")
 }
 
 // allColumns lists what the deduped source side must carry: the key, the

@@ -51,17 +51,17 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 	if plan.Watermark != nil && w.hasLo && !w.lo.less(w.hi) {
 		return pv, nil
 	}
-	if pv.Rows, _, err = prog.count(ctx, conn, compiler.StmtCountRead, r.vals); err != nil {
+	if plan.Strategy != compiler.OverwritePartitions {
+		pv.Rows, _, err = prog.count(ctx, conn, compiler.StmtCountRead, r.vals)
+		return pv, err
+	}
+	parts, rows, err := r.touchedPartitions(ctx, w)
+	if err != nil {
 		return nil, err
 	}
-	if plan.Strategy == compiler.OverwritePartitions && pv.Rows > 0 {
-		parts, err := r.touchedPartitions(ctx, w)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range parts {
-			pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
-		}
+	pv.Rows = rows
+	for _, p := range parts {
+		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}
 	return pv, nil
 }

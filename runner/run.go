@@ -224,8 +224,12 @@ func (r *run) acquire(ctx context.Context) error {
 	if st.LeaseOwner != "" && st.LeaseOwner != r.owner && st.LeaseExpiresAt >= stateTime(now) {
 		return &LockedError{Pipeline: r.plan.Pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
 	}
-	if _, err := r.step(ctx, r.conn, compiler.StmtInitState); err != nil {
-		return err
+	if st.SpecHash == "" && st.Watermark == "" && st.UpdatedAt == "" && st.LeaseOwner == "" {
+		// No row yet (or one never used): create it. Once it exists this
+		// write is skipped, which an empty window's run notices.
+		if _, err := r.step(ctx, r.conn, compiler.StmtInitState); err != nil {
+			return err
+		}
 	}
 	r.vals["now"] = stateTime(now)
 	r.vals["expires_at"] = stateTime(now.Add(r.opts.LeaseTTL))
@@ -411,39 +415,53 @@ func (r *run) recordWindow(w window) {
 }
 
 func (r *run) stage(ctx context.Context, w window) error {
-	countName, stageName := compiler.StmtCountRead, compiler.StmtStageWindow
-	if r.opts.FullRefresh {
-		countName, stageName = compiler.StmtCountReadAll, compiler.StmtStageAll
-	}
 	if err := r.renewLease(ctx); err != nil {
 		return err
 	}
-	var err error
-	if r.plan.Watermark != nil && w.hasLo && !w.lo.less(w.hi) {
-		r.res.RowsRead = 0 // an empty window reads nothing
-	} else if r.res.RowsRead, _, err = r.countStep(ctx, r.conn, countName); err != nil {
-		return err
+	if r.plan.Watermark != nil && w.hasLo && !w.lo.less(w.hi) && !r.opts.FullRefresh {
+		return nil // an empty window reads nothing: the write is skipped, the run recorded
 	}
-	if r.res.RowsRead == 0 && !r.opts.FullRefresh {
-		return nil // nothing to stage: the write is skipped, the run recorded
+	if r.plan.Strategy == compiler.OverwritePartitions && !r.opts.FullRefresh {
+		return r.stagePartitions(ctx, w)
 	}
-	overwrite := r.plan.Strategy == compiler.OverwritePartitions && !r.opts.FullRefresh
-	if overwrite {
-		if r.parts, err = r.touchedPartitions(ctx, w); err != nil {
+	stageName := compiler.StmtStageWindow
+	if r.opts.FullRefresh {
+		stageName = compiler.StmtStageAll
+	}
+	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage, compiler.StmtDropRaw, compiler.StmtCreateRaw} {
+		if _, err := r.step(ctx, r.conn, name); err != nil {
 			return err
 		}
+	}
+	// The source is read once; what that statement inserted is rows read.
+	read, err := r.step(ctx, r.conn, stageName)
+	if err != nil {
+		return err
+	}
+	r.res.RowsRead = read
+	if read == 0 && !r.opts.FullRefresh {
+		return nil
+	}
+	_, err = r.step(ctx, r.conn, compiler.StmtDedupeStage)
+	return err
+}
+
+// stagePartitions stages, for overwrite_partitions, every partition the
+// window's rows fall in, whole: the late row and every row already in its
+// partition.
+func (r *run) stagePartitions(ctx context.Context, w window) error {
+	var err error
+	if r.parts, r.res.RowsRead, err = r.touchedPartitions(ctx, w); err != nil {
+		return err
+	}
+	if len(r.parts) == 0 {
+		return nil
 	}
 	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage} {
 		if _, err := r.step(ctx, r.conn, name); err != nil {
 			return err
 		}
 	}
-	if !overwrite {
-		_, err := r.step(ctx, r.conn, stageName)
-		return err
-	}
-	// Each touched partition is staged whole: the late row and every row
-	// already in its partition.
 	for _, pt := range r.parts {
 		r.prog.bindPartition(r.vals, pt)
 		if _, err := r.step(ctx, r.conn, compiler.StmtStagePartition); err != nil {
@@ -457,7 +475,7 @@ func (r *run) write(ctx context.Context, w window) error {
 	if err := r.renewLease(ctx); err != nil {
 		return err
 	}
-	staged := r.res.RowsRead > 0 || r.opts.FullRefresh
+	staged := r.res.RowsRead > 0 && (len(r.parts) > 0 || r.plan.Strategy != compiler.OverwritePartitions) || r.opts.FullRefresh
 	tx, err := r.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -495,7 +513,7 @@ func (r *run) write(ctx context.Context, w window) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	if staged {
-		r.prog.exec(ctx, r.conn, compiler.StmtDropStage, r.vals)
+		r.dropStaging(ctx)
 	}
 	return nil
 }
@@ -594,5 +612,12 @@ func (r *run) fail(ctx context.Context, cause error) {
 		return
 	}
 	r.prog.exec(ctx, r.conn, compiler.StmtRecordFinish, r.vals)
+	r.dropStaging(ctx)
+}
+
+// dropStaging drops the run's session tables: a pooled connection outlives
+// the run. Errors are ignored: the next run drops them first anyway.
+func (r *run) dropStaging(ctx context.Context) {
 	r.prog.exec(ctx, r.conn, compiler.StmtDropStage, r.vals)
+	r.prog.exec(ctx, r.conn, compiler.StmtDropRaw, r.vals)
 }

@@ -154,8 +154,8 @@ ORDER BY `started_at` DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`events`
@@ -163,11 +163,12 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT `event_date` AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT `event_date` AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ? AND `event_date` >= ?
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+GROUP BY `event_date`
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -177,7 +178,7 @@ DROP TABLE IF EXISTS `incrc_stage_dw_events`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TABLE `incrc_stage_dw_events` (
   `event_id` INT64,
   `event_date` DATE,
@@ -187,26 +188,9 @@ CREATE TABLE `incrc_stage_dw_events` (
 )
 OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
 
--- name: stage_window
--- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
-SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
-FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
-
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`

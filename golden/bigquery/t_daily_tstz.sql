@@ -153,8 +153,8 @@ ORDER BY `started_at` DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`payments`
@@ -167,8 +167,24 @@ DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TABLE `incrc_stage_t_daily_tstz` (
+  `payment_id` INT64,
+  `paid_at` TIMESTAMP,
+  `amount` NUMERIC(12,2),
+  `updated_at` TIMESTAMP
+)
+OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+
+-- name: drop_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
+
+-- name: create_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+CREATE TABLE `incrc_raw_t_daily_tstz` (
   `payment_id` INT64,
   `paid_at` TIMESTAMP,
   `amount` NUMERIC(12,2),
@@ -178,37 +194,31 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
-INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-FROM (
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
-  FROM `app`.`payments`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
-) AS ranked
-WHERE incrc_rn = 1;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
 FROM `app`.`payments`
 WHERE `updated_at` >= ? AND `updated_at` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+FROM `app`.`payments`
+WHERE `updated_at` >= ? AND `updated_at` < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
-  FROM `app`.`payments`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
+  FROM `incrc_raw_t_daily_tstz`
 ) AS ranked
 WHERE incrc_rn = 1;
 

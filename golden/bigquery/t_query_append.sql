@@ -158,8 +158,8 @@ FROM (
 ) AS src;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM (
@@ -176,7 +176,7 @@ DROP TABLE IF EXISTS `incrc_stage_t_query_append`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TABLE `incrc_stage_t_query_append` (
   `id` INT64,
   `kind` STRING,
@@ -187,7 +187,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -198,21 +198,9 @@ FROM (
 ) AS src
 WHERE `seq` >= ? AND `seq` < ?;
 
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM (
-  SELECT id, kind, payload_size, id AS seq
-  FROM app.raw_events
-  WHERE kind <> 'heartbeat'
-) AS src
-WHERE `seq` >= ? AND `seq` < ?;
-
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`

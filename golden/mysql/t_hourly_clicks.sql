@@ -151,8 +151,8 @@ ORDER BY `started_at` DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
@@ -160,11 +160,12 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00') AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00') AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ? AND `clicked_at` >= ?
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+GROUP BY DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00')
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -174,7 +175,7 @@ DROP TEMPORARY TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE `incrc_stage_t_hourly_clicks` (
   `click_id` BIGINT,
   `clicked_at` DATETIME(6),
@@ -184,39 +185,41 @@ CREATE TEMPORARY TABLE `incrc_stage_t_hourly_clicks` (
   `ingested_at` DATETIME(6)
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
-SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
-FROM (
-  SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
-  FROM `app`.`clicks`
-  WHERE `ingested_at` >= ? AND `ingested_at` < ?
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TEMPORARY TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE `incrc_raw_t_hourly_clicks` (
+  `click_id` BIGINT,
+  `clicked_at` DATETIME(6),
+  `user_id` BIGINT,
+  `url` LONGTEXT,
+  `version` BIGINT,
+  `ingested_at` DATETIME(6)
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO `incrc_raw_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
+SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+FROM `app`.`clicks`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
     ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
-  FROM `app`.`clicks`
-  WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  FROM `incrc_raw_t_hourly_clicks`
 ) AS ranked
 WHERE incrc_rn = 1;
 

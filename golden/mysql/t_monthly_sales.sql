@@ -161,8 +161,8 @@ ORDER BY `started_at` DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`sales`
@@ -170,11 +170,12 @@ WHERE `updated_at` >= ? AND `updated_at` < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT DATE_FORMAT(`sale_date`, '%Y-%m-01') AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT DATE_FORMAT(`sale_date`, '%Y-%m-01') AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ? AND `sale_date` >= ?
+WHERE `updated_at` >= ? AND `updated_at` < ?
+GROUP BY DATE_FORMAT(`sale_date`, '%Y-%m-01')
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -184,7 +185,7 @@ DROP TEMPORARY TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE `incrc_stage_t_monthly_sales` (
   `sale_id` BIGINT,
   `sale_date` DATE,
@@ -192,39 +193,39 @@ CREATE TEMPORARY TABLE `incrc_stage_t_monthly_sales` (
   `updated_at` DATETIME(6)
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM (
-  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `sale_date` IS NULL, `sale_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
-  FROM `app`.`sales`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TEMPORARY TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE `incrc_raw_t_monthly_sales` (
+  `sale_id` BIGINT,
+  `sale_date` DATE,
+  `amount` DECIMAL(12,2),
+  `updated_at` DATETIME(6)
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `sale_date` IS NULL, `sale_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
-  FROM `app`.`sales`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
+  FROM `incrc_raw_t_monthly_sales`
 ) AS ranked
 WHERE incrc_rn = 1;
 

@@ -154,8 +154,8 @@ FROM (
 ) AS src;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM (
@@ -172,7 +172,7 @@ DROP TEMPORARY TABLE IF EXISTS `incrc_stage_t_query_append`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE `incrc_stage_t_query_append` (
   `id` BIGINT,
   `kind` LONGTEXT,
@@ -182,7 +182,7 @@ CREATE TEMPORARY TABLE `incrc_stage_t_query_append` (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -193,21 +193,9 @@ FROM (
 ) AS src
 WHERE `seq` >= ? AND `seq` < ?;
 
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM (
-  SELECT id, kind, payload_size, id AS seq
-  FROM app.raw_events
-  WHERE kind <> 'heartbeat'
-) AS src
-WHERE `seq` >= ? AND `seq` < ?;
-
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`

@@ -166,8 +166,8 @@ ORDER BY "started_at" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "app"."orders"
@@ -180,8 +180,23 @@ DROP TABLE IF EXISTS "incrc_stage_dw_orders";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "incrc_stage_dw_orders" (
+  "order_id" BIGINT,
+  "order_date" DATE,
+  "amount" DECIMAL(12,2),
+  "updated_at" TIMESTAMP
+);
+
+-- name: drop_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "incrc_raw_dw_orders";
+
+-- name: create_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "incrc_raw_dw_orders" (
   "order_id" BIGINT,
   "order_date" DATE,
   "amount" DECIMAL(12,2),
@@ -190,37 +205,31 @@ CREATE TEMPORARY TABLE "incrc_stage_dw_orders" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: $1 = lo, $2 = hi
-INSERT INTO "incrc_stage_dw_orders" ("order_id", "order_date", "amount", "updated_at")
+INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
-FROM (
-  SELECT "order_id", "order_date", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."orders"
-  WHERE "updated_at" >= $1 AND "updated_at" < $2
-) AS ranked
-WHERE incrc_rn = 1;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: $1 = start, $2 = hi
-SELECT COUNT(*)
 FROM "app"."orders"
 WHERE "updated_at" >= $1 AND "updated_at" < $2;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: $1 = start, $2 = hi
+INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
+SELECT "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE "updated_at" >= $1 AND "updated_at" < $2;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "incrc_stage_dw_orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
 FROM (
   SELECT "order_id", "order_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."orders"
-  WHERE "updated_at" >= $1 AND "updated_at" < $2
+  FROM "incrc_raw_dw_orders"
 ) AS ranked
 WHERE incrc_rn = 1;
 

@@ -155,8 +155,8 @@ ORDER BY "started_at" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "app"."clicks"
@@ -164,11 +164,12 @@ WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: $1 = lo, $2 = hi, $3 = since
-SELECT DISTINCT DATE_TRUNC('hour', "clicked_at") AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: $1 = lo, $2 = hi
+SELECT DATE_TRUNC('hour', "clicked_at") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "app"."clicks"
-WHERE "ingested_at" >= $1 AND "ingested_at" < $2 AND "clicked_at" >= $3
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+GROUP BY DATE_TRUNC('hour', "clicked_at")
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -178,7 +179,7 @@ DROP TABLE IF EXISTS "incrc_stage_t_hourly_clicks";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "incrc_stage_t_hourly_clicks" (
   "click_id" BIGINT,
   "clicked_at" TIMESTAMP,
@@ -188,39 +189,41 @@ CREATE TEMPORARY TABLE "incrc_stage_t_hourly_clicks" (
   "ingested_at" TIMESTAMP
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: $1 = lo, $2 = hi
-INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
-SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
-FROM (
-  SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
-    ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."clicks"
-  WHERE "ingested_at" >= $1 AND "ingested_at" < $2
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "incrc_raw_t_hourly_clicks";
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: $1 = start, $2 = hi
-SELECT COUNT(*)
-FROM "app"."clicks"
-WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "incrc_raw_t_hourly_clicks" (
+  "click_id" BIGINT,
+  "clicked_at" TIMESTAMP,
+  "user_id" BIGINT,
+  "url" VARCHAR(65535),
+  "version" BIGINT,
+  "ingested_at" TIMESTAMP
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: $1 = start, $2 = hi
+INSERT INTO "incrc_raw_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
+SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
+FROM "app"."clicks"
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."clicks"
-  WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+  FROM "incrc_raw_t_hourly_clicks"
 ) AS ranked
 WHERE incrc_rn = 1;
 

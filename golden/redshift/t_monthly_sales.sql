@@ -165,8 +165,8 @@ ORDER BY "started_at" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "app"."sales"
@@ -174,11 +174,12 @@ WHERE "updated_at" >= $1 AND "updated_at" < $2;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: $1 = lo, $2 = hi, $3 = since
-SELECT DISTINCT DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP)) AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: $1 = lo, $2 = hi
+SELECT DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP)) AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "app"."sales"
-WHERE "updated_at" >= $1 AND "updated_at" < $2 AND "sale_date" >= $3
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+GROUP BY DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP))
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -188,7 +189,7 @@ DROP TABLE IF EXISTS "incrc_stage_t_monthly_sales";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "incrc_stage_t_monthly_sales" (
   "sale_id" BIGINT,
   "sale_date" DATE,
@@ -196,39 +197,39 @@ CREATE TEMPORARY TABLE "incrc_stage_t_monthly_sales" (
   "updated_at" TIMESTAMPTZ
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: $1 = lo, $2 = hi
-INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
-SELECT "sale_id", "sale_date", "amount", "updated_at"
-FROM (
-  SELECT "sale_id", "sale_date", "amount", "updated_at",
-    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."sales"
-  WHERE "updated_at" >= $1 AND "updated_at" < $2
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "incrc_raw_t_monthly_sales";
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: $1 = start, $2 = hi
-SELECT COUNT(*)
-FROM "app"."sales"
-WHERE "updated_at" >= $1 AND "updated_at" < $2;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "incrc_raw_t_monthly_sales" (
+  "sale_id" BIGINT,
+  "sale_date" DATE,
+  "amount" DECIMAL(12,2),
+  "updated_at" TIMESTAMPTZ
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: $1 = start, $2 = hi
+INSERT INTO "incrc_raw_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
+SELECT "sale_id", "sale_date", "amount", "updated_at"
+FROM "app"."sales"
+WHERE "updated_at" >= $1 AND "updated_at" < $2;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."sales"
-  WHERE "updated_at" >= $1 AND "updated_at" < $2
+  FROM "incrc_raw_t_monthly_sales"
 ) AS ranked
 WHERE incrc_rn = 1;
 

@@ -153,8 +153,8 @@ ORDER BY "STARTED_AT" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."EVENTS"
@@ -162,11 +162,12 @@ WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT "EVENT_DATE" AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT "EVENT_DATE" AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ? AND "EVENT_DATE" >= ?
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+GROUP BY "EVENT_DATE"
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -176,7 +177,7 @@ DROP TABLE IF EXISTS "INCRC_STAGE_DW_EVENTS";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_DW_EVENTS" (
   "EVENT_ID" BIGINT,
   "EVENT_DATE" DATE,
@@ -185,26 +186,9 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_DW_EVENTS" (
   "INGESTED_AT" TIMESTAMP_NTZ
 );
 
--- name: stage_window
--- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
-SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
-FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
-
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
 INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"

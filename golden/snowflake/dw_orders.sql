@@ -165,8 +165,8 @@ ORDER BY "STARTED_AT" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."ORDERS"
@@ -179,8 +179,23 @@ DROP TABLE IF EXISTS "INCRC_STAGE_DW_ORDERS";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_DW_ORDERS" (
+  "ORDER_ID" BIGINT,
+  "ORDER_DATE" DATE,
+  "AMOUNT" NUMBER(12,2),
+  "UPDATED_AT" TIMESTAMP_NTZ
+);
+
+-- name: drop_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "INCRC_RAW_DW_ORDERS";
+
+-- name: create_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "INCRC_RAW_DW_ORDERS" (
   "ORDER_ID" BIGINT,
   "ORDER_DATE" DATE,
   "AMOUNT" NUMBER(12,2),
@@ -189,37 +204,31 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_DW_ORDERS" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
-INSERT INTO "INCRC_STAGE_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
-FROM (
-  SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."ORDERS"
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
-) AS ranked
-WHERE incrc_rn = 1;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
 FROM "APP"."ORDERS"
 WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."ORDERS"
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "INCRC_STAGE_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."ORDERS"
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+  FROM "INCRC_RAW_DW_ORDERS"
 ) AS ranked
 WHERE incrc_rn = 1;
 

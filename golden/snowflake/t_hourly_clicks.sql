@@ -154,8 +154,8 @@ ORDER BY "STARTED_AT" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."CLICKS"
@@ -163,11 +163,12 @@ WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "APP"."CLICKS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ? AND "CLICKED_AT" >= ?
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -177,7 +178,7 @@ DROP TABLE IF EXISTS "INCRC_STAGE_T_HOURLY_CLICKS";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_T_HOURLY_CLICKS" (
   "CLICK_ID" BIGINT,
   "CLICKED_AT" TIMESTAMP_NTZ,
@@ -187,39 +188,41 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_T_HOURLY_CLICKS" (
   "INGESTED_AT" TIMESTAMP_NTZ
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
-SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
-FROM (
-  SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."CLICKS"
-  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "INCRC_RAW_T_HOURLY_CLICKS";
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM "APP"."CLICKS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "INCRC_RAW_T_HOURLY_CLICKS" (
+  "CLICK_ID" BIGINT,
+  "CLICKED_AT" TIMESTAMP_NTZ,
+  "USER_ID" BIGINT,
+  "URL" VARCHAR,
+  "VERSION" BIGINT,
+  "INGESTED_AT" TIMESTAMP_NTZ
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO "INCRC_RAW_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
+SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
+FROM "APP"."CLICKS"
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."CLICKS"
-  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+  FROM "INCRC_RAW_T_HOURLY_CLICKS"
 ) AS ranked
 WHERE incrc_rn = 1;
 

@@ -164,8 +164,8 @@ ORDER BY "STARTED_AT" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."SALES"
@@ -173,11 +173,12 @@ WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 
 -- name: touched_partitions
 -- phase: stage
--- The partitions that rows changed in the window fall in: each is rewritten whole.
--- params: lo, hi, since
-SELECT DISTINCT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_partition
+-- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
+-- params: lo, hi
+SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ? AND "SALE_DATE" >= ?
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY incrc_partition;
 
 -- name: drop_stage
@@ -187,7 +188,7 @@ DROP TABLE IF EXISTS "INCRC_STAGE_T_MONTHLY_SALES";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_T_MONTHLY_SALES" (
   "SALE_ID" BIGINT,
   "SALE_DATE" DATE,
@@ -195,39 +196,39 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_T_MONTHLY_SALES" (
   "UPDATED_AT" TIMESTAMP_TZ
 );
 
--- name: stage_window
+-- name: drop_raw
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
--- params: lo, hi
-INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
-SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
-FROM (
-  SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."SALES"
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
-) AS ranked
-WHERE incrc_rn = 1;
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "INCRC_RAW_T_MONTHLY_SALES";
 
--- name: count_read_all
+-- name: create_raw
 -- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "INCRC_RAW_T_MONTHLY_SALES" (
+  "SALE_ID" BIGINT,
+  "SALE_DATE" DATE,
+  "AMOUNT" NUMBER(12,2),
+  "UPDATED_AT" TIMESTAMP_TZ
+);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO "INCRC_RAW_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."SALES"
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+  FROM "INCRC_RAW_T_MONTHLY_SALES"
 ) AS ranked
 WHERE incrc_rn = 1;
 

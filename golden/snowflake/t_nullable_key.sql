@@ -153,8 +153,8 @@ ORDER BY "STARTED_AT" DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."BALANCES"
@@ -167,8 +167,24 @@ DROP TABLE IF EXISTS "INCRC_STAGE_T_NULLABLE_KEY";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_T_NULLABLE_KEY" (
+  "ACCOUNT_ID" BIGINT,
+  "CURRENCY" VARCHAR(3),
+  "DAY" DATE,
+  "BALANCE" NUMBER(18,4),
+  "NOTE" VARCHAR
+);
+
+-- name: drop_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS "INCRC_RAW_T_NULLABLE_KEY";
+
+-- name: create_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+CREATE TEMPORARY TABLE "INCRC_RAW_T_NULLABLE_KEY" (
   "ACCOUNT_ID" BIGINT,
   "CURRENCY" VARCHAR(3),
   "DAY" DATE,
@@ -178,37 +194,31 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_T_NULLABLE_KEY" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
-INSERT INTO "INCRC_STAGE_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
+INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
-FROM (
-  SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
-    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."BALANCES"
-  WHERE "DAY" >= ? AND "DAY" < ?
-) AS ranked
-WHERE incrc_rn = 1;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
 FROM "APP"."BALANCES"
 WHERE "DAY" >= ? AND "DAY" < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
+SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
+FROM "APP"."BALANCES"
+WHERE "DAY" >= ? AND "DAY" < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO "INCRC_STAGE_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM (
   SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
     ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."BALANCES"
-  WHERE "DAY" >= ? AND "DAY" < ?
+  FROM "INCRC_RAW_T_NULLABLE_KEY"
 ) AS ranked
 WHERE incrc_rn = 1;
 

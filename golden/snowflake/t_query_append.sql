@@ -157,8 +157,8 @@ FROM (
 ) AS src;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM (
@@ -175,7 +175,7 @@ DROP TABLE IF EXISTS "INCRC_STAGE_T_QUERY_APPEND";
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TEMPORARY TABLE "INCRC_STAGE_T_QUERY_APPEND" (
   "ID" BIGINT,
   "KIND" VARCHAR,
@@ -185,7 +185,7 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_T_QUERY_APPEND" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
 INSERT INTO "INCRC_STAGE_T_QUERY_APPEND" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")
 SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"
@@ -196,21 +196,9 @@ FROM (
 ) AS src
 WHERE "SEQ" >= ? AND "SEQ" < ?;
 
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
-FROM (
-  SELECT id, kind, payload_size, id AS seq
-  FROM app.raw_events
-  WHERE kind <> 'heartbeat'
-) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
-
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
 INSERT INTO "INCRC_STAGE_T_QUERY_APPEND" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")
 SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"

@@ -158,8 +158,8 @@ ORDER BY `started_at` DESC
 LIMIT 20;
 
 -- name: count_read
--- phase: stage
--- Rows read: the source rows in the window, before dedupe.
+-- phase: query
+-- incrc plan --target: the source rows the next run would read.
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`balances`
@@ -172,8 +172,25 @@ DROP TABLE IF EXISTS `incrc_stage_t_nullable_key`;
 
 -- name: create_stage
 -- phase: stage
--- The window's rows, read once.
+-- The rows to write.
 CREATE TABLE `incrc_stage_t_nullable_key` (
+  `account_id` BIGINT,
+  `currency` STRING,
+  `day` DATE,
+  `balance` DECIMAL(18,4),
+  `note` STRING
+)
+USING DELTA;
+
+-- name: drop_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+DROP TABLE IF EXISTS `incrc_raw_t_nullable_key`;
+
+-- name: create_raw
+-- phase: stage
+-- The window's rows as read, before the dedupe.
+CREATE TABLE `incrc_raw_t_nullable_key` (
   `account_id` BIGINT,
   `currency` STRING,
   `day` DATE,
@@ -184,37 +201,31 @@ USING DELTA;
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi), one row per key: the newest version.
+-- The half-open window [lo, hi) of the source, read once.
 -- params: lo, hi
-INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
+INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
-FROM (
-  SELECT `account_id`, `currency`, `day`, `balance`, `note`,
-    ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC NULLS LAST, `balance` DESC NULLS LAST, `note` DESC NULLS LAST) AS incrc_rn
-  FROM `app`.`balances`
-  WHERE `day` >= ? AND `day` < ?
-) AS ranked
-WHERE incrc_rn = 1;
-
--- name: count_read_all
--- phase: stage
--- Full refresh: rows read, everything in [start, hi).
--- params: start, hi
-SELECT COUNT(*)
 FROM `app`.`balances`
 WHERE `day` >= ? AND `day` < ?;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi), one row per key.
+-- Full refresh: every source row in [start, hi).
 -- params: start, hi
+INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
+SELECT `account_id`, `currency`, `day`, `balance`, `note`
+FROM `app`.`balances`
+WHERE `day` >= ? AND `day` < ?;
+
+-- name: dedupe_stage
+-- phase: stage
+-- One row per key: the newest version.
 INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM (
   SELECT `account_id`, `currency`, `day`, `balance`, `note`,
     ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC NULLS LAST, `balance` DESC NULLS LAST, `note` DESC NULLS LAST) AS incrc_rn
-  FROM `app`.`balances`
-  WHERE `day` >= ? AND `day` < ?
+  FROM `incrc_raw_t_nullable_key`
 ) AS ranked
 WHERE incrc_rn = 1;
 
