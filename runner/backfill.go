@@ -109,7 +109,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	if o.DryRun {
 		return t.planBackfill(ctx, r, o, res)
 	}
-	if err := Setup(ctx, conn, prog); err != nil {
+	if err := setup(ctx, conn, prog); err != nil {
 		return nil, err
 	}
 	if err := r.acquire(ctx); err != nil {

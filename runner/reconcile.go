@@ -52,7 +52,7 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	defer conn.Close()
-	if err := Setup(ctx, conn, prog); err != nil {
+	if err := setup(ctx, conn, prog); err != nil {
 		return nil, err
 	}
 	vals := params{"from": prog.bindBound(from, by.Type), "to": prog.bindBound(to, by.Type)}

@@ -145,8 +145,7 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + randomHex(4)
 }
 
-// step runs the test hook, then renews the lease when a third of it has
-// passed, then the statement.
+// step runs the test hook, then the statement.
 func (r *run) step(ctx context.Context, q querier, name string) (int64, error) {
 	if err := r.hook(name); err != nil {
 		return 0, err
@@ -171,7 +170,7 @@ func (r *run) countStep(ctx context.Context, q querier, name string) (int64, boo
 }
 
 func (r *run) run(ctx context.Context) error {
-	if err := Setup(ctx, r.conn, r.prog); err != nil {
+	if err := setup(ctx, r.conn, r.prog); err != nil {
 		return err
 	}
 	if err := r.acquire(ctx); err != nil {
@@ -195,9 +194,9 @@ func (r *run) run(ctx context.Context) error {
 	return r.write(ctx, win)
 }
 
-// Setup runs the plan's idempotent DDL, each statement on its own: on
+// setup runs the plan's idempotent DDL, each statement on its own: on
 // engines whose DDL commits implicitly it must precede any transaction.
-func Setup(ctx context.Context, q querier, prog *program) error {
+func setup(ctx context.Context, q querier, prog *program) error {
 	for _, st := range prog.plan.Statements {
 		if st.Phase != compiler.PhaseSetup {
 			continue

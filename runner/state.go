@@ -121,7 +121,7 @@ func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error)
 		return false, err
 	}
 	defer conn.Close()
-	if err := Setup(ctx, conn, prog); err != nil {
+	if err := setup(ctx, conn, prog); err != nil {
 		return false, err
 	}
 	n, err := prog.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})
