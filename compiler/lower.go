@@ -314,7 +314,7 @@ func (l *lowerer) dedupe() *Dedupe {
 	if order == "" && p.Watermark != nil {
 		order = p.Watermark.Name
 	}
-	d := &Dedupe{Key: p.Key}
+	d := &Dedupe{Key: p.Key, NullSafe: l.nullableKey()}
 	if order != "" {
 		d.OrderBy = append(d.OrderBy, Order{order, true})
 	}

@@ -323,8 +323,9 @@ type Window struct {
 
 // Dedupe keeps one row per key: the first by OrderBy.
 type Dedupe struct {
-	Key     []string
-	OrderBy []Order
+	Key      []string
+	OrderBy  []Order
+	NullSafe bool // a key column may be NULL: NULL matches NULL
 }
 
 // Rule is one quality rule: rows for which Invalid is true break it.

@@ -88,12 +88,7 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
-		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, func() []string {
-			if op.Range.Column == "" {
-				return nil
-			}
-			return []string{WindowPred(w, "", op.Range)}
-		})
+		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, op.Range, nil)
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
 	case compiler.RetractKeys:
@@ -247,15 +242,23 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 }
 
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
-// key with ROW_NUMBER(), the spelling every engine has. extra, when set,
-// returns predicates ANDed outside the dedupe; it is called after the
-// window is written, so parameter markers stay in text order.
-func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, extra func() []string) {
+// key with ROW_NUMBER(), the spelling every engine has. rng, when set, is
+// a range on a column that the kept row must fall in; it is applied after
+// the dedupe (a key whose newest version left the range is not in it), and
+// the ranking reads only keys that have some version in the range, which
+// gives the same rows without ranking the whole source. extra, when set,
+// returns more predicates ANDed outside the dedupe; it is called after
+// the window is written, so parameter markers stay in text order.
+func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, rng compiler.Window, extra func() []string) {
 	more := func() []string {
-		if extra == nil {
-			return nil
+		var terms []string
+		if extra != nil {
+			terms = extra()
 		}
-		return extra()
+		if rng.Column != "" {
+			terms = append(terms, WindowPred(w, "", rng))
+		}
+		return terms
 	}
 	if d == nil {
 		w.S("SELECT ", w.Idents("", cols), "\nFROM ", From(w, src))
@@ -275,11 +278,48 @@ func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Windo
 	if len(d.OrderBy) > 0 {
 		w.S(" ORDER BY ", dedupeOrder(w, d.OrderBy))
 	}
-	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(From(w, src), "\n", "\n  "))
+	from := From(w, src)
+	if src.Query == "" {
+		from += " AS src"
+	}
+	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(from, "\n", "\n  "))
+	var terms []string
 	if where := WindowPred(w, "", win); where != "" {
-		w.S("\n  WHERE ", where)
+		terms = append(terms, where)
+	}
+	if rng.Column != "" {
+		terms = append(terms, keysIn(w, src, win, d, rng))
+	}
+	if len(terms) > 0 {
+		w.S("\n  WHERE ", strings.Join(terms, "\n    AND "))
 	}
 	w.S("\n) AS ranked\nWHERE ", strings.Join(append([]string{"incrc_rn = 1"}, more()...), "\n  AND "))
+}
+
+// keysIn spells EXISTS (a version of src's key in the window and the
+// range): the semi-join that restricts a dedupe to the keys it can keep.
+// A nullable key matches NULL-safely, so a NULL key part is never lost;
+// others match with =, which every engine can serve from an index.
+func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) string {
+	from := From(w, src)
+	if src.Query != "" {
+		from = strings.TrimSuffix(from, " AS src") + " AS incrc_k"
+	} else {
+		from += " AS incrc_k"
+	}
+	terms := make([]string, 0, len(d.Key)+2)
+	for _, k := range d.Key {
+		if d.NullSafe {
+			terms = append(terms, w.d.NullSafeEqual(w.Col("incrc_k", k), w.Col("src", k)))
+		} else {
+			terms = append(terms, w.Col("incrc_k", k)+" = "+w.Col("src", k))
+		}
+	}
+	if where := WindowPred(w, "incrc_k", win); where != "" {
+		terms = append(terms, where)
+	}
+	terms = append(terms, WindowPred(w, "incrc_k", rng))
+	return "EXISTS (\n      SELECT 1 FROM " + strings.ReplaceAll(from, "\n", "\n      ") + "\n      WHERE " + strings.Join(terms, "\n        AND ") + "\n    )"
 }
 
 // capture returns what f writes instead of appending it; parameters f
@@ -402,12 +442,11 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 		w.S(From(w, op.Source), "\nWHERE ", WindowPred(w, "", rng))
 	} else {
 		inner := w.capture(func() {
-			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, func() []string {
-				var extra []string
-				if op.Valid != nil {
-					extra = append(extra, Expr(w, "", op.Valid))
+			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, rng, func() []string {
+				if op.Valid == nil {
+					return nil
 				}
-				return append(extra, WindowPred(w, "", rng))
+				return []string{Expr(w, "", op.Valid)}
 			})
 		})
 		w.S("(\n", indent(inner, "  "), "\n) AS r")

@@ -213,7 +213,7 @@ SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_daily_tstz"
+  FROM "incrc_raw_t_daily_tstz" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -226,8 +226,14 @@ SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."payments"
+  FROM "app"."payments" AS src
   WHERE "updated_at" >= $1 AND "updated_at" < $2
+    AND EXISTS (
+      SELECT 1 FROM "app"."payments" AS incrc_k
+      WHERE incrc_k."payment_id" = src."payment_id"
+        AND incrc_k."updated_at" >= $1 AND incrc_k."updated_at" < $2
+        AND incrc_k."paid_at" >= $3 AND incrc_k."paid_at" < $4
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "paid_at" >= $3 AND "paid_at" < $4;
@@ -385,8 +391,14 @@ FROM (
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."payments"
+    FROM "app"."payments" AS src
     WHERE "updated_at" >= $1 AND "updated_at" < $2
+      AND EXISTS (
+        SELECT 1 FROM "app"."payments" AS incrc_k
+        WHERE incrc_k."payment_id" = src."payment_id"
+          AND incrc_k."updated_at" >= $1 AND incrc_k."updated_at" < $2
+          AND incrc_k."paid_at" >= $3 AND incrc_k."paid_at" < $4
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
@@ -415,8 +427,14 @@ FROM (
   FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."payments"
+    FROM "app"."payments" AS src
     WHERE "updated_at" >= $1
+      AND EXISTS (
+        SELECT 1 FROM "app"."payments" AS incrc_k
+        WHERE incrc_k."payment_id" = src."payment_id"
+          AND incrc_k."updated_at" >= $1
+          AND incrc_k."paid_at" >= $2 AND incrc_k."paid_at" < $3
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)

@@ -219,7 +219,7 @@ SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_hourly_clicks"
+  FROM "incrc_raw_t_hourly_clicks" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -232,8 +232,14 @@ SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."clicks"
+  FROM "app"."clicks" AS src
   WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+    AND EXISTS (
+      SELECT 1 FROM "app"."clicks" AS incrc_k
+      WHERE incrc_k."click_id" = src."click_id"
+        AND incrc_k."ingested_at" >= $1 AND incrc_k."ingested_at" < $2
+        AND incrc_k."clicked_at" >= $3 AND incrc_k."clicked_at" < $4
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "clicked_at" >= $3 AND "clicked_at" < $4;
@@ -358,8 +364,14 @@ FROM (
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."clicks"
+    FROM "app"."clicks" AS src
     WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+      AND EXISTS (
+        SELECT 1 FROM "app"."clicks" AS incrc_k
+        WHERE incrc_k."click_id" = src."click_id"
+          AND incrc_k."ingested_at" >= $1 AND incrc_k."ingested_at" < $2
+          AND incrc_k."clicked_at" >= $3 AND incrc_k."clicked_at" < $4
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
@@ -388,8 +400,14 @@ FROM (
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."clicks"
+    FROM "app"."clicks" AS src
     WHERE "ingested_at" >= $1
+      AND EXISTS (
+        SELECT 1 FROM "app"."clicks" AS incrc_k
+        WHERE incrc_k."click_id" = src."click_id"
+          AND incrc_k."ingested_at" >= $1
+          AND incrc_k."clicked_at" >= $2 AND incrc_k."clicked_at" < $3
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)

@@ -215,7 +215,7 @@ SELECT "account_id", "currency", "day", "balance", "note"
 FROM (
   SELECT "account_id", "currency", "day", "balance", "note",
     ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_nullable_key"
+  FROM "incrc_raw_t_nullable_key" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -320,8 +320,15 @@ FROM (
   FROM (
     SELECT "day", "account_id", "currency", "balance", "note",
       ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."balances"
+    FROM "app"."balances" AS src
     WHERE "day" >= $1
+      AND EXISTS (
+        SELECT 1 FROM "app"."balances" AS incrc_k
+        WHERE incrc_k."account_id" IS NOT DISTINCT FROM src."account_id"
+          AND incrc_k."currency" IS NOT DISTINCT FROM src."currency"
+          AND incrc_k."day" >= $1
+          AND incrc_k."day" >= $2 AND incrc_k."day" < $3
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)

@@ -229,7 +229,7 @@ SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_monthly_sales"
+  FROM "incrc_raw_t_monthly_sales" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -242,8 +242,14 @@ SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."sales"
+  FROM "app"."sales" AS src
   WHERE "updated_at" >= $1 AND "updated_at" < $2
+    AND EXISTS (
+      SELECT 1 FROM "app"."sales" AS incrc_k
+      WHERE incrc_k."sale_id" = src."sale_id"
+        AND incrc_k."updated_at" >= $1 AND incrc_k."updated_at" < $2
+        AND incrc_k."sale_date" >= $3 AND incrc_k."sale_date" < $4
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "sale_date" >= $3 AND "sale_date" < $4;
@@ -385,8 +391,14 @@ FROM (
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."sales"
+    FROM "app"."sales" AS src
     WHERE "updated_at" >= $1 AND "updated_at" < $2
+      AND EXISTS (
+        SELECT 1 FROM "app"."sales" AS incrc_k
+        WHERE incrc_k."sale_id" = src."sale_id"
+          AND incrc_k."updated_at" >= $1 AND incrc_k."updated_at" < $2
+          AND incrc_k."sale_date" >= $3 AND incrc_k."sale_date" < $4
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
@@ -415,8 +427,14 @@ FROM (
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."sales"
+    FROM "app"."sales" AS src
     WHERE "updated_at" >= $1
+      AND EXISTS (
+        SELECT 1 FROM "app"."sales" AS incrc_k
+        WHERE incrc_k."sale_id" = src."sale_id"
+          AND incrc_k."updated_at" >= $1
+          AND incrc_k."sale_date" >= $2 AND incrc_k."sale_date" < $3
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))

@@ -216,21 +216,27 @@ SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_DAILY_TSTZ"
+  FROM "INCRC_RAW_T_DAILY_TSTZ" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO "INCRC_STAGE_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."PAYMENTS"
+  FROM "APP"."PAYMENTS" AS src
   WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+    AND EXISTS (
+      SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
+      WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
+        AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
+        AND incrc_k."PAID_AT" >= ? AND incrc_k."PAID_AT" < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "PAID_AT" >= ? AND "PAID_AT" < ?;
@@ -381,15 +387,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."PAYMENTS"
+    FROM "APP"."PAYMENTS" AS src
     WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
+        WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
+          AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
+          AND incrc_k."PAID_AT" >= ? AND incrc_k."PAID_AT" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("PAYMENT_ID" IS NULL)
@@ -411,15 +423,21 @@ ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"));
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."PAYMENTS"
+    FROM "APP"."PAYMENTS" AS src
     WHERE "UPDATED_AT" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
+        WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
+          AND incrc_k."UPDATED_AT" >= ?
+          AND incrc_k."PAID_AT" >= ? AND incrc_k."PAID_AT" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("PAYMENT_ID" IS NULL)

@@ -222,21 +222,27 @@ SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_HOURLY_CLICKS"
+  FROM "INCRC_RAW_T_HOURLY_CLICKS" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."CLICKS"
+  FROM "APP"."CLICKS" AS src
   WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+    AND EXISTS (
+      SELECT 1 FROM "APP"."CLICKS" AS incrc_k
+      WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
+        AND incrc_k."INGESTED_AT" >= ? AND incrc_k."INGESTED_AT" < ?
+        AND incrc_k."CLICKED_AT" >= ? AND incrc_k."CLICKED_AT" < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?;
@@ -354,15 +360,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
 FROM (
   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT"
   FROM (
     SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT",
       ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."CLICKS"
+    FROM "APP"."CLICKS" AS src
     WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."CLICKS" AS incrc_k
+        WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
+          AND incrc_k."INGESTED_AT" >= ? AND incrc_k."INGESTED_AT" < ?
+          AND incrc_k."CLICKED_AT" >= ? AND incrc_k."CLICKED_AT" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
@@ -384,15 +396,21 @@ ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
 FROM (
   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT"
   FROM (
     SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT",
       ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."CLICKS"
+    FROM "APP"."CLICKS" AS src
     WHERE "INGESTED_AT" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."CLICKS" AS incrc_k
+        WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
+          AND incrc_k."INGESTED_AT" >= ?
+          AND incrc_k."CLICKED_AT" >= ? AND incrc_k."CLICKED_AT" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)

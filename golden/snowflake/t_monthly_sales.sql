@@ -228,21 +228,27 @@ SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_MONTHLY_SALES"
+  FROM "INCRC_RAW_T_MONTHLY_SALES" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO "INCRC_STAGE_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-  FROM "APP"."SALES"
+  FROM "APP"."SALES" AS src
   WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+    AND EXISTS (
+      SELECT 1 FROM "APP"."SALES" AS incrc_k
+      WHERE incrc_k."SALE_ID" = src."SALE_ID"
+        AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
+        AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "SALE_DATE" >= ? AND "SALE_DATE" < ?;
@@ -377,15 +383,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."SALES"
+    FROM "APP"."SALES" AS src
     WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."SALES" AS incrc_k
+        WHERE incrc_k."SALE_ID" = src."SALE_ID"
+          AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
+          AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
@@ -407,15 +419,21 @@ ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT"
   FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."SALES"
+    FROM "APP"."SALES" AS src
     WHERE "UPDATED_AT" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."SALES" AS incrc_k
+        WHERE incrc_k."SALE_ID" = src."SALE_ID"
+          AND incrc_k."UPDATED_AT" >= ?
+          AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))

@@ -218,7 +218,7 @@ SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM (
   SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
     ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_NULLABLE_KEY"
+  FROM "INCRC_RAW_T_NULLABLE_KEY" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -316,15 +316,22 @@ WHERE "RUN_ID" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM (
   SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE"
   FROM (
     SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE",
       ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
-    FROM "APP"."BALANCES"
+    FROM "APP"."BALANCES" AS src
     WHERE "DAY" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "APP"."BALANCES" AS incrc_k
+        WHERE incrc_k."ACCOUNT_ID" IS NOT DISTINCT FROM src."ACCOUNT_ID"
+          AND incrc_k."CURRENCY" IS NOT DISTINCT FROM src."CURRENCY"
+          AND incrc_k."DAY" >= ?
+          AND incrc_k."DAY" >= ? AND incrc_k."DAY" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ACCOUNT_ID" IS NULL)

@@ -222,21 +222,27 @@ SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_daily_tstz`
+  FROM `incrc_raw_t_daily_tstz` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `app`.`payments`
+  FROM `app`.`payments` AS src
   WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND EXISTS (
+      SELECT 1 FROM `app`.`payments` AS incrc_k
+      WHERE incrc_k.`payment_id` = src.`payment_id`
+        AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
+        AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND `paid_at` >= ? AND `paid_at` < ?;
@@ -386,15 +392,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT date_trunc('DAY', `paid_at`) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `paid_at`, `payment_id`, `updated_at`, `amount`
   FROM (
     SELECT `paid_at`, `payment_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-    FROM `app`.`payments`
+    FROM `app`.`payments` AS src
     WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND EXISTS (
+        SELECT 1 FROM `app`.`payments` AS incrc_k
+        WHERE incrc_k.`payment_id` = src.`payment_id`
+          AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
+          AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`payment_id` IS NULL)
@@ -416,15 +428,21 @@ ORDER BY date_trunc('DAY', `paid_at`);
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT date_trunc('DAY', `paid_at`) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `paid_at`, `payment_id`, `updated_at`, `amount`
   FROM (
     SELECT `paid_at`, `payment_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-    FROM `app`.`payments`
+    FROM `app`.`payments` AS src
     WHERE `updated_at` >= ?
+      AND EXISTS (
+        SELECT 1 FROM `app`.`payments` AS incrc_k
+        WHERE incrc_k.`payment_id` = src.`payment_id`
+          AND incrc_k.`updated_at` >= ?
+          AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`payment_id` IS NULL)

@@ -220,21 +220,27 @@ SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_monthly_sales"
+  FROM "incrc_raw_t_monthly_sales" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-  FROM "app_sales"
+  FROM "app_sales" AS src
   WHERE "updated_at" >= ? AND "updated_at" < ?
+    AND EXISTS (
+      SELECT 1 FROM "app_sales" AS incrc_k
+      WHERE incrc_k."sale_id" = src."sale_id"
+        AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
+        AND incrc_k."sale_date" >= ? AND incrc_k."sale_date" < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "sale_date" >= ? AND "sale_date" < ?;
@@ -369,15 +375,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT strftime('%Y-%m-01', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "sale_date", "sale_id", "updated_at", "amount"
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app_sales"
+    FROM "app_sales" AS src
     WHERE "updated_at" >= ? AND "updated_at" < ?
+      AND EXISTS (
+        SELECT 1 FROM "app_sales" AS incrc_k
+        WHERE incrc_k."sale_id" = src."sale_id"
+          AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
+          AND incrc_k."sale_date" >= ? AND incrc_k."sale_date" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
@@ -399,15 +411,21 @@ ORDER BY strftime('%Y-%m-01', "sale_date");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT strftime('%Y-%m-01', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "sale_date", "sale_id", "updated_at", "amount"
   FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-    FROM "app_sales"
+    FROM "app_sales" AS src
     WHERE "updated_at" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "app_sales" AS incrc_k
+        WHERE incrc_k."sale_id" = src."sale_id"
+          AND incrc_k."updated_at" >= ?
+          AND incrc_k."sale_date" >= ? AND incrc_k."sale_date" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))

@@ -210,7 +210,7 @@ SELECT "account_id", "currency", "day", "balance", "note"
 FROM (
   SELECT "account_id", "currency", "day", "balance", "note",
     ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_nullable_key"
+  FROM "incrc_raw_t_nullable_key" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
@@ -312,15 +312,22 @@ WHERE "run_id" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
 FROM (
   SELECT "day", "account_id", "currency", "balance", "note"
   FROM (
     SELECT "day", "account_id", "currency", "balance", "note",
       ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
-    FROM "app_balances"
+    FROM "app_balances" AS src
     WHERE "day" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "app_balances" AS incrc_k
+        WHERE incrc_k."account_id" IS src."account_id"
+          AND incrc_k."currency" IS src."currency"
+          AND incrc_k."day" >= ?
+          AND incrc_k."day" >= ? AND incrc_k."day" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)

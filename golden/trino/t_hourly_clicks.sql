@@ -225,21 +225,27 @@ SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_hourly_clicks"
+  FROM "incrc_raw_t_hourly_clicks" AS src
 ) AS ranked
 WHERE incrc_rn = 1;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "app"."clicks"
+  FROM "app"."clicks" AS src
   WHERE "ingested_at" >= ? AND "ingested_at" < ?
+    AND EXISTS (
+      SELECT 1 FROM "app"."clicks" AS incrc_k
+      WHERE incrc_k."click_id" = src."click_id"
+        AND incrc_k."ingested_at" >= ? AND incrc_k."ingested_at" < ?
+        AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
+    )
 ) AS ranked
 WHERE incrc_rn = 1
   AND "clicked_at" >= ? AND "clicked_at" < ?;
@@ -357,15 +363,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: check_partition_source
 -- phase: query
 -- After a rebuild: the partition's count and measures in the source, as staged.
--- params: start, hi, plo, phi
+-- params: start, hi, start, hi, plo, phi, plo, phi
 SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM (
   SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at"
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."clicks"
+    FROM "app"."clicks" AS src
     WHERE "ingested_at" >= ? AND "ingested_at" < ?
+      AND EXISTS (
+        SELECT 1 FROM "app"."clicks" AS incrc_k
+        WHERE incrc_k."click_id" = src."click_id"
+          AND incrc_k."ingested_at" >= ? AND incrc_k."ingested_at" < ?
+          AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
@@ -387,15 +399,21 @@ ORDER BY date_trunc('hour', "clicked_at");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: start, from, to
+-- params: start, start, from, to, from, to
 SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM (
   SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at"
   FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-    FROM "app"."clicks"
+    FROM "app"."clicks" AS src
     WHERE "ingested_at" >= ?
+      AND EXISTS (
+        SELECT 1 FROM "app"."clicks" AS incrc_k
+        WHERE incrc_k."click_id" = src."click_id"
+          AND incrc_k."ingested_at" >= ?
+          AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
+      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
