@@ -88,7 +88,7 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
-		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, op.Range, nil)
+		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, op.Range, true, nil)
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
 	case compiler.RetractKeys:
@@ -244,12 +244,13 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
 // key with ROW_NUMBER(), the spelling every engine has. rng, when set, is
 // a range on a column that the kept row must fall in; it is applied after
-// the dedupe (a key whose newest version left the range is not in it), and
-// the ranking reads only keys that have some version in the range, which
-// gives the same rows without ranking the whole source. extra, when set,
+// the dedupe (a key whose newest version left the range is not in it).
+// With narrow, the ranking reads only keys that have some version in the
+// range: the same rows, without ranking the whole source for one
+// partition (a wide range is cheaper without the semi-join). extra, when set,
 // returns more predicates ANDed outside the dedupe; it is called after
 // the window is written, so parameter markers stay in text order.
-func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, rng compiler.Window, extra func() []string) {
+func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, rng compiler.Window, narrow bool, extra func() []string) {
 	more := func() []string {
 		var terms []string
 		if extra != nil {
@@ -287,7 +288,7 @@ func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Windo
 	if where := WindowPred(w, "", win); where != "" {
 		terms = append(terms, where)
 	}
-	if rng.Column != "" {
+	if narrow && rng.Column != "" {
 		terms = append(terms, keysIn(w, src, win, d, rng))
 	}
 	if len(terms) > 0 {
@@ -442,7 +443,7 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 		w.S(From(w, op.Source), "\nWHERE ", WindowPred(w, "", rng))
 	} else {
 		inner := w.capture(func() {
-			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, rng, func() []string {
+			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, rng, op.Range.Column != "", func() []string {
 				if op.Valid == nil {
 					return nil
 				}

@@ -426,7 +426,7 @@ ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `sale_date`, `sale_id`, `updated_at`, `amount`
@@ -435,12 +435,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`sales` AS src
     WHERE `updated_at` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`sales` AS incrc_k
-        WHERE incrc_k.`sale_id` = src.`sale_id`
-          AND incrc_k.`updated_at` >= ?
-          AND incrc_k.`sale_date` >= ? AND incrc_k.`sale_date` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))

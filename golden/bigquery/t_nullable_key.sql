@@ -320,7 +320,7 @@ WHERE `run_id` = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
 FROM (
   SELECT `day`, `account_id`, `currency`, `balance`, `note`
@@ -329,13 +329,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC, `balance` DESC, `note` DESC) AS incrc_rn
     FROM `app`.`balances` AS src
     WHERE `day` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`balances` AS incrc_k
-        WHERE incrc_k.`account_id` IS NOT DISTINCT FROM src.`account_id`
-          AND incrc_k.`currency` IS NOT DISTINCT FROM src.`currency`
-          AND incrc_k.`day` >= ?
-          AND incrc_k.`day` >= ? AND incrc_k.`day` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`account_id` IS NULL)

@@ -349,12 +349,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."orders" AS src
     WHERE "updated_at" >= $1
-      AND EXISTS (
-        SELECT 1 FROM "app"."orders" AS incrc_k
-        WHERE incrc_k."order_id" = src."order_id"
-          AND incrc_k."updated_at" >= $1
-          AND incrc_k."order_date" >= $2 AND incrc_k."order_date" < $3
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0))

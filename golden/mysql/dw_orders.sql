@@ -338,7 +338,7 @@ WHERE `run_id` = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `order_date`, `order_id`, `updated_at`, `amount`
@@ -347,12 +347,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
     FROM `app`.`orders` AS src
     WHERE `updated_at` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`orders` AS incrc_k
-        WHERE incrc_k.`order_id` = src.`order_id`
-          AND incrc_k.`updated_at` >= ?
-          AND incrc_k.`order_date` >= ? AND incrc_k.`order_date` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0))

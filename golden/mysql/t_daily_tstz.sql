@@ -418,7 +418,7 @@ ORDER BY DATE(`paid_at`);
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE(`paid_at`) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `paid_at`, `payment_id`, `updated_at`, `amount`
@@ -427,12 +427,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `paid_at` IS NULL, `paid_at` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
     FROM `app`.`payments` AS src
     WHERE `updated_at` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`payments` AS incrc_k
-        WHERE incrc_k.`payment_id` = src.`payment_id`
-          AND incrc_k.`updated_at` >= ?
-          AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`payment_id` IS NULL)

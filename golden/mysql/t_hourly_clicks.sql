@@ -393,7 +393,7 @@ ORDER BY DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00');
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00') AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
 FROM (
   SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`
@@ -402,12 +402,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
     FROM `app`.`clicks` AS src
     WHERE `ingested_at` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`clicks` AS incrc_k
-        WHERE incrc_k.`click_id` = src.`click_id`
-          AND incrc_k.`ingested_at` >= ?
-          AND incrc_k.`clicked_at` >= ? AND incrc_k.`clicked_at` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)

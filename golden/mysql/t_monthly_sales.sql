@@ -416,7 +416,7 @@ ORDER BY DATE_FORMAT(`sale_date`, '%Y-%m-01');
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_FORMAT(`sale_date`, '%Y-%m-01') AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `sale_date`, `sale_id`, `updated_at`, `amount`
@@ -425,12 +425,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `sale_date` IS NULL, `sale_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
     FROM `app`.`sales` AS src
     WHERE `updated_at` >= ?
-      AND EXISTS (
-        SELECT 1 FROM `app`.`sales` AS incrc_k
-        WHERE incrc_k.`sale_id` = src.`sale_id`
-          AND incrc_k.`updated_at` >= ?
-          AND incrc_k.`sale_date` >= ? AND incrc_k.`sale_date` < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))

@@ -429,12 +429,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments" AS src
     WHERE "updated_at" >= $1
-      AND EXISTS (
-        SELECT 1 FROM "app"."payments" AS incrc_k
-        WHERE incrc_k."payment_id" = src."payment_id"
-          AND incrc_k."updated_at" >= $1
-          AND incrc_k."paid_at" >= $2 AND incrc_k."paid_at" < $3
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)

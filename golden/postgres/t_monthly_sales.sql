@@ -425,12 +425,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."sales" AS src
     WHERE "updated_at" >= $1
-      AND EXISTS (
-        SELECT 1 FROM "app"."sales" AS incrc_k
-        WHERE incrc_k."sale_id" = src."sale_id"
-          AND incrc_k."updated_at" >= $1
-          AND incrc_k."sale_date" >= $2 AND incrc_k."sale_date" < $3
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))

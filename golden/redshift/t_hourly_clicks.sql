@@ -406,12 +406,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks" AS src
     WHERE "ingested_at" >= $1
-      AND EXISTS (
-        SELECT 1 FROM "app"."clicks" AS incrc_k
-        WHERE incrc_k."click_id" = src."click_id"
-          AND incrc_k."ingested_at" >= $1
-          AND incrc_k."clicked_at" >= $2 AND incrc_k."clicked_at" < $3
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)

@@ -330,13 +330,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
     FROM "app"."balances" AS src
     WHERE "day" >= $1
-      AND EXISTS (
-        SELECT 1 FROM "app"."balances" AS incrc_k
-        WHERE (incrc_k."account_id" = src."account_id" OR (incrc_k."account_id" IS NULL AND src."account_id" IS NULL))
-          AND (incrc_k."currency" = src."currency" OR (incrc_k."currency" IS NULL AND src."currency" IS NULL))
-          AND incrc_k."day" >= $1
-          AND incrc_k."day" >= $2 AND incrc_k."day" < $3
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)

@@ -343,7 +343,7 @@ WHERE "RUN_ID" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "ORDER_DATE", "ORDER_ID", "UPDATED_AT", "AMOUNT"
@@ -352,12 +352,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."ORDERS" AS src
     WHERE "UPDATED_AT" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "APP"."ORDERS" AS incrc_k
-        WHERE incrc_k."ORDER_ID" = src."ORDER_ID"
-          AND incrc_k."UPDATED_AT" >= ?
-          AND incrc_k."ORDER_DATE" >= ? AND incrc_k."ORDER_DATE" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))

@@ -423,7 +423,7 @@ ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"));
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT"
@@ -432,12 +432,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."PAYMENTS" AS src
     WHERE "UPDATED_AT" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
-        WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
-          AND incrc_k."UPDATED_AT" >= ?
-          AND incrc_k."PAID_AT" >= ? AND incrc_k."PAID_AT" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("PAYMENT_ID" IS NULL)

@@ -396,7 +396,7 @@ ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
 FROM (
   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT"
@@ -405,12 +405,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."CLICKS" AS src
     WHERE "INGESTED_AT" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "APP"."CLICKS" AS incrc_k
-        WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
-          AND incrc_k."INGESTED_AT" >= ?
-          AND incrc_k."CLICKED_AT" >= ? AND incrc_k."CLICKED_AT" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)

@@ -419,7 +419,7 @@ ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per sale_date in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT"
@@ -428,12 +428,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES" AS src
     WHERE "UPDATED_AT" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "APP"."SALES" AS incrc_k
-        WHERE incrc_k."SALE_ID" = src."SALE_ID"
-          AND incrc_k."UPDATED_AT" >= ?
-          AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))

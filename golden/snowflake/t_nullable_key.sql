@@ -316,7 +316,7 @@ WHERE "RUN_ID" = ?;
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM (
   SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE"
@@ -325,13 +325,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."BALANCES" AS src
     WHERE "DAY" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "APP"."BALANCES" AS incrc_k
-        WHERE incrc_k."ACCOUNT_ID" IS NOT DISTINCT FROM src."ACCOUNT_ID"
-          AND incrc_k."CURRENCY" IS NOT DISTINCT FROM src."CURRENCY"
-          AND incrc_k."DAY" >= ?
-          AND incrc_k."DAY" >= ? AND incrc_k."DAY" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("ACCOUNT_ID" IS NULL)

@@ -425,7 +425,7 @@ ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per paid_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT date_trunc('day', "paid_at" AT TIME ZONE 'UTC') AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "payment_id", "updated_at", "amount"
@@ -434,12 +434,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments" AS src
     WHERE "updated_at" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "app"."payments" AS incrc_k
-        WHERE incrc_k."payment_id" = src."payment_id"
-          AND incrc_k."updated_at" >= ?
-          AND incrc_k."paid_at" >= ? AND incrc_k."paid_at" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)

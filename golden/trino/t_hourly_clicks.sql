@@ -399,7 +399,7 @@ ORDER BY date_trunc('hour', "clicked_at");
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per clicked_at in [from, to).
--- params: start, start, from, to, from, to
+-- params: start, from, to
 SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM (
   SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at"
@@ -408,12 +408,6 @@ FROM (
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks" AS src
     WHERE "ingested_at" >= ?
-      AND EXISTS (
-        SELECT 1 FROM "app"."clicks" AS incrc_k
-        WHERE incrc_k."click_id" = src."click_id"
-          AND incrc_k."ingested_at" >= ?
-          AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
-      )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
