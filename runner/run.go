@@ -52,14 +52,19 @@ type Result struct {
 	Error           string `json:"error,omitempty"`
 }
 
-// LockedError says another run holds the pipeline's lease.
+// LockedError says another run holds the pipeline's lease, or (Reason
+// set) another process holds the whole target, as DuckDB's one writer.
 type LockedError struct {
 	Pipeline string
 	Owner    string
 	Until    string
+	Reason   string
 }
 
 func (e *LockedError) Error() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
 	return fmt.Sprintf("pipeline %s is locked by run %s until %s (wait, or free a dead run's lease with: incrc state --release %s)", e.Pipeline, e.Owner, e.Until, e.Pipeline)
 }
 

@@ -81,11 +81,17 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 		return nil, err
 	}
 	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", redact(rawURL), err)
+	if err == nil {
+		if err = db.PingContext(ctx); err != nil {
+			db.Close()
+		}
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+	if err != nil {
+		if name == "duckdb" && strings.Contains(err.Error(), "Conflicting lock") {
+			// DuckDB allows one writing process per file: another incrc
+			// (or anything else) has it open, which is a lock, not a failure.
+			return nil, &LockedError{Reason: fmt.Sprintf("%s is locked by another process (DuckDB allows one writer per database file): %v", redact(rawURL), err)}
+		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
 	return &Target{DB: db, Dialect: d, URL: redact(rawURL)}, nil

@@ -68,6 +68,10 @@ func backfillCmd() *command {
 		plan := plans[0]
 		tg, err := openTarget(ctx, cfg, target, "")
 		if err != nil {
+			if errors.As(err, new(*runner.LockedError)) {
+				fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+				return exitLocked
+			}
 			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
 			return exitError
 		}

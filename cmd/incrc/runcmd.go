@@ -63,6 +63,10 @@ func runCmd() *command {
 		}
 		tg, err := openTarget(ctx, cfg, target, dialect)
 		if err != nil {
+			if errors.As(err, new(*runner.LockedError)) {
+				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+				return exitLocked
+			}
 			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
 			return exitError
 		}
