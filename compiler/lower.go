@@ -385,21 +385,21 @@ func (l *lowerer) stage(rules []Rule, mode string) {
 	if len(rules) > 0 {
 		invalid := anyOf(rules)
 		if mode == "quarantine" {
-			l.add(StmtQuarantine, PhaseStage, "Rows that break a quality rule go to quarantine, with the first rule they break.",
+			l.add(StmtQuarantine, PhaseWrite, "Rows that break a quality rule go to quarantine, with the first rule they break.",
 				QuarantineRows{Into: p.Quarantine, From: p.Stage, Columns: cols, Rules: rules}, "", pRunID)
 		}
-		l.add(StmtCountInvalid, PhaseStage, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
+		l.add(StmtCountInvalid, PhaseWrite, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
 			CountRows{Table: p.Stage, Where: invalid}, "count")
 		if p.Strategy == Merge {
 			l.add(StmtRetractInvalid, PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
 				RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid}, "")
 		}
-		l.add(StmtDeleteInvalid, PhaseStage, "Invalid rows never reach the target.",
+		l.add(StmtDeleteInvalid, PhaseWrite, "Invalid rows never reach the target.",
 			DeleteRows{Table: p.Stage, Where: invalid}, "")
 	}
-	l.add(StmtCountStaged, PhaseStage, "Rows to write.", CountRows{Table: p.Stage}, "count")
+	l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage}, "count")
 	if p.Strategy == Merge {
-		l.add(StmtCountMatched, PhaseStage, "Rows the merge will update (the rest it inserts).",
+		l.add(StmtCountMatched, PhaseWrite, "Rows the merge will update (the rest it inserts).",
 			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()}, "count")
 	}
 }

@@ -67,7 +67,7 @@ const (
 	PhaseSetup Phase = "setup" // idempotent DDL, before anything else and outside any transaction
 	PhaseState Phase = "state" // lease and watermark bookkeeping, each its own short transaction
 	PhaseStage Phase = "stage" // session-scoped staging, before the write transaction
-	PhaseWrite Phase = "write" // the write, the run record and the advance: one transaction where the engine allows
+	PhaseWrite Phase = "write" // the quality split, the write, the run record and the advance: one transaction where the engine allows
 	PhaseQuery Phase = "query" // read-only: reconciliation and inspection
 )
 

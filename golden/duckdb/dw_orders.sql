@@ -230,7 +230,7 @@ FROM (
 WHERE incrc_rn = 1;
 
 -- name: quarantine
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
 -- params: $1 = run_id
 INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
@@ -247,7 +247,7 @@ WHERE "order_id" IS NULL
    OR NOT ("amount" >= 0);
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_orders"
@@ -264,19 +264,19 @@ WHERE EXISTS (
 );
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_dw_orders"
 WHERE "order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0);
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "incrc_stage_dw_orders";
 
 -- name: count_matched
--- phase: stage
+-- phase: write
 -- Rows the merge will update (the rest it inserts).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_orders" AS s

@@ -245,20 +245,20 @@ WHERE incrc_rn = 1
   AND `clicked_at` >= ? AND `clicked_at` < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`
 WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM `incrc_stage_t_hourly_clicks`
 WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`;

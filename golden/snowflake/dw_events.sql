@@ -206,20 +206,20 @@ WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
   AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_EVENTS"
 WHERE "EVENT_DATE" IS NULL;
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_DW_EVENTS"
 WHERE "EVENT_DATE" IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_EVENTS";

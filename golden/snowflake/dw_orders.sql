@@ -233,7 +233,7 @@ FROM (
 WHERE incrc_rn = 1;
 
 -- name: quarantine
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
 -- params: run_id
 INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
@@ -250,7 +250,7 @@ WHERE "ORDER_ID" IS NULL
    OR NOT ("AMOUNT" >= 0);
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS"
@@ -267,19 +267,19 @@ WHERE EXISTS (
 );
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_DW_ORDERS"
 WHERE "ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS";
 
 -- name: count_matched
--- phase: stage
+-- phase: write
 -- Rows the merge will update (the rest it inserts).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS" AS s

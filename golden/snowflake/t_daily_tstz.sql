@@ -242,7 +242,7 @@ WHERE incrc_rn = 1
   AND "PAID_AT" >= ? AND "PAID_AT" < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ"
@@ -259,19 +259,19 @@ WHERE EXISTS (
 );
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_T_DAILY_TSTZ"
 WHERE "PAYMENT_ID" IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ";
 
 -- name: count_matched
--- phase: stage
+-- phase: write
 -- Rows the merge will update (the rest it inserts).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ" AS s

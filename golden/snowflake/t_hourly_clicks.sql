@@ -248,20 +248,20 @@ WHERE incrc_rn = 1
   AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOURLY_CLICKS"
 WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_T_HOURLY_CLICKS"
 WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOURLY_CLICKS";

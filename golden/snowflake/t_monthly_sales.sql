@@ -254,7 +254,7 @@ WHERE incrc_rn = 1
   AND "SALE_DATE" >= ? AND "SALE_DATE" < ?;
 
 -- name: quarantine
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
 -- params: run_id
 INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
@@ -271,20 +271,20 @@ WHERE "SALE_ID" IS NULL
    OR NOT ("AMOUNT" >= 0);
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_MONTHLY_SALES"
 WHERE "SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_T_MONTHLY_SALES"
 WHERE "SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_MONTHLY_SALES";

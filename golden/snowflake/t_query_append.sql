@@ -210,20 +210,20 @@ FROM (
 WHERE "SEQ" >= ? AND "SEQ" < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_QUERY_APPEND"
 WHERE NOT ("PAYLOAD_SIZE" >= 0 AND "PAYLOAD_SIZE" < 1048576) OR NOT ("KIND" IN ('click', 'view', 'buy'));
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "INCRC_STAGE_T_QUERY_APPEND"
 WHERE NOT ("PAYLOAD_SIZE" >= 0 AND "PAYLOAD_SIZE" < 1048576) OR NOT ("KIND" IN ('click', 'view', 'buy'));
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_QUERY_APPEND";

@@ -216,20 +216,20 @@ FROM (
 WHERE `seq` >= ? AND `seq` < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_append`
 WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy'));
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM `incrc_stage_t_query_append`
 WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy'));
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_append`;

@@ -214,20 +214,20 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`;

@@ -244,7 +244,7 @@ WHERE incrc_rn = 1
   AND "paid_at" >= ? AND "paid_at" < ?;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz"
@@ -261,19 +261,19 @@ WHERE EXISTS (
 );
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_daily_tstz"
 WHERE "payment_id" IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz";
 
 -- name: count_matched
--- phase: stage
+-- phase: write
 -- Rows the merge will update (the rest it inserts).
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz" AS s

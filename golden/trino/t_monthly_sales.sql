@@ -257,7 +257,7 @@ WHERE incrc_rn = 1
   AND "sale_date" >= ? AND "sale_date" < ?;
 
 -- name: quarantine
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
 -- params: run_id
 INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
@@ -274,20 +274,20 @@ WHERE "sale_id" IS NULL
    OR NOT ("amount" >= 0);
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_monthly_sales"
 WHERE "sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0);
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_monthly_sales"
 WHERE "sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0);
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "incrc_stage_t_monthly_sales";

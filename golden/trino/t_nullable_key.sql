@@ -226,7 +226,7 @@ FROM (
 WHERE incrc_rn = 1;
 
 -- name: count_invalid
--- phase: stage
+-- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key"
@@ -243,19 +243,19 @@ WHERE EXISTS (
 );
 
 -- name: delete_invalid
--- phase: stage
+-- phase: write
 -- Invalid rows never reach the target.
 DELETE FROM "incrc_stage_t_nullable_key"
 WHERE "account_id" IS NULL;
 
 -- name: count_staged
--- phase: stage
+-- phase: write
 -- Rows to write.
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key";
 
 -- name: count_matched
--- phase: stage
+-- phase: write
 -- Rows the merge will update (the rest it inserts).
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key" AS s
