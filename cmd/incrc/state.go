@@ -27,7 +27,7 @@ func stateCmd() *command {
 		fs := c.flags(e)
 		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&release, "release", "", "free the lease of PIPELINE, whoever holds it (for a run that died)")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
@@ -64,7 +64,6 @@ func stateCmd() *command {
 			}
 			return exitOK
 		}
-		var all []any
 		for _, plan := range plans {
 			st, err := tg.State(ctx, plan)
 			if err != nil {
@@ -72,7 +71,8 @@ func stateCmd() *command {
 				return exitError
 			}
 			if asJSON {
-				all = append(all, st)
+				// One object per pipeline and line, as run --json prints.
+				json.NewEncoder(e.stdout).Encode(st)
 				continue
 			}
 			fmt.Fprintf(e.stdout, "%s\n  watermark: %s\n", st.Pipeline, orNone(st.Watermark))
@@ -101,11 +101,6 @@ func stateCmd() *command {
 				fmt.Fprintln(e.stdout)
 			}
 			printMarkers(e, st.Partitions)
-		}
-		if asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(all)
 		}
 		return exitOK
 	}
