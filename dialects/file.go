@@ -16,6 +16,9 @@ import (
 // specPath is the spec's path as the header should show it (relative to
 // the project, with forward slashes).
 func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
+	// The path goes into a comment line: a newline in it must not end the
+	// comment.
+	specPath = strings.NewReplacer("\n", " ", "\r", " ").Replace(specPath)
 	rendered, err := Render(d, p)
 	if err != nil {
 		return nil, err
