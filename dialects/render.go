@@ -138,26 +138,10 @@ func renderOp(w *Writer, op compiler.Op) {
 }
 
 // CreateTable spells CREATE TABLE; temp is the engine's word for a
-// session-scoped table (TEMPORARY, TEMP).
+// session-scoped table (TEMPORARY, TEMP). A temporary table is dropped
+// first by the plan, so it is created unconditionally.
 func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
-	if op.Temporary {
-		w.S("CREATE ", temp, " TABLE ", w.Table(op.Table), " (\n")
-	} else {
-		w.S("CREATE TABLE IF NOT EXISTS ", w.Table(op.Table), " (\n")
-	}
-	for i, c := range op.Columns {
-		if i > 0 {
-			w.S(",\n")
-		}
-		w.S("  ", w.Col("", c.Name), " ", w.Type(c.Type))
-		if c.NotNull {
-			w.S(" NOT NULL")
-		}
-	}
-	if len(op.PrimaryKey) > 0 {
-		w.S(",\n  PRIMARY KEY (", w.Idents("", op.PrimaryKey), ")")
-	}
-	w.S("\n)")
+	CreateTableStyled(w, op, TableStyle{Temporary: "CREATE " + temp + " TABLE", PrimaryKey: true})
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).
