@@ -66,14 +66,9 @@ func backfillCmd() *command {
 			return exitError
 		}
 		plan := plans[0]
-		tg, err := openTarget(ctx, cfg, target, "")
-		if err != nil {
-			if errors.As(err, new(*runner.LockedError)) {
-				fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
-				return exitLocked
-			}
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
-			return exitError
+		tg, code := c.open(ctx, e, cfg, target, "")
+		if code != exitOK {
+			return code
 		}
 		defer tg.Close()
 		progress := isTerminal(e.stderr) && !asJSON

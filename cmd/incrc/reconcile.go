@@ -61,10 +61,9 @@ func reconcileCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
 			return exitError
 		}
-		tg, err := openTarget(ctx, cfg, target, "")
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
-			return exitError
+		tg, code := c.open(ctx, e, cfg, target, "")
+		if code != exitOK {
+			return code
 		}
 		defer tg.Close()
 		rec, err := tg.Reconcile(ctx, plans[0], lo, hi)

@@ -61,17 +61,11 @@ func runCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
 			return exitError
 		}
-		tg, err := openTarget(ctx, cfg, target, dialect)
-		if err != nil {
-			if errors.As(err, new(*runner.LockedError)) {
-				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
-				return exitLocked
-			}
-			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
-			return exitError
+		tg, code := c.open(ctx, e, cfg, target, dialect)
+		if code != exitOK {
+			return code
 		}
 		defer tg.Close()
-		code := exitOK
 		for _, plan := range plans {
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError

@@ -45,10 +45,9 @@ func stateCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
 			return exitError
 		}
-		tg, err := openTarget(ctx, cfg, target, "")
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
-			return exitError
+		tg, code := c.open(ctx, e, cfg, target, "")
+		if code != exitOK {
+			return code
 		}
 		defer tg.Close()
 		if release != "" {

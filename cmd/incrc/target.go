@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,21 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
+
+// open resolves and opens --target for command c, printing what went
+// wrong; code is not 0 when it failed: exitLocked when another process
+// holds the target (DuckDB's one writer), exitError otherwise.
+func (c *command) open(ctx context.Context, e *env, cfg *compiler.Config, target, dialect string) (tg *runner.Target, code int) {
+	tg, err := openTarget(ctx, cfg, target, dialect)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "incrc %s: %v\n", c.name, err)
+		if errors.As(err, new(*runner.LockedError)) {
+			return nil, exitLocked
+		}
+		return nil, exitError
+	}
+	return tg, exitOK
+}
 
 // openTarget resolves --target (a URL, or a target named in incrc.yaml)
 // and opens it.
