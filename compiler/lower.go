@@ -22,6 +22,7 @@ const (
 	StmtCreatePartitions = "create_partitions"
 	StmtCreateTarget     = "create_target"
 	StmtCreateQuarantine = "create_quarantine"
+	StmtCreatePartIndex  = "create_partition_index"
 
 	StmtInitState    = "init_state"
 	StmtAcquireLease = "acquire_lease"
@@ -241,6 +242,10 @@ func (l *lowerer) setup() {
 	}
 	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
 		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk}, "")
+	if p.Partition != nil {
+		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
+			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}}, "")
+	}
 	if !p.Quarantine.IsZero() {
 		cols := []Col{{Name: "incrc_run_id", Type: varchar(64)}, {Name: "incrc_reason", Type: Type{Kind: Text}}}
 		for _, c := range p.Columns {

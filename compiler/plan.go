@@ -127,6 +127,15 @@ type (
 		Temporary  bool
 	}
 
+	// CreateIndex creates an index if it does not exist. It is an
+	// optimization: engines without indexes (or that do better without)
+	// render nothing for it.
+	CreateIndex struct {
+		Name    string
+		Table   Table
+		Columns []string
+	}
+
 	// DropTable drops a table if it exists.
 	DropTable struct {
 		Table     Table
@@ -299,6 +308,7 @@ func (Aggregate) op()          {}
 func (DistinctPartitions) op() {}
 func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
+func (CreateIndex) op()        {}
 
 // Assign is column = value in an Update.
 type Assign struct {

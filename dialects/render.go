@@ -61,6 +61,10 @@ func renderOp(w *Writer, op compiler.Op) {
 		CreateTable(w, op, "TEMPORARY")
 	case compiler.DropTable:
 		w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+	case compiler.CreateIndex:
+		// Nothing by default: an index is an optimization, and most
+		// engines here have none (or prune by zone maps, as DuckDB does).
+		// Engines that benefit spell it with CreateIndexIfNotExists.
 	case compiler.InsertValues:
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
@@ -142,6 +146,12 @@ func renderOp(w *Writer, op compiler.Op) {
 // first by the plan, so it is created unconditionally.
 func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
 	CreateTableStyled(w, op, TableStyle{Temporary: "CREATE " + temp + " TABLE", PrimaryKey: true})
+}
+
+// CreateIndexIfNotExists spells CREATE INDEX IF NOT EXISTS. The index
+// lives in the table's schema, where its name must be unique.
+func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
+	w.S("CREATE INDEX IF NOT EXISTS ", w.Col("", op.Name), " ON ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")")
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).

@@ -58,3 +58,13 @@ func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
 	}
 	return "date_trunc('" + granularity + "', " + expr + ")"
 }
+
+// RenderOp creates the indexes the plan asks for: a partition's DELETE and
+// check then read only that partition of the target.
+func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	if op, ok := op.(compiler.CreateIndex); ok {
+		dialects.CreateIndexIfNotExists(w, op)
+		return true, nil
+	}
+	return false, nil
+}

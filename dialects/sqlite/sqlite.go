@@ -81,6 +81,9 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
 	case compiler.CreateSchema:
 		return true, nil // no schemas: see TableName
+	case compiler.CreateIndex:
+		dialects.CreateIndexIfNotExists(w, op)
+		return true, nil
 	case compiler.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
 		return true, nil

@@ -73,6 +73,11 @@ CREATE TABLE IF NOT EXISTS "dw"."events" (
   "ingested_at" TIMESTAMP
 );
 
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+CREATE INDEX IF NOT EXISTS "incrc_dw_events_part" ON "dw"."events" ("event_date");
+
 -- name: init_state
 -- phase: state
 -- The pipeline's state row, created once.

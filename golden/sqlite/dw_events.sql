@@ -68,6 +68,11 @@ CREATE TABLE IF NOT EXISTS "dw_events" (
   "ingested_at" TIMESTAMP
 );
 
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+CREATE INDEX IF NOT EXISTS "incrc_dw_events_part" ON "dw_events" ("event_date");
+
 -- name: init_state
 -- phase: state
 -- The pipeline's state row, created once.

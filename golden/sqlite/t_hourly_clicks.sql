@@ -69,6 +69,11 @@ CREATE TABLE IF NOT EXISTS "dw_clicks_hourly" (
   "ingested_at" TIMESTAMP
 );
 
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+CREATE INDEX IF NOT EXISTS "incrc_t_hourly_clicks_part" ON "dw_clicks_hourly" ("clicked_at");
+
 -- name: init_state
 -- phase: state
 -- The pipeline's state row, created once.

@@ -67,6 +67,11 @@ CREATE TABLE IF NOT EXISTS "dw_sales_monthly" (
   "updated_at" TIMESTAMP
 );
 
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+CREATE INDEX IF NOT EXISTS "incrc_t_monthly_sales_part" ON "dw_sales_monthly" ("sale_date");
+
 -- name: create_quarantine
 -- phase: setup
 -- Rows that fail quality rules, with the run and the rule.
