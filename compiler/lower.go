@@ -23,6 +23,8 @@ const (
 	StmtCreateTarget     = "create_target"
 	StmtCreateQuarantine = "create_quarantine"
 	StmtCreatePartIndex  = "create_partition_index"
+	StmtVersionedKeys    = "versioned_keys"
+	StmtReconcileSrcFlat = "reconcile_source_flat"
 
 	StmtInitState    = "init_state"
 	StmtAcquireLease = "acquire_lease"
@@ -610,6 +612,15 @@ func (l *lowerer) reconcile(rules []Rule) {
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
 		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, "rows", append(windowParams(since), pFrom, pTo)...)
+	if d := l.dedupe(); d != nil {
+		// Keeping one row per key costs a sort of the whole source; when no
+		// key has two versions it changes nothing, and a hash aggregate over
+		// the keys finds that out for much less.
+		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
+			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, "count", windowParams(since)...)
+		l.add(StmtReconcileSrcFlat, PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
+			Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Valid: valid, Window: since}, "rows", append(windowParams(since), pFrom, pTo)...)
+	}
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
 		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: measures}, "rows", pFrom, pTo)
 }

@@ -244,6 +244,14 @@ type (
 		Where    Expr
 	}
 
+	// VersionedKeys counts the keys that have more than one row in the
+	// source (in the window).
+	VersionedKeys struct {
+		Source Relation
+		Key    []string
+		Window Window
+	}
+
 	// CountMatched counts the staged rows whose key is already in the
 	// target: the rows a merge will update.
 	CountMatched struct {
@@ -309,6 +317,7 @@ func (DistinctPartitions) op() {}
 func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
+func (VersionedKeys) op()      {}
 
 // Assign is column = value in an Update.
 type Assign struct {

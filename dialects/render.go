@@ -128,6 +128,12 @@ func renderOp(w *Writer, op compiler.Op) {
 		if op.Where != nil {
 			w.S("\nWHERE ", Expr(w, "", op.Where))
 		}
+	case compiler.VersionedKeys:
+		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ", w.Idents("", op.Key), "\n  FROM ", strings.ReplaceAll(From(w, op.Source), "\n", "\n  "))
+		if where := WindowPred(w, "", op.Window); where != "" {
+			w.S("\n  WHERE ", where)
+		}
+		w.S("\n  GROUP BY ", w.Idents("", op.Key), "\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
 		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 	case compiler.InsertFrom:

@@ -52,14 +52,23 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	defer conn.Close()
-	if err := setup(ctx, conn, prog); err != nil {
-		return nil, err
-	}
+	// Read-only: no setup. A target that was never run has no table to
+	// compare, and the engine says so.
 	vals := params{"from": prog.bindBound(from, by.Type), "to": prog.bindBound(to, by.Type)}
 	if err := prog.bindStart(vals); err != nil {
 		return nil, err
 	}
-	src, err := prog.query(ctx, conn, compiler.StmtReconcileSrc, vals)
+	srcName := compiler.StmtReconcileSrc
+	if prog.has(compiler.StmtVersionedKeys) {
+		n, _, err := prog.count(ctx, conn, compiler.StmtVersionedKeys, vals)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			srcName = compiler.StmtReconcileSrcFlat // one version per key: the dedupe is the identity
+		}
+	}
+	src, err := prog.query(ctx, conn, srcName, vals)
 	if err != nil {
 		return nil, err
 	}

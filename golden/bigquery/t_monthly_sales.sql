@@ -443,6 +443,34 @@ FROM (
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT `sale_id`
+  FROM `app`.`sales`
+  WHERE `updated_at` >= ?
+  GROUP BY `sale_id`
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
+FROM (
+  SELECT `sale_date`, `amount`, `sale_id`
+  FROM `app`.`sales`
+  WHERE `updated_at` >= ?
+    AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))
+    AND `sale_date` >= ? AND `sale_date` < ?
+) AS r
+GROUP BY DATE_TRUNC(`sale_date`, MONTH)
+ORDER BY DATE_TRUNC(`sale_date`, MONTH);
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per sale_date in [from, to).

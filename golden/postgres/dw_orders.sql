@@ -357,6 +357,34 @@ FROM (
 GROUP BY "order_date"
 ORDER BY "order_date";
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: $1 = start
+SELECT COUNT(*)
+FROM (
+  SELECT "order_id"
+  FROM "app"."orders"
+  WHERE "updated_at" >= $1
+  GROUP BY "order_id"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: $1 = start, $2 = from, $3 = to
+SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
+FROM (
+  SELECT "order_date", "amount", "order_id"
+  FROM "app"."orders"
+  WHERE "updated_at" >= $1
+    AND NOT ("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0))
+    AND "order_date" >= $2 AND "order_date" < $3
+) AS r
+GROUP BY "order_date"
+ORDER BY "order_date";
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per order_date in [from, to).

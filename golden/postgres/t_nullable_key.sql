@@ -330,6 +330,34 @@ FROM (
 GROUP BY "day"
 ORDER BY "day";
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: $1 = start
+SELECT COUNT(*)
+FROM (
+  SELECT "account_id", "currency"
+  FROM "app"."balances"
+  WHERE "day" >= $1
+  GROUP BY "account_id", "currency"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: $1 = start, $2 = from, $3 = to
+SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
+FROM (
+  SELECT "day", "balance", "note", "account_id"
+  FROM "app"."balances"
+  WHERE "day" >= $1
+    AND NOT ("account_id" IS NULL)
+    AND "day" >= $2 AND "day" < $3
+) AS r
+GROUP BY "day"
+ORDER BY "day";
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per day in [from, to).

@@ -441,6 +441,34 @@ FROM (
 GROUP BY DATE_TRUNC('day', ("paid_at" AT TIME ZONE 'UTC'))
 ORDER BY DATE_TRUNC('day', ("paid_at" AT TIME ZONE 'UTC'));
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: $1 = start
+SELECT COUNT(*)
+FROM (
+  SELECT "payment_id"
+  FROM "app"."payments"
+  WHERE "updated_at" >= $1
+  GROUP BY "payment_id"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: $1 = start, $2 = from, $3 = to
+SELECT DATE_TRUNC('day', ("paid_at" AT TIME ZONE 'UTC')) AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
+FROM (
+  SELECT "paid_at", "amount", "payment_id"
+  FROM "app"."payments"
+  WHERE "updated_at" >= $1
+    AND NOT ("payment_id" IS NULL)
+    AND "paid_at" >= $2 AND "paid_at" < $3
+) AS r
+GROUP BY DATE_TRUNC('day', ("paid_at" AT TIME ZONE 'UTC'))
+ORDER BY DATE_TRUNC('day', ("paid_at" AT TIME ZONE 'UTC'));
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per paid_at in [from, to).

@@ -437,6 +437,34 @@ FROM (
 GROUP BY DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP))
 ORDER BY DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP));
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: $1 = start
+SELECT COUNT(*)
+FROM (
+  SELECT "sale_id"
+  FROM "app"."sales"
+  WHERE "updated_at" >= $1
+  GROUP BY "sale_id"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: $1 = start, $2 = from, $3 = to
+SELECT DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP)) AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
+FROM (
+  SELECT "sale_date", "amount", "sale_id"
+  FROM "app"."sales"
+  WHERE "updated_at" >= $1
+    AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
+    AND "sale_date" >= $2 AND "sale_date" < $3
+) AS r
+GROUP BY DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP))
+ORDER BY DATE_TRUNC('month', CAST("sale_date" AS TIMESTAMP));
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per sale_date in [from, to).

@@ -360,6 +360,34 @@ FROM (
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "ORDER_ID"
+  FROM "APP"."ORDERS"
+  WHERE "UPDATED_AT" >= ?
+  GROUP BY "ORDER_ID"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
+FROM (
+  SELECT "ORDER_DATE", "AMOUNT", "ORDER_ID"
+  FROM "APP"."ORDERS"
+  WHERE "UPDATED_AT" >= ?
+    AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
+) AS r
+GROUP BY "ORDER_DATE"
+ORDER BY "ORDER_DATE";
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per order_date in [from, to).

@@ -440,6 +440,34 @@ FROM (
 GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
 ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"));
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "PAYMENT_ID"
+  FROM "APP"."PAYMENTS"
+  WHERE "UPDATED_AT" >= ?
+  GROUP BY "PAYMENT_ID"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
+FROM (
+  SELECT "PAID_AT", "AMOUNT", "PAYMENT_ID"
+  FROM "APP"."PAYMENTS"
+  WHERE "UPDATED_AT" >= ?
+    AND NOT ("PAYMENT_ID" IS NULL)
+    AND "PAID_AT" >= ? AND "PAID_AT" < ?
+) AS r
+GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
+ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"));
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per paid_at in [from, to).

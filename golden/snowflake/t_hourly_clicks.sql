@@ -413,6 +413,34 @@ FROM (
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
 ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT");
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "CLICK_ID"
+  FROM "APP"."CLICKS"
+  WHERE "INGESTED_AT" >= ?
+  GROUP BY "CLICK_ID"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
+FROM (
+  SELECT "CLICKED_AT", "URL", "CLICK_ID"
+  FROM "APP"."CLICKS"
+  WHERE "INGESTED_AT" >= ?
+    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
+    AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
+) AS r
+GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
+ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT");
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per clicked_at in [from, to).

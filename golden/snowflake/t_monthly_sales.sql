@@ -436,6 +436,34 @@ FROM (
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "SALE_ID"
+  FROM "APP"."SALES"
+  WHERE "UPDATED_AT" >= ?
+  GROUP BY "SALE_ID"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
+FROM (
+  SELECT "SALE_DATE", "AMOUNT", "SALE_ID"
+  FROM "APP"."SALES"
+  WHERE "UPDATED_AT" >= ?
+    AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+) AS r
+GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
+ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per sale_date in [from, to).

@@ -333,6 +333,34 @@ FROM (
 GROUP BY "DAY"
 ORDER BY "DAY";
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "ACCOUNT_ID", "CURRENCY"
+  FROM "APP"."BALANCES"
+  WHERE "DAY" >= ?
+  GROUP BY "ACCOUNT_ID", "CURRENCY"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
+FROM (
+  SELECT "DAY", "BALANCE", "NOTE", "ACCOUNT_ID"
+  FROM "APP"."BALANCES"
+  WHERE "DAY" >= ?
+    AND NOT ("ACCOUNT_ID" IS NULL)
+    AND "DAY" >= ? AND "DAY" < ?
+) AS r
+GROUP BY "DAY"
+ORDER BY "DAY";
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per day in [from, to).

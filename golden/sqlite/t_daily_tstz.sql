@@ -436,6 +436,34 @@ FROM (
 GROUP BY date("paid_at")
 ORDER BY date("paid_at");
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "payment_id"
+  FROM "app_payments"
+  WHERE "updated_at" >= ?
+  GROUP BY "payment_id"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT date("paid_at") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
+FROM (
+  SELECT "paid_at", "amount", "payment_id"
+  FROM "app_payments"
+  WHERE "updated_at" >= ?
+    AND NOT ("payment_id" IS NULL)
+    AND "paid_at" >= ? AND "paid_at" < ?
+) AS r
+GROUP BY date("paid_at")
+ORDER BY date("paid_at");
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per paid_at in [from, to).

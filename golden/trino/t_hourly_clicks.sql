@@ -416,6 +416,34 @@ FROM (
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "click_id"
+  FROM "app"."clicks"
+  WHERE "ingested_at" >= ?
+  GROUP BY "click_id"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
+FROM (
+  SELECT "clicked_at", "url", "click_id"
+  FROM "app"."clicks"
+  WHERE "ingested_at" >= ?
+    AND NOT ("click_id" IS NULL OR "clicked_at" IS NULL)
+    AND "clicked_at" >= ? AND "clicked_at" < ?
+) AS r
+GROUP BY date_trunc('hour', "clicked_at")
+ORDER BY date_trunc('hour', "clicked_at");
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per clicked_at in [from, to).

@@ -336,6 +336,34 @@ FROM (
 GROUP BY "day"
 ORDER BY "day";
 
+-- name: versioned_keys
+-- phase: query
+-- Keys with more than one version in the source: without any, reconcile skips the dedupe.
+-- params: start
+SELECT COUNT(*)
+FROM (
+  SELECT "account_id", "currency"
+  FROM "app"."balances"
+  WHERE "day" >= ?
+  GROUP BY "account_id", "currency"
+  HAVING COUNT(*) > 1
+) AS incrc_versions;
+
+-- name: reconcile_source_flat
+-- phase: query
+-- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
+-- params: start, from, to
+SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
+FROM (
+  SELECT "day", "balance", "note", "account_id"
+  FROM "app"."balances"
+  WHERE "day" >= ?
+    AND NOT ("account_id" IS NULL)
+    AND "day" >= ? AND "day" < ?
+) AS r
+GROUP BY "day"
+ORDER BY "day";
+
 -- name: reconcile_target
 -- phase: query
 -- Reconcile, target side, per day in [from, to).
