@@ -13,18 +13,17 @@ var (
 	PartitionsTable = Table{Parts: []string{"incrc_partitions"}}
 )
 
-// Statement names the runner relies on. The compiled file lists them in
-// this order; the runner picks from them by name (see Sequence).
+// Statement names. The compiled file lists the statements in the order
+// Lower adds them; the programs say which of them each mode runs.
 const (
 	StmtCreateSchema     = "create_schema"
 	StmtCreateState      = "create_state"
 	StmtCreateRuns       = "create_runs"
+	StmtProbeRuns        = "probe_runs"
 	StmtCreatePartitions = "create_partitions"
 	StmtCreateTarget     = "create_target"
 	StmtCreateQuarantine = "create_quarantine"
 	StmtCreatePartIndex  = "create_partition_index"
-	StmtVersionedKeys    = "versioned_keys"
-	StmtReconcileSrcFlat = "reconcile_source_flat"
 
 	StmtInitState    = "init_state"
 	StmtAcquireLease = "acquire_lease"
@@ -36,40 +35,46 @@ const (
 	StmtRecordStart  = "record_start"
 	StmtRecentRuns   = "recent_runs"
 
-	StmtSourceMax      = "source_max"
-	StmtCountRead      = "count_read"
-	StmtDropStage      = "drop_stage"
-	StmtCreateStage    = "create_stage"
-	StmtStageWindow    = "stage_window"
-	StmtCountReadAll   = "count_read_all"
-	StmtStageAll       = "stage_all"
-	StmtDropRaw        = "drop_raw"
-	StmtCreateRaw      = "create_raw"
-	StmtDedupeStage    = "dedupe_stage"
-	StmtQuarantine     = "quarantine"
-	StmtCountInvalid   = "count_invalid"
-	StmtDeleteInvalid  = "delete_invalid"
-	StmtCountStaged    = "count_staged"
-	StmtRetractInvalid = "retract_invalid"
-	StmtCountMatched   = "count_matched"
-	StmtWrite          = "write"
-	StmtClearTarget    = "clear_target"
-	StmtInsertAll      = "insert_all"
-	StmtAdvance        = "advance_watermark"
-	StmtRecordFinish   = "record_finish"
-	StmtReconcileSrc   = "reconcile_source"
-	StmtReconcileTgt   = "reconcile_target"
-
-	StmtTouchedPartitions = "touched_partitions"
-	StmtStagePartition    = "stage_partition"
-	StmtReplacePartition  = "replace_partition"
-	StmtCheckPartitionSrc = "check_partition_source"
-	StmtCheckPartitionTgt = "check_partition_target"
-	StmtClearMarkers      = "clear_markers"
-	StmtReadMarkers       = "read_markers"
-	StmtDeleteMarker      = "delete_marker"
-	StmtInsertMarker      = "insert_marker"
-	StmtRecentMarkers     = "recent_markers"
+	StmtSourceMax            = "source_max"
+	StmtCountRead            = "count_read"
+	StmtProbeSource          = "probe_source"
+	StmtCountNullWatermark   = "count_null_watermark"
+	StmtDropStage            = "drop_stage"
+	StmtCreateStage          = "create_stage"
+	StmtStageWindow          = "stage_window"
+	StmtStageAll             = "stage_all"
+	StmtDropRaw              = "drop_raw"
+	StmtCreateRaw            = "create_raw"
+	StmtDedupeStage          = "dedupe_stage"
+	StmtQuarantine           = "quarantine"
+	StmtCountInvalid         = "count_invalid"
+	StmtDeleteInvalid        = "delete_invalid"
+	StmtCountStaged          = "count_staged"
+	StmtRetractInvalid       = "retract_invalid"
+	StmtCountMatched         = "count_matched"
+	StmtWrite                = "write"
+	StmtClearTarget          = "clear_target"
+	StmtInsertAll            = "insert_all"
+	StmtQuarantineNullWM     = "quarantine_null_watermark"
+	StmtAdvance              = "advance_watermark"
+	StmtRecordFinish         = "record_finish"
+	StmtReconcileSrc         = "reconcile_source"
+	StmtReconcileSrcFlat     = "reconcile_source_flat"
+	StmtVersionedKeys        = "versioned_keys"
+	StmtReconcileTgt         = "reconcile_target"
+	StmtTouchedPartitions    = "touched_partitions"
+	StmtCountUnpartitioned   = "count_unpartitioned"
+	StmtQuarantineUnpartited = "quarantine_unpartitioned"
+	StmtStagePartition       = "stage_partition"
+	StmtCountPartition       = "count_partition"
+	StmtReplacePartition     = "replace_partition"
+	StmtCheckPartitionSrc    = "check_partition_source"
+	StmtCheckPartitionTgt    = "check_partition_target"
+	StmtClearMarkers         = "clear_markers"
+	StmtReadMarkers          = "read_markers"
+	StmtDeleteMarker         = "delete_marker"
+	StmtInsertMarker         = "insert_marker"
+	StmtRecentMarkers        = "recent_markers"
 )
 
 const (
@@ -98,6 +103,8 @@ func Lower(s *Spec) (*Plan, error) {
 	}
 	p := &Plan{
 		Spec:     s,
+		File:     s.File,
+		SpecHash: s.Hash,
 		Pipeline: s.Pipeline.Value,
 		Strategy: strategy,
 		Target:   splitTable(s.Target.Table.Value),
@@ -114,9 +121,10 @@ func Lower(s *Spec) (*Plan, error) {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
 		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
 	}
-	if s.Watermark != nil {
-		wm := *s.Column(s.Watermark.Column.Value)
-		p.Watermark = &Col{Name: wm.Name.Value, Type: wm.Type}
+	if w := s.Watermark; w != nil {
+		c := *s.Column(w.Column.Value)
+		start, _ := ParseWatermark(c.Type, w.Start.Value) // Validate checked it
+		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag}
 	}
 	if pt := s.Partition; pt != nil {
 		c := s.Column(pt.Column.Value)
@@ -124,28 +132,45 @@ func Lower(s *Spec) (*Plan, error) {
 		if g == "" {
 			g = "day"
 		}
-		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
+		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
 	}
+	switch {
+	case p.Partition != nil:
+		p.ReconcileBy = p.Partition.Column // partitioned pipelines reconcile per partition
+	case s.Reconcile != nil:
+		p.ReconcileBy = s.Reconcile.By.Value
+	}
+	p.Measures = measures(s)
 	rules, mode := qualityRules(s, p.Columns)
 	if mode == "quarantine" {
 		t := p.Target
 		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
 		p.Quarantine = Table{Parts: parts}
 	}
-	l := &lowerer{p: p}
+	l := &lowerer{p: p, rules: rules, mode: mode}
 	l.setup()
 	l.state()
-	l.stage(rules, mode)
+	l.stage()
 	l.write()
-	l.partitions(rules)
-	l.reconcile(rules)
+	l.partitions()
+	l.reconcile()
+	l.programs()
+	for _, pr := range p.Programs {
+		if err := pr.check(p); err != nil {
+			return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
+		}
+	}
 	return p, nil
 }
 
-type lowerer struct{ p *Plan }
+type lowerer struct {
+	p     *Plan
+	rules []Rule // what a staged row must pass
+	mode  string // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
+}
 
-func (l *lowerer) add(name string, phase Phase, doc string, op Op, returns string, params ...Param) {
-	l.p.Statements = append(l.p.Statements, &Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params, Returns: returns})
+func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
+	l.p.Statements = append(l.p.Statements, &Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
 }
 
 func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
@@ -156,8 +181,6 @@ var (
 	pNow       = Param{"now", PText}
 	pExpires   = Param{"expires_at", PText}
 	pRunID     = Param{"run_id", PText}
-	pLo        = Param{"lo", PWatermark}
-	pHi        = Param{"hi", PWatermark}
 	pFrom      = Param{"from", PBound}
 	pTo        = Param{"to", PBound}
 	pWatermark = Param{"watermark", PText}
@@ -194,6 +217,8 @@ var stateColumns = []Col{
 }
 
 // RunColumns are incrc_runs' columns, one row per run, failed ones too.
+// Columns added after the table first shipped come last, and setup adds
+// them to a table an older incrc created (see addedRunColumns).
 var RunColumns = []Col{
 	{Name: "run_id", Type: varchar(64), NotNull: true},
 	{Name: "pipeline", Type: varchar(64), NotNull: true},
@@ -213,7 +238,13 @@ var RunColumns = []Col{
 	{Name: "duration_ms", Type: Type{Kind: Bigint}},
 	{Name: "error", Type: Type{Kind: Text}},
 	{Name: "spec_hash", Type: varchar(64)},
+	{Name: "rows_skipped", Type: Type{Kind: Bigint}},
+	{Name: "note", Type: Type{Kind: Text}},
 }
+
+// addedRunColumns are the columns of RunColumns that incrc_runs did not
+// have when it was first created by a released incrc.
+var addedRunColumns = []string{"rows_skipped", "note"}
 
 // partitionColumns are incrc_partitions' columns: backfill completion
 // markers and reconciliation results, one row per partition.
@@ -230,23 +261,32 @@ var partitionColumns = []Col{
 func (l *lowerer) setup() {
 	p := l.p
 	if schema := p.Target.Schema(); schema != nil {
-		l.add(StmtCreateSchema, PhaseSetup, "The target's schema.", CreateSchema{Schema: schema}, "")
+		l.add(StmtCreateSchema, PhaseSetup, "The target's schema.", CreateSchema{Schema: schema})
 	}
 	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
-		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}}, "")
+		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
 	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
-		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}}, "")
+		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}})
+	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: RunsTable}})
+	for _, name := range addedRunColumns {
+		for _, c := range RunColumns {
+			if c.Name == name {
+				l.add(addRunsColumn(name), PhaseSetup, "Add "+name+" to a run log an older incrc created.", AddColumn{Table: RunsTable, Column: c})
+			}
+		}
+	}
 	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
-		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}}, "")
+		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
 	var pk []string
 	if p.Strategy == Merge && !l.nullableKey() {
 		pk = p.Key
 	}
 	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
-		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk}, "")
+		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
-			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}}, "")
+			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
 	}
 	if !p.Quarantine.IsZero() {
 		cols := []Col{{Name: "incrc_run_id", Type: varchar(64)}, {Name: "incrc_reason", Type: Type{Kind: Text}}}
@@ -254,9 +294,11 @@ func (l *lowerer) setup() {
 			cols = append(cols, Col{Name: c.Name, Type: c.Type})
 		}
 		l.add(StmtCreateQuarantine, PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
-			CreateTable{Table: p.Quarantine, Columns: cols}, "")
+			CreateTable{Table: p.Quarantine, Columns: cols})
 	}
 }
+
+func addRunsColumn(name string) string { return "add_runs_" + name }
 
 func (l *lowerer) nullableKey() bool {
 	for _, c := range l.p.Columns {
@@ -271,32 +313,45 @@ func (l *lowerer) state() {
 	free := or(or(IsNull{X: col("lease_owner")}, colEq("lease_owner", pOwner)), Binary{"<", col("lease_expires_at"), ref(pNow)})
 	mine := and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner))
 	l.add(StmtInitState, PhaseState, "The pipeline's state row, created once.",
-		InsertValues{Table: StateTable, Columns: []string{"pipeline"}, Values: []Expr{ref(pPipeline)}, IfAbsentKey: []string{"pipeline"}}, "", pPipeline)
+		InsertValues{Table: StateTable, Columns: []string{"pipeline"}, Values: []Expr{ref(pPipeline)}, IfAbsentKey: []string{"pipeline"}}, pPipeline)
 	l.add(StmtAcquireLease, PhaseState, "Take the lease if it is free, expired or already ours; one row changed means taken.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
-			Where: and(colEq("pipeline", pPipeline), free)}, "", pOwner, pExpires, pPipeline, pNow)
+			Where: and(colEq("pipeline", pPipeline), free)}, pOwner, pExpires, pPipeline, pNow)
 	l.add(StmtReadState, PhaseState, "The saved watermark and who holds the lease.",
-		SelectRows{Table: StateTable, Columns: []string{"watermark", "lease_owner", "lease_expires_at", "spec_hash", "updated_at"}, Where: colEq("pipeline", pPipeline)}, "rows", pPipeline)
+		SelectRows{Table: StateTable, Columns: []string{"watermark", "lease_owner", "lease_expires_at", "spec_hash", "updated_at"}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtRenewLease, PhaseState, "Extend the lease while the run is alive.",
-		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, "", pExpires, pPipeline, pOwner)
+		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, pExpires, pPipeline, pOwner)
 	l.add(StmtReleaseLease, PhaseState, "Give the lease back at the end of a run, failed or not.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, "", pPipeline, pOwner)
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, pPipeline, pOwner)
 	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, "", pPipeline)
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
-		Update{Table: RunsTable, Set: []Assign{{"status", Lit{"'abandoned'"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Lit{"'running'"}))}, "", pPipeline)
-	startCols := []string{"run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash"}
-	var startParams []Param
-	var startVals []Expr
-	for _, c := range startCols {
-		pp := Param{c, PText}
-		startParams = append(startParams, pp)
-		startVals = append(startVals, ref(pp))
-	}
+		Update{Table: RunsTable, Set: []Assign{{"status", Lit{"'abandoned'"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Lit{"'running'"}))}, pPipeline)
+	startCols := []string{"run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note"}
+	startParams := textParams(startCols)
+	startVals := refs(startParams)
+	startCols = append(startCols, "status")
+	startVals = append(startVals, Lit{"'running'"})
 	l.add(StmtRecordStart, PhaseState, "The run's row in the run log, written before any data moves.",
-		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, "", startParams...)
+		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, startParams...)
 	l.add(StmtRecentRuns, PhaseQuery, "The latest runs, for incrc state.",
-		SelectRows{Table: RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"started_at", true}}, Limit: 20}, "rows", pPipeline)
+		SelectRows{Table: RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"started_at", true}}, Limit: 20}, pPipeline)
+}
+
+func textParams(names []string) []Param {
+	ps := make([]Param, len(names))
+	for i, n := range names {
+		ps[i] = Param{n, PText}
+	}
+	return ps
+}
+
+func refs(ps []Param) []Expr {
+	out := make([]Expr, len(ps))
+	for i, p := range ps {
+		out[i] = ref(p)
+	}
+	return out
 }
 
 func runLogColumns() []string {
@@ -335,80 +390,106 @@ func (l *lowerer) dedupe() *Dedupe {
 	return d
 }
 
-func (l *lowerer) stage(rules []Rule, mode string) {
+// window is the run's half-open window [lo, hi) on the watermark; upTo is
+// what a full refresh and a partition rebuild read, [start, hi). Both are
+// zero without a watermark: a full_refresh pipeline reads everything.
+func (l *lowerer) windows() (window, upTo Window) {
+	if wm := l.p.Watermark; wm != nil {
+		return Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+	}
+	return Window{}, Window{}
+}
+
+func (l *lowerer) stage() {
 	p := l.p
 	cols := columnNames(p.Columns)
-	var window, upTo Window
-	if p.Watermark != nil {
-		window = Window{Column: p.Watermark.Name, Lo: "lo", Hi: "hi"}
-		// A full refresh covers what the incremental runs cover together:
-		// [watermark.start, hi). Rows before start are never loaded.
-		upTo = Window{Column: p.Watermark.Name, Lo: "start", Hi: "hi"}
-		if p.Watermark.Type.IsInteger() {
-			l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
-				SourceMax{Source: p.Source, Column: p.Watermark.Name}, "count")
-		}
+	window, upTo := l.windows()
+	if wm := p.Watermark; wm != nil && wm.Type.IsInteger() {
+		wm.MaxStatement = StmtSourceMax
+		l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
+			SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
 	wp := windowParams(window)
 	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
-		CountSource{Source: p.Source, Window: window}, "count", wp...)
+		CountSource{Source: p.Source, Window: window}, wp...)
+	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
+		ProbeColumns{Source: p.Source, Columns: cols})
+	if wm := p.Watermark; wm != nil && l.nullMode() == "fail" {
+		wm.NullStatement = StmtCountNullWatermark
+		l.add(StmtCountNullWatermark, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+			CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
+	}
 	if p.Strategy == OverwritePartitions {
 		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
-			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, "rows", wp...)
+			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
+		if l.mode == "fail" {
+			l.add(StmtCountUnpartitioned, PhaseStage, "Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.",
+				CountSource{Source: p.Source, Window: window, Where: IsNull{X: col(p.Partition.Column)}}, wp...)
+		}
 	}
 	stageCols := make([]Col, len(p.Columns))
 	for i, c := range p.Columns {
 		stageCols[i] = Col{Name: c.Name, Type: c.Type}
 	}
 	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
-		DropTable{Table: p.Stage, Temporary: true}, "")
+		DropTable{Table: p.Stage, Temporary: true})
 	l.add(StmtCreateStage, PhaseStage, "The rows to write.",
-		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true}, "")
+		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true})
 	// The source is read once: its window's rows land in the raw table
 	// (counted as rows read), and the dedupe reads only those.
 	into := p.Stage
 	if d := l.dedupe(); d != nil {
 		into = p.Raw
 		l.add(StmtDropRaw, PhaseStage, "The window's rows as read, before the dedupe.",
-			DropTable{Table: p.Raw, Temporary: true}, "")
+			DropTable{Table: p.Raw, Temporary: true})
 		l.add(StmtCreateRaw, PhaseStage, "The window's rows as read, before the dedupe.",
-			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true}, "")
+			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
 	}
-	if p.Strategy != OverwritePartitions {
+	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh {
 		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once.",
-			StageRows{Into: into, Source: p.Source, Columns: cols, Window: window}, "", wp...)
+			StageRows{Into: into, Source: p.Source, Columns: cols, Window: window}, wp...)
 	}
 	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi).",
-		StageRows{Into: into, Source: p.Source, Columns: cols, Window: upTo}, "", windowParams(upTo)...)
+		StageRows{Into: into, Source: p.Source, Columns: cols, Window: upTo}, windowParams(upTo)...)
 	if d := l.dedupe(); d != nil {
 		l.add(StmtDedupeStage, PhaseStage, "One row per key: the newest version.",
-			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d}, "")
+			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d})
 	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
-				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, "", append(windowParams(upTo), pPlo, pPhi)...)
+				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
 	}
-	if len(rules) > 0 {
-		invalid := anyOf(rules)
-		if mode == "quarantine" {
+	if len(l.rules) > 0 {
+		invalid := anyOf(l.rules)
+		if l.mode == "quarantine" {
 			l.add(StmtQuarantine, PhaseWrite, "Rows that break a quality rule go to quarantine, with the first rule they break.",
-				QuarantineRows{Into: p.Quarantine, From: p.Stage, Columns: cols, Rules: rules}, "", pRunID)
+				QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Stage}, Columns: cols, Rules: l.rules}, pRunID)
 		}
 		l.add(StmtCountInvalid, PhaseWrite, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
-			CountRows{Table: p.Stage, Where: invalid}, "count")
+			CountRows{Table: p.Stage, Where: invalid})
 		if p.Strategy == Merge {
 			l.add(StmtRetractInvalid, PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
-				RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid}, "")
+				RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid})
 		}
 		l.add(StmtDeleteInvalid, PhaseWrite, "Invalid rows never reach the target.",
-			DeleteRows{Table: p.Stage, Where: invalid}, "")
+			DeleteRows{Table: p.Stage, Where: invalid})
 	}
-	l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage}, "count")
+	l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
 	if p.Strategy == Merge {
 		l.add(StmtCountMatched, PhaseWrite, "Rows the merge will update (the rest it inserts).",
-			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()}, "count")
+			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
 	}
+}
+
+// nullMode is what happens to a source row whose watermark is NULL: no
+// window ever reads it, so it is quarantined when the pipeline has a
+// quarantine, and fails the run otherwise. It is never skipped in silence.
+func (l *lowerer) nullMode() string {
+	if l.mode == "quarantine" {
+		return "quarantine"
+	}
+	return "fail"
 }
 
 // windowParams declares a window's bounds, which are watermark values.
@@ -471,7 +552,7 @@ func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
 			rules = append(rules, Rule{Reason: "check: " + c.Value, Invalid: Unary{"NOT", e}})
 		}
 	}
-	if len(rules) == 0 {
+	if len(rules) == 0 && mode == "fail" {
 		mode = ""
 	}
 	return rules, mode
@@ -493,20 +574,35 @@ func (l *lowerer) write() {
 		// The write is replace_partition, once per touched partition.
 	case Merge:
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()}, "")
-	case Append, FullRefresh:
-		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()})
+	case Append:
+		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	}
 	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target}, "")
-	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols}, "")
+		DeleteRows{Table: p.Target})
+	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	if wm := p.Watermark; wm != nil && l.nullMode() == "quarantine" {
+		wm.NullStatement = StmtQuarantineNullWM
+		l.add(StmtQuarantineNullWM, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+			QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols,
+				Rules: []Rule{{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Name)}}}}, pRunID)
+	}
+	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
+		window, _ := l.windows()
+		pc := p.Partition.Column
+		l.add(StmtQuarantineUnpartited, PhaseWrite, "Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.",
+			QuarantineRows{Into: p.Quarantine, From: p.Source, Window: window, Columns: cols,
+				Rules: []Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: IsNull{X: col(pc)}}}},
+			append([]Param{pRunID}, windowParams(window)...)...)
+	}
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
 				eq(Call{"coalesce", []Expr{col("watermark"), Lit{"''"}}}, Call{"coalesce", []Expr{ref(pExpected), Lit{"''"}}}))},
-		"", pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
-	finishCols := []string{"status", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "finished_at", "duration_ms", "error"}
+		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
+	finishCols := append([]string{"status", "watermark_after"}, Counters...)
+	finishCols = append(finishCols, "finished_at", "duration_ms", "error")
 	var set []Assign
 	var params []Param
 	for _, c := range finishCols {
@@ -519,108 +615,97 @@ func (l *lowerer) write() {
 		params = append(params, pp)
 	}
 	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
-		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, "", append(params, pRunID)...)
+		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
 }
 
 // measures are count and the spec's reconcile measures.
-func (l *lowerer) measures() []Measure {
-	s := l.p.Spec
-	measures := []Measure{{Fn: "count"}}
+func measures(s *Spec) []Measure {
+	out := []Measure{{Fn: "count"}}
 	if s.Reconcile == nil {
-		return measures
+		return out
 	}
 	for _, m := range s.Reconcile.Measures {
 		meas, _ := ParseMeasure(m.Value, s.ColumnNames())
 		if meas.Fn == "count" && meas.Column == "" {
 			continue
 		}
-		measures = append(measures, meas)
+		out = append(out, meas)
 	}
-	return measures
+	return out
+}
+
+// valid is the condition a source row passes to be written: nil without
+// quality rules.
+func (l *lowerer) valid() Expr {
+	if len(l.rules) == 0 {
+		return nil
+	}
+	return Unary{"NOT", anyOf(l.rules)}
 }
 
 // partitions adds what a backfill needs: rewrite one partition, mark it
 // done, and check it against the source.
-func (l *lowerer) partitions(rules []Rule) {
+func (l *lowerer) partitions() {
 	p := l.p
 	if p.Partition == nil {
 		return
 	}
 	cols := columnNames(p.Columns)
 	pc := p.Partition.Column
+	rng := Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
+	l.add(StmtCountPartition, PhaseWrite, "The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).",
+		CountRows{Table: p.Target, Where: and(Binary{">=", col(pc), ref(pPlo)}, Binary{"<", col(pc), ref(pPhi)})}, pPlo, pPhi)
 	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).",
-		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}}, "", pPlo, pPhi)
+		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: rng}, pPlo, pPhi)
 	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
 	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
-		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, "", pPipeline, pBackfill)
+		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, pPipeline, pBackfill)
 	l.add(StmtReadMarkers, PhaseState, "The partitions of this backfill already done: an interrupted backfill resumes after them.",
 		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "status"}, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)),
-			OrderBy: []Order{{"partition_key", false}}}, "rows", pPipeline, pBackfill)
+			OrderBy: []Order{{"partition_key", false}}}, pPipeline, pBackfill)
 	l.add(StmtRecentMarkers, PhaseQuery, "The latest partition markers of every backfill, for incrc state.",
 		SelectRows{Table: PartitionsTable, Columns: []string{"backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}, Where: colEq("pipeline", pPipeline),
-			OrderBy: []Order{{"updated_at", true}, {"partition_key", true}}, Limit: 100}, "rows", pPipeline)
+			OrderBy: []Order{{"updated_at", true}, {"partition_key", true}}, Limit: 100}, pPipeline)
 	l.add(StmtDeleteMarker, PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
-		DeleteRows{Table: PartitionsTable, Where: markerKey}, "", pPipeline, pBackfill, pPartKey)
+		DeleteRows{Table: PartitionsTable, Where: markerKey}, pPipeline, pBackfill, pPartKey)
 	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}
-	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"status", PText}, {"rows_written", PInt}, {"detail", PText}, {"updated_at", PText}}
-	var markerVals []Expr
-	for _, mp := range markerParams {
-		markerVals = append(markerVals, ref(mp))
-	}
+	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"marker_status", PText}, {RegWritten, PInt}, {"detail", PText}, {"updated_at", PText}}
 	l.add(StmtInsertMarker, PhaseWrite, "The partition's completion marker.",
-		InsertValues{Table: PartitionsTable, Columns: markerCols, Values: markerVals}, "", markerParams...)
-	var valid Expr
-	if len(rules) > 0 {
-		valid = Unary{"NOT", anyOf(rules)}
-	}
-	var upTo Window
-	if p.Watermark != nil {
-		upTo = Window{Column: p.Watermark.Name, Lo: "start", Hi: "hi"}
-	}
-	rng := Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
+		InsertValues{Table: PartitionsTable, Columns: markerCols, Values: refs(markerParams)}, markerParams...)
+	_, upTo := l.windows()
 	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
-		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: l.measures(), Dedupe: l.dedupe(), Valid: valid, Window: upTo, Range: rng},
-		"rows", append(windowParams(upTo), pPlo, pPhi)...)
+		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},
+		append(windowParams(upTo), pPlo, pPhi)...)
 	l.add(StmtCheckPartitionTgt, PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
-		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: l.measures(), Range: rng}, "rows", pPlo, pPhi)
+		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: p.Measures, Range: rng}, pPlo, pPhi)
 }
 
-func (l *lowerer) reconcile(rules []Rule) {
-	p, s := l.p, l.p.Spec
-	if s.Reconcile == nil && p.Partition == nil {
+func (l *lowerer) reconcile() {
+	p := l.p
+	if p.ReconcileBy == "" {
 		return
 	}
-	measures := l.measures()
-	// Partitioned pipelines reconcile per partition: that is the unit a
-	// backfill rebuilds.
-	by := ""
-	if p.Partition != nil {
-		by = p.Partition.Column
-	} else {
-		by = s.Reconcile.By.Value
-	}
-	var valid Expr
-	if len(rules) > 0 {
-		valid = Unary{"NOT", anyOf(rules)}
-	}
+	by := p.ReconcileBy
 	// The source side is what a full refresh would write now: one row per
 	// key, valid rows only. Rows changed after the watermark show as drift
-	// until the next run picks them up.
+	// until the next run picks them up. Rows whose watermark is NULL are
+	// counted too: no run writes them, and reconciliation must see them.
 	var since Window
-	if p.Watermark != nil {
-		since = Window{Column: p.Watermark.Name, Lo: "start"}
+	valid := l.valid()
+	if wm := p.Watermark; wm != nil {
+		since = Window{Column: wm.Name, Lo: "start", OrNull: true}
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, "rows", append(windowParams(since), pFrom, pTo)...)
+		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	if d := l.dedupe(); d != nil {
 		// Keeping one row per key costs a sort of the whole source; when no
 		// key has two versions it changes nothing, and a hash aggregate over
 		// the keys finds that out for much less.
 		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
-			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, "count", windowParams(since)...)
+			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, windowParams(since)...)
 		l.add(StmtReconcileSrcFlat, PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
-			Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: measures, Valid: valid, Window: since}, "rows", append(windowParams(since), pFrom, pTo)...)
+			Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	}
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
-		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: measures}, "rows", pFrom, pTo)
+		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: p.Measures}, pFrom, pTo)
 }

@@ -1,11 +1,18 @@
 package compiler
 
 // Plan is the dialect-neutral program of one pipeline: every statement a
-// run, a full refresh, a lease or a reconciliation may execute, in order,
-// each named and with its parameters declared. A dialect spells each
-// statement; the runner decides which to execute from Sequence.
+// run, a full refresh, a backfill, a lease or a reconciliation may execute,
+// each named and with its parameters declared, and the programs that say
+// which of them each mode executes, in which order. A dialect spells each
+// statement; the runner walks the programs.
+//
+// The runner reads the plan, never the spec: everything a run needs from
+// the spec (the watermark's start, lookback and lag, finalize_after, the
+// measures) is here.
 type Plan struct {
 	Spec       *Spec
+	File       string // the spec's path, for messages
+	SpecHash   string // recorded with every run: which spec wrote the target
 	Pipeline   string
 	Strategy   Strategy
 	Source     Relation
@@ -15,9 +22,26 @@ type Plan struct {
 	Quarantine Table // zero when invalid rows fail the run instead
 	Columns    []Col
 	Key        []string
-	Watermark  *Col          // nil for full_refresh pipelines without a watermark
+	Watermark  *Watermarking // nil for full_refresh pipelines without a watermark
 	Partition  *Partitioning // nil for pipelines without partitions
-	Statements []*Statement
+	// ReconcileBy is the column reconciliation groups by (the partition
+	// column when there are partitions); empty without reconciliation.
+	ReconcileBy string
+	Measures    []Measure // count first, then the spec's reconcile measures
+	Statements  []*Statement
+	Programs    []*Program
+}
+
+// Watermarking is how a pipeline's runs are windowed.
+type Watermarking struct {
+	Col
+	Start string // watermark.start, canonical (see ParseWatermark)
+	// Lookback is subtracted from the saved watermark to start a window:
+	// a duration, or for an integer watermark a count of ids.
+	Lookback      Duration
+	Lag           Duration // hi = now - lag
+	MaxStatement  string   // an integer watermark's hi: the statement reading the largest id
+	NullStatement string   // the statement counting or quarantining rows whose watermark is NULL
 }
 
 // Partitioning is how a target is cut into partitions: the unit a run of
@@ -27,6 +51,9 @@ type Partitioning struct {
 	Column      string
 	Type        Type
 	Granularity string // hour | day | month
+	// FinalizeAfter: partitions older than hi minus this are closed; a run
+	// does not rewrite them, a backfill needs --restate. Zero: never.
+	FinalizeAfter Duration
 }
 
 // Table is a qualified table name, split into its parts.
@@ -95,9 +122,6 @@ type Statement struct {
 	Phase  Phase
 	Op     Op
 	Params []Param
-	// Returns says what the runner reads back: "" (nothing), "rows", or
-	// "count" (one integer).
-	Returns string
 }
 
 // Statement returns the statement called name, or nil.
@@ -200,10 +224,26 @@ type (
 		Window    Window
 	}
 
-	// CountSource counts the source rows of the window (rows read).
+	// CountSource counts the source rows of the window that match Where
+	// (nil: all of them).
 	CountSource struct {
 		Source Relation
 		Window Window
+		Where  Expr
+	}
+
+	// ProbeColumns reads no row of a relation, only its columns (all of
+	// them when Columns is empty): their names and types.
+	ProbeColumns struct {
+		Source  Relation
+		Columns []string
+	}
+
+	// AddColumn adds a column to a table (the setup of a state table that
+	// an older incrc created without it).
+	AddColumn struct {
+		Table  Table
+		Column Col
 	}
 
 	// SourceMax reads the largest value of a source column in the window's
@@ -219,11 +259,13 @@ type (
 		Where Expr
 	}
 
-	// QuarantineRows copies the rows of From that break a rule into the
-	// quarantine table, with the run id and the first rule they break.
+	// QuarantineRows copies the rows of From (in Window, when set) that
+	// break a rule into the quarantine table, with the run id and the first
+	// rule they break.
 	QuarantineRows struct {
 		Into    Table
-		From    Table
+		From    Relation
+		Window  Window
 		Columns []string
 		Rules   []Rule
 	}
@@ -318,6 +360,8 @@ func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
 func (VersionedKeys) op()      {}
+func (ProbeColumns) op()       {}
+func (AddColumn) op()          {}
 
 // Assign is column = value in an Update.
 type Assign struct {
@@ -334,10 +378,12 @@ type Order struct {
 // Window filters a relation to the half-open range [lo, hi) of a column,
 // with parameters named Lo and Hi. An empty Lo or Hi leaves that side open.
 // The predicate is always column >= :lo AND column < :hi: never BETWEEN,
-// never <=.
+// never <=. OrNull also keeps the rows whose column is NULL, which no
+// range holds (reconciliation counts them).
 type Window struct {
 	Column string
 	Lo, Hi string
+	OrNull bool
 }
 
 // Dedupe keeps one row per key: the first by OrderBy.

@@ -44,15 +44,9 @@ type Caps struct {
 	// commit together. Without it the write is idempotent and the advance
 	// follows it.
 	Transactions bool
-	// TransactionalDDL: DDL inside a transaction is rolled back with it.
-	// Without it (MariaDB, MySQL) all DDL runs before the transaction.
-	TransactionalDDL bool
 	// ReusesParams: a marker may appear several times for one parameter
 	// ($1 ... $1); otherwise every occurrence is bound on its own.
 	ReusesParams bool
-	// Executed: tests run this dialect's SQL on a real engine, and the
-	// runner can open targets of it.
-	Executed bool
 	// Heartbeat: a second session may update the state row while the
 	// run's transaction is open (a server engine with row locks). The
 	// runner then renews the lease from another connection during long
@@ -101,4 +95,25 @@ type TimeTruncer interface {
 // (MariaDB, MySQL), which spell it their own way.
 type NullsLaster interface {
 	NullsLast(expr string, desc bool) string
+}
+
+// ColumnInfo is what a database driver says of a column it read: the
+// engine's type name and, where the driver knows them, the precision and
+// scale of a decimal and the length of a string.
+type ColumnInfo struct {
+	Name             string
+	TypeName         string
+	Precision, Scale int64
+	HasDecimal       bool
+	Length           int64
+	HasLength        bool
+}
+
+// SourceTyper is implemented by dialects that can read a driver's column
+// types back into portable types, so that a source column narrower than
+// nothing but its declaration is caught before a write rounds it (see
+// compiler.Fits). ok is false for a type it cannot place: that column is
+// not checked.
+type SourceTyper interface {
+	SourceType(c ColumnInfo) (t compiler.Type, ok bool)
 }

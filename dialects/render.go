@@ -22,9 +22,8 @@ func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", d.Name(), p.Pipeline, st.Name, err)
 		}
-		if len(parts) == 0 {
-			continue // the dialect has nothing to do for this step
-		}
+		// A statement with no parts stays: the dialect has nothing to do for
+		// it, and the programs that name it still find it.
 		out = append(out, Rendered{Statement: st, Parts: parts})
 	}
 	return out, nil
@@ -71,13 +70,12 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.S("\nON CONFLICT (", w.Idents("", op.IfAbsentKey), ") DO NOTHING")
 		}
 	case compiler.Update:
-		w.S("UPDATE ", w.Table(op.Table), "\nSET ")
+		cols := make([]string, len(op.Set))
+		vals := map[string]compiler.Expr{}
 		for i, a := range op.Set {
-			if i > 0 {
-				w.S(",\n    ")
-			}
-			w.S(w.Col("", a.Column), " = ", Expr(w, "", a.Value))
+			cols[i], vals[a.Column] = a.Column, a.Value
 		}
+		w.S("UPDATE ", w.Table(op.Table), "\nSET ", SetList(w, "", cols, func(c string) string { return Expr(w, "", vals[c]) }, ",\n    "))
 		if op.Where != nil {
 			w.S("\nWHERE ", Expr(w, "", op.Where))
 		}
@@ -92,7 +90,7 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
-		Deduped(w, op.Source, op.Columns, op.Window, op.Dedupe, op.Range, true, nil)
+		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
 	case compiler.RetractKeys:
@@ -111,9 +109,26 @@ func renderOp(w *Writer, op compiler.Op) {
 			"\nFROM ", w.Table(op.Stage), "\nWHERE ", WindowPred(w, "", op.Range))
 	case compiler.CountSource:
 		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
+		var terms []string
 		if where := WindowPred(w, "", op.Window); where != "" {
-			w.S("\nWHERE ", where)
+			terms = append(terms, where)
 		}
+		if op.Where != nil {
+			terms = append(terms, Expr(w, "", op.Where))
+		}
+		if len(terms) > 0 {
+			w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
+		}
+	case compiler.ProbeColumns:
+		cols := "*"
+		if len(op.Columns) > 0 {
+			cols = w.Idents("", op.Columns)
+		}
+		// A predicate no row passes: the engine plans the read, types the
+		// columns, and reads nothing.
+		w.S("SELECT ", cols, "\nFROM ", From(w, op.Source), "\nWHERE 1 = 0")
+	case compiler.AddColumn:
+		w.S("ALTER TABLE ", w.Table(op.Table), " ADD COLUMN ", w.Col("", op.Column.Name), " ", w.Type(op.Column.Type))
 	case compiler.SourceMax:
 		w.S("SELECT MAX(", w.Col("", op.Column), ")\nFROM ", From(w, op.Source))
 	case compiler.CountRows:
@@ -238,33 +253,52 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 	if win.Hi != "" {
 		terms = append(terms, w.Col(alias, win.Column)+" < "+w.Param(win.Hi))
 	}
-	return strings.Join(terms, " AND ")
+	pred := strings.Join(terms, " AND ")
+	if win.OrNull && pred != "" {
+		pred = "(" + pred + " OR " + w.Col(alias, win.Column) + " IS NULL)"
+	}
+	return pred
+}
+
+// Selection is what Deduped reads: the columns of a source in a window,
+// one row per key when Dedupe is set.
+type Selection struct {
+	Source  compiler.Relation
+	Columns []string
+	Window  compiler.Window
+	Dedupe  *compiler.Dedupe
+	// Range, when set, is a range on a column that the kept row must fall
+	// in; it applies after the dedupe (a key whose newest version left the
+	// range is not in it).
+	Range compiler.Window
+	// Narrow: the ranking reads only keys that have some version in the
+	// range: the same rows, without ranking the whole source for one
+	// partition (a wide range is cheaper without the semi-join).
+	Narrow bool
+	// Extra, when set, returns more predicates ANDed outside the dedupe;
+	// it is called after the window is written, so parameter markers stay
+	// in text order.
+	Extra func() []string
 }
 
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
-// key with ROW_NUMBER(), the spelling every engine has. rng, when set, is
-// a range on a column that the kept row must fall in; it is applied after
-// the dedupe (a key whose newest version left the range is not in it).
-// With narrow, the ranking reads only keys that have some version in the
-// range: the same rows, without ranking the whole source for one
-// partition (a wide range is cheaper without the semi-join). extra, when set,
-// returns more predicates ANDed outside the dedupe; it is called after
-// the window is written, so parameter markers stay in text order.
-func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Window, d *compiler.Dedupe, rng compiler.Window, narrow bool, extra func() []string) {
+// key with ROW_NUMBER(), the spelling every engine has.
+func Deduped(w *Writer, sel Selection) {
+	d := sel.Dedupe
 	more := func() []string {
 		var terms []string
-		if extra != nil {
-			terms = extra()
+		if sel.Extra != nil {
+			terms = sel.Extra()
 		}
-		if rng.Column != "" {
-			terms = append(terms, WindowPred(w, "", rng))
+		if sel.Range.Column != "" {
+			terms = append(terms, WindowPred(w, "", sel.Range))
 		}
 		return terms
 	}
 	if d == nil {
-		w.S("SELECT ", w.Idents("", cols), "\nFROM ", From(w, src))
+		w.S("SELECT ", w.Idents("", sel.Columns), "\nFROM ", From(w, sel.Source))
 		var terms []string
-		if where := WindowPred(w, "", win); where != "" {
+		if where := WindowPred(w, "", sel.Window); where != "" {
 			terms = append(terms, where)
 		}
 		terms = append(terms, more()...)
@@ -273,23 +307,23 @@ func Deduped(w *Writer, src compiler.Relation, cols []string, win compiler.Windo
 		}
 		return
 	}
-	w.S("SELECT ", w.Idents("", cols), "\nFROM (\n")
-	w.S("  SELECT ", w.Idents("", cols), ",\n")
+	w.S("SELECT ", w.Idents("", sel.Columns), "\nFROM (\n")
+	w.S("  SELECT ", w.Idents("", sel.Columns), ",\n")
 	w.S("    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", d.Key))
 	if len(d.OrderBy) > 0 {
 		w.S(" ORDER BY ", dedupeOrder(w, d.OrderBy))
 	}
-	from := From(w, src)
-	if src.Query == "" {
+	from := From(w, sel.Source)
+	if sel.Source.Query == "" {
 		from += " AS src"
 	}
 	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(from, "\n", "\n  "))
 	var terms []string
-	if where := WindowPred(w, "", win); where != "" {
+	if where := WindowPred(w, "", sel.Window); where != "" {
 		terms = append(terms, where)
 	}
-	if narrow && rng.Column != "" {
-		terms = append(terms, keysIn(w, src, win, d, rng))
+	if sel.Narrow && sel.Range.Column != "" {
+		terms = append(terms, keysIn(w, sel.Source, sel.Window, d, sel.Range))
 	}
 	if len(terms) > 0 {
 		w.S("\n  WHERE ", strings.Join(terms, "\n    AND "))
@@ -345,7 +379,15 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 		w.S("\n    WHEN ", e, " THEN ", w.String(r.Reason))
 		any = append(any, e)
 	}
-	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From), "\nWHERE ", strings.Join(any, "\n   OR "))
+	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", From(w, op.From), "\nWHERE ")
+	if where := WindowPred(w, "", op.Window); where != "" {
+		w.S(where, "\n  AND ")
+		if len(any) > 1 {
+			w.S("(", strings.Join(any, "\n   OR "), ")")
+			return
+		}
+	}
+	w.S(strings.Join(any, "\n   OR "))
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
@@ -390,16 +432,25 @@ func containsStr(list []string, s string) bool {
 func Merge(w *Writer, op compiler.MergeRows) {
 	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", w.Table(op.Stage), " AS s\nON ", KeyMatch(w, op.Key, op.NullSafe))
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
-		w.S("\nWHEN MATCHED THEN UPDATE SET")
-		for i, c := range set {
-			sep := ","
-			if i == len(set)-1 {
-				sep = ""
-			}
-			w.S("\n  ", w.Col("", c), " = ", w.Col("s", c), sep)
-		}
+		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ", SetList(w, "", set, FromStage(w), ",\n  "))
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+}
+
+// SetList spells the assignments of an UPDATE's SET or of a merge's
+// update clause, alias.col = value(col) for each column, joined by sep:
+// the one loop every engine's spelling of an update shares.
+func SetList(w *Writer, alias string, cols []string, value func(col string) string, sep string) string {
+	terms := make([]string, len(cols))
+	for i, c := range cols {
+		terms[i] = w.Col(alias, c) + " = " + value(c)
+	}
+	return strings.Join(terms, sep)
+}
+
+// FromStage is the value of a column in an update from the stage: s.col.
+func FromStage(w *Writer) func(string) string {
+	return func(c string) string { return w.Col("s", c) }
 }
 
 // UpdateThenInsert spells a merge as two statements, for engines without
@@ -443,12 +494,13 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 		w.S(From(w, op.Source), "\nWHERE ", WindowPred(w, "", rng))
 	} else {
 		inner := w.capture(func() {
-			Deduped(w, op.Source, allColumns(op), op.Window, op.Dedupe, rng, op.Range.Column != "", func() []string {
-				if op.Valid == nil {
-					return nil
-				}
-				return []string{Expr(w, "", op.Valid)}
-			})
+			Deduped(w, Selection{Source: op.Source, Columns: allColumns(op), Window: op.Window, Dedupe: op.Dedupe, Range: rng, Narrow: op.Range.Column != "",
+				Extra: func() []string {
+					if op.Valid == nil {
+						return nil
+					}
+					return []string{Expr(w, "", op.Valid)}
+				}})
 		})
 		w.S("(\n", indent(inner, "  "), "\n) AS r")
 	}

@@ -72,18 +72,19 @@ var ErrMismatch = errors.New("rebuilt partition does not match the source")
 // BackfillID names a backfill: the pipeline, the range and the spec. The
 // same backfill run again resumes; a changed spec starts afresh.
 func BackfillID(plan *compiler.Plan, from, to time.Time) string {
-	sum := sha256.Sum256([]byte(plan.Pipeline + "|" + from.UTC().Format(time.RFC3339) + "|" + to.UTC().Format(time.RFC3339) + "|" + plan.Spec.Hash))
+	sum := sha256.Sum256([]byte(plan.Pipeline + "|" + from.UTC().Format(time.RFC3339) + "|" + to.UTC().Format(time.RFC3339) + "|" + plan.SpecHash))
 	return hex.EncodeToString(sum[:8])
 }
 
 // Backfill rebuilds the partitions of [From, To) oldest first, each by
-// overwrite from the source with the current spec, at most Parallel at a
-// time, each in its own transaction with its completion marker, each
-// checked against the source after it commits. It stops at the first
-// mismatch. It holds the pipeline's lease and never moves the watermark.
+// the plan's backfill program (overwrite from the source with the current
+// spec, in its own transaction with its completion marker, then checked
+// against the source), at most Parallel at a time. It stops at the first
+// mismatch. It holds the pipeline's lease, records itself in the run log,
+// and never moves the watermark.
 func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOptions) (*BackfillResult, error) {
 	if plan.Partition == nil {
-		return nil, fmt.Errorf("%s: pipeline %s has no partition section: a backfill rebuilds partitions (partition: {column: COLUMN, granularity: day})", plan.Spec.File, plan.Pipeline)
+		return nil, fmt.Errorf("%s: pipeline %s has no partition section: a backfill rebuilds partitions (partition: {column: COLUMN, granularity: day})", plan.File, plan.Pipeline)
 	}
 	if !o.From.Before(o.To) {
 		return nil, fmt.Errorf("--from must be before --to: the range is [from, to)")
@@ -93,110 +94,133 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
 	opts.defaults()
-	prog, conn, err := t.session(ctx, plan)
+	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	pr, err := c.program(compiler.ModeBackfill)
+	if err != nil {
+		return nil, err
+	}
 	res := &BackfillResult{Pipeline: plan.Pipeline, BackfillID: BackfillID(plan, o.From, o.To),
 		From: o.From.UTC().Format(time.RFC3339), To: o.To.UTC().Format(time.RFC3339), Measures: measureNames(plan)}
-	r := &run{t: t, prog: prog, plan: plan, opts: opts, conn: conn, owner: opts.Owner, start: opts.Now(),
-		res: &Result{Pipeline: plan.Pipeline, RunID: newRunID(opts.Now()), Kind: "backfill"}, stopHeartbeat: func() {}}
-	r.vals = params{"pipeline": plan.Pipeline, "owner": r.owner, "run_id": r.res.RunID, "spec_hash": plan.Spec.Hash, "backfill_id": res.BackfillID}
-	if err := prog.bindStart(r.vals); err != nil {
-		return nil, err
-	}
+	b := &backfill{t: t, c: c, conn: conn, pr: pr, o: o, opts: opts, res: res, start: opts.Now(),
+		vals: params{"pipeline": plan.Pipeline, "owner": opts.Owner, "run_id": newRunID(opts.Now()), "spec_hash": plan.SpecHash,
+			"backfill_id": res.BackfillID, "kind": "backfill", "status": "succeeded", "note": nil, "error": nil}}
 	if o.DryRun {
-		return t.planBackfill(ctx, r, o, res)
+		return res, b.decide(ctx)
 	}
-	if err := setup(ctx, conn, prog); err != nil {
+	if err := setup(ctx, c, conn); err != nil {
 		return nil, err
 	}
-	if err := r.acquire(ctx); err != nil {
-		return nil, err
-	}
-	bg := context.WithoutCancel(ctx)
-	defer prog.exec(bg, conn, compiler.StmtReleaseLease, r.vals)
-	defer r.stopHeartbeat()
-	if err := t.decide(ctx, r, o, res); err != nil {
-		return res, err
-	}
-	r.vals["window_lo"], r.vals["window_hi"] = res.From, res.To
-	r.vals["kind"], r.vals["status"], r.vals["started_at"] = "backfill", "running", stateTime(r.start)
-	r.vals["watermark_before"] = nullable(res.Watermark)
-	if _, err := prog.exec(ctx, conn, compiler.StmtRecordStart, r.vals); err != nil {
-		return res, err
-	}
-	err = t.rebuild(ctx, r, o, res)
-	// The run log records the backfill; the watermark is the one it found.
-	r.res.WatermarkAfter = res.Watermark
-	for _, p := range res.Partitions {
-		if p.Status == PartRebuilt {
-			r.res.RowsInserted += p.Rows
-			r.res.RowsRead += p.Rows
+	hook := func(name string) error {
+		if o.BeforeStatement != nil {
+			return o.BeforeStatement("", name)
 		}
+		return nil
 	}
-	status, errText := "succeeded", ""
+	l, err := t.acquire(ctx, conn, c, b.vals, opts.LeaseTTL, opts.Now, hook)
 	if err != nil {
-		status, errText = "failed", err.Error()
+		return nil, err
 	}
-	r.finish(status, errText)
-	r.vals["watermark_after"] = nullable(res.Watermark)
-	prog.exec(bg, conn, compiler.StmtRecordFinish, r.vals)
+	// The partitions' transactions never touch the state row: the ticker
+	// renews the lease on every engine while workers rebuild.
+	l.keep(ctx)
+	defer l.release(ctx, conn)
+	if err := b.decide(ctx); err != nil {
+		return res, err
+	}
+	b.vals["window_lo"], b.vals["window_hi"] = res.From, res.To
+	b.vals["started_at"] = stateTime(b.start)
+	b.vals["watermark_before"] = nullable(res.Watermark)
+	b.vals["watermark_after"] = nullable(res.Watermark)
+	if _, err := c.exec(ctx, conn, compiler.StmtRecordStart, b.vals); err != nil {
+		return res, err
+	}
+	err = b.rebuild(ctx)
+	b.record(ctx, err)
 	return res, err
 }
 
-func measureNames(plan *compiler.Plan) []string {
-	names := []string{"count"}
-	if s := plan.Spec.Reconcile; s != nil {
-		for _, m := range s.Measures {
-			if meas, err := compiler.ParseMeasure(m.Value, plan.Spec.ColumnNames()); err == nil && (meas.Fn != "count" || meas.Column != "") {
-				names = append(names, meas.String())
-			}
+// backfill is one backfill in progress.
+type backfill struct {
+	t     *Target
+	c     *compiled
+	conn  *sql.Conn
+	pr    *compiler.Program
+	o     BackfillOptions
+	opts  Options
+	res   *BackfillResult
+	vals  params // shared by every partition: each worker binds its own copy
+	start time.Time
+}
+
+// record closes the backfill's row in the run log: the rows it rebuilt,
+// the watermark it found (and left).
+func (b *backfill) record(ctx context.Context, err error) {
+	for _, reg := range compiler.Counters {
+		b.vals[reg] = int64(0)
+	}
+	for _, p := range b.res.Partitions {
+		if p.Status == PartRebuilt {
+			b.vals[compiler.RegInserted] = b.vals[compiler.RegInserted].(int64) + p.Rows
+			b.vals[compiler.RegRead] = b.vals[compiler.RegRead].(int64) + p.Rows
 		}
 	}
-	return names
+	if err != nil {
+		b.vals["status"], b.vals["error"] = "failed", err.Error()
+	}
+	b.vals["finished_at"] = stateTime(b.opts.Now())
+	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()
+	b.t.onLiveConn(ctx, b.conn, func(ctx context.Context, q querier) error {
+		_, err := b.c.exec(ctx, q, compiler.StmtRecordFinish, b.vals)
+		return err
+	})
 }
 
-// planBackfill decides what a backfill would do without changing anything.
-func (t *Target) planBackfill(ctx context.Context, r *run, o BackfillOptions, res *BackfillResult) (*BackfillResult, error) {
-	return res, t.decide(ctx, r, o, res)
-}
-
-// decide fixes hi, the partitions and what happens to each: finalized,
-// done by an earlier attempt, ok (not drifted), or pending a rebuild.
-func (t *Target) decide(ctx context.Context, r *run, o BackfillOptions, res *BackfillResult) error {
-	plan, prog := r.plan, r.prog
+// decide fixes the window, the partitions and what happens to each:
+// finalized, done by an earlier attempt, ok (not drifted), or pending a
+// rebuild.
+func (b *backfill) decide(ctx context.Context) error {
+	plan, c, o, res := b.c.plan, b.c, b.o, b.res
 	g := plan.Partition.Granularity
-	st, err := prog.readState(ctx, r.conn, plan.Pipeline)
+	st, err := readState(ctx, c, b.conn, plan.Pipeline)
 	if err != nil && !o.DryRun {
 		return err
 	}
+	var saved *mark
 	if st != nil {
 		res.Watermark = st.Watermark
+		if plan.Watermark != nil && st.Watermark != "" {
+			m, err := parseMark(plan.Watermark.Type, st.Watermark)
+			if err != nil {
+				return fmt.Errorf("saved watermark %q of %s: %w", st.Watermark, plan.Pipeline, err)
+			}
+			saved = &m
+		}
 	}
-	if err := t.backfillHi(ctx, r, res.Watermark); err != nil {
+	m := newMachine(c, b.conn, b.vals)
+	if _, err := fixWindow(ctx, m, b.pr, saved, bounds{now: b.opts.Now()}); err != nil {
 		return err
 	}
 	// Partitions finalize relative to the pipeline's own clock, its
 	// watermark, so a pipeline replaying the past sees the same rule.
 	var finalBound time.Time
-	if fa := plan.Spec.Partition.FinalizeAfter; fa.Set() {
-		ref := r.opts.Now()
-		if plan.Watermark != nil && plan.Watermark.Type.IsTime() && res.Watermark != "" {
-			if m, err := parseMark(plan.Watermark.Type, res.Watermark); err == nil {
-				ref = m.t
-			}
+	if fa := plan.Partition.FinalizeAfter; fa.Value > 0 {
+		ref := b.opts.Now()
+		if saved != nil && !saved.isInt {
+			ref = saved.t
 		}
 		finalBound = partitionStart(ref.Add(-fa.Value), g)
 	}
 	if o.Restart && !o.DryRun {
-		if _, err := prog.exec(ctx, r.conn, compiler.StmtClearMarkers, r.vals); err != nil {
+		if _, err := c.exec(ctx, b.conn, compiler.StmtClearMarkers, b.vals); err != nil {
 			return err
 		}
 	}
 	done := map[string]bool{}
-	if rows, err := prog.query(ctx, r.conn, compiler.StmtReadMarkers, r.vals); err == nil && !o.Restart {
+	if rows, err := c.query(ctx, b.conn, compiler.StmtReadMarkers, b.vals); err == nil && !o.Restart {
 		for _, row := range rows {
 			k, _ := text(row[0])
 			s, _ := text(row[1])
@@ -207,7 +231,7 @@ func (t *Target) decide(ctx context.Context, r *run, o BackfillOptions, res *Bac
 	}
 	var drifted map[string]bool
 	if o.OnlyDrifted {
-		rec, err := t.Reconcile(ctx, plan, o.From, o.To)
+		rec, err := b.t.Reconcile(ctx, plan, o.From, o.To)
 		if err != nil {
 			return err
 		}
@@ -234,7 +258,7 @@ func (t *Target) decide(ctx context.Context, r *run, o BackfillOptions, res *Bac
 	}
 	if len(finalized) > 0 && !o.DryRun {
 		return fmt.Errorf("%d partition(s) are finalized (older than finalize_after %s before the watermark): %s; rebuilding them needs --restate",
-			len(finalized), plan.Spec.Partition.FinalizeAfter.Text, rangeText(finalized))
+			len(finalized), plan.Partition.FinalizeAfter.Text, rangeText(finalized))
 	}
 	return nil
 }
@@ -246,45 +270,11 @@ func rangeText(keys []string) string {
 	return keys[0] + " .. " + keys[len(keys)-1]
 }
 
-// backfillHi is the upper bound on the watermark column of what a backfill
-// reads: for append, the saved watermark (the next run appends the rest);
-// otherwise everything committed now, since merge and overwrite rewrite
-// idempotently when the next run reads those rows again.
-func (t *Target) backfillHi(ctx context.Context, r *run, saved string) error {
-	wm := r.plan.Watermark
-	if wm == nil {
-		return nil
-	}
-	var hi mark
-	switch {
-	case r.plan.Strategy == compiler.Append:
-		if saved == "" {
-			return fmt.Errorf("pipeline %s has not run yet: an append backfill reads up to the watermark, and there is none", r.plan.Pipeline)
-		}
-		m, err := parseMark(wm.Type, saved)
-		if err != nil {
-			return err
-		}
-		hi = m
-	case wm.Type.IsInteger():
-		max, ok, err := r.prog.count(ctx, r.conn, compiler.StmtSourceMax, r.vals)
-		if err != nil {
-			return err
-		}
-		hi = mark{isInt: true}
-		if ok {
-			hi.n = max + 1
-		}
-	default:
-		hi = upperBound(wm.Type, nil, r.opts.Now(), r.plan.Spec.Watermark.Lag.Value)
-	}
-	r.vals["hi"] = r.prog.bindMark(hi, wm.Type.Kind)
-	return nil
-}
-
-// rebuild runs the pending partitions, oldest first, Parallel at a time.
-func (t *Target) rebuild(ctx context.Context, r *run, o BackfillOptions, res *BackfillResult) error {
-	g := r.plan.Partition.Granularity
+// rebuild runs the pending partitions, oldest first, Parallel at a time,
+// each on a connection of its own.
+func (b *backfill) rebuild(ctx context.Context) error {
+	res, o := b.res, b.o
+	g := b.c.plan.Partition.Granularity
 	var todo []int
 	for i, p := range res.Partitions {
 		if p.Status == PartPending {
@@ -300,23 +290,8 @@ func (t *Target) rebuild(ctx context.Context, r *run, o BackfillOptions, res *Ba
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The lease is renewed on the main connection while workers rebuild.
-	go func() {
-		tick := time.NewTicker(max(r.opts.LeaseTTL/3, 10*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				mu.Lock()
-				r.renewLease(ctx)
-				mu.Unlock()
-			}
-		}
-	}()
 	worker := func() error {
-		conn, err := t.DB.Conn(ctx)
+		conn, err := b.t.DB.Conn(ctx)
 		if err != nil {
 			return err
 		}
@@ -332,7 +307,7 @@ func (t *Target) rebuild(ctx context.Context, r *run, o BackfillOptions, res *Ba
 			mu.Unlock()
 			pr := &res.Partitions[i]
 			start, _ := compiler.ParseTime(strings.Replace(pr.Key, "T", " ", 1) + map[string]string{"hour": ":00:00", "month": "-01", "day": ""}[g])
-			err := t.rebuildOne(ctx, r, conn, makePartition(start, g), pr, o)
+			err := b.rebuildOne(ctx, conn, makePartition(start, g), pr)
 			mu.Lock()
 			done++
 			if err != nil {
@@ -371,87 +346,44 @@ func (t *Target) rebuild(ctx context.Context, r *run, o BackfillOptions, res *Ba
 	return errors.Join(errs...)
 }
 
-// rebuildOne overwrites one partition from the source in its own
-// transaction, with its marker, then checks it against the source.
-func (t *Target) rebuildOne(ctx context.Context, r *run, conn *sql.Conn, p partition, pr *PartitionResult, o BackfillOptions) error {
-	prog, g := r.prog, r.plan.Partition.Granularity
+// rebuildOne walks the backfill program for one partition, then compares
+// what its checks read: the source's count and measures against the
+// target's.
+func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, pr *PartitionResult) error {
+	c := b.c
 	vals := params{}
-	for k, v := range r.vals {
+	for k, v := range b.vals {
 		vals[k] = v
 	}
-	prog.bindPartition(vals, p)
-	vals["partition_key"] = p.Key(g)
-	step := func(q querier, name string) ([]int64, error) {
-		if o.BeforeStatement != nil && prog.has(name) {
-			if err := o.BeforeStatement(pr.Key, name); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-		}
-		return prog.execParts(ctx, q, name, vals)
+	for _, reg := range compiler.Counters {
+		vals[reg] = int64(0)
 	}
-	bg := context.WithoutCancel(ctx)
-	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage, compiler.StmtStagePartition} {
-		if _, err := step(conn, name); err != nil {
-			return err
-		}
+	bindPartition(c, vals, p)
+	vals["marker_status"], vals["detail"], vals["updated_at"] = PartDone, nil, stateTime(b.opts.Now())
+	m := newMachine(c, conn, vals)
+	if b.o.BeforeStatement != nil {
+		m.hook = func(name string) error { return b.o.BeforeStatement(pr.Key, name) }
 	}
-	defer prog.exec(bg, conn, compiler.StmtDropStage, vals)
-	tx, err := conn.BeginTx(ctx, nil)
+	err := m.walk(ctx, b.pr)
+	pr.Rows = m.reg(compiler.RegWritten)
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	for _, name := range b.pr.Cleanup {
+		c.exec(bg, conn, name, vals)
+	}
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if prog.has(compiler.StmtCountInvalid) {
-		invalid, _, err := prog.count(ctx, tx, compiler.StmtCountInvalid, vals)
-		if err != nil {
-			return err
-		}
-		if invalid > 0 && !prog.has(compiler.StmtQuarantine) {
-			return fmt.Errorf("%d row(s) break quality rules and on_invalid is fail: partition left as it was", invalid)
-		}
-		for _, name := range []string{compiler.StmtQuarantine, compiler.StmtDeleteInvalid} {
-			if _, err := step(tx, name); err != nil {
-				return err
-			}
-		}
-	}
-	staged, _, err := prog.count(ctx, tx, compiler.StmtCountStaged, vals)
-	if err != nil {
-		return err
-	}
-	pr.Rows = staged
-	vals["status"], vals["rows_written"], vals["detail"], vals["updated_at"] = PartDone, staged, nil, stateTime(r.opts.Now())
-	for _, name := range []string{compiler.StmtReplacePartition, compiler.StmtDeleteMarker, compiler.StmtInsertMarker} {
-		if _, err := step(tx, name); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	if o.BeforeStatement != nil {
-		if err := o.BeforeStatement(pr.Key, compiler.StmtCheckPartitionSrc); err != nil {
-			return fmt.Errorf("%s: %w", compiler.StmtCheckPartitionSrc, err)
-		}
-	}
-	src, err := prog.query(ctx, conn, compiler.StmtCheckPartitionSrc, vals)
-	if err != nil {
-		return err
-	}
-	tgt, err := prog.query(ctx, conn, compiler.StmtCheckPartitionTgt, vals)
-	if err != nil {
-		return err
-	}
-	pr.Source, pr.Target = measuresOf(src), measuresOf(tgt)
+	pr.Source, pr.Target = measuresOf(m.rows[compiler.RegSource]), measuresOf(m.rows[compiler.RegTarget])
 	if strings.Join(pr.Source, "|") == strings.Join(pr.Target, "|") {
 		return nil
 	}
 	// The rewrite committed but does not match: say so in its marker, so a
 	// resumed backfill redoes it.
-	vals["status"], vals["detail"] = PartFailed, fmt.Sprintf("source %v, target %v", pr.Source, pr.Target)
-	prog.exec(bg, conn, compiler.StmtDeleteMarker, vals)
-	prog.exec(bg, conn, compiler.StmtInsertMarker, vals)
-	return fmt.Errorf("%w: source %s, target %s (%s)", ErrMismatch, strings.Join(pr.Source, ", "), strings.Join(pr.Target, ", "), strings.Join(measureNames(r.plan), ", "))
+	vals["marker_status"], vals["detail"] = PartFailed, fmt.Sprintf("source %v, target %v", pr.Source, pr.Target)
+	c.exec(bg, conn, compiler.StmtDeleteMarker, vals)
+	c.exec(bg, conn, compiler.StmtInsertMarker, vals)
+	return fmt.Errorf("%w: source %s, target %s (%s)", ErrMismatch, strings.Join(pr.Source, ", "), strings.Join(pr.Target, ", "), strings.Join(b.res.Measures, ", "))
 }
 
 // measuresOf reads a one-partition aggregate: count then measures; an

@@ -113,7 +113,7 @@ type partFixture struct {
 	ctx    context.Context
 	tg     *Target
 	plan   *compiler.Plan
-	prog   *program
+	prog   *compiled
 	id     string
 	app    string // application_name of the benchmark's PostgreSQL sessions
 	source string // quoted
@@ -164,7 +164,7 @@ func newPartFixture(b *testing.B, engine string, perDay int) *partFixture {
 	if f.plan, err = compiler.Lower(s); err != nil {
 		b.Fatal(err)
 	}
-	if f.prog, err = newProgram(tg.Dialect, f.plan); err != nil {
+	if f.prog, err = compile(tg.Dialect, f.plan, 0); err != nil {
 		b.Fatal(err)
 	}
 	q := tg.Dialect.QuoteIdent
@@ -302,9 +302,9 @@ func (f *partFixture) backfillParallel(b *testing.B) {
 // source-side statements: start, hi (now) and the partition's bounds.
 func (f *partFixture) partitionVals(p partition) params {
 	vals := params{}
-	f.prog.bindStart(vals)
+	bindStart(f.prog, vals)
 	vals["hi"] = f.tg.Dialect.BindTime(time.Now().UTC(), compiler.Timestamp)
-	f.prog.bindPartition(vals, p)
+	bindPartition(f.prog, vals, p)
 	return vals
 }
 
@@ -314,7 +314,7 @@ func (f *partFixture) explain(b *testing.B, name string, vals params) {
 		return
 	}
 	part := f.prog.stmts[name].Parts[0]
-	args, err := f.prog.bind(part, vals)
+	args, err := bind(part, vals)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func (f *partFixture) reconcileVsBare(b *testing.B) {
 		return out
 	}
 	vals := params{"from": f.prog.bindBound(partFrom, compiler.Type{Kind: compiler.Date}), "to": f.prog.bindBound(partTo, compiler.Type{Kind: compiler.Date})}
-	if err := f.prog.bindStart(vals); err != nil {
+	if err := bindStart(f.prog, vals); err != nil {
 		b.Fatal(err)
 	}
 	compiled := func(name string) {
@@ -615,4 +615,19 @@ func (f *partFixture) reconcileVsBare(b *testing.B) {
 	if testing.Verbose() {
 		f.explain(b, compiler.StmtReconcileSrc, vals)
 	}
+}
+
+// bindStart binds watermark.start, as a program whose window starts there
+// does.
+func bindStart(c *compiled, vals params) error {
+	wm := c.plan.Watermark
+	if wm == nil {
+		return nil
+	}
+	start, err := parseMark(wm.Type, wm.Start)
+	if err != nil {
+		return err
+	}
+	vals["start"] = c.bindMark(start, wm.Type.Kind)
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 )
 
-// The equivalence property, DESIGN.md's promise: after every incremental
+// The equivalence property, the promise in the README: after every incremental
 // run the target equals what a full refresh at the same hi writes. The
 // histories here are random (a fixed seed per subtest, named in it) and
 // stay inside the contract: rows change by moving updated_at forward, and

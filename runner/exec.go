@@ -17,46 +17,69 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// program is a plan spelled for one dialect, by statement name.
-type program struct {
+// compiled is a plan spelled for one dialect, its statements by name.
+type compiled struct {
 	plan  *compiler.Plan
 	d     dialects.Dialect
 	stmts map[string]dialects.Rendered
+	// timeout bounds each statement; zero leaves it to the context.
+	timeout time.Duration
 }
 
-func newProgram(d dialects.Dialect, p *compiler.Plan) (*program, error) {
+func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration) (*compiled, error) {
 	rendered, err := dialects.Render(d, p)
 	if err != nil {
 		return nil, err
 	}
-	prog := &program{plan: p, d: d, stmts: map[string]dialects.Rendered{}}
+	c := &compiled{plan: p, d: d, stmts: map[string]dialects.Rendered{}, timeout: timeout}
 	for _, r := range rendered {
-		prog.stmts[r.Name] = r
+		c.stmts[r.Name] = r
 	}
-	return prog, nil
+	return c, nil
 }
 
 // session spells a plan for the target and pins one connection for it:
 // temporary tables and transactions live in one session.
-func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*program, *sql.Conn, error) {
-	prog, err := newProgram(t.Dialect, plan)
+func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*compiled, *sql.Conn, error) {
+	c, err := compile(t.Dialect, plan, t.StatementTimeout)
 	if err != nil {
 		return nil, nil, err
 	}
 	conn, err := t.DB.Conn(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("connect to %s: %w", t.URL, err)
 	}
-	return prog, conn, nil
+	return c, conn, nil
 }
 
-func (p *program) has(name string) bool { _, ok := p.stmts[name]; return ok }
+// program returns the plan's program of a mode; a plan without it is a
+// mistake of the caller (a backfill of a pipeline without partitions).
+func (c *compiled) program(m compiler.Mode) (*compiler.Program, error) {
+	pr := c.plan.Program(m)
+	if pr == nil {
+		return nil, fmt.Errorf("pipeline %s has no %s program", c.plan.Pipeline, m)
+	}
+	return pr, nil
+}
 
-// params are the values of a statement's parameters, by name.
+// statement returns a statement of the plan by name. A name the plan does
+// not hold is an error, never a silent skip: the runner executes what the
+// compiled file shows, and nothing else.
+func (c *compiled) statement(name string) (dialects.Rendered, error) {
+	st, ok := c.stmts[name]
+	if !ok {
+		return st, fmt.Errorf("pipeline %s has no statement %q", c.plan.Pipeline, name)
+	}
+	return st, nil
+}
+
+// params are the values of statements' parameters by name. A program's
+// registers live here too, as int64: a count read by one step is bound by
+// a later statement under the same name.
 type params map[string]any
 
 // bind lists a part's arguments in marker order.
-func (p *program) bind(part dialects.Part, vals params) ([]any, error) {
+func bind(part dialects.Part, vals params) ([]any, error) {
 	args := make([]any, len(part.Params))
 	for i, name := range part.Params {
 		v, ok := vals[name]
@@ -68,117 +91,174 @@ func (p *program) bind(part dialects.Part, vals params) ([]any, error) {
 	return args, nil
 }
 
-// exec runs a statement and returns the rows its last part affected.
-// A statement the dialect has nothing to do for is skipped.
-func (p *program) exec(ctx context.Context, q querier, name string, vals params) (int64, error) {
-	n, err := p.execParts(ctx, q, name, vals)
-	if err != nil || len(n) == 0 {
-		return 0, err
+// deadline bounds one statement.
+func (c *compiled) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.timeout <= 0 {
+		return ctx, func() {}
 	}
-	return n[len(n)-1], nil
+	return context.WithTimeout(ctx, c.timeout)
 }
 
-// execParts runs a statement and returns the rows each part affected.
-func (p *program) execParts(ctx context.Context, q querier, name string, vals params) ([]int64, error) {
-	st, ok := p.stmts[name]
-	if !ok {
-		return nil, nil
+// exec runs a statement and returns the rows its parts affected, summed.
+// A statement the dialect has nothing to do for affects nothing.
+func (c *compiled) exec(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	st, err := c.statement(name)
+	if err != nil {
+		return 0, err
 	}
-	affected := make([]int64, len(st.Parts))
-	for i, part := range st.Parts {
-		args, err := p.bind(part, vals)
+	var affected int64
+	for _, part := range st.Parts {
+		args, err := bind(part, vals)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return 0, fmt.Errorf("%s: %w", name, err)
 		}
-		res, err := q.ExecContext(ctx, part.SQL, args...)
+		sctx, cancel := c.deadline(ctx)
+		res, err := q.ExecContext(sctx, part.SQL, args...)
+		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return 0, c.stmtErr(name, err, sctx)
 		}
 		if n, err := res.RowsAffected(); err == nil {
-			affected[i] = n
+			affected += n
 		}
 	}
 	return affected, nil
 }
 
+func (c *compiled) stmtErr(name string, err error, ctx context.Context) error {
+	if ctx.Err() == context.DeadlineExceeded && c.timeout > 0 {
+		return fmt.Errorf("%s: no answer within the statement timeout (%s, --timeout): %w", name, c.timeout, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// query runs a statement that returns rows and reads them all.
+func (c *compiled) query(ctx context.Context, q querier, name string, vals params) ([][]any, error) {
+	var out [][]any
+	err := c.rows(ctx, q, name, vals, func(rows *sql.Rows) error {
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			out = append(out, vals)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// columns runs a statement that returns no rows and reads what the driver
+// says of its columns.
+func (c *compiled) columns(ctx context.Context, q querier, name string, vals params) ([]dialects.ColumnInfo, error) {
+	var out []dialects.ColumnInfo
+	err := c.rows(ctx, q, name, vals, func(rows *sql.Rows) error {
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			return err
+		}
+		for _, ct := range types {
+			info := dialects.ColumnInfo{Name: ct.Name(), TypeName: ct.DatabaseTypeName()}
+			info.Precision, info.Scale, info.HasDecimal = ct.DecimalSize()
+			info.Length, info.HasLength = ct.Length()
+			out = append(out, info)
+		}
+		for rows.Next() {
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// rows runs a one-part statement and hands its rows to read.
+func (c *compiled) rows(ctx context.Context, q querier, name string, vals params, read func(*sql.Rows) error) error {
+	st, err := c.statement(name)
+	if err != nil {
+		return err
+	}
+	if len(st.Parts) != 1 {
+		return fmt.Errorf("%s: a query must be one statement, the %s spelling has %d", name, c.d.Name(), len(st.Parts))
+	}
+	args, err := bind(st.Parts[0], vals)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	sctx, cancel := c.deadline(ctx)
+	defer cancel()
+	rows, err := q.QueryContext(sctx, st.Parts[0].SQL, args...)
+	if err != nil {
+		return c.stmtErr(name, err, sctx)
+	}
+	defer rows.Close()
+	if err := read(rows); err != nil {
+		return c.stmtErr(name, err, sctx)
+	}
+	return nil
+}
+
 // count runs a statement that returns one integer (NULL reads as ok=false).
-func (p *program) count(ctx context.Context, q querier, name string, vals params) (n int64, ok bool, err error) {
-	rows, err := p.query(ctx, q, name, vals)
+func (c *compiled) count(ctx context.Context, q querier, name string, vals params) (n int64, ok bool, err error) {
+	rows, err := c.query(ctx, q, name, vals)
 	if err != nil {
 		return 0, false, err
 	}
 	if len(rows) != 1 || len(rows[0]) != 1 {
 		return 0, false, fmt.Errorf("%s: expected one value, got %d row(s)", name, len(rows))
 	}
-	switch v := rows[0][0].(type) {
-	case nil:
+	if rows[0][0] == nil {
 		return 0, false, nil
-	case int64:
-		return v, true, nil
-	case int32:
-		return int64(v), true, nil
-	case uint64:
-		return int64(v), true, nil
-	case float64:
-		return int64(v), true, nil
-	case []byte:
-		_, err := fmt.Sscan(string(v), &n)
-		return n, err == nil, err
-	case string:
-		_, err := fmt.Sscan(v, &n)
-		return n, err == nil, err
 	}
-	return 0, false, fmt.Errorf("%s: unexpected %T", name, rows[0][0])
+	n, err = asInt(rows[0][0])
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, true, nil
 }
 
-// query runs a statement that returns rows and reads them all.
-func (p *program) query(ctx context.Context, q querier, name string, vals params) ([][]any, error) {
-	st, ok := p.stmts[name]
-	if !ok || len(st.Parts) != 1 {
-		return nil, fmt.Errorf("%s: not a query of this plan", name)
+// asInt reads an integer as any driver returns one.
+func asInt(v any) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case int32:
+		return int64(v), nil
+	case int:
+		return int64(v), nil
+	case uint64:
+		return int64(v), nil
+	case float64:
+		return int64(v), nil
+	case []byte:
+		var n int64
+		_, err := fmt.Sscan(string(v), &n)
+		return n, err
+	case string:
+		var n int64
+		_, err := fmt.Sscan(v, &n)
+		return n, err
 	}
-	args, err := p.bind(st.Parts[0], vals)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	rows, err := q.QueryContext(ctx, st.Parts[0].SQL, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
+	return 0, fmt.Errorf("unexpected %T for an integer", v)
 }
 
 // bindMark turns a watermark into the value bound for the column's type.
-func (p *program) bindMark(m mark, kind compiler.TypeKind) any {
+func (c *compiled) bindMark(m mark, kind compiler.TypeKind) any {
 	if m.isInt {
 		return m.n
 	}
-	return p.d.BindTime(m.t, kind)
+	return c.d.BindTime(m.t, kind)
 }
 
 // bindBound turns a --from/--to bound into the value bound for a column.
-func (p *program) bindBound(t time.Time, typ compiler.Type) any {
-	return p.d.BindTime(t, typ.Kind)
+func (c *compiled) bindBound(t time.Time, typ compiler.Type) any {
+	return c.d.BindTime(t, typ.Kind)
 }
 
 // text reads a nullable text value from a scanned row.
@@ -201,19 +281,4 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
-}
-
-// bindStart binds watermark.start, the lower bound of everything a
-// pipeline ever reads (full refreshes, partitions and reconciliation too).
-func (p *program) bindStart(vals params) error {
-	wm := p.plan.Watermark
-	if wm == nil {
-		return nil
-	}
-	start, err := parseMark(wm.Type, p.plan.Spec.Watermark.Start.Value)
-	if err != nil {
-		return err
-	}
-	vals["start"] = p.bindMark(start, wm.Type.Kind)
-	return nil
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -72,54 +71,6 @@ func asTime(v any) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("a NULL partition value: rows whose partition column is NULL belong to no partition")
 	}
 	return compiler.ParseTime(s)
-}
-
-// touchedPartitions lists the partitions the window's rows fall in, and
-// counts those rows (rows read). Finalized partitions (older than
-// hi - finalize_after) are left out, and so are rows whose partition
-// column is NULL: they belong to no partition.
-func (r *run) touchedPartitions(ctx context.Context, w window) ([]partition, int64, error) {
-	pt := r.plan.Partition
-	var since time.Time
-	if fa := r.plan.Spec.Partition.FinalizeAfter; fa.Set() {
-		since = partitionStart(w.hi.t.Add(-fa.Value), pt.Granularity)
-	}
-	if err := r.hook(compiler.StmtTouchedPartitions); err != nil {
-		return nil, 0, err
-	}
-	rows, err := r.prog.query(ctx, r.conn, compiler.StmtTouchedPartitions, r.vals)
-	if err != nil {
-		return nil, 0, err
-	}
-	var (
-		out  []partition
-		read int64
-	)
-	for _, row := range rows {
-		if n, ok := text(row[1]); ok {
-			var c int64
-			fmt.Sscan(n, &c)
-			read += c
-		}
-		if row[0] == nil {
-			continue
-		}
-		t, err := asTime(row[0])
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", compiler.StmtTouchedPartitions, err)
-		}
-		if p := makePartition(t, pt.Granularity); !p.start.Before(since) {
-			out = append(out, p)
-		}
-	}
-	return out, read, nil
-}
-
-// bindPartition sets plo and phi for one partition.
-func (p *program) bindPartition(vals params, pt partition) {
-	kind := p.plan.Partition.Type.Kind
-	vals["plo"] = p.d.BindTime(pt.start, kind)
-	vals["phi"] = p.d.BindTime(pt.end, kind)
 }
 
 // PartitionKeys names the partitions of a pipeline that intersect

@@ -12,7 +12,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 )
 
-// revenueSpec is DESIGN.md story 2: daily partitions of orders, reconciled
+// revenueSpec is story 2 of docs/stories.md: daily partitions of orders, reconciled
 // by count and sum(amount).
 const revenueSpec = `
 pipeline: revenue_{target}_{id}
@@ -93,7 +93,7 @@ func statuses(res *BackfillResult, status string) []string {
 	return out
 }
 
-// TestStory2 is DESIGN.md story 2 on every engine: a bug corrupts the
+// TestStory2 is story 2 of docs/stories.md on every engine: a bug corrupts the
 // partitions of the 3rd to the 13th; reconciliation finds exactly those,
 // --only-drifted rebuilds exactly those and leaves the others untouched,
 // and the watermark does not move.
@@ -272,7 +272,7 @@ func TestBackfillLeaseAndFinalized(t *testing.T) {
 			e := newEnv(t, eng)
 			p := revenuePlan(e, "a")
 			seedRevenue(t, e, p)
-			prog, _ := newProgram(e.tg.Dialect, p)
+			prog, _ := compile(e.tg.Dialect, p, 0)
 			now := time.Now()
 			vals := params{"pipeline": p.Pipeline, "owner": "a-run", "expires_at": stateTime(now.Add(time.Hour)), "now": stateTime(now)}
 			if n, err := prog.exec(e.ctx, e.tg.DB, compiler.StmtAcquireLease, vals); err != nil || n != 1 {
@@ -297,7 +297,7 @@ func TestBackfillLeaseAndFinalized(t *testing.T) {
 	}
 }
 
-// eventsSpec is DESIGN.md story 5: append-only events, partition overwrite.
+// eventsSpec is story 5 of docs/stories.md: append-only events, partition overwrite.
 const eventsSpec = `
 pipeline: events_{target}_{id}
 source:

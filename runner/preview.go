@@ -19,48 +19,43 @@ type Preview struct {
 	LeaseOwner string   `json:"lease_owner,omitempty"`
 }
 
-// Preview computes the next run's window (hi = now - lag) and counts what
-// it would read. It only reads: a target never set up previews a first run.
+// Preview fixes the next run's window (hi = now - lag) and walks the
+// plan's preview program: what that run would read. It only reads: a
+// target never set up previews a first run.
 func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time) (*Preview, error) {
-	prog, conn, err := t.session(ctx, plan)
+	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	opts := Options{Now: func() time.Time { return now }}
-	opts.defaults()
-	r := &run{t: t, prog: prog, plan: plan, opts: opts, conn: conn, res: &Result{}, vals: params{"pipeline": plan.Pipeline}, stopHeartbeat: func() {}}
+	pr, err := c.program(compiler.ModePreview)
+	if err != nil {
+		return nil, err
+	}
 	pv := &Preview{Pipeline: plan.Pipeline}
-	var before *mark
-	if st, err := prog.readState(ctx, conn, plan.Pipeline); err == nil {
-		pv.Watermark, pv.LeaseOwner = st.Watermark, st.LeaseOwner
-		if plan.Watermark != nil && st.Watermark != "" {
-			m, err := parseMark(plan.Watermark.Type, st.Watermark)
-			if err != nil {
-				return nil, err
-			}
-			before = &m
+	res := &Result{}
+	var saved *mark
+	if st, err := readState(ctx, c, conn, plan.Pipeline); err == nil {
+		pv.LeaseOwner = st.LeaseOwner
+		if saved, err = savedMark(ctx, c, conn, res); err != nil {
+			return nil, err
 		}
+		pv.Watermark = res.WatermarkBefore
 	}
-	w, err := r.window(ctx, before)
+	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
+	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now})
 	if err != nil {
 		return nil, err
 	}
-	r.recordWindow(w)
-	pv.WindowHi, pv.WindowLo = r.res.WindowHi, r.res.WindowLo
-	if plan.Watermark != nil && w.hasLo && !w.lo.less(w.hi) {
-		return pv, nil
+	if w.hasLo {
+		pv.WindowLo = w.lo.String()
 	}
-	if plan.Strategy != compiler.OverwritePartitions {
-		pv.Rows, _, err = prog.count(ctx, conn, compiler.StmtCountRead, r.vals)
-		return pv, err
-	}
-	parts, rows, err := r.touchedPartitions(ctx, w)
-	if err != nil {
+	pv.WindowHi = w.hi.String()
+	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}
-	pv.Rows = rows
-	for _, p := range parts {
+	pv.Rows = m.reg(compiler.RegRead)
+	for _, p := range m.parts {
 		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}
 	return pv, nil

@@ -31,59 +31,41 @@ type Reconciliation struct {
 	Drifted  []string `json:"drifted"`
 }
 
-// Reconcile compares source and target in [from, to) of reconcile.by.
+// Reconcile compares source and target in [from, to) of reconcile.by:
+// the plan's reconcile program, read-only.
 func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to time.Time) (*Reconciliation, error) {
-	s := plan.Spec
-	if !hasReconcile(plan) {
-		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", s.File, plan.Pipeline)
+	if plan.ReconcileBy == "" {
+		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", plan.File, plan.Pipeline)
 	}
-	byName := ""
-	if plan.Partition != nil {
-		byName = plan.Partition.Column // partitioned pipelines reconcile per partition
-	} else {
-		byName = s.Reconcile.By.Value
+	var by compiler.Col
+	for _, c := range plan.Columns {
+		if c.Name == plan.ReconcileBy {
+			by = c
+		}
 	}
-	by := s.Column(byName)
 	if !by.Type.IsTime() {
-		return nil, fmt.Errorf("%s: reconcile.by %s is %s: --from/--to ranges need a date or timestamp column", s.File, by.Name.Value, by.Type)
+		return nil, fmt.Errorf("%s: reconcile.by %s is %s: --from/--to ranges need a date or timestamp column", plan.File, by.Name, by.Type)
 	}
-	prog, conn, err := t.session(ctx, plan)
+	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	pr, err := c.program(compiler.ModeReconcile)
+	if err != nil {
+		return nil, err
+	}
 	// Read-only: no setup. A target that was never run has no table to
 	// compare, and the engine says so.
-	vals := params{"from": prog.bindBound(from, by.Type), "to": prog.bindBound(to, by.Type)}
-	if err := prog.bindStart(vals); err != nil {
+	m := newMachine(c, conn, params{"from": c.bindBound(from, by.Type), "to": c.bindBound(to, by.Type)})
+	if _, err := fixWindow(ctx, m, pr, nil, bounds{now: time.Now()}); err != nil {
 		return nil, err
 	}
-	srcName := compiler.StmtReconcileSrc
-	if prog.has(compiler.StmtVersionedKeys) {
-		n, _, err := prog.count(ctx, conn, compiler.StmtVersionedKeys, vals)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			srcName = compiler.StmtReconcileSrcFlat // one version per key: the dedupe is the identity
-		}
-	}
-	src, err := prog.query(ctx, conn, srcName, vals)
-	if err != nil {
+	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}
-	tgt, err := prog.query(ctx, conn, compiler.StmtReconcileTgt, vals)
-	if err != nil {
-		return nil, err
-	}
-	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name.Value, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: []string{"count"}, Groups: []Group{}, Drifted: []string{}}
-	if s.Reconcile != nil {
-		for _, m := range s.Reconcile.Measures {
-			if meas, _ := compiler.ParseMeasure(m.Value, s.ColumnNames()); meas.Fn != "count" || meas.Column != "" {
-				rec.Measures = append(rec.Measures, meas.String())
-			}
-		}
-	}
+	src, tgt := m.rows[compiler.RegSource], m.rows[compiler.RegTarget]
+	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: measureNames(plan), Groups: []Group{}, Drifted: []string{}}
 	groups := map[string]*Group{}
 	side := func(rows [][]any, target bool) {
 		for _, row := range rows {
@@ -119,7 +101,14 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	return rec, nil
 }
 
-func hasReconcile(p *compiler.Plan) bool { return p.Statement(compiler.StmtReconcileSrc) != nil }
+// measureNames are the plan's measures as reconciliations name them.
+func measureNames(plan *compiler.Plan) []string {
+	names := make([]string, len(plan.Measures))
+	for i, m := range plan.Measures {
+		names[i] = m.String()
+	}
+	return names
+}
 
 func formatBound(t time.Time, typ compiler.Type) string {
 	if typ.Kind == compiler.Date {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -15,10 +16,12 @@ type PipelineState struct {
 	LeaseExpiresAt string `json:"lease_expires_at,omitempty"`
 	SpecHash       string `json:"spec_hash,omitempty"`
 	UpdatedAt      string `json:"updated_at,omitempty"`
+
+	exists bool // the row is there
 }
 
-func (p *program) readState(ctx context.Context, q querier, pipeline string) (*PipelineState, error) {
-	rows, err := p.query(ctx, q, compiler.StmtReadState, params{"pipeline": pipeline})
+func readState(ctx context.Context, c *compiled, q querier, pipeline string) (*PipelineState, error) {
+	rows, err := c.query(ctx, q, compiler.StmtReadState, params{"pipeline": pipeline})
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +30,7 @@ func (p *program) readState(ctx context.Context, q querier, pipeline string) (*P
 		return st, nil
 	}
 	row := rows[0]
+	st.exists = true
 	st.Watermark, _ = text(row[0])
 	st.LeaseOwner, _ = text(row[1])
 	st.LeaseExpiresAt, _ = text(row[2])
@@ -54,21 +58,21 @@ type Marker struct {
 
 // State reads a pipeline's watermark, lease and latest runs.
 func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error) {
-	prog, conn, err := t.session(ctx, plan)
+	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	for _, name := range []string{compiler.StmtCreateState, compiler.StmtCreateRuns, compiler.StmtCreatePartitions} {
-		if _, err := prog.exec(ctx, conn, name, nil); err != nil {
-			return nil, err
-		}
+	// The state tables only (a run log an older incrc created gets its
+	// newer columns): reading state never creates a pipeline's target.
+	if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {
+		return nil, err
 	}
-	st, err := prog.readState(ctx, conn, plan.Pipeline)
+	st, err := readState(ctx, c, conn, plan.Pipeline)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := prog.query(ctx, conn, compiler.StmtRecentRuns, params{"pipeline": plan.Pipeline})
+	rows, err := c.query(ctx, conn, compiler.StmtRecentRuns, params{"pipeline": plan.Pipeline})
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +80,8 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 	for _, row := range rows {
 		s.Runs = append(s.Runs, runRow(row))
 	}
-	if prog.has(compiler.StmtRecentMarkers) {
-		rows, err := prog.query(ctx, conn, compiler.StmtRecentMarkers, params{"pipeline": plan.Pipeline})
+	if plan.Statement(compiler.StmtRecentMarkers) != nil {
+		rows, err := c.query(ctx, conn, compiler.StmtRecentMarkers, params{"pipeline": plan.Pipeline})
 		if err != nil {
 			return nil, err
 		}
@@ -111,19 +115,87 @@ func runRow(row []any) Result {
 		RunID: str(0), Pipeline: str(1), Kind: str(2), Status: str(3), WindowLo: str(4), WindowHi: str(5),
 		WatermarkBefore: str(6), WatermarkAfter: str(7), RowsRead: num(8), RowsInserted: num(9), RowsUpdated: num(10),
 		RowsDeleted: num(11), RowsQuarantined: num(12), StartedAt: str(13), FinishedAt: str(14), DurationMS: num(15), Error: str(16),
+		RowsSkipped: num(18), Note: str(19), Started: true,
 	}
 }
 
 // Release frees a pipeline's lease whoever holds it: for a run that died.
 func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error) {
-	prog, conn, err := t.session(ctx, plan)
+	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Close()
-	if err := setup(ctx, conn, prog); err != nil {
+	if err := setup(ctx, c, conn); err != nil {
 		return false, err
 	}
-	n, err := prog.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})
+	n, err := c.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})
 	return n > 0, err
+}
+
+// RewindOptions say where a watermark goes back to, and who asks why.
+type RewindOptions struct {
+	To       string // a watermark value: RFC 3339 or a date, or an integer for an integer watermark
+	Who      string // recorded in the run log
+	Reason   string // recorded in the run log
+	LeaseTTL time.Duration
+	Owner    string
+	Now      func() time.Time
+}
+
+// Rewind moves a pipeline's watermark back to To, holding the lease, and
+// records it in the run log with who asked and why: the next run re-reads
+// from there. It never moves the watermark forward (runs do that) nor
+// before watermark.start (nothing before it is ever read).
+func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOptions) (*Result, error) {
+	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
+	opts.defaults()
+	wm := plan.Watermark
+	if wm == nil {
+		return nil, fmt.Errorf("pipeline %s has no watermark to rewind: each of its runs reads the whole source", plan.Pipeline)
+	}
+	to, err := parseMark(wm.Type, o.To)
+	if err != nil {
+		return nil, fmt.Errorf("--to: %w", err)
+	}
+	start, err := parseMark(wm.Type, wm.Start)
+	if err != nil {
+		return nil, err
+	}
+	if to.less(start) {
+		return nil, fmt.Errorf("--to %s is before watermark.start %s of %s: nothing before start is ever read", to, start, plan.Pipeline)
+	}
+	c, conn, err := t.session(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	pr, err := c.program(compiler.ModeRewind)
+	if err != nil {
+		return nil, err
+	}
+	r := t.newRecorder(c, conn, pr, opts)
+	err = r.run(ctx, func(m *machine) (window, error) {
+		saved, err := savedMark(ctx, c, conn, r.res)
+		if err != nil {
+			return window{}, err
+		}
+		switch {
+		case saved == nil:
+			return window{}, fmt.Errorf("pipeline %s has not run yet: there is no watermark to rewind", plan.Pipeline)
+		case saved.less(to):
+			return window{}, fmt.Errorf("--to %s is after the watermark %s of %s: a rewind moves it back; runs move it forward", to, saved, plan.Pipeline)
+		}
+		r.vals["expected"] = saved.String()
+		r.vals["watermark"] = to.String()
+		r.vals["now"] = stateTime(opts.Now())
+		note := fmt.Sprintf("rewound from %s to %s by %s", saved, to, o.Who)
+		if o.Reason != "" {
+			note += ": " + o.Reason
+		}
+		r.vals["note"] = note
+		// The run log shows what the next run re-reads: [to, the old watermark).
+		return window{lo: to, hasLo: true, hi: *saved, hasHi: true, saved: saved, advance: to}, nil
+	})
+	return r.res, err
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 )
 
-// ordersSpec is DESIGN.md story 1, with {id} for isolation and {lookback}
+// ordersSpec is story 1 of docs/stories.md, with {id} for isolation and {lookback}
 // and {target} varied by the scenarios.
 const ordersSpec = `
 pipeline: orders_{target}_{id}
@@ -88,7 +88,7 @@ func fullRefresh(t *testing.T, e *env, hi string) []string {
 	return e.rows("dw_{id}.orders_ref", orderCols)
 }
 
-// TestStory1 is DESIGN.md story 1 on every engine: the late payment of
+// TestStory1 is story 1 of docs/stories.md on every engine: the late payment of
 // order 105, written by a slow system with an updated_at in the past, is
 // missed by the plain window and caught by the 2-day lookback, whose
 // target then equals a full refresh.
@@ -256,7 +256,7 @@ func TestLease(t *testing.T) {
 			}
 			// A crashed run's lease: held by "dead" until a time past.
 			now := time.Now()
-			prog, _ := newProgram(e.tg.Dialect, p)
+			prog, _ := compile(e.tg.Dialect, p, 0)
 			vals := params{"pipeline": p.Pipeline, "owner": "dead", "expires_at": stateTime(now.Add(time.Minute)), "now": stateTime(now)}
 			if n, err := prog.exec(e.ctx, e.tg.DB, compiler.StmtAcquireLease, vals); err != nil || n != 1 {
 				t.Fatalf("take the lease for a dead run: %d, %v", n, err)

@@ -457,7 +457,7 @@ func TestFullRefreshAfterDrift(t *testing.T) {
 
 			r = mustRun(t, e, p, Options{Until: until("2026-01-26"), FullRefresh: true})
 			want := below("2026-01-26") // 101, 103 (changed), 104, 105, 106; not 102 (deleted) nor 107 (at hi)
-			checkCounts(t, "full refresh", r, counts{Hi: "2026-01-26T00:00:00Z", Read: int64(len(want)), Inserted: int64(len(want)), Deleted: int64(len(drifted))})
+			checkCounts(t, "full refresh", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-26T00:00:00Z", Read: int64(len(want)), Inserted: int64(len(want)), Deleted: int64(len(drifted))})
 			if r.Kind != "full_refresh" || r.WatermarkBefore != "2026-01-25T00:00:00Z" || r.WatermarkAfter != "2026-01-26T00:00:00Z" {
 				t.Errorf("full refresh result: %+v", r)
 			}
@@ -476,7 +476,7 @@ func TestFullRefreshAfterDrift(t *testing.T) {
 
 			e.deleteWhere("app_{id}.orders", "", nil)
 			r = mustRun(t, e, p, Options{Until: until("2026-01-28"), FullRefresh: true})
-			checkCounts(t, "empty source", r, counts{Hi: "2026-01-28T00:00:00Z", Deleted: int64(len(below("2026-01-27")))})
+			checkCounts(t, "empty source", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-28T00:00:00Z", Deleted: int64(len(below("2026-01-27")))})
 			if got := e.rows("dw_{id}.orders_inc", orderCols); len(got) != 0 {
 				t.Errorf("a full refresh of an empty source left %v", got)
 			}

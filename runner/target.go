@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/xo/dburl"
@@ -32,7 +33,15 @@ type Target struct {
 	DB      *sql.DB
 	Dialect dialects.Dialect
 	URL     string // with any password redacted
+	// StatementTimeout bounds each statement a program runs (zero: no
+	// bound). Open sets DefaultStatementTimeout.
+	StatementTimeout time.Duration
 }
+
+// DefaultStatementTimeout bounds one statement when the user sets no
+// --timeout: far longer than any statement of a healthy run, short enough
+// that a server that stopped answering does not hold a run forever.
+const DefaultStatementTimeout = time.Hour
 
 // Open opens a target URL: duckdb:PATH, sqlite:PATH, postgres://...,
 // mysql://... (MariaDB too). The dialect follows from the URL; when
@@ -94,7 +103,7 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
-	return &Target{DB: db, Dialect: d, URL: redact(rawURL)}, nil
+	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout}, nil
 }
 
 // Close closes the database.

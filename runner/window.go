@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -15,6 +16,10 @@ var timeUTC = time.UTC
 const stateTimeLayout = "2006-01-02T15:04:05.000000Z"
 
 func stateTime(t time.Time) string { return t.UTC().Format(stateTimeLayout) }
+
+// ClockSkew is how far --until may be ahead of this machine's clock before
+// it is refused as a mistake (see Options.AllowFuture).
+const ClockSkew = 5 * time.Minute
 
 // mark is a watermark value: a time (timestamp or date watermark) or an
 // integer (monotonic id watermark).
@@ -56,11 +61,153 @@ func parseMark(t compiler.Type, s string) (mark, error) {
 	return mark{t: tm, date: t.Kind == compiler.Date}, err
 }
 
-// window is the half-open range [lo, hi) a run reads.
+// window is the half-open range [lo, hi) a program reads, fixed once
+// before its first step.
 type window struct {
-	lo, hi   mark
-	hasLo    bool
-	previous *mark // the saved watermark, nil on the first run
+	lo, hi       mark
+	hasLo, hasHi bool
+	saved        *mark // the saved watermark, nil before the first run
+	// advance is where a program that moves the watermark moves it: hi,
+	// never below the saved one.
+	advance mark
+}
+
+// empty reports whether the window holds no value at all.
+func (w window) empty() bool { return w.hasLo && w.hasHi && !w.lo.less(w.hi) }
+
+// bounds says how to fix a window: the clock, --until and whether a
+// future --until is meant.
+type bounds struct {
+	now         time.Time
+	until       *time.Time
+	allowFuture bool
+}
+
+// fixWindow fixes a program's window from the plan's watermark policy and
+// the saved watermark, and binds it: start, lo, hi, watermark, and the
+// window register (1 when the window is not empty). It reads the source
+// for an integer watermark's hi.
+func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mark, b bounds) (window, error) {
+	p := m.c.plan
+	w := window{saved: saved}
+	wm := p.Watermark
+	if b.until != nil && b.until.After(b.now.Add(ClockSkew)) && !b.allowFuture && pr.Hi == compiler.HiNow {
+		return w, fmt.Errorf("--until %s is later than now (%s): a watermark in the future makes every later run read nothing until then; pass --allow-future if you mean it",
+			b.until.UTC().Format(time.RFC3339), b.now.UTC().Format(time.RFC3339))
+	}
+	if wm == nil {
+		// No watermark: a full_refresh pipeline reads the whole source, up to now.
+		hi := b.now
+		if b.until != nil {
+			hi = *b.until
+		}
+		w.hi, w.hasHi, w.advance = mark{t: hi.UTC()}, true, mark{t: hi.UTC()}
+		m.vals["watermark"] = w.advance.String()
+		m.vals[compiler.RegWindow] = int64(1)
+		return w, nil
+	}
+	start, err := parseMark(wm.Type, wm.Start)
+	if err != nil {
+		return w, fmt.Errorf("watermark.start of %s: %w", p.Pipeline, err)
+	}
+	kind := wm.Type.Kind
+	if pr.Lo != compiler.LoNone {
+		m.vals["start"] = m.c.bindMark(start, kind)
+	}
+	switch pr.Hi {
+	case compiler.HiNone:
+		return w, nil
+	case compiler.HiSaved:
+		if saved == nil {
+			return w, fmt.Errorf("pipeline %s has not run yet: an append backfill reads up to the watermark, and there is none", p.Pipeline)
+		}
+		w.hi = *saved
+	case compiler.HiNow:
+		if w.hi, err = hiNow(ctx, m, wm, saved, b); err != nil {
+			return w, err
+		}
+	}
+	w.hasHi = true
+	if saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
+		if b.until != nil {
+			return w, fmt.Errorf("--until %s is before the saved watermark %s of %s: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)", w.hi, saved, p.Pipeline)
+		}
+		// The clock (minus the lag) is behind a watermark set with --until:
+		// nothing to read yet.
+		w.hi = *saved
+	}
+	if saved == nil && w.hi.less(start) {
+		// Nothing before watermark.start is ever read, so the first
+		// watermark is never below it.
+		if b.until != nil {
+			return w, fmt.Errorf("--until %s is before watermark.start %s of %s: nothing before start is ever read", w.hi, start, p.Pipeline)
+		}
+		w.hi = start
+	}
+	w.advance = w.hi
+	m.vals["hi"] = m.c.bindMark(w.hi, kind)
+	m.vals["watermark"] = w.advance.String()
+	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && !w.hi.isInt {
+		m.finalBound = partitionStart(w.hi.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
+	}
+	switch pr.Lo {
+	case compiler.LoStart:
+		w.lo, w.hasLo = start, true
+	case compiler.LoWatermark:
+		from := start
+		if saved != nil {
+			from = *saved
+		}
+		var finalize time.Duration
+		if p.Partition != nil {
+			finalize = p.Partition.FinalizeAfter.Value
+		}
+		w.lo, w.hasLo = lowerBound(from, wm.Lookback, finalize, w.hi), true
+		if w.lo.less(start) {
+			w.lo = start // a lookback never reaches before the configured start
+		}
+		if w.hi.less(w.lo) {
+			w.lo = w.hi
+		}
+		m.vals["lo"] = m.c.bindMark(w.lo, kind)
+	}
+	if !w.empty() {
+		m.vals[compiler.RegWindow] = int64(1)
+	}
+	return w, nil
+}
+
+// hiNow is where a run stops reading: the largest id present plus one for
+// an integer watermark; otherwise --until, or now minus the lag, so that
+// rows still committing belong to the next run. A date watermark's bound
+// is the start of that day: the day itself is not complete yet.
+func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *mark, b bounds) (mark, error) {
+	if wm.Type.IsInteger() {
+		if b.until != nil {
+			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
+		}
+		max, ok, err := m.c.count(ctx, m.conn, wm.MaxStatement, m.vals)
+		if err != nil {
+			return mark{}, err
+		}
+		hi := mark{isInt: true}
+		switch {
+		case ok:
+			hi.n = max + 1
+		case saved != nil:
+			hi = *saved
+		}
+		return hi, nil
+	}
+	hi := b.now.Add(-wm.Lag.Value)
+	if b.until != nil {
+		hi = *b.until
+	}
+	hi = hi.UTC()
+	if wm.Type.Kind == compiler.Date {
+		return mark{t: hi.Truncate(24 * time.Hour), date: true}, nil
+	}
+	return mark{t: hi}, nil
 }
 
 // lowerBound is where a run starts reading: the saved watermark (or
@@ -85,21 +232,6 @@ func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration
 		}
 	}
 	return lo
-}
-
-// upperBound is where a run stops reading: --until, or now minus the lag,
-// so that rows still committing belong to the next run. A date watermark's
-// bound is the start of that day: the day itself is not complete yet.
-func upperBound(t compiler.Type, until *time.Time, now time.Time, lag time.Duration) mark {
-	hi := now.Add(-lag)
-	if until != nil {
-		hi = *until
-	}
-	hi = hi.UTC()
-	if t.Kind == compiler.Date {
-		return mark{t: hi.Truncate(24 * time.Hour), date: true}
-	}
-	return mark{t: hi}
 }
 
 // ParseUntil reads --until: RFC 3339, or a date (midnight UTC).

@@ -167,21 +167,21 @@ func printBackfill(e *env, plan *compiler.Plan, res *runner.BackfillResult, o ru
 	}
 }
 
-// printBackfillSQL prints the statements a backfill runs for each partition.
+// printBackfillSQL prints the backfill program's statements, in the
+// order it runs them for each partition.
 func printBackfillSQL(e *env, d dialects.Dialect, plan *compiler.Plan) error {
-	fmt.Fprintf(e.stdout, "\nFor each pending partition [plo, phi), in its own transaction from replace_partition on:\n")
-	for _, name := range []string{compiler.StmtDropStage, compiler.StmtCreateStage, compiler.StmtStagePartition, compiler.StmtQuarantine, compiler.StmtDeleteInvalid,
-		compiler.StmtReplacePartition, compiler.StmtDeleteMarker, compiler.StmtInsertMarker, compiler.StmtCheckPartitionSrc, compiler.StmtCheckPartitionTgt} {
-		st := plan.Statement(name)
-		if st == nil {
-			continue
-		}
-		parts, err := dialects.RenderStatement(d, st)
+	pr := plan.Program(compiler.ModeBackfill)
+	fmt.Fprintf(e.stdout, "\nFor each pending partition [plo, phi):\n")
+	for _, line := range pr.Listing() {
+		fmt.Fprintf(e.stdout, "-- %s\n", line)
+	}
+	for _, s := range pr.Steps {
+		parts, err := dialects.RenderStatement(d, plan.Statement(s.Stmt))
 		if err != nil {
 			return err
 		}
 		for _, p := range parts {
-			fmt.Fprintf(e.stdout, "\n-- name: %s\n%s;\n", name, p.SQL)
+			fmt.Fprintf(e.stdout, "\n-- name: %s\n%s;\n", s.Stmt, p.SQL)
 		}
 	}
 	return nil

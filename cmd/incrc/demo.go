@@ -91,7 +91,7 @@ func demo(ctx context.Context, e *env, path string) error {
 		return err
 	}
 	defer tg.Close()
-	fmt.Fprintf(out, "incrc demo: DESIGN.md story 1 on an embedded DuckDB (%s)\n\n", path)
+	fmt.Fprintf(out, "incrc demo: the late payment (story 1) on an embedded DuckDB (%s)\n\n", path)
 	if err := demoSeed(ctx, tg, look); err != nil {
 		return err
 	}

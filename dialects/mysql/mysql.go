@@ -19,14 +19,17 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect    = (*Dialect)(nil)
-	_ dialects.OpRenderer = (*Dialect)(nil)
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
+	_ dialects.NullsLaster = (*Dialect)(nil)
+	_ dialects.SourceTyper = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: false, Executed: true, Heartbeat: true,
+	return dialects.Caps{Transactions: true, Heartbeat: true,
 		Note: "MariaDB 10.11 / MySQL 8 (InnoDB): DDL commits implicitly, so it all runs before the write transaction."}
 }
 
@@ -76,30 +79,19 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, true), "\nSET ")
-				for i, c := range dialects.NonKey(op.Columns, op.Key) {
-					if i > 0 {
-						w.S(",\n    ")
-					}
-					w.S(w.Col("t", c), " = ", w.Col("s", c))
-				}
+				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
+					"\nSET ", dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
 			})
 			return true, nil
 		}
 		// VALUES(c) is the spelling MariaDB knows; MySQL 8 still accepts it.
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", w.Table(op.Stage), "\nON DUPLICATE KEY UPDATE")
+			"\nFROM ", w.Table(op.Stage), "\nON DUPLICATE KEY UPDATE\n  ")
 		set := dialects.NonKey(op.Columns, op.Key)
 		if len(set) == 0 {
 			set = op.Key[:1]
 		}
-		for i, c := range set {
-			sep := ","
-			if i == len(set)-1 {
-				sep = ""
-			}
-			w.S("\n  ", w.Col("", c), " = VALUES(", w.Col("", c), ")", sep)
-		}
+		w.S(dialects.SetList(w, "", set, func(c string) string { return "VALUES(" + w.Col("", c) + ")" }, ",\n  "))
 		return true, nil
 	}
 	return false, nil
@@ -123,4 +115,42 @@ func (*Dialect) NullsLast(expr string, desc bool) string {
 		return expr + " IS NULL, " + expr + " DESC"
 	}
 	return expr + " IS NULL, " + expr
+}
+
+// SourceType reads go-sql-driver/mysql's type names. TINYINT is left
+// unchecked: it is also how MariaDB and MySQL store a BOOLEAN, and the
+// driver cannot tell them apart. The driver reports no string length, and
+// every TEXT flavour (LONGTEXT, a MariaDB JSON) as TEXT. TIMESTAMP holds
+// an instant, converted to the session's zone: a timestamptz.
+func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
+	switch strings.ToUpper(c.TypeName) {
+	case "SMALLINT", "UNSIGNED TINYINT":
+		return compiler.Type{Kind: compiler.Smallint}, true
+	case "MEDIUMINT", "INT", "UNSIGNED SMALLINT", "UNSIGNED MEDIUMINT":
+		return compiler.Type{Kind: compiler.Integer}, true
+	case "BIGINT", "UNSIGNED INT":
+		return compiler.Type{Kind: compiler.Bigint}, true
+	case "UNSIGNED BIGINT":
+		return compiler.Type{Kind: compiler.Decimal, Precision: 20}, true
+	case "DECIMAL":
+		if !c.HasDecimal {
+			return compiler.Type{}, false
+		}
+		return compiler.Type{Kind: compiler.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
+	case "DOUBLE", "FLOAT":
+		return compiler.Type{Kind: compiler.Double}, true
+	case "VARCHAR", "CHAR":
+		return compiler.Type{Kind: compiler.Varchar}, true
+	case "TEXT":
+		return compiler.Type{Kind: compiler.Text}, true
+	case "JSON":
+		return compiler.Type{Kind: compiler.JSON}, true
+	case "DATE":
+		return compiler.Type{Kind: compiler.Date}, true
+	case "DATETIME":
+		return compiler.Type{Kind: compiler.Timestamp}, true
+	case "TIMESTAMP":
+		return compiler.Type{Kind: compiler.TimestampTZ}, true
+	}
+	return compiler.Type{}, false
 }

@@ -13,12 +13,17 @@ import (
 // Dialect is PostgreSQL.
 type Dialect struct{}
 
-var _ dialects.Dialect = (*Dialect)(nil)
+var (
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
+	_ dialects.SourceTyper = (*Dialect)(nil)
+)
 
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: true, ReusesParams: true, Executed: true, Heartbeat: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true,
 		Note: "PostgreSQL 15 or later (MERGE)."}
 }
 
@@ -67,4 +72,43 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// SourceType reads pgx's type names (the catalog's short names) with the
+// precision, scale and length of the column's type modifier. A numeric
+// without one is unbounded: pgx reports it as precision 65535.
+func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
+	switch strings.ToUpper(c.TypeName) {
+	case "INT2":
+		return compiler.Type{Kind: compiler.Smallint}, true
+	case "INT4":
+		return compiler.Type{Kind: compiler.Integer}, true
+	case "INT8":
+		return compiler.Type{Kind: compiler.Bigint}, true
+	case "NUMERIC":
+		if !c.HasDecimal || c.Precision > 1000 {
+			return compiler.Type{Kind: compiler.Decimal}, true // unbounded
+		}
+		return compiler.Type{Kind: compiler.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
+	case "FLOAT4", "FLOAT8":
+		return compiler.Type{Kind: compiler.Double}, true
+	case "BOOL":
+		return compiler.Type{Kind: compiler.Boolean}, true
+	case "TEXT":
+		return compiler.Type{Kind: compiler.Text}, true
+	case "VARCHAR", "BPCHAR":
+		if !c.HasLength || c.Length > 1<<20 {
+			return compiler.Type{Kind: compiler.Text}, true // varchar without a length is unbounded
+		}
+		return compiler.Type{Kind: compiler.Varchar, Length: int(c.Length)}, true
+	case "DATE":
+		return compiler.Type{Kind: compiler.Date}, true
+	case "TIMESTAMP":
+		return compiler.Type{Kind: compiler.Timestamp}, true
+	case "TIMESTAMPTZ":
+		return compiler.Type{Kind: compiler.TimestampTZ}, true
+	case "JSON", "JSONB":
+		return compiler.Type{Kind: compiler.JSON}, true
+	}
+	return compiler.Type{}, false
 }

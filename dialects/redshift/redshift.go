@@ -38,7 +38,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "redshift" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: true, ReusesParams: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true,
 		Note: "Redshift: the stage is a session temporary table (MERGE reads a table). Serializable isolation:\n" +
 			"a concurrent writer to the same table can abort a run (error 1023); the run is then retried whole."}
 }
@@ -132,13 +132,7 @@ func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 		// MERGE's match condition is equalities only: NULL keys would
 		// never match and be inserted again on every run.
 		dialects.UpdateThenInsert(w, op, func() {
-			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ")
-			for i, c := range set {
-				if i > 0 {
-					w.S(",\n    ")
-				}
-				w.S(w.Col("", c), " = ", w.Col("s", c))
-			}
+			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    "))
 			w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
 		})
 		return
@@ -153,14 +147,8 @@ func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 		// Both clauses are required: a key-only table sets the key to itself.
 		set = op.Key
 	}
-	w.S("MERGE INTO ", target, "\nUSING ", w.Table(op.Stage), " AS s\nON ", strings.Join(on, " AND "), "\nWHEN MATCHED THEN UPDATE SET")
-	for i, c := range set {
-		sep := ","
-		if i == len(set)-1 {
-			sep = ""
-		}
-		w.S("\n  ", w.Col("", c), " = ", w.Col("s", c), sep)
-	}
+	w.S("MERGE INTO ", target, "\nUSING ", w.Table(op.Stage), " AS s\nON ", strings.Join(on, " AND "),
+		"\nWHEN MATCHED THEN UPDATE SET\n  ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n  "))
 	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
 }
 

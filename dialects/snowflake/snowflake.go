@@ -2,7 +2,7 @@
 //
 // Snowflake has multi-statement transactions (BEGIN .. COMMIT) for DML,
 // but any DDL commits the open transaction, so setup and staging DDL run
-// before it (TransactionalDDL false) and the write, the run record and the
+// before it and the write, the run record and the
 // advance commit together. The stage is a session temporary table: the
 // runner pins one connection (one session) for a run.
 //
@@ -42,7 +42,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "snowflake" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: false,
+	return dialects.Caps{Transactions: true,
 		Note: "Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session\n" +
 			"temporary table. Names are quoted in upper case, as Snowflake folds unquoted names."}
 }

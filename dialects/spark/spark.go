@@ -76,7 +76,7 @@ func (d *Dialect) Caps() dialects.Caps {
 			"another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.\n" +
 			"Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
 	}
-	return dialects.Caps{Transactions: false, TransactionalDDL: false, Note: note}
+	return dialects.Caps{Transactions: false, Note: note}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -28,7 +28,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "sqlite" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, TransactionalDDL: true, Executed: true,
+	return dialects.Caps{Transactions: true,
 		Note: "SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC."}
 }
 
@@ -90,13 +90,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ")
-				for i, c := range dialects.NonKey(op.Columns, op.Key) {
-					if i > 0 {
-						w.S(",\n    ")
-					}
-					w.S(w.Col("", c), " = ", w.Col("s", c))
-				}
+				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
 				w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
 			})
 			return true, nil
@@ -109,14 +103,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			w.S("NOTHING")
 			return true, nil
 		}
-		w.S("UPDATE SET")
-		for i, c := range set {
-			sep := ","
-			if i == len(set)-1 {
-				sep = ""
-			}
-			w.S("\n  ", w.Col("", c), " = excluded.", w.Col("", c), sep)
-		}
+		w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "excluded." + w.Col("", c) }, ",\n  "))
 		return true, nil
 	}
 	return false, nil

@@ -41,7 +41,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "trino" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: false, TransactionalDDL: false,
+	return dialects.Caps{Transactions: false,
 		Note: "Trino (Iceberg or Delta Lake catalog): writes autocommit, one statement at a time.\n" +
 			"Staging is a real table in the session's schema (Trino has no temporary tables), dropped and\n" +
 			"created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +

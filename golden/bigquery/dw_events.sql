@@ -9,6 +9,83 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned   if unpartitioned; count; fails if not 0
+--   drop_stage            if partitions
+--   create_stage          if partitions
+--   stage_partition       each partition
+--   begin
+--     count_invalid       if partitions; count -> invalid; fails if not 0
+--     count_staged        if partitions; count -> rows_inserted
+--     count_partition     each partition; count -> rows_deleted
+--     replace_partition   each partition
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   stage_all             rows changed -> rows_read
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   reconcile_source  rows -> source
+--   reconcile_target  rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -48,8 +125,27 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `finished_at` STRING(40),
   `duration_ms` INT64,
   `error` STRING,
-  `spec_hash` STRING(64)
+  `spec_hash` STRING(64),
+  `rows_skipped` INT64,
+  `note` STRING
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_runs`
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` INT64;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
 -- name: create_partitions
 -- phase: setup
@@ -74,6 +170,11 @@ CREATE TABLE IF NOT EXISTS `dw`.`events` (
   `kind` STRING(32),
   `ingested_at` DATETIME
 );
+
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+-- (nothing to run on bigquery)
 
 -- name: init_state
 -- phase: state
@@ -139,15 +240,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
@@ -161,6 +262,20 @@ SELECT COUNT(*)
 FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
+FROM `app`.`events`
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM `app`.`events`
+WHERE `ingested_at` IS NULL;
+
 -- name: touched_partitions
 -- phase: stage
 -- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
@@ -170,6 +285,15 @@ FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
 GROUP BY `event_date`
 ORDER BY incrc_partition;
+
+-- name: count_unpartitioned
+-- phase: stage
+-- Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.
+-- params: lo, hi
+SELECT COUNT(*)
+FROM `app`.`events`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  AND `event_date` IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -252,7 +376,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -261,10 +385,19 @@ SET `status` = ?,
     `rows_updated` = ?,
     `rows_deleted` = ?,
     `rows_quarantined` = ?,
+    `rows_skipped` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
     `error` = ?
 WHERE `run_id` = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM `dw`.`events`
+WHERE `event_date` >= ? AND `event_date` < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -317,7 +450,7 @@ WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`)
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -354,7 +487,7 @@ SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT `event_date`
   FROM `app`.`events`
-  WHERE `ingested_at` >= ?
+  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
     AND NOT (`event_date` IS NULL)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r

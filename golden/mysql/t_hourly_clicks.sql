@@ -4,6 +4,90 @@
 -- strategy: overwrite_partitions, unique key (click_id), watermark ingested_at (timestamp)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- MariaDB 10.11 / MySQL 8 (InnoDB): DDL commits implicitly, so it all runs before the write transaction.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned   if unpartitioned; count; fails if not 0
+--   drop_stage            if partitions
+--   create_stage          if partitions
+--   drop_raw              if partitions
+--   create_raw            if partitions
+--   stage_partition       each partition
+--   begin
+--     count_invalid       if partitions; count -> invalid; fails if not 0
+--     count_staged        if partitions; count -> rows_inserted
+--     count_partition     each partition; count -> rows_deleted
+--     replace_partition   each partition
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all             rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -45,8 +129,27 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `duration_ms` BIGINT,
   `error` LONGTEXT,
   `spec_hash` VARCHAR(64),
+  `rows_skipped` BIGINT,
+  `note` LONGTEXT,
   PRIMARY KEY (`run_id`)
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_runs`
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `note` LONGTEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -73,6 +176,11 @@ CREATE TABLE IF NOT EXISTS `dw`.`clicks_hourly` (
   `version` BIGINT,
   `ingested_at` DATETIME(6)
 );
+
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+-- (nothing to run on mysql)
 
 -- name: init_state
 -- phase: state
@@ -136,15 +244,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
@@ -158,6 +266,20 @@ SELECT COUNT(*)
 FROM `app`.`clicks`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?;
 
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+FROM `app`.`clicks`
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM `app`.`clicks`
+WHERE `ingested_at` IS NULL;
+
 -- name: touched_partitions
 -- phase: stage
 -- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
@@ -167,6 +289,15 @@ FROM `app`.`clicks`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
 GROUP BY DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00')
 ORDER BY incrc_partition;
+
+-- name: count_unpartitioned
+-- phase: stage
+-- Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.
+-- params: lo, hi
+SELECT COUNT(*)
+FROM `app`.`clicks`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  AND `clicked_at` IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -288,7 +419,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -297,10 +428,19 @@ SET `status` = ?,
     `rows_updated` = ?,
     `rows_deleted` = ?,
     `rows_quarantined` = ?,
+    `rows_skipped` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
     `error` = ?
 WHERE `run_id` = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM `dw`.`clicks_hourly`
+WHERE `clicked_at` >= ? AND `clicked_at` < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -350,7 +490,7 @@ WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`)
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -401,7 +541,7 @@ FROM (
     SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
       ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
     FROM `app`.`clicks` AS src
-    WHERE `ingested_at` >= ?
+    WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
@@ -418,7 +558,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `click_id`
   FROM `app`.`clicks`
-  WHERE `ingested_at` >= ?
+  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
   GROUP BY `click_id`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -431,7 +571,7 @@ SELECT DATE_FORMAT(`clicked_at`, '%Y-%m-%d %H:00:00') AS incrc_key, COUNT(*) AS 
 FROM (
   SELECT `clicked_at`, `url`, `click_id`
   FROM `app`.`clicks`
-  WHERE `ingested_at` >= ?
+  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
     AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
     AND `clicked_at` >= ? AND `clicked_at` < ?
 ) AS r

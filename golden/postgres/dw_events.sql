@@ -4,6 +4,83 @@
 -- strategy: overwrite_partitions, watermark ingested_at (timestamp)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- PostgreSQL 15 or later (MERGE).
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned   if unpartitioned; count; fails if not 0
+--   drop_stage            if partitions
+--   create_stage          if partitions
+--   stage_partition       each partition
+--   begin
+--     count_invalid       if partitions; count -> invalid; fails if not 0
+--     count_staged        if partitions; count -> rows_inserted
+--     count_partition     each partition; count -> rows_deleted
+--     replace_partition   each partition
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   stage_all             rows changed -> rows_read
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   reconcile_source  rows -> source
+--   reconcile_target  rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -45,8 +122,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" BIGINT,
   "error" TEXT,
   "spec_hash" VARCHAR(64),
+  "rows_skipped" BIGINT,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -140,15 +236,15 @@ WHERE "pipeline" = $1 AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = status, $5 = window_lo, $6 = window_hi, $7 = watermark_before, $8 = started_at, $9 = spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+-- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = window_lo, $5 = window_hi, $6 = watermark_before, $7 = started_at, $8 = spec_hash, $9 = note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: $1 = pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = $1
 ORDER BY "started_at" DESC
@@ -162,6 +258,20 @@ SELECT COUNT(*)
 FROM "app"."events"
 WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
 
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
+FROM "app"."events"
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app"."events"
+WHERE "ingested_at" IS NULL;
+
 -- name: touched_partitions
 -- phase: stage
 -- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
@@ -171,6 +281,15 @@ FROM "app"."events"
 WHERE "ingested_at" >= $1 AND "ingested_at" < $2
 GROUP BY "event_date"
 ORDER BY incrc_partition;
+
+-- name: count_unpartitioned
+-- phase: stage
+-- Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.
+-- params: $1 = lo, $2 = hi
+SELECT COUNT(*)
+FROM "app"."events"
+WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+  AND "event_date" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -251,7 +370,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COA
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = finished_at, $9 = duration_ms, $10 = error, $11 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = finished_at, $10 = duration_ms, $11 = error, $12 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -260,10 +379,19 @@ SET "status" = $1,
     "rows_updated" = $5,
     "rows_deleted" = $6,
     "rows_quarantined" = $7,
-    "finished_at" = $8,
-    "duration_ms" = $9,
-    "error" = $10
-WHERE "run_id" = $11;
+    "rows_skipped" = $8,
+    "finished_at" = $9,
+    "duration_ms" = $10,
+    "error" = $11
+WHERE "run_id" = $12;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: $1 = plo, $2 = phi
+SELECT COUNT(*)
+FROM "dw"."events"
+WHERE "event_date" >= $1 AND "event_date" < $2;
 
 -- name: replace_partition
 -- phase: write
@@ -313,7 +441,7 @@ WHERE "pipeline" = $1 AND "backfill_id" = $2 AND "partition_key" = $3;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: $1 = pipeline, $2 = backfill_id, $3 = partition_key, $4 = status, $5 = rows_written, $6 = detail, $7 = updated_at
+-- params: $1 = pipeline, $2 = backfill_id, $3 = partition_key, $4 = marker_status, $5 = rows_written, $6 = detail, $7 = updated_at
 INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
 VALUES ($1, $2, $3, $4, $5, $6, $7);
 
@@ -350,7 +478,7 @@ SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "event_date"
   FROM "app"."events"
-  WHERE "ingested_at" >= $1
+  WHERE ("ingested_at" >= $1 OR "ingested_at" IS NULL)
     AND NOT ("event_date" IS NULL)
     AND "event_date" >= $2 AND "event_date" < $3
 ) AS r

@@ -4,6 +4,78 @@
 -- strategy: merge, unique key (order_id), watermark updated_at (timestamp)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- PostgreSQL 15 or later (MERGE).
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs             column names -> runs.<column>
+--   add_runs_rows_skipped  if no runs.rows_skipped
+--   add_runs_note          if no runs.note
+--   create_partitions
+--   create_target
+--   create_quarantine
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   drop_stage                   if window
+--   create_stage                 if window
+--   drop_raw                     if window
+--   create_raw                   if window
+--   stage_window                 if window; rows changed -> rows_read
+--   dedupe_stage                 if rows_read
+--   begin
+--     count_invalid              if rows_read; count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     retract_invalid            if invalid; rows changed -> rows_deleted
+--     delete_invalid             if invalid
+--     count_staged               if rows_read; count -> rows_inserted
+--     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
+--     write                      if rows_read
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all                    rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid              count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     delete_invalid             if invalid
+--     count_staged               count -> rows_inserted
+--     clear_target               rows changed -> rows_deleted
+--     insert_all
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -45,8 +117,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" BIGINT,
   "error" TEXT,
   "spec_hash" VARCHAR(64),
+  "rows_skipped" BIGINT,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -147,15 +238,15 @@ WHERE "pipeline" = $1 AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = status, $5 = window_lo, $6 = window_hi, $7 = watermark_before, $8 = started_at, $9 = spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+-- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = window_lo, $5 = window_hi, $6 = watermark_before, $7 = started_at, $8 = spec_hash, $9 = note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: $1 = pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = $1
 ORDER BY "started_at" DESC
@@ -168,6 +259,13 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "app"."orders"
 WHERE "updated_at" >= $1 AND "updated_at" < $2;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE 1 = 0;
 
 -- name: drop_stage
 -- phase: stage
@@ -310,6 +408,19 @@ INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
 FROM "incrc_stage_dw_orders";
 
+-- name: quarantine_null_watermark
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: $1 = run_id
+INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE "updated_at" IS NULL;
+
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -323,7 +434,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COA
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = finished_at, $9 = duration_ms, $10 = error, $11 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = finished_at, $10 = duration_ms, $11 = error, $12 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -332,10 +443,11 @@ SET "status" = $1,
     "rows_updated" = $5,
     "rows_deleted" = $6,
     "rows_quarantined" = $7,
-    "finished_at" = $8,
-    "duration_ms" = $9,
-    "error" = $10
-WHERE "run_id" = $11;
+    "rows_skipped" = $8,
+    "finished_at" = $9,
+    "duration_ms" = $10,
+    "error" = $11
+WHERE "run_id" = $12;
 
 -- name: reconcile_source
 -- phase: query
@@ -348,7 +460,7 @@ FROM (
     SELECT "order_date", "order_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."orders" AS src
-    WHERE "updated_at" >= $1
+    WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0))
@@ -365,7 +477,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "order_id"
   FROM "app"."orders"
-  WHERE "updated_at" >= $1
+  WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
   GROUP BY "order_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -378,7 +490,7 @@ SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "order_date", "amount", "order_id"
   FROM "app"."orders"
-  WHERE "updated_at" >= $1
+  WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
     AND NOT ("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0))
     AND "order_date" >= $2 AND "order_date" < $3
 ) AS r

@@ -4,6 +4,89 @@
 -- strategy: merge, unique key (payment_id), watermark updated_at (timestamptz)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- PostgreSQL 15 or later (MERGE).
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   stage_window          if window; rows changed -> rows_read
+--   dedupe_stage          if rows_read
+--   begin
+--     count_invalid       if rows_read; count -> invalid; fails if not 0
+--     count_staged        if rows_read; count -> rows_inserted
+--     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
+--     write               if rows_read
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all             rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -45,8 +128,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" BIGINT,
   "error" TEXT,
   "spec_hash" VARCHAR(64),
+  "rows_skipped" BIGINT,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -140,15 +242,15 @@ WHERE "pipeline" = $1 AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = status, $5 = window_lo, $6 = window_hi, $7 = watermark_before, $8 = started_at, $9 = spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+-- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = window_lo, $5 = window_hi, $6 = watermark_before, $7 = started_at, $8 = spec_hash, $9 = note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: $1 = pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = $1
 ORDER BY "started_at" DESC
@@ -161,6 +263,20 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "app"."payments"
 WHERE "updated_at" >= $1 AND "updated_at" < $2;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "payment_id", "paid_at", "amount", "updated_at"
+FROM "app"."payments"
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app"."payments"
+WHERE "updated_at" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -320,7 +436,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COA
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = finished_at, $9 = duration_ms, $10 = error, $11 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = finished_at, $10 = duration_ms, $11 = error, $12 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -329,10 +445,19 @@ SET "status" = $1,
     "rows_updated" = $5,
     "rows_deleted" = $6,
     "rows_quarantined" = $7,
-    "finished_at" = $8,
-    "duration_ms" = $9,
-    "error" = $10
-WHERE "run_id" = $11;
+    "rows_skipped" = $8,
+    "finished_at" = $9,
+    "duration_ms" = $10,
+    "error" = $11
+WHERE "run_id" = $12;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: $1 = plo, $2 = phi
+SELECT COUNT(*)
+FROM "dw"."payments"
+WHERE "paid_at" >= $1 AND "paid_at" < $2;
 
 -- name: replace_partition
 -- phase: write
@@ -382,7 +507,7 @@ WHERE "pipeline" = $1 AND "backfill_id" = $2 AND "partition_key" = $3;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: $1 = pipeline, $2 = backfill_id, $3 = partition_key, $4 = status, $5 = rows_written, $6 = detail, $7 = updated_at
+-- params: $1 = pipeline, $2 = backfill_id, $3 = partition_key, $4 = marker_status, $5 = rows_written, $6 = detail, $7 = updated_at
 INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
 VALUES ($1, $2, $3, $4, $5, $6, $7);
 
@@ -433,7 +558,7 @@ FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments" AS src
-    WHERE "updated_at" >= $1
+    WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
@@ -450,7 +575,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "payment_id"
   FROM "app"."payments"
-  WHERE "updated_at" >= $1
+  WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
   GROUP BY "payment_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -463,7 +588,7 @@ SELECT date_trunc('day', ("paid_at" AT TIME ZONE 'UTC')) AS incrc_key, COUNT(*) 
 FROM (
   SELECT "paid_at", "amount", "payment_id"
   FROM "app"."payments"
-  WHERE "updated_at" >= $1
+  WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
     AND NOT ("payment_id" IS NULL)
     AND "paid_at" >= $2 AND "paid_at" < $3
 ) AS r

@@ -5,6 +5,83 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned   if unpartitioned; count; fails if not 0
+--   drop_stage            if partitions
+--   create_stage          if partitions
+--   stage_partition       each partition
+--   begin
+--     count_invalid       if partitions; count -> invalid; fails if not 0
+--     count_staged        if partitions; count -> rows_inserted
+--     count_partition     each partition; count -> rows_deleted
+--     replace_partition   each partition
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   stage_all             rows changed -> rows_read
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   reconcile_source  rows -> source
+--   reconcile_target  rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -46,8 +123,27 @@ CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
   "DURATION_MS" BIGINT,
   "ERROR" VARCHAR,
   "SPEC_HASH" VARCHAR(64),
+  "ROWS_SKIPPED" BIGINT,
+  "NOTE" VARCHAR,
   PRIMARY KEY ("RUN_ID")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_RUNS"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_SKIPPED" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "NOTE" VARCHAR;
 
 -- name: create_partitions
 -- phase: setup
@@ -73,6 +169,11 @@ CREATE TABLE IF NOT EXISTS "DW"."EVENTS" (
   "KIND" VARCHAR(32),
   "INGESTED_AT" TIMESTAMP_NTZ
 );
+
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+-- (nothing to run on snowflake)
 
 -- name: init_state
 -- phase: state
@@ -138,15 +239,15 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH"
+SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE"
 FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
@@ -160,6 +261,20 @@ SELECT COUNT(*)
 FROM "APP"."EVENTS"
 WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
 
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
+FROM "APP"."EVENTS"
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "APP"."EVENTS"
+WHERE "INGESTED_AT" IS NULL;
+
 -- name: touched_partitions
 -- phase: stage
 -- The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.
@@ -169,6 +284,15 @@ FROM "APP"."EVENTS"
 WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
 GROUP BY "EVENT_DATE"
 ORDER BY incrc_partition;
+
+-- name: count_unpartitioned
+-- phase: stage
+-- Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.
+-- params: lo, hi
+SELECT COUNT(*)
+FROM "APP"."EVENTS"
+WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+  AND "EVENT_DATE" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -249,7 +373,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -258,10 +382,19 @@ SET "STATUS" = ?,
     "ROWS_UPDATED" = ?,
     "ROWS_DELETED" = ?,
     "ROWS_QUARANTINED" = ?,
+    "ROWS_SKIPPED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
     "ERROR" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM "DW"."EVENTS"
+WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -311,7 +444,7 @@ WHERE "PIPELINE" = ? AND "BACKFILL_ID" = ? AND "PARTITION_KEY" = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT")
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -348,7 +481,7 @@ SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
-  WHERE "INGESTED_AT" >= ?
+  WHERE ("INGESTED_AT" >= ? OR "INGESTED_AT" IS NULL)
     AND NOT ("EVENT_DATE" IS NULL)
     AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
 ) AS r

@@ -5,6 +5,97 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--   create_quarantine
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   drop_stage                   if partitions
+--   create_stage                 if partitions
+--   drop_raw                     if partitions
+--   create_raw                   if partitions
+--   stage_partition              each partition
+--   begin
+--     count_invalid              if partitions; count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     delete_invalid             if invalid
+--     count_staged               if partitions; count -> rows_inserted
+--     count_partition            each partition; count -> rows_deleted
+--     replace_partition          each partition
+--     quarantine_unpartitioned   if unpartitioned; rows changed -> rows_quarantined
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all                    rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid              count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     delete_invalid             if invalid
+--     count_staged               count -> rows_inserted
+--     clear_target               rows changed -> rows_deleted
+--     insert_all
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid, rows_quarantined
+--     quarantine            if invalid
+--     delete_invalid        if invalid
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_schema
 -- phase: setup
@@ -46,8 +137,27 @@ CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
   "DURATION_MS" BIGINT,
   "ERROR" VARCHAR,
   "SPEC_HASH" VARCHAR(64),
+  "ROWS_SKIPPED" BIGINT,
+  "NOTE" VARCHAR,
   PRIMARY KEY ("RUN_ID")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_RUNS"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_SKIPPED" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "NOTE" VARCHAR;
 
 -- name: create_partitions
 -- phase: setup
@@ -72,6 +182,11 @@ CREATE TABLE IF NOT EXISTS "DW"."SALES_MONTHLY" (
   "AMOUNT" NUMBER(12,2),
   "UPDATED_AT" TIMESTAMP_TZ
 );
+
+-- name: create_partition_index
+-- phase: setup
+-- An index on the partition column: a partition's rewrite and check read only that partition.
+-- (nothing to run on snowflake)
 
 -- name: create_quarantine
 -- phase: setup
@@ -149,15 +264,15 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH"
+SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE"
 FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
@@ -170,6 +285,13 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "APP"."SALES"
 WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE 1 = 0;
 
 -- name: touched_partitions
 -- phase: stage
@@ -301,6 +423,33 @@ INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "INCRC_STAGE_T_MONTHLY_SALES";
 
+-- name: quarantine_null_watermark
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" IS NULL;
+
+-- name: quarantine_unpartitioned
+-- phase: write
+-- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
+-- params: run_id, lo, hi
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "SALE_DATE" IS NULL THEN 'not_null(sale_date): the partition column, so the row belongs to no partition'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+  AND "SALE_DATE" IS NULL;
+
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -314,7 +463,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -323,10 +472,19 @@ SET "STATUS" = ?,
     "ROWS_UPDATED" = ?,
     "ROWS_DELETED" = ?,
     "ROWS_QUARANTINED" = ?,
+    "ROWS_SKIPPED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
     "ERROR" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM "DW"."SALES_MONTHLY"
+WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -376,7 +534,7 @@ WHERE "PIPELINE" = ? AND "BACKFILL_ID" = ? AND "PARTITION_KEY" = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT")
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -427,7 +585,7 @@ FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES" AS src
-    WHERE "UPDATED_AT" >= ?
+    WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
@@ -444,7 +602,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "SALE_ID"
   FROM "APP"."SALES"
-  WHERE "UPDATED_AT" >= ?
+  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
   GROUP BY "SALE_ID"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -457,7 +615,7 @@ SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUN
 FROM (
   SELECT "SALE_DATE", "AMOUNT", "SALE_ID"
   FROM "APP"."SALES"
-  WHERE "UPDATED_AT" >= ?
+  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
     AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
     AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
 ) AS r

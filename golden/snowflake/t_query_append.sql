@@ -5,6 +5,58 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+--
+-- program setup:
+--   create_state
+--   create_runs
+--   probe_runs             column names -> runs.<column>
+--   add_runs_rows_skipped  if no runs.rows_skipped
+--   add_runs_note          if no runs.note
+--   create_partitions
+--   create_target
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage            if window
+--   create_stage          if window
+--   stage_window          if window; rows changed -> rows_read
+--   begin
+--     count_invalid       if rows_read; count -> invalid; fails if not 0
+--     count_staged        if rows_read; count -> rows_inserted
+--     write               if rows_read
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   stage_all             rows changed -> rows_read
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_state
 -- phase: setup
@@ -41,8 +93,27 @@ CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
   "DURATION_MS" BIGINT,
   "ERROR" VARCHAR,
   "SPEC_HASH" VARCHAR(64),
+  "ROWS_SKIPPED" BIGINT,
+  "NOTE" VARCHAR,
   PRIMARY KEY ("RUN_ID")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_RUNS"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_SKIPPED" BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "NOTE" VARCHAR;
 
 -- name: create_partitions
 -- phase: setup
@@ -132,15 +203,15 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH"
+SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE"
 FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
@@ -167,6 +238,28 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE "SEQ" >= ? AND "SEQ" < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"
+FROM (
+  SELECT id, kind, payload_size, id AS seq
+  FROM app.raw_events
+  WHERE kind <> 'heartbeat'
+) AS src
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT id, kind, payload_size, id AS seq
+  FROM app.raw_events
+  WHERE kind <> 'heartbeat'
+) AS src
+WHERE "SEQ" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -260,7 +353,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -269,6 +362,7 @@ SET "STATUS" = ?,
     "ROWS_UPDATED" = ?,
     "ROWS_DELETED" = ?,
     "ROWS_QUARANTINED" = ?,
+    "ROWS_SKIPPED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
     "ERROR" = ?

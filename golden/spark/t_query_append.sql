@@ -9,6 +9,58 @@
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+--
+-- program setup:
+--   create_state
+--   create_runs
+--   probe_runs             column names -> runs.<column>
+--   add_runs_rows_skipped  if no runs.rows_skipped
+--   add_runs_note          if no runs.note
+--   create_partitions
+--   create_target
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage            if window
+--   create_stage          if window
+--   stage_window          if window; rows changed -> rows_read
+--   begin
+--     count_invalid       if rows_read; count -> invalid; fails if not 0
+--     count_staged        if rows_read; count -> rows_inserted
+--     write               if rows_read
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   stage_all             rows changed -> rows_read
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
 
 -- name: create_state
 -- phase: setup
@@ -44,9 +96,28 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `finished_at` STRING,
   `duration_ms` BIGINT,
   `error` STRING,
-  `spec_hash` STRING
+  `spec_hash` STRING,
+  `rows_skipped` BIGINT,
+  `note` STRING
 )
 USING DELTA;
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_runs`
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
 -- name: create_partitions
 -- phase: setup
@@ -137,15 +208,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
@@ -172,6 +243,28 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE `seq` >= ? AND `seq` < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT `id`, `kind`, `payload_size`, `seq`
+FROM (
+  SELECT id, kind, payload_size, id AS seq
+  FROM app.raw_events
+  WHERE kind <> 'heartbeat'
+) AS src
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT id, kind, payload_size, id AS seq
+  FROM app.raw_events
+  WHERE kind <> 'heartbeat'
+) AS src
+WHERE `seq` IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -266,7 +359,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -275,6 +368,7 @@ SET `status` = ?,
     `rows_updated` = ?,
     `rows_deleted` = ?,
     `rows_quarantined` = ?,
+    `rows_skipped` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
     `error` = ?

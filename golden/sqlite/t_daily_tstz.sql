@@ -4,6 +4,94 @@
 -- strategy: merge, unique key (payment_id), watermark updated_at (timestamptz)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   stage_window          if window; rows changed -> rows_read
+--   dedupe_stage          if rows_read
+--   begin
+--     count_invalid       if rows_read; count -> invalid; fails if not 0
+--     count_staged        if rows_read; count -> rows_inserted
+--     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
+--     write               if rows_read
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all             rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid; fails if not 0
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
+
+-- name: create_schema
+-- phase: setup
+-- The target's schema.
+-- (nothing to run on sqlite)
 
 -- name: create_state
 -- phase: setup
@@ -40,8 +128,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" INTEGER,
   "error" TEXT,
   "spec_hash" TEXT,
+  "rows_skipped" INTEGER,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" INTEGER;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -135,15 +242,15 @@ WHERE "pipeline" = ? AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = ?
 ORDER BY "started_at" DESC
@@ -156,6 +263,20 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "app_payments"
 WHERE "updated_at" >= ? AND "updated_at" < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "payment_id", "paid_at", "amount", "updated_at"
+FROM "app_payments"
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app_payments"
+WHERE "updated_at" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -314,7 +435,7 @@ WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "incrc_runs"
 SET "status" = ?,
     "watermark_after" = ?,
@@ -323,10 +444,19 @@ SET "status" = ?,
     "rows_updated" = ?,
     "rows_deleted" = ?,
     "rows_quarantined" = ?,
+    "rows_skipped" = ?,
     "finished_at" = ?,
     "duration_ms" = ?,
     "error" = ?
 WHERE "run_id" = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM "dw_payments"
+WHERE "paid_at" >= ? AND "paid_at" < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -376,7 +506,7 @@ WHERE "pipeline" = ? AND "backfill_id" = ? AND "partition_key" = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -427,7 +557,7 @@ FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app_payments" AS src
-    WHERE "updated_at" >= ?
+    WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("payment_id" IS NULL)
@@ -444,7 +574,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "payment_id"
   FROM "app_payments"
-  WHERE "updated_at" >= ?
+  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
   GROUP BY "payment_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -457,7 +587,7 @@ SELECT date("paid_at") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "paid_at", "amount", "payment_id"
   FROM "app_payments"
-  WHERE "updated_at" >= ?
+  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
     AND NOT ("payment_id" IS NULL)
     AND "paid_at" >= ? AND "paid_at" < ?
 ) AS r

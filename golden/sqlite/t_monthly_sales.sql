@@ -4,6 +4,102 @@
 -- strategy: overwrite_partitions, unique key (sale_id), watermark updated_at (timestamptz)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs              column names -> runs.<column>
+--   add_runs_rows_skipped   if no runs.rows_skipped
+--   add_runs_note           if no runs.note
+--   create_partitions
+--   create_target
+--   create_partition_index
+--   create_quarantine
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   drop_stage                   if partitions
+--   create_stage                 if partitions
+--   drop_raw                     if partitions
+--   create_raw                   if partitions
+--   stage_partition              each partition
+--   begin
+--     count_invalid              if partitions; count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     delete_invalid             if invalid
+--     count_staged               if partitions; count -> rows_inserted
+--     count_partition            each partition; count -> rows_deleted
+--     replace_partition          each partition
+--     quarantine_unpartitioned   if unpartitioned; rows changed -> rows_quarantined
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source                 column types must fit the declared ones
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all                    rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid              count -> invalid, rows_quarantined
+--     quarantine                 if invalid
+--     delete_invalid             if invalid
+--     count_staged               count -> rows_inserted
+--     clear_target               rows changed -> rows_deleted
+--     insert_all
+--     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
+--     advance_watermark          exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program backfill (window [start, hi)):
+--   drop_stage
+--   create_stage
+--   stage_partition
+--   begin
+--     count_invalid         count -> invalid, rows_quarantined
+--     quarantine            if invalid
+--     delete_invalid        if invalid
+--     count_staged          count -> rows_inserted, rows_written
+--     count_partition       count -> rows_deleted
+--     replace_partition
+--     delete_marker
+--     insert_marker
+--   commit
+--   check_partition_source  rows -> source
+--   check_partition_target  rows -> target
+--   then, failed or not: drop_stage
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
+
+-- name: create_schema
+-- phase: setup
+-- The target's schema.
+-- (nothing to run on sqlite)
 
 -- name: create_state
 -- phase: setup
@@ -40,8 +136,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" INTEGER,
   "error" TEXT,
   "spec_hash" TEXT,
+  "rows_skipped" INTEGER,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" INTEGER;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -146,15 +261,15 @@ WHERE "pipeline" = ? AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = ?
 ORDER BY "started_at" DESC
@@ -167,6 +282,13 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "app_sales"
 WHERE "updated_at" >= ? AND "updated_at" < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "sale_id", "sale_date", "amount", "updated_at"
+FROM "app_sales"
+WHERE 1 = 0;
 
 -- name: touched_partitions
 -- phase: stage
@@ -298,6 +420,33 @@ INSERT INTO "dw_sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "incrc_stage_t_monthly_sales";
 
+-- name: quarantine_null_watermark
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "dw_sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT ?,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM "app_sales"
+WHERE "updated_at" IS NULL;
+
+-- name: quarantine_unpartitioned
+-- phase: write
+-- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
+-- params: run_id, lo, hi
+INSERT INTO "dw_sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT ?,
+  CASE
+    WHEN "sale_date" IS NULL THEN 'not_null(sale_date): the partition column, so the row belongs to no partition'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM "app_sales"
+WHERE "updated_at" >= ? AND "updated_at" < ?
+  AND "sale_date" IS NULL;
+
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -311,7 +460,7 @@ WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "incrc_runs"
 SET "status" = ?,
     "watermark_after" = ?,
@@ -320,10 +469,19 @@ SET "status" = ?,
     "rows_updated" = ?,
     "rows_deleted" = ?,
     "rows_quarantined" = ?,
+    "rows_skipped" = ?,
     "finished_at" = ?,
     "duration_ms" = ?,
     "error" = ?
 WHERE "run_id" = ?;
+
+-- name: count_partition
+-- phase: write
+-- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
+-- params: plo, phi
+SELECT COUNT(*)
+FROM "dw_sales_monthly"
+WHERE "sale_date" >= ? AND "sale_date" < ?;
 
 -- name: replace_partition
 -- phase: write
@@ -373,7 +531,7 @@ WHERE "pipeline" = ? AND "backfill_id" = ? AND "partition_key" = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, status, rows_written, detail, updated_at
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
 INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
@@ -424,7 +582,7 @@ FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app_sales" AS src
-    WHERE "updated_at" >= ?
+    WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
@@ -441,7 +599,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "sale_id"
   FROM "app_sales"
-  WHERE "updated_at" >= ?
+  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
   GROUP BY "sale_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -454,7 +612,7 @@ SELECT strftime('%Y-%m-01', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amou
 FROM (
   SELECT "sale_date", "amount", "sale_id"
   FROM "app_sales"
-  WHERE "updated_at" >= ?
+  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
     AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
     AND "sale_date" >= ? AND "sale_date" < ?
 ) AS r

@@ -4,6 +4,77 @@
 -- strategy: merge, unique key (account_id, currency), watermark day (date)
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC.
+--
+-- program setup:
+--   create_schema
+--   create_state
+--   create_runs
+--   probe_runs             column names -> runs.<column>
+--   add_runs_rows_skipped  if no runs.rows_skipped
+--   add_runs_note          if no runs.note
+--   create_partitions
+--   create_target
+--
+-- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   stage_window          if window; rows changed -> rows_read
+--   dedupe_stage          if rows_read
+--   begin
+--     count_invalid       if rows_read; count -> invalid; fails if not 0
+--     count_staged        if rows_read; count -> rows_inserted
+--     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
+--     write               if rows_read
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
+--   record_start
+--   probe_source          column types must fit the declared ones
+--   count_null_watermark  count; fails if not 0
+--   drop_stage
+--   create_stage
+--   drop_raw
+--   create_raw
+--   stage_all             rows changed -> rows_read
+--   dedupe_stage
+--   begin
+--     count_invalid       count -> invalid; fails if not 0
+--     count_staged        count -> rows_inserted
+--     clear_target        rows changed -> rows_deleted
+--     insert_all
+--     advance_watermark   exactly one row must change
+--     record_finish
+--   commit
+--   then, failed or not: drop_stage, drop_raw
+--
+-- program reconcile (window [start, )):
+--   versioned_keys         count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
+--   reconcile_target       rows -> target
+--
+-- program preview (window [watermark - lookback, hi)):
+--   count_read  if window; count -> rows_read
+--
+-- program rewind (after setup; holds the lease; records a rewind in the run log):
+--   record_start
+--   begin
+--     advance_watermark  exactly one row must change
+--     record_finish
+--   commit
+
+-- name: create_schema
+-- phase: setup
+-- The target's schema.
+-- (nothing to run on sqlite)
 
 -- name: create_state
 -- phase: setup
@@ -40,8 +111,27 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "duration_ms" INTEGER,
   "error" TEXT,
   "spec_hash" TEXT,
+  "rows_skipped" INTEGER,
+  "note" TEXT,
   PRIMARY KEY ("run_id")
 );
+
+-- name: probe_runs
+-- phase: setup
+-- The run log's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_runs"
+WHERE 1 = 0;
+
+-- name: add_runs_rows_skipped
+-- phase: setup
+-- Add rows_skipped to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" INTEGER;
+
+-- name: add_runs_note
+-- phase: setup
+-- Add note to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
 
 -- name: create_partitions
 -- phase: setup
@@ -130,15 +220,15 @@ WHERE "pipeline" = ? AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, started_at, spec_hash
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
 FROM "incrc_runs"
 WHERE "pipeline" = ?
 ORDER BY "started_at" DESC
@@ -151,6 +241,20 @@ LIMIT 20;
 SELECT COUNT(*)
 FROM "app_balances"
 WHERE "day" >= ? AND "day" < ?;
+
+-- name: probe_source
+-- phase: stage
+-- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
+SELECT "account_id", "currency", "day", "balance", "note"
+FROM "app_balances"
+WHERE 1 = 0;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app_balances"
+WHERE "day" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -295,7 +399,7 @@ WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
 UPDATE "incrc_runs"
 SET "status" = ?,
     "watermark_after" = ?,
@@ -304,6 +408,7 @@ SET "status" = ?,
     "rows_updated" = ?,
     "rows_deleted" = ?,
     "rows_quarantined" = ?,
+    "rows_skipped" = ?,
     "finished_at" = ?,
     "duration_ms" = ?,
     "error" = ?
@@ -320,7 +425,7 @@ FROM (
     SELECT "day", "account_id", "currency", "balance", "note",
       ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
     FROM "app_balances" AS src
-    WHERE "day" >= ?
+    WHERE ("day" >= ? OR "day" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT ("account_id" IS NULL)
@@ -337,7 +442,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "account_id", "currency"
   FROM "app_balances"
-  WHERE "day" >= ?
+  WHERE ("day" >= ? OR "day" IS NULL)
   GROUP BY "account_id", "currency"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -350,7 +455,7 @@ SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") 
 FROM (
   SELECT "day", "balance", "note", "account_id"
   FROM "app_balances"
-  WHERE "day" >= ?
+  WHERE ("day" >= ? OR "day" IS NULL)
     AND NOT ("account_id" IS NULL)
     AND "day" >= ? AND "day" < ?
 ) AS r

@@ -1,0 +1,310 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mode names a program: one thing the runner can be asked to do with a
+// pipeline.
+type Mode string
+
+const (
+	ModeSetup       Mode = "setup"        // idempotent DDL, before every program that writes
+	ModeRun         Mode = "run"          // incrc run
+	ModeFullRefresh Mode = "full_refresh" // incrc run --full-refresh
+	ModeBackfill    Mode = "backfill"     // incrc backfill: the program of one partition
+	ModeReconcile   Mode = "reconcile"    // incrc reconcile, and backfill --only-drifted
+	ModePreview     Mode = "preview"      // incrc plan --target: what the next run would read
+	ModeRewind      Mode = "rewind"       // incrc state --rewind
+)
+
+// Program is the ordered steps of one mode of a pipeline: which statement
+// runs, inside the write transaction or not, once or once per partition,
+// under which condition, and what is read back into which register. The
+// runner walks it and knows no strategy: what differs between strategies
+// is here, where the compiled file shows it to a reviewer.
+type Program struct {
+	Mode Mode
+	Doc  string
+	// Setup: the setup program runs first.
+	Setup bool
+	// Lease: the program holds the pipeline's lease from before its first
+	// step until after its cleanup.
+	Lease bool
+	// Record is the run log's kind for this program; "" records nothing.
+	Record string
+	// Lo and Hi say how the runner fixes the window before the first step.
+	Lo LoBound
+	Hi HiBound
+	// Steps run in order. Consecutive Tx steps form one transaction;
+	// consecutive Each steps repeat together, once per partition.
+	Steps []Step
+	// Cleanup runs after the steps, whether they failed or not (session
+	// tables a pooled connection would otherwise keep).
+	Cleanup []string
+}
+
+// LoBound is where a program's window starts.
+type LoBound string
+
+const (
+	LoNone      LoBound = ""          // no lower bound is bound
+	LoStart     LoBound = "start"     // watermark.start: binds "start"
+	LoWatermark LoBound = "watermark" // the saved watermark minus the lookback (start on the first run): binds "start" and "lo"
+)
+
+// HiBound is where a program's window ends.
+type HiBound string
+
+const (
+	HiNone  HiBound = ""      // no upper bound is bound
+	HiNow   HiBound = "now"   // --until, or now minus the lag; for an integer watermark the largest id present plus one: binds "hi" and "watermark"
+	HiSaved HiBound = "saved" // the saved watermark: what the runs have covered (an error before the first run): binds "hi"
+)
+
+// Step is one statement of a program and what the runner does with it.
+type Step struct {
+	Stmt string // a statement of the plan
+	Tx   bool   // inside the program's write transaction
+	Each bool   // once per partition of the program's list (see ReadPartitions)
+	// If names a register that must not be zero for the step to run;
+	// "!name", one that must be zero. Empty: always.
+	If   string
+	Read Read
+	// Into lists the registers the value read is added to; "-name"
+	// subtracts it. Registers hold the run's counts (RegRead, ...) and the
+	// values later statements bind by the same name.
+	Into []string
+	// Fail, with ReadCount: a count other than zero fails the program with
+	// this message (%d is the count).
+	Fail string
+}
+
+// Read is what the runner reads back from a step.
+type Read string
+
+const (
+	ReadNothing  Read = ""         // executes; the result is not read
+	ReadAffected Read = "affected" // the rows the statement changed, summed over its parts
+	ReadCount    Read = "count"    // one integer
+	// ReadRows keeps the rows for the program's caller, under the first
+	// register of Into.
+	ReadRows Read = "rows"
+	// ReadPartitions reads (partition start, rows) pairs: the partitions
+	// that Each steps repeat over. Every row is added to Into; rows of
+	// partitions that are finalized (older than hi minus finalize_after)
+	// also to RegSkipped, and their partitions are left out; rows without
+	// a partition (NULL) also to RegUnpartitioned. RegPartitions counts
+	// the partitions listed.
+	ReadPartitions Read = "partitions"
+	// ReadColumns reads no rows, only the names of the columns: each sets
+	// the register Into[0] + name to 1.
+	ReadColumns Read = "columns"
+	// ReadSwap is a compare-and-set: exactly one row must change, or the
+	// program fails (another run moved the state, or the lease was lost).
+	ReadSwap Read = "swap"
+	// ReadTypes reads no rows, only the types of the columns: each must
+	// fit the declared column of the same name without loss.
+	ReadTypes Read = "types"
+)
+
+// Registers the runner and the programs share. The run's counts are
+// registers, recorded by record_finish under the same names.
+const (
+	RegRead          = "rows_read"
+	RegInserted      = "rows_inserted"
+	RegUpdated       = "rows_updated"
+	RegDeleted       = "rows_deleted"
+	RegQuarantined   = "rows_quarantined"
+	RegSkipped       = "rows_skipped"
+	RegWindow        = "window"        // 1 when the window [lo, hi) is not empty
+	RegPartitions    = "partitions"    // the partitions a ReadPartitions step listed
+	RegUnpartitioned = "unpartitioned" // rows of the window whose partition column is NULL
+	RegInvalid       = "invalid"       // staged rows that break a quality rule
+	RegVersioned     = "versioned"     // keys with more than one version in the source
+	RegWritten       = "rows_written"  // a backfilled partition's rows, for its marker
+	RegSource        = "source"        // rows: a reconciliation's or a check's source side
+	RegTarget        = "target"        // rows: its target side
+)
+
+// Counters are the registers a run reports and records, in the run log's
+// column order.
+var Counters = []string{RegRead, RegInserted, RegUpdated, RegDeleted, RegQuarantined, RegSkipped}
+
+// Program returns the program of a mode, or nil when the pipeline has none
+// (a pipeline without partitions has no backfill).
+func (p *Plan) Program(m Mode) *Program {
+	for _, pr := range p.Programs {
+		if pr.Mode == m {
+			return pr
+		}
+	}
+	return nil
+}
+
+// StateSetup is the part of the setup program that creates (or upgrades)
+// the state tables every pipeline shares, and nothing of the pipeline's
+// own: what reading state needs.
+func (p *Plan) StateSetup() *Program {
+	out := &Program{Mode: ModeSetup}
+	for _, s := range p.Program(ModeSetup).Steps {
+		switch {
+		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt):
+			out.Steps = append(out.Steps, s)
+		}
+	}
+	return out
+}
+
+// Listing is a program as the compiled file shows it: a header line, then
+// one line per step, in order, with its transaction, repetition, guard and
+// what it reads into which register. The text is stable: it changes only
+// when what runs changes.
+func (pr *Program) Listing() []string {
+	var head []string
+	if pr.Setup {
+		head = append(head, "after setup")
+	}
+	if pr.Lease {
+		head = append(head, "holds the lease")
+	}
+	if pr.Record != "" {
+		head = append(head, "records a "+pr.Record+" in the run log")
+	}
+	if w := pr.window(); w != "" {
+		head = append(head, "window "+w)
+	}
+	title := "program " + string(pr.Mode)
+	if len(head) > 0 {
+		title += " (" + strings.Join(head, "; ") + ")"
+	}
+	lines := []string{title + ":"}
+	width := 0
+	for _, s := range pr.Steps {
+		width = max(width, len(stepIndent(s))+len(s.Stmt))
+	}
+	inTx := false
+	for _, s := range pr.Steps {
+		if s.Tx != inTx {
+			if s.Tx {
+				lines = append(lines, "  begin")
+			} else {
+				lines = append(lines, "  commit")
+			}
+			inTx = s.Tx
+		}
+		indent := stepIndent(s)
+		var notes []string
+		if s.Each {
+			notes = append(notes, "each partition")
+		}
+		if s.If != "" {
+			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
+				notes = append(notes, "if no "+reg)
+			} else {
+				notes = append(notes, "if "+s.If)
+			}
+		}
+		if r := s.readText(); r != "" {
+			notes = append(notes, r)
+		}
+		line := indent + s.Stmt
+		if len(notes) > 0 {
+			line += strings.Repeat(" ", width-len(line)+2) + strings.Join(notes, "; ")
+		}
+		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	if inTx {
+		lines = append(lines, "  commit")
+	}
+	if len(pr.Cleanup) > 0 {
+		lines = append(lines, "  then, failed or not: "+strings.Join(pr.Cleanup, ", "))
+	}
+	return lines
+}
+
+// stepIndent shows a step's transaction: steps inside it are indented
+// under its begin.
+func stepIndent(s Step) string {
+	if s.Tx {
+		return "    "
+	}
+	return "  "
+}
+
+func (pr *Program) window() string {
+	lo := map[LoBound]string{LoStart: "start", LoWatermark: "watermark - lookback"}[pr.Lo]
+	hi := map[HiBound]string{HiNow: "hi", HiSaved: "saved watermark"}[pr.Hi]
+	switch {
+	case lo == "" && hi == "":
+		return ""
+	case hi == "":
+		return "[" + lo + ", )"
+	case lo == "":
+		return "[, " + hi + ")"
+	}
+	return "[" + lo + ", " + hi + ")"
+}
+
+func (s Step) readText() string {
+	into := func() string {
+		out := make([]string, len(s.Into))
+		for i, r := range s.Into {
+			out[i] = r
+			if name, ok := strings.CutPrefix(r, "-"); ok {
+				out[i] = "minus " + name
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	var t string
+	switch s.Read {
+	case ReadAffected:
+		t = "rows changed -> " + into()
+	case ReadCount:
+		t = "count"
+		if len(s.Into) > 0 {
+			t += " -> " + into()
+		}
+		if s.Fail != "" {
+			t += "; fails if not 0"
+		}
+	case ReadRows:
+		t = "rows -> " + into()
+	case ReadPartitions:
+		t = "partitions; rows -> " + into() + " (finalized: also " + RegSkipped + ")"
+	case ReadColumns:
+		t = "column names -> " + s.Into[0] + "<column>"
+	case ReadSwap:
+		t = "exactly one row must change"
+	case ReadTypes:
+		t = "column types must fit the declared ones"
+	}
+	return t
+}
+
+// check verifies that every step names a statement of the plan, so that a
+// program can never refer to something the compiled file does not show.
+func (pr *Program) check(p *Plan) error {
+	listed := false
+	for _, s := range pr.Steps {
+		switch {
+		case p.Statement(s.Stmt) == nil:
+			return fmt.Errorf("program %s: step %s is not a statement of the plan", pr.Mode, s.Stmt)
+		case s.Fail != "" && s.Read != ReadCount:
+			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
+		case s.Each && !listed:
+			return fmt.Errorf("program %s: step %s repeats per partition before any step lists them", pr.Mode, s.Stmt)
+		case (s.Read == ReadRows || s.Read == ReadColumns) && len(s.Into) != 1:
+			return fmt.Errorf("program %s: step %s reads into %d registers, not one", pr.Mode, s.Stmt, len(s.Into))
+		}
+		listed = listed || s.Read == ReadPartitions
+	}
+	for _, name := range pr.Cleanup {
+		if p.Statement(name) == nil {
+			return fmt.Errorf("program %s: cleanup %s is not a statement of the plan", pr.Mode, name)
+		}
+	}
+	return nil
+}

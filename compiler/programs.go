@@ -1,0 +1,246 @@
+package compiler
+
+import "fmt"
+
+// programs decides, for each mode the pipeline has, which statements run
+// in which order: the only place where strategies differ in what runs.
+func (l *lowerer) programs() {
+	p := l.p
+	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction."}
+	for _, st := range p.Statements {
+		if st.Phase != PhaseSetup {
+			continue
+		}
+		s := Step{Stmt: st.Name}
+		switch {
+		case st.Name == StmtProbeRuns:
+			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
+		case isAddRunsColumn(st.Name):
+			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
+		}
+		setup.Steps = append(setup.Steps, s)
+	}
+	p.Programs = append(p.Programs, setup)
+
+	var run *Program
+	if p.Strategy == FullRefresh {
+		// A full_refresh pipeline's run is a full refresh: it never appends.
+		run = l.fullRefresh()
+		run.Mode = ModeRun
+	} else {
+		run = l.incremental()
+	}
+	p.Programs = append(p.Programs, run, l.fullRefresh())
+	if p.Partition != nil {
+		p.Programs = append(p.Programs, l.backfill())
+	}
+	if p.ReconcileBy != "" {
+		p.Programs = append(p.Programs, l.reconcileProgram())
+	}
+	p.Programs = append(p.Programs, l.preview(), l.rewind())
+}
+
+// runsColumnPrefix names the registers probe_runs sets: one per column of
+// the run log, so that setup adds only the columns a table lacks.
+const runsColumnPrefix = "runs."
+
+func isAddRunsColumn(name string) bool {
+	prefix := addRunsColumn("")
+	return len(name) > len(prefix) && name[:len(prefix)] == prefix
+}
+
+// program starts a program that records a run of the given kind.
+func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Program {
+	pr := &Program{Mode: m, Setup: true, Lease: true, Record: record, Lo: lo, Hi: hi}
+	if l.p.Watermark == nil {
+		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
+	}
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
+	if wm := l.p.Watermark; wm != nil && l.nullMode() == "fail" {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWatermark, Read: ReadCount,
+			Fail: fmt.Sprintf("%%d source row(s) have a NULL %s, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}", wm.Name)})
+	}
+	return pr
+}
+
+// stageSteps create the session tables the rows are staged in.
+func (l *lowerer) stageSteps(guard string) []Step {
+	steps := []Step{{Stmt: StmtDropStage, If: guard}, {Stmt: StmtCreateStage, If: guard}}
+	if l.dedupe() != nil {
+		steps = append(steps, Step{Stmt: StmtDropRaw, If: guard}, Step{Stmt: StmtCreateRaw, If: guard})
+	}
+	return steps
+}
+
+func (l *lowerer) cleanup() []string {
+	if l.dedupe() != nil {
+		return []string{StmtDropStage, StmtDropRaw}
+	}
+	return []string{StmtDropStage}
+}
+
+// quality splits the staged rows: invalid ones are quarantined (and a
+// merge retracts the key they would replace) or fail the program.
+func (l *lowerer) quality(guard string, retract bool, failMsg string) []Step {
+	if len(l.rules) == 0 {
+		return nil
+	}
+	count := Step{Stmt: StmtCountInvalid, Tx: true, If: guard, Read: ReadCount, Into: []string{RegInvalid}}
+	if l.mode == "fail" {
+		count.Fail = failMsg
+		return []Step{count}
+	}
+	count.Into = append(count.Into, RegQuarantined)
+	steps := []Step{count, {Stmt: StmtQuarantine, Tx: true, If: RegInvalid}}
+	if retract && l.p.Strategy == Merge {
+		steps = append(steps, Step{Stmt: StmtRetractInvalid, Tx: true, If: RegInvalid, Read: ReadAffected, Into: []string{RegDeleted}})
+	}
+	return append(steps, Step{Stmt: StmtDeleteInvalid, Tx: true, If: RegInvalid})
+}
+
+const failInvalid = "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written"
+
+// finish is the end of every write transaction: rows whose watermark is
+// NULL are quarantined, the watermark advances, the run is recorded.
+func (l *lowerer) finish() []Step {
+	var steps []Step
+	if l.p.Watermark != nil && l.nullMode() == "quarantine" {
+		steps = append(steps, Step{Stmt: StmtQuarantineNullWM, Tx: true, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
+	}
+	return append(steps, Step{Stmt: StmtAdvance, Tx: true, Read: ReadSwap}, Step{Stmt: StmtRecordFinish, Tx: true})
+}
+
+// incremental is incrc run: the window [watermark - lookback, hi).
+func (l *lowerer) incremental() *Program {
+	p := l.p
+	pr := l.program(ModeRun, "run", LoWatermark, HiNow)
+	pr.Doc = "An incremental run: the window's rows, written by " + string(p.Strategy) + "."
+	if p.Strategy == OverwritePartitions {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}})
+		if l.mode == "fail" {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountUnpartitioned, If: RegUnpartitioned, Read: ReadCount,
+				Fail: "%d row(s) of the window have a NULL " + p.Partition.Column + " and belong to no partition, and on_invalid is fail: nothing written"})
+		}
+		pr.Steps = append(pr.Steps, l.stageSteps(RegPartitions)...)
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtStagePartition, Each: true})
+		pr.Steps = append(pr.Steps, l.quality(RegPartitions, false, failInvalid)...)
+		pr.Steps = append(pr.Steps,
+			Step{Stmt: StmtCountStaged, Tx: true, If: RegPartitions, Read: ReadCount, Into: []string{RegInserted}},
+			Step{Stmt: StmtCountPartition, Tx: true, Each: true, Read: ReadCount, Into: []string{RegDeleted}},
+			Step{Stmt: StmtReplacePartition, Tx: true, Each: true})
+		if l.mode == "quarantine" {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineUnpartited, Tx: true, If: RegUnpartitioned, Read: ReadAffected, Into: []string{RegQuarantined}})
+		}
+	} else {
+		pr.Steps = append(pr.Steps, l.stageSteps(RegWindow)...)
+		into := StmtStageWindow
+		pr.Steps = append(pr.Steps, Step{Stmt: into, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+		if l.dedupe() != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
+		}
+		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
+		if p.Strategy == Merge {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountMatched, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}})
+		}
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtWrite, Tx: true, If: RegRead})
+	}
+	pr.Steps = append(pr.Steps, l.finish()...)
+	pr.Cleanup = l.cleanup()
+	return pr
+}
+
+// fullRefresh is incrc run --full-refresh: the target rebuilt from every
+// source row in [start, hi), in one transaction.
+func (l *lowerer) fullRefresh() *Program {
+	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+	pr.Doc = "A full refresh: the target emptied and rewritten from the whole source, in one transaction."
+	pr.Steps = append(pr.Steps, l.stageSteps("")...)
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	if l.dedupe() != nil {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage})
+	}
+	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
+	pr.Steps = append(pr.Steps,
+		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},
+		Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}},
+		Step{Stmt: StmtInsertAll, Tx: true})
+	pr.Steps = append(pr.Steps, l.finish()...)
+	pr.Cleanup = l.cleanup()
+	return pr
+}
+
+// backfill is the program of one partition [plo, phi) of incrc backfill:
+// rebuilt from the source in its own transaction with its completion
+// marker, then checked against the source. The backfill itself holds the
+// lease and records the run; this program runs once per partition.
+func (l *lowerer) backfill() *Program {
+	p := l.p
+	// An append pipeline's next run appends what is above the watermark:
+	// a backfill reading those rows too would write them twice. Merge and
+	// overwrite rewrite idempotently, so they read everything committed.
+	hi := HiNow
+	if p.Strategy == Append {
+		hi = HiSaved
+	}
+	pr := &Program{Mode: ModeBackfill, Lo: LoStart, Hi: hi,
+		Doc: "One partition of a backfill: rebuilt whole from the source, marked done in the same transaction, then checked."}
+	if p.Watermark == nil {
+		pr.Lo, pr.Hi = LoNone, HiNone
+	}
+	pr.Steps = []Step{{Stmt: StmtDropStage}, {Stmt: StmtCreateStage}, {Stmt: StmtStagePartition}}
+	pr.Steps = append(pr.Steps, l.quality("", false, "%d row(s) break quality rules and on_invalid is fail: partition left as it was")...)
+	pr.Steps = append(pr.Steps,
+		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted, RegWritten}},
+		Step{Stmt: StmtCountPartition, Tx: true, Read: ReadCount, Into: []string{RegDeleted}},
+		Step{Stmt: StmtReplacePartition, Tx: true},
+		Step{Stmt: StmtDeleteMarker, Tx: true},
+		Step{Stmt: StmtInsertMarker, Tx: true},
+		Step{Stmt: StmtCheckPartitionSrc, Read: ReadRows, Into: []string{RegSource}},
+		Step{Stmt: StmtCheckPartitionTgt, Read: ReadRows, Into: []string{RegTarget}})
+	pr.Cleanup = []string{StmtDropStage}
+	return pr
+}
+
+// reconcileProgram compares source and target per reconcile.by value.
+func (l *lowerer) reconcileProgram() *Program {
+	pr := &Program{Mode: ModeReconcile, Lo: LoStart, Doc: "Source and target per " + l.p.ReconcileBy + " in [from, to); read-only."}
+	if l.p.Watermark == nil {
+		pr.Lo = LoNone
+	}
+	if l.dedupe() != nil {
+		pr.Steps = append(pr.Steps,
+			Step{Stmt: StmtVersionedKeys, Read: ReadCount, Into: []string{RegVersioned}},
+			Step{Stmt: StmtReconcileSrcFlat, If: "!" + RegVersioned, Read: ReadRows, Into: []string{RegSource}},
+			Step{Stmt: StmtReconcileSrc, If: RegVersioned, Read: ReadRows, Into: []string{RegSource}})
+	} else {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtReconcileSrc, Read: ReadRows, Into: []string{RegSource}})
+	}
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtReconcileTgt, Read: ReadRows, Into: []string{RegTarget}})
+	return pr
+}
+
+// preview is what incrc plan --target shows of the next run: its window
+// and what it would read, found without changing anything.
+func (l *lowerer) preview() *Program {
+	pr := &Program{Mode: ModePreview, Lo: LoWatermark, Hi: HiNow, Doc: "What the next run would read; read-only."}
+	if l.p.Watermark == nil {
+		pr.Lo = LoNone
+	}
+	if l.p.Strategy == OverwritePartitions {
+		pr.Steps = []Step{{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}}}
+	} else {
+		pr.Steps = []Step{{Stmt: StmtCountRead, If: RegWindow, Read: ReadCount, Into: []string{RegRead}}}
+	}
+	return pr
+}
+
+// rewind is incrc state --rewind: the watermark moved back to a time the
+// user gives, under the lease and recorded, so the next run re-reads.
+func (l *lowerer) rewind() *Program {
+	return &Program{Mode: ModeRewind, Setup: true, Lease: true, Record: "rewind",
+		Doc: "Move the watermark back; the next run reads from there.",
+		Steps: []Step{{Stmt: StmtRecordStart},
+			{Stmt: StmtAdvance, Tx: true, Read: ReadSwap},
+			{Stmt: StmtRecordFinish, Tx: true}}}
+}

@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// DefaultLeaseTTL is how long a lease lasts without renewal: long enough
+// for a slow statement, short enough that a crashed run's pipeline is not
+// stuck for long.
+const DefaultLeaseTTL = 5 * time.Minute
+
+// LockedError says another run holds the pipeline's lease, or (Reason
+// set) another process holds the whole target, as DuckDB's one writer.
+type LockedError struct {
+	Pipeline string
+	Owner    string
+	Until    string
+	Reason   string
+}
+
+func (e *LockedError) Error() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("pipeline %s is locked by run %s until %s (wait, or free a dead run's lease with: incrc state --release %s)", e.Pipeline, e.Owner, e.Until, e.Pipeline)
+}
+
+// lease is a pipeline's lease while a program holds it. It is renewed
+// when a third of its time has passed: by one ticker on a connection of
+// its own where that cannot conflict with the program's writes
+// (concurrent), otherwise between the program's steps (renewDue).
+type lease struct {
+	t        *Target
+	c        *compiled
+	pipeline string
+	owner    string
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu      sync.Mutex
+	renewed time.Time
+	stop    func()
+}
+
+// acquire takes the pipeline's lease on conn: it reads the state first,
+// so that a held lease is reported at once without queueing behind the
+// holder's write transaction (SQLite has one writer at a time), creates
+// the state row if there is none, and takes the lease by compare-and-set.
+// Runs still marked running are then abandoned: their lease is gone.
+func (t *Target) acquire(ctx context.Context, conn *sql.Conn, c *compiled, vals params, ttl time.Duration, now func() time.Time, hook func(string) error) (*lease, error) {
+	l := &lease{t: t, c: c, pipeline: c.plan.Pipeline, owner: vals["owner"].(string), ttl: ttl, now: now, stop: func() {}}
+	step := func(name string) (int64, error) {
+		if hook != nil {
+			if err := hook(name); err != nil {
+				return 0, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return c.exec(ctx, conn, name, vals)
+	}
+	at := now()
+	st, err := readState(ctx, c, conn, l.pipeline)
+	if err != nil {
+		return nil, err
+	}
+	if st.LeaseOwner != "" && st.LeaseOwner != l.owner && st.LeaseExpiresAt >= stateTime(at) {
+		return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+	}
+	if !st.exists {
+		if _, err := step(compiler.StmtInitState); err != nil {
+			return nil, err
+		}
+	}
+	vals["now"] = stateTime(at)
+	vals["expires_at"] = stateTime(at.Add(ttl))
+	n, err := step(compiler.StmtAcquireLease)
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 {
+		st, err := readState(ctx, c, conn, l.pipeline)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+	}
+	l.renewed = at
+	if _, err := step(compiler.StmtAbandonRuns); err != nil {
+		l.release(ctx, conn)
+		return nil, err
+	}
+	return l, nil
+}
+
+// keep starts the ticker that renews the lease on a connection of its own
+// while the program runs. A failed renewal is not fatal here: the
+// advance's compare-and-set on the lease owner is what keeps a run that
+// lost its lease from committing.
+func (l *lease) keep(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	l.stop = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(l.ttl/3, 10*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				l.renew(ctx, l.t.DB)
+			}
+		}
+	}()
+}
+
+// renewDue renews the lease on q when a third of its time has passed: the
+// renewal between steps, for engines where the ticker cannot run.
+func (l *lease) renewDue(ctx context.Context, q querier) error {
+	l.mu.Lock()
+	due := l.now().Sub(l.renewed) >= l.ttl/3
+	l.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return l.renew(ctx, q)
+}
+
+func (l *lease) renew(ctx context.Context, q querier) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := l.now()
+	vals := params{"pipeline": l.pipeline, "owner": l.owner, "expires_at": stateTime(at.Add(l.ttl))}
+	n, err := l.c.exec(ctx, q, compiler.StmtRenewLease, vals)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("lease lost: another run took over pipeline %s after this run's lease expired", l.pipeline)
+	}
+	l.renewed = at
+	return nil
+}
+
+// release stops the ticker and gives the lease back. It runs even when
+// the program's context is cancelled, and when the program's connection
+// died it goes over a fresh one: a dead run must not hold its pipeline
+// for the whole TTL.
+func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
+	l.stop()
+	vals := params{"pipeline": l.pipeline, "owner": l.owner}
+	return l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
+		_, err := l.c.exec(ctx, q, compiler.StmtReleaseLease, vals)
+		return err
+	})
+}
+
+// cleanupTimeout bounds what runs after a program failed (its record, the
+// lease's release), so that a dead server cannot hang the exit.
+const cleanupTimeout = 30 * time.Second
+
+// onLiveConn runs f on conn, and when that fails, once more on a fresh
+// connection: for the bookkeeping after a failure, when the failure may
+// have been the connection itself. It runs even when ctx is cancelled.
+func (t *Target) onLiveConn(ctx context.Context, conn *sql.Conn, f func(context.Context, querier) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	err := f(ctx, conn)
+	if err == nil {
+		return nil
+	}
+	fresh, cerr := t.DB.Conn(ctx)
+	if cerr != nil {
+		return fmt.Errorf("%w (and no fresh connection: %v)", err, cerr)
+	}
+	defer fresh.Close()
+	return f(ctx, fresh)
+}

@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// machine walks one program on one connection. It knows the step
+// vocabulary (transactions, repetition per partition, guards, what to read
+// back into which register) and nothing of strategies: what a program does
+// is in the plan.
+type machine struct {
+	c    *compiled
+	conn *sql.Conn
+	vals params
+	rows map[string][][]any // ReadRows results, by register
+	// parts are the partitions a ReadPartitions step listed, in order;
+	// finalBound is where finalized partitions end (zero: none are).
+	parts      []partition
+	finalBound time.Time
+	// hook, when set, runs before each statement by name (tests inject
+	// failures with it), and before "commit".
+	hook func(name string) error
+	// between, when set, runs before each step outside a transaction and
+	// before the transaction begins: lease renewal on engines where it
+	// cannot run alongside the write.
+	between func(ctx context.Context) error
+	// before, when set, runs before each step (the run's clock values).
+	before func()
+}
+
+func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
+	return &machine{c: c, conn: conn, vals: vals, rows: map[string][][]any{}}
+}
+
+// reg reads a register; a register nothing wrote is zero.
+func (m *machine) reg(name string) int64 {
+	n, _ := m.vals[name].(int64)
+	return n
+}
+
+func (m *machine) add(name string, n int64) {
+	if r, ok := strings.CutPrefix(name, "-"); ok {
+		m.vals[r] = m.reg(r) - n
+		return
+	}
+	m.vals[name] = m.reg(name) + n
+}
+
+func (m *machine) guard(s compiler.Step) bool {
+	switch {
+	case s.If == "":
+		return true
+	case strings.HasPrefix(s.If, "!"):
+		return m.reg(s.If[1:]) == 0
+	}
+	return m.reg(s.If) != 0
+}
+
+// walk runs the program's steps. A failed step rolls back the open
+// transaction and ends the walk; the cleanup is the caller's (it runs
+// after a failure too).
+func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
+	var tx *sql.Tx
+	defer func() {
+		if tx != nil {
+			tx.Rollback()
+		}
+	}()
+	steps := pr.Steps
+	for i := 0; i < len(steps); {
+		s := steps[i]
+		switch {
+		case s.Tx && tx == nil:
+			if err := m.betweenSteps(ctx); err != nil {
+				return err
+			}
+			var err error
+			if tx, err = m.conn.BeginTx(ctx, nil); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+		case !s.Tx && tx != nil:
+			if err := m.commit(tx); err != nil {
+				return err
+			}
+			tx = nil
+		}
+		var q querier = m.conn
+		if tx != nil {
+			q = tx
+		} else if err := m.betweenSteps(ctx); err != nil {
+			return err
+		}
+		if !s.Each {
+			if err := m.step(ctx, q, s); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		// Consecutive Each steps in one transaction state repeat together,
+		// once per partition, in the order listed.
+		j := i
+		for j < len(steps) && steps[j].Each && steps[j].Tx == s.Tx {
+			j++
+		}
+		for _, p := range m.parts {
+			m.bindPartition(p)
+			for _, each := range steps[i:j] {
+				if err := m.step(ctx, q, each); err != nil {
+					return fmt.Errorf("partition %s: %w", p.Key(m.c.plan.Partition.Granularity), err)
+				}
+			}
+		}
+		i = j
+	}
+	if tx != nil {
+		err := m.commit(tx)
+		tx = nil
+		return err
+	}
+	return nil
+}
+
+func (m *machine) betweenSteps(ctx context.Context) error {
+	if m.between == nil {
+		return nil
+	}
+	return m.between(ctx)
+}
+
+func (m *machine) commit(tx *sql.Tx) error {
+	if m.hook != nil {
+		if err := m.hook("commit"); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// step runs one statement and reads back what the step says.
+func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
+	if !m.guard(s) {
+		return nil
+	}
+	if m.before != nil {
+		m.before()
+	}
+	if m.hook != nil {
+		if err := m.hook(s.Stmt); err != nil {
+			return fmt.Errorf("%s: %w", s.Stmt, err)
+		}
+	}
+	c := m.c
+	switch s.Read {
+	case compiler.ReadNothing:
+		_, err := c.exec(ctx, q, s.Stmt, m.vals)
+		return err
+	case compiler.ReadAffected:
+		n, err := c.exec(ctx, q, s.Stmt, m.vals)
+		m.into(s, n)
+		return err
+	case compiler.ReadSwap:
+		n, err := c.exec(ctx, q, s.Stmt, m.vals)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("%s: the state of pipeline %s changed under this run, or its lease was lost (%d rows changed, expected 1): nothing committed", s.Stmt, c.plan.Pipeline, n)
+		}
+		return err
+	case compiler.ReadCount:
+		n, _, err := c.count(ctx, q, s.Stmt, m.vals)
+		if err != nil {
+			return err
+		}
+		m.into(s, n)
+		if s.Fail != "" && n != 0 {
+			return fmt.Errorf(s.Fail, n)
+		}
+		return nil
+	case compiler.ReadRows:
+		rows, err := c.query(ctx, q, s.Stmt, m.vals)
+		m.rows[s.Into[0]] = rows
+		return err
+	case compiler.ReadPartitions:
+		return m.partitions(ctx, q, s)
+	case compiler.ReadColumns:
+		cols, err := c.columns(ctx, q, s.Stmt, m.vals)
+		for _, col := range cols {
+			m.vals[s.Into[0]+strings.ToLower(col.Name)] = int64(1)
+		}
+		return err
+	case compiler.ReadTypes:
+		cols, err := c.columns(ctx, q, s.Stmt, m.vals)
+		if err != nil {
+			return err
+		}
+		return checkTypes(c, cols)
+	}
+	return fmt.Errorf("%s: the runner does not know how to read %q", s.Stmt, s.Read)
+}
+
+func (m *machine) into(s compiler.Step, n int64) {
+	for _, r := range s.Into {
+		m.add(r, n)
+	}
+}
+
+// partitions reads (partition start, rows) pairs into the partition list.
+func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step) error {
+	pt := m.c.plan.Partition
+	rows, err := m.c.query(ctx, q, s.Stmt, m.vals)
+	if err != nil {
+		return err
+	}
+	m.parts = nil
+	for _, row := range rows {
+		n, err := asInt(row[1])
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Stmt, err)
+		}
+		m.into(s, n)
+		if row[0] == nil {
+			m.add(compiler.RegUnpartitioned, n)
+			continue
+		}
+		t, err := asTime(row[0])
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Stmt, err)
+		}
+		p := makePartition(t, pt.Granularity)
+		if p.start.Before(m.finalBound) {
+			m.add(compiler.RegSkipped, n)
+			continue
+		}
+		m.parts = append(m.parts, p)
+	}
+	m.vals[compiler.RegPartitions] = int64(len(m.parts))
+	return nil
+}
+
+// bindPartition sets plo and phi for one partition.
+func (m *machine) bindPartition(p partition) {
+	bindPartition(m.c, m.vals, p)
+}
+
+func bindPartition(c *compiled, vals params, p partition) {
+	kind := c.plan.Partition.Type.Kind
+	vals["plo"] = c.d.BindTime(p.start, kind)
+	vals["phi"] = c.d.BindTime(p.end, kind)
+	vals["partition_key"] = p.Key(c.plan.Partition.Granularity)
+}
+
+// checkTypes fails when a source column's type does not fit its declared
+// type without loss: before anything is written, naming the column and
+// both types. A type the dialect cannot read is not held against it.
+func checkTypes(c *compiled, cols []dialects.ColumnInfo) error {
+	typer, ok := c.d.(dialects.SourceTyper)
+	if !ok {
+		return nil
+	}
+	var problems []string
+	for _, col := range cols {
+		var declared *compiler.Col
+		for i := range c.plan.Columns {
+			if strings.EqualFold(c.plan.Columns[i].Name, col.Name) {
+				declared = &c.plan.Columns[i]
+			}
+		}
+		if declared == nil {
+			continue
+		}
+		src, ok := typer.SourceType(col)
+		if !ok {
+			continue
+		}
+		if fits, why := compiler.Fits(src, declared.Type); !fits {
+			problems = append(problems, fmt.Sprintf("column %s: the source's %s does not fit the declared %s without loss (%s): declare a type that holds every source value, or cast it in source.query",
+				declared.Name, sourceTypeName(col), declared.Type, why))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %s", compiler.StmtProbeSource, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func sourceTypeName(c dialects.ColumnInfo) string {
+	name := c.TypeName
+	if c.HasDecimal && strings.EqualFold(name, "NUMERIC") || strings.EqualFold(name, "DECIMAL") && c.HasDecimal {
+		if c.Precision > 1000 {
+			return name + " (unbounded)"
+		}
+		return fmt.Sprintf("%s(%d,%d)", name, c.Precision, c.Scale)
+	}
+	if c.HasLength && c.Length < 1<<20 && (strings.EqualFold(name, "VARCHAR") || strings.EqualFold(name, "BPCHAR")) {
+		return fmt.Sprintf("%s(%d)", name, c.Length)
+	}
+	return name
+}
