@@ -66,9 +66,10 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 		cfg.Loc = timeUTC
 		cfg.ParseTime = true
 		cfg.ClientFoundRows = true
-		if _, asked := u.Query()["sql_mode"]; !asked {
-			delete(cfg.Params, "sql_mode") // dburl adds ANSI mode; the dialect quotes with backticks
+		if cfg.Params == nil {
+			cfg.Params = map[string]string{}
 		}
+		cfg.Params["sql_mode"] = strictMode(u.Query())
 		driver, dsn, name = "mysql", cfg.FormatDSN(), "mysql"
 	default:
 		return nil, fmt.Errorf("target %q: unsupported database %q (supported: duckdb, sqlite, postgres, mysql)", redact(rawURL), u.Driver)
@@ -95,6 +96,21 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
 	return &Target{DB: db, Dialect: d, URL: redact(rawURL)}, nil
+}
+
+// strictMode is the session's sql_mode on a MariaDB/MySQL target: the
+// server's (or the URL's sql_mode) plus STRICT_ALL_TABLES, so that a value
+// that does not fit its column (a text key longer than its VARCHAR) fails
+// the statement instead of being cut with a warning, which could also turn
+// two keys into one. dburl's default ANSI mode is not taken: the dialect
+// quotes with backticks.
+func strictMode(q url.Values) string {
+	base := "@@SESSION.sql_mode"
+	if v, asked := q["sql_mode"]; asked && len(v) > 0 {
+		mode := strings.Trim(v[0], `'"`)
+		base = "'" + strings.NewReplacer(`\`, `\\`, "'", "''").Replace(mode) + "'"
+	}
+	return "CONCAT_WS(',', NULLIF(" + base + ", ''), 'STRICT_ALL_TABLES')"
 }
 
 // Close closes the database.
