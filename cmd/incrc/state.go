@@ -20,12 +20,12 @@ func stateCmd() *command {
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p       projectFlags
-			target  string
+			tf      targetFlags
 			release string
 			asJSON  bool
 		)
 		fs := c.flags(e)
-		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&release, "release", "", "free the lease of PIPELINE, whoever holds it (for a run that died)")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
 		p.register(fs)
@@ -45,7 +45,7 @@ func stateCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, target, "")
+		tg, code := c.open(ctx, e, cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
