@@ -83,10 +83,23 @@ func runCmd() *command {
 			case err != nil:
 				code = exitError
 			}
-			if asJSON {
+			// Without a window the run was refused or failed before it
+			// started (setup, the saved watermark, --until): the result has
+			// no window or counts to report, and no status of its own.
+			started := res.WindowHi != ""
+			if err != nil && !started {
+				res.Status = "failed"
+				if res.Error == "" {
+					res.Error = err.Error()
+				}
+			}
+			switch {
+			case asJSON:
 				json.NewEncoder(e.stdout).Encode(res)
-			} else {
+			case started:
 				printResult(e.stdout, res)
+			default:
+				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
 			if err != nil {
 				fmt.Fprintf(e.stderr, "incrc run: %s failed: %v\n", plan.Pipeline, err)
