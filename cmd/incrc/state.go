@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/incrc/incrc/runner"
 )
@@ -75,9 +76,12 @@ func stateCmd() *command {
 				continue
 			}
 			fmt.Fprintf(e.stdout, "%s\n  watermark: %s\n", st.Pipeline, orNone(st.Watermark))
-			if st.LeaseOwner != "" {
+			switch {
+			case st.LeaseOwner != "" && leaseExpired(st.LeaseExpiresAt, e.now()):
+				fmt.Fprintf(e.stdout, "  lease:     expired (was held by %s until %s)\n", st.LeaseOwner, st.LeaseExpiresAt)
+			case st.LeaseOwner != "":
 				fmt.Fprintf(e.stdout, "  lease:     held by %s until %s\n", st.LeaseOwner, st.LeaseExpiresAt)
-			} else {
+			default:
 				fmt.Fprintf(e.stdout, "  lease:     free\n")
 			}
 			if len(st.Runs) == 0 {
@@ -104,6 +108,15 @@ func stateCmd() *command {
 		return exitOK
 	}
 	return c
+}
+
+// leaseExpired reports whether a lease that lasts until expires (state
+// time: RFC 3339, UTC, microseconds) has run out at now, as the next run
+// decides it: held through its last microsecond. An expiry that does not
+// parse is not called expired: the lease is shown as stored.
+func leaseExpired(expires string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, expires)
+	return err == nil && t.Before(now.Truncate(time.Microsecond))
 }
 
 // printMarkers summarizes backfill markers: per backfill, partitions by
