@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -68,8 +69,8 @@ var configKeys = []string{"specs", "out", "dialects", "targets"}
 // ${NAME} in target URLs.
 func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	cfg := DefaultConfig()
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	data, err := readSpecFile(path, "a project file")
+	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
 	if err != nil {
@@ -197,9 +198,14 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 		diags Diagnostics
 	)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readSpecFile(f, "a pipeline spec")
 		if err != nil {
-			diags.add(Pos{File: f}, "%v", err)
+			var fe *fileError
+			if errors.As(err, &fe) {
+				diags.add(Pos{File: f}, "%s", fe.Msg)
+			} else {
+				diags.add(Pos{File: f}, "%v", err)
+			}
 			continue
 		}
 		s, err := Parse(f, data)

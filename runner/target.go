@@ -10,18 +10,21 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/xo/dburl"
 
-	// Drivers: DuckDB embedded (the default), SQLite pure Go, PostgreSQL
-	// through pgx, MariaDB/MySQL.
+	// Drivers: DuckDB embedded (the default), SQLite pure Go; PostgreSQL
+	// through pgx and MariaDB/MySQL are opened through their connectors.
 	_ "github.com/duckdb/duckdb-go/v2"
-	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/incrc/incrc/dialects"
@@ -43,29 +46,75 @@ type Target struct {
 // that a server that stopped answering does not hold a run forever.
 const DefaultStatementTimeout = time.Hour
 
+// DefaultConnectTimeout bounds connecting to a server target. A healthy
+// server answers in milliseconds, and ten seconds leave room for a distant
+// one, TLS and authentication under load; a server that accepts the
+// connection and never answers (a hung process, a half-open proxy) then
+// fails a scheduled run in seconds instead of holding it until the
+// scheduler gives up, and the error names the target.
+const DefaultConnectTimeout = 10 * time.Second
+
+// OpenOption changes how Open connects.
+type OpenOption func(*openOptions)
+
+type openOptions struct {
+	connectTimeout time.Duration
+}
+
+// ConnectTimeout bounds each new connection to a PostgreSQL or MariaDB/MySQL
+// target, from the TCP dial to the end of authentication: the first one
+// and every one the pool opens later. Zero means no bound. A
+// connect_timeout (postgres, seconds) or timeout (mysql) in the URL is the
+// user's own choice and wins. Statements have a bound of their own
+// (Target.StatementTimeout), far longer. DuckDB and SQLite are local files: nothing to bound.
+func ConnectTimeout(d time.Duration) OpenOption {
+	return func(o *openOptions) { o.connectTimeout = d }
+}
+
 // Open opens a target URL: duckdb:PATH, sqlite:PATH, postgres://...,
 // mysql://... (MariaDB too). The dialect follows from the URL; when
 // dialect is not empty it must agree.
-func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
+func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
+	o := openOptions{connectTimeout: DefaultConnectTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	u, err := dburl.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("target %q: %w (expected duckdb:PATH, sqlite:PATH, postgres://..., mysql://...)", redact(rawURL), err)
 	}
-	var driver, dsn, name string
+	var (
+		driverName, dsn, name string
+		connector             driver.Connector // server engines
+		timeout               time.Duration    // bounds each connect of the connector
+		initSQL               []string         // run on each new connection
+	)
 	switch u.Driver {
 	case "duckdb":
-		driver, dsn, name = "duckdb", u.DSN, "duckdb"
+		driverName, dsn, name = "duckdb", u.DSN, "duckdb"
 	case "sqlite3", "moderncsqlite":
 		// modernc.org/sqlite registers "sqlite"; dburl names mattn's driver.
 		path := u.Opaque
 		if path == "" {
 			path = u.Path
 		}
-		driver, name = "sqlite", "sqlite"
+		driverName, name = "sqlite", "sqlite"
 		dsn = path + "?_pragma=busy_timeout(10000)&_txlock=immediate"
 	case "pgx", "postgres":
-		driver, dsn, name = "pgx", u.DSN, "postgres"
+		name = "postgres"
+		cfg, err := pgx.ParseConfig(u.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
+		}
+		// pgx's own bound covers the dial, TLS and authentication of each
+		// host it tries; PGCONNECT_TIMEOUT set it too.
+		if _, set := u.Query()["connect_timeout"]; !set && cfg.ConnectTimeout == 0 {
+			cfg.ConnectTimeout = o.connectTimeout
+		}
+		timeout = cfg.ConnectTimeout
+		connector = stdlib.GetConnector(*cfg)
 	case "mysql":
+		name = "mysql"
 		cfg, err := mysql.ParseDSN(u.DSN)
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
@@ -75,10 +124,26 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 		cfg.Loc = timeUTC
 		cfg.ParseTime = true
 		cfg.ClientFoundRows = true
-		if _, asked := u.Query()["sql_mode"]; !asked {
-			delete(cfg.Params, "sql_mode") // dburl adds ANSI mode; the dialect quotes with backticks
+		if cfg.Params == nil {
+			cfg.Params = map[string]string{}
 		}
-		driver, dsn, name = "mysql", cfg.FormatDSN(), "mysql"
+		cfg.Params["sql_mode"] = strictMode(u.Query())
+		// The driver's timeout bounds the dial only: a server that accepts
+		// and never sends its greeting would hang the handshake, which only
+		// the context of Connect bounds (boundedConnector).
+		if _, set := u.Query()["timeout"]; !set {
+			cfg.Timeout = o.connectTimeout
+		}
+		timeout = cfg.Timeout
+		if connector, err = mysql.NewConnector(cfg); err != nil {
+			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
+		}
+		// READ COMMITTED, as PostgreSQL: under InnoDB's default REPEATABLE
+		// READ an UPDATE locks every row it scans, so abandon_runs over the
+		// run log every pipeline shares would wait for any other
+		// pipeline's open write. The statement is spelled the same on
+		// MariaDB and MySQL 8, whose variables for it differ.
+		initSQL = []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"}
 	default:
 		return nil, fmt.Errorf("target %q: unsupported database %q (supported: duckdb, sqlite, postgres, mysql)", redact(rawURL), u.Driver)
 	}
@@ -89,9 +154,24 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(driver, dsn)
+	var db *sql.DB
+	if connector != nil {
+		db = sql.OpenDB(boundedConnector{Connector: connector, timeout: timeout, init: initSQL})
+	} else {
+		db, err = sql.Open(driverName, dsn) // DuckDB opens its file here
+	}
+	timedOut := false
 	if err == nil {
-		if err = db.PingContext(ctx); err != nil {
+		// The ping's own deadline also bounds database/sql's retries of a
+		// connection the driver calls bad.
+		pingCtx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			pingCtx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		err = db.PingContext(pingCtx)
+		timedOut = errors.Is(pingCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err != nil {
 			db.Close()
 		}
 	}
@@ -101,9 +181,61 @@ func Open(ctx context.Context, rawURL, dialect string) (*Target, error) {
 			// (or anything else) has it open, which is a lock, not a failure.
 			return nil, &LockedError{Reason: fmt.Sprintf("%s is locked by another process (DuckDB allows one writer per database file): %v", redact(rawURL), err)}
 		}
+		if timedOut {
+			return nil, fmt.Errorf("connect to %s: no answer within the connect timeout of %s: %w", redact(rawURL), timeout, err)
+		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
 	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout}, nil
+}
+
+// boundedConnector gives each new connection at most timeout to connect,
+// in all: a URL naming several PostgreSQL hosts shares it between them.
+// It also runs init on each new connection: settings of the session that
+// the driver has no parameter for.
+type boundedConnector struct {
+	driver.Connector
+	timeout time.Duration
+	init    []string
+}
+
+func (c boundedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil || len(c.init) == 0 {
+		return conn, err
+	}
+	exec, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("the driver cannot run %q on a new connection", c.init[0])
+	}
+	for _, stmt := range c.init {
+		if _, err := exec.ExecContext(ctx, stmt, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return conn, nil
+}
+
+// strictMode is the session's sql_mode on a MariaDB/MySQL target: the
+// server's (or the URL's sql_mode) plus STRICT_ALL_TABLES, so that a value
+// that does not fit its column (a text key longer than its VARCHAR) fails
+// the statement instead of being cut with a warning, which could also turn
+// two keys into one. dburl's default ANSI mode is not taken: the dialect
+// quotes with backticks.
+func strictMode(q url.Values) string {
+	base := "@@SESSION.sql_mode"
+	if v, asked := q["sql_mode"]; asked && len(v) > 0 {
+		mode := strings.Trim(v[0], `'"`)
+		base = "'" + strings.NewReplacer(`\`, `\\`, "'", "''").Replace(mode) + "'"
+	}
+	return "CONCAT_WS(',', NULLIF(" + base + ", ''), 'STRICT_ALL_TABLES')"
 }
 
 // Close closes the database.

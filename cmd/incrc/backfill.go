@@ -23,13 +23,13 @@ func backfillCmd() *command {
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p        projectFlags
-			target   string
+			tf       targetFlags
 			from, to string
 			o        runner.BackfillOptions
 			asJSON   bool
 		)
 		fs := c.flags(e)
-		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&from, "from", "", "first partition (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
 		fs.IntVar(&o.Parallel, "parallel", 1, "partitions rebuilt at a time")
@@ -66,7 +66,7 @@ func backfillCmd() *command {
 			return exitError
 		}
 		plan := plans[0]
-		tg, code := c.open(ctx, e, cfg, target, "")
+		tg, code := c.open(ctx, e, cfg, tf, "")
 		if code != exitOK {
 			return code
 		}

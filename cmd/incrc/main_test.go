@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -27,7 +29,7 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"sql": sqlCmd},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"sql": sqlCmd, "silent": silentCmd},
 	})
 }
 
@@ -70,4 +72,40 @@ func sqlCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("sql: all statements succeeded")
 	}
+}
+
+// silentCmd starts a server that accepts TCP connections and never
+// answers, for the rest of the script:
+//
+//	silent VAR
+//
+// sets $VAR to its port.
+func silentCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: silent VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	conns := make(chan net.Conn, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // held open, never written to
+		}
+	}()
+	ts.Defer(func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-conns:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	ts.Setenv(args[0], fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 }

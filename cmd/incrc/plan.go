@@ -31,13 +31,13 @@ func planCmd() *command {
 			dialect string
 			out     string
 			format  string
-			target  string
+			tf      targetFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		fs.StringVar(&format, "format", "text", "output: text, markdown (for a pull-request comment) or json")
-		fs.StringVar(&target, "target", "", "also show each pipeline's next window and the partitions it would rewrite, read from this target")
+		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
@@ -71,8 +71,8 @@ func planCmd() *command {
 			return exitError
 		}
 		var next []*runner.Preview
-		if target != "" {
-			if next, err = previews(ctx, cfg, target, specs); err != nil {
+		if tf.target != "" {
+			if next, err = previews(ctx, cfg, tf, specs); err != nil {
 				fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
 				return exitError
 			}
@@ -186,12 +186,12 @@ func printPlanMarkdown(w io.Writer, changes []fileChange) {
 }
 
 // previews reads each pipeline's next window from the target.
-func previews(ctx context.Context, cfg *compiler.Config, target string, specs []*compiler.Spec) ([]*runner.Preview, error) {
+func previews(ctx context.Context, cfg *compiler.Config, tf targetFlags, specs []*compiler.Spec) ([]*runner.Preview, error) {
 	plans, err := selectPlans(specs, nil)
 	if err != nil {
 		return nil, err
 	}
-	tg, err := openTarget(ctx, cfg, target, "")
+	tg, err := openTarget(ctx, cfg, tf, "")
 	if err != nil {
 		return nil, err
 	}

@@ -23,12 +23,12 @@ func reconcileCmd() *command {
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p        projectFlags
-			target   string
+			tf       targetFlags
 			from, to string
 			asJSON   bool
 		)
 		fs := c.flags(e)
-		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&from, "from", "", "first value of reconcile.by to compare (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -61,7 +61,7 @@ func reconcileCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, target, "")
+		tg, code := c.open(ctx, e, cfg, tf, "")
 		if code != exitOK {
 			return code
 		}

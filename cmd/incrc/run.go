@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -26,6 +27,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) (string, bool)
+	now            func() time.Time // the clock that reads leases as held or expired
 }
 
 type command struct {
@@ -50,7 +52,7 @@ func commands() []*command {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, now: time.Now}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		w := stdout
 		if len(args) == 0 {

@@ -21,7 +21,7 @@ func runCmd() *command {
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p           projectFlags
-			target      string
+			tf          targetFlags
 			dialect     string
 			untilFlag   string
 			fullRefresh bool
@@ -29,7 +29,7 @@ func runCmd() *command {
 			asJSON      bool
 		)
 		fs := c.flags(e)
-		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
@@ -61,7 +61,7 @@ func runCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, target, dialect)
+		tg, code := c.open(ctx, e, cfg, tf, dialect)
 		if code != exitOK {
 			return code
 		}
@@ -83,10 +83,23 @@ func runCmd() *command {
 			case err != nil:
 				code = exitError
 			}
-			if asJSON {
+			// Without a window the run was refused or failed before it
+			// started (setup, the saved watermark, --until): the result has
+			// no window or counts to report, and no status of its own.
+			started := res.WindowHi != ""
+			if err != nil && !started {
+				res.Status = "failed"
+				if res.Error == "" {
+					res.Error = err.Error()
+				}
+			}
+			switch {
+			case asJSON:
 				json.NewEncoder(e.stdout).Encode(res)
-			} else {
+			case started:
 				printResult(e.stdout, res)
+			default:
+				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
 			if err != nil {
 				fmt.Fprintf(e.stderr, "incrc run: %s failed: %v\n", plan.Pipeline, err)

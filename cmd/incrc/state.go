@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/incrc/incrc/runner"
 )
@@ -20,12 +21,12 @@ func stateCmd() *command {
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p       projectFlags
-			target  string
+			tf      targetFlags
 			release string
 			asJSON  bool
 		)
 		fs := c.flags(e)
-		fs.StringVar(&target, "target", "", "target database URL, or a target named in incrc.yaml")
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&release, "release", "", "free the lease of PIPELINE, whoever holds it (for a run that died)")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
 		p.register(fs)
@@ -45,7 +46,7 @@ func stateCmd() *command {
 			fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, target, "")
+		tg, code := c.open(ctx, e, cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
@@ -75,9 +76,12 @@ func stateCmd() *command {
 				continue
 			}
 			fmt.Fprintf(e.stdout, "%s\n  watermark: %s\n", st.Pipeline, orNone(st.Watermark))
-			if st.LeaseOwner != "" {
+			switch {
+			case st.LeaseOwner != "" && leaseExpired(st.LeaseExpiresAt, e.now()):
+				fmt.Fprintf(e.stdout, "  lease:     expired (was held by %s until %s)\n", st.LeaseOwner, st.LeaseExpiresAt)
+			case st.LeaseOwner != "":
 				fmt.Fprintf(e.stdout, "  lease:     held by %s until %s\n", st.LeaseOwner, st.LeaseExpiresAt)
-			} else {
+			default:
 				fmt.Fprintf(e.stdout, "  lease:     free\n")
 			}
 			if len(st.Runs) == 0 {
@@ -104,6 +108,15 @@ func stateCmd() *command {
 		return exitOK
 	}
 	return c
+}
+
+// leaseExpired reports whether a lease that lasts until expires (state
+// time: RFC 3339, UTC, microseconds) has run out at now, as the next run
+// decides it: held through its last microsecond. An expiry that does not
+// parse is not called expired: the lease is shown as stored.
+func leaseExpired(expires string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, expires)
+	return err == nil && t.Before(now.Truncate(time.Microsecond))
 }
 
 // printMarkers summarizes backfill markers: per backfill, partitions by

@@ -7,15 +7,30 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
 
+// targetFlags are the flags of every command that opens --target.
+type targetFlags struct {
+	target         string
+	connectTimeout time.Duration
+}
+
+// register adds --target, described by usage, and --connect-timeout.
+func (t *targetFlags) register(fs *pflag.FlagSet, usage string) {
+	fs.StringVar(&t.target, "target", "", usage)
+	fs.DurationVar(&t.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout,
+		"give up connecting to a PostgreSQL or MariaDB/MySQL target after this long (0: wait forever); a connect_timeout or timeout in the URL wins")
+}
+
 // open resolves and opens --target for command c, printing what went
 // wrong; code is not 0 when it failed: exitLocked when another process
 // holds the target (DuckDB's one writer), exitError otherwise.
-func (c *command) open(ctx context.Context, e *env, cfg *compiler.Config, target, dialect string) (tg *runner.Target, code int) {
-	tg, err := openTarget(ctx, cfg, target, dialect)
+func (c *command) open(ctx context.Context, e *env, cfg *compiler.Config, tf targetFlags, dialect string) (tg *runner.Target, code int) {
+	tg, err := openTarget(ctx, cfg, tf, dialect)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "incrc %s: %v\n", c.name, err)
 		if errors.As(err, new(*runner.LockedError)) {
@@ -28,7 +43,11 @@ func (c *command) open(ctx context.Context, e *env, cfg *compiler.Config, target
 
 // openTarget resolves --target (a URL, or a target named in incrc.yaml)
 // and opens it.
-func openTarget(ctx context.Context, cfg *compiler.Config, target, dialect string) (*runner.Target, error) {
+func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, dialect string) (*runner.Target, error) {
+	target := tf.target
+	if tf.connectTimeout < 0 {
+		return nil, fmt.Errorf("--connect-timeout %s: expected a positive duration, or 0 to wait forever", tf.connectTimeout)
+	}
 	if target == "" {
 		return nil, fmt.Errorf("--target is required: a URL such as duckdb:wh.duckdb, sqlite:wh.db, postgres://user@host/db, mysql://user@host/db, or a target named in incrc.yaml")
 	}
@@ -40,7 +59,7 @@ func openTarget(ctx context.Context, cfg *compiler.Config, target, dialect strin
 		}
 		target = url
 	}
-	return runner.Open(ctx, target, dialect)
+	return runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout))
 }
 
 // selectPlans lowers the specs of the named pipelines (all when names is

@@ -5,9 +5,14 @@
 // INSERT when a key column may be NULL. DDL commits implicitly, so the
 // runner runs all of it before the write transaction; temporary tables are
 // the exception and are used for staging.
+//
+// A text column is LONGTEXT, which InnoDB cannot index whole: in a primary
+// key it is a VARCHAR sized to InnoDB's key limit instead (see keyTypes).
 package mysql
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +66,14 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
+	case compiler.CreateTable:
+		cols, err := keyTypes(op.Columns, op.PrimaryKey)
+		if err != nil {
+			return false, err
+		}
+		op.Columns = cols
+		dialects.CreateTable(w, op, "TEMPORARY")
+		return true, nil
 	case compiler.DropTable:
 		if op.Temporary {
 			// TEMPORARY: a plain DROP TABLE would commit the open transaction.
@@ -153,4 +166,90 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 		return compiler.Type{Kind: compiler.TimestampTZ}, true
 	}
 	return compiler.Type{}, false
+}
+
+// InnoDB's limits on a key, with the DYNAMIC (or COMPRESSED) rows that
+// MariaDB 10.2+ and MySQL 5.7+ create by default: the columns of one index
+// share 3072 bytes, and a VARCHAR counts its declared length times the
+// character set's widest character, 4 bytes in utf8mb4. Counting 4 bytes a
+// character holds for any character set a target may use.
+const (
+	maxKeyBytes  = 3072
+	bytesPerChar = 4
+)
+
+// keyTypes returns columns with every text column of the primary key
+// spelled VARCHAR(n) rather than LONGTEXT (which no key can hold): the text
+// columns share equally what the other key columns leave of maxKeyBytes.
+// A longer value then fails the write (strict sql_mode, which the runner
+// sets) instead of being cut, which could merge two keys into one. A key
+// that cannot fit at all is an error here, naming its columns, rather than
+// "Specified key was too long" at setup.
+func keyTypes(cols []compiler.Col, key []string) ([]compiler.Col, error) {
+	if len(key) == 0 {
+		return cols, nil
+	}
+	fixed, texts := 0, 0
+	var sized []string
+	for _, c := range cols {
+		if !slices.Contains(key, c.Name) {
+			continue
+		}
+		if c.Type.Kind == compiler.Text {
+			texts++
+			continue
+		}
+		n := keyBytes(c.Type)
+		fixed += n
+		sized = append(sized, fmt.Sprintf("%s %s: %d bytes", c.Name, c.Type, n))
+	}
+	if fixed > maxKeyBytes {
+		return nil, fmt.Errorf("the unique key needs up to %d bytes (%s), more than the %d bytes InnoDB can index in one key (a varchar counts %d bytes a character in utf8mb4): shorten its varchar columns",
+			fixed, strings.Join(sized, ", "), maxKeyBytes, bytesPerChar)
+	}
+	if texts == 0 {
+		return cols, nil
+	}
+	n := (maxKeyBytes - fixed) / bytesPerChar / texts
+	if n < 1 {
+		return nil, fmt.Errorf("the unique key's text columns get no room: the other key columns take %d of the %d bytes InnoDB can index in one key (%s)",
+			fixed, maxKeyBytes, strings.Join(sized, ", "))
+	}
+	out := append([]compiler.Col(nil), cols...)
+	for i, c := range out {
+		if c.Type.Kind == compiler.Text && slices.Contains(key, c.Name) {
+			out[i].Type = compiler.Type{Kind: compiler.Varchar, Length: n}
+		}
+	}
+	return out, nil
+}
+
+// keyBytes is what a key column of type t counts against maxKeyBytes, as
+// MariaDB 10.11 counts it (measured: a latin1 VARCHAR beside the column in
+// one key, lengthened until the key was refused).
+func keyBytes(t compiler.Type) int {
+	switch t.Kind {
+	case compiler.Boolean:
+		return 1
+	case compiler.Smallint:
+		return 2
+	case compiler.Date:
+		return 3
+	case compiler.Integer:
+		return 4
+	case compiler.Bigint, compiler.Double, compiler.Timestamp, compiler.TimestampTZ:
+		return 8 // DATETIME(6): 5 bytes and 3 of fraction
+	case compiler.Decimal:
+		return decimalBytes(t.Precision-t.Scale) + decimalBytes(t.Scale)
+	case compiler.Varchar:
+		return t.Length * bytesPerChar
+	}
+	// Text is sized by keyTypes; JSON is never a key (the compiler refuses it).
+	return 0
+}
+
+// decimalBytes is the storage of n decimal digits: 4 bytes per 9 digits,
+// and 1 to 4 bytes for the digits left over.
+func decimalBytes(n int) int {
+	return n/9*4 + [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}[n%9]
 }
