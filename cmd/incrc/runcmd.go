@@ -25,12 +25,14 @@ func runCmd() *command {
 			dialect     string
 			untilFlag   string
 			fullRefresh bool
+			allowFuture bool
 			leaseTTL    time.Duration
 			asJSON      bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
+		fs.BoolVar(&allowFuture, "allow-future", false, "accept an --until later than now: the watermark then stays ahead, and runs read nothing until the clock passes it")
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
@@ -39,7 +41,7 @@ func runCmd() *command {
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		opts := runner.Options{FullRefresh: fullRefresh, LeaseTTL: leaseTTL}
+		opts := runner.Options{FullRefresh: fullRefresh, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now}
 		if untilFlag != "" {
 			u, err := runner.ParseUntil(untilFlag)
 			if err != nil {
@@ -86,7 +88,7 @@ func runCmd() *command {
 			// Without a window the run was refused or failed before it
 			// started (setup, the saved watermark, --until): the result has
 			// no window or counts to report, and no status of its own.
-			started := res.WindowHi != ""
+			started := res.Started
 			if err != nil && !started {
 				res.Status = "failed"
 				if res.Error == "" {
@@ -118,6 +120,9 @@ func printResult(w io.Writer, r *runner.Result) {
 	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d; watermark %s -> %s (%d ms)\n",
 		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined,
 		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
+	if r.RowsSkipped > 0 {
+		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
+	}
 }
 
 func kindWord(k string) string {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -14,20 +16,26 @@ import (
 func stateCmd() *command {
 	c := &command{
 		name:    "state",
-		summary: "Show watermarks, leases and recent runs; free a dead run's lease.",
+		summary: "Show watermarks, leases and recent runs; free a dead run's lease; move a watermark back.",
 		usage:   "--target URL [flags] [PIPELINE...]",
-		example: "incrc state --target duckdb:wh.duckdb\nincrc state --target duckdb:wh.duckdb dw_orders --json\nincrc state --target postgres://etl@db/wh --release dw_orders",
+		example: "incrc state --target duckdb:wh.duckdb\nincrc state --target duckdb:wh.duckdb dw_orders --json\nincrc state --target postgres://etl@db/wh --release dw_orders\nincrc state --target postgres://etl@db/wh --rewind dw_orders --to 2026-01-20 --reason 'billing outage: late rows'",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
 			p       projectFlags
 			tf      targetFlags
 			release string
+			rewind  string
+			to      string
+			reason  string
 			asJSON  bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&release, "release", "", "free the lease of PIPELINE, whoever holds it (for a run that died)")
+		fs.StringVar(&rewind, "rewind", "", "move the watermark of PIPELINE back to --to, so the next run re-reads from there (recorded in the run log)")
+		fs.StringVar(&to, "to", "", "with --rewind: the watermark to go back to (a date or RFC 3339; an id for an integer watermark)")
+		fs.StringVar(&reason, "reason", "", "with --rewind: why, recorded in the run log")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
@@ -38,8 +46,20 @@ func stateCmd() *command {
 			return exitError
 		}
 		names := fs.Args()
-		if release != "" {
+		switch {
+		case release != "" && rewind != "":
+			fmt.Fprintf(e.stderr, "incrc state: --release and --rewind: one at a time\n")
+			return exitError
+		case rewind != "" && to == "":
+			fmt.Fprintf(e.stderr, "incrc state: --rewind needs --to, the watermark to go back to\n")
+			return exitError
+		case rewind == "" && (to != "" || reason != ""):
+			fmt.Fprintf(e.stderr, "incrc state: --to and --reason go with --rewind PIPELINE\n")
+			return exitError
+		case release != "":
 			names = []string{release}
+		case rewind != "":
+			names = []string{rewind}
 		}
 		plans, err := selectPlans(specs, names)
 		if err != nil {
@@ -62,6 +82,21 @@ func stateCmd() *command {
 			} else {
 				fmt.Fprintf(e.stdout, "%s: no state yet\n", release)
 			}
+			return exitOK
+		}
+		if rewind != "" {
+			res, err := tg.Rewind(ctx, plans[0], runner.RewindOptions{To: to, Reason: reason, Who: who(e), Now: e.now})
+			var locked *runner.LockedError
+			switch {
+			case errors.As(err, &locked):
+				fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
+				return exitLocked
+			case err != nil:
+				fmt.Fprintf(e.stderr, "incrc state: %s: %v\n", rewind, err)
+				return exitError
+			}
+			fmt.Fprintf(e.stdout, "%s: watermark %s -> %s (run %s in the run log); the next run reads from %s\n",
+				rewind, res.WatermarkBefore, res.WatermarkAfter, res.RunID, res.WatermarkAfter)
 			return exitOK
 		}
 		for _, plan := range plans {
@@ -98,8 +133,14 @@ func stateCmd() *command {
 				}
 				fmt.Fprintf(e.stdout, "  %s %-12s %-9s [%s, %s) read %d ins %d upd %d del %d quar %d", r.RunID, kindWord(r.Kind), r.Status, lo, r.WindowHi,
 					r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined)
+				if r.RowsSkipped > 0 {
+					fmt.Fprintf(e.stdout, " skipped %d", r.RowsSkipped)
+				}
 				if r.Error != "" {
 					fmt.Fprintf(e.stdout, " error: %s", r.Error)
+				}
+				if r.Note != "" {
+					fmt.Fprintf(e.stdout, " (%s)", r.Note)
 				}
 				fmt.Fprintln(e.stdout)
 			}
@@ -108,6 +149,20 @@ func stateCmd() *command {
 		return exitOK
 	}
 	return c
+}
+
+// who names the person asking for a rewind, for the run log: the user and
+// the host.
+func who(e *env) string {
+	user, _ := e.getenv("USER")
+	if user == "" {
+		user = "unknown user"
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return user
+	}
+	return user + "@" + host
 }
 
 // leaseExpired reports whether a lease that lasts until expires (state

@@ -17,13 +17,17 @@ import (
 type targetFlags struct {
 	target         string
 	connectTimeout time.Duration
+	timeout        time.Duration
 }
 
-// register adds --target, described by usage, and --connect-timeout.
+// register adds --target, described by usage, --connect-timeout and
+// --timeout.
 func (t *targetFlags) register(fs *pflag.FlagSet, usage string) {
 	fs.StringVar(&t.target, "target", "", usage)
 	fs.DurationVar(&t.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout,
 		"give up connecting to a PostgreSQL or MariaDB/MySQL target after this long (0: wait forever); a connect_timeout or timeout in the URL wins")
+	fs.DurationVar(&t.timeout, "timeout", runner.DefaultStatementTimeout,
+		"give up on any one statement after this long (0: wait forever); the run fails, is recorded and frees its lease")
 }
 
 // open resolves and opens --target for command c, printing what went
@@ -48,6 +52,9 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	if tf.connectTimeout < 0 {
 		return nil, fmt.Errorf("--connect-timeout %s: expected a positive duration, or 0 to wait forever", tf.connectTimeout)
 	}
+	if tf.timeout < 0 {
+		return nil, fmt.Errorf("--timeout %s: expected a positive duration, or 0 to wait forever", tf.timeout)
+	}
 	if target == "" {
 		return nil, fmt.Errorf("--target is required: a URL such as duckdb:wh.duckdb, sqlite:wh.db, postgres://user@host/db, mysql://user@host/db, or a target named in incrc.yaml")
 	}
@@ -59,7 +66,12 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 		}
 		target = url
 	}
-	return runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout))
+	tg, err := runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout))
+	if err != nil {
+		return nil, err
+	}
+	tg.StatementTimeout = tf.timeout
+	return tg, nil
 }
 
 // selectPlans lowers the specs of the named pipelines (all when names is
