@@ -102,7 +102,6 @@ func Lower(s *Spec) (*Plan, error) {
 		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
 	}
 	p := &Plan{
-		Spec:     s,
 		File:     s.File,
 		SpecHash: s.Hash,
 		Pipeline: s.Pipeline.Value,
@@ -147,7 +146,7 @@ func Lower(s *Spec) (*Plan, error) {
 		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
 		p.Quarantine = Table{Parts: parts}
 	}
-	l := &lowerer{p: p, rules: rules, mode: mode}
+	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	l.setup()
 	l.state()
 	l.stage()
@@ -165,6 +164,7 @@ func Lower(s *Spec) (*Plan, error) {
 
 type lowerer struct {
 	p     *Plan
+	spec  *Spec
 	rules []Rule // what a staged row must pass
 	mode  string // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 }
@@ -368,7 +368,7 @@ func runLogColumns() []string {
 // A full refresh keeps the same row, so an incremental run stays equal
 // to it. Without a unique_key there is nothing to dedupe by.
 func (l *lowerer) dedupe() *Dedupe {
-	p, s := l.p, l.p.Spec
+	p, s := l.p, l.spec
 	if len(p.Key) == 0 {
 		return nil
 	}

@@ -10,7 +10,6 @@ package compiler
 // the spec (the watermark's start, lookback and lag, finalize_after, the
 // measures) is here.
 type Plan struct {
-	Spec       *Spec
 	File       string // the spec's path, for messages
 	SpecHash   string // recorded with every run: which spec wrote the target
 	Pipeline   string
