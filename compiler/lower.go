@@ -284,7 +284,7 @@ func (l *lowerer) state() {
 	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, "", pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
-		Update{Table: RunsTable, Set: []Assign{{"status", Lit{"'abandoned'"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Lit{"'running'"}))}, "", pPipeline)
+		Update{Table: RunsTable, Set: []Assign{{"status", Str{"abandoned"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"running"}))}, "", pPipeline)
 	startCols := []string{"run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash"}
 	var startParams []Param
 	var startVals []Expr
@@ -504,7 +504,7 @@ func (l *lowerer) write() {
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
-				eq(Call{"coalesce", []Expr{col("watermark"), Lit{"''"}}}, Call{"coalesce", []Expr{ref(pExpected), Lit{"''"}}}))},
+				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, Call{"coalesce", []Expr{ref(pExpected), Str{""}}}))},
 		"", pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
 	finishCols := []string{"status", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "finished_at", "duration_ms", "error"}
 	var set []Assign

@@ -126,6 +126,17 @@ func (w *Writer) String(s string) string {
 	return StringLit(s)
 }
 
+// Number re-spells a number from its validated form; what is not a
+// number is refused.
+func (w *Writer) Number(text string) string {
+	n, ok := compiler.CanonicalNumber(text)
+	if !ok {
+		w.Fail(fmt.Errorf("%s: %q is not a number", w.d.Name(), text))
+		return "0"
+	}
+	return n
+}
+
 // StringLit spells a string constant. Backslashes never reach here: specs
 // with them are rejected, since engines disagree on their meaning.
 func StringLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
