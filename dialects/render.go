@@ -98,9 +98,11 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.RetractKeys:
 		// The target is named by its own name, not an alias: not every
 		// engine's DELETE takes one (Trino, Redshift, MariaDB).
-		target := w.d.QuoteIdent(op.Target.Name())
+		var target string
 		if _, ok := w.d.(TableNamer); ok {
 			target = w.Table(op.Target)
+		} else {
+			target = w.Col("", op.Target.Name())
 		}
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
 			keyMatch(w, target, op.Key, op.NullSafe), "\n    AND (", Expr(w, "s", op.Where), ")\n)")
@@ -210,14 +212,18 @@ func dedupeOrder(w *Writer, order []compiler.Order) string {
 }
 
 // From spells a relation in a FROM clause: a table, or the source query
-// wrapped as a derived table named src.
+// wrapped as a derived table named src. The query itself is embedded when
+// the statement ends, as the engine reads it (see EmbedQuery).
 func From(w *Writer, r compiler.Relation) string {
 	if r.Query != "" {
-		return "(\n" + indent(r.Query, "  ") + "\n) AS src"
+		return "(\n  " + w.Query(r.Query) + "\n) AS src"
 	}
 	return w.Table(r.Table)
 }
 
+// indent prefixes every non-empty line of s: s is SQL the Writer spelled,
+// whose line ends are all outside literals (source queries are embedded
+// later, by End).
 func indent(s, prefix string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -463,7 +469,7 @@ func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
 		return expr
 	}
 	if t, ok := w.d.(TimeTruncer); ok {
-		return t.TruncTime(expr, p.Granularity, p.Type)
+		return t.TruncTime(w, expr, p.Granularity, p.Type)
 	}
 	w.Fail(Unsupported(w.d, p.Granularity+" partitions of a "+p.Type.String()+" column"))
 	return expr

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -25,6 +26,10 @@ func (*Dialect) Caps() dialects.Caps {
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
+
+// Lexer: DuckDB reads no backslash escapes in '...', so the standard
+// literal (StringLit) is its own.
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.DuckDB }
 
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
 
@@ -48,6 +53,6 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("duckdb", t) }
 
 // TruncTime spells the start of a partition with date_trunc.
-func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
-	return "date_trunc('" + granularity + "', " + expr + ")"
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
+	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
 }
