@@ -191,3 +191,30 @@ func lexSQLWith(r *sqllex.Rules, s string) ([]token, *OffsetError) {
 	}
 	return out, nil
 }
+
+// CheckQuery reads a plan's source query with an engine's rules, as
+// compiling for that engine must: validation read it with the Portable
+// rules, and this reading refuses what only that engine reads differently
+// or what its rules cannot classify. Each problem is a diagnostic at its
+// place in the spec (at no place for a plan built without a spec).
+func CheckQuery(p *Plan, r *sqllex.Rules) Diagnostics {
+	q := p.Source.Query
+	if q == "" {
+		return nil
+	}
+	wm := ""
+	if p.Watermark != nil {
+		wm = p.Watermark.Name
+	}
+	var s String
+	if p.Spec != nil {
+		s = p.Spec.Source.Query
+	}
+	// Lower trims the query: offsets in it start after the leading space.
+	lead := max(strings.Index(s.Value, q), 0)
+	var ds Diagnostics
+	for _, problem := range QueryProblems(r, q, wm) {
+		ds.add(s.At(lead+problem.Off), "source.query, as %s reads it: %s", r.Name, problem.Msg)
+	}
+	return ds
+}

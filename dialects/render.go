@@ -14,8 +14,13 @@ type Rendered struct {
 }
 
 // Render spells every statement of a plan. It fails, naming the dialect
-// and the statement, when the dialect cannot spell one.
+// and the statement, when the dialect cannot spell one. A source query is
+// read with the engine's own rules first: what they cannot classify or
+// find unsafe is refused at its place in the spec (compiler.CheckQuery).
 func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
+	if ds := compiler.CheckQuery(p, d.Lexer()); len(ds) > 0 {
+		return nil, ds.Err()
+	}
 	out := make([]Rendered, 0, len(p.Statements))
 	for _, st := range p.Statements {
 		parts, err := RenderStatement(d, st)
