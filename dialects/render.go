@@ -350,13 +350,18 @@ func (w *Writer) capture(f func()) string {
 func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	w.S("INSERT INTO ", w.Table(op.Into), " (", w.Col("", "incrc_run_id"), ", ", w.Col("", "incrc_reason"), ", ", w.Idents("", op.Columns), ")\n")
 	w.S("SELECT ", w.Param("run_id"), ",\n  CASE")
-	var any []string
 	for _, r := range op.Rules {
-		e := Expr(w, "", r.Invalid)
-		w.S("\n    WHEN ", e, " THEN ", w.String(r.Reason))
-		any = append(any, e)
+		w.S("\n    WHEN ", Expr(w, "", r.Invalid), " THEN ", w.String(r.Reason))
 	}
-	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From), "\nWHERE ", strings.Join(any, "\n   OR "))
+	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From), "\nWHERE ")
+	// Each rule is spelled again rather than its text reused: a marker
+	// written twice is bound twice, in the order of the text.
+	for i, r := range op.Rules {
+		if i > 0 {
+			w.S("\n   OR ")
+		}
+		w.S(Expr(w, "", r.Invalid))
+	}
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.

@@ -273,6 +273,9 @@ func (l *lexer) op(i int) (int, error) {
 	if strings.IndexByte(opChars, c) < 0 && strings.IndexByte(l.r.OpChars, c) < 0 {
 		return 0, errAt(i, "unexpected character %q", rune(c))
 	}
+	if l.strict && strings.HasPrefix(s[i:], "*/") {
+		return 0, errAt(i, "'*/' outside a comment: Spark reads the end of a hint there")
+	}
 	for _, op := range []string{"<=>", "->>", "::", "||", "<>", "<=", ">=", "!=", "=>", "->", "==", "<<", ">>"} {
 		if strings.HasPrefix(s[i:], op) {
 			l.emit(Op, i, i+len(op), op)

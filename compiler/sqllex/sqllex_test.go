@@ -132,6 +132,7 @@ var strictRefusals = []struct{ src, msg string }{
 	{`SELECT 'it\'s'`, "backslash in a string literal"},
 	{"SELECT 'a\x00b'", "control character"},
 	{"SELECT 1x", "malformed number"},
+	{"SELECT 2 */ 1", "'*/' outside a comment"},
 }
 
 func TestLexStrictRefuses(t *testing.T) {
