@@ -337,7 +337,7 @@ func (l *lexer) line(i, n int) (int, error) {
 		}
 		j += size
 	}
-	l.emit(Comment, i, j, "")
+	l.emit(Comment, i, j, l.s[i:j])
 	return j, nil
 }
 
@@ -394,7 +394,7 @@ func (l *lexer) block(i int) (int, error) {
 		case strings.HasPrefix(s[j:], "*/"):
 			j += 2
 			if depth--; depth == 0 {
-				l.emit(Comment, i, j, "")
+				l.emit(Comment, i, j, l.s[i:j])
 				return j, nil
 			}
 			continue
@@ -417,7 +417,7 @@ func (l *lexer) block(i int) (int, error) {
 		j += size
 	}
 	if r.OpenComment && !l.strict {
-		l.emit(Comment, i, j, "")
+		l.emit(Comment, i, j, l.s[i:j])
 		return j, nil
 	}
 	return 0, errAt(i, "unterminated /* comment")
