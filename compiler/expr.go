@@ -11,8 +11,13 @@ type Expr interface{ exprNode() }
 type (
 	// ColRef is a declared column.
 	ColRef struct{ Name string }
-	// Lit is a literal, kept as written: a number, a '...' string, TRUE, FALSE or NULL.
+	// Lit is TRUE, FALSE, NULL or a number. The parser keeps numbers in
+	// CanonicalNumber's form; a dialect re-spells a Lit from that form and
+	// refuses anything else, so no text of a spec reaches SQL through it.
 	Lit struct{ Text string }
+	// Str is a string literal, decoded: its value, not the spec's
+	// spelling. Each dialect spells it by its own literal rule.
+	Str struct{ Value string }
 	// Unary is NOT x or -x.
 	Unary struct {
 		Op string
@@ -43,6 +48,7 @@ type (
 
 func (ColRef) exprNode() {}
 func (Lit) exprNode()    {}
+func (Str) exprNode()    {}
 func (Unary) exprNode()  {}
 func (Binary) exprNode() {}
 func (IsNull) exprNode() {}
@@ -60,6 +66,11 @@ const maxExprDepth = 64
 // ParseExpr parses a quality check. Column names are checked against cols.
 // Errors are *OffsetError. Comments are refused: a check is re-spelled
 // from its tree, and text the tree drops would only mislead a reviewer.
+// String literals are one line of printable text (no control characters,
+// no line breaks, no backslashes): a literal is spelled by each dialect's
+// own rule and lexed back, but a reviewer reading the one-line check
+// cannot see a line break in it, and the quarantine reason that quotes
+// the check should read as the check does.
 func ParseExpr(src string, cols []string) (Expr, error) {
 	toks, err := lexSQL(src)
 	if err != nil {
@@ -268,9 +279,13 @@ func (p *exprParser) primary() (Expr, error) {
 	t := p.next()
 	switch t.kind {
 	case tNumber:
-		return Lit{t.text}, nil
+		n, ok := CanonicalNumber(t.text)
+		if !ok {
+			return nil, errAt(t.off, "malformed number %q", t.text)
+		}
+		return Lit{n}, nil
 	case tString:
-		return Lit{t.text}, nil
+		return Str{t.text}, nil
 	case tPunct:
 		if t.text == "(" {
 			e, err := p.or()

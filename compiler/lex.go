@@ -1,10 +1,12 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 // token is one lexical unit of an SQL fragment from a spec.
@@ -44,123 +46,65 @@ func errAt(off int, format string, args ...any) *OffsetError {
 
 func (t token) upper() string { return strings.ToUpper(t.text) }
 
-// lexSQL splits an SQL fragment into tokens; comments become tComment
-// tokens. It fails on what cannot be lexed with certainty, so that nothing
-// a spec writes can escape the statement it is placed in. Where engines
-// disagree, it takes the reading that sees more code: "--" starts a
-// comment only before a space (MySQL reads --x as minus minus x), and a
-// backslash is refused inside quotes (MySQL reads it as an escape, so
-// its strings end later than everyone else's).
+// lexSQL splits a quality check or a measure into tokens, with the Check
+// rules of sqllex: every comment form is a comment (which the parsers
+// refuse), "--" always starts one, literals are one line of printable text
+// without backslashes, and what engines read differently is refused. A
+// string token's text is its value, a quoted name's text the name.
 func lexSQL(s string) ([]token, error) {
-	var toks []token
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '-' && i+1 < len(s) && s[i+1] == '-' && (i+2 == len(s) || strings.IndexByte(" \t\r\n", s[i+2]) >= 0):
-			j := i
-			for j < len(s) && s[j] != '\n' {
-				j++
-			}
-			toks = append(toks, token{tComment, s[i:j], i})
-			i = j
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			if i+2 < len(s) && s[i+2] == '!' {
-				return nil, errAt(i, "MySQL executes the text of /*! ... */ comments: write it as SQL or remove it")
-			}
-			end := strings.Index(s[i+2:], "*/")
-			if end < 0 {
-				return nil, errAt(i, "unterminated /* comment")
-			}
-			toks = append(toks, token{tComment, s[i : i+end+4], i})
-			i += end + 4
-		case c == '\'':
-			j := i + 1
-			for {
-				if j >= len(s) {
-					return nil, errAt(i, "unterminated string literal: close it with '")
-				}
-				if s[j] == '\\' {
-					return nil, errAt(j, "backslash in a string literal: engines disagree on what it means")
-				}
-				if s[j] < 0x20 && s[j] != '\t' && s[j] != '\n' && s[j] != '\r' {
-					return nil, errAt(j, "control character %q in a string literal", s[j])
-				}
-				if s[j] == '\'' {
-					if j+1 < len(s) && s[j+1] == '\'' {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			toks = append(toks, token{tString, s[i : j+1], i})
-			i = j + 1
-		case c == '"' || c == '`':
-			end := strings.IndexByte(s[i+1:], c)
-			if end < 0 {
-				return nil, errAt(i, "unterminated quoted identifier: close it with %c", c)
-			}
-			name := s[i+1 : i+1+end]
-			if k := strings.IndexFunc(name, func(r rune) bool { return r == '\\' || r < 0x20 }); k >= 0 {
-				return nil, errAt(i+1+k, "%q in a quoted identifier: engines disagree on what it means", name[k])
-			}
-			toks = append(toks, token{tQuotedIdent, name, i})
-			i += end + 2
-		case isIdentStart(c):
-			j := i
-			for j < len(s) && isIdentPart(s[j]) {
-				j++
-			}
-			toks = append(toks, token{tIdent, s[i:j], i})
-			i = j
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-			m := numberRe.FindString(s[i:])
-			if j := i + len(m); j < len(s) && (isIdentPart(s[j]) || s[j] == '.') {
-				return nil, errAt(i, "malformed number %q", s[i:j+1])
-			}
-			toks = append(toks, token{tNumber, m, i})
-			i += len(m)
-		case c == '$' || c == '?' || c == ':' && i+1 < len(s) && isIdentStart(s[i+1]) || c == '@':
-			j := i + 1
-			for j < len(s) && isIdentPart(s[j]) {
-				j++
-			}
-			toks = append(toks, token{tParam, s[i:j], i})
-			i = j
-		case strings.ContainsRune("<>=!", rune(c)):
-			j := i + 1
-			if j < len(s) && strings.ContainsRune("<>=", rune(s[j])) {
-				j++
-			}
-			toks = append(toks, token{tOp, s[i:j], i})
-			i = j
-		case c == ':' && i+1 < len(s) && s[i+1] == ':':
-			toks = append(toks, token{tOp, "::", i})
-			i += 2
-		case c == '|' && i+1 < len(s) && s[i+1] == '|':
-			toks = append(toks, token{tOp, "||", i})
-			i += 2
-		case strings.ContainsRune("+-*/%", rune(c)):
-			toks = append(toks, token{tOp, string(c), i})
-			i++
-		case strings.ContainsRune("(),.;", rune(c)):
-			toks = append(toks, token{tPunct, string(c), i})
-			i++
-		default:
-			r, _ := utf8.DecodeRuneInString(s[i:])
-			return nil, errAt(i, "unexpected character %q", r)
-		}
+	toks, err := lexSQLWith(sqllex.Check, s)
+	if err != nil {
+		return nil, err
 	}
-	return append(toks, token{kind: tEOF, off: len(s)}), nil
+	return toks, nil
+}
+
+var kinds = map[sqllex.Kind]tokKind{
+	sqllex.EOF: tEOF, sqllex.Word: tIdent, sqllex.Quoted: tQuotedIdent, sqllex.Number: tNumber, sqllex.String: tString,
+	sqllex.Op: tOp, sqllex.Punct: tPunct, sqllex.Param: tParam, sqllex.Comment: tComment,
+}
+
+func offsetError(err error) *OffsetError {
+	var le *sqllex.Error
+	if errors.As(err, &le) {
+		return &OffsetError{Off: le.Off, Msg: le.Msg}
+	}
+	return &OffsetError{Msg: err.Error()}
 }
 
 // numberRe is a number as every engine reads it: digits, a fraction, an
-// exponent. Anything longer is refused rather than guessed at.
-var numberRe = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+// exponent.
+var numberRe = regexp.MustCompile(`^([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?)([0-9]+))?$`)
+
+// CanonicalNumber re-spells a number in the one form every engine reads
+// the same way (digits, an optional fraction with digits on both sides of
+// the point, an optional exponent "e" with a sign only when negative), or
+// reports that s is not a number.
+func CanonicalNumber(s string) (string, bool) {
+	m := numberRe.FindStringSubmatch(s)
+	if m == nil || m[1] == "" && m[2] == "" {
+		return "", false
+	}
+	intPart, frac := m[1], m[2]
+	if intPart == "" {
+		intPart = "0"
+	}
+	out := intPart
+	if strings.Contains(s, ".") {
+		if frac == "" {
+			frac = "0"
+		}
+		out += "." + frac
+	}
+	if m[4] != "" {
+		out += "e"
+		if m[3] == "-" {
+			out += "-"
+		}
+		out += m[4]
+	}
+	return out, true
+}
 
 func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
@@ -168,14 +112,24 @@ func isIdentStart(c byte) bool {
 
 func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
 
-// checkQuery rejects a source query that the window cannot wrap safely:
-// more than one statement, bind parameters, or a filter on the watermark
-// column that is not half-open (BETWEEN, <=, or >= with the column on the
-// right), which would read boundary rows twice.
+// checkQuery validates a source query with the Portable rules: the
+// reading every engine agrees with, refusing what they read differently.
+// Compiling for a dialect reads it again with that engine's rules (see
+// CheckQuery).
 func checkQuery(q, watermark string) []*OffsetError {
-	all, err := lexSQL(q)
+	return QueryProblems(sqllex.Portable, q, watermark)
+}
+
+// QueryProblems reads a source query with the lexical rules r and returns
+// what keeps the window from wrapping it safely: text the rules cannot
+// read with certainty, more than one statement, bind parameters,
+// parentheses that do not balance (the query is wrapped in one), or a
+// filter on the watermark column that is not half-open (BETWEEN, <=, or
+// >= with the column on the right), which would read boundary rows twice.
+func QueryProblems(r *sqllex.Rules, q, watermark string) []*OffsetError {
+	all, err := lexSQLWith(r, q)
 	if err != nil {
-		return []*OffsetError{err.(*OffsetError)}
+		return []*OffsetError{err}
 	}
 	var toks []token
 	for _, t := range all {
@@ -194,8 +148,17 @@ func checkQuery(q, watermark string) []*OffsetError {
 		t := toks[i]
 		return (t.kind == tIdent || t.kind == tQuotedIdent) && strings.EqualFold(t.text, watermark)
 	}
+	var open []int // offsets of the unclosed parentheses
 	for i, t := range toks {
 		switch {
+		case t.kind == tPunct && t.text == "(":
+			open = append(open, t.off)
+		case t.kind == tPunct && t.text == ")":
+			if len(open) == 0 {
+				problems = append(problems, errAt(t.off, "')' closes a parenthesis the query did not open: incrc wraps the query in one, which it would close"))
+				continue
+			}
+			open = open[:len(open)-1]
 		case t.kind == tPunct && t.text == ";":
 			problems = append(problems, errAt(t.off, "must be one statement: remove the ';'"))
 		case t.kind == tParam:
@@ -207,5 +170,48 @@ func checkQuery(q, watermark string) []*OffsetError {
 			problems = append(problems, errAt(t.off, "filters the watermark column %q with an inclusive upper bound, which reads boundary rows twice: remove the filter, incrc applies the half-open window [lo, hi) outside the query", watermark))
 		}
 	}
+	for _, off := range open {
+		problems = append(problems, errAt(off, "'(' is never closed"))
+	}
 	return problems
+}
+
+// lexSQLWith is lexSQL with other rules: an engine's, or Portable.
+func lexSQLWith(r *sqllex.Rules, s string) ([]token, *OffsetError) {
+	toks, err := sqllex.Lex(r, s)
+	if err != nil {
+		return nil, offsetError(err)
+	}
+	out := make([]token, len(toks))
+	for i, t := range toks {
+		out[i] = token{kind: kinds[t.Kind], text: t.Text, off: t.Off}
+		if t.Kind == sqllex.String || t.Kind == sqllex.Quoted {
+			out[i].text = t.Value
+		}
+	}
+	return out, nil
+}
+
+// CheckQuery reads a plan's source query with an engine's rules, as
+// compiling for that engine must: validation read it with the Portable
+// rules, and this reading refuses what only that engine reads differently
+// or what its rules cannot classify. Each problem is a diagnostic at its
+// place in the spec (at no place for a plan built without a spec).
+func CheckQuery(p *Plan, r *sqllex.Rules) Diagnostics {
+	q := p.Source.Query
+	if q == "" {
+		return nil
+	}
+	wm := ""
+	if p.Watermark != nil {
+		wm = p.Watermark.Name
+	}
+	s := p.SourceQuery
+	// Lower trims the query: offsets in it start after the leading space.
+	lead := max(strings.Index(s.Value, q), 0)
+	var ds Diagnostics
+	for _, problem := range QueryProblems(r, q, wm) {
+		ds.add(s.At(lead+problem.Off), "source.query, as %s reads it: %s", r.Name, problem.Msg)
+	}
+	return ds
 }

@@ -3,6 +3,8 @@ package compiler
 import (
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 func TestLexSQL(t *testing.T) {
@@ -11,11 +13,13 @@ func TestLexSQL(t *testing.T) {
 		want string // kind:text tokens, space separated
 	}{
 		{"a >= 1", "ident:a op:>= num:1"},
-		{"x.y<>'it''s'", "ident:x punct:. ident:y op:<> str:'it''s'"},
+		{"x.y<>'it''s'", "ident:x punct:. ident:y op:<> str:it's"},
 		{`"Quoted Name" = 1.5e-3`, "qident:Quoted Name op:= num:1.5e-3"},
 		{"a -- comment\n+ b", "ident:a comment:-- comment op:+ ident:b"},
-		{"a --b", "ident:a op:- op:- ident:b"}, // MySQL: minus minus b, not a comment
+		{"a - -b", "ident:a op:- op:- ident:b"},
 		{"a --", "ident:a comment:--"},
+		{"a -- b\nc", "ident:a comment:-- b ident:c"},
+		{"a # b\nc", "ident:a comment:# b ident:c"},
 		{"a /* c */ b", "ident:a comment:/* c */ ident:b"},
 		{"f(:p, $1, ?, @v)", "ident:f punct:( param::p punct:, param:$1 punct:, param:? punct:, param:@v punct:)"},
 		{"a::int || b;", "ident:a op::: ident:int op:|| ident:b punct:;"},
@@ -63,10 +67,22 @@ func TestCheckQuery(t *testing.T) {
 		{name: "inclusive upper", query: "SELECT * FROM t WHERE updated_at <= 'b'", want: []string{"inclusive upper bound"}, off: []int{33}},
 		{name: "reversed", query: "SELECT * FROM t WHERE 'b' >= updated_at", want: []string{"inclusive upper bound"}, off: []int{26}},
 		{name: "parameter", query: "SELECT * FROM t WHERE updated_at > :lo", want: []string{"bind parameters (:lo)"}, off: []int{35}},
-		{name: "mysql minus minus", query: "SELECT a --x; DROP TABLE t", want: []string{"must be one statement"}, off: []int{12}},
+		{name: "mysql minus minus", query: "SELECT a --x; DROP TABLE t", want: []string{"'--' directly followed by 'x'"}, off: []int{9}},
+		{name: "carriage return ends a comment on postgres", query: "SELECT a -- x\r; DROP TABLE t", want: []string{"a carriage return alone ends a comment"}, off: []int{13}},
+		{name: "spark continues a comment", query: "SELECT a -- x \\\nFROM t WHERE tenant = 5", want: []string{"a backslash at the end of a comment line"}, off: []int{14}},
+		{name: "nested comment", query: "SELECT a /* /* */ , secret */ FROM t", want: []string{"a comment inside a comment"}, off: []int{12}},
+		{name: "hash comment", query: "SELECT a # x\nFROM t", want: []string{"'#' starts a comment on MySQL"}, off: []int{9}},
+		{name: "optimizer hint", query: "SELECT /*+ x */ a FROM t", want: []string{"optimizer hints"}, off: []int{7}},
+		{name: "mariadb executable comment", query: "SELECT 1 /*M! , 2 */", want: []string{"MySQL executes"}, off: []int{9}},
+		{name: "dollar quoting", query: "SELECT $$a$$", want: []string{"'$' starts a dollar-quoted string"}, off: []int{7}},
+		{name: "sqlite brackets", query: "SELECT [']; DROP TABLE t; --']", want: []string{"SQLite reads [...] as a quoted name"}, off: []int{8}},
+		{name: "closes the wrapper", query: "SELECT * FROM t) AS src, (SELECT 1", want: []string{"')' closes a parenthesis", "'(' is never closed"}, off: []int{15, 25}},
+		{name: "comment at the end", query: "SELECT * FROM t -- last"},
 		{name: "semicolon in a comment", query: "SELECT a -- ; not code\nFROM t"},
 		{name: "semicolon in a string", query: "SELECT ';' AS s"},
 		{name: "mysql executable comment", query: "SELECT 1 /*! ; DROP TABLE t */", want: []string{"MySQL executes"}, off: []int{9}},
+		{name: "backtick name", query: "SELECT `a b` FROM `proj-1.ds.t`"},
+		{name: "array subscript", query: "SELECT a[1] FROM t"},
 		{name: "backslash escape", query: `SELECT 'a\'; DROP TABLE t; -- '`, want: []string{"backslash"}, off: []int{9}},
 		{name: "backslash in a quoted name", query: `SELECT "a\" " ; DROP TABLE t; -- "`, want: []string{"in a quoted identifier"}, off: []int{9}},
 		{name: "unterminated string", query: "SELECT 'a", want: []string{"unterminated string"}, off: []int{7}},
@@ -91,5 +107,62 @@ func TestCheckQuery(t *testing.T) {
 	}
 	if got := checkQuery("SELECT * FROM t WHERE updated_at <= 'b'", ""); len(got) != 0 {
 		t.Errorf("without a watermark nothing is a watermark filter: %v", got)
+	}
+}
+
+// TestCheckQueryForEngines reads a valid spec's source query with engines' rules:
+// what Portable accepts and an engine cannot read is refused for that
+// engine, at its line and column in the spec.
+func TestCheckQueryForEngines(t *testing.T) {
+	const spec = `pipeline: p
+source:
+  query: |
+    SELECT id, updated_at
+    FROM ` + "`proj-1.app.t`" + `
+    WHERE note <> 'two
+    lines'
+target:
+  table: dw.t
+columns:
+  id: bigint
+  updated_at: timestamp
+strategy: append
+watermark:
+  column: updated_at
+  start: 2026-01-01
+`
+	s, err := Parse("p.yaml", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := Validate(s); len(ds) > 0 {
+		t.Fatalf("the spec must validate: %v", ds)
+	}
+	p, err := Lower(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		r    *sqllex.Rules
+		want string
+	}{
+		{sqllex.MySQL, ""},
+		{sqllex.Spark, ""},
+		{sqllex.Postgres, `p.yaml:5:16: source.query, as postgres reads it: malformed number "1.app.t"`},
+		{sqllex.SQLite, ""},
+		{sqllex.DuckDB, "p.yaml:5:10: source.query, as duckdb reads it: unexpected character '`'"},
+		{sqllex.Snowflake, "p.yaml:5:10: source.query, as snowflake reads it: unexpected character '`'"},
+		{sqllex.BigQuery, "p.yaml:6:19: source.query, as bigquery reads it: unterminated string literal: bigquery ends a quoted string at the line end (use a triple-quoted string)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.r.Name, func(t *testing.T) {
+			got := ""
+			if ds := CheckQuery(p, tt.r); len(ds) > 0 {
+				got = ds.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }

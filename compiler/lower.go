@@ -115,6 +115,7 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}
 	} else {
 		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
+		p.SourceQuery = s.Source.Query
 	}
 	for _, c := range s.Columns {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
@@ -326,12 +327,12 @@ func (l *lowerer) state() {
 	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
-		Update{Table: RunsTable, Set: []Assign{{"status", Lit{"'abandoned'"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Lit{"'running'"}))}, pPipeline)
+		Update{Table: RunsTable, Set: []Assign{{"status", Str{"abandoned"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"running"}))}, pPipeline)
 	startCols := []string{"run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note"}
 	startParams := textParams(startCols)
 	startVals := refs(startParams)
 	startCols = append(startCols, "status")
-	startVals = append(startVals, Lit{"'running'"})
+	startVals = append(startVals, Str{"running"})
 	l.add(StmtRecordStart, PhaseState, "The run's row in the run log, written before any data moves.",
 		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, startParams...)
 	l.add(StmtRecentRuns, PhaseQuery, "The latest runs, for incrc state.",
@@ -599,7 +600,7 @@ func (l *lowerer) write() {
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
-				eq(Call{"coalesce", []Expr{col("watermark"), Lit{"''"}}}, Call{"coalesce", []Expr{ref(pExpected), Lit{"''"}}}))},
+				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, Call{"coalesce", []Expr{ref(pExpected), Str{""}}}))},
 		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
 	finishCols := append([]string{"status", "watermark_after"}, Counters...)
 	finishCols = append(finishCols, "finished_at", "duration_ms", "error")

@@ -10,19 +10,22 @@ package compiler
 // the spec (the watermark's start, lookback and lag, finalize_after, the
 // measures) is here.
 type Plan struct {
-	File       string // the spec's path, for messages
-	SpecHash   string // recorded with every run: which spec wrote the target
-	Pipeline   string
-	Strategy   Strategy
-	Source     Relation
-	Target     Table
-	Stage      Table // session-scoped staging table: the rows to write
-	Raw        Table // session-scoped: the window's rows as read, when a dedupe follows
-	Quarantine Table // zero when invalid rows fail the run instead
-	Columns    []Col
-	Key        []string
-	Watermark  *Watermarking // nil for full_refresh pipelines without a watermark
-	Partition  *Partitioning // nil for pipelines without partitions
+	File     string // the spec's path, for messages
+	SpecHash string // recorded with every run: which spec wrote the target
+	Pipeline string
+	Strategy Strategy
+	Source   Relation
+	// SourceQuery is the spec's source.query as written, with its place in
+	// the file: compiling for an engine points into it.
+	SourceQuery String
+	Target      Table
+	Stage       Table // session-scoped staging table: the rows to write
+	Raw         Table // session-scoped: the window's rows as read, when a dedupe follows
+	Quarantine  Table // zero when invalid rows fail the run instead
+	Columns     []Col
+	Key         []string
+	Watermark   *Watermarking // nil for full_refresh pipelines without a watermark
+	Partition   *Partitioning // nil for pipelines without partitions
 	// ReconcileBy is the column reconciliation groups by (the partition
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string

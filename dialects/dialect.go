@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 // Name is a dialect's name as written on the command line and in specs.
@@ -36,6 +37,9 @@ type Dialect interface {
 	// BindTime turns a point in time into the value bound for a parameter
 	// of a date or timestamp column of this engine.
 	BindTime(t time.Time, kind compiler.TypeKind) any
+	// Lexer is how the engine splits SQL into tokens: every statement is
+	// lexed back with it, and the source query is read with it.
+	Lexer() *sqllex.Rules
 }
 
 // Caps are the facts about an engine that change what the runner does.
@@ -71,24 +75,35 @@ func Unsupported(d Dialect, what string) error {
 	return fmt.Errorf("%s: %s is not supported yet", d.Name(), what)
 }
 
-// StringQuoter is implemented by dialects whose string literals do not
-// escape a quote by doubling it (BigQuery and Spark do not read a doubled
-// quote as one quote): it spells the string s as a literal.
+// StringQuoter is implemented by dialects whose string literals are not
+// the standard ones (StringLit): where a backslash escapes (MySQL,
+// Snowflake, Redshift: DoubledString; PostgreSQL, where a setting decides)
+// or where a doubled quote is two literals (BigQuery, Spark:
+// BackslashString). It spells the string s as a literal.
 type StringQuoter interface {
 	StringLit(s string) string
 }
 
-// TableNamer is implemented by dialects that spell qualified table names
-// their own way (SQLite, which has no schemas).
+// TableNamer is implemented by dialects that name qualified tables their
+// own way (SQLite, which has no schemas): TableParts are the identifier
+// parts the Writer quotes, TableName the spelled name.
 type TableNamer interface {
 	TableName(t compiler.Table) string
+	TableParts(t compiler.Table) []string
+}
+
+// IdentFolder is implemented by dialects that quote a name in another
+// case than the spec writes it (Snowflake quotes upper case): FoldIdent is
+// the name the quoted identifier holds.
+type IdentFolder interface {
+	FoldIdent(name string) string
 }
 
 // TimeTruncer is implemented by dialects that can spell the start of the
 // hour, day or month a date or timestamp falls in (partitions other than
-// days of a date column need it).
+// days of a date column need it). Literals it writes go through w.String.
 type TimeTruncer interface {
-	TruncTime(expr, granularity string, t compiler.Type) string
+	TruncTime(w *Writer, expr, granularity string, t compiler.Type) string
 }
 
 // NullsLaster is implemented by dialects without ORDER BY ... NULLS LAST

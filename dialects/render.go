@@ -14,8 +14,13 @@ type Rendered struct {
 }
 
 // Render spells every statement of a plan. It fails, naming the dialect
-// and the statement, when the dialect cannot spell one.
+// and the statement, when the dialect cannot spell one. A source query is
+// read with the engine's own rules first: what they cannot classify or
+// find unsafe is refused at its place in the spec (compiler.CheckQuery).
 func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
+	if ds := compiler.CheckQuery(p, d.Lexer()); len(ds) > 0 {
+		return nil, ds.Err()
+	}
 	out := make([]Rendered, 0, len(p.Statements))
 	for _, st := range p.Statements {
 		parts, err := RenderStatement(d, st)
@@ -96,9 +101,11 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.RetractKeys:
 		// The target is named by its own name, not an alias: not every
 		// engine's DELETE takes one (Trino, Redshift, MariaDB).
-		target := w.d.QuoteIdent(op.Target.Name())
+		var target string
 		if _, ok := w.d.(TableNamer); ok {
 			target = w.Table(op.Target)
+		} else {
+			target = w.Col("", op.Target.Name())
 		}
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
 			keyMatch(w, target, op.Key, op.NullSafe), "\n    AND (", Expr(w, "s", op.Where), ")\n)")
@@ -225,14 +232,18 @@ func dedupeOrder(w *Writer, order []compiler.Order) string {
 }
 
 // From spells a relation in a FROM clause: a table, or the source query
-// wrapped as a derived table named src.
+// wrapped as a derived table named src. The query itself is embedded when
+// the statement ends, as the engine reads it (see EmbedQuery).
 func From(w *Writer, r compiler.Relation) string {
 	if r.Query != "" {
-		return "(\n" + indent(r.Query, "  ") + "\n) AS src"
+		return "(\n  " + w.Query(r.Query) + "\n) AS src"
 	}
 	return w.Table(r.Table)
 }
 
+// indent prefixes every non-empty line of s: s is SQL the Writer spelled,
+// whose line ends are all outside literals (source queries are embedded
+// later, by End).
 func indent(s, prefix string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -373,21 +384,27 @@ func (w *Writer) capture(f func()) string {
 func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	w.S("INSERT INTO ", w.Table(op.Into), " (", w.Col("", "incrc_run_id"), ", ", w.Col("", "incrc_reason"), ", ", w.Idents("", op.Columns), ")\n")
 	w.S("SELECT ", w.Param("run_id"), ",\n  CASE")
-	var any []string
 	for _, r := range op.Rules {
-		e := Expr(w, "", r.Invalid)
-		w.S("\n    WHEN ", e, " THEN ", w.String(r.Reason))
-		any = append(any, e)
+		w.S("\n    WHEN ", Expr(w, "", r.Invalid), " THEN ", w.String(r.Reason))
 	}
 	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", From(w, op.From), "\nWHERE ")
+	open, close := "", ""
 	if where := WindowPred(w, "", op.Window); where != "" {
 		w.S(where, "\n  AND ")
-		if len(any) > 1 {
-			w.S("(", strings.Join(any, "\n   OR "), ")")
-			return
+		if len(op.Rules) > 1 {
+			open, close = "(", ")"
 		}
 	}
-	w.S(strings.Join(any, "\n   OR "))
+	// Each rule is spelled again rather than its text reused: a marker
+	// written twice is bound twice, in the order of the text.
+	w.S(open)
+	for i, r := range op.Rules {
+		if i > 0 {
+			w.S("\n   OR ")
+		}
+		w.S(Expr(w, "", r.Invalid))
+	}
+	w.S(close)
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
@@ -515,7 +532,7 @@ func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
 		return expr
 	}
 	if t, ok := w.d.(TimeTruncer); ok {
-		return t.TruncTime(expr, p.Granularity, p.Type)
+		return t.TruncTime(w, expr, p.Granularity, p.Type)
 	}
 	w.Fail(Unsupported(w.d, p.Granularity+" partitions of a "+p.Type.String()+" column"))
 	return expr

@@ -68,12 +68,6 @@ func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
 		"\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
 }
 
-// BackslashString spells a string literal with backslash escapes, for the
-// engines that read a doubled quote as two adjacent literals.
-func BackslashString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
-}
-
 // MergeReplacePartition overwrites one partition of the target in one
 // MERGE, for engines whose MERGE has WHEN NOT MATCHED BY SOURCE (BigQuery,
 // Spark on Iceberg): ON FALSE matches nothing, so every staged row of the

@@ -2,19 +2,31 @@ package dialects
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 // Writer accumulates the SQL of one statement (or a few, for operations an
 // engine spells in several) and the parameters it binds, in marker order.
+//
+// It also records what it meant each statement to hold: every quoted name
+// and string literal it spelled, the numbers it re-spelled from a spec, and
+// where it embedded the source query. End lexes each statement back with
+// the engine's own rules and fails unless the engine would read exactly
+// that (see CheckPart): a statement that does not read back as written is
+// never returned.
 type Writer struct {
 	d        Dialect
 	declared []compiler.Param
 	parts    []Part
 	cur      strings.Builder
 	params   []string
+	meant    Meant
+	queries  []string // source queries, by placeholder number
 	err      error
 }
 
@@ -23,23 +35,74 @@ type Writer struct {
 type Part struct {
 	SQL    string
 	Params []string
+	// Meant is what the writer meant SQL to hold: the lex-back compares it
+	// with what the engine's rules read.
+	Meant Meant
+}
+
+// Meant is what a statement was written to hold, for the lex-back.
+type Meant struct {
+	// Names maps each quoted name's spelling to the name it must read
+	// back as; Strings each string literal's spelling to its value.
+	Names, Strings map[string]string
+	// Numbers are the numbers re-spelled from the spec's expressions.
+	Numbers []string
+	// Queries are where the source query was embedded.
+	Queries []Span
+}
+
+// Span is a byte range of a statement: the embedded source query.
+type Span struct{ Off, End int }
+
+func (m *Meant) name(spelled, value string) {
+	if m.Names == nil {
+		m.Names = map[string]string{}
+	}
+	m.Names[spelled] = value
+}
+
+func (m *Meant) str(spelled, value string) {
+	if m.Strings == nil {
+		m.Strings = map[string]string{}
+	}
+	m.Strings[spelled] = value
 }
 
 // Dialect returns the dialect being rendered.
 func (w *Writer) Dialect() Dialect { return w.d }
 
-// Printf appends formatted text.
+// Printf appends formatted text. It is for keywords and numbers the
+// renderer chose; names, literals and parameters go through their own
+// methods so that the lex-back knows them.
 func (w *Writer) Printf(format string, args ...any) { fmt.Fprintf(&w.cur, format, args...) }
 
-// S appends text.
+// S appends text: keywords, punctuation and what the Writer's methods
+// returned.
 func (w *Writer) S(parts ...string) {
 	for _, p := range parts {
 		w.cur.WriteString(p)
 	}
 }
 
+// quote spells one identifier part and records it. Names come validated
+// from the spec or from the compiler; one that a quoted name cannot hold
+// on every engine is refused rather than spelled.
+func (w *Writer) quote(name string) string {
+	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
+		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
+		return ""
+	}
+	spelled := w.d.QuoteIdent(name)
+	value := name
+	if f, ok := w.d.(IdentFolder); ok {
+		value = f.FoldIdent(name)
+	}
+	w.meant.name(spelled, value)
+	return spelled
+}
+
 // Ident appends a quoted identifier.
-func (w *Writer) Ident(name string) { w.cur.WriteString(w.d.QuoteIdent(name)) }
+func (w *Writer) Ident(name string) { w.cur.WriteString(w.quote(name)) }
 
 // Idents returns quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
@@ -54,19 +117,20 @@ func (w *Writer) Idents(alias string, names []string) string {
 // Col returns alias.name quoted, or name alone without an alias.
 func (w *Writer) Col(alias, name string) string {
 	if alias == "" {
-		return w.d.QuoteIdent(name)
+		return w.quote(name)
 	}
-	return alias + "." + w.d.QuoteIdent(name)
+	return alias + "." + w.quote(name)
 }
 
 // Table returns a qualified table name, each part quoted.
 func (w *Writer) Table(t compiler.Table) string {
+	parts := t.Parts
 	if n, ok := w.d.(TableNamer); ok {
-		return n.TableName(t)
+		parts = n.TableParts(t)
 	}
-	out := make([]string, len(t.Parts))
-	for i, p := range t.Parts {
-		out[i] = w.d.QuoteIdent(p)
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = w.quote(p)
 	}
 	return strings.Join(out, ".")
 }
@@ -108,24 +172,176 @@ func (w *Writer) Fail(err error) {
 }
 
 // End closes the current statement and starts another: for operations an
-// engine spells as several statements.
+// engine spells as several statements. It embeds the source queries the
+// statement reads and lexes the statement back (CheckPart).
 func (w *Writer) End() {
 	sql := strings.TrimSpace(w.cur.String())
-	if sql != "" {
-		w.parts = append(w.parts, Part{SQL: sql, Params: w.params})
-	}
+	meant := w.meant
 	w.cur.Reset()
+	w.meant = Meant{}
+	params := w.params
 	w.params = nil
-}
-
-// String spells a string constant in the dialect's literal syntax.
-func (w *Writer) String(s string) string {
-	if q, ok := w.d.(StringQuoter); ok {
-		return q.StringLit(s)
+	if sql == "" || w.err != nil {
+		return
 	}
-	return StringLit(s)
+	sql, spans, err := w.embed(sql)
+	if err != nil {
+		w.Fail(err)
+		return
+	}
+	meant.Queries = spans
+	p := Part{SQL: sql, Params: params, Meant: meant}
+	if err := CheckPart(w.d, p); err != nil {
+		w.Fail(err)
+		return
+	}
+	w.parts = append(w.parts, p)
 }
 
-// StringLit spells a string constant. Backslashes never reach here: specs
-// with them are rejected, since engines disagree on their meaning.
+// String spells a string constant in the dialect's literal syntax and
+// records it. A value that cannot be spelled the same way on every
+// setting of the engine (a NUL, a control character other than tab and
+// line ends, invalid UTF-8) is refused: spec literals never hold one.
+func (w *Writer) String(s string) string {
+	for i, r := range s {
+		if r == utf8.RuneError || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			w.Fail(fmt.Errorf("%s: cannot spell %q in a string literal (character %d)", w.d.Name(), s, i))
+			return "''"
+		}
+	}
+	var spelled string
+	if q, ok := w.d.(StringQuoter); ok {
+		spelled = q.StringLit(s)
+	} else {
+		spelled = StringLit(s)
+	}
+	w.meant.str(spelled, s)
+	return spelled
+}
+
+// Number re-spells a number from its validated form and records it; what
+// is not a number is refused.
+func (w *Writer) Number(text string) string {
+	n, ok := compiler.CanonicalNumber(text)
+	if !ok {
+		w.Fail(fmt.Errorf("%s: %q is not a number", w.d.Name(), text))
+		return "0"
+	}
+	w.meant.Numbers = append(w.meant.Numbers, n)
+	return n
+}
+
+// StringLit spells a string constant the standard way: a quote is
+// doubled, every other character stands for itself. It is right for the
+// engines that read no backslash escapes in '...' (DuckDB, SQLite, Trino);
+// the others implement StringQuoter.
 func StringLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// DoubledString doubles both quotes and backslashes: the literal ends at
+// the same quote whether the engine reads backslash escapes or not
+// (MySQL's NO_BACKSLASH_ESCAPES, Snowflake, Redshift), and means the value
+// where it does.
+func DoubledString(s string) string {
+	return "'" + strings.NewReplacer("'", "''", `\`, `\\`).Replace(s) + "'"
+}
+
+// BackslashString spells a string literal with backslash escapes, for the
+// engines that read a doubled quote as two adjacent literals (BigQuery,
+// Spark). Line ends and tabs are escaped too: BigQuery ends a '...' string
+// at a raw line end.
+func BackslashString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s) + "'"
+}
+
+// queryMark is the placeholder From writes where the source query goes;
+// End replaces it. A NUL never appears in anything else a Writer writes.
+const queryMark = "\x00query:"
+
+// Query returns the place of a source query in the statement: End embeds
+// the query there, once the indentation around it is final.
+func (w *Writer) Query(q string) string {
+	w.queries = append(w.queries, q)
+	return queryMark + strconv.Itoa(len(w.queries)-1) + "\x00"
+}
+
+// embed replaces the query placeholders of sql with the queries, as the
+// engine's rules read them (EmbedQuery), and returns where each landed.
+func (w *Writer) embed(sql string) (string, []Span, error) {
+	var spans []Span
+	for {
+		i := strings.Index(sql, queryMark)
+		if i < 0 {
+			return sql, spans, nil
+		}
+		end := i + len(queryMark) + strings.IndexByte(sql[i+len(queryMark):], 0) + 1
+		n, err := strconv.Atoi(sql[i+len(queryMark) : end-1])
+		if err != nil || n >= len(w.queries) {
+			return "", nil, fmt.Errorf("%s: a broken source query placeholder", w.d.Name())
+		}
+		line := sql[strings.LastIndexByte(sql[:i], '\n')+1 : i]
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		q, err := EmbedQuery(w.d.Lexer(), w.queries[n], indent)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: source query: %w", w.d.Name(), err)
+		}
+		sql = sql[:i] + q + sql[end:]
+		spans = append(spans, Span{Off: i, End: i + len(q)})
+	}
+}
+
+// EmbedQuery re-spells a source query for embedding in a statement, as the
+// rules read it: comments become nothing (a block comment between two
+// tokens a space), each line after the first is indented by indent, and
+// trailing blanks go; the text of every other token, line ends inside
+// literals included, is kept byte for byte. No comment reaches a compiled
+// statement, so the lex-back can require that none is there.
+func EmbedQuery(r *sqllex.Rules, q, indent string) (string, error) {
+	toks, err := sqllex.LexExact(r, q)
+	if err != nil {
+		return "", err
+	}
+	var b []byte
+	trimRight := func() {
+		for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+			b = b[:len(b)-1]
+		}
+	}
+	prev := 0
+	for _, t := range toks {
+		gap := q[prev:t.Off]
+		if strings.TrimLeft(gap, " \t\r\n") != "" {
+			return "", &sqllex.Error{Off: prev, Msg: "text the rules skip that is not blank"}
+		}
+		lines := strings.Split(gap, "\n")
+		for k, l := range lines {
+			if k > 0 {
+				trimRight()
+				b = append(b, '\n')
+				if k < len(lines)-1 || t.Kind != sqllex.EOF {
+					b = append(b, indent...)
+				}
+			}
+			if k == len(lines)-1 && t.Kind != sqllex.EOF {
+				b = append(b, l...)
+			}
+		}
+		switch t.Kind {
+		case sqllex.Comment:
+			// A block comment between two tokens separates them: one space
+			// does, unless blanks follow it anyway.
+			if !strings.HasPrefix(t.Text, "/*") {
+				break
+			}
+			trimRight()
+			if n := len(b); n > 0 && b[n-1] != '\n' && t.End() < len(q) && !strings.ContainsRune(" \t\r\n", rune(q[t.End()])) {
+				b = append(b, ' ')
+			}
+		case sqllex.EOF:
+		default:
+			b = append(b, t.Text...)
+		}
+		prev = t.End()
+	}
+	trimRight()
+	return string(b), nil
+}

@@ -127,7 +127,14 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 		}
 		for _, d := range ds {
 			data, err := dialects.File(d, plan, specPath(s.File))
-			if err != nil {
+			var placed compiler.Diagnostics
+			switch {
+			case errors.As(err, &placed):
+				// The engine's reading of the source query: already at
+				// its place in the spec.
+				errs = append(errs, err)
+				continue
+			case err != nil:
 				// What a dialect cannot spell follows from the strategy:
 				// point there, as every other error points at a line.
 				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -56,8 +57,13 @@ func (*Dialect) Caps() dialects.Caps {
 }
 
 // QuoteIdent quotes one part; BigQuery also accepts `proj.ds.t` whole,
-// but part by part keeps every name's parts separate.
-func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "\\`") + "`" }
+// but part by part keeps every name's parts separate. A quoted name has
+// the escapes of a string literal.
+func (*Dialect) QuoteIdent(s string) string {
+	return "`" + strings.NewReplacer(`\`, `\\`, "`", "\\`").Replace(s) + "`"
+}
+
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.BigQuery }
 
 // Placeholder is BigQuery's positional query parameter. Not the named
 // @name form: the plan's parameters "from" and "to" are reserved words,
@@ -101,7 +107,7 @@ const stageExpiry = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMES
 
 // TruncTime spells the start of a partition with the truncation of the
 // column's own type, so the start compares with the column without a cast.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
 	unit := strings.ToUpper(granularity)
 	switch t.Kind {
 	case compiler.Date:
@@ -109,7 +115,7 @@ func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
 	case compiler.TimestampTZ:
 		// Explicit, though UTC is the default: partitions are UTC hours,
 		// days and months on every engine.
-		return "TIMESTAMP_TRUNC(" + expr + ", " + unit + ", 'UTC')"
+		return "TIMESTAMP_TRUNC(" + expr + ", " + unit + ", " + w.String("UTC") + ")"
 	}
 	return "DATETIME_TRUNC(" + expr + ", " + unit + ")"
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -32,6 +33,10 @@ func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s,
 
 func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
 
+// Lexer: DuckDB reads no backslash escapes in '...', so the standard
+// literal (StringLit) is its own.
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.DuckDB }
+
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
@@ -54,8 +59,8 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("duckdb", t) }
 
 // TruncTime spells the start of a partition with date_trunc.
-func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
-	return "date_trunc('" + granularity + "', " + expr + ")"
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
+	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
 }
 
 var decimalRe = regexp.MustCompile(`^DECIMAL\((\d+),(\d+)\)$`)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -24,11 +25,12 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
-	_ dialects.NullsLaster = (*Dialect)(nil)
-	_ dialects.SourceTyper = (*Dialect)(nil)
+	_ dialects.Dialect      = (*Dialect)(nil)
+	_ dialects.OpRenderer   = (*Dialect)(nil)
+	_ dialects.TimeTruncer  = (*Dialect)(nil)
+	_ dialects.NullsLaster  = (*Dialect)(nil)
+	_ dialects.SourceTyper  = (*Dialect)(nil)
+	_ dialects.StringQuoter = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
@@ -41,6 +43,12 @@ func (*Dialect) Caps() dialects.Caps {
 func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 func (*Dialect) Placeholder(int) string { return "?" }
+
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.MySQL }
+
+// StringLit doubles quotes and backslashes: with or without
+// NO_BACKSLASH_ESCAPES the literal ends where it should.
+func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
 
@@ -111,12 +119,12 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TruncTime spells the start of a partition.
-func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
 	switch granularity {
 	case "hour":
-		return "DATE_FORMAT(" + expr + ", '%Y-%m-%d %H:00:00')"
+		return "DATE_FORMAT(" + expr + ", " + w.String("%Y-%m-%d %H:00:00") + ")"
 	case "month":
-		return "DATE_FORMAT(" + expr + ", '%Y-%m-01')"
+		return "DATE_FORMAT(" + expr + ", " + w.String("%Y-%m-01") + ")"
 	}
 	return "DATE(" + expr + ")"
 }

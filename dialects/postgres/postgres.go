@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -31,6 +32,19 @@ func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s,
 
 func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
 
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Postgres }
+
+// StringLit spells a value holding a backslash as an escape string,
+// E'...' with the backslashes doubled: standard_conforming_strings decides
+// what a backslash in '...' means, and in E'...' it means the same either
+// way. Other values are standard literals.
+func (*Dialect) StringLit(s string) string {
+	if strings.Contains(s, `\`) {
+		return "E" + dialects.DoubledString(s)
+	}
+	return dialects.StringLit(s)
+}
+
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
@@ -54,14 +68,14 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 
 // TruncTime spells the start of a partition with date_trunc, in UTC: a
 // date or timestamptz would otherwise be read in the session's time zone.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
 	switch t.Kind {
 	case compiler.Date:
 		expr = "CAST(" + expr + " AS TIMESTAMP)"
 	case compiler.TimestampTZ:
-		expr = "(" + expr + " AT TIME ZONE 'UTC')"
+		expr = "(" + expr + " AT TIME ZONE " + w.String("UTC") + ")"
 	}
-	return "date_trunc('" + granularity + "', " + expr + ")"
+	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
 }
 
 // RenderOp creates the indexes the plan asks for: a partition's DELETE and

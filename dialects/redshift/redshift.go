@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -30,9 +31,10 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
+	_ dialects.Dialect      = (*Dialect)(nil)
+	_ dialects.OpRenderer   = (*Dialect)(nil)
+	_ dialects.TimeTruncer  = (*Dialect)(nil)
+	_ dialects.StringQuoter = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "redshift" }
@@ -46,6 +48,12 @@ func (*Dialect) Caps() dialects.Caps {
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
+
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Redshift }
+
+// StringLit doubles quotes and backslashes: Redshift reads backslash
+// escapes in '...' (its QUOTE_LITERAL doubles them).
+func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 // NullSafeEqual is spelled out: Redshift's MERGE and joins take it in
 // this form on every release.
@@ -80,14 +88,14 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
 	switch t.Kind {
 	case compiler.Date:
 		expr = "CAST(" + expr + " AS TIMESTAMP)"
 	case compiler.TimestampTZ:
-		expr = "(" + expr + " AT TIME ZONE 'UTC')"
+		expr = "(" + expr + " AT TIME ZONE " + w.String("UTC") + ")"
 	}
-	return "DATE_TRUNC('" + granularity + "', " + expr + ")"
+	return "DATE_TRUNC(" + w.String(granularity) + ", " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

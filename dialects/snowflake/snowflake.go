@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -34,9 +35,11 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
+	_ dialects.Dialect      = (*Dialect)(nil)
+	_ dialects.OpRenderer   = (*Dialect)(nil)
+	_ dialects.TimeTruncer  = (*Dialect)(nil)
+	_ dialects.IdentFolder  = (*Dialect)(nil)
+	_ dialects.StringQuoter = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "snowflake" }
@@ -50,6 +53,15 @@ func (*Dialect) Caps() dialects.Caps {
 func (*Dialect) QuoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(strings.ToUpper(s), `"`, `""`) + `"`
 }
+
+// FoldIdent is the name QuoteIdent quotes: upper case.
+func (*Dialect) FoldIdent(s string) string { return strings.ToUpper(s) }
+
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Snowflake }
+
+// StringLit doubles quotes and backslashes: Snowflake reads backslash
+// escapes in '...'.
+func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 func (*Dialect) Placeholder(int) string { return "?" }
 
@@ -76,11 +88,11 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("snowflake", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
 	if t.Kind == compiler.TimestampTZ {
-		expr = "CONVERT_TIMEZONE('UTC', " + expr + ")"
+		expr = "CONVERT_TIMEZONE(" + w.String("UTC") + ", " + expr + ")"
 	}
-	return "DATE_TRUNC('" + strings.ToUpper(granularity) + "', " + expr + ")"
+	return "DATE_TRUNC(" + w.String(strings.ToUpper(granularity)) + ", " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -86,6 +87,8 @@ func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s,
 // keywords, which Spark's grammar does not take after the colon.
 func (*Dialect) Placeholder(int) string { return "?" }
 
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Spark }
+
 func (*Dialect) StringLit(s string) string { return dialects.BackslashString(s) }
 
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
@@ -123,15 +126,15 @@ func (d *Dialect) format() string {
 // which stays a DATE. date_trunc takes and returns a session-zone
 // TIMESTAMP: a naive column is cast back to TIMESTAMP_NTZ so the partition
 // start has the column's type.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
-	unit := strings.ToUpper(granularity)
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+	unit := w.String(strings.ToUpper(granularity))
 	switch t.Kind {
 	case compiler.Date:
-		return "trunc(" + expr + ", '" + unit + "')"
+		return "trunc(" + expr + ", " + unit + ")"
 	case compiler.Timestamp:
-		return "CAST(date_trunc('" + unit + "', " + expr + ") AS TIMESTAMP_NTZ)"
+		return "CAST(date_trunc(" + unit + ", " + expr + ") AS TIMESTAMP_NTZ)"
 	}
-	return "date_trunc('" + unit + "', " + expr + ")"
+	return "date_trunc(" + unit + ", " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {

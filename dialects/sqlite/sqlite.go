@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -36,6 +37,8 @@ func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s,
 
 func (*Dialect) Placeholder(int) string { return "?" }
 
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.SQLite }
+
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS " + b }
 
 func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
@@ -49,13 +52,22 @@ func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
 	return t.Format("2006-01-02 15:04:05.000000")
 }
 
-// TableName folds a schema into the table's name; main and temp stay.
-func (d *Dialect) TableName(t compiler.Table) string {
+// TableParts folds a schema into the table's name; main and temp stay.
+func (d *Dialect) TableParts(t compiler.Table) []string {
 	parts := t.Parts
 	if len(parts) == 2 && (parts[0] == "main" || parts[0] == "temp") {
-		return d.QuoteIdent(parts[0]) + "." + d.QuoteIdent(parts[1])
+		return parts
 	}
-	return d.QuoteIdent(strings.Join(parts, "_"))
+	return []string{strings.Join(parts, "_")}
+}
+
+// TableName spells TableParts quoted.
+func (d *Dialect) TableName(t compiler.Table) string {
+	parts := d.TableParts(t)
+	for i, p := range parts {
+		parts[i] = d.QuoteIdent(p)
+	}
+	return strings.Join(parts, ".")
 }
 
 // SQLite's names only choose a column's affinity; these keep dates and
@@ -110,12 +122,12 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TruncTime spells the start of a partition in SQLite's ISO text form.
-func (*Dialect) TruncTime(expr, granularity string, _ compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
 	switch granularity {
 	case "hour":
-		return "strftime('%Y-%m-%d %H:00:00', " + expr + ")"
+		return "strftime(" + w.String("%Y-%m-%d %H:00:00") + ", " + expr + ")"
 	case "month":
-		return "strftime('%Y-%m-01', " + expr + ")"
+		return "strftime(" + w.String("%Y-%m-01") + ", " + expr + ")"
 	}
 	return "date(" + expr + ")"
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -55,6 +56,10 @@ func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s,
 // Placeholder is the marker EXECUTE ... USING binds, in order.
 func (*Dialect) Placeholder(int) string { return "?" }
 
+// Lexer: Trino reads no backslash escapes in '...', so the standard
+// literal (StringLit) is its own.
+func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Trino }
+
 func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
@@ -79,11 +84,11 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("trino", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
 	if t.Kind == compiler.TimestampTZ {
-		expr = expr + " AT TIME ZONE 'UTC'"
+		expr = expr + " AT TIME ZONE " + w.String("UTC")
 	}
-	return "date_trunc('" + granularity + "', " + expr + ")"
+	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
