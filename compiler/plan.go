@@ -30,8 +30,11 @@ type Plan struct {
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string
 	Measures    []Measure // count first, then the spec's reconcile measures
-	Statements  []*Statement
-	Programs    []*Program
+	// Versions, for an scd2 target, says how it keeps versions (the
+	// compiled file's header shows it).
+	Versions   string
+	Statements []*Statement
+	Programs   []*Program
 }
 
 // Watermarking is how a pipeline's runs are windowed.
@@ -279,7 +282,7 @@ type (
 	}
 
 	// RetractKeys deletes the target rows whose key has a staged row
-	// matching Where (evaluated on the staged row).
+	// matching Where (evaluated on the staged row; nil: any staged row).
 	RetractKeys struct {
 		Target   Table
 		Stage    Table
@@ -305,11 +308,13 @@ type (
 		NullSafe bool
 	}
 
-	// InsertFrom appends every row of From into Into.
+	// InsertFrom appends every row of From (matching Where, when set)
+	// into Into.
 	InsertFrom struct {
 		Into    Table
 		From    Table
 		Columns []string
+		Where   Expr
 	}
 
 	// MergeRows upserts every staged row into the target by key: matched

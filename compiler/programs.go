@@ -22,15 +22,21 @@ func (l *lowerer) programs() {
 	}
 	p.Programs = append(p.Programs, setup)
 
-	var run *Program
-	if p.Strategy == FullRefresh {
+	var run, full *Program
+	switch p.Strategy {
+	case FullRefresh:
 		// A full_refresh pipeline's run is a full refresh: it never appends.
 		run = l.fullRefresh()
 		run.Mode = ModeRun
-	} else {
+	case SCD2Strategy:
+		run, full = l.scd.programs(l)
+	default:
 		run = l.incremental()
 	}
-	p.Programs = append(p.Programs, run, l.fullRefresh())
+	if full == nil {
+		full = l.fullRefresh()
+	}
+	p.Programs = append(p.Programs, run, full)
 	if p.Partition != nil {
 		p.Programs = append(p.Programs, l.backfill())
 	}
@@ -224,6 +230,9 @@ func (l *lowerer) reconcileProgram() *Program {
 // and what it would read, found without changing anything.
 func (l *lowerer) preview() *Program {
 	pr := &Program{Mode: ModePreview, Lo: LoWatermark, Hi: HiNow, Doc: "What the next run would read; read-only."}
+	if l.snapshot() {
+		pr.Lo = LoStart
+	}
 	if l.p.Watermark == nil {
 		pr.Lo = LoNone
 	}

@@ -149,12 +149,17 @@ type CDC struct {
 	Pos      Pos
 }
 
-// SCD2 describes a type-2 slowly changing dimension target. Compiled by a
-// later issue; parsed and checked now.
+// SCD2 describes a type-2 slowly changing dimension target: the target
+// holds versions of each key, valid over [ValidFrom, ValidTo).
 type SCD2 struct {
-	ValidFrom String
+	By        String   // time: versions start at the watermark; columns: at the run's hi when a tracked column changes
+	Tracked   []String // by columns: the columns whose change opens a version
+	Snapshot  String   // "true": every run reads the whole source, and a key missing from it has vanished
+	Deletes   String   // ignore | close | new_record: what a vanished key does to its current version
+	ValidFrom String   // the target's column names
 	ValidTo   String
-	Tracked   []String
+	OpenEnd   String // the current version's valid_to; absent: NULL
+	Deleted   String // new_record: the flag column of the version that records a vanished key
 	Pos       Pos
 }
 
