@@ -117,6 +117,7 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
 		p.SourceQuery = s.Source.Query
 	}
+	p.Source = withLookups(s, p.Source)
 	for _, c := range s.Columns {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
 		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
@@ -153,6 +154,7 @@ func Lower(s *Spec) (*Plan, error) {
 	}
 	l.setup()
 	l.state()
+	l.lookupCheck()
 	l.stage()
 	l.write()
 	l.partitions()

@@ -100,7 +100,7 @@ func (p *parser) pos(n *yaml.Node) Pos {
 	return Pos{File: p.file, Line: n.Line, Col: n.Column}
 }
 
-var specKeys = []string{"pipeline", "description", "source", "target", "columns", "strategy", "unique_key", "watermark", "dedupe_by", "partition", "quality", "reconcile", "cdc", "scd2"}
+var specKeys = []string{"pipeline", "description", "source", "target", "columns", "strategy", "unique_key", "watermark", "dedupe_by", "partition", "quality", "reconcile", "cdc", "scd2", "lookups"}
 
 func (p *parser) spec(s *Spec, n *yaml.Node) {
 	p.mapping(n, "spec", specKeys, func(key string, k, v *yaml.Node) {
@@ -222,6 +222,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					c.Deleted = p.str("scd2.deleted", v)
 				}
 			})
+		case "lookups":
+			s.Lookups = p.lookups(v)
 		}
 	})
 }

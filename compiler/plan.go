@@ -416,4 +416,9 @@ func (ParamRef) exprNode() {}
 type Relation struct {
 	Table Table
 	Query string
+	// Lookups, when set, are joined to each row of the table or query
+	// (see LookupJoin); Columns are then what is read of it, and the
+	// lookups fill the others.
+	Columns []string
+	Lookups []LookupJoin
 }

@@ -62,6 +62,7 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
+	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	if wm := l.p.Watermark; wm != nil && l.nullMode() == "fail" {
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWatermark, Read: ReadCount,
 			Fail: fmt.Sprintf("%%d source row(s) have a NULL %s, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}", wm.Name)})
@@ -194,7 +195,7 @@ func (l *lowerer) backfill() *Program {
 	if p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNone
 	}
-	pr.Steps = []Step{{Stmt: StmtDropStage}, {Stmt: StmtCreateStage}, {Stmt: StmtStagePartition}}
+	pr.Steps = append(l.lookupSteps(), Step{Stmt: StmtDropStage}, Step{Stmt: StmtCreateStage}, Step{Stmt: StmtStagePartition})
 	pr.Steps = append(pr.Steps, l.quality("", false, "%d row(s) break quality rules and on_invalid is fail: partition left as it was")...)
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted, RegWritten}},

@@ -526,6 +526,7 @@ func (x *scd2Lowering) write(l *lowerer) {
 	}
 	if x.snapshot && x.deletes != "ignore" {
 		bare := p.Source
+		bare.Columns, bare.Lookups = nil, nil
 		doc := "A key no source row carries any more has vanished: its current version ends at hi (removed if it started at hi)."
 		if x.deletes == "new_record" {
 			doc = "A key no source row carries any more has vanished: its current version ends at hi."

@@ -26,6 +26,7 @@ type Spec struct {
 	Reconcile   *Reconcile
 	CDC         *CDC
 	SCD2        *SCD2
+	Lookups     []Lookup
 
 	Pos Pos // the document's top-level mapping
 
@@ -161,6 +162,31 @@ type SCD2 struct {
 	OpenEnd   String // the current version's valid_to; absent: NULL
 	Deleted   String // new_record: the flag column of the version that records a vanished key
 	Pos       Pos
+}
+
+// Lookup joins each source row with a row of another table: with AsOf,
+// the version of the key valid at that time ([valid_from, valid_to)).
+// Pairs are written left: right, the left side always this pipeline's
+// column, the right side the lookup table's.
+type Lookup struct {
+	Table     String
+	On        []Pair // this pipeline's column: the lookup table's column
+	AsOf      String // a date or timestamp column of this pipeline
+	Columns   []Pair // the target column it fills: the lookup table's column
+	ValidFrom String // the lookup table's validity columns and open end, when it is no
+	ValidTo   String // scd2 target of this project (which says them itself)
+	OpenEnd   String
+	Pos       Pos
+
+	// writer is the pipeline of the project whose target the lookup reads,
+	// when there is one and the lookup fits it: checkProject sets it, and
+	// Lower reads the validity columns, open end and types of an scd2 one.
+	writer *Spec
+}
+
+// Pair is one entry of a mapping of names, as written.
+type Pair struct {
+	Left, Right String
 }
 
 // Column returns the declared column called name, or nil.

@@ -97,6 +97,7 @@ func (v *validator) run() {
 	v.reconcile()
 	v.cdc(strategy)
 	v.scd2(strategy)
+	v.lookups()
 }
 
 func (v *validator) pipeline() {

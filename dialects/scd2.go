@@ -156,7 +156,7 @@ func deletedCol(w *Writer, alias string, v compiler.Versioning) string {
 // fromAs spells a relation in a FROM clause under alias.
 func fromAs(w *Writer, r compiler.Relation, alias string) string {
 	from := From(w, r)
-	if r.Query != "" {
+	if r.Derived() {
 		return strings.TrimSuffix(from, " AS src") + " AS " + alias
 	}
 	return from + " AS " + alias
