@@ -282,7 +282,7 @@ type (
 	}
 
 	// RetractKeys deletes the target rows whose key has a staged row
-	// matching Where (evaluated on the staged row; nil: any staged row).
+	// matching Where (evaluated on the staged row).
 	RetractKeys struct {
 		Target   Table
 		Stage    Table
@@ -308,13 +308,11 @@ type (
 		NullSafe bool
 	}
 
-	// InsertFrom appends every row of From (matching Where, when set)
-	// into Into.
+	// InsertFrom appends every row of From into Into.
 	InsertFrom struct {
 		Into    Table
 		From    Table
 		Columns []string
-		Where   Expr
 	}
 
 	// MergeRows upserts every staged row into the target by key: matched

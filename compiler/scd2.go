@@ -15,10 +15,11 @@ import (
 // version, corrected in place), or an existing version is removed (one
 // that would last no time at all). The run computes those changes into a
 // session table (the changes), each row a whole version with its op, and
-// applies them with two statements that every engine spells the same way:
-// delete the target's versions the changes name by key and valid_from,
-// insert the changes' rows that are not removals. Counts come from the
-// changes table, so every engine reports the same ones.
+// applies them by key and valid_from (ApplyVersions): delete the target's
+// versions the changes name, insert the changes that are not removals, in
+// the write transaction; engines where each statement commits alone spell
+// it as one MERGE, so that a failure never leaves the versions half
+// applied. Counts come from the changes table, the same on every engine.
 //
 // How the changes are computed depends on the source:
 //
@@ -79,8 +80,7 @@ const (
 	StmtCountAdded        = "count_added_versions"
 	StmtCountRewritten    = "count_rewritten_versions"
 	StmtCountRemoved      = "count_removed_versions"
-	StmtRetireVersions    = "retire_versions"
-	StmtWriteVersions     = "write_versions"
+	StmtApplyVersions     = "apply_versions"
 )
 
 const (
@@ -186,6 +186,17 @@ type (
 	}
 )
 
+// ApplyVersions applies the changes to the target: every version whose
+// key and start a change names is replaced by it, or removed by a change of
+// op OpRemove; the other changes are added. The shared spelling is a
+// DELETE then an INSERT, in the write transaction; engines where each
+// statement commits alone spell one MERGE.
+type ApplyVersions struct {
+	Versioning
+	Changes Table
+}
+
+func (ApplyVersions) op()     {}
 func (VersionCandidates) op() {}
 func (VersionHistory) op()    {}
 func (ReopenVersions) op()    {}
@@ -543,10 +554,8 @@ func (x *scd2Lowering) write(l *lowerer) {
 	l.add(StmtCountAdded, PhaseWrite, "Versions added.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
 	l.add(StmtCountRewritten, PhaseWrite, "Versions rewritten: closed, split, corrected.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRewrite})})
 	l.add(StmtCountRemoved, PhaseWrite, "Versions removed.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRemove})})
-	l.add(StmtRetireVersions, PhaseWrite, "The target's versions that the changes rewrite or remove, by key and "+x.v.ValidFrom+".",
-		RetractKeys{Target: p.Target, Stage: x.changes, Key: append(append([]string(nil), p.Key...), x.v.ValidFrom)})
-	l.add(StmtWriteVersions, PhaseWrite, "The versions added and rewritten.",
-		InsertFrom{Into: p.Target, From: x.changes, Columns: x.v.Stored(), Where: Binary{"<>", op, Lit{OpRemove}}})
+	l.add(StmtApplyVersions, PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
+		ApplyVersions{Versioning: x.v, Changes: x.changes})
 }
 
 // sessionSteps create the session tables, under guard.
@@ -595,8 +604,7 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []Step {
 		Step{Stmt: StmtCountAdded, Tx: true, If: window, Read: ReadCount, Into: []string{RegInserted}},
 		Step{Stmt: StmtCountRewritten, Tx: true, If: window, Read: ReadCount, Into: []string{RegUpdated}},
 		Step{Stmt: StmtCountRemoved, Tx: true, If: window, Read: ReadCount, Into: []string{RegDeleted}},
-		Step{Stmt: StmtRetireVersions, Tx: true, If: window},
-		Step{Stmt: StmtWriteVersions, Tx: true, If: window})
+		Step{Stmt: StmtApplyVersions, Tx: true, If: window})
 }
 
 // scd2ForceReason is why a full refresh of a snapshot-fed scd2 target

@@ -107,11 +107,8 @@ func renderOp(w *Writer, op compiler.Op) {
 		} else {
 			target = w.Col("", op.Target.Name())
 		}
-		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ", keyMatch(w, target, op.Key, op.NullSafe))
-		if op.Where != nil {
-			w.S("\n    AND (", Expr(w, "s", op.Where), ")")
-		}
-		w.S("\n)")
+		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
+			keyMatch(w, target, op.Key, op.NullSafe), "\n    AND (", Expr(w, "s", op.Where), ")\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE ", WindowPred(w, "", op.Range))
 		w.End()
@@ -163,9 +160,6 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
-		if op.Where != nil {
-			w.S("\nWHERE ", Expr(w, "", op.Where))
-		}
 	case compiler.MergeRows:
 		Merge(w, op)
 	case compiler.Aggregate:

@@ -180,6 +180,8 @@ func renderVersions(w *Writer, op compiler.Op) bool {
 		columnChanges(w, op)
 	case compiler.VanishedVersions:
 		vanishedVersions(w, op)
+	case compiler.ApplyVersions:
+		applyVersions(w, op)
 	default:
 		return false
 	}
@@ -302,4 +304,38 @@ func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
 		w.S(" AND ", w.Col("o", v.ValidFrom), " <> ", w.Param(op.Hi))
 	}
 	w.S("\n  AND NOT EXISTS (\n    SELECT 1 FROM ", strings.ReplaceAll(fromAs(w, op.Source, "src"), "\n", "\n    "), "\n    WHERE ", keyEq(w, "src", "o", v.Key), "\n  )")
+}
+
+// applyVersions deletes the target's versions the changes name by key and
+// start, then inserts the changes that are not removals: two statements,
+// in the run's write transaction.
+func applyVersions(w *Writer, op compiler.ApplyVersions) {
+	v := op.Versioning
+	key := append(append([]string(nil), v.Key...), v.ValidFrom)
+	// The target is named by its own name in the subquery: not every
+	// engine's DELETE takes an alias (Trino, Redshift, MariaDB).
+	var target string
+	if _, ok := w.d.(TableNamer); ok {
+		target = w.Table(v.Target)
+	} else {
+		target = w.Col("", v.Target.Name())
+	}
+	w.S("DELETE FROM ", w.Table(v.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Changes), " AS s\n  WHERE ", keyMatch(w, target, key, false), "\n)")
+	w.End()
+	w.S("INSERT INTO ", w.Table(v.Target), " (", w.Idents("", v.Stored()), ")\nSELECT ", w.Idents("", v.Stored()), "\nFROM ", w.Table(op.Changes),
+		"\nWHERE ", w.Col("", compiler.OpColumn), " <> ", compiler.OpRemove)
+}
+
+// MergeVersions applies the changes in one MERGE, for engines where each
+// statement commits on its own: a failure leaves the target as it was, and
+// the next run computes the same changes again. The changes hold one row
+// per key and start, so no target row matches two.
+func MergeVersions(w *Writer, op compiler.ApplyVersions) {
+	v := op.Versioning
+	key := append(append([]string(nil), v.Key...), v.ValidFrom)
+	op3 := w.Col("s", compiler.OpColumn) + " = " + compiler.OpRemove
+	w.S("MERGE INTO ", w.Table(v.Target), " AS t\nUSING ", w.Table(op.Changes), " AS s\nON ", KeyMatch(w, key, false),
+		"\nWHEN MATCHED AND ", op3, " THEN DELETE",
+		"\nWHEN MATCHED THEN UPDATE SET\n  ", SetList(w, "", NonKey(v.Stored(), key), FromStage(w), ",\n  "),
+		"\nWHEN NOT MATCHED AND ", w.Col("s", compiler.OpColumn), " <> ", compiler.OpRemove, " THEN INSERT (", w.Idents("", v.Stored()), ")\n  VALUES (", w.Idents("s", v.Stored()), ")")
 }

@@ -46,8 +46,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -77,8 +76,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -477,22 +475,20 @@ SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and starts.
-DELETE FROM `dw`.`dim_product`
-WHERE EXISTS (
-  SELECT 1 FROM `incrc_changes_dim_product` AS s
-  WHERE `dim_product`.`product_id` = s.`product_id` AND `dim_product`.`starts` = s.`starts`
-);
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
-INSERT INTO `dw`.`dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
-SELECT `product_id`, `name`, `price`, `starts`, `ends`, `gone`
-FROM `incrc_changes_dim_product`
-WHERE `incrc_op` <> 3;
+-- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO `dw`.`dim_product` AS t
+USING `incrc_changes_dim_product` AS s
+ON t.`product_id` = s.`product_id` AND t.`starts` = s.`starts`
+WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED THEN UPDATE SET
+  `name` = s.`name`,
+  `price` = s.`price`,
+  `ends` = s.`ends`,
+  `gone` = s.`gone`
+WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
+  VALUES (s.`product_id`, s.`name`, s.`price`, s.`starts`, s.`ends`, s.`gone`);
 
 -- name: clear_target
 -- phase: write

@@ -39,8 +39,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -70,8 +69,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -457,18 +455,14 @@ SELECT COUNT(*)
 FROM "incrc_changes_dim_plan"
 WHERE "incrc_op" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "dw"."dim_plan"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_plan" AS s
   WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "dw"."dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
 SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
 FROM "incrc_changes_dim_plan"

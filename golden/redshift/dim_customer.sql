@@ -42,8 +42,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -74,8 +73,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -490,18 +488,14 @@ SELECT COUNT(*)
 FROM "incrc_changes_dim_customer"
 WHERE "incrc_op" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "dw"."dim_customer"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_customer" AS s
   WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "dw"."dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
 SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
 FROM "incrc_changes_dim_customer"

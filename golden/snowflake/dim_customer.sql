@@ -42,8 +42,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -74,8 +73,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -489,18 +487,14 @@ SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_CUSTOMER"
 WHERE "INCRC_OP" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "DW"."DIM_CUSTOMER"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_CUSTOMER" AS s
   WHERE "DIM_CUSTOMER"."CUSTOMER_ID" = s."CUSTOMER_ID" AND "DIM_CUSTOMER"."VALID_FROM" = s."VALID_FROM"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "DW"."DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_CUSTOMER"

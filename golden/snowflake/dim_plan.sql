@@ -40,8 +40,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -71,8 +70,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -460,18 +458,14 @@ SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PLAN"
 WHERE "INCRC_OP" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "DW"."DIM_PLAN"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN" AS s
   WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "DW"."DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_PLAN"

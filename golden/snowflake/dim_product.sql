@@ -42,8 +42,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -73,8 +72,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -474,18 +472,14 @@ SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PRODUCT"
 WHERE "INCRC_OP" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and starts.
+-- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "DW"."DIM_PRODUCT"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_PRODUCT" AS s
   WHERE "DIM_PRODUCT"."PRODUCT_ID" = s."PRODUCT_ID" AND "DIM_PRODUCT"."STARTS" = s."STARTS"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "DW"."DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE")
 SELECT "PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE"
 FROM "INCRC_CHANGES_DIM_PRODUCT"

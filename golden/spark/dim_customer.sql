@@ -46,8 +46,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -78,8 +77,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -497,24 +495,20 @@ SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`dim_customer` AS t
-USING (
-  SELECT s.`customer_id`, s.`valid_from`
-  FROM `incrc_changes_dim_customer` AS s
-) AS s
+USING `incrc_changes_dim_customer` AS s
 ON t.`customer_id` = s.`customer_id` AND t.`valid_from` = s.`valid_from`
-WHEN MATCHED THEN DELETE;
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
-INSERT INTO `dw`.`dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`)
-SELECT `customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`
-FROM `incrc_changes_dim_customer`
-WHERE `incrc_op` <> 3;
+WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED THEN UPDATE SET
+  `name` = s.`name`,
+  `country` = s.`country`,
+  `updated_at` = s.`updated_at`,
+  `valid_to` = s.`valid_to`
+WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`)
+  VALUES (s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`valid_from`, s.`valid_to`);
 
 -- name: clear_target
 -- phase: write

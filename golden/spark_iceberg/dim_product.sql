@@ -48,8 +48,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -79,8 +78,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -484,24 +482,20 @@ SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and starts.
+-- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`dim_product` AS t
-USING (
-  SELECT s.`product_id`, s.`starts`
-  FROM `incrc_changes_dim_product` AS s
-) AS s
+USING `incrc_changes_dim_product` AS s
 ON t.`product_id` = s.`product_id` AND t.`starts` = s.`starts`
-WHEN MATCHED THEN DELETE;
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
-INSERT INTO `dw`.`dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
-SELECT `product_id`, `name`, `price`, `starts`, `ends`, `gone`
-FROM `incrc_changes_dim_product`
-WHERE `incrc_op` <> 3;
+WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED THEN UPDATE SET
+  `name` = s.`name`,
+  `price` = s.`price`,
+  `ends` = s.`ends`,
+  `gone` = s.`gone`
+WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
+  VALUES (s.`product_id`, s.`name`, s.`price`, s.`starts`, s.`ends`, s.`gone`);
 
 -- name: clear_target
 -- phase: write

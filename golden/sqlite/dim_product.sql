@@ -41,8 +41,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -72,8 +71,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -471,18 +469,14 @@ SELECT COUNT(*)
 FROM "incrc_changes_dim_product"
 WHERE "incrc_op" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and starts.
+-- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 DELETE FROM "dw_dim_product"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_product" AS s
   WHERE "dw_dim_product"."product_id" = s."product_id" AND "dw_dim_product"."starts" = s."starts"
 );
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
 INSERT INTO "dw_dim_product" ("product_id", "name", "price", "starts", "ends", "gone")
 SELECT "product_id", "name", "price", "starts", "ends", "gone"
 FROM "incrc_changes_dim_product"

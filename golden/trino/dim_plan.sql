@@ -46,8 +46,7 @@
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
---     retire_versions           if window
---     write_versions            if window
+--     apply_versions            if window
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -77,8 +76,7 @@
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
---     retire_versions
---     write_versions
+--     apply_versions
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -462,22 +460,20 @@ SELECT COUNT(*)
 FROM "incrc_changes_dim_plan"
 WHERE "incrc_op" = 3;
 
--- name: retire_versions
+-- name: apply_versions
 -- phase: write
--- The target's versions that the changes rewrite or remove, by key and valid_from.
-DELETE FROM "dw"."dim_plan"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_dim_plan" AS s
-  WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from"
-);
-
--- name: write_versions
--- phase: write
--- The versions added and rewritten.
-INSERT INTO "dw"."dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
-SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
-FROM "incrc_changes_dim_plan"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."dim_plan" AS t
+USING "incrc_changes_dim_plan" AS s
+ON t."plan_id" = s."plan_id" AND t."valid_from" = s."valid_from"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED THEN UPDATE SET
+  "name" = s."name",
+  "price" = s."price",
+  "created_at" = s."created_at",
+  "valid_to" = s."valid_to"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
+  VALUES (s."plan_id", s."name", s."price", s."created_at", s."valid_from", s."valid_to");
 
 -- name: clear_target
 -- phase: write
