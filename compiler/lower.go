@@ -101,7 +101,7 @@ func (e *NotSupportedError) Error() string {
 func Lower(s *Spec) (*Plan, error) {
 	strategy := Strategy(s.Strategy.Value)
 	switch strategy {
-	case CDCApply, SCD2Strategy:
+	case CDCApply:
 		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
 	}
 	p := &Plan{
@@ -120,6 +120,7 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
 		p.SourceQuery = s.Source.Query
 	}
+	p.Source = withLookups(s, p.Source)
 	for _, c := range s.Columns {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
 		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
@@ -151,8 +152,12 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
+	if l.scd = newSCD2(s, p); l.scd != nil {
+		p.Versions = l.scd.String()
+	}
 	l.setup()
 	l.state()
+	l.lookupCheck()
 	l.stage()
 	l.write()
 	l.partitions()
@@ -169,8 +174,9 @@ func Lower(s *Spec) (*Plan, error) {
 type lowerer struct {
 	p     *Plan
 	spec  *Spec
-	rules []Rule // what a staged row must pass
-	mode  string // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
+	rules []Rule        // what a staged row must pass
+	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
+	scd   *scd2Lowering // nil unless the strategy is scd2
 }
 
 func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
@@ -286,8 +292,11 @@ func (l *lowerer) setup() {
 	if p.Strategy == Merge && !l.nullableKey() {
 		pk = p.Key
 	}
-	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
-		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
+	target := CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk}
+	if l.scd != nil {
+		target = l.scd.createTarget(p)
+	}
+	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", target)
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
@@ -380,14 +389,23 @@ func (l *lowerer) dedupe() *Dedupe {
 	if order == "" && p.Watermark != nil {
 		order = p.Watermark.Name
 	}
-	d := &Dedupe{Key: p.Key, NullSafe: l.nullableKey()}
+	key := p.Key
+	if l.scd != nil && l.scd.byTime {
+		// A source of versions holds several rows per key: one per key and
+		// start is kept, and the order only breaks ties.
+		key = append(append([]string(nil), p.Key...), p.Watermark.Name)
+		if order == p.Watermark.Name {
+			order = ""
+		}
+	}
+	d := &Dedupe{Key: key, NullSafe: l.nullableKey()}
 	if order != "" {
 		d.OrderBy = append(d.OrderBy, Order{order, true})
 	}
 	// Ties on the version column are broken by the other columns, so the
 	// row kept is the same on every run: a full refresh keeps it too.
 	for _, c := range p.Columns {
-		if c.Name != order && !contains(p.Key, c.Name) {
+		if c.Name != order && !contains(key, c.Name) {
 			d.OrderBy = append(d.OrderBy, Order{c.Name, true})
 		}
 	}
@@ -422,8 +440,12 @@ func (l *lowerer) stage() {
 			SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
 	wp := windowParams(window)
+	read := window
+	if l.snapshot() {
+		read = upTo // every run reads the whole snapshot
+	}
 	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
-		CountSource{Source: p.Source, Window: withNull(window)}, wp...)
+		CountSource{Source: p.Source, Window: withNull(read)}, windowParams(read)...)
 	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
 		ProbeColumns{Source: p.Source, Columns: cols})
 	if wm := p.Watermark; wm != nil && p.Strategy == OverwritePartitions {
@@ -463,7 +485,7 @@ func (l *lowerer) stage() {
 		l.add(StmtCreateRaw, PhaseStage, "The window's rows as read, before the dedupe.",
 			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
 	}
-	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh {
+	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh && !l.snapshot() {
 		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
 			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
@@ -476,7 +498,11 @@ func (l *lowerer) stage() {
 			// it must never replace a good version of its key.
 			where = IsNull{X: col(wm.Name), Not: true}
 		}
-		l.add(StmtDedupeStage, PhaseStage, "One row per key: the newest version.",
+		doc := "One row per key: the newest version."
+		if l.scd != nil && l.scd.byTime {
+			doc = "One row per key and start: each version of the source once."
+		}
+		l.add(StmtDedupeStage, PhaseStage, doc,
 			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
 	}
 	if wm := p.Watermark; wm != nil {
@@ -498,6 +524,9 @@ func (l *lowerer) stage() {
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
 				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
 	}
+	if l.scd != nil {
+		l.scd.stage(l)
+	}
 	if len(l.rules) > 0 {
 		invalid := anyOf(l.rules)
 		if l.mode == "quarantine" {
@@ -513,7 +542,9 @@ func (l *lowerer) stage() {
 		l.add(StmtDeleteInvalid, PhaseWrite, "Invalid rows never reach the target.",
 			DeleteRows{Table: p.Stage, Where: invalid})
 	}
-	l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
+	if l.scd == nil {
+		l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
+	}
 	if p.Strategy == Merge {
 		l.add(StmtCountMatched, PhaseWrite, "Rows the merge will update (the rest it inserts).",
 			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
@@ -621,10 +652,14 @@ func (l *lowerer) write() {
 			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()})
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	case SCD2Strategy:
+		l.scd.write(l)
 	}
 	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
 		DeleteRows{Table: p.Target})
-	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	if p.Strategy != SCD2Strategy {
+		l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	}
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()
 		pc := p.Partition.Column

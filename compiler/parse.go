@@ -100,7 +100,7 @@ func (p *parser) pos(n *yaml.Node) Pos {
 	return Pos{File: p.file, Line: n.Line, Col: n.Column}
 }
 
-var specKeys = []string{"pipeline", "description", "source", "target", "columns", "strategy", "unique_key", "watermark", "dedupe_by", "partition", "quality", "reconcile", "cdc", "scd2"}
+var specKeys = []string{"pipeline", "description", "source", "target", "columns", "strategy", "unique_key", "watermark", "dedupe_by", "partition", "quality", "reconcile", "cdc", "scd2", "lookups"}
 
 func (p *parser) spec(s *Spec, n *yaml.Node) {
 	p.mapping(n, "spec", specKeys, func(key string, k, v *yaml.Node) {
@@ -202,16 +202,28 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "scd2":
 			c := &SCD2{Pos: p.pos(k)}
 			s.SCD2 = c
-			p.mapping(v, key, []string{"valid_from", "valid_to", "tracked"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, scd2Keys, func(key string, _, v *yaml.Node) {
 				switch key {
+				case "by":
+					c.By = p.str("scd2.by", v)
+				case "tracked":
+					c.Tracked = p.strList("scd2.tracked", v)
+				case "snapshot":
+					c.Snapshot = p.str("scd2.snapshot", v)
+				case "deletes":
+					c.Deletes = p.str("scd2.deletes", v)
 				case "valid_from":
 					c.ValidFrom = p.str("scd2.valid_from", v)
 				case "valid_to":
 					c.ValidTo = p.str("scd2.valid_to", v)
-				case "tracked":
-					c.Tracked = p.strList("scd2.tracked", v)
+				case "open_end":
+					c.OpenEnd = p.str("scd2.open_end", v)
+				case "deleted":
+					c.Deleted = p.str("scd2.deleted", v)
 				}
 			})
+		case "lookups":
+			s.Lookups = p.lookups(v)
 		}
 	})
 }

@@ -30,8 +30,11 @@ type Plan struct {
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string
 	Measures    []Measure // count first, then the spec's reconcile measures
-	Statements  []*Statement
-	Programs    []*Program
+	// Versions, for an scd2 target, says how it keeps versions (the
+	// compiled file's header shows it).
+	Versions   string
+	Statements []*Statement
+	Programs   []*Program
 }
 
 // Watermarking is how a pipeline's runs are windowed.
@@ -411,4 +414,9 @@ func (ParamRef) exprNode() {}
 type Relation struct {
 	Table Table
 	Query string
+	// Lookups, when set, are joined to each row of the table or query
+	// (see LookupJoin); Columns are then what is read of it, and the
+	// lookups fill the others.
+	Columns []string
+	Lookups []LookupJoin
 }

@@ -34,6 +34,9 @@ type Program struct {
 	Lease bool
 	// Record is the run log's kind for this program; "" records nothing.
 	Record string
+	// Force, when set, is why the program must not run unless the user
+	// passes --force: what it would destroy.
+	Force string
 	// Lo and Hi say how the runner fixes the window before the first step.
 	Lo LoBound
 	Hi HiBound
@@ -180,6 +183,9 @@ func (pr *Program) Listing() []string {
 		title += " (" + strings.Join(head, "; ") + ")"
 	}
 	lines := []string{title + ":"}
+	if pr.Force != "" {
+		lines = append(lines, "  refused without --force: "+pr.Force)
+	}
 	width := 0
 	for _, s := range pr.Steps {
 		width = max(width, len(stepIndent(s))+len(s.Stmt))

@@ -22,15 +22,21 @@ func (l *lowerer) programs() {
 	}
 	p.Programs = append(p.Programs, setup)
 
-	var run *Program
-	if p.Strategy == FullRefresh {
+	var run, full *Program
+	switch p.Strategy {
+	case FullRefresh:
 		// A full_refresh pipeline's run is a full refresh: it never appends.
 		run = l.fullRefresh()
 		run.Mode = ModeRun
-	} else {
+	case SCD2Strategy:
+		run, full = l.scd.programs(l)
+	default:
 		run = l.incremental()
 	}
-	p.Programs = append(p.Programs, run, l.fullRefresh())
+	if full == nil {
+		full = l.fullRefresh()
+	}
+	p.Programs = append(p.Programs, run, full)
 	if p.Partition != nil {
 		p.Programs = append(p.Programs, l.backfill())
 	}
@@ -56,6 +62,7 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
+	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr
 }
 
@@ -214,7 +221,7 @@ func (l *lowerer) backfill() *Program {
 	if p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNone
 	}
-	pr.Steps = []Step{{Stmt: StmtDropStage}, {Stmt: StmtCreateStage}, {Stmt: StmtStagePartition}}
+	pr.Steps = append(l.lookupSteps(), Step{Stmt: StmtDropStage}, Step{Stmt: StmtCreateStage}, Step{Stmt: StmtStagePartition})
 	pr.Steps = append(pr.Steps, l.quality("", false, "%d row(s) break quality rules and on_invalid is fail: partition left as it was")...)
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted, RegWritten}},
@@ -250,6 +257,9 @@ func (l *lowerer) reconcileProgram() *Program {
 // and what it would read, found without changing anything.
 func (l *lowerer) preview() *Program {
 	pr := &Program{Mode: ModePreview, Lo: LoWatermark, Hi: HiNow, Doc: "What the next run would read; read-only."}
+	if l.snapshot() {
+		pr.Lo = LoStart
+	}
 	if l.p.Watermark == nil {
 		pr.Lo = LoNone
 	}

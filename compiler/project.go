@@ -250,7 +250,7 @@ func checkProject(specs []*Spec) Diagnostics {
 			targets[t] = s
 		}
 	}
-	return diags
+	return append(diags, checkLookups(specs)...)
 }
 
 // LoadSpec reads one spec file and validates it on its own.

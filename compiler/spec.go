@@ -26,6 +26,7 @@ type Spec struct {
 	Reconcile   *Reconcile
 	CDC         *CDC
 	SCD2        *SCD2
+	Lookups     []Lookup
 
 	Pos Pos // the document's top-level mapping
 
@@ -149,13 +150,43 @@ type CDC struct {
 	Pos      Pos
 }
 
-// SCD2 describes a type-2 slowly changing dimension target. Compiled by a
-// later issue; parsed and checked now.
+// SCD2 describes a type-2 slowly changing dimension target: the target
+// holds versions of each key, valid over [ValidFrom, ValidTo).
 type SCD2 struct {
-	ValidFrom String
+	By        String   // time: versions start at the watermark; columns: at the run's hi when a tracked column changes
+	Tracked   []String // by columns: the columns whose change opens a version
+	Snapshot  String   // "true": every run reads the whole source, and a key missing from it has vanished
+	Deletes   String   // ignore | close | new_record: what a vanished key does to its current version
+	ValidFrom String   // the target's column names
 	ValidTo   String
-	Tracked   []String
+	OpenEnd   String // the current version's valid_to; absent: NULL
+	Deleted   String // new_record: the flag column of the version that records a vanished key
 	Pos       Pos
+}
+
+// Lookup joins each source row with a row of another table: with AsOf,
+// the version of the key valid at that time ([valid_from, valid_to)).
+// Pairs are written left: right, the left side always this pipeline's
+// column, the right side the lookup table's.
+type Lookup struct {
+	Table     String
+	On        []Pair // this pipeline's column: the lookup table's column
+	AsOf      String // a date or timestamp column of this pipeline
+	Columns   []Pair // the target column it fills: the lookup table's column
+	ValidFrom String // the lookup table's validity columns and open end, when it is no
+	ValidTo   String // scd2 target of this project (which says them itself)
+	OpenEnd   String
+	Pos       Pos
+
+	// writer is the pipeline of the project whose target the lookup reads,
+	// when there is one and the lookup fits it: checkProject sets it, and
+	// Lower reads the validity columns, open end and types of an scd2 one.
+	writer *Spec
+}
+
+// Pair is one entry of a mapping of names, as written.
+type Pair struct {
+	Left, Right String
 }
 
 // Column returns the declared column called name, or nil.

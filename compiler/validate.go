@@ -97,6 +97,7 @@ func (v *validator) run() {
 	v.reconcile()
 	v.cdc(strategy)
 	v.scd2(strategy)
+	v.lookups()
 }
 
 func (v *validator) pipeline() {
@@ -244,7 +245,9 @@ func (v *validator) watermark(strategy Strategy) {
 		return
 	}
 	if w == nil {
-		if strategy != "" && strategy != FullRefresh {
+		// scd2 by columns reads a snapshot whole without one; scd2 says
+		// when it needs one.
+		if strategy != "" && strategy != FullRefresh && strategy != SCD2Strategy {
 			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", strategy)
 		}
 		return
@@ -257,7 +260,7 @@ func (v *validator) watermark(strategy Strategy) {
 		v.errf(w.Column.Pos, "watermark.column %q has type %s: a watermark must be a timestamp, date or integer column that grows as rows change", c.Name.Value, c.Type)
 		c = nil
 	}
-	if c != nil && (strategy == Merge || strategy == SCD2Strategy) && createdLike.MatchString(c.Name.Value) {
+	if c != nil && (strategy == Merge || strategy == SCD2Strategy && !scd2VersionTable(s)) && createdLike.MatchString(c.Name.Value) {
 		v.errf(w.Column.Pos, "watermark.column %q looks like a creation time: a %s must see rows that change, and a creation time never moves when a row is updated; use the column that every update sets, such as updated_at", c.Name.Value, strategy)
 	}
 	if !w.Start.Set() {
@@ -418,19 +421,34 @@ func (v *validator) cdc(strategy Strategy) {
 func (v *validator) scd2(strategy Strategy) {
 	s := v.s
 	c := s.SCD2
-	if c == nil || v.reported("scd2") {
+	if v.reported("scd2") {
+		return
+	}
+	if c == nil {
+		if strategy == SCD2Strategy {
+			v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value) or {by: columns} (a version starts at the run's hi when a tracked column changes)")
+		}
 		return
 	}
 	if strategy != SCD2Strategy && strategy != "" {
 		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s: remove it, or use strategy: scd2", strategy)
 	}
-	for _, name := range []String{c.ValidFrom, c.ValidTo} {
-		if name.Value != "" && !identRe.MatchString(name.Value) {
+	for _, name := range []String{c.ValidFrom, c.ValidTo, c.Deleted} {
+		switch {
+		case name.Value == "":
+		case !identRe.MatchString(name.Value):
 			v.errf(name.At(badIdentChar(name.Value)), "scd2 column %s is not a plain name: use letters, digits and _", quote(name.Value))
+		case len(name.Value) > MaxIdentLen:
+			v.errf(name.Pos, "scd2 column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(name.Value), MaxIdentLen)
+		case strings.HasPrefix(strings.ToLower(name.Value), "incrc_"):
+			v.errf(name.Pos, "scd2 column %s: names starting with incrc_ are reserved for incrc's own columns", quote(name.Value))
 		}
 	}
 	for _, t := range c.Tracked {
 		v.col("scd2.tracked column", t)
+	}
+	if strategy == SCD2Strategy {
+		v.scd2Rules(c)
 	}
 }
 

@@ -34,6 +34,9 @@ func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
 	if p.Watermark != nil {
 		fmt.Fprintf(&b, ", watermark %s (%s)", p.Watermark.Name, p.Watermark.Type)
 	}
+	if p.Versions != "" {
+		fmt.Fprintf(&b, ",\n--   %s", p.Versions)
+	}
 	b.WriteString("\n")
 	for _, line := range strings.Split(atomicity(d), "\n") {
 		b.WriteString("-- " + line + "\n")

@@ -164,8 +164,12 @@ func renderOp(w *Writer, op compiler.Op) {
 		Merge(w, op)
 	case compiler.Aggregate:
 		Aggregate(w, op)
+	case compiler.LookupOverlaps:
+		lookupOverlaps(w, op)
 	default:
-		w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
+		if !renderVersions(w, op) {
+			w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
+		}
 	}
 }
 
@@ -235,6 +239,9 @@ func dedupeOrder(w *Writer, order []compiler.Order) string {
 // wrapped as a derived table named src. The query itself is embedded when
 // the statement ends, as the engine reads it (see EmbedQuery).
 func From(w *Writer, r compiler.Relation) string {
+	if len(r.Lookups) > 0 {
+		return lookupFrom(w, r)
+	}
 	if r.Query != "" {
 		return "(\n  " + w.Query(r.Query) + "\n) AS src"
 	}
@@ -334,7 +341,7 @@ func Deduped(w *Writer, sel Selection) {
 		w.S(" ORDER BY ", dedupeOrder(w, d.OrderBy))
 	}
 	from := From(w, sel.Source)
-	if sel.Source.Query == "" {
+	if !sel.Source.Derived() {
 		from += " AS src"
 	}
 	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(from, "\n", "\n  "))
@@ -360,7 +367,7 @@ func Deduped(w *Writer, sel Selection) {
 // others match with =, which every engine can serve from an index.
 func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) string {
 	from := From(w, src)
-	if src.Query != "" {
+	if src.Derived() {
 		from = strings.TrimSuffix(from, " AS src") + " AS incrc_k"
 	} else {
 		from += " AS incrc_k"

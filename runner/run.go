@@ -17,9 +17,12 @@ type Options struct {
 	Until       *time.Time // fixes hi; default now - lag
 	AllowFuture bool       // accept an Until later than now (plus ClockSkew)
 	FullRefresh bool       // run the full_refresh program: rebuild the target from the whole source below hi
-	LeaseTTL    time.Duration
-	Owner       string           // who holds the lease; default host:pid:random
-	Now         func() time.Time // the clock; default time.Now
+	// Force runs a program that says it must be forced (compiler.Program.Force):
+	// the user read why and means it.
+	Force    bool
+	LeaseTTL time.Duration
+	Owner    string           // who holds the lease; default host:pid:random
+	Now      func() time.Time // the clock; default time.Now
 	// BeforeStatement, when set, is called before each statement of the
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
@@ -103,6 +106,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	if pr.Force != "" && !opts.Force {
+		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
+	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
 		saved, err := savedMark(ctx, c, conn, r.res)
@@ -113,6 +119,14 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 		return fixWindow(ctx, m, pr, saved, bounds{now: opts.Now(), until: opts.Until, allowFuture: opts.AllowFuture})
 	})
 	return r.res, err
+}
+
+// modeWords names a mode for a message.
+func modeWords(m compiler.Mode) string {
+	if m == compiler.ModeFullRefresh {
+		return "--full-refresh"
+	}
+	return string(m)
 }
 
 // recorder runs a program that holds the lease and records itself in the

@@ -103,6 +103,9 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		}
 		w.hi, w.hasHi, w.advance = mark{t: hi.UTC()}, true, mark{t: hi.UTC()}
 		m.vals["watermark"] = w.advance.String()
+		// hi is the run's time, bound as a timestamp: what a program that
+		// stamps rows with it (a version's start) reads.
+		m.vals["hi"] = m.c.d.BindTime(hi.UTC(), compiler.Timestamp)
 		m.vals[compiler.RegWindow] = int64(1)
 		return w, nil
 	}

@@ -31,7 +31,7 @@ func TestErrorGoldens(t *testing.T) {
 	}
 	// A project-level case: the errors only show when the files are
 	// validated together.
-	cases = append(cases, "compiler/testdata/project_duplicates")
+	cases = append(cases, "compiler/testdata/project_duplicates", "compiler/testdata/project_lookups")
 	seen := map[string]bool{}
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")

@@ -26,6 +26,7 @@ func runCmd() *command {
 			untilFlag   string
 			fullRefresh bool
 			allowFuture bool
+			force       bool
 			leaseTTL    time.Duration
 			asJSON      bool
 		)
@@ -34,6 +35,7 @@ func runCmd() *command {
 		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
 		fs.BoolVar(&allowFuture, "allow-future", false, "accept an --until later than now: the watermark then stays ahead, and runs read nothing until the clock passes it")
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
+		fs.BoolVar(&force, "force", false, "run a program that the compiled file says is refused without --force (a full refresh that would destroy history no source holds)")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
 		fs.StringVar(&dialect, "dialect", "", "expected dialect of the target (an error when the URL says otherwise)")
@@ -41,7 +43,7 @@ func runCmd() *command {
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		opts := runner.Options{FullRefresh: fullRefresh, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now}
+		opts := runner.Options{FullRefresh: fullRefresh, Force: force, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now}
 		if untilFlag != "" {
 			u, err := runner.ParseUntil(untilFlag)
 			if err != nil {

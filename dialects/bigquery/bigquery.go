@@ -125,6 +125,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.ReplacePartition:
 		dialects.MergeReplacePartition(w, op)
 		return true, nil
+	case compiler.ApplyVersions:
+		// Each statement is atomic alone: one MERGE, so that no failure
+		// between a DELETE and an INSERT loses versions.
+		dialects.MergeVersions(w, op)
+		return true, nil
 	case compiler.CreateTable:
 		// No PRIMARY KEY: BigQuery's is NOT ENFORCED and the optimizer
 		// trusts it; the merge and the staged dedupe keep the key unique.

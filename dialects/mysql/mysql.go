@@ -31,6 +31,7 @@ var (
 	_ dialects.NullsLaster  = (*Dialect)(nil)
 	_ dialects.SourceTyper  = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.TimeSpeller  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
@@ -116,6 +117,26 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// TimeValue is the shared CAST.
+func (*Dialect) TimeValue(w *dialects.Writer, expr string, t compiler.Type) string {
+	return dialects.CastTime(w, expr, t)
+}
+
+// TimeText is naive for every kind: a timestamptz is a DATETIME(6) here,
+// which holds UTC wall-clock time (the session reads and binds UTC) and
+// takes no offset.
+func (*Dialect) TimeText(tm time.Time, t compiler.Type) string {
+	if t.Kind == compiler.TimestampTZ {
+		t.Kind = compiler.Timestamp
+	}
+	return dialects.TimeText(tm, t)
+}
+
+// ConvertTime is the shared CAST.
+func (*Dialect) ConvertTime(w *dialects.Writer, expr string, _, to compiler.Type) string {
+	return dialects.CastTime(w, expr, to)
 }
 
 // TruncTime spells the start of a partition.

@@ -157,6 +157,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		dialects.InsertIfAbsentMerge(w, op)
 		return true, nil
+	case compiler.ApplyVersions:
+		// Each statement commits alone here: one MERGE, so that no failure
+		// between a DELETE and an INSERT loses versions.
+		dialects.MergeVersions(w, op)
+		return true, nil
 	case compiler.RetractKeys:
 		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
 		// match does the same, in one commit (the stage has one row a key).

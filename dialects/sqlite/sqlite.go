@@ -21,9 +21,10 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect    = (*Dialect)(nil)
-	_ dialects.OpRenderer = (*Dialect)(nil)
-	_ dialects.TableNamer = (*Dialect)(nil)
+	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
+	_ dialects.TableNamer  = (*Dialect)(nil)
+	_ dialects.TimeSpeller = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "sqlite" }
@@ -130,4 +131,23 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compil
 		return "strftime(" + w.String("%Y-%m-01") + ", " + expr + ")"
 	}
 	return "date(" + expr + ")"
+}
+
+// TimeValue leaves a time as it is: SQLite keeps times as ISO text, and a
+// CAST to DATE or TIMESTAMP would read that text as a number.
+func (*Dialect) TimeValue(_ *dialects.Writer, expr string, _ compiler.Type) string { return expr }
+
+// TimeText is the ISO text BindTime binds, so that a literal compares with
+// stored values as text.
+func (d *Dialect) TimeText(tm time.Time, t compiler.Type) string {
+	return d.BindTime(tm, t.Kind).(string)
+}
+
+// ConvertTime turns a date into the timestamp of its midnight, or a
+// timestamp into its day, in the ISO text form.
+func (*Dialect) ConvertTime(_ *dialects.Writer, expr string, _, to compiler.Type) string {
+	if to.Kind == compiler.Date {
+		return "date(" + expr + ")"
+	}
+	return "datetime(" + expr + ")"
 }

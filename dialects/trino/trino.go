@@ -96,6 +96,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.CreateTable:
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE"})
 		return true, nil
+	case compiler.ApplyVersions:
+		// Writes autocommit: one MERGE, so that no failure between a
+		// DELETE and an INSERT loses versions.
+		dialects.MergeVersions(w, op)
+		return true, nil
 	case compiler.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
