@@ -241,11 +241,12 @@ var RunColumns = []Col{
 	{Name: "spec_hash", Type: varchar(64)},
 	{Name: "rows_skipped", Type: Type{Kind: Bigint}},
 	{Name: "note", Type: Type{Kind: Text}},
+	{Name: "rows_ignored", Type: Type{Kind: Bigint}},
 }
 
 // addedRunColumns are the columns of RunColumns that incrc_runs did not
 // have when it was first created by a released incrc.
-var addedRunColumns = []string{"rows_skipped", "note"}
+var addedRunColumns = []string{"rows_skipped", "note", "rows_ignored"}
 
 // partitionColumns are incrc_partitions' columns: backfill completion
 // markers and reconciliation results, one row per partition.
