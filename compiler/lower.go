@@ -98,7 +98,7 @@ func (e *NotSupportedError) Error() string {
 func Lower(s *Spec) (*Plan, error) {
 	strategy := Strategy(s.Strategy.Value)
 	switch strategy {
-	case CDCApply, SCD2Strategy:
+	case SCD2Strategy:
 		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
 	}
 	p := &Plan{
@@ -148,12 +148,19 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
+	if strategy == CDCApply {
+		l.cdcPlan()
+	}
 	l.setup()
 	l.state()
-	l.stage()
-	l.write()
-	l.partitions()
-	l.reconcile()
+	if strategy == CDCApply {
+		l.cdcStatements() // see cdc.go
+	} else {
+		l.stage()
+		l.write()
+		l.partitions()
+		l.reconcile()
+	}
 	l.programs()
 	for _, pr := range p.Programs {
 		if err := pr.check(p); err != nil {
@@ -284,8 +291,14 @@ func (l *lowerer) setup() {
 	if p.Strategy == Merge && !l.nullableKey() {
 		pk = p.Key
 	}
-	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
-		CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
+	if c := p.CDC; c != nil {
+		l.add(StmtCreateTarget, PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
+			CreateTable{Table: p.Target, Columns: c.TargetColumns, PrimaryKey: p.Key})
+		l.cdcSetup()
+	} else {
+		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
+			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
+	}
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
@@ -402,25 +415,34 @@ func (l *lowerer) windows() (window, upTo Window) {
 	return Window{}, Window{}
 }
 
-func (l *lowerer) stage() {
+// readSource adds what every strategy's runs read of the source before
+// staging it: an integer watermark's upper bound, the count a preview
+// shows, the column types, and the rows no window reads.
+func (l *lowerer) readSource() {
 	p := l.p
-	cols := columnNames(p.Columns)
-	window, upTo := l.windows()
+	window, _ := l.windows()
 	if wm := p.Watermark; wm != nil && wm.Type.IsInteger() {
 		wm.MaxStatement = StmtSourceMax
 		l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
 			SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
-	wp := windowParams(window)
 	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
-		CountSource{Source: p.Source, Window: window}, wp...)
+		CountSource{Source: p.Source, Window: window}, windowParams(window)...)
 	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
-		ProbeColumns{Source: p.Source, Columns: cols})
+		ProbeColumns{Source: p.Source, Columns: columnNames(p.Columns)})
 	if wm := p.Watermark; wm != nil && l.nullMode() == "fail" {
 		wm.NullStatement = StmtCountNullWatermark
 		l.add(StmtCountNullWatermark, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
 			CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
 	}
+}
+
+func (l *lowerer) stage() {
+	p := l.p
+	cols := columnNames(p.Columns)
+	window, upTo := l.windows()
+	wp := windowParams(window)
+	l.readSource()
 	if p.Strategy == OverwritePartitions {
 		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
 			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
@@ -518,6 +540,9 @@ func columnNames(cols []Col) []string {
 // rows that break one. Key columns that are not declared nullable must not
 // be NULL even without a quality section: such a row cannot be matched.
 func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
+	if Strategy(s.Strategy.Value) == CDCApply {
+		return cdcRules(s, cols)
+	}
 	var rules []Rule
 	notNull := map[string]bool{}
 	addNotNull := func(name string) {
@@ -583,12 +608,7 @@ func (l *lowerer) write() {
 	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
 		DeleteRows{Table: p.Target})
 	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
-	if wm := p.Watermark; wm != nil && l.nullMode() == "quarantine" {
-		wm.NullStatement = StmtQuarantineNullWM
-		l.add(StmtQuarantineNullWM, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-			QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols,
-				Rules: []Rule{{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Name)}}}}, pRunID)
-	}
+	l.quarantineNullWatermark()
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()
 		pc := p.Partition.Column
@@ -597,6 +617,24 @@ func (l *lowerer) write() {
 				Rules: []Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: IsNull{X: col(pc)}}}},
 			append([]Param{pRunID}, windowParams(window)...)...)
 	}
+	l.advanceAndRecord()
+}
+
+// quarantineNullWatermark adds, with a quarantine, the copy of the source
+// rows whose watermark is NULL, which no window reads.
+func (l *lowerer) quarantineNullWatermark() {
+	p := l.p
+	if wm := p.Watermark; wm != nil && l.nullMode() == "quarantine" {
+		wm.NullStatement = StmtQuarantineNullWM
+		l.add(StmtQuarantineNullWM, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+			QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: columnNames(p.Columns),
+				Rules: []Rule{{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Name)}}}}, pRunID)
+	}
+}
+
+// advanceAndRecord adds the end of every write: the watermark's
+// compare-and-set and the run's record.
+func (l *lowerer) advanceAndRecord() {
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},

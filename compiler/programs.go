@@ -22,15 +22,18 @@ func (l *lowerer) programs() {
 	}
 	p.Programs = append(p.Programs, setup)
 
-	var run *Program
-	if p.Strategy == FullRefresh {
+	var run, full *Program
+	switch {
+	case p.CDC != nil:
+		run, full = l.cdcRun(), l.cdcFullRefresh() // see cdc.go
+	case p.Strategy == FullRefresh:
 		// A full_refresh pipeline's run is a full refresh: it never appends.
-		run = l.fullRefresh()
+		run, full = l.fullRefresh(), l.fullRefresh()
 		run.Mode = ModeRun
-	} else {
-		run = l.incremental()
+	default:
+		run, full = l.incremental(), l.fullRefresh()
 	}
-	p.Programs = append(p.Programs, run, l.fullRefresh())
+	p.Programs = append(p.Programs, run, full)
 	if p.Partition != nil {
 		p.Programs = append(p.Programs, l.backfill())
 	}
