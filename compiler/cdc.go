@@ -288,10 +288,11 @@ func (l *lowerer) cdcStatements() {
 	seq := c.Sequence.Value
 	order := []Order{{seq, true}}
 	// Ties on the sequence are broken by the other columns, so the change
-	// kept does not depend on the engine's scan order.
-	for _, name := range cols {
-		if name != seq && !contains(p.Key, name) {
-			order = append(order, Order{name, true})
+	// kept does not depend on the engine's scan order; json columns are
+	// left out, which BigQuery cannot order by.
+	for _, c := range p.Columns {
+		if c.Name != seq && !contains(p.Key, c.Name) && c.Type.Kind != JSON {
+			order = append(order, Order{c.Name, true})
 		}
 	}
 	resolve := ResolveChanges{From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
