@@ -97,6 +97,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			w.S("\nON DUPLICATE KEY UPDATE ", k, " = ", k)
 		}
 		return true, nil
+	case compiler.UpdateMatched:
+		// No MERGE: a multi-table UPDATE.
+		w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, false),
+			"\nSET ", dialects.Assignments(w, "t", op.Set, ",\n    "))
+		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
