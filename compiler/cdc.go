@@ -91,6 +91,13 @@ func OpCodes(c *CDC) (insert, update, del []string) {
 	return values(c.Ops.Insert), values(c.Ops.Update), values(c.Ops.Delete)
 }
 
+// Exact is X compared as exact text: case and trailing spaces count. An op
+// code is a code, not a word: "U" is not "u" on any engine, whatever the
+// column's collation (MariaDB's default one folds case and pads).
+type Exact struct{ X Expr }
+
+func (Exact) exprNode() {}
+
 // opIn is "op IN (codes)": the codes are literals of the op column's type,
 // spelled by each dialect from the tree. With no codes it is FALSE.
 func opIn(s *Spec, codes []string) Expr {
@@ -107,7 +114,11 @@ func opIn(s *Spec, codes []string) Expr {
 			list[i] = Str{code}
 		}
 	}
-	return In{X: col(op.Name.Value), List: list}
+	var x Expr = col(op.Name.Value)
+	if !op.Type.IsInteger() {
+		x = Exact{x}
+	}
+	return In{X: x, List: list}
 }
 
 // cdcRules are the rules a change must pass to be applied. A NULL key or

@@ -31,6 +31,7 @@ var (
 	_ dialects.NullsLaster  = (*Dialect)(nil)
 	_ dialects.SourceTyper  = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.ExactTexter  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
@@ -133,6 +134,11 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compil
 	}
 	return "DATE(" + expr + ")"
 }
+
+// ExactText compares text as bytes: the default collations fold case and
+// pad trailing spaces, so 'U' would equal 'u'. CAST, not the BINARY
+// operator, which MySQL 8 deprecates.
+func (*Dialect) ExactText(expr string) string { return "CAST(" + expr + " AS BINARY)" }
 
 // NullsLast sorts NULLs after every value: "x IS NULL" is 0 for values and
 // 1 for NULL, and MariaDB has no NULLS LAST.

@@ -373,28 +373,28 @@ SELECT ?,
   CASE
     WHEN `customer_id` IS NULL THEN 'not_null(customer_id)'
     WHEN `lsn` IS NULL THEN 'not_null(lsn): cdc.sequence, which orders a key''s changes'
-    WHEN `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd') THEN 'cdc.op: not a known op code (insert: c, r; update: u; delete: d)'
-    WHEN `op` IN ('c', 'r', 'u') AND `country` IS NULL THEN 'not_null(country)'
+    WHEN `op` IS NULL OR CAST(`op` AS BINARY) NOT IN ('c', 'r', 'u', 'd') THEN 'cdc.op: not a known op code (insert: c, r; update: u; delete: d)'
+    WHEN CAST(`op` AS BINARY) IN ('c', 'r', 'u') AND `country` IS NULL THEN 'not_null(country)'
   END,
   `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `incrc_raw_dw_customers`
 WHERE `customer_id` IS NULL
    OR `lsn` IS NULL
-   OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
-   OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+   OR `op` IS NULL OR CAST(`op` AS BINARY) NOT IN ('c', 'r', 'u', 'd')
+   OR CAST(`op` AS BINARY) IN ('c', 'r', 'u') AND `country` IS NULL;
 
 -- name: count_invalid
 -- phase: write
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`
-WHERE `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+WHERE `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR CAST(`op` AS BINARY) NOT IN ('c', 'r', 'u', 'd')) OR CAST(`op` AS BINARY) IN ('c', 'r', 'u') AND `country` IS NULL;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM `incrc_raw_dw_customers`
-WHERE `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+WHERE `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR CAST(`op` AS BINARY) NOT IN ('c', 'r', 'u', 'd')) OR CAST(`op` AS BINARY) IN ('c', 'r', 'u') AND `country` IS NULL;
 
 -- name: count_changes
 -- phase: write
@@ -415,7 +415,7 @@ FROM (
 LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
 LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
 WHERE r.incrc_rn = 1
-  AND NOT (r.`op` IN ('d'))
+  AND NOT (CAST(r.`op` AS BINARY) IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
@@ -432,7 +432,7 @@ FROM (
 LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
 LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
 WHERE r.incrc_rn = 1
-  AND (r.`op` IN ('d'))
+  AND (CAST(r.`op` AS BINARY) IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 

@@ -386,31 +386,31 @@ SELECT ?,
     WHEN `tenant` IS NULL THEN 'not_null(tenant)'
     WHEN `account_id` IS NULL THEN 'not_null(account_id)'
     WHEN `changed_at` IS NULL THEN 'not_null(changed_at): cdc.sequence, which orders a key''s changes'
-    WHEN `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE') THEN 'cdc.op: not a known op code (insert: INSERT; update: UPDATE; delete: DELETE)'
-    WHEN `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL THEN 'not_null(plan)'
-    WHEN `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0) THEN 'check: seats >= 0'
+    WHEN `change_type` IS NULL OR CAST(`change_type` AS BINARY) NOT IN ('INSERT', 'UPDATE', 'DELETE') THEN 'cdc.op: not a known op code (insert: INSERT; update: UPDATE; delete: DELETE)'
+    WHEN CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND `plan` IS NULL THEN 'not_null(plan)'
+    WHEN CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0) THEN 'check: seats >= 0'
   END,
   `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `incrc_raw_t_cdc_soft`
 WHERE `tenant` IS NULL
    OR `account_id` IS NULL
    OR `changed_at` IS NULL
-   OR `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')
-   OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
-   OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+   OR `change_type` IS NULL OR CAST(`change_type` AS BINARY) NOT IN ('INSERT', 'UPDATE', 'DELETE')
+   OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND `plan` IS NULL
+   OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
 -- name: count_invalid
 -- phase: write
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`
-WHERE `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+WHERE `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR CAST(`change_type` AS BINARY) NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM `incrc_raw_t_cdc_soft`
-WHERE `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+WHERE `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR CAST(`change_type` AS BINARY) NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR CAST(`change_type` AS BINARY) IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
 -- name: count_changes
 -- phase: write
@@ -425,13 +425,13 @@ INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
 FROM (
   SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` IS NULL, `changed_at` DESC, `plan` IS NULL, `plan` DESC, `seats` IS NULL, `seats` DESC, `change_type` IS NULL, `change_type` DESC, `loaded_at` IS NULL, `loaded_at` DESC) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (CAST(`change_type` AS BINARY) IN ('DELETE')) ORDER BY `changed_at` IS NULL, `changed_at` DESC, `plan` IS NULL, `plan` DESC, `seats` IS NULL, `seats` DESC, `change_type` IS NULL, `change_type` DESC, `loaded_at` IS NULL, `loaded_at` DESC) AS incrc_rn
   FROM `incrc_raw_t_cdc_soft`
 ) AS r
 LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
 LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
 WHERE r.incrc_rn = 1
-  AND NOT (r.`change_type` IN ('DELETE'))
+  AND NOT (CAST(r.`change_type` AS BINARY) IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
 
 -- name: resolve_deletes
@@ -447,7 +447,7 @@ FROM (
 LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
 LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
 WHERE r.incrc_rn = 1
-  AND (r.`change_type` IN ('DELETE'))
+  AND (CAST(r.`change_type` AS BINARY) IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
 
