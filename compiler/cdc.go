@@ -121,14 +121,19 @@ func opIn(s *Spec, codes []string) Expr {
 	return In{X: x, List: list}
 }
 
-// cdcRules are the rules a change must pass to be applied. A NULL key or
-// sequence, or an op code of no kind, breaks one whatever the change; the
-// quality section's rules check the image of inserts and updates only: a
-// delete has no image, and is never quarantined for one.
+// cdcRules are the rules a change must pass to be applied. A NULL
+// watermark (the staging read takes those changes along: no window holds
+// them), key or sequence, or an op code of no kind, breaks one whatever
+// the change; the quality section's rules check the image of inserts and
+// updates only: a delete has no image, and is never quarantined for one.
 func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 	c := s.CDC
 	var rules []Rule
 	seen := map[string]bool{}
+	if wm := s.Watermark; wm != nil {
+		rules = append(rules, Rule{Reason: "not_null(" + wm.Column.Value + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Column.Value)}})
+		seen[wm.Column.Value] = true
+	}
 	notNull := func(name, why string, guard Expr) {
 		if seen[name] {
 			return
@@ -278,14 +283,14 @@ func (l *lowerer) cdcStatements() {
 		DropTable{Table: a.Deletes, Temporary: true})
 	l.add(StmtCreateDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
 		CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
-	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: window}, windowParams(window)...)
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: upTo}, windowParams(upTo)...)
+	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
 
 	invalid := anyOf(l.rules)
 	if l.mode == "quarantine" {
-		l.add(StmtQuarantine, PhaseWrite, "Changes that break a rule go to quarantine, with the first rule they break: a NULL key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).",
+		l.add(StmtQuarantine, PhaseWrite, "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).",
 			QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
 	}
 	l.add(StmtCountInvalid, PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
@@ -352,11 +357,10 @@ func (l *lowerer) cdcStatements() {
 		DeleteRows{Table: p.Target})
 	l.add(StmtClearTombstones, PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
 		DeleteRows{Table: a.Tombstones})
-	l.quarantineNullWatermark()
 	l.advanceAndRecord()
 }
 
-const cdcFailInvalid = "%d change(s) break a rule (a NULL key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
+const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
 
 // cdcStage creates the session tables and reads the changes into raw.
 func (l *lowerer) cdcStage(guard, read string) []Step {

@@ -39,6 +39,8 @@ const (
 	StmtCountRead            = "count_read"
 	StmtProbeSource          = "probe_source"
 	StmtCountNullWatermark   = "count_null_watermark"
+	StmtCountNullWMSource    = "count_null_watermark_source"
+	StmtDeleteNullWatermark  = "delete_null_watermark"
 	StmtDropStage            = "drop_stage"
 	StmtCreateStage          = "create_stage"
 	StmtStageWindow          = "stage_window"
@@ -56,6 +58,7 @@ const (
 	StmtClearTarget          = "clear_target"
 	StmtInsertAll            = "insert_all"
 	StmtQuarantineNullWM     = "quarantine_null_watermark"
+	StmtQuarantineNullWMSrc  = "quarantine_null_watermark_source"
 	StmtAdvance              = "advance_watermark"
 	StmtRecordFinish         = "record_finish"
 	StmtReconcileSrc         = "reconcile_source"
@@ -415,9 +418,17 @@ func (l *lowerer) windows() (window, upTo Window) {
 	return Window{}, Window{}
 }
 
+// withNull is a window that also reads the rows whose watermark is NULL:
+// no window holds them, so the staging read takes them along in the same
+// scan, to be quarantined (or to fail the run) rather than never read.
+func withNull(w Window) Window {
+	w.OrNull = w.Column != ""
+	return w
+}
+
 // readSource adds what every strategy's runs read of the source before
 // staging it: an integer watermark's upper bound, the count a preview
-// shows, the column types, and the rows no window reads.
+// shows, the column types.
 func (l *lowerer) readSource() {
 	p := l.p
 	window, _ := l.windows()
@@ -427,14 +438,9 @@ func (l *lowerer) readSource() {
 			SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
 	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
-		CountSource{Source: p.Source, Window: window}, windowParams(window)...)
+		CountSource{Source: p.Source, Window: withNull(window)}, windowParams(window)...)
 	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
 		ProbeColumns{Source: p.Source, Columns: columnNames(p.Columns)})
-	if wm := p.Watermark; wm != nil && l.nullMode() == "fail" {
-		wm.NullStatement = StmtCountNullWatermark
-		l.add(StmtCountNullWatermark, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-			CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
-	}
 }
 
 func (l *lowerer) stage() {
@@ -443,6 +449,17 @@ func (l *lowerer) stage() {
 	window, upTo := l.windows()
 	wp := windowParams(window)
 	l.readSource()
+	if wm := p.Watermark; wm != nil && p.Strategy == OverwritePartitions {
+		// A partition rewrite reads whole partitions, not the window: the
+		// rows whose watermark is NULL are read on their own.
+		if l.nullMode() == "fail" {
+			l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+				CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
+		} else {
+			l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+				QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
+		}
+	}
 	if p.Strategy == OverwritePartitions {
 		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
 			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
@@ -470,14 +487,34 @@ func (l *lowerer) stage() {
 			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
 	}
 	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh {
-		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once.",
-			StageRows{Into: into, Source: p.Source, Columns: cols, Window: window}, wp...)
+		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
+			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi).",
-		StageRows{Into: into, Source: p.Source, Columns: cols, Window: upTo}, windowParams(upTo)...)
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
+		StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
 	if d := l.dedupe(); d != nil {
+		var where Expr
+		if wm := p.Watermark; wm != nil {
+			// A version without a watermark takes no part in the dedupe:
+			// it must never replace a good version of its key.
+			where = IsNull{X: col(wm.Name), Not: true}
+		}
 		l.add(StmtDedupeStage, PhaseStage, "One row per key: the newest version.",
-			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d})
+			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
+	}
+	if wm := p.Watermark; wm != nil {
+		isNull := IsNull{X: col(wm.Name)}
+		if l.nullMode() == "fail" {
+			l.add(StmtCountNullWatermark, PhaseStage, "Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+				CountRows{Table: into, Where: isNull})
+		} else {
+			l.add(StmtQuarantineNullWM, PhaseWrite, "Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+				QuarantineRows{Into: p.Quarantine, From: Relation{Table: into}, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
+		}
+		if l.dedupe() == nil { // the window was staged straight into the stage
+			l.add(StmtDeleteNullWatermark, PhaseWrite, "Rows whose watermark is NULL never reach the target.",
+				DeleteRows{Table: p.Stage, Where: isNull})
+		}
 	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
@@ -514,6 +551,12 @@ func (l *lowerer) nullMode() string {
 		return "quarantine"
 	}
 	return "fail"
+}
+
+// nullRule is the reason a row whose watermark is NULL is quarantined.
+func (l *lowerer) nullRule() Rule {
+	wm := l.p.Watermark.Name
+	return Rule{Reason: "not_null(" + wm + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm)}}
 }
 
 // windowParams declares a window's bounds, which are watermark values.
@@ -608,7 +651,6 @@ func (l *lowerer) write() {
 	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
 		DeleteRows{Table: p.Target})
 	l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
-	l.quarantineNullWatermark()
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()
 		pc := p.Partition.Column
@@ -618,18 +660,6 @@ func (l *lowerer) write() {
 			append([]Param{pRunID}, windowParams(window)...)...)
 	}
 	l.advanceAndRecord()
-}
-
-// quarantineNullWatermark adds, with a quarantine, the copy of the source
-// rows whose watermark is NULL, which no window reads.
-func (l *lowerer) quarantineNullWatermark() {
-	p := l.p
-	if wm := p.Watermark; wm != nil && l.nullMode() == "quarantine" {
-		wm.NullStatement = StmtQuarantineNullWM
-		l.add(StmtQuarantineNullWM, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-			QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: columnNames(p.Columns),
-				Rules: []Rule{{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Name)}}}}, pRunID)
-	}
 }
 
 // advanceAndRecord adds the end of every write: the watermark's
@@ -675,12 +705,14 @@ func measures(s *Spec) []Measure {
 }
 
 // valid is the condition a source row passes to be written: nil without
-// quality rules.
+// quality rules. A rule that evaluates to NULL is not broken (the staged
+// rows' split reads it so, as a CHECK constraint does), so a NULL must
+// read as valid here too, not as "not true".
 func (l *lowerer) valid() Expr {
 	if len(l.rules) == 0 {
 		return nil
 	}
-	return Unary{"NOT", anyOf(l.rules)}
+	return Unary{"NOT", Call{"coalesce", []Expr{anyOf(l.rules), Lit{"FALSE"}}}}
 }
 
 // partitions adds what a backfill needs: rewrite one partition, mark it

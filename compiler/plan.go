@@ -43,10 +43,9 @@ type Watermarking struct {
 	Start string // watermark.start, canonical (see ParseWatermark)
 	// Lookback is subtracted from the saved watermark to start a window:
 	// a duration, or for an integer watermark a count of ids.
-	Lookback      Duration
-	Lag           Duration // hi = now - lag
-	MaxStatement  string   // an integer watermark's hi: the statement reading the largest id
-	NullStatement string   // the statement counting or quarantining rows whose watermark is NULL
+	Lookback     Duration
+	Lag          Duration // hi = now - lag
+	MaxStatement string   // an integer watermark's hi: the statement reading the largest id
 }
 
 // CDCApplying is what a cdc pipeline writes besides its target. Columns
@@ -224,6 +223,7 @@ type (
 		Source  Relation
 		Columns []string
 		Window  Window
+		Where   Expr // more of what a row must pass to be staged, before the dedupe
 		Dedupe  *Dedupe
 		Range   Window
 	}

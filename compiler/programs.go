@@ -59,11 +59,30 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
-	if wm := l.p.Watermark; wm != nil && l.nullMode() == "fail" {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWatermark, Read: ReadCount,
-			Fail: fmt.Sprintf("%%d source row(s) have a NULL %s, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}", wm.Name)})
-	}
 	return pr
+}
+
+// nullFail is the message of a run that meets rows whose watermark is NULL
+// and has no quarantine for them.
+func (l *lowerer) nullFail() string {
+	return fmt.Sprintf("%%d source row(s) have a NULL %s, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}", l.p.Watermark.Name)
+}
+
+// nullStaged are the steps for the staged rows whose watermark is NULL:
+// counted to fail the run, or quarantined; and kept from the write.
+func (l *lowerer) nullStaged(guard string) (before, inTx []Step) {
+	if l.p.Watermark == nil {
+		return nil, nil
+	}
+	if l.nullMode() == "fail" {
+		before = []Step{{Stmt: StmtCountNullWatermark, If: guard, Read: ReadCount, Fail: l.nullFail()}}
+	} else {
+		inTx = []Step{{Stmt: StmtQuarantineNullWM, Tx: true, If: guard, Read: ReadAffected, Into: []string{RegQuarantined}}}
+	}
+	if l.dedupe() == nil {
+		inTx = append(inTx, Step{Stmt: StmtDeleteNullWatermark, Tx: true, If: guard})
+	}
+	return before, inTx
 }
 
 // stageSteps create the session tables the rows are staged in.
@@ -103,14 +122,10 @@ func (l *lowerer) quality(guard string, retract bool, failMsg string) []Step {
 
 const failInvalid = "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written"
 
-// finish is the end of every write transaction: rows whose watermark is
-// NULL are quarantined, the watermark advances, the run is recorded.
+// finish is the end of every write transaction: the watermark advances,
+// the run is recorded.
 func (l *lowerer) finish() []Step {
-	var steps []Step
-	if l.p.Watermark != nil && l.nullMode() == "quarantine" {
-		steps = append(steps, Step{Stmt: StmtQuarantineNullWM, Tx: true, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
-	}
-	return append(steps, Step{Stmt: StmtAdvance, Tx: true, Read: ReadSwap}, Step{Stmt: StmtRecordFinish, Tx: true})
+	return []Step{{Stmt: StmtAdvance, Tx: true, Read: ReadSwap}, {Stmt: StmtRecordFinish, Tx: true}}
 }
 
 // incremental is incrc run: the window [watermark - lookback, hi).
@@ -119,6 +134,9 @@ func (l *lowerer) incremental() *Program {
 	pr := l.program(ModeRun, "run", LoWatermark, HiNow)
 	pr.Doc = "An incremental run: the window's rows, written by " + string(p.Strategy) + "."
 	if p.Strategy == OverwritePartitions {
+		if p.Watermark != nil && l.nullMode() == "fail" {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWMSource, Read: ReadCount, Fail: l.nullFail()})
+		}
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}})
 		if l.mode == "fail" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountUnpartitioned, If: RegUnpartitioned, Read: ReadCount,
@@ -134,13 +152,18 @@ func (l *lowerer) incremental() *Program {
 		if l.mode == "quarantine" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineUnpartited, Tx: true, If: RegUnpartitioned, Read: ReadAffected, Into: []string{RegQuarantined}})
 		}
+		if p.Watermark != nil && l.nullMode() == "quarantine" {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
+		}
 	} else {
 		pr.Steps = append(pr.Steps, l.stageSteps(RegWindow)...)
-		into := StmtStageWindow
-		pr.Steps = append(pr.Steps, Step{Stmt: into, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+		before, inTx := l.nullStaged(RegRead)
+		pr.Steps = append(pr.Steps, before...)
 		if l.dedupe() != nil {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
 		}
+		pr.Steps = append(pr.Steps, inTx...)
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
 		if p.Strategy == Merge {
@@ -160,9 +183,12 @@ func (l *lowerer) fullRefresh() *Program {
 	pr.Doc = "A full refresh: the target emptied and rewritten from the whole source, in one transaction."
 	pr.Steps = append(pr.Steps, l.stageSteps("")...)
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	before, inTx := l.nullStaged("")
+	pr.Steps = append(pr.Steps, before...)
 	if l.dedupe() != nil {
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage})
 	}
+	pr.Steps = append(pr.Steps, inTx...)
 	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},

@@ -95,7 +95,7 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
-		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
+		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
 	case compiler.RetractKeys:
@@ -275,6 +275,9 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 	}
 	pred := strings.Join(terms, " AND ")
 	if win.OrNull && pred != "" {
+		if len(terms) > 1 {
+			pred = "(" + pred + ")"
+		}
 		pred = "(" + pred + " OR " + w.Col(alias, win.Column) + " IS NULL)"
 	}
 	return pred
@@ -286,7 +289,10 @@ type Selection struct {
 	Source  compiler.Relation
 	Columns []string
 	Window  compiler.Window
-	Dedupe  *compiler.Dedupe
+	// Where, when set, is more of what a row must pass to be read, before
+	// the dedupe.
+	Where  compiler.Expr
+	Dedupe *compiler.Dedupe
 	// Range, when set, is a range on a column that the kept row must fall
 	// in; it applies after the dedupe (a key whose newest version left the
 	// range is not in it).
@@ -321,6 +327,9 @@ func Deduped(w *Writer, sel Selection) {
 		if where := WindowPred(w, "", sel.Window); where != "" {
 			terms = append(terms, where)
 		}
+		if sel.Where != nil {
+			terms = append(terms, Expr(w, "", sel.Where))
+		}
 		terms = append(terms, more()...)
 		if len(terms) > 0 {
 			w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
@@ -341,6 +350,9 @@ func Deduped(w *Writer, sel Selection) {
 	var terms []string
 	if where := WindowPred(w, "", sel.Window); where != "" {
 		terms = append(terms, where)
+	}
+	if sel.Where != nil {
+		terms = append(terms, Expr(w, "", sel.Where))
 	}
 	if sel.Narrow && sel.Range.Column != "" {
 		terms = append(terms, keysIn(w, sel.Source, sel.Window, d, sel.Range))

@@ -192,12 +192,8 @@ func (b *backfill) decide(ctx context.Context) error {
 	var saved *mark
 	if st != nil {
 		res.Watermark = st.Watermark
-		if plan.Watermark != nil && st.Watermark != "" {
-			m, err := parseMark(plan.Watermark.Type, st.Watermark)
-			if err != nil {
-				return fmt.Errorf("saved watermark %q of %s: %w", st.Watermark, plan.Pipeline, err)
-			}
-			saved = &m
+		if saved, err = parseSaved(plan, st.Watermark); err != nil {
+			return err
 		}
 	}
 	m := newMachine(c, b.conn, b.vals)

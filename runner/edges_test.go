@@ -408,3 +408,47 @@ func TestPipelinesDoNotWaitForEachOther(t *testing.T) {
 		})
 	}
 }
+
+// TestNullWatermark: a source row whose watermark is NULL is in no window.
+// With a quarantine every run quarantines it, with the reason, and counts
+// it; the target equals a full refresh (which does the same), and
+// reconciliation shows its group as drift. Without one, the run fails
+// naming the column.
+func TestNullWatermark(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := ordersPlan(e, "inc", "lookback: 2d")
+			seedOrders(e, p)
+			e.insert("app_{id}.orders", nullableCols(p.Columns), []any{106, "2026-01-21", "9.00", nil})
+			for i, hi := range []string{"2026-01-22", "2026-01-24"} {
+				r := mustRun(t, e, p, Options{Until: until(hi)})
+				if r.RowsQuarantined != 1 {
+					t.Errorf("run %d: quarantined %d, want the NULL-watermark row: %+v", i+1, r.RowsQuarantined, r)
+				}
+				if diff := cmp.Diff(fullRefresh(t, e, hi), e.rows("dw_{id}.orders_inc", orderCols)); diff != "" {
+					t.Errorf("until %s (-full +incremental):\n%s", hi, diff)
+				}
+			}
+			reasons := e.rows("dw_{id}.orders_inc_quarantine", []string{"order_id", "incrc_reason"})
+			want := line(106, "not_null(updated_at): the watermark, so no window reads the row")
+			if len(reasons) != 2 || reasons[0] != want || reasons[1] != want {
+				t.Errorf("quarantine: %v", reasons)
+			}
+			rec, err := e.tg.Reconcile(e.ctx, p, *until("2026-01-20"), *until("2026-01-24"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cmp.Equal(rec.Drifted, []string{"2026-01-21"}) {
+				t.Errorf("reconcile drifted %v, want the NULL-watermark row's day: %+v", rec.Drifted, rec.Groups)
+			}
+
+			strict := e.spec(strings.NewReplacer("{target}", "strict", "{lookback}", "", "quality:\n  checks: [\"amount >= 0\"]\n", "").Replace(ordersSpec))
+			_, err = e.tg.Run(e.ctx, strict, Options{Until: until("2026-01-24")})
+			if err == nil || !strings.Contains(err.Error(), "1 source row(s) have a NULL updated_at") {
+				t.Errorf("without a quarantine: %v", err)
+			}
+		})
+	}
+}

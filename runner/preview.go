@@ -33,14 +33,13 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		return nil, err
 	}
 	pv := &Preview{Pipeline: plan.Pipeline}
-	res := &Result{}
 	var saved *mark
+	// A target never set up has no state table: that is a first run.
 	if st, err := readState(ctx, c, conn, plan.Pipeline); err == nil {
-		pv.LeaseOwner = st.LeaseOwner
-		if saved, err = savedMark(ctx, c, conn, res); err != nil {
+		pv.LeaseOwner, pv.Watermark = st.LeaseOwner, st.Watermark
+		if saved, err = parseSaved(plan, st.Watermark); err != nil {
 			return nil, err
 		}
-		pv.Watermark = res.WatermarkBefore
 	}
 	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
 	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now})

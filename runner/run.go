@@ -267,12 +267,17 @@ func savedMark(ctx context.Context, c *compiled, q querier, res *Result) (*mark,
 		return nil, err
 	}
 	res.WatermarkBefore = st.Watermark
-	if st.Watermark == "" || c.plan.Watermark == nil {
+	return parseSaved(c.plan, st.Watermark)
+}
+
+// parseSaved reads a saved watermark for the plan's watermark column.
+func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
+	if saved == "" || plan.Watermark == nil {
 		return nil, nil
 	}
-	m, err := parseMark(c.plan.Watermark.Type, st.Watermark)
+	m, err := parseMark(plan.Watermark.Type, saved)
 	if err != nil {
-		return nil, fmt.Errorf("saved watermark %q of %s: %w", st.Watermark, c.plan.Pipeline, err)
+		return nil, fmt.Errorf("saved watermark %q of %s: %w", saved, plan.Pipeline, err)
 	}
 	return &m, nil
 }

@@ -294,14 +294,19 @@ func checkTypes(c *compiled, cols []dialects.ColumnInfo) error {
 
 func sourceTypeName(c dialects.ColumnInfo) string {
 	name := c.TypeName
-	if c.HasDecimal && strings.EqualFold(name, "NUMERIC") || strings.EqualFold(name, "DECIMAL") && c.HasDecimal {
+	switch strings.ToUpper(name) {
+	case "NUMERIC", "DECIMAL":
+		if !c.HasDecimal {
+			return name
+		}
 		if c.Precision > 1000 {
 			return name + " (unbounded)"
 		}
 		return fmt.Sprintf("%s(%d,%d)", name, c.Precision, c.Scale)
-	}
-	if c.HasLength && c.Length < 1<<20 && (strings.EqualFold(name, "VARCHAR") || strings.EqualFold(name, "BPCHAR")) {
-		return fmt.Sprintf("%s(%d)", name, c.Length)
+	case "VARCHAR", "BPCHAR":
+		if c.HasLength && c.Length < 1<<20 {
+			return fmt.Sprintf("%s(%d)", name, c.Length)
+		}
 	}
 	return name
 }

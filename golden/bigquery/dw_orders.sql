@@ -32,6 +32,7 @@
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
 --   begin
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -39,7 +40,6 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
 --     write                      if rows_read
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -55,13 +55,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -268,7 +268,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`orders`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -311,21 +311,21 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -336,8 +336,22 @@ FROM (
   SELECT `order_id`, `order_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC, `order_date` DESC, `amount` DESC) AS incrc_rn
   FROM `incrc_raw_dw_orders` AS src
+  WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  `order_id`, `order_date`, `amount`, `updated_at`
+FROM `incrc_raw_dw_orders`
+WHERE `updated_at` IS NULL;
 
 -- name: quarantine
 -- phase: write
@@ -421,19 +435,6 @@ INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_stage_dw_orders`;
 
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
-SELECT ?,
-  CASE
-    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  `order_id`, `order_date`, `amount`, `updated_at`
-FROM `app`.`orders`
-WHERE `updated_at` IS NULL;
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -477,7 +478,7 @@ FROM (
     WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT (`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0))
+    AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE)
     AND `order_date` >= ? AND `order_date` < ?
 ) AS r
 GROUP BY `order_date`
@@ -505,7 +506,7 @@ FROM (
   SELECT `order_date`, `amount`, `order_id`
   FROM `app`.`orders`
   WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
-    AND NOT (`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0))
+    AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE)
     AND `order_date` >= ? AND `order_date` < ?
 ) AS r
 GROUP BY `order_date`

@@ -24,21 +24,21 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   count_unpartitioned   if unpartitioned; count; fails if not 0
---   drop_stage            if partitions
---   create_stage          if partitions
---   drop_raw              if partitions
---   create_raw            if partitions
---   stage_partition       each partition
+--   probe_source                 column types must fit the declared ones
+--   count_null_watermark_source  count; fails if not 0
+--   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned          if unpartitioned; count; fails if not 0
+--   drop_stage                   if partitions
+--   create_stage                 if partitions
+--   drop_raw                     if partitions
+--   create_raw                   if partitions
+--   stage_partition              each partition
 --   begin
---     count_invalid       if partitions; count -> invalid; fails if not 0
---     count_staged        if partitions; count -> rows_inserted
---     count_partition     each partition; count -> rows_deleted
---     replace_partition   each partition
---     advance_watermark   exactly one row must change
+--     count_invalid              if partitions; count -> invalid; fails if not 0
+--     count_staged               if partitions; count -> rows_inserted
+--     count_partition            each partition; count -> rows_deleted
+--     replace_partition          each partition
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -46,12 +46,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -275,7 +275,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -284,7 +284,7 @@ SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM `app`.`clicks`
 WHERE 1 = 0;
 
--- name: count_null_watermark
+-- name: count_null_watermark_source
 -- phase: stage
 -- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
 SELECT COUNT(*)
@@ -348,12 +348,12 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO `incrc_raw_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -364,8 +364,16 @@ FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
     ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
   FROM `incrc_raw_t_hourly_clicks` AS src
+  WHERE `ingested_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM `incrc_raw_t_hourly_clicks`
+WHERE `ingested_at` IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -532,7 +540,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
+    AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
     AND `clicked_at` >= ? AND `clicked_at` < ?
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
@@ -562,7 +570,7 @@ FROM (
     WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
+    AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
     AND `clicked_at` >= ? AND `clicked_at` < ?
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
@@ -590,7 +598,7 @@ FROM (
   SELECT `clicked_at`, `url`, `click_id`
   FROM `app`.`clicks`
   WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
-    AND NOT (`click_id` IS NULL OR `clicked_at` IS NULL)
+    AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
     AND `clicked_at` >= ? AND `clicked_at` < ?
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)

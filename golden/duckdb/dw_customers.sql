@@ -20,60 +20,58 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage                   if window
---   create_stage                 if window
---   drop_raw                     if window
---   create_raw                   if window
---   drop_deletes                 if window
---   create_deletes               if window
---   stage_window                 if window; rows changed -> rows_read
+--   probe_source          column types must fit the declared ones
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   drop_deletes          if window
+--   create_deletes        if window
+--   stage_window          if window; rows changed -> rows_read
 --   begin
---     count_invalid              if rows_read; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              if rows_read; count -> changes, rows_ignored
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_matched              if upserts; count -> rows_updated, minus rows_inserted
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     retract_tombstones         if upserts
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid       if rows_read; count -> invalid, rows_quarantined
+--     quarantine          if invalid
+--     delete_invalid      if invalid
+--     count_changes       if rows_read; count -> changes, rows_ignored
+--     resolve_upserts     if changes
+--     resolve_deletes     if changes
+--     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_matched       if upserts; count -> rows_updated, minus rows_inserted
+--     count_deletes       if changes; count -> rows_deleted, minus rows_ignored
+--     retract_tombstones  if upserts
+--     write               if upserts
+--     apply_deletes       if rows_deleted
+--     write_tombstones    if rows_deleted
+--     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
+--   probe_source         column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   drop_deletes
 --   create_deletes
---   stage_all                    rows changed -> rows_read
+--   stage_all            rows changed -> rows_read
 --   begin
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              count -> changes, rows_ignored
+--     count_invalid      count -> invalid, rows_quarantined
+--     quarantine         if invalid
+--     delete_invalid     if invalid
+--     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     resolve_upserts    if changes
+--     resolve_deletes    if changes
+--     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_deletes      if changes; count -> rows_deleted, minus rows_ignored
+--     write              if upserts
+--     apply_deletes      if rows_deleted
+--     write_tombstones   if rows_deleted
+--     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
@@ -289,7 +287,7 @@ LIMIT 20;
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "cdc"."customers_log"
-WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
+WHERE (("ingested_at" >= $1 AND "ingested_at" < $2) OR "ingested_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -348,29 +346,30 @@ CREATE TEMPORARY TABLE "incrc_deletes_dw_customers" (
 
 -- name: stage_window
 -- phase: stage
--- The changes of the half-open window [lo, hi) of the change log, read once.
+-- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
 -- params: $1 = lo, $2 = hi
 INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
 SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."customers_log"
-WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
+WHERE (("ingested_at" >= $1 AND "ingested_at" < $2) OR "ingested_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every change in [start, hi), replayed.
+-- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
 -- params: $1 = start, $2 = hi
 INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
 SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."customers_log"
-WHERE "ingested_at" >= $1 AND "ingested_at" < $2;
+WHERE (("ingested_at" >= $1 AND "ingested_at" < $2) OR "ingested_at" IS NULL);
 
 -- name: quarantine
 -- phase: write
--- Changes that break a rule go to quarantine, with the first rule they break: a NULL key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+-- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
 -- params: $1 = run_id
 INSERT INTO "dw"."customers_quarantine" ("incrc_run_id", "incrc_reason", "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
 SELECT $1,
   CASE
+    WHEN "ingested_at" IS NULL THEN 'not_null(ingested_at): the watermark, so no window reads the row'
     WHEN "customer_id" IS NULL THEN 'not_null(customer_id)'
     WHEN "lsn" IS NULL THEN 'not_null(lsn): cdc.sequence, which orders a key''s changes'
     WHEN "op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd') THEN 'cdc.op: not a known op code (insert: c, r; update: u; delete: d)'
@@ -378,7 +377,8 @@ SELECT $1,
   END,
   "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
 FROM "incrc_raw_dw_customers"
-WHERE "customer_id" IS NULL
+WHERE "ingested_at" IS NULL
+   OR "customer_id" IS NULL
    OR "lsn" IS NULL
    OR "op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd')
    OR "op" IN ('c', 'r', 'u') AND "country" IS NULL;
@@ -388,13 +388,13 @@ WHERE "customer_id" IS NULL
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_raw_dw_customers"
-WHERE "customer_id" IS NULL OR "lsn" IS NULL OR ("op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd')) OR "op" IN ('c', 'r', 'u') AND "country" IS NULL;
+WHERE "ingested_at" IS NULL OR "customer_id" IS NULL OR "lsn" IS NULL OR ("op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd')) OR "op" IN ('c', 'r', 'u') AND "country" IS NULL;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM "incrc_raw_dw_customers"
-WHERE "customer_id" IS NULL OR "lsn" IS NULL OR ("op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd')) OR "op" IN ('c', 'r', 'u') AND "country" IS NULL;
+WHERE "ingested_at" IS NULL OR "customer_id" IS NULL OR "lsn" IS NULL OR ("op" IS NULL OR "op" NOT IN ('c', 'r', 'u', 'd')) OR "op" IN ('c', 'r', 'u') AND "country" IS NULL;
 
 -- name: count_changes
 -- phase: write
@@ -511,19 +511,6 @@ DELETE FROM "dw"."customers";
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
 DELETE FROM "dw"."customers_tombstones";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: $1 = run_id
-INSERT INTO "dw"."customers_quarantine" ("incrc_run_id", "incrc_reason", "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
-SELECT $1,
-  CASE
-    WHEN "ingested_at" IS NULL THEN 'not_null(ingested_at): the watermark, so no window reads the row'
-  END,
-  "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
-FROM "cdc"."customers_log"
-WHERE "ingested_at" IS NULL;
 
 -- name: advance_watermark
 -- phase: write

@@ -20,7 +20,6 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
@@ -47,28 +46,27 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source         column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   drop_deletes
 --   create_deletes
---   stage_all             rows changed -> rows_read
+--   stage_all            rows changed -> rows_read
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_changes       count -> changes, rows_ignored
+--     count_invalid      count -> invalid; fails if not 0
+--     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
---     resolve_upserts     if changes
---     resolve_deletes     if changes
---     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_deletes       if changes; count -> rows_deleted, minus rows_ignored
---     write               if upserts
---     apply_deletes       if rows_deleted
---     write_tombstones    if rows_deleted
---     advance_watermark   exactly one row must change
+--     resolve_upserts    if changes
+--     resolve_deletes    if changes
+--     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_deletes      if changes; count -> rows_deleted, minus rows_ignored
+--     write              if upserts
+--     apply_deletes      if rows_deleted
+--     write_tombstones   if rows_deleted
+--     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
@@ -276,7 +274,7 @@ SELECT COUNT(*)
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "seq" >= $1 AND "seq" < $2;
+WHERE (("seq" >= $1 AND "seq" < $2) OR "seq" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -286,15 +284,6 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM (
-  SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
-) AS src
-WHERE "seq" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -340,38 +329,38 @@ CREATE TEMPORARY TABLE "incrc_deletes_t_cdc_int_ops" (
 
 -- name: stage_window
 -- phase: stage
--- The changes of the half-open window [lo, hi) of the change log, read once.
+-- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
 -- params: $1 = lo, $2 = hi
 INSERT INTO "incrc_raw_t_cdc_int_ops" ("id", "body", "kind", "seq")
 SELECT "id", "body", "kind", "seq"
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "seq" >= $1 AND "seq" < $2;
+WHERE (("seq" >= $1 AND "seq" < $2) OR "seq" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every change in [start, hi), replayed.
+-- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
 -- params: $1 = start, $2 = hi
 INSERT INTO "incrc_raw_t_cdc_int_ops" ("id", "body", "kind", "seq")
 SELECT "id", "body", "kind", "seq"
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "seq" >= $1 AND "seq" < $2;
+WHERE (("seq" >= $1 AND "seq" < $2) OR "seq" IS NULL);
 
 -- name: count_invalid
 -- phase: write
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_raw_t_cdc_int_ops"
-WHERE "id" IS NULL OR "seq" IS NULL OR ("kind" IS NULL OR "kind" NOT IN (1, 2, 3));
+WHERE "seq" IS NULL OR "id" IS NULL OR ("kind" IS NULL OR "kind" NOT IN (1, 2, 3));
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM "incrc_raw_t_cdc_int_ops"
-WHERE "id" IS NULL OR "seq" IS NULL OR ("kind" IS NULL OR "kind" NOT IN (1, 2, 3));
+WHERE "seq" IS NULL OR "id" IS NULL OR ("kind" IS NULL OR "kind" NOT IN (1, 2, 3));
 
 -- name: count_changes
 -- phase: write

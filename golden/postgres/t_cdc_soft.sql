@@ -20,60 +20,58 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage                   if window
---   create_stage                 if window
---   drop_raw                     if window
---   create_raw                   if window
---   drop_deletes                 if window
---   create_deletes               if window
---   stage_window                 if window; rows changed -> rows_read
+--   probe_source          column types must fit the declared ones
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   drop_deletes          if window
+--   create_deletes        if window
+--   stage_window          if window; rows changed -> rows_read
 --   begin
---     count_invalid              if rows_read; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              if rows_read; count -> changes, rows_ignored
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_matched              if upserts; count -> rows_updated, minus rows_inserted
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     retract_tombstones         if upserts
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid       if rows_read; count -> invalid, rows_quarantined
+--     quarantine          if invalid
+--     delete_invalid      if invalid
+--     count_changes       if rows_read; count -> changes, rows_ignored
+--     resolve_upserts     if changes
+--     resolve_deletes     if changes
+--     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_matched       if upserts; count -> rows_updated, minus rows_inserted
+--     count_deletes       if changes; count -> rows_deleted, minus rows_ignored
+--     retract_tombstones  if upserts
+--     write               if upserts
+--     apply_deletes       if rows_deleted
+--     write_tombstones    if rows_deleted
+--     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
+--   probe_source         column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   drop_deletes
 --   create_deletes
---   stage_all                    rows changed -> rows_read
+--   stage_all            rows changed -> rows_read
 --   begin
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              count -> changes, rows_ignored
+--     count_invalid      count -> invalid, rows_quarantined
+--     quarantine         if invalid
+--     delete_invalid     if invalid
+--     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     resolve_upserts    if changes
+--     resolve_deletes    if changes
+--     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_deletes      if changes; count -> rows_deleted, minus rows_ignored
+--     write              if upserts
+--     apply_deletes      if rows_deleted
+--     write_tombstones   if rows_deleted
+--     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
@@ -295,7 +293,7 @@ LIMIT 20;
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "app"."accounts_changes"
-WHERE "loaded_at" >= $1 AND "loaded_at" < $2;
+WHERE (("loaded_at" >= $1 AND "loaded_at" < $2) OR "loaded_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -360,29 +358,30 @@ CREATE TEMPORARY TABLE "incrc_deletes_t_cdc_soft" (
 
 -- name: stage_window
 -- phase: stage
--- The changes of the half-open window [lo, hi) of the change log, read once.
+-- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
 -- params: $1 = lo, $2 = hi
 INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
 SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
 FROM "app"."accounts_changes"
-WHERE "loaded_at" >= $1 AND "loaded_at" < $2;
+WHERE (("loaded_at" >= $1 AND "loaded_at" < $2) OR "loaded_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every change in [start, hi), replayed.
+-- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
 -- params: $1 = start, $2 = hi
 INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
 SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
 FROM "app"."accounts_changes"
-WHERE "loaded_at" >= $1 AND "loaded_at" < $2;
+WHERE (("loaded_at" >= $1 AND "loaded_at" < $2) OR "loaded_at" IS NULL);
 
 -- name: quarantine
 -- phase: write
--- Changes that break a rule go to quarantine, with the first rule they break: a NULL key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+-- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
 -- params: $1 = run_id
 INSERT INTO "dw"."accounts_quarantine" ("incrc_run_id", "incrc_reason", "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
 SELECT $1,
   CASE
+    WHEN "loaded_at" IS NULL THEN 'not_null(loaded_at): the watermark, so no window reads the row'
     WHEN "tenant" IS NULL THEN 'not_null(tenant)'
     WHEN "account_id" IS NULL THEN 'not_null(account_id)'
     WHEN "changed_at" IS NULL THEN 'not_null(changed_at): cdc.sequence, which orders a key''s changes'
@@ -392,7 +391,8 @@ SELECT $1,
   END,
   "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
 FROM "incrc_raw_t_cdc_soft"
-WHERE "tenant" IS NULL
+WHERE "loaded_at" IS NULL
+   OR "tenant" IS NULL
    OR "account_id" IS NULL
    OR "changed_at" IS NULL
    OR "change_type" IS NULL OR "change_type" NOT IN ('INSERT', 'UPDATE', 'DELETE')
@@ -404,13 +404,13 @@ WHERE "tenant" IS NULL
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM "incrc_raw_t_cdc_soft"
-WHERE "tenant" IS NULL OR "account_id" IS NULL OR "changed_at" IS NULL OR ("change_type" IS NULL OR "change_type" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "change_type" IN ('INSERT', 'UPDATE') AND "plan" IS NULL OR "change_type" IN ('INSERT', 'UPDATE') AND NOT ("seats" >= 0);
+WHERE "loaded_at" IS NULL OR "tenant" IS NULL OR "account_id" IS NULL OR "changed_at" IS NULL OR ("change_type" IS NULL OR "change_type" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "change_type" IN ('INSERT', 'UPDATE') AND "plan" IS NULL OR "change_type" IN ('INSERT', 'UPDATE') AND NOT ("seats" >= 0);
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM "incrc_raw_t_cdc_soft"
-WHERE "tenant" IS NULL OR "account_id" IS NULL OR "changed_at" IS NULL OR ("change_type" IS NULL OR "change_type" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "change_type" IN ('INSERT', 'UPDATE') AND "plan" IS NULL OR "change_type" IN ('INSERT', 'UPDATE') AND NOT ("seats" >= 0);
+WHERE "loaded_at" IS NULL OR "tenant" IS NULL OR "account_id" IS NULL OR "changed_at" IS NULL OR ("change_type" IS NULL OR "change_type" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "change_type" IN ('INSERT', 'UPDATE') AND "plan" IS NULL OR "change_type" IN ('INSERT', 'UPDATE') AND NOT ("seats" >= 0);
 
 -- name: count_changes
 -- phase: write
@@ -532,19 +532,6 @@ DELETE FROM "dw"."accounts";
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
 DELETE FROM "dw"."accounts_tombstones";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: $1 = run_id
-INSERT INTO "dw"."accounts_quarantine" ("incrc_run_id", "incrc_reason", "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
-SELECT $1,
-  CASE
-    WHEN "loaded_at" IS NULL THEN 'not_null(loaded_at): the watermark, so no window reads the row'
-  END,
-  "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
-FROM "app"."accounts_changes"
-WHERE "loaded_at" IS NULL;
 
 -- name: advance_watermark
 -- phase: write

@@ -20,23 +20,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   drop_stage                   if partitions
---   create_stage                 if partitions
---   drop_raw                     if partitions
---   create_raw                   if partitions
---   stage_partition              each partition
+--   probe_source                        column types must fit the declared ones
+--   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   drop_stage                          if partitions
+--   create_stage                        if partitions
+--   drop_raw                            if partitions
+--   create_raw                          if partitions
+--   stage_partition                     each partition
 --   begin
---     count_invalid              if partitions; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               if partitions; count -> rows_inserted
---     count_partition            each partition; count -> rows_deleted
---     replace_partition          each partition
---     quarantine_unpartitioned   if unpartitioned; rows changed -> rows_quarantined
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid                     if partitions; count -> invalid, rows_quarantined
+--     quarantine                        if invalid
+--     delete_invalid                    if invalid
+--     count_staged                      if partitions; count -> rows_inserted
+--     count_partition                   each partition; count -> rows_deleted
+--     replace_partition                 each partition
+--     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -51,13 +51,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -288,7 +288,7 @@ LIMIT 20;
 -- params: $1 = lo, $2 = hi
 SELECT COUNT(*)
 FROM "app"."sales"
-WHERE "updated_at" >= $1 AND "updated_at" < $2;
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -296,6 +296,19 @@ WHERE "updated_at" >= $1 AND "updated_at" < $2;
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "app"."sales"
 WHERE 1 = 0;
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: $1 = run_id
+INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM "app"."sales"
+WHERE "updated_at" IS NULL;
 
 -- name: touched_partitions
 -- phase: stage
@@ -339,12 +352,12 @@ CREATE TEMPORARY TABLE "incrc_raw_t_monthly_sales" (
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: $1 = start, $2 = hi
 INSERT INTO "incrc_raw_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "app"."sales"
-WHERE "updated_at" >= $1 AND "updated_at" < $2;
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -355,8 +368,22 @@ FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "incrc_raw_t_monthly_sales" AS src
+  WHERE "updated_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: $1 = run_id
+INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM "incrc_raw_t_monthly_sales"
+WHERE "updated_at" IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -426,19 +453,6 @@ DELETE FROM "dw"."sales_monthly";
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "incrc_stage_t_monthly_sales";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: $1 = run_id
-INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
-SELECT $1,
-  CASE
-    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  "sale_id", "sale_date", "amount", "updated_at"
-FROM "app"."sales"
-WHERE "updated_at" IS NULL;
 
 -- name: quarantine_unpartitioned
 -- phase: write
@@ -563,7 +577,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
+    AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
     AND "sale_date" >= $3 AND "sale_date" < $4
 ) AS r
 GROUP BY date_trunc('month', CAST("sale_date" AS TIMESTAMP))
@@ -593,7 +607,7 @@ FROM (
     WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
+    AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
     AND "sale_date" >= $2 AND "sale_date" < $3
 ) AS r
 GROUP BY date_trunc('month', CAST("sale_date" AS TIMESTAMP))
@@ -621,7 +635,7 @@ FROM (
   SELECT "sale_date", "amount", "sale_id"
   FROM "app"."sales"
   WHERE ("updated_at" >= $1 OR "updated_at" IS NULL)
-    AND NOT ("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0))
+    AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
     AND "sale_date" >= $2 AND "sale_date" < $3
 ) AS r
 GROUP BY date_trunc('month', CAST("sale_date" AS TIMESTAMP))

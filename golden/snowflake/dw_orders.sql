@@ -28,6 +28,7 @@
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
 --   begin
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -35,7 +36,6 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
 --     write                      if rows_read
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -51,13 +51,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -268,7 +268,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."ORDERS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -309,21 +309,21 @@ CREATE TEMPORARY TABLE "INCRC_RAW_DW_ORDERS" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."ORDERS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."ORDERS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -334,8 +334,22 @@ FROM (
   SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_DW_ORDERS" AS src
+  WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM "INCRC_RAW_DW_ORDERS"
+WHERE "UPDATED_AT" IS NULL;
 
 -- name: quarantine
 -- phase: write
@@ -418,19 +432,6 @@ INSERT INTO "DW"."ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "INCRC_STAGE_DW_ORDERS";
 
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
-SELECT ?,
-  CASE
-    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
-FROM "APP"."ORDERS"
-WHERE "UPDATED_AT" IS NULL;
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -474,7 +475,7 @@ FROM (
     WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND NOT COALESCE("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
     AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
 ) AS r
 GROUP BY "ORDER_DATE"
@@ -502,7 +503,7 @@ FROM (
   SELECT "ORDER_DATE", "AMOUNT", "ORDER_ID"
   FROM "APP"."ORDERS"
   WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
-    AND NOT ("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND NOT COALESCE("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
     AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
 ) AS r
 GROUP BY "ORDER_DATE"

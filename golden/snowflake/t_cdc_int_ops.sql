@@ -21,7 +21,6 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
@@ -48,28 +47,27 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source         column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   drop_deletes
 --   create_deletes
---   stage_all             rows changed -> rows_read
+--   stage_all            rows changed -> rows_read
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_changes       count -> changes, rows_ignored
+--     count_invalid      count -> invalid; fails if not 0
+--     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
---     resolve_upserts     if changes
---     resolve_deletes     if changes
---     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_deletes       if changes; count -> rows_deleted, minus rows_ignored
---     write               if upserts
---     apply_deletes       if rows_deleted
---     write_tombstones    if rows_deleted
---     advance_watermark   exactly one row must change
+--     resolve_upserts    if changes
+--     resolve_deletes    if changes
+--     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_deletes      if changes; count -> rows_deleted, minus rows_ignored
+--     write              if upserts
+--     apply_deletes      if rows_deleted
+--     write_tombstones   if rows_deleted
+--     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
@@ -279,7 +277,7 @@ SELECT COUNT(*)
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -289,15 +287,6 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM (
-  SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
-) AS src
-WHERE "SEQ" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -343,38 +332,38 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_INT_OPS" (
 
 -- name: stage_window
 -- phase: stage
--- The changes of the half-open window [lo, hi) of the change log, read once.
+-- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ")
 SELECT "ID", "BODY", "KIND", "SEQ"
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every change in [start, hi), replayed.
+-- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ")
 SELECT "ID", "BODY", "KIND", "SEQ"
 FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
 
 -- name: count_invalid
 -- phase: write
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_RAW_T_CDC_INT_OPS"
-WHERE "ID" IS NULL OR "SEQ" IS NULL OR ("KIND" IS NULL OR "KIND" NOT IN (1, 2, 3));
+WHERE "SEQ" IS NULL OR "ID" IS NULL OR ("KIND" IS NULL OR "KIND" NOT IN (1, 2, 3));
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM "INCRC_RAW_T_CDC_INT_OPS"
-WHERE "ID" IS NULL OR "SEQ" IS NULL OR ("KIND" IS NULL OR "KIND" NOT IN (1, 2, 3));
+WHERE "SEQ" IS NULL OR "ID" IS NULL OR ("KIND" IS NULL OR "KIND" NOT IN (1, 2, 3));
 
 -- name: count_changes
 -- phase: write

@@ -21,60 +21,58 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage                   if window
---   create_stage                 if window
---   drop_raw                     if window
---   create_raw                   if window
---   drop_deletes                 if window
---   create_deletes               if window
---   stage_window                 if window; rows changed -> rows_read
+--   probe_source          column types must fit the declared ones
+--   drop_stage            if window
+--   create_stage          if window
+--   drop_raw              if window
+--   create_raw            if window
+--   drop_deletes          if window
+--   create_deletes        if window
+--   stage_window          if window; rows changed -> rows_read
 --   begin
---     count_invalid              if rows_read; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              if rows_read; count -> changes, rows_ignored
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_matched              if upserts; count -> rows_updated, minus rows_inserted
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     retract_tombstones         if upserts
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid       if rows_read; count -> invalid, rows_quarantined
+--     quarantine          if invalid
+--     delete_invalid      if invalid
+--     count_changes       if rows_read; count -> changes, rows_ignored
+--     resolve_upserts     if changes
+--     resolve_deletes     if changes
+--     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_matched       if upserts; count -> rows_updated, minus rows_inserted
+--     count_deletes       if changes; count -> rows_deleted, minus rows_ignored
+--     retract_tombstones  if upserts
+--     write               if upserts
+--     apply_deletes       if rows_deleted
+--     write_tombstones    if rows_deleted
+--     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
+--   probe_source         column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   drop_deletes
 --   create_deletes
---   stage_all                    rows changed -> rows_read
+--   stage_all            rows changed -> rows_read
 --   begin
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_changes              count -> changes, rows_ignored
+--     count_invalid      count -> invalid, rows_quarantined
+--     quarantine         if invalid
+--     delete_invalid     if invalid
+--     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
---     resolve_upserts            if changes
---     resolve_deletes            if changes
---     count_staged               if changes; count -> upserts, rows_inserted, minus rows_ignored
---     count_deletes              if changes; count -> rows_deleted, minus rows_ignored
---     write                      if upserts
---     apply_deletes              if rows_deleted
---     write_tombstones           if rows_deleted
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     resolve_upserts    if changes
+--     resolve_deletes    if changes
+--     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
+--     count_deletes      if changes; count -> rows_deleted, minus rows_ignored
+--     write              if upserts
+--     apply_deletes      if rows_deleted
+--     write_tombstones   if rows_deleted
+--     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_deletes
@@ -298,7 +296,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE "LOADED_AT" >= ? AND "LOADED_AT" < ?;
+WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -363,29 +361,30 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_SOFT" (
 
 -- name: stage_window
 -- phase: stage
--- The changes of the half-open window [lo, hi) of the change log, read once.
+-- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE "LOADED_AT" >= ? AND "LOADED_AT" < ?;
+WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every change in [start, hi), replayed.
+-- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE "LOADED_AT" >= ? AND "LOADED_AT" < ?;
+WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
 
 -- name: quarantine
 -- phase: write
--- Changes that break a rule go to quarantine, with the first rule they break: a NULL key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+-- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
 -- params: run_id
 INSERT INTO "DW"."ACCOUNTS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
 SELECT ?,
   CASE
+    WHEN "LOADED_AT" IS NULL THEN 'not_null(loaded_at): the watermark, so no window reads the row'
     WHEN "TENANT" IS NULL THEN 'not_null(tenant)'
     WHEN "ACCOUNT_ID" IS NULL THEN 'not_null(account_id)'
     WHEN "CHANGED_AT" IS NULL THEN 'not_null(changed_at): cdc.sequence, which orders a key''s changes'
@@ -395,7 +394,8 @@ SELECT ?,
   END,
   "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
 FROM "INCRC_RAW_T_CDC_SOFT"
-WHERE "TENANT" IS NULL
+WHERE "LOADED_AT" IS NULL
+   OR "TENANT" IS NULL
    OR "ACCOUNT_ID" IS NULL
    OR "CHANGED_AT" IS NULL
    OR "CHANGE_TYPE" IS NULL OR "CHANGE_TYPE" NOT IN ('INSERT', 'UPDATE', 'DELETE')
@@ -407,13 +407,13 @@ WHERE "TENANT" IS NULL
 -- Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).
 SELECT COUNT(*)
 FROM "INCRC_RAW_T_CDC_SOFT"
-WHERE "TENANT" IS NULL OR "ACCOUNT_ID" IS NULL OR "CHANGED_AT" IS NULL OR ("CHANGE_TYPE" IS NULL OR "CHANGE_TYPE" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND "PLAN" IS NULL OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND NOT ("SEATS" >= 0);
+WHERE "LOADED_AT" IS NULL OR "TENANT" IS NULL OR "ACCOUNT_ID" IS NULL OR "CHANGED_AT" IS NULL OR ("CHANGE_TYPE" IS NULL OR "CHANGE_TYPE" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND "PLAN" IS NULL OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND NOT ("SEATS" >= 0);
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
 DELETE FROM "INCRC_RAW_T_CDC_SOFT"
-WHERE "TENANT" IS NULL OR "ACCOUNT_ID" IS NULL OR "CHANGED_AT" IS NULL OR ("CHANGE_TYPE" IS NULL OR "CHANGE_TYPE" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND "PLAN" IS NULL OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND NOT ("SEATS" >= 0);
+WHERE "LOADED_AT" IS NULL OR "TENANT" IS NULL OR "ACCOUNT_ID" IS NULL OR "CHANGED_AT" IS NULL OR ("CHANGE_TYPE" IS NULL OR "CHANGE_TYPE" NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND "PLAN" IS NULL OR "CHANGE_TYPE" IN ('INSERT', 'UPDATE') AND NOT ("SEATS" >= 0);
 
 -- name: count_changes
 -- phase: write
@@ -535,19 +535,6 @@ DELETE FROM "DW"."ACCOUNTS";
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
 DELETE FROM "DW"."ACCOUNTS_TOMBSTONES";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO "DW"."ACCOUNTS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
-SELECT ?,
-  CASE
-    WHEN "LOADED_AT" IS NULL THEN 'not_null(loaded_at): the watermark, so no window reads the row'
-  END,
-  "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
-FROM "APP"."ACCOUNTS_CHANGES"
-WHERE "LOADED_AT" IS NULL;
 
 -- name: advance_watermark
 -- phase: write

@@ -21,12 +21,12 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
 --   stage_window          if window; rows changed -> rows_read
+--   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
@@ -41,12 +41,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -272,7 +272,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -280,13 +280,6 @@ WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -320,21 +313,21 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_DAILY_TSTZ" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -345,8 +338,16 @@ FROM (
   SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_T_DAILY_TSTZ" AS src
+  WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "INCRC_RAW_T_DAILY_TSTZ"
+WHERE "UPDATED_AT" IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -542,7 +543,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("PAYMENT_ID" IS NULL)
+    AND NOT COALESCE("PAYMENT_ID" IS NULL, FALSE)
     AND "PAID_AT" >= ? AND "PAID_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
@@ -572,7 +573,7 @@ FROM (
     WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("PAYMENT_ID" IS NULL)
+    AND NOT COALESCE("PAYMENT_ID" IS NULL, FALSE)
     AND "PAID_AT" >= ? AND "PAID_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
@@ -600,7 +601,7 @@ FROM (
   SELECT "PAID_AT", "AMOUNT", "PAYMENT_ID"
   FROM "APP"."PAYMENTS"
   WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
-    AND NOT ("PAYMENT_ID" IS NULL)
+    AND NOT COALESCE("PAYMENT_ID" IS NULL, FALSE)
     AND "PAID_AT" >= ? AND "PAID_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))

@@ -28,6 +28,7 @@
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
 --   begin
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -35,7 +36,6 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
 --     write                      if rows_read
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -51,13 +51,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -262,7 +262,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -303,21 +303,21 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_HOSTILE_CHECKS" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -328,8 +328,22 @@ FROM (
   SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_T_HOSTILE_CHECKS" AS src
+  WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."HOSTILE_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM "INCRC_RAW_T_HOSTILE_CHECKS"
+WHERE "UPDATED_AT" IS NULL;
 
 -- name: quarantine
 -- phase: write
@@ -417,19 +431,6 @@ DELETE FROM "DW"."HOSTILE";
 INSERT INTO "DW"."HOSTILE" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "INCRC_STAGE_T_HOSTILE_CHECKS";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO "DW"."HOSTILE_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ID", "AMOUNT", "NOTE", "UPDATED_AT")
-SELECT ?,
-  CASE
-    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" IS NULL;
 
 -- name: advance_watermark
 -- phase: write

@@ -20,21 +20,21 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   count_unpartitioned   if unpartitioned; count; fails if not 0
---   drop_stage            if partitions
---   create_stage          if partitions
---   drop_raw              if partitions
---   create_raw            if partitions
---   stage_partition       each partition
+--   probe_source                 column types must fit the declared ones
+--   count_null_watermark_source  count; fails if not 0
+--   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned          if unpartitioned; count; fails if not 0
+--   drop_stage                   if partitions
+--   create_stage                 if partitions
+--   drop_raw                     if partitions
+--   create_raw                   if partitions
+--   stage_partition              each partition
 --   begin
---     count_invalid       if partitions; count -> invalid; fails if not 0
---     count_staged        if partitions; count -> rows_inserted
---     count_partition     each partition; count -> rows_deleted
---     replace_partition   each partition
---     advance_watermark   exactly one row must change
+--     count_invalid              if partitions; count -> invalid; fails if not 0
+--     count_staged               if partitions; count -> rows_inserted
+--     count_partition            each partition; count -> rows_deleted
+--     replace_partition          each partition
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -42,12 +42,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -274,7 +274,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."CLICKS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
+WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -283,7 +283,7 @@ SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM "APP"."CLICKS"
 WHERE 1 = 0;
 
--- name: count_null_watermark
+-- name: count_null_watermark_source
 -- phase: stage
 -- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
 SELECT COUNT(*)
@@ -345,12 +345,12 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_HOURLY_CLICKS" (
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
 SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
 FROM "APP"."CLICKS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?;
+WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -361,8 +361,16 @@ FROM (
   SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_T_HOURLY_CLICKS" AS src
+  WHERE "INGESTED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "INCRC_RAW_T_HOURLY_CLICKS"
+WHERE "INGESTED_AT" IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -525,7 +533,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
+    AND NOT COALESCE("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL, FALSE)
     AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
@@ -555,7 +563,7 @@ FROM (
     WHERE ("INGESTED_AT" >= ? OR "INGESTED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
+    AND NOT COALESCE("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL, FALSE)
     AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
@@ -583,7 +591,7 @@ FROM (
   SELECT "CLICKED_AT", "URL", "CLICK_ID"
   FROM "APP"."CLICKS"
   WHERE ("INGESTED_AT" >= ? OR "INGESTED_AT" IS NULL)
-    AND NOT ("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL)
+    AND NOT COALESCE("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL, FALSE)
     AND "CLICKED_AT" >= ? AND "CLICKED_AT" < ?
 ) AS r
 GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")

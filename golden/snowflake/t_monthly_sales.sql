@@ -21,23 +21,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   drop_stage                   if partitions
---   create_stage                 if partitions
---   drop_raw                     if partitions
---   create_raw                   if partitions
---   stage_partition              each partition
+--   probe_source                        column types must fit the declared ones
+--   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   drop_stage                          if partitions
+--   create_stage                        if partitions
+--   drop_raw                            if partitions
+--   create_raw                          if partitions
+--   stage_partition                     each partition
 --   begin
---     count_invalid              if partitions; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               if partitions; count -> rows_inserted
---     count_partition            each partition; count -> rows_deleted
---     replace_partition          each partition
---     quarantine_unpartitioned   if unpartitioned; rows changed -> rows_quarantined
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid                     if partitions; count -> invalid, rows_quarantined
+--     quarantine                        if invalid
+--     delete_invalid                    if invalid
+--     count_staged                      if partitions; count -> rows_inserted
+--     count_partition                   each partition; count -> rows_deleted
+--     replace_partition                 each partition
+--     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -52,13 +52,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -291,7 +291,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -299,6 +299,19 @@ WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."SALES"
 WHERE 1 = 0;
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" IS NULL;
 
 -- name: touched_partitions
 -- phase: stage
@@ -342,12 +355,12 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_MONTHLY_SALES" (
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?;
+WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -358,8 +371,22 @@ FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_T_MONTHLY_SALES" AS src
+  WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "INCRC_RAW_T_MONTHLY_SALES"
+WHERE "UPDATED_AT" IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -429,19 +456,6 @@ DELETE FROM "DW"."SALES_MONTHLY";
 INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "INCRC_STAGE_T_MONTHLY_SALES";
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
-SELECT ?,
-  CASE
-    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
-FROM "APP"."SALES"
-WHERE "UPDATED_AT" IS NULL;
 
 -- name: quarantine_unpartitioned
 -- phase: write
@@ -566,7 +580,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
     AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
@@ -596,7 +610,7 @@ FROM (
     WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
     AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
@@ -624,7 +638,7 @@ FROM (
   SELECT "SALE_DATE", "AMOUNT", "SALE_ID"
   FROM "APP"."SALES"
   WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
-    AND NOT ("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0))
+    AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
     AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")

@@ -20,12 +20,12 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
 --   stage_window          if window; rows changed -> rows_read
+--   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
@@ -40,12 +40,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -250,7 +250,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."BALANCES"
-WHERE "DAY" >= ? AND "DAY" < ?;
+WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -258,13 +258,6 @@ WHERE "DAY" >= ? AND "DAY" < ?;
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM "APP"."BALANCES"
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM "APP"."BALANCES"
-WHERE "DAY" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -300,21 +293,21 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_NULLABLE_KEY" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM "APP"."BALANCES"
-WHERE "DAY" >= ? AND "DAY" < ?;
+WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM "APP"."BALANCES"
-WHERE "DAY" >= ? AND "DAY" < ?;
+WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -325,8 +318,16 @@ FROM (
   SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE",
     ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
   FROM "INCRC_RAW_T_NULLABLE_KEY" AS src
+  WHERE "DAY" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "INCRC_RAW_T_NULLABLE_KEY"
+WHERE "DAY" IS NULL;
 
 -- name: count_invalid
 -- phase: write
@@ -435,7 +436,7 @@ FROM (
     WHERE ("DAY" >= ? OR "DAY" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("ACCOUNT_ID" IS NULL)
+    AND NOT COALESCE("ACCOUNT_ID" IS NULL, FALSE)
     AND "DAY" >= ? AND "DAY" < ?
 ) AS r
 GROUP BY "DAY"
@@ -463,7 +464,7 @@ FROM (
   SELECT "DAY", "BALANCE", "NOTE", "ACCOUNT_ID"
   FROM "APP"."BALANCES"
   WHERE ("DAY" >= ? OR "DAY" IS NULL)
-    AND NOT ("ACCOUNT_ID" IS NULL)
+    AND NOT COALESCE("ACCOUNT_ID" IS NULL, FALSE)
     AND "DAY" >= ? AND "DAY" < ?
 ) AS r
 GROUP BY "DAY"

@@ -18,33 +18,35 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   drop_stage            if window
---   create_stage          if window
---   stage_window          if window; rows changed -> rows_read
+--   probe_source             column types must fit the declared ones
+--   drop_stage               if window
+--   create_stage             if window
+--   stage_window             if window; rows changed -> rows_read
+--   count_null_watermark     if rows_read; count; fails if not 0
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read
---     advance_watermark   exactly one row must change
+--     delete_null_watermark  if rows_read
+--     count_invalid          if rows_read; count -> invalid; fails if not 0
+--     count_staged           if rows_read; count -> rows_inserted
+--     write                  if rows_read
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source             column types must fit the declared ones
 --   drop_stage
 --   create_stage
---   stage_all             rows changed -> rows_read
+--   stage_all                rows changed -> rows_read
+--   count_null_watermark     count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
+--     delete_null_watermark
+--     count_invalid          count -> invalid; fails if not 0
+--     count_staged           count -> rows_inserted
+--     clear_target           rows changed -> rows_deleted
 --     insert_all
---     advance_watermark   exactly one row must change
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
@@ -244,7 +246,7 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -256,17 +258,6 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM (
-  SELECT id, kind, payload_size, id AS seq
-  FROM app.raw_events
-  WHERE kind <> 'heartbeat'
-) AS src
-WHERE "SEQ" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -285,7 +276,7 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_T_QUERY_APPEND" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "INCRC_STAGE_T_QUERY_APPEND" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")
 SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"
@@ -294,11 +285,11 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "INCRC_STAGE_T_QUERY_APPEND" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")
 SELECT "ID", "KIND", "PAYLOAD_SIZE", "SEQ"
@@ -307,7 +298,20 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "SEQ" >= ? AND "SEQ" < ?;
+WHERE (("SEQ" >= ? AND "SEQ" < ?) OR "SEQ" IS NULL);
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "INCRC_STAGE_T_QUERY_APPEND"
+WHERE "SEQ" IS NULL;
+
+-- name: delete_null_watermark
+-- phase: write
+-- Rows whose watermark is NULL never reach the target.
+DELETE FROM "INCRC_STAGE_T_QUERY_APPEND"
+WHERE "SEQ" IS NULL;
 
 -- name: count_invalid
 -- phase: write

@@ -24,36 +24,37 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   touched_partitions    if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   count_unpartitioned   if unpartitioned; count; fails if not 0
---   drop_stage            if partitions
---   create_stage          if partitions
---   stage_partition       each partition
+--   probe_source                 column types must fit the declared ones
+--   count_null_watermark_source  count; fails if not 0
+--   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   count_unpartitioned          if unpartitioned; count; fails if not 0
+--   drop_stage                   if partitions
+--   create_stage                 if partitions
+--   stage_partition              each partition
 --   begin
---     count_invalid       if partitions; count -> invalid; fails if not 0
---     count_staged        if partitions; count -> rows_inserted
---     count_partition     each partition; count -> rows_deleted
---     replace_partition   each partition
---     advance_watermark   exactly one row must change
+--     count_invalid              if partitions; count -> invalid; fails if not 0
+--     count_staged               if partitions; count -> rows_inserted
+--     count_partition            each partition; count -> rows_deleted
+--     replace_partition          each partition
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source             column types must fit the declared ones
 --   drop_stage
 --   create_stage
---   stage_all             rows changed -> rows_read
+--   stage_all                rows changed -> rows_read
+--   count_null_watermark     count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
+--     delete_null_watermark
+--     count_invalid          count -> invalid; fails if not 0
+--     count_staged           count -> rows_inserted
+--     clear_target           rows changed -> rows_deleted
 --     insert_all
---     advance_watermark   exactly one row must change
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
@@ -271,7 +272,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -280,7 +281,7 @@ SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
 WHERE 1 = 0;
 
--- name: count_null_watermark
+-- name: count_null_watermark_source
 -- phase: stage
 -- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
 SELECT COUNT(*)
@@ -325,12 +326,25 @@ USING DELTA;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?;
+WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM `incrc_stage_dw_events`
+WHERE `ingested_at` IS NULL;
+
+-- name: delete_null_watermark
+-- phase: write
+-- Rows whose watermark is NULL never reach the target.
+DELETE FROM `incrc_stage_dw_events`
+WHERE `ingested_at` IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -468,7 +482,7 @@ FROM (
   SELECT `event_date`
   FROM `app`.`events`
   WHERE `ingested_at` >= ? AND `ingested_at` < ?
-    AND NOT (`event_date` IS NULL)
+    AND NOT COALESCE(`event_date` IS NULL, FALSE)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r
 GROUP BY `event_date`
@@ -493,7 +507,7 @@ FROM (
   SELECT `event_date`
   FROM `app`.`events`
   WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
-    AND NOT (`event_date` IS NULL)
+    AND NOT COALESCE(`event_date` IS NULL, FALSE)
     AND `event_date` >= ? AND `event_date` < ?
 ) AS r
 GROUP BY `event_date`

@@ -34,6 +34,7 @@
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
 --   begin
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -41,7 +42,6 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
 --     write                      if rows_read
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -57,13 +57,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -269,7 +269,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`payments`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -312,21 +312,21 @@ USING iceberg;
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO `incrc_raw_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -337,8 +337,22 @@ FROM (
   SELECT `id`, `amount`, `note`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `updated_at` DESC NULLS LAST, `amount` DESC NULLS LAST, `note` DESC NULLS LAST) AS incrc_rn
   FROM `incrc_raw_t_hostile_checks` AS src
+  WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  `id`, `amount`, `note`, `updated_at`
+FROM `incrc_raw_t_hostile_checks`
+WHERE `updated_at` IS NULL;
 
 -- name: quarantine
 -- phase: write
@@ -428,19 +442,6 @@ DELETE FROM `dw`.`hostile`;
 INSERT INTO `dw`.`hostile` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `incrc_stage_t_hostile_checks`;
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
-SELECT ?,
-  CASE
-    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  `id`, `amount`, `note`, `updated_at`
-FROM `app`.`payments`
-WHERE `updated_at` IS NULL;
 
 -- name: advance_watermark
 -- phase: write

@@ -27,23 +27,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
---   drop_stage                   if partitions
---   create_stage                 if partitions
---   drop_raw                     if partitions
---   create_raw                   if partitions
---   stage_partition              each partition
+--   probe_source                        column types must fit the declared ones
+--   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   drop_stage                          if partitions
+--   create_stage                        if partitions
+--   drop_raw                            if partitions
+--   create_raw                          if partitions
+--   stage_partition                     each partition
 --   begin
---     count_invalid              if partitions; count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               if partitions; count -> rows_inserted
---     count_partition            each partition; count -> rows_deleted
---     replace_partition          each partition
---     quarantine_unpartitioned   if unpartitioned; rows changed -> rows_quarantined
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
---     advance_watermark          exactly one row must change
+--     count_invalid                     if partitions; count -> invalid, rows_quarantined
+--     quarantine                        if invalid
+--     delete_invalid                    if invalid
+--     count_staged                      if partitions; count -> rows_inserted
+--     count_partition                   each partition; count -> rows_deleted
+--     replace_partition                 each partition
+--     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -58,13 +58,13 @@
 --   stage_all                    rows changed -> rows_read
 --   dedupe_stage
 --   begin
+--     quarantine_null_watermark  rows changed -> rows_quarantined
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
---     quarantine_null_watermark  rows changed -> rows_read, rows_quarantined
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -299,7 +299,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -307,6 +307,19 @@ WHERE `updated_at` >= ? AND `updated_at` < ?;
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE 1 = 0;
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` IS NULL;
 
 -- name: touched_partitions
 -- phase: stage
@@ -352,12 +365,12 @@ USING iceberg;
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -368,8 +381,22 @@ FROM (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
   FROM `incrc_raw_t_monthly_sales` AS src
+  WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: quarantine_null_watermark
+-- phase: write
+-- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `incrc_raw_t_monthly_sales`
+WHERE `updated_at` IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -439,19 +466,6 @@ DELETE FROM `dw`.`sales_monthly`;
 INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `incrc_stage_t_monthly_sales`;
-
--- name: quarantine_null_watermark
--- phase: write
--- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
--- params: run_id
-INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT ?,
-  CASE
-    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
-  END,
-  `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `app`.`sales`
-WHERE `updated_at` IS NULL;
 
 -- name: quarantine_unpartitioned
 -- phase: write
@@ -579,7 +593,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))
+    AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
     AND `sale_date` >= ? AND `sale_date` < ?
 ) AS r
 GROUP BY trunc(`sale_date`, 'MONTH')
@@ -609,7 +623,7 @@ FROM (
     WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))
+    AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
     AND `sale_date` >= ? AND `sale_date` < ?
 ) AS r
 GROUP BY trunc(`sale_date`, 'MONTH')
@@ -637,7 +651,7 @@ FROM (
   SELECT `sale_date`, `amount`, `sale_id`
   FROM `app`.`sales`
   WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
-    AND NOT (`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0))
+    AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
     AND `sale_date` >= ? AND `sale_date` < ?
 ) AS r
 GROUP BY trunc(`sale_date`, 'MONTH')

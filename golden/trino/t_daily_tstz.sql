@@ -27,12 +27,12 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
 --   stage_window          if window; rows changed -> rows_read
+--   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
@@ -47,12 +47,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -274,7 +274,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."payments"
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -282,13 +282,6 @@ WHERE "updated_at" >= ? AND "updated_at" < ?;
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM "app"."payments"
-WHERE "updated_at" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -322,21 +315,21 @@ CREATE TABLE "incrc_raw_t_daily_tstz" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -347,8 +340,16 @@ FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "incrc_raw_t_daily_tstz" AS src
+  WHERE "updated_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "incrc_raw_t_daily_tstz"
+WHERE "updated_at" IS NULL;
 
 -- name: stage_partition
 -- phase: stage
@@ -544,7 +545,7 @@ FROM (
       )
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("payment_id" IS NULL)
+    AND NOT COALESCE("payment_id" IS NULL, FALSE)
     AND "paid_at" >= ? AND "paid_at" < ?
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
@@ -574,7 +575,7 @@ FROM (
     WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("payment_id" IS NULL)
+    AND NOT COALESCE("payment_id" IS NULL, FALSE)
     AND "paid_at" >= ? AND "paid_at" < ?
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
@@ -602,7 +603,7 @@ FROM (
   SELECT "paid_at", "amount", "payment_id"
   FROM "app"."payments"
   WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
-    AND NOT ("payment_id" IS NULL)
+    AND NOT COALESCE("payment_id" IS NULL, FALSE)
     AND "paid_at" >= ? AND "paid_at" < ?
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')

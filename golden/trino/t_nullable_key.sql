@@ -26,12 +26,12 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage            if window
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
 --   stage_window          if window; rows changed -> rows_read
+--   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
@@ -46,12 +46,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
 --   stage_all             rows changed -> rows_read
+--   count_null_watermark  count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid       count -> invalid; fails if not 0
@@ -253,7 +253,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."balances"
-WHERE "day" >= ? AND "day" < ?;
+WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -261,13 +261,6 @@ WHERE "day" >= ? AND "day" < ?;
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM "app"."balances"
-WHERE "day" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -303,21 +296,21 @@ CREATE TABLE "incrc_raw_t_nullable_key" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
-WHERE "day" >= ? AND "day" < ?;
+WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
-WHERE "day" >= ? AND "day" < ?;
+WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -328,8 +321,16 @@ FROM (
   SELECT "account_id", "currency", "day", "balance", "note",
     ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
   FROM "incrc_raw_t_nullable_key" AS src
+  WHERE "day" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "incrc_raw_t_nullable_key"
+WHERE "day" IS NULL;
 
 -- name: count_invalid
 -- phase: write
@@ -438,7 +439,7 @@ FROM (
     WHERE ("day" >= ? OR "day" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
-    AND NOT ("account_id" IS NULL)
+    AND NOT COALESCE("account_id" IS NULL, FALSE)
     AND "day" >= ? AND "day" < ?
 ) AS r
 GROUP BY "day"
@@ -466,7 +467,7 @@ FROM (
   SELECT "day", "balance", "note", "account_id"
   FROM "app"."balances"
   WHERE ("day" >= ? OR "day" IS NULL)
-    AND NOT ("account_id" IS NULL)
+    AND NOT COALESCE("account_id" IS NULL, FALSE)
     AND "day" >= ? AND "day" < ?
 ) AS r
 GROUP BY "day"

@@ -24,33 +24,35 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   drop_stage            if window
---   create_stage          if window
---   stage_window          if window; rows changed -> rows_read
+--   probe_source             column types must fit the declared ones
+--   drop_stage               if window
+--   create_stage             if window
+--   stage_window             if window; rows changed -> rows_read
+--   count_null_watermark     if rows_read; count; fails if not 0
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read
---     advance_watermark   exactly one row must change
+--     delete_null_watermark  if rows_read
+--     count_invalid          if rows_read; count -> invalid; fails if not 0
+--     count_staged           if rows_read; count -> rows_inserted
+--     write                  if rows_read
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source             column types must fit the declared ones
 --   drop_stage
 --   create_stage
---   stage_all             rows changed -> rows_read
+--   stage_all                rows changed -> rows_read
+--   count_null_watermark     count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
+--     delete_null_watermark
+--     count_invalid          count -> invalid; fails if not 0
+--     count_staged           count -> rows_inserted
+--     clear_target           rows changed -> rows_deleted
 --     insert_all
---     advance_watermark   exactly one row must change
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
@@ -247,7 +249,7 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" >= ? AND "seq" < ?;
+WHERE (("seq" >= ? AND "seq" < ?) OR "seq" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -259,17 +261,6 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM (
-  SELECT id, kind, payload_size, id AS seq
-  FROM app.raw_events
-  WHERE kind <> 'heartbeat'
-) AS src
-WHERE "seq" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -288,7 +279,7 @@ CREATE TABLE "incrc_stage_t_query_append" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "incrc_stage_t_query_append" ("id", "kind", "payload_size", "seq")
 SELECT "id", "kind", "payload_size", "seq"
@@ -297,11 +288,11 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" >= ? AND "seq" < ?;
+WHERE (("seq" >= ? AND "seq" < ?) OR "seq" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "incrc_stage_t_query_append" ("id", "kind", "payload_size", "seq")
 SELECT "id", "kind", "payload_size", "seq"
@@ -310,7 +301,20 @@ FROM (
   FROM app.raw_events
   WHERE kind <> 'heartbeat'
 ) AS src
-WHERE "seq" >= ? AND "seq" < ?;
+WHERE (("seq" >= ? AND "seq" < ?) OR "seq" IS NULL);
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "incrc_stage_t_query_append"
+WHERE "seq" IS NULL;
+
+-- name: delete_null_watermark
+-- phase: write
+-- Rows whose watermark is NULL never reach the target.
+DELETE FROM "incrc_stage_t_query_append"
+WHERE "seq" IS NULL;
 
 -- name: count_invalid
 -- phase: write

@@ -25,31 +25,33 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
---   drop_stage            if window
---   create_stage          if window
---   stage_window          if window; rows changed -> rows_read
+--   probe_source             column types must fit the declared ones
+--   drop_stage               if window
+--   create_stage             if window
+--   stage_window             if window; rows changed -> rows_read
+--   count_null_watermark     if rows_read; count; fails if not 0
 --   begin
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read
---     advance_watermark   exactly one row must change
+--     delete_null_watermark  if rows_read
+--     count_staged           if rows_read; count -> rows_inserted
+--     write                  if rows_read
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   count_null_watermark  count; fails if not 0
+--   probe_source             column types must fit the declared ones
 --   drop_stage
 --   create_stage
---   stage_all             rows changed -> rows_read
+--   stage_all                rows changed -> rows_read
+--   count_null_watermark     count; fails if not 0
 --   begin
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
+--     delete_null_watermark
+--     count_staged           count -> rows_inserted
+--     clear_target           rows changed -> rows_deleted
 --     insert_all
---     advance_watermark   exactly one row must change
+--     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage
@@ -241,7 +243,7 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -253,17 +255,6 @@ FROM (
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
 WHERE 1 = 0;
-
--- name: count_null_watermark
--- phase: stage
--- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
-SELECT COUNT(*)
-FROM (
-  SELECT id, amount, note, updated_at
-  FROM app.payments
-  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-) AS src
-WHERE "updated_at" IS NULL;
 
 -- name: drop_stage
 -- phase: stage
@@ -282,7 +273,7 @@ CREATE TABLE "incrc_stage_t_query_comments" (
 
 -- name: stage_window
 -- phase: stage
--- The half-open window [lo, hi) of the source, read once.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
 -- params: lo, hi
 INSERT INTO "incrc_stage_t_query_comments" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
@@ -291,11 +282,11 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
--- Full refresh: every source row in [start, hi).
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
 -- params: start, hi
 INSERT INTO "incrc_stage_t_query_comments" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
@@ -304,7 +295,20 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?;
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+
+-- name: count_null_watermark
+-- phase: stage
+-- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "incrc_stage_t_query_comments"
+WHERE "updated_at" IS NULL;
+
+-- name: delete_null_watermark
+-- phase: write
+-- Rows whose watermark is NULL never reach the target.
+DELETE FROM "incrc_stage_t_query_comments"
+WHERE "updated_at" IS NULL;
 
 -- name: count_staged
 -- phase: write
