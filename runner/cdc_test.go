@@ -355,3 +355,49 @@ func TestCDCFailsOnInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestCDCNullWatermark: a change whose watermark is NULL is in no window.
+// Each run (and each replay) reads it along with its window, quarantines
+// it with the reason and counts it as read and quarantined, and never
+// applies it; without a quarantine it fails the run.
+func TestCDCNullWatermark(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := customersPlan(e, "inc", "hard", customersQuality)
+			strict := customersPlan(e, "strict", "hard", "")
+			e.createTable("app_{id}.customers_log", nullableCols(p.Columns))
+			e.changes(p, change{1, "ann", "DE", "c", 10, "08:00", "08:01"})
+			e.insert("app_{id}.customers_log", p.Columns, []any{2, "bob", "FR", "c", 11, day("08:05"), nil})
+			for _, opts := range []Options{{Until: until(day("10:00"))}, {Until: until(day("11:00"))}, {Until: until(day("11:00")), FullRefresh: true}} {
+				res := mustRun(t, e, p, opts)
+				want := cdcCounts{Read: 2, Inserted: 1, Quarantined: 1}
+				if opts.Until.Hour() == 11 {
+					want = cdcCounts{Read: 1, Quarantined: 1} // the window [10:00, 11:00) holds no change
+				}
+				if opts.FullRefresh {
+					want = cdcCounts{Read: 2, Inserted: 1, Quarantined: 1}
+				}
+				if diff := cmp.Diff(want, cdcCountsOf(res)); diff != "" {
+					t.Errorf("%+v: counts (-want +got):\n%s", opts, diff)
+				}
+				target, _ := e.cdcState(p)
+				if diff := cmp.Diff([]string{line(1, "ann", "DE", 10, at("08:00"), 10)}, target); diff != "" {
+					t.Errorf("%+v: target (-want +got):\n%s", opts, diff)
+				}
+			}
+			q := e.rows("dw_{id}.customers_inc_quarantine", []string{"customer_id", "incrc_reason"})
+			if diff := cmp.Diff([]string{
+				line(2, "not_null(ingested_at): the watermark, so no window reads the row"),
+				line(2, "not_null(ingested_at): the watermark, so no window reads the row"),
+				line(2, "not_null(ingested_at): the watermark, so no window reads the row"),
+			}, q); diff != "" {
+				t.Errorf("quarantine (-want +got):\n%s", diff)
+			}
+			if _, err := e.tg.Run(e.ctx, strict, Options{Until: until(day("10:00"))}); err == nil || !strings.Contains(err.Error(), "1 change(s) break a rule (a NULL watermark") {
+				t.Errorf("without a quarantine: %v", err)
+			}
+		})
+	}
+}
