@@ -355,6 +355,8 @@ func Columns(e Expr) []string {
 			walk(e.R)
 		case IsNull:
 			walk(e.X)
+		case Exact:
+			walk(e.X)
 		case In:
 			walk(e.X)
 			for _, x := range e.List {

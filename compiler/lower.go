@@ -86,24 +86,10 @@ const (
 	rawPrefix        = "incrc_raw_"
 )
 
-// NotSupportedError says a spec uses something a later version compiles.
-type NotSupportedError struct {
-	Pos  Pos
-	What string
-}
-
-func (e *NotSupportedError) Error() string {
-	return fmt.Sprintf("%s: %s is not supported yet", e.Pos, e.What)
-}
-
 // Lower turns a valid spec into its plan. The spec must have passed
 // Validate; Lower panics on nothing and reports what it cannot compile.
 func Lower(s *Spec) (*Plan, error) {
 	strategy := Strategy(s.Strategy.Value)
-	switch strategy {
-	case CDCApply:
-		return nil, &NotSupportedError{Pos: s.Strategy.Pos, What: "strategy " + string(strategy)}
-	}
 	p := &Plan{
 		File:     s.File,
 		SpecHash: s.Hash,
@@ -155,13 +141,20 @@ func Lower(s *Spec) (*Plan, error) {
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
 	}
+	if strategy == CDCApply {
+		l.cdcPlan()
+	}
 	l.setup()
 	l.state()
 	l.lookupCheck()
-	l.stage()
-	l.write()
-	l.partitions()
-	l.reconcile()
+	if strategy == CDCApply {
+		l.cdcStatements() // see cdc.go
+	} else {
+		l.stage()
+		l.write()
+		l.partitions()
+		l.reconcile()
+	}
 	l.programs()
 	for _, pr := range p.Programs {
 		if err := pr.check(p); err != nil {
@@ -250,11 +243,12 @@ var RunColumns = []Col{
 	{Name: "spec_hash", Type: varchar(64)},
 	{Name: "rows_skipped", Type: Type{Kind: Bigint}},
 	{Name: "note", Type: Type{Kind: Text}},
+	{Name: "rows_ignored", Type: Type{Kind: Bigint}},
 }
 
 // addedRunColumns are the columns of RunColumns that incrc_runs did not
 // have when it was first created by a released incrc.
-var addedRunColumns = []string{"rows_skipped", "note"}
+var addedRunColumns = []string{"rows_skipped", "note", "rows_ignored"}
 
 // partitionColumns are incrc_partitions' columns: backfill completion
 // markers and reconciliation results, one row per partition.
@@ -292,11 +286,17 @@ func (l *lowerer) setup() {
 	if p.Strategy == Merge && !l.nullableKey() {
 		pk = p.Key
 	}
-	target := CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk}
-	if l.scd != nil {
-		target = l.scd.createTarget(p)
+	switch {
+	case p.CDC != nil:
+		l.add(StmtCreateTarget, PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
+			CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
+		l.cdcSetup()
+	case l.scd != nil:
+		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
+	default:
+		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
+			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	}
-	l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", target)
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
@@ -430,16 +430,17 @@ func withNull(w Window) Window {
 	return w
 }
 
-func (l *lowerer) stage() {
+// readSource adds what every strategy's runs read of the source before
+// staging it: an integer watermark's upper bound, the count a preview
+// shows, the column types.
+func (l *lowerer) readSource() {
 	p := l.p
-	cols := columnNames(p.Columns)
 	window, upTo := l.windows()
 	if wm := p.Watermark; wm != nil && wm.Type.IsInteger() {
 		wm.MaxStatement = StmtSourceMax
 		l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
 			SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
-	wp := windowParams(window)
 	read := window
 	if l.snapshot() {
 		read = upTo // every run reads the whole snapshot
@@ -447,7 +448,15 @@ func (l *lowerer) stage() {
 	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
 		CountSource{Source: p.Source, Window: withNull(read)}, windowParams(read)...)
 	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
-		ProbeColumns{Source: p.Source, Columns: cols})
+		ProbeColumns{Source: p.Source, Columns: columnNames(p.Columns)})
+}
+
+func (l *lowerer) stage() {
+	p := l.p
+	cols := columnNames(p.Columns)
+	window, upTo := l.windows()
+	wp := windowParams(window)
+	l.readSource()
 	if wm := p.Watermark; wm != nil && p.Strategy == OverwritePartitions {
 		// A partition rewrite reads whole partitions, not the window: the
 		// rows whose watermark is NULL are read on their own.
@@ -591,6 +600,9 @@ func columnNames(cols []Col) []string {
 // rows that break one. Key columns that are not declared nullable must not
 // be NULL even without a quality section: such a row cannot be matched.
 func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
+	if Strategy(s.Strategy.Value) == CDCApply {
+		return cdcRules(s, cols)
+	}
 	var rules []Rule
 	notNull := map[string]bool{}
 	addNotNull := func(name string) {
@@ -668,6 +680,12 @@ func (l *lowerer) write() {
 				Rules: []Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: IsNull{X: col(pc)}}}},
 			append([]Param{pRunID}, windowParams(window)...)...)
 	}
+	l.advanceAndRecord()
+}
+
+// advanceAndRecord adds the end of every write: the watermark's
+// compare-and-set and the run's record.
+func (l *lowerer) advanceAndRecord() {
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},

@@ -189,14 +189,42 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "cdc":
 			c := &CDC{Pos: p.pos(k)}
 			s.CDC = c
-			p.mapping(v, key, []string{"op", "sequence", "deletes"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, []string{"op", "sequence", "at", "deletes", "soft_delete", "ops", "exclude"}, func(key string, k, v *yaml.Node) {
 				switch key {
 				case "op":
 					c.Op = p.str("cdc.op", v)
 				case "sequence":
 					c.Sequence = p.str("cdc.sequence", v)
+				case "at":
+					c.At = p.str("cdc.at", v)
 				case "deletes":
 					c.Deletes = p.str("cdc.deletes", v)
+				case "soft_delete":
+					sd := &SoftDelete{Pos: p.pos(k)}
+					c.SoftDelete = sd
+					p.mapping(v, "cdc.soft_delete", []string{"flag", "at"}, func(key string, _, v *yaml.Node) {
+						switch key {
+						case "flag":
+							sd.Flag = p.str("cdc.soft_delete.flag", v)
+						case "at":
+							sd.At = p.str("cdc.soft_delete.at", v)
+						}
+					})
+				case "ops":
+					ops := &CDCOps{Pos: p.pos(k)}
+					c.Ops = ops
+					p.mapping(v, "cdc.ops", []string{"insert", "update", "delete"}, func(key string, _, v *yaml.Node) {
+						switch key {
+						case "insert":
+							ops.Insert = p.strList("cdc.ops.insert", v)
+						case "update":
+							ops.Update = p.strList("cdc.ops.update", v)
+						case "delete":
+							ops.Delete = p.strList("cdc.ops.delete", v)
+						}
+					})
+				case "exclude":
+					c.Exclude = p.strList("cdc.exclude", v)
 				}
 			})
 		case "scd2":

@@ -32,7 +32,10 @@ type Plan struct {
 	Measures    []Measure // count first, then the spec's reconcile measures
 	// Versions, for an scd2 target, says how it keeps versions (the
 	// compiled file's header shows it).
-	Versions   string
+	Versions string
+	// CDC is how a cdc pipeline applies its change log; nil for the other
+	// strategies.
+	CDC        *CDCApplying
 	Statements []*Statement
 	Programs   []*Program
 }
@@ -46,6 +49,25 @@ type Watermarking struct {
 	Lookback     Duration
 	Lag          Duration // hi = now - lag
 	MaxStatement string   // an integer watermark's hi: the statement reading the largest id
+}
+
+// CDCApplying is what a cdc pipeline writes besides its target. Columns
+// (the declared ones) are the change log's; the target holds TargetColumns.
+type CDCApplying struct {
+	// TargetColumns are the target's: the row image (the declared columns
+	// but the excluded ones), SequenceColumn, and with soft deletes the
+	// flag and the time of the mark.
+	TargetColumns []Col
+	// Tombstones holds, per key whose newest change is a delete, that
+	// change's sequence: a late change older than it cannot bring the key
+	// back.
+	Tombstones Table
+	// Deletes is session-scoped: the deletes a run applies, shaped as the
+	// tombstones.
+	Deletes Table
+	Soft    bool // deletes mark the row (SoftFlag, SoftAt) instead of removing it
+	// SoftFlag and SoftAt name the mark's columns when Soft.
+	SoftFlag, SoftAt string
 }
 
 // Partitioning is how a target is cut into partitions: the unit a run of
@@ -282,7 +304,7 @@ type (
 	}
 
 	// RetractKeys deletes the target rows whose key has a staged row
-	// matching Where (evaluated on the staged row).
+	// matching Where (evaluated on the staged row; nil: any staged row).
 	RetractKeys struct {
 		Target   Table
 		Stage    Table
@@ -297,6 +319,45 @@ type (
 		Source Relation
 		Key    []string
 		Window Window
+	}
+
+	// ResolveChanges stages what a CDC apply writes, from From, a table of
+	// a change log's valid changes: per key the newest change (by Order)
+	// of the kind it stages, when that change is newer than the sequence
+	// (SequenceColumn) the target and the tombstones hold for the key.
+	//
+	// With Deletes it stages deletes into a table shaped as the tombstones:
+	// the key, the sequence, and At (when set) as DeletedAtColumn; a delete
+	// must be the key's newest change. Otherwise it stages inserts and
+	// updates into a table shaped as the target: the Image columns and the
+	// sequence. Without Soft an insert or update must be the key's newest
+	// change and newer than its tombstone. With Soft it is ranked among the
+	// key's inserts and updates only, a tombstone does not make it stale
+	// (the row keeps the newest image even when a delete is newer), and it
+	// takes a newer tombstone's mark into Flag and FlagAt.
+	ResolveChanges struct {
+		Into               Table
+		From               Table
+		Target, Tombstones Table
+		Columns            []string // From's columns
+		Key                []string
+		Sequence           string
+		Order              []Order // a key's changes, newest first
+		IsDelete           Expr    // true for a delete change
+		Deletes            bool
+		Soft               bool
+		Image              []string // inserts and updates: the columns copied
+		At                 string   // deletes: the commit time column, or ""
+		Flag, FlagAt       string   // soft inserts and updates: the mark's columns
+	}
+
+	// UpdateMatched sets columns of the target rows whose key has a row in
+	// Stage (at most one row per key), to expressions of that row.
+	UpdateMatched struct {
+		Target Table
+		Stage  Table
+		Key    []string
+		Set    []Assign
 	}
 
 	// CountMatched counts the staged rows whose key is already in the
@@ -367,6 +428,8 @@ func (CreateIndex) op()        {}
 func (VersionedKeys) op()      {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
+func (ResolveChanges) op()     {}
+func (UpdateMatched) op()      {}
 
 // Assign is column = value in an Update.
 type Assign struct {

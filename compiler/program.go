@@ -115,12 +115,16 @@ const (
 // Registers the runner and the programs share. The run's counts are
 // registers, recorded by record_finish under the same names.
 const (
-	RegRead          = "rows_read"
-	RegInserted      = "rows_inserted"
-	RegUpdated       = "rows_updated"
-	RegDeleted       = "rows_deleted"
-	RegQuarantined   = "rows_quarantined"
-	RegSkipped       = "rows_skipped"
+	RegRead        = "rows_read"
+	RegInserted    = "rows_inserted"
+	RegUpdated     = "rows_updated"
+	RegDeleted     = "rows_deleted"
+	RegQuarantined = "rows_quarantined"
+	RegSkipped     = "rows_skipped"
+	// RegIgnored counts the changes of a change log that a newer change of
+	// their key supersedes: already applied, arriving after a newer one, or
+	// followed by a newer one in the same window.
+	RegIgnored       = "rows_ignored"
 	RegWindow        = "window"        // 1 when the window [lo, hi) is not empty
 	RegPartitions    = "partitions"    // the partitions a ReadPartitions step listed
 	RegUnpartitioned = "unpartitioned" // rows of the window whose partition column is NULL
@@ -131,9 +135,9 @@ const (
 	RegTarget        = "target"        // rows: its target side
 )
 
-// Counters are the registers a run reports and records, in the run log's
-// column order.
-var Counters = []string{RegRead, RegInserted, RegUpdated, RegDeleted, RegQuarantined, RegSkipped}
+// Counters are the registers a run reports and records under the run
+// log's columns of the same names, in the order they were added to it.
+var Counters = []string{RegRead, RegInserted, RegUpdated, RegDeleted, RegQuarantined, RegSkipped, RegIgnored}
 
 // Program returns the program of a mode, or nil when the pipeline has none
 // (a pipeline without partitions has no backfill).

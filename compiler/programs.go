@@ -23,18 +23,17 @@ func (l *lowerer) programs() {
 	p.Programs = append(p.Programs, setup)
 
 	var run, full *Program
-	switch p.Strategy {
-	case FullRefresh:
+	switch {
+	case p.CDC != nil:
+		run, full = l.cdcRun(), l.cdcFullRefresh() // see cdc.go
+	case p.Strategy == FullRefresh:
 		// A full_refresh pipeline's run is a full refresh: it never appends.
-		run = l.fullRefresh()
+		run, full = l.fullRefresh(), l.fullRefresh()
 		run.Mode = ModeRun
-	case SCD2Strategy:
+	case p.Strategy == SCD2Strategy:
 		run, full = l.scd.programs(l)
 	default:
-		run = l.incremental()
-	}
-	if full == nil {
-		full = l.fullRefresh()
+		run, full = l.incremental(), l.fullRefresh()
 	}
 	p.Programs = append(p.Programs, run, full)
 	if p.Partition != nil {

@@ -142,12 +142,31 @@ type Reconcile struct {
 }
 
 // CDC describes a change-log source: one row per change with an operation
-// code and a sequence. Compiled by a later issue; parsed and checked now.
+// code, a sequence ordering a key's changes, and the row's image after the
+// change.
 type CDC struct {
-	Op       String // column holding c/u/d/r
-	Sequence String // column ordering changes of one key (LSN)
-	Deletes  String // hard | soft
-	Pos      Pos
+	Op         String      // column holding the operation code
+	Sequence   String      // column ordering the changes of one key (an LSN)
+	At         String      // optional: column holding the change's commit time
+	Deletes    String      // hard | soft; default hard
+	SoftDelete *SoftDelete // with deletes: soft, the names of the mark's columns
+	Ops        *CDCOps     // the op codes of each kind; default Debezium's
+	Exclude    []String    // change-log columns not written to the target
+	Pos        Pos
+}
+
+// SoftDelete names the target columns a soft delete sets: a boolean flag
+// and the time the key was deleted.
+type SoftDelete struct {
+	Flag String
+	At   String
+	Pos  Pos
+}
+
+// CDCOps lists the op codes of each kind of change.
+type CDCOps struct {
+	Insert, Update, Delete []String
+	Pos                    Pos
 }
 
 // SCD2 describes a type-2 slowly changing dimension target: the target

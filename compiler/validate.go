@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Strategy is how a pipeline writes its target.
@@ -411,11 +413,199 @@ func (v *validator) cdc(strategy Strategy) {
 	if !c.Sequence.Set() {
 		v.missing(c.Pos, "cdc.sequence")
 	}
-	v.col("cdc.op", c.Op)
-	v.col("cdc.sequence", c.Sequence)
-	if c.Deletes.Value != "" && c.Deletes.Value != "hard" && c.Deletes.Value != "soft" {
+	op := v.col("cdc.op", c.Op)
+	if op != nil && !op.Type.IsInteger() && op.Type.Kind != Text && op.Type.Kind != Varchar {
+		v.errf(c.Op.Pos, "cdc.op %q has type %s: an op code is text (c, u, d) or an integer", op.Name.Value, op.Type)
+		op = nil
+	}
+	seq := v.col("cdc.sequence", c.Sequence)
+	if seq != nil && !seq.Type.IsInteger() && seq.Type.Kind != Decimal && seq.Type.Kind != Timestamp && seq.Type.Kind != TimestampTZ {
+		v.errf(c.Sequence.Pos, "cdc.sequence %q has type %s: a sequence orders a key's changes, so it is an integer, a decimal or a timestamp (a text LSN compares as text: '0/10' sorts before '0/9'; cast it in source.query)", seq.Name.Value, seq.Type)
+	}
+	if op != nil && seq != nil && strings.EqualFold(c.Op.Value, c.Sequence.Value) {
+		v.errf(c.Sequence.Pos, "cdc.sequence %q is also cdc.op: the operation and the order of changes are two columns", c.Sequence.Value)
+	}
+	for _, ref := range []struct {
+		key, what string
+		col       String
+	}{{"cdc.op", "operation", c.Op}, {"cdc.sequence", "sequence", c.Sequence}} {
+		for _, k := range s.UniqueKey {
+			if ref.col.Value != "" && k.Value == ref.col.Value {
+				v.errf(k.Pos, "unique_key column %q is %s: the key identifies the row a change applies to, and each change of that row has its own %s", k.Value, ref.key, ref.what)
+			}
+		}
+	}
+	for _, k := range s.UniqueKey {
+		if col := s.Column(k.Value); col != nil && col.Nullable {
+			v.errf(k.Pos, "unique_key column %q is declared nullable: a change log's key is never NULL, and a change of a NULL key could not be matched to its row; remove nullable: true", k.Value)
+		}
+	}
+	at := v.col("cdc.at", c.At)
+	if at != nil && !at.Type.IsTime() {
+		v.errf(c.At.Pos, "cdc.at %q has type %s: the commit time of a change is a timestamp or a date", at.Name.Value, at.Type)
+	}
+	soft := c.Deletes.Value == "soft"
+	if c.Deletes.Value != "" && c.Deletes.Value != "hard" && !soft {
 		v.errf(c.Deletes.Pos, "unknown cdc.deletes %s (expected one of: hard, soft)", quote(c.Deletes.Value))
 	}
+	if soft && !c.At.Set() && !v.reported("cdc.at") {
+		v.errf(c.Deletes.Pos, "cdc.deletes soft marks a deleted row with the time it was deleted, and cdc.at is not set: add at: COLUMN, the change's commit time")
+	}
+	v.softDelete(c, soft)
+	v.cdcOps(c, op)
+	seen := map[string]int{}
+	for _, x := range c.Exclude {
+		if x.Value == "" {
+			continue // Parse reported it
+		}
+		if line, ok := seen[x.Value]; ok {
+			v.errf(x.Pos, "cdc.exclude lists %q twice (first on line %d): keep one", x.Value, line)
+			continue
+		}
+		seen[x.Value] = x.Pos.Line
+		v.col("cdc.exclude column", x)
+		if contains(s.Key(), x.Value) {
+			v.errf(x.Pos, "cdc.exclude names %q, a unique_key column: the target keeps its key, so it cannot leave it out", x.Value)
+		}
+	}
+	if strategy != CDCApply {
+		return
+	}
+	if s.DedupeBy.Set() {
+		v.errf(s.DedupeBy.Pos, "dedupe_by does not apply to strategy cdc: a key's changes are ordered by cdc.sequence; remove dedupe_by")
+	}
+	if s.Partition != nil {
+		v.errf(s.Partition.Pos, "partition does not apply to strategy cdc: changes are applied by key, not rewritten by partition; remove partition")
+	}
+	if s.Reconcile != nil {
+		v.errf(s.Reconcile.Pos, "reconcile does not apply to strategy cdc yet: it compares source rows with target rows one for one, and a change log holds changes; remove reconcile")
+	}
+	if t := s.Target.Table; t.Value != "" && identRe.MatchString(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
+		if name := t.Value[strings.LastIndexByte(t.Value, '.')+1:]; len(name+tombstonesSuffix) > MaxIdentLen {
+			v.errf(t.Pos, "target.table %s: its tombstones table %s would be longer than %d characters: shorten the name", quote(t.Value), quote(name+tombstonesSuffix), MaxIdentLen)
+		}
+	}
+}
+
+// softDelete checks the names of the columns a soft delete sets: they are
+// added to the target, so they must not collide with what it holds.
+func (v *validator) softDelete(c *CDC, soft bool) {
+	sd := c.SoftDelete
+	if sd == nil {
+		return
+	}
+	if !soft {
+		v.errf(sd.Pos, "cdc.soft_delete names the columns a soft delete sets, and cdc.deletes is %s: add deletes: soft, or remove soft_delete", orDefault(c.Deletes.Value, "hard"))
+		return
+	}
+	flag, at := SoftDeleteNames(c)
+	for _, n := range []String{sd.Flag, sd.At} {
+		switch {
+		case n.Value == "":
+		case !identRe.MatchString(n.Value):
+			v.errf(n.At(badIdentChar(n.Value)), "cdc.soft_delete column %s is not a plain name: use letters, digits and _", quote(n.Value))
+		case len(n.Value) > MaxIdentLen:
+			v.errf(n.Pos, "cdc.soft_delete column %s: a name is at most %d characters", quote(n.Value), MaxIdentLen)
+		case strings.HasPrefix(strings.ToLower(n.Value), "incrc_"):
+			v.errf(n.Pos, "cdc.soft_delete column %s: names starting with incrc_ are reserved for incrc's own columns", quote(n.Value))
+		}
+	}
+	for _, n := range []struct {
+		name string
+		at   String
+	}{{flag, sd.Flag}, {at, sd.At}} {
+		for _, col := range v.s.Columns {
+			if strings.EqualFold(col.Name.Value, n.name) {
+				pos := n.at.Pos
+				if !n.at.Set() {
+					pos = sd.Pos
+				}
+				v.errf(pos, "cdc.soft_delete column %q is a declared column: the target holds both; name the mark something else, as in soft_delete: {flag: is_deleted, at: deleted_at}", n.name)
+			}
+		}
+	}
+	if strings.EqualFold(flag, at) {
+		v.errf(sd.Pos, "cdc.soft_delete names %q for both the flag and the time: give them two names", flag)
+	}
+}
+
+// cdcOps checks the op codes: each a literal the op column can hold, and
+// no code of two kinds, which would make a change both a delete and not.
+func (v *validator) cdcOps(c *CDC, op *Column) {
+	ops := c.Ops
+	if ops == nil {
+		if op != nil && op.Type.IsInteger() {
+			v.errf(c.Op.Pos, "cdc.op %q is an integer column, and the default op codes are Debezium's c, r, u, d: list yours, as in ops: {insert: [1], update: [2], delete: [3]}", op.Name.Value)
+		}
+		return
+	}
+	if len(ops.Insert) == 0 && len(ops.Update) == 0 && !v.reported("cdc.ops.insert") && !v.reported("cdc.ops.update") {
+		v.errf(ops.Pos, "cdc.ops lists no insert or update code: a change log without them writes nothing; add insert: [CODE]")
+	}
+	seen := map[string]string{}
+	for _, kind := range []struct {
+		name  string
+		codes []String
+	}{{"insert", ops.Insert}, {"update", ops.Update}, {"delete", ops.Delete}} {
+		for _, code := range kind.codes {
+			if code.Value == "" {
+				continue // Parse reported it
+			}
+			if why := badOpCode(code.Value, op); why != "" {
+				v.errf(code.Pos, "cdc.ops.%s code %s %s", kind.name, quote(code.Value), why)
+				continue
+			}
+			if first, ok := seen[code.Value]; ok {
+				if first == kind.name {
+					v.errf(code.Pos, "cdc.ops.%s lists %s twice: keep one", kind.name, quote(code.Value))
+				} else {
+					v.errf(code.Pos, "cdc.ops: %s is both a%s %s code and a%s %s code: a change has one kind", quote(code.Value), article(first), first, article(kind.name), kind.name)
+				}
+				continue
+			}
+			seen[code.Value] = kind.name
+		}
+	}
+}
+
+// MaxOpCodeLen bounds an op code: codes are a letter or a word.
+const MaxOpCodeLen = 32
+
+// badOpCode says why code cannot be an op code of the column op, or "".
+// A code becomes a literal in SQL, spelled by each engine's own rule: like
+// a check's literals it is one line of printable text without a backslash,
+// which engines read differently.
+func badOpCode(code string, op *Column) string {
+	if op != nil && op.Type.IsInteger() {
+		if _, ok := CanonicalNumber(code); !ok || strings.ContainsAny(code, ".eE") {
+			return fmt.Sprintf("is not an integer, and cdc.op %q is %s", op.Name.Value, op.Type)
+		}
+		return ""
+	}
+	switch {
+	case len(code) > MaxOpCodeLen:
+		return fmt.Sprintf("is longer than %d characters: an op code is a letter or a word", MaxOpCodeLen)
+	case strings.TrimSpace(code) != code:
+		return "begins or ends with a space, which a reviewer cannot see"
+	case strings.Contains(code, `\`):
+		return "holds a backslash, which engines read differently in a literal"
+	}
+	for _, r := range code {
+		if !unicode.IsPrint(r) {
+			return fmt.Sprintf("holds the character %U, which is not printable", r)
+		}
+	}
+	if op != nil && op.Type.Kind == Varchar && utf8.RuneCountInString(code) > op.Type.Length {
+		return fmt.Sprintf("is longer than cdc.op %q, a %s, can hold", op.Name.Value, op.Type)
+	}
+	return ""
+}
+
+func article(word string) string {
+	if strings.IndexByte("aeiou", word[0]) >= 0 {
+		return "n"
+	}
+	return ""
 }
 
 func (v *validator) scd2(strategy Strategy) {

@@ -106,6 +106,13 @@ type TimeTruncer interface {
 	TruncTime(w *Writer, expr, granularity string, t compiler.Type) string
 }
 
+// ExactTexter is implemented by dialects whose text comparisons follow a
+// collation that may fold case or ignore trailing spaces (MariaDB, MySQL):
+// ExactText spells expr so that it compares byte for byte.
+type ExactTexter interface {
+	ExactText(expr string) string
+}
+
 // NullsLaster is implemented by dialects without ORDER BY ... NULLS LAST
 // (MariaDB, MySQL), which spell it their own way.
 type NullsLaster interface {

@@ -85,6 +85,12 @@ func expr(w *Writer, alias string, e compiler.Expr) (string, int) {
 			left = p + 1
 		}
 		return wrap(w, alias, e.L, left) + " " + e.Op + " " + wrap(w, alias, e.R, right), p
+	case compiler.Exact:
+		if x, ok := w.d.(ExactTexter); ok {
+			s, _ := expr(w, alias, e.X)
+			return x.ExactText(s), precAtom
+		}
+		return expr(w, alias, e.X)
 	case compiler.IsNull:
 		if e.Not {
 			return wrap(w, alias, e.X, precCmp+1) + " IS NOT NULL", precCmp

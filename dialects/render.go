@@ -108,7 +108,11 @@ func renderOp(w *Writer, op compiler.Op) {
 			target = w.Col("", op.Target.Name())
 		}
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
-			keyMatch(w, target, op.Key, op.NullSafe), "\n    AND (", Expr(w, "s", op.Where), ")\n)")
+			keyMatch(w, target, op.Key, op.NullSafe))
+		if op.Where != nil {
+			w.S("\n    AND (", Expr(w, "s", op.Where), ")")
+		}
+		w.S("\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE ", WindowPred(w, "", op.Range))
 		w.End()
@@ -162,6 +166,11 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
 	case compiler.MergeRows:
 		Merge(w, op)
+	case compiler.ResolveChanges:
+		ResolveChanges(w, op)
+	case compiler.UpdateMatched:
+		w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", w.Table(op.Stage), " AS s\nON ", KeyMatch(w, op.Key, false),
+			"\nWHEN MATCHED THEN UPDATE SET\n  ", Assignments(w, "", op.Set, ",\n  "))
 	case compiler.Aggregate:
 		Aggregate(w, op)
 	case compiler.LookupOverlaps:
@@ -595,4 +604,71 @@ func allColumns(op compiler.Aggregate) []string {
 		}
 	}
 	return cols
+}
+
+// Assignments spells an UpdateMatched's SET list: alias.col = value, each
+// value an expression of the stage row s.
+func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) string {
+	terms := make([]string, len(set))
+	for i, a := range set {
+		terms[i] = w.Col(alias, a.Column) + " = " + Expr(w, "s", a.Value)
+	}
+	return strings.Join(terms, sep)
+}
+
+// ResolveChanges spells the resolution of a window's changes into what a
+// CDC apply writes: the changes ranked per key (and, for a soft delete's
+// images, per kind), newest first, in a subquery that reads the changes
+// once (MariaDB cannot open a temporary table twice in one statement);
+// then the newest one kept when no row or tombstone of its key holds a
+// sequence as new. Plain joins and comparisons: every engine spells them
+// alike.
+func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
+	seq := w.Col("r", op.Sequence)
+	var into, sel []string
+	if op.Deletes {
+		into = append(into, w.Idents("", op.Key), w.Col("", compiler.SequenceColumn))
+		sel = append(sel, w.Idents("r", op.Key), seq)
+		if op.At != "" {
+			into = append(into, w.Col("", compiler.DeletedAtColumn))
+			sel = append(sel, w.Col("r", op.At))
+		}
+	} else {
+		into = append(into, w.Idents("", op.Image), w.Col("", compiler.SequenceColumn))
+		sel = append(sel, w.Idents("r", op.Image), seq)
+		if op.Flag != "" {
+			newer := w.Col("b", compiler.SequenceColumn) + " > " + seq
+			into = append(into, w.Col("", op.Flag), w.Col("", op.FlagAt))
+			sel = append(sel, "CASE WHEN "+newer+" THEN TRUE ELSE FALSE END",
+				"CASE WHEN "+newer+" THEN "+w.Col("b", compiler.DeletedAtColumn)+" END")
+		}
+	}
+	partition := w.Idents("", op.Key)
+	if op.Soft && !op.Deletes {
+		partition += ", (" + Expr(w, "", op.IsDelete) + ")"
+	}
+	w.S("INSERT INTO ", w.Table(op.Into), " (", strings.Join(into, ", "), ")\nSELECT ", strings.Join(sel, ", "),
+		"\nFROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", partition, " ORDER BY ", dedupeOrder(w, op.Order),
+		") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r")
+	join := func(alias string) string {
+		terms := make([]string, len(op.Key))
+		for i, k := range op.Key {
+			terms[i] = w.Col(alias, k) + " = " + w.Col("r", k)
+		}
+		return strings.Join(terms, " AND ")
+	}
+	w.S("\nLEFT JOIN ", w.Table(op.Target), " AS t ON ", join("t"), "\nLEFT JOIN ", w.Table(op.Tombstones), " AS b ON ", join("b"))
+	newer := func(alias string) string {
+		held := w.Col(alias, compiler.SequenceColumn)
+		return "(" + held + " IS NULL OR " + seq + " > " + held + ")"
+	}
+	kind := "(" + Expr(w, "r", op.IsDelete) + ")"
+	if !op.Deletes {
+		kind = "NOT " + kind
+	}
+	terms := []string{"r.incrc_rn = 1", kind, newer("t")}
+	if op.Deletes || !op.Soft {
+		terms = append(terms, newer("b"))
+	}
+	w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
 }

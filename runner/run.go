@@ -46,7 +46,12 @@ type Result struct {
 	RowsQuarantined int64  `json:"rows_quarantined"`
 	// RowsSkipped are rows of the window that no run writes: late rows of
 	// finalized partitions (a backfill with --restate rewrites those).
-	RowsSkipped int64  `json:"rows_skipped"`
+	RowsSkipped int64 `json:"rows_skipped"`
+	// RowsIgnored are changes of a change log (strategy cdc) that a newer
+	// change of their key supersedes: already applied (a rerun, a
+	// lookback), arriving after a newer one, or followed by a newer one in
+	// the same window.
+	RowsIgnored int64  `json:"rows_ignored"`
 	StartedAt   string `json:"started_at,omitempty"`
 	FinishedAt  string `json:"finished_at,omitempty"`
 	DurationMS  int64  `json:"duration_ms"`
@@ -223,6 +228,7 @@ func (r *recorder) read(m *machine) {
 	for reg, field := range map[string]*int64{
 		compiler.RegRead: &res.RowsRead, compiler.RegInserted: &res.RowsInserted, compiler.RegUpdated: &res.RowsUpdated,
 		compiler.RegDeleted: &res.RowsDeleted, compiler.RegQuarantined: &res.RowsQuarantined, compiler.RegSkipped: &res.RowsSkipped,
+		compiler.RegIgnored: &res.RowsIgnored,
 	} {
 		*field = m.reg(reg)
 	}

@@ -115,7 +115,7 @@ func runRow(row []any) Result {
 		RunID: str(0), Pipeline: str(1), Kind: str(2), Status: str(3), WindowLo: str(4), WindowHi: str(5),
 		WatermarkBefore: str(6), WatermarkAfter: str(7), RowsRead: num(8), RowsInserted: num(9), RowsUpdated: num(10),
 		RowsDeleted: num(11), RowsQuarantined: num(12), StartedAt: str(13), FinishedAt: str(14), DurationMS: num(15), Error: str(16),
-		RowsSkipped: num(18), Note: str(19), Started: true,
+		RowsSkipped: num(18), Note: str(19), RowsIgnored: num(20), Started: true,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -110,17 +109,6 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 	)
 	for _, s := range specs {
 		plan, err := compiler.Lower(s)
-		var ns *compiler.NotSupportedError
-		if errors.As(err, &ns) {
-			// Said per dialect: a later version compiles it for some
-			// dialects before others, and the user asked for these.
-			names := make([]string, len(ds))
-			for i, d := range ds {
-				names[i] = string(d.Name())
-			}
-			errs = append(errs, fmt.Errorf("%s: %s is not supported yet by %s %s: the spec is valid, and a later version of incrc compiles it", ns.Pos, ns.What, plural(len(ds), "dialect", "dialects"), strings.Join(names, ", ")))
-			continue
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -119,8 +119,14 @@ func printResult(w io.Writer, r *runner.Result) {
 	if lo == "" {
 		lo = "-inf"
 	}
-	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d; watermark %s -> %s (%d ms)\n",
-		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined,
+	// Changes a newer change of their key superseded (strategy cdc): said
+	// only when there are any, so other pipelines' summaries read as before.
+	ignored := ""
+	if r.RowsIgnored > 0 {
+		ignored = fmt.Sprintf(", ignored %d", r.RowsIgnored)
+	}
+	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d%s; watermark %s -> %s (%d ms)\n",
+		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
 		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))

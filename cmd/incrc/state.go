@@ -136,6 +136,9 @@ func stateCmd() *command {
 				if r.RowsSkipped > 0 {
 					fmt.Fprintf(e.stdout, " skipped %d", r.RowsSkipped)
 				}
+				if r.RowsIgnored > 0 {
+					fmt.Fprintf(e.stdout, " ign %d", r.RowsIgnored)
+				}
 				if r.Error != "" {
 					fmt.Fprintf(e.stdout, " error: %s", r.Error)
 				}

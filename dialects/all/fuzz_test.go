@@ -17,7 +17,8 @@ import (
 // than one statement, a comment, a literal or a name other than the ones
 // written (dialects.CheckPart).
 //
-// check and query become a spec's quality check and source query; a spec
+// check and query become a spec's quality check and source query (and check
+// a cdc spec's op code, see renderCDC); a spec
 // that validates must compile for every dialect, or be refused at its
 // place in the spec by that engine's reading of the query. tree drives a
 // small stack machine that builds an expression no parser produced, whose
@@ -52,6 +53,7 @@ func FuzzRenderSafe(f *testing.F) {
 		}
 		renderSpec(t, check, query)
 		renderTree(t, check, query, tree)
+		renderCDC(t, check)
 	})
 }
 

@@ -32,6 +32,7 @@ var (
 	_ dialects.SourceTyper  = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
 	_ dialects.TimeSpeller  = (*Dialect)(nil)
+	_ dialects.ExactTexter  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
@@ -98,6 +99,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			w.S("\nON DUPLICATE KEY UPDATE ", k, " = ", k)
 		}
 		return true, nil
+	case compiler.UpdateMatched:
+		// No MERGE: a multi-table UPDATE.
+		w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, false),
+			"\nSET ", dialects.Assignments(w, "t", op.Set, ",\n    "))
+		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
@@ -149,6 +155,11 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compil
 	}
 	return "DATE(" + expr + ")"
 }
+
+// ExactText compares text as bytes: the default collations fold case and
+// pad trailing spaces, so 'U' would equal 'u'. CAST, not the BINARY
+// operator, which MySQL 8 deprecates.
+func (*Dialect) ExactText(expr string) string { return "CAST(" + expr + " AS BINARY)" }
 
 // NullsLast sorts NULLs after every value: "x IS NULL" is 0 for values and
 // 1 for NULL, and MariaDB has no NULLS LAST.

@@ -130,6 +130,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.MergeRows:
 		d.merge(w, op)
 		return true, nil
+	case compiler.UpdateMatched:
+		// Redshift's MERGE needs a WHEN NOT MATCHED clause: UPDATE ... FROM.
+		w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.Assignments(w, "", op.Set, ",\n    "),
+			"\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, false))
+		return true, nil
 	}
 	return false, nil
 }

@@ -165,8 +165,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.RetractKeys:
 		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
 		// match does the same, in one commit (the stage has one row a key).
-		w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("s", op.Key), "\n  FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
-			dialects.Expr(w, "s", op.Where), "\n) AS s\nON ", dialects.KeyMatch(w, op.Key, op.NullSafe), "\nWHEN MATCHED THEN DELETE")
+		w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("s", op.Key), "\n  FROM ", w.Table(op.Stage), " AS s")
+		if op.Where != nil {
+			w.S("\n  WHERE ", dialects.Expr(w, "s", op.Where))
+		}
+		w.S("\n) AS s\nON ", dialects.KeyMatch(w, op.Key, op.NullSafe), "\nWHEN MATCHED THEN DELETE")
 		return true, nil
 	}
 	return false, nil

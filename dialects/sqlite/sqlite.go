@@ -100,6 +100,11 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
 		return true, nil
+	case compiler.UpdateMatched:
+		// SQLite has no MERGE: UPDATE ... FROM (3.33+).
+		w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.Assignments(w, "", op.Set, ",\n    "),
+			"\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, false))
+		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {

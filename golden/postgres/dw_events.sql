@@ -12,6 +12,7 @@
 --   probe_runs              column names -> runs.<column>
 --   add_runs_rows_skipped   if no runs.rows_skipped
 --   add_runs_note           if no runs.note
+--   add_runs_rows_ignored   if no runs.rows_ignored
 --   create_partitions
 --   create_target
 --   create_partition_index
@@ -125,6 +126,7 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "spec_hash" VARCHAR(64),
   "rows_skipped" BIGINT,
   "note" TEXT,
+  "rows_ignored" BIGINT,
   PRIMARY KEY ("run_id")
 );
 
@@ -144,6 +146,11 @@ ALTER TABLE "incrc_runs" ADD COLUMN "rows_skipped" BIGINT;
 -- phase: setup
 -- Add note to a run log an older incrc created.
 ALTER TABLE "incrc_runs" ADD COLUMN "note" TEXT;
+
+-- name: add_runs_rows_ignored
+-- phase: setup
+-- Add rows_ignored to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" BIGINT;
 
 -- name: create_partitions
 -- phase: setup
@@ -245,7 +252,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running');
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: $1 = pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note", "rows_ignored"
 FROM "incrc_runs"
 WHERE "pipeline" = $1
 ORDER BY "started_at" DESC
@@ -384,7 +391,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COA
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = finished_at, $10 = duration_ms, $11 = error, $12 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -394,10 +401,11 @@ SET "status" = $1,
     "rows_deleted" = $6,
     "rows_quarantined" = $7,
     "rows_skipped" = $8,
-    "finished_at" = $9,
-    "duration_ms" = $10,
-    "error" = $11
-WHERE "run_id" = $12;
+    "rows_ignored" = $9,
+    "finished_at" = $10,
+    "duration_ms" = $11,
+    "error" = $12
+WHERE "run_id" = $13;
 
 -- name: count_partition
 -- phase: write

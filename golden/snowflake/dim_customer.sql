@@ -14,6 +14,7 @@
 --   probe_runs             column names -> runs.<column>
 --   add_runs_rows_skipped  if no runs.rows_skipped
 --   add_runs_note          if no runs.note
+--   add_runs_rows_ignored  if no runs.rows_ignored
 --   create_partitions
 --   create_target
 --
@@ -131,6 +132,7 @@ CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
   "SPEC_HASH" VARCHAR(64),
   "ROWS_SKIPPED" BIGINT,
   "NOTE" VARCHAR,
+  "ROWS_IGNORED" BIGINT,
   PRIMARY KEY ("RUN_ID")
 );
 
@@ -150,6 +152,11 @@ ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_SKIPPED" BIGINT;
 -- phase: setup
 -- Add note to a run log an older incrc created.
 ALTER TABLE "INCRC_RUNS" ADD COLUMN "NOTE" VARCHAR;
+
+-- name: add_runs_rows_ignored
+-- phase: setup
+-- Add rows_ignored to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_IGNORED" BIGINT;
 
 -- name: create_partitions
 -- phase: setup
@@ -250,7 +257,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE"
+SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE", "ROWS_IGNORED"
 FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
@@ -519,7 +526,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -529,6 +536,7 @@ SET "STATUS" = ?,
     "ROWS_DELETED" = ?,
     "ROWS_QUARANTINED" = ?,
     "ROWS_SKIPPED" = ?,
+    "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
     "ERROR" = ?

@@ -20,6 +20,7 @@
 --   probe_runs             column names -> runs.<column>
 --   add_runs_rows_skipped  if no runs.rows_skipped
 --   add_runs_note          if no runs.note
+--   add_runs_rows_ignored  if no runs.rows_ignored
 --   create_partitions
 --   create_target
 --
@@ -136,7 +137,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `error` STRING,
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
-  `note` STRING
+  `note` STRING,
+  `rows_ignored` BIGINT
 )
 USING iceberg;
 
@@ -156,6 +158,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 -- phase: setup
 -- Add note to a run log an older incrc created.
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
+
+-- name: add_runs_rows_ignored
+-- phase: setup
+-- Add rows_ignored to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
 -- name: create_partitions
 -- phase: setup
@@ -256,7 +263,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`, `rows_ignored`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
@@ -531,7 +538,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALE
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -541,6 +548,7 @@ SET `status` = ?,
     `rows_deleted` = ?,
     `rows_quarantined` = ?,
     `rows_skipped` = ?,
+    `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
     `error` = ?

@@ -1,0 +1,446 @@
+package compiler
+
+import "strings"
+
+// A cdc pipeline reads a change log: one row per change, with an op code,
+// a sequence that orders the changes of one key, and the row's image after
+// the change. What the target holds after any run is a function of the set
+// of valid changes read so far, never of the order in which they arrived,
+// so that an incremental target equals a full replay of the log:
+//
+//   - per key, the newest change (by sequence) wins: an insert or an
+//     update writes its image, a delete removes the row (hard) or marks it
+//     (soft: the row keeps the newest image and a flag and the time);
+//   - the target keeps each row's sequence (SequenceColumn), and
+//     <target>_tombstones the sequence of each key whose newest change is a
+//     delete: a change not newer than what they hold is ignored, so a late
+//     update cannot bring a deleted key back, and a rerun is a no-op;
+//   - a change that breaks a rule (a NULL key or sequence, an unknown op
+//     code, an insert's or update's image that breaks a quality rule) is
+//     quarantined and not applied: the key's newest valid change wins;
+//   - every change read is counted once: inserted, updated, deleted (the
+//     winners applied), quarantined, or ignored (superseded by a newer
+//     change of its key).
+
+// Reserved columns of a cdc pipeline's target and tombstones.
+const (
+	// SequenceColumn is the sequence of the change a target row or a
+	// tombstone holds.
+	SequenceColumn = "incrc_sequence"
+	// DeletedAtColumn is a tombstone's commit time (cdc.at), when the spec
+	// names one.
+	DeletedAtColumn = "incrc_deleted_at"
+)
+
+// Default names of a soft delete's mark.
+const (
+	DefaultSoftFlag = "deleted"
+	DefaultSoftAt   = "deleted_at"
+)
+
+const (
+	tombstonesSuffix = "_tombstones"
+	deletesPrefix    = "incrc_deletes_"
+)
+
+// Statements of a cdc pipeline (besides the shared ones).
+const (
+	StmtCreateTombstones  = "create_tombstones"
+	StmtDropDeletes       = "drop_deletes"
+	StmtCreateDeletes     = "create_deletes"
+	StmtCountChanges      = "count_changes"
+	StmtResolveUpserts    = "resolve_upserts"
+	StmtResolveDeletes    = "resolve_deletes"
+	StmtCountDeletes      = "count_deletes"
+	StmtRetractTombstones = "retract_tombstones"
+	StmtWriteTombstones   = "write_tombstones"
+	StmtApplyDeletes      = "apply_deletes"
+	StmtClearTombstones   = "clear_tombstones"
+)
+
+// Registers of a cdc program: the valid changes read, and the inserts and
+// updates a run applies.
+const (
+	RegChanges = "changes"
+	RegUpserts = "upserts"
+)
+
+// DebeziumOps are the default op codes: Debezium's create, read (a
+// snapshot row), update and delete.
+var DebeziumOps = struct{ Insert, Update, Delete []string }{[]string{"c", "r"}, []string{"u"}, []string{"d"}}
+
+// SoftDeleteNames returns the names of a soft delete's flag and time.
+func SoftDeleteNames(c *CDC) (flag, at string) {
+	flag, at = DefaultSoftFlag, DefaultSoftAt
+	if sd := c.SoftDelete; sd != nil {
+		if sd.Flag.Value != "" {
+			flag = sd.Flag.Value
+		}
+		if sd.At.Value != "" {
+			at = sd.At.Value
+		}
+	}
+	return flag, at
+}
+
+// OpCodes returns the op codes of each kind: the spec's, or Debezium's.
+func OpCodes(c *CDC) (insert, update, del []string) {
+	if c.Ops == nil {
+		return DebeziumOps.Insert, DebeziumOps.Update, DebeziumOps.Delete
+	}
+	return values(c.Ops.Insert), values(c.Ops.Update), values(c.Ops.Delete)
+}
+
+// Exact is X compared as exact text: case and trailing spaces count. An op
+// code is a code, not a word: "U" is not "u" on any engine, whatever the
+// column's collation (MariaDB's default one folds case and pads).
+type Exact struct{ X Expr }
+
+func (Exact) exprNode() {}
+
+// opIn is "op IN (codes)": the codes are literals of the op column's type,
+// spelled by each dialect from the tree. With no codes it is FALSE.
+func opIn(s *Spec, codes []string) Expr {
+	if len(codes) == 0 {
+		return Lit{"FALSE"}
+	}
+	op := s.Column(s.CDC.Op.Value)
+	list := make([]Expr, len(codes))
+	for i, code := range codes {
+		if op.Type.IsInteger() {
+			n, _ := CanonicalNumber(code) // Validate checked it
+			list[i] = Lit{n}
+		} else {
+			list[i] = Str{code}
+		}
+	}
+	var x Expr = col(op.Name.Value)
+	if !op.Type.IsInteger() {
+		x = Exact{x}
+	}
+	return In{X: x, List: list}
+}
+
+// cdcRules are the rules a change must pass to be applied. A NULL
+// watermark (the staging read takes those changes along: no window holds
+// them), key or sequence, or an op code of no kind, breaks one whatever
+// the change; the quality section's rules check the image of inserts and
+// updates only: a delete has no image, and is never quarantined for one.
+func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
+	c := s.CDC
+	var rules []Rule
+	seen := map[string]bool{}
+	if wm := s.Watermark; wm != nil {
+		rules = append(rules, Rule{Reason: "not_null(" + wm.Column.Value + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Column.Value)}})
+		seen[wm.Column.Value] = true
+	}
+	notNull := func(name, why string, guard Expr) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		var invalid Expr = IsNull{X: col(name)}
+		if guard != nil {
+			invalid = and(guard, invalid)
+		}
+		rules = append(rules, Rule{Reason: "not_null(" + name + ")" + why, Invalid: invalid})
+	}
+	for _, k := range s.Key() {
+		notNull(k, "", nil)
+	}
+	notNull(c.Sequence.Value, ": cdc.sequence, which orders a key's changes", nil)
+	ins, upd, del := OpCodes(c)
+	all := append(append(append([]string(nil), ins...), upd...), del...)
+	unknown := opIn(s, all)
+	if in, ok := unknown.(In); ok {
+		in.Not = true
+		unknown = in
+	}
+	rules = append(rules, Rule{
+		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del) + ")",
+		Invalid: or(IsNull{X: col(c.Op.Value)}, unknown),
+	})
+	image := opIn(s, append(append([]string(nil), ins...), upd...))
+	mode := "fail"
+	if q := s.Quality; q != nil {
+		if q.OnInvalid.Value != "fail" {
+			mode = "quarantine"
+		}
+		for _, n := range q.NotNull {
+			notNull(n.Value, "", image)
+		}
+		for _, chk := range q.Checks {
+			e, err := ParseExpr(chk.Value, s.ColumnNames())
+			if err != nil {
+				continue // Validate reported it
+			}
+			rules = append(rules, Rule{Reason: "check: " + chk.Value, Invalid: and(image, Unary{"NOT", e})})
+		}
+	}
+	return rules, mode
+}
+
+// opKinds lists the op codes for a message: "insert: c, r; update: u; delete: d".
+func opKinds(ins, upd, del []string) string {
+	var parts []string
+	for _, k := range []struct {
+		name  string
+		codes []string
+	}{{"insert", ins}, {"update", upd}, {"delete", del}} {
+		if len(k.codes) > 0 {
+			parts = append(parts, k.name+": "+strings.Join(k.codes, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cdcPlan fills the plan's CDC part: the target's columns and the tables
+// besides it.
+func (l *lowerer) cdcPlan() {
+	p, s := l.p, l.spec
+	c := s.CDC
+	excluded := values(c.Exclude)
+	var cols []Col
+	for _, col := range p.Columns {
+		if !contains(excluded, col.Name) {
+			cols = append(cols, col)
+		}
+	}
+	seq := s.Column(c.Sequence.Value)
+	cols = append(cols, Col{Name: SequenceColumn, Type: seq.Type, NotNull: true})
+	t := p.Target
+	a := &CDCApplying{
+		Tombstones: Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)},
+		Deletes:    Table{Parts: []string{deletesPrefix + p.Pipeline}},
+	}
+	if c.Deletes.Value == "soft" {
+		a.Soft = true
+		a.SoftFlag, a.SoftAt = SoftDeleteNames(c)
+		at := s.Column(c.At.Value)
+		cols = append(cols, Col{Name: a.SoftFlag, Type: Type{Kind: Boolean}, NotNull: true}, Col{Name: a.SoftAt, Type: at.Type})
+	}
+	a.TargetColumns = cols
+	p.CDC = a
+}
+
+// tombstoneColumns are the tombstones' columns (and the deletes'
+// session table's): the key, the delete's sequence and commit time.
+func (l *lowerer) tombstoneColumns() []Col {
+	p, c := l.p, l.spec.CDC
+	var cols []Col
+	for _, k := range p.Key {
+		for _, col := range p.Columns {
+			if col.Name == k {
+				cols = append(cols, col)
+			}
+		}
+	}
+	seq := l.spec.Column(c.Sequence.Value)
+	cols = append(cols, Col{Name: SequenceColumn, Type: seq.Type, NotNull: true})
+	if c.At.Value != "" {
+		cols = append(cols, Col{Name: DeletedAtColumn, Type: l.spec.Column(c.At.Value).Type})
+	}
+	return cols
+}
+
+// cdcSetup creates the tombstones beside the target.
+func (l *lowerer) cdcSetup() {
+	l.add(StmtCreateTombstones, PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
+		CreateTable{Table: l.p.CDC.Tombstones, Columns: l.tombstoneColumns(), PrimaryKey: l.p.Key})
+}
+
+// session drops the NOT NULL of columns: session tables hold what the
+// rules have not checked yet.
+func session(cols []Col) []Col {
+	out := make([]Col, len(cols))
+	for i, c := range cols {
+		out[i] = Col{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+// cdcStatements adds the statements of a cdc pipeline's runs and full
+// refreshes: the changes are read into raw and checked there, then
+// resolved into the inserts and updates (stage, shaped as the target) and
+// the deletes (shaped as the tombstones) that are newer than what the
+// target holds, then written.
+func (l *lowerer) cdcStatements() {
+	p, s, a := l.p, l.spec, l.p.CDC
+	c := s.CDC
+	cols := columnNames(p.Columns)
+	window, upTo := l.windows()
+	l.readSource()
+	tomb := l.tombstoneColumns()
+	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		DropTable{Table: p.Stage, Temporary: true})
+	l.add(StmtCreateStage, PhaseStage, "The inserts and updates to write, shaped as the target.",
+		CreateTable{Table: p.Stage, Columns: session(a.TargetColumns), Temporary: true})
+	l.add(StmtDropRaw, PhaseStage, "The window's changes as read.",
+		DropTable{Table: p.Raw, Temporary: true})
+	l.add(StmtCreateRaw, PhaseStage, "The window's changes as read.",
+		CreateTable{Table: p.Raw, Columns: session(p.Columns), Temporary: true})
+	l.add(StmtDropDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
+		DropTable{Table: a.Deletes, Temporary: true})
+	l.add(StmtCreateDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
+		CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
+	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+
+	invalid := anyOf(l.rules)
+	if l.mode == "quarantine" {
+		l.add(StmtQuarantine, PhaseWrite, "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).",
+			QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
+	}
+	l.add(StmtCountInvalid, PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
+		CountRows{Table: p.Raw, Where: invalid})
+	l.add(StmtDeleteInvalid, PhaseWrite, "Invalid changes are never applied: the key's newest valid change wins.",
+		DeleteRows{Table: p.Raw, Where: invalid})
+	l.add(StmtCountChanges, PhaseWrite, "The valid changes read: each is applied or ignored.",
+		CountRows{Table: p.Raw})
+
+	ins, upd, del := OpCodes(c)
+	seq := c.Sequence.Value
+	order := []Order{{seq, true}}
+	// Ties on the sequence are broken by the other columns, so the change
+	// kept does not depend on the engine's scan order; json columns are
+	// left out, which BigQuery cannot order by.
+	for _, c := range p.Columns {
+		if c.Name != seq && !contains(p.Key, c.Name) && c.Type.Kind != JSON {
+			order = append(order, Order{c.Name, true})
+		}
+	}
+	resolve := ResolveChanges{From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
+		Sequence: seq, Order: order, IsDelete: opIn(s, del), Soft: a.Soft}
+	upserts := resolve
+	upserts.Into = p.Stage
+	for _, col := range a.TargetColumns {
+		if contains(cols, col.Name) {
+			upserts.Image = append(upserts.Image, col.Name)
+		}
+	}
+	doc := "Per key, the newest insert or update (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") when it is the key's newest change and newer than the target's row and tombstone: its image, to write."
+	if a.Soft {
+		upserts.Flag, upserts.FlagAt = a.SoftFlag, a.SoftAt
+		doc = "Per key, the newest insert or update (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone."
+	}
+	l.add(StmtResolveUpserts, PhaseWrite, doc, upserts)
+	deletes := resolve
+	deletes.Into, deletes.Deletes, deletes.At = a.Deletes, true, c.At.Value
+	l.add(StmtResolveDeletes, PhaseWrite, "Per key, the newest change when it is a delete ("+strings.Join(del, ", ")+") newer than the target's row and tombstone.", deletes)
+	l.add(StmtCountStaged, PhaseWrite, "Inserts and updates to write.", CountRows{Table: p.Stage})
+	l.add(StmtCountMatched, PhaseWrite, "Of those, the ones whose key the target holds (updated; the rest are inserted).",
+		CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key})
+	l.add(StmtCountDeletes, PhaseWrite, "Deletes to apply.", CountRows{Table: a.Deletes})
+
+	retract := RetractKeys{Target: a.Tombstones, Stage: p.Stage, Key: p.Key}
+	doc = "A key written by a newer insert or update has no tombstone."
+	if a.Soft {
+		retract.Where = Unary{"NOT", col(a.SoftFlag)}
+		doc = "A key written by an insert or update newer than its tombstone has none."
+	}
+	l.add(StmtRetractTombstones, PhaseWrite, doc, retract)
+	l.add(StmtWrite, PhaseWrite, "Upsert the inserts and updates by unique key, with their sequence.",
+		MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: columnNames(a.TargetColumns)})
+	if a.Soft {
+		l.add(StmtApplyDeletes, PhaseWrite, "Soft deletes mark the key's row, which keeps its newest image: "+a.SoftFlag+" and "+a.SoftAt+".",
+			UpdateMatched{Target: p.Target, Stage: a.Deletes, Key: p.Key,
+				Set: []Assign{{a.SoftFlag, Lit{"TRUE"}}, {a.SoftAt, col(DeletedAtColumn)}}})
+	} else {
+		l.add(StmtApplyDeletes, PhaseWrite, "Hard deletes remove the key's row.",
+			RetractKeys{Target: p.Target, Stage: a.Deletes, Key: p.Key})
+	}
+	l.add(StmtWriteTombstones, PhaseWrite, "Each applied delete leaves (or replaces) its key's tombstone.",
+		MergeRows{Target: a.Tombstones, Stage: a.Deletes, Key: p.Key, Columns: columnNames(tomb)})
+	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+		DeleteRows{Table: p.Target})
+	l.add(StmtClearTombstones, PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
+		DeleteRows{Table: a.Tombstones})
+	l.advanceAndRecord()
+}
+
+const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
+
+// cdcStage creates the session tables and reads the changes into raw.
+func (l *lowerer) cdcStage(guard, read string) []Step {
+	return []Step{
+		{Stmt: StmtDropStage, If: guard}, {Stmt: StmtCreateStage, If: guard},
+		{Stmt: StmtDropRaw, If: guard}, {Stmt: StmtCreateRaw, If: guard},
+		{Stmt: StmtDropDeletes, If: guard}, {Stmt: StmtCreateDeletes, If: guard},
+		{Stmt: read, If: guard, Read: ReadAffected, Into: []string{RegRead}},
+	}
+}
+
+// cdcCheck splits the changes read: invalid ones are quarantined or fail
+// the program; the valid ones are counted as ignored until applied.
+func (l *lowerer) cdcCheck(guard string) []Step {
+	steps := l.quality(guard, false, cdcFailInvalid)
+	return append(steps, Step{Stmt: StmtCountChanges, Tx: true, If: guard, Read: ReadCount, Into: []string{RegChanges, RegIgnored}})
+}
+
+// cdcResolve stages what is newer than the target; cdcCount counts it out
+// of the ignored changes, into what it will do.
+func (l *lowerer) cdcResolve(matched bool) []Step {
+	steps := []Step{
+		{Stmt: StmtResolveUpserts, Tx: true, If: RegChanges},
+		{Stmt: StmtResolveDeletes, Tx: true, If: RegChanges},
+		{Stmt: StmtCountStaged, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegUpserts, RegInserted, "-" + RegIgnored}},
+	}
+	if matched {
+		steps = append(steps, Step{Stmt: StmtCountMatched, Tx: true, If: RegUpserts, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}})
+	}
+	return append(steps, Step{Stmt: StmtCountDeletes, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegDeleted, "-" + RegIgnored}})
+}
+
+// cdcWrite writes what was resolved. The order matters where statements
+// commit one by one (Spark, BigQuery, Trino): a tombstone is written last,
+// after the delete it records is applied, and removed first, before the
+// insert or update that supersedes it, so a run that fails between two of
+// them leaves every unapplied change newer than what the target and the
+// tombstones hold, and its retry (the watermark has not moved) applies it.
+// With soft deletes a key may have both an image and a newer delete: the
+// mark follows the image, and the tombstone the image supersedes (the
+// pre-run one) is removed before the delete's is written.
+func (l *lowerer) cdcWrite(retract bool) []Step {
+	var steps []Step
+	if retract {
+		steps = append(steps, Step{Stmt: StmtRetractTombstones, Tx: true, If: RegUpserts})
+	}
+	return append(steps,
+		Step{Stmt: StmtWrite, Tx: true, If: RegUpserts},
+		Step{Stmt: StmtApplyDeletes, Tx: true, If: RegDeleted},
+		Step{Stmt: StmtWriteTombstones, Tx: true, If: RegDeleted})
+}
+
+// cdcRun is incrc run of a cdc pipeline: the window's changes applied.
+func (l *lowerer) cdcRun() *Program {
+	pr := l.program(ModeRun, "run", LoWatermark, HiNow)
+	pr.Doc = "An incremental run: the window's changes, the newest of each key applied when it is newer than what the target holds."
+	pr.Steps = append(pr.Steps, l.cdcStage(RegWindow, StmtStageWindow)...)
+	pr.Steps = append(pr.Steps, l.cdcCheck(RegRead)...)
+	pr.Steps = append(pr.Steps, l.cdcResolve(true)...)
+	pr.Steps = append(pr.Steps, l.cdcWrite(true)...)
+	pr.Steps = append(pr.Steps, l.finish()...)
+	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	return pr
+}
+
+// cdcFullRefresh is incrc run --full-refresh of a cdc pipeline: the target
+// and the tombstones emptied, and the whole change log in [start, hi)
+// replayed, in one transaction. It counts changes as a run does: the rows
+// it clears are not deletes of the log.
+func (l *lowerer) cdcFullRefresh() *Program {
+	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+	pr.Doc = "A full refresh: the target and the tombstones emptied and rebuilt by replaying the whole change log, in one transaction."
+	pr.Steps = append(pr.Steps, l.cdcStage("", StmtStageAll)...)
+	pr.Steps = append(pr.Steps, l.cdcCheck("")...)
+	pr.Steps = append(pr.Steps,
+		Step{Stmt: StmtClearTarget, Tx: true},
+		Step{Stmt: StmtClearTombstones, Tx: true})
+	pr.Steps = append(pr.Steps, l.cdcResolve(false)...)
+	pr.Steps = append(pr.Steps, l.cdcWrite(false)...)
+	pr.Steps = append(pr.Steps, l.finish()...)
+	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	return pr
+}
