@@ -83,16 +83,6 @@ func days(from, to int) []string {
 	return out
 }
 
-func statuses(res *BackfillResult, status string) []string {
-	var out []string
-	for _, p := range res.Partitions {
-		if p.Status == status {
-			out = append(out, p.Key)
-		}
-	}
-	return out
-}
-
 // TestStory2 is story 2 of docs/stories.md on every engine: a bug corrupts the
 // partitions of the 3rd to the 13th; reconciliation finds exactly those,
 // --only-drifted rebuilds exactly those and leaves the others untouched,

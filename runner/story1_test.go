@@ -70,15 +70,6 @@ func until(s string) *time.Time {
 	return &t
 }
 
-func mustRun(t *testing.T, e *env, p *compiler.Plan, opts Options) *Result {
-	t.Helper()
-	res, err := e.tg.Run(e.ctx, p, opts)
-	if err != nil {
-		t.Fatalf("run %s until %v: %v", p.Pipeline, opts.Until, err)
-	}
-	return res
-}
-
 // fullRefresh is what the promise is measured against: the same spec
 // written from scratch at the same hi.
 func fullRefresh(t *testing.T, e *env, hi string) []string {
@@ -390,48 +381,4 @@ func TestHeartbeat(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestDuckDBFileLock: DuckDB allows one writing process per file; a second
-// process that finds it held gets a LockedError (incrc exits 3), not a
-// failure.
-func TestDuckDBFileLock(t *testing.T) {
-	if os.Getenv("INCRC_TEST_HOLD") != "" {
-		return // the child's work is in TestDuckDBFileLockChild
-	}
-	path := "duckdb:" + t.TempDir() + "/wh.duckdb"
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDuckDBFileLockChild$")
-	cmd.Env = append(os.Environ(), "INCRC_TEST_HOLD="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	buf := make([]byte, 16)
-	if n, _ := out.Read(buf); !strings.Contains(string(buf[:n]), "open") {
-		t.Fatalf("child did not open the file: %q", buf[:n])
-	}
-	_, err = Open(context.Background(), path, "")
-	var locked *LockedError
-	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "locked by another process") {
-		t.Errorf("open while another process holds the file: %v, want a LockedError", err)
-	}
-}
-
-// TestDuckDBFileLockChild holds a DuckDB file open until it is killed.
-func TestDuckDBFileLockChild(t *testing.T) {
-	path := os.Getenv("INCRC_TEST_HOLD")
-	if path == "" {
-		t.Skip("only runs as TestDuckDBFileLock's child process")
-	}
-	tg, err := Open(context.Background(), path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	os.Stdout.WriteString("open\n")
-	time.Sleep(time.Minute)
 }

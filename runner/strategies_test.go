@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
-	"github.com/incrc/incrc/dialects"
 )
 
 // This file runs the write strategies and window kinds through the same
@@ -19,82 +17,6 @@ import (
 // quality (quarantine and fail), full refresh after drift, and date
 // windows. Each scenario computes what the target must hold from its own
 // fixture and checks the run results the runner reports.
-
-// line is one expected row as env.rows prints it.
-func line(vals ...any) string {
-	s := make([]string, len(vals))
-	for i, v := range vals {
-		s[i] = Canon(v)
-	}
-	return strings.Join(s, " | ")
-}
-
-// sorted returns rows in text order, for tables whose first column does
-// not identify a row (the order of ties differs between engines).
-func sorted(rows []string) []string {
-	out := append([]string(nil), rows...)
-	sort.Strings(out)
-	return out
-}
-
-// sourceName is how a source.query names a fixture table on this engine:
-// SQLite folds the schema into the name (see dialects/sqlite).
-func (e *env) sourceName(name string) string {
-	t := e.table(name)
-	if n, ok := e.tg.Dialect.(dialects.TableNamer); ok {
-		return n.TableName(t)
-	}
-	return strings.Join(t.Parts, ".")
-}
-
-// nullableCols returns the columns without NOT NULL: a fixture source may
-// hold the NULL keys that the pipeline must reject.
-func nullableCols(cols []compiler.Col) []compiler.Col {
-	out := append([]compiler.Col(nil), cols...)
-	for i := range out {
-		out[i].NotNull = false
-	}
-	return out
-}
-
-// deleteWhere deletes the rows of a fixture table where col = v; a nil
-// col deletes them all.
-func (e *env) deleteWhere(name, col string, v any) {
-	e.t.Helper()
-	op := compiler.DeleteRows{Table: e.table(name)}
-	var ps []compiler.Param
-	if col != "" {
-		op.Where = compiler.Binary{Op: "=", L: compiler.ColRef{Name: col}, R: compiler.ParamRef{Name: "v"}}
-		ps = append(ps, compiler.Param{Name: "v"})
-	}
-	e.exec(e.render(op, ps...), map[string]any{"v": v})
-}
-
-func (e *env) state(p *compiler.Plan) *Status {
-	e.t.Helper()
-	st, err := e.tg.State(e.ctx, p)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return st
-}
-
-// counts is the part of a Result that a scenario predicts.
-type counts struct {
-	Lo, Hi                                  string
-	Read, Inserted, Updated, Deleted, Quara int64
-}
-
-func countsOf(r *Result) counts {
-	return counts{r.WindowLo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined}
-}
-
-func checkCounts(t *testing.T, what string, r *Result, want counts) {
-	t.Helper()
-	if diff := cmp.Diff(want, countsOf(r)); diff != "" {
-		t.Errorf("%s: run result (-want +got):\n%s", what, diff)
-	}
-}
 
 const appendSpec = `
 pipeline: events_{target}_{id}
@@ -336,7 +258,7 @@ func TestQuality(t *testing.T) {
 
 			// Quarantine: the three invalid rows leave with their reason.
 			r := mustRun(t, e, quar, Options{Until: until("2026-01-02")})
-			checkCounts(t, "quarantine run", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T00:00:00Z", Read: 6, Inserted: 2, Quara: 3})
+			checkCounts(t, "quarantine run", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T00:00:00Z", Read: 6, Inserted: 2, Quarantined: 3})
 			want := []string{line(1, "10.00", "2026-01-01 09:00:00"), line(5, "0.00", "2026-01-01 18:00:00")}
 			if diff := cmp.Diff(want, e.rows("dw_{id}.payments_q", cols)); diff != "" {
 				t.Errorf("target (-want +got):\n%s", diff)
