@@ -562,6 +562,19 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// A check that evaluates to NULL passes, as a CHECK constraint
+			// does: order 105, not paid yet, is written by runs and full
+			// refreshes alike, so reconciliation must find no drift.
+			name: "quality/NULL passes a check", spec: orders("", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", rows: orders5Rows()},
+				reconcile{from: "2026-01-01", to: "2026-02-01", groups: 4},
+			},
+			bug: "reconcile's source side drops rows whose quality check is NULL (compiler: reconcile_source and reconcile_source_flat " +
+				"filter NOT (invalid), which is NULL for them), while runs and full refreshes write them: order 105 (amount NULL) makes " +
+				"2026-01-20 drift, source [1 50] against target [2 50], on every engine",
+		},
+		{
 			// A key's newest version breaks a check: a full refresh writes no
 			// row for the key, so the run retracts its older row (deleted).
 			name: "quality/newest version invalid", spec: strings.ReplaceAll(paymentsSpec, "{quality}", amountCheck), source: "app_{id}.payments",
@@ -692,6 +705,25 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// A late event for a partition older than finalize_after is not
+			// written by a run, and is counted skipped.
+			name: "overwrite/finalized partition", spec: strings.ReplaceAll(eventsSpec, "{finalize}", "finalize_after: 2d"), source: "app_{id}.events",
+			seed: [][]any{
+				{0, "2026-01-01", "view", "2026-01-01 10:00:00"}, // final already at the first run's hi
+				{1, "2026-01-03", "view", "2026-01-03 10:00:00"},
+				{2, "2026-01-04", "view", "2026-01-04 10:00:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-05", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-05T00:00:00Z", Read: 3, Inserted: 2, Skipped: 1}},
+				// Partitions before 2026-01-04 are final at hi 2026-01-06.
+				insert{{3, "2026-01-03", "late", "2026-01-05 10:00:00"}, {4, "2026-01-04", "late", "2026-01-05 11:00:00"}, {5, "2026-01-05", "view", "2026-01-05 12:00:00"}},
+				run{until: "2026-01-06", want: &counts{Lo: "2026-01-05T00:00:00Z", Hi: "2026-01-06T00:00:00Z", Read: 3, Inserted: 3, Deleted: 1, Skipped: 1}},
+			},
+			bug: "rows of finalized partitions (older than hi - finalize_after) are skipped by runs (rows_skipped) but written by a " +
+				"full refresh at the same hi, which knows no finalization: the first run already leaves out event 0 (2026-01-01), " +
+				"the late event 3 (2026-01-03) never lands; on every engine",
+		},
+		{
 			// A second run while one holds the lease is refused at once,
 			// naming the holder, also after the holder outlived its TTL on
 			// engines that renew the lease by a heartbeat; a dead run's
@@ -718,6 +750,19 @@ func scenarios() []scenario {
 				run{until: "2026-01-24", want: &counts{Lo: "2026-01-20T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 5, Inserted: 2, Updated: 3}},
 				run{until: "2026-01-24"},
 			},
+		},
+		{
+			// A run that fails at its commit commits nothing either.
+			name: "crash at commit", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-22"},
+				insert{{106, "2026-01-24", "1.00", "2026-01-24 09:00:00"}},
+				crash{until: "2026-01-25", at: "commit"},
+				run{until: "2026-01-25"},
+			},
+			bug: "a failure before the final commit leaves the write transaction open: runner.machine.walk sets tx = nil before " +
+				"m.commit's error is known, so the deferred Rollback never runs; the failed run's record and lease release then run " +
+				"inside that transaction, and Target.Run hangs in conn.Close (run.go) for ever",
 		},
 		{
 			// A runner killed (SIGKILL) after its merge ran and before its

@@ -43,6 +43,9 @@ type scenario struct {
 	steps  []act
 	// serial: the scenario runs a child process (a kill), alone.
 	serial bool
+	// bug names a defect the scenario exposes: until it is fixed the
+	// scenario is skipped with "BUG: ..."; remove the mark to see it fail.
+	bug string
 }
 
 // act is one step of a scenario; conform knows each kind.
@@ -199,6 +202,9 @@ func (c *conformer) state() *Status {
 // conform runs one scenario on one engine, step by step, and asserts after
 // each what every step of its kind promises.
 func conform(t *testing.T, eng engine, sc scenario) {
+	if sc.bug != "" {
+		t.Skip("BUG: " + sc.bug)
+	}
 	e := newEnv(t, eng)
 	c := &conformer{t: t, e: e, sc: sc, inc: e.spec(expand(e, sc, "inc")), ref: e.spec(expand(e, sc, "ref"))}
 	for _, col := range c.inc.Columns {
