@@ -44,7 +44,7 @@ var (
 	partHi = partTo.AddDate(0, 0, 4)
 )
 
-// partBenchSpec is partitions_test.go's revenueSpec (story 2: a merge
+// partBenchSpec is conformance_scenarios_test.go's revenueSpec (story 2: a merge
 // pipeline partitioned by order_date day, reconciled by count and
 // sum(amount)) with bench_test.go's wider orders rows.
 const partBenchSpec = `

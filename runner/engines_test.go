@@ -3,14 +3,18 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
@@ -193,10 +197,20 @@ func (e *env) update(name string, cols []compiler.Col, keyCol string, key any, s
 // rows reads a table ordered by its first column, each value canonical.
 func (e *env) rows(name string, cols []string) []string {
 	e.t.Helper()
+	out, err := e.read(name, cols)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// read is rows for a table that may not exist yet (a run creates its
+// target in setup): the engine's error instead of a failed test.
+func (e *env) read(name string, cols []string) ([]string, error) {
 	parts := e.render(compiler.SelectRows{Table: e.table(name), Columns: cols, OrderBy: []compiler.Order{{Column: cols[0]}}})
 	rs, err := e.tg.DB.QueryContext(e.ctx, parts[0].SQL)
 	if err != nil {
-		e.t.Fatal(err)
+		return nil, err
 	}
 	defer rs.Close()
 	var out []string
@@ -207,7 +221,7 @@ func (e *env) rows(name string, cols []string) []string {
 			ptrs[i] = &vals[i]
 		}
 		if err := rs.Scan(ptrs...); err != nil {
-			e.t.Fatal(err)
+			return nil, err
 		}
 		s := make([]string, len(vals))
 		for i, v := range vals {
@@ -215,7 +229,7 @@ func (e *env) rows(name string, cols []string) []string {
 		}
 		out = append(out, strings.Join(s, " | "))
 	}
-	return out
+	return out, rs.Err()
 }
 
 // dropSchemas removes what a test created on a shared server database.
@@ -235,3 +249,149 @@ func (e *env) dropSchemas() {
 }
 
 var _ = sql.ErrNoRows
+
+// line is one expected row as env.rows prints it.
+func line(vals ...any) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = Canon(v)
+	}
+	return strings.Join(s, " | ")
+}
+
+// sorted returns rows in text order, for tables whose first column does
+// not identify a row (the order of ties differs between engines).
+func sorted(rows []string) []string {
+	out := append([]string(nil), rows...)
+	sort.Strings(out)
+	return out
+}
+
+// sourceName is how a source.query names a fixture table on this engine:
+// SQLite folds the schema into the name (see dialects/sqlite).
+func (e *env) sourceName(name string) string {
+	t := e.table(name)
+	if n, ok := e.tg.Dialect.(dialects.TableNamer); ok {
+		return n.TableName(t)
+	}
+	return strings.Join(t.Parts, ".")
+}
+
+// nullableCols returns the columns without NOT NULL: a fixture source may
+// hold the NULL keys that the pipeline must reject.
+func nullableCols(cols []compiler.Col) []compiler.Col {
+	out := append([]compiler.Col(nil), cols...)
+	for i := range out {
+		out[i].NotNull = false
+	}
+	return out
+}
+
+// deleteWhere deletes the rows of a fixture table where col = v; an empty
+// col deletes them all.
+func (e *env) deleteWhere(name, col string, v any) {
+	e.t.Helper()
+	op := compiler.DeleteRows{Table: e.table(name)}
+	var ps []compiler.Param
+	if col != "" {
+		op.Where = compiler.Binary{Op: "=", L: compiler.ColRef{Name: col}, R: compiler.ParamRef{Name: "v"}}
+		ps = append(ps, compiler.Param{Name: "v"})
+	}
+	e.exec(e.render(op, ps...), map[string]any{"v": v})
+}
+
+func (e *env) state(p *compiler.Plan) *Status {
+	e.t.Helper()
+	st, err := e.tg.State(e.ctx, p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st
+}
+
+// counts is the part of a Result that a scenario predicts. A zero Hi
+// leaves the window unchecked (a pipeline without a watermark reads up
+// to the clock).
+type counts struct {
+	Lo, Hi                                                 string
+	Read, Inserted, Updated, Deleted, Quarantined, Skipped int64
+}
+
+func countsOf(r *Result) counts {
+	return counts{r.WindowLo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, r.RowsSkipped}
+}
+
+func checkCounts(t *testing.T, what string, r *Result, want counts) {
+	t.Helper()
+	got := countsOf(r)
+	if want.Hi == "" {
+		got.Lo, got.Hi = "", ""
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s: run result (-want +got):\n%s", what, diff)
+	}
+}
+
+func mustRun(t *testing.T, e *env, p *compiler.Plan, opts Options) *Result {
+	t.Helper()
+	res, err := e.tg.Run(e.ctx, p, opts)
+	if err != nil {
+		t.Fatalf("run %s until %v: %v", p.Pipeline, opts.Until, err)
+	}
+	return res
+}
+
+// statuses lists the partitions of a backfill with the given status.
+func statuses(res *BackfillResult, status string) []string {
+	var out []string
+	for _, p := range res.Partitions {
+		if p.Status == status {
+			out = append(out, p.Key)
+		}
+	}
+	return out
+}
+
+// TestDuckDBFileLock: DuckDB allows one writing process per file; a second
+// process that finds it held gets a LockedError (incrc exits 3), not a
+// failure.
+func TestDuckDBFileLock(t *testing.T) {
+	if os.Getenv("INCRC_TEST_HOLD") != "" {
+		return // the child's work is in TestDuckDBFileLockChild
+	}
+	path := "duckdb:" + t.TempDir() + "/wh.duckdb"
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDuckDBFileLockChild$")
+	cmd.Env = append(os.Environ(), "INCRC_TEST_HOLD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	buf := make([]byte, 16)
+	if n, _ := out.Read(buf); !strings.Contains(string(buf[:n]), "open") {
+		t.Fatalf("child did not open the file: %q", buf[:n])
+	}
+	_, err = Open(context.Background(), path, "")
+	var locked *LockedError
+	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "locked by another process") {
+		t.Errorf("open while another process holds the file: %v, want a LockedError", err)
+	}
+}
+
+// TestDuckDBFileLockChild holds a DuckDB file open until it is killed.
+func TestDuckDBFileLockChild(t *testing.T) {
+	path := os.Getenv("INCRC_TEST_HOLD")
+	if path == "" {
+		t.Skip("only runs as TestDuckDBFileLock's child process")
+	}
+	tg, err := Open(context.Background(), path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	os.Stdout.WriteString("open\n")
+	time.Sleep(time.Minute)
+}

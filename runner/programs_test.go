@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -59,7 +57,7 @@ func TestRunnerKnowsNoStrategy(t *testing.T) {
 // nothing is known and does nothing.
 func TestUnknownStatementFails(t *testing.T) {
 	e := newEnv(t, engines()[0])
-	p := ordersPlan(e, "inc", "")
+	p := e.spec(strings.ReplaceAll(orders("", amountCheck), "{target}", "inc"))
 	c, err := compile(e.tg.Dialect, p, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +80,7 @@ func TestUnknownStatementFails(t *testing.T) {
 // show.
 func TestProgramsCheckedAtLowering(t *testing.T) {
 	e := &env{t: t, id: "x"}
-	p := ordersPlan(e, "inc", "")
+	p := e.spec(strings.ReplaceAll(orders("", amountCheck), "{target}", "inc"))
 	for _, pr := range p.Programs {
 		for _, s := range pr.Steps {
 			if p.Statement(s.Stmt) == nil {
@@ -97,53 +95,5 @@ func TestProgramsCheckedAtLowering(t *testing.T) {
 	}
 	if p.Program(compiler.ModeBackfill) != nil {
 		t.Error("a pipeline without partitions has a backfill program")
-	}
-}
-
-const fullRefreshSpec = `
-pipeline: snapshot_{id}
-source:
-  table: app_{id}.products
-target:
-  table: dw_{id}.products
-columns:
-  id: bigint
-  name: varchar(32)
-  price: decimal(10,2)
-strategy: full_refresh
-`
-
-// TestFullRefreshStrategy: a full_refresh pipeline rebuilds its target on
-// every plain run, never appends: two runs leave one copy of each row, and
-// a deleted source row leaves the target.
-func TestFullRefreshStrategy(t *testing.T) {
-	for _, eng := range engines() {
-		t.Run(eng.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, eng)
-			p := e.spec(fullRefreshSpec)
-			e.createTable("app_{id}.products", p.Columns)
-			e.insert("app_{id}.products", p.Columns, []any{1, "tea", "3.50"}, []any{2, "coffee", "4.00"})
-			want := []string{line(1, "tea", "3.50"), line(2, "coffee", "4.00")}
-			for run := 1; run <= 2; run++ {
-				r := mustRun(t, e, p, Options{})
-				if r.Kind != "full_refresh" || r.RowsRead != 2 || r.RowsInserted != 2 {
-					t.Errorf("run %d: %+v", run, r)
-				}
-				if diff := cmp.Diff(want, e.rows("dw_{id}.products", []string{"id", "name", "price"})); diff != "" {
-					t.Errorf("after run %d (-want +got):\n%s", run, diff)
-				}
-			}
-			e.deleteWhere("app_{id}.products", "id", 1)
-			e.insert("app_{id}.products", p.Columns, []any{3, "cocoa", "5.25"})
-			r := mustRun(t, e, p, Options{})
-			if r.RowsDeleted != 2 || r.RowsInserted != 2 {
-				t.Errorf("third run: %+v", r)
-			}
-			want = []string{line(2, "coffee", "4.00"), line(3, "cocoa", "5.25")}
-			if diff := cmp.Diff(want, e.rows("dw_{id}.products", []string{"id", "name", "price"})); diff != "" {
-				t.Errorf("after a source delete (-want +got):\n%s", diff)
-			}
-		})
 	}
 }

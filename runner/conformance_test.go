@@ -1,0 +1,849 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// The conformance suite: one table of scenarios (conformance_scenarios_test.go)
+// run on every executed engine by one function, conform. A new engine is
+// one entry of engines(); a new strategy or behaviour is one scenario.
+//
+// conform asserts the promise of the README itself, after every step that
+// writes the target: the incremental target equals what a full refresh of
+// the same spec at the same hi writes (a reference pipeline, same spec,
+// another table). No scenario can forget it. It also checks, after every
+// run, what every run must leave: the run log holding exactly the result
+// the run returned, the watermark where the result says, the lease free;
+// and after every failure, that nothing was committed.
+
+// scenario is one row of the table: a spec, a source fixture and steps.
+type scenario struct {
+	name string
+	// spec is a YAML template: {target} is "inc" for the pipeline under
+	// test and "ref" for the full refresh it is measured against, {src}
+	// the source table as a source.query names it, {id} the env's suffix.
+	spec   string
+	source string  // the fixture table, "app_{id}.NAME"; its columns are the spec's
+	nulls  bool    // create the source without NOT NULL: it holds rows the pipeline must reject
+	seed   [][]any // the source's first rows, one value per column
+	steps  []act
+	// serial: the scenario runs a child process (a kill), alone.
+	serial bool
+	// bug names a defect the scenario exposes: until it is fixed the
+	// scenario is skipped with "BUG: ..."; remove the mark to see it fail.
+	bug string
+}
+
+// act is one step of a scenario; conform knows each kind.
+type act any
+
+// Changes to the source.
+type (
+	insert [][]any // rows, one value per column
+	update struct {
+		key any // the value of the source's first column
+		set map[string]any
+	}
+	remove struct {
+		key any  // the value of the source's first column
+		all bool // every row
+	}
+	// corrupt multiplies col by 100 in the target's rows of the partitions
+	// in [from, to): story 2's currency bug.
+	corrupt struct{ col, from, to string }
+)
+
+// run is incrc run (full: --full-refresh) of the pipeline under test.
+type run struct {
+	until string // --until; empty: hi is the pipeline's own (the largest id, or now)
+	full  bool   // --full-refresh
+	kind  string // the kind logged; default run, or full_refresh with full
+	want  *counts
+	rows  []string // the target after the run; nil: not checked
+	// quarantine is the quarantine table after the run; {runN} stands for
+	// the run id of the scenario's n-th successful run.
+	quarantine []string
+	wm         string        // the watermark after the run
+	fails      string        // the run fails with this: nothing committed, logged as failed
+	refused    string        // the run is refused before its window: nothing logged
+	locked     string        // another run holds the lease: a *LockedError naming this owner
+	clock      time.Duration // the run's clock runs this far ahead (a dead run's lease expired)
+	// missed is the contract's edge (a change behind the window): why the
+	// target must differ from the full refresh after this run.
+	missed string
+}
+
+// crash is a run that fails before the named statement ("commit" is the
+// commit): nothing is committed, and the next run must converge.
+type crash struct{ until, at string }
+
+// kill is a run killed with SIGKILL, in a child process, before the named
+// statement; the next run (once the dead run's lease expired) converges
+// and marks the dead run abandoned.
+type kill struct{ until, at string }
+
+// concurrent is a run that holds the lease (blocked before the statement
+// at) while a second run must get a *LockedError naming it. With outlive,
+// on engines whose lease is renewed by a heartbeat, the holder's lease
+// lasts 300ms and the second run comes a second later.
+type concurrent struct {
+	until, at string
+	outlive   bool
+}
+
+// deadLease is a lease held by a run that died: owner holds it for ttl.
+type deadLease struct {
+	owner string
+	ttl   time.Duration
+}
+
+// release is incrc state --release.
+type release struct{}
+
+// rewind is incrc state --rewind.
+type rewind struct {
+	to      string
+	wm      string // the watermark after it
+	refused string
+}
+
+// reconcile is incrc reconcile [from, to).
+type reconcile struct {
+	from, to   string
+	drifted    []string // exactly these keys drift (nil: none)
+	groups     int      // how many groups there are (0: not checked)
+	partitions []string // the groups' partitions, as grids name them (nil: not checked)
+}
+
+// preview is incrc plan --target at a time.
+type preview struct {
+	at, lo     string
+	rows       int64
+	partitions []string
+}
+
+// rebuild is incrc backfill [from, to). The partitions of the range are
+// listed by their status afterwards (nil: none has it).
+type rebuild struct {
+	from, to                      string
+	onlyDrifted, restart, restate bool
+	parallel                      int
+	failAt                        [2]string // partition, statement: an injected failure before it
+	addAt                         [2]string // partition, statement: add is inserted into the source before it
+	add                           []any
+	fails, refused, locked        string
+	rebuilt, ok, done, pending    []string
+	failed                        []string
+	mismatch                      string   // the partition the backfill stopped at
+	untouched                     []string // partitions whose rows must stay physically as they were
+	rows                          int64    // rows the run log says it rebuilt (0: not checked)
+}
+
+// TestConformance runs every scenario on every executed engine.
+func TestConformance(t *testing.T) {
+	all := scenarios()
+	for _, eng := range engines() {
+		for _, sc := range all {
+			t.Run(eng.name+"/"+sc.name, func(t *testing.T) {
+				if !sc.serial {
+					t.Parallel()
+				}
+				conform(t, eng, sc)
+			})
+		}
+	}
+}
+
+// conformer is one scenario on one engine.
+type conformer struct {
+	t        *testing.T
+	e        *env
+	sc       scenario
+	inc, ref *compiler.Plan
+	src      []compiler.Col
+	cols     []string // the target's columns
+	logged   int      // programs of inc the run log holds
+	runIDs   []string // inc's successful runs, for {runN}
+	// st is inc's state as last read: what the next step finds, unless a
+	// step changed it behind conform's back (then nil).
+	st *Status
+	// source counts the changes to the source; refAt is the source and hi
+	// the reference target was last refreshed at.
+	source int
+	refAt  *refKey
+}
+
+type refKey struct {
+	source int
+	hi     string
+}
+
+// state reads the state of the pipeline under test.
+func (c *conformer) state() *Status {
+	c.t.Helper()
+	c.st = c.e.state(c.inc)
+	return c.st
+}
+
+// conform runs one scenario on one engine, step by step, and asserts after
+// each what every step of its kind promises.
+func conform(t *testing.T, eng engine, sc scenario) {
+	if sc.bug != "" {
+		t.Skip("BUG: " + sc.bug)
+	}
+	e := newEnv(t, eng)
+	c := &conformer{t: t, e: e, sc: sc, inc: e.spec(expand(e, sc, "inc")), ref: e.spec(expand(e, sc, "ref"))}
+	for _, col := range c.inc.Columns {
+		c.cols = append(c.cols, col.Name)
+	}
+	c.src = c.inc.Columns
+	if sc.nulls {
+		c.src = nullableCols(c.src)
+	}
+	e.createTable(sc.source, c.src)
+	e.insert(sc.source, c.src, sc.seed...)
+	for i, s := range sc.steps {
+		what := fmt.Sprintf("step %d (%s)", i+1, describe(s))
+		switch s := s.(type) {
+		case insert:
+			e.insert(sc.source, c.src, s...)
+			c.source++
+		case update:
+			e.update(sc.source, c.src, c.src[0].Name, s.key, s.set)
+			c.source++
+		case remove:
+			if s.all {
+				e.deleteWhere(sc.source, "", nil)
+			} else {
+				e.deleteWhere(sc.source, c.src[0].Name, s.key)
+			}
+			c.source++
+		case corrupt:
+			c.corrupt(s)
+		case run:
+			c.run(what, s, Options{})
+		case crash:
+			boom := errors.New("injected crash before " + s.at)
+			c.run(what, run{until: s.until, fails: boom.Error()}, Options{BeforeStatement: func(name string) error {
+				if name == s.at {
+					return boom
+				}
+				return nil
+			}})
+		case kill:
+			c.kill(what, s)
+		case concurrent:
+			c.concurrent(what, s)
+		case deadLease:
+			c.deadLease(what, s)
+		case release:
+			if ok, err := e.tg.Release(e.ctx, c.inc); err != nil || !ok {
+				t.Fatalf("%s: released %v, %v", what, ok, err)
+			}
+			if st := c.state(); st.LeaseOwner != "" {
+				t.Errorf("%s: the lease is still held by %s", what, st.LeaseOwner)
+			}
+		case rewind:
+			c.rewind(what, s)
+		case reconcile:
+			c.reconcile(what, s)
+		case preview:
+			c.preview(what, s)
+		case rebuild:
+			c.rebuild(what, s)
+		default:
+			t.Fatalf("%s: conform does not know this step", what)
+		}
+		if t.Failed() {
+			t.FailNow() // later steps build on this one
+		}
+	}
+}
+
+// describe names a step in messages.
+func describe(s act) string {
+	switch s := s.(type) {
+	case run:
+		d := "run"
+		if s.full {
+			d += " --full-refresh"
+		}
+		if s.until != "" {
+			d += " --until " + s.until
+		}
+		return d
+	case crash:
+		return fmt.Sprintf("run --until %s crashing before %s", s.until, s.at)
+	case kill:
+		return fmt.Sprintf("run --until %s killed before %s", s.until, s.at)
+	case rebuild:
+		return fmt.Sprintf("backfill [%s, %s)", s.from, s.to)
+	case reconcile:
+		return fmt.Sprintf("reconcile [%s, %s)", s.from, s.to)
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// expand fills a scenario's spec template for one target.
+func expand(e *env, sc scenario, target string) string {
+	return strings.NewReplacer("{target}", target, "{src}", e.sourceName(sc.source)).Replace(sc.spec)
+}
+
+// before is what a step finds: what a failed step must leave as it was.
+type before struct {
+	wm   string
+	rows []string
+	runs int
+}
+
+func (c *conformer) before() before {
+	st := c.st
+	if st == nil {
+		st = c.state()
+	}
+	rows, _ := c.e.read(tableName(c.inc.Target), c.cols) // no table yet before the first run
+	return before{wm: st.Watermark, rows: rows, runs: len(st.Runs)}
+}
+
+// unchanged asserts a failed or refused step committed nothing: the
+// target, the watermark and the run log as they were (but for logged
+// rows of its own), and the lease free, or still with its holder.
+func (c *conformer) unchanged(what string, b before, logged int, holder string) {
+	c.t.Helper()
+	st := c.state()
+	if st.Watermark != b.wm || st.LeaseOwner != holder {
+		c.t.Errorf("%s: watermark %q -> %q, lease %q (want %q): a failed step moves nothing and frees its lease", what, b.wm, st.Watermark, st.LeaseOwner, holder)
+	}
+	if len(st.Runs) != min(b.runs+logged, 20) {
+		c.t.Errorf("%s: the run log grew from %d to %d rows, want %d", what, b.runs, len(st.Runs), logged)
+	}
+	rows, _ := c.e.read(tableName(c.inc.Target), c.cols)
+	if diff := cmp.Diff(b.rows, rows, cmpopts.EquateEmpty()); diff != "" {
+		c.t.Errorf("%s: a failed step changed the target (-before +after):\n%s", what, diff)
+	}
+}
+
+func tableName(t compiler.Table) string { return strings.Join(t.Parts, ".") }
+
+func (c *conformer) until(s string) *time.Time {
+	if s == "" {
+		return nil
+	}
+	u, err := ParseUntil(s)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return &u
+}
+
+// run runs the pipeline under test and checks what the step expects.
+func (c *conformer) run(what string, s run, o Options) {
+	c.t.Helper()
+	b := c.before()
+	o.Until, o.FullRefresh = c.until(s.until), s.full
+	if s.clock != 0 {
+		o.Now = func() time.Time { return time.Now().Add(s.clock) }
+	}
+	res, err := c.e.tg.Run(c.e.ctx, c.inc, o)
+	c.ran(what, s, b, res, err)
+}
+
+// ran checks a run's outcome against its step.
+func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
+	t := c.t
+	t.Helper()
+	switch {
+	case s.locked != "":
+		var locked *LockedError
+		if !errors.As(err, &locked) || locked.Owner != s.locked {
+			t.Errorf("%s: %v, want locked by %s", what, err, s.locked)
+		}
+		c.unchanged(what, b, 0, s.locked)
+		return
+	case s.refused != "":
+		if err == nil || !strings.Contains(err.Error(), s.refused) {
+			t.Errorf("%s: %v, want refused with %q", what, err, s.refused)
+		}
+		c.unchanged(what, b, 0, "")
+		return
+	case s.fails != "":
+		if err == nil || !strings.Contains(err.Error(), s.fails) {
+			t.Fatalf("%s: %v, want a failure with %q", what, err, s.fails)
+		}
+		c.logged++
+		if res.Status != "failed" || !res.Started || !strings.Contains(res.Error, s.fails) || res.WatermarkBefore != b.wm || res.WatermarkAfter != b.wm ||
+			res.RowsInserted+res.RowsUpdated+res.RowsDeleted+res.RowsQuarantined+res.RowsSkipped != 0 {
+			t.Errorf("%s: the failed run's result: %+v", what, res)
+		}
+		if s.want != nil {
+			checkCounts(t, what, res, *s.want)
+		}
+		c.unchanged(what, b, 1, "")
+		c.logCheck(what, res, c.st)
+		return
+	case err != nil:
+		t.Fatalf("%s: %v", what, err)
+	}
+	c.logged++
+	c.runIDs = append(c.runIDs, res.RunID)
+	kind := s.kind
+	if kind == "" {
+		kind = map[bool]string{false: "run", true: "full_refresh"}[s.full]
+	}
+	if res.Kind != kind || res.Status != "succeeded" || res.WatermarkBefore != b.wm {
+		t.Errorf("%s: kind %s, status %s, watermark before %q; want %s, succeeded, %q", what, res.Kind, res.Status, res.WatermarkBefore, kind, b.wm)
+	}
+	if s.want != nil {
+		checkCounts(t, what, res, *s.want)
+	}
+	st := c.state()
+	if st.Watermark != res.WatermarkAfter || st.LeaseOwner != "" || s.wm != "" && st.Watermark != s.wm {
+		t.Errorf("%s: watermark %q (result %q, want %q), lease %q", what, st.Watermark, res.WatermarkAfter, s.wm, st.LeaseOwner)
+	}
+	c.logCheck(what, res, st)
+	c.expectRows(what, s.rows, s.quarantine)
+	c.promise(what, s.until, s.missed)
+}
+
+// logCheck: the run log's newest row (in st) is the result the run
+// returned, and the log holds one row per program that recorded itself.
+func (c *conformer) logCheck(what string, res *Result, st *Status) {
+	c.t.Helper()
+	if len(st.Runs) != min(c.logged, 20) {
+		c.t.Fatalf("%s: the run log holds %d runs, want %d", what, len(st.Runs), c.logged)
+	}
+	ignore := cmpopts.IgnoreFields(Result{}, "FinishedAt", "DurationMS")
+	if diff := cmp.Diff(*res, st.Runs[0], ignore); diff != "" {
+		c.t.Errorf("%s: the run log's newest row differs from the result (-result +log):\n%s", what, diff)
+	}
+}
+
+// expectRows checks the target and the quarantine table when the step
+// says what they hold.
+func (c *conformer) expectRows(what string, rows, quarantine []string) {
+	c.t.Helper()
+	if rows != nil {
+		if diff := cmp.Diff(sorted(rows), sorted(c.e.rows(tableName(c.inc.Target), c.cols)), cmpopts.EquateEmpty()); diff != "" {
+			c.t.Errorf("%s: target (-want +got):\n%s", what, diff)
+		}
+	}
+	if quarantine != nil {
+		var ids []string
+		for i, id := range c.runIDs {
+			ids = append(ids, fmt.Sprintf("{run%d}", i+1), id)
+		}
+		r := strings.NewReplacer(ids...)
+		want := make([]string, len(quarantine))
+		for i, q := range quarantine {
+			want[i] = r.Replace(q)
+		}
+		got := c.e.rows(tableName(c.inc.Quarantine), append([]string{"incrc_reason", "incrc_run_id"}, c.cols...))
+		if diff := cmp.Diff(sorted(want), sorted(got)); diff != "" {
+			c.t.Errorf("%s: quarantine (-want +got):\n%s", what, diff)
+		}
+	}
+}
+
+// promise asserts the README's promise: the target equals a full refresh
+// of the same spec at the same hi, written by the reference pipeline. A
+// step at the contract's edge (missed) asserts the opposite.
+func (c *conformer) promise(what, until, missed string) {
+	t := c.t
+	t.Helper()
+	// The same source at the same hi: the reference already holds it.
+	hi := c.until(until)
+	at := refKey{source: c.source}
+	if hi != nil {
+		at.hi = hi.Format(time.RFC3339Nano)
+	}
+	if c.refAt == nil || *c.refAt != at {
+		mustRun(t, c.e, c.ref, Options{Until: hi, FullRefresh: true})
+		c.refAt = &at
+	}
+	full := sorted(c.e.rows(tableName(c.ref.Target), c.cols))
+	inc := sorted(c.e.rows(tableName(c.inc.Target), c.cols))
+	diff := cmp.Diff(full, inc, cmpopts.EquateEmpty())
+	switch {
+	case missed != "" && diff == "":
+		t.Errorf("%s: the run should have missed %s, but its target equals a full refresh", what, missed)
+	case missed == "" && diff != "":
+		t.Errorf("%s: the incremental target differs from a full refresh at the same hi (-full +incremental):\n%s", what, diff)
+	}
+}
+
+// markHi is the --until of a full refresh at the watermark: none for an
+// integer watermark, whose hi is the largest id.
+func (c *conformer) markHi(wm string) string {
+	if c.inc.Watermark == nil || c.inc.Watermark.Type.IsInteger() {
+		return ""
+	}
+	return wm
+}
+
+// kill runs the pipeline in a child process (TestConformanceChild) that
+// stops before the statement at and is killed there: no deferred
+// release, no rollback from the process. The next run, once the dead
+// run's lease (1s) expired, converges.
+func (c *conformer) kill(what string, s kill) {
+	t, e := c.t, c.e
+	b := c.before()
+	e.tg.DB.Close() // DuckDB allows one process per file
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformanceChild$")
+	cmd.Env = append(os.Environ(), "INCRC_CONFORM_CHILD="+c.sc.name, "INCRC_CONFORM_URL="+e.url, "INCRC_CONFORM_ID="+e.id,
+		"INCRC_CONFORM_UNTIL="+s.until, "INCRC_CONFORM_AT="+s.at)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !strings.Contains(string(buf[:n]), "reached") {
+		t.Fatalf("%s: the child did not reach %s: %q", what, s.at, buf[:n])
+	}
+	tg, err := Open(e.ctx, e.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	e.tg = tg
+	// Nothing committed; the dead run's lease is held until it expires,
+	// and its row in the run log says running.
+	st := c.state()
+	rows, _ := e.read(tableName(c.inc.Target), c.cols)
+	if st.Watermark != b.wm || !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
+		t.Errorf("%s: after the kill: watermark %q -> %q, lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
+	}
+	c.logged++
+	c.run(what+", the run after", run{until: s.until, clock: 2 * time.Second}, Options{})
+	if st := c.state(); st.Runs[1].Status != "abandoned" {
+		t.Errorf("%s: the killed run is %q in the log, want abandoned", what, st.Runs[1].Status)
+	}
+}
+
+// TestConformanceChild is the process a kill step kills.
+func TestConformanceChild(t *testing.T) {
+	name := os.Getenv("INCRC_CONFORM_CHILD")
+	if name == "" {
+		t.Skip("only runs as the child process of a kill step")
+	}
+	i := slices.IndexFunc(scenarios(), func(sc scenario) bool { return sc.name == name })
+	if i < 0 {
+		t.Fatalf("no scenario %q", name)
+	}
+	ctx := context.Background()
+	tg, err := Open(ctx, os.Getenv("INCRC_CONFORM_URL"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, tg: tg, id: os.Getenv("INCRC_CONFORM_ID")}
+	u, err := ParseUntil(os.Getenv("INCRC_CONFORM_UNTIL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := os.Getenv("INCRC_CONFORM_AT")
+	tg.Run(ctx, e.spec(expand(e, scenarios()[i], "inc")), Options{Until: &u, LeaseTTL: time.Second, BeforeStatement: func(name string) error {
+		if name == at {
+			os.Stdout.WriteString("reached\n")
+			time.Sleep(time.Minute)
+		}
+		return nil
+	}})
+}
+
+// concurrent holds the lease with one run while a second is refused.
+func (c *conformer) concurrent(what string, s concurrent) {
+	t, e := c.t, c.e
+	var ttl, wait time.Duration
+	if s.outlive && e.tg.Dialect.Caps().Heartbeat {
+		ttl, wait = 300*time.Millisecond, time.Second // three lease lifetimes
+	}
+	b := c.before()
+	held, release := make(chan struct{}), make(chan struct{})
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "first", LeaseTTL: ttl, Until: c.until(s.until), BeforeStatement: func(name string) error {
+			if name == s.at {
+				close(held)
+				<-release
+			}
+			return nil
+		}})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-held:
+	case o := <-done:
+		t.Fatalf("%s: the first run ended before %s: %v", what, s.at, o.err)
+	}
+	time.Sleep(wait)
+	_, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "second", Until: c.until(s.until)})
+	var locked *LockedError
+	if !errors.As(err, &locked) || locked.Owner != "first" {
+		t.Errorf("%s: the second run: %v, want locked by first", what, err)
+	}
+	close(release)
+	o := <-done
+	c.ran(what, run{until: s.until}, b, o.res, o.err)
+}
+
+// deadLease takes the lease for a run that died holding it.
+func (c *conformer) deadLease(what string, s deadLease) {
+	prog, err := compile(c.e.tg.Dialect, c.inc, 0)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	now := time.Now()
+	vals := params{"pipeline": c.inc.Pipeline, "owner": s.owner, "expires_at": stateTime(now.Add(s.ttl)), "now": stateTime(now)}
+	if n, err := prog.exec(c.e.ctx, c.e.tg.DB, compiler.StmtAcquireLease, vals); err != nil || n != 1 {
+		c.t.Fatalf("%s: take the lease for %s: %d, %v", what, s.owner, n, err)
+	}
+	c.st = nil
+}
+
+// rewind moves the watermark back; nothing else changes.
+func (c *conformer) rewind(what string, s rewind) {
+	t := c.t
+	b := c.before()
+	res, err := c.e.tg.Rewind(c.e.ctx, c.inc, RewindOptions{To: s.to, Who: "conform", Reason: "re-read the window"})
+	if s.refused != "" {
+		if err == nil || !strings.Contains(err.Error(), s.refused) {
+			t.Errorf("%s: %v, want refused with %q", what, err, s.refused)
+		}
+		c.unchanged(what, b, 0, "")
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	c.logged++
+	if res.Kind != "rewind" || res.WatermarkBefore != b.wm || res.WatermarkAfter != s.wm || !strings.Contains(res.Note, "by conform: re-read the window") {
+		t.Errorf("%s: %+v", what, res)
+	}
+	st := c.state()
+	c.logCheck(what, res, st)
+	if st.Watermark != s.wm || st.LeaseOwner != "" {
+		t.Errorf("%s: watermark %q, lease %q; want %q, free", what, st.Watermark, st.LeaseOwner, s.wm)
+	}
+	if rows, _ := c.e.read(tableName(c.inc.Target), c.cols); !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) {
+		t.Errorf("%s: a rewind changed the target", what)
+	}
+}
+
+func (c *conformer) reconcile(what string, s reconcile) {
+	t := c.t
+	rec, err := c.e.tg.Reconcile(c.e.ctx, c.inc, *c.until(s.from), *c.until(s.to))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if diff := cmp.Diff(s.drifted, rec.Drifted, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: drifted (-want +got):\n%s\n%+v", what, diff, rec.Groups)
+	}
+	if s.groups != 0 && len(rec.Groups) != s.groups {
+		t.Errorf("%s: %d groups, want %d: %+v", what, len(rec.Groups), s.groups, rec.Groups)
+	}
+	if s.partitions != nil {
+		var keys []string
+		for _, g := range rec.Groups {
+			keys = append(keys, PartitionKey(c.inc, g.Key))
+		}
+		if diff := cmp.Diff(s.partitions, keys); diff != "" {
+			t.Errorf("%s: reconciled partitions (-want +got):\n%s", what, diff)
+		}
+	}
+}
+
+func (c *conformer) preview(what string, s preview) {
+	pv, err := c.e.tg.Preview(c.e.ctx, c.inc, *c.until(s.at))
+	if err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+	if pv.Rows != s.rows || pv.WindowLo != s.lo || !cmp.Equal(pv.Partitions, s.partitions, cmpopts.EquateEmpty()) {
+		c.t.Errorf("%s: %+v", what, pv)
+	}
+}
+
+// backfill runs a backfill and checks what every backfill promises: the
+// partitions of its range, each with the status the step expects; the
+// watermark unmoved; replace_partition run for exactly the partitions it
+// says it rebuilt; the run log; and then the promise, at the watermark.
+func (c *conformer) rebuild(what string, s rebuild) {
+	t, e := c.t, c.e
+	b := c.before()
+	untouched := c.versions(s.untouched)
+	var mu sync.Mutex
+	var replaced []string
+	from, to := *c.until(s.from), *c.until(s.to)
+	res, err := e.tg.Backfill(e.ctx, c.inc, BackfillOptions{From: from, To: to, OnlyDrifted: s.onlyDrifted, Restart: s.restart, Restate: s.restate, Parallel: s.parallel,
+		BeforeStatement: func(part, stmt string) error {
+			if part == s.addAt[0] && stmt == s.addAt[1] {
+				e.insert(c.sc.source, c.src, s.add)
+				c.source++
+			}
+			if part == s.failAt[0] && stmt == s.failAt[1] {
+				return fmt.Errorf("injected crash before %s of %s", stmt, part)
+			}
+			if stmt == compiler.StmtReplacePartition {
+				mu.Lock()
+				replaced = append(replaced, part)
+				mu.Unlock()
+			}
+			return nil
+		}})
+	var locked *LockedError
+	switch {
+	case s.locked != "":
+		if !errors.As(err, &locked) || locked.Owner != s.locked {
+			t.Errorf("%s: %v, want locked by %s", what, err, s.locked)
+		}
+		c.unchanged(what, b, 0, s.locked)
+		return
+	case s.refused != "":
+		if err == nil || !strings.Contains(err.Error(), s.refused) {
+			t.Errorf("%s: %v, want refused with %q", what, err, s.refused)
+		}
+		c.unchanged(what, b, 0, "")
+		return
+	case s.fails != "":
+		if err == nil || !strings.Contains(err.Error(), s.fails) {
+			t.Fatalf("%s: %v, want a failure with %q", what, err, s.fails)
+		}
+	case err != nil:
+		t.Fatalf("%s: %v", what, err)
+	}
+	c.logged++
+	got := map[string][]string{}
+	var keys []string
+	var rows int64
+	for _, p := range res.Partitions {
+		got[p.Status] = append(got[p.Status], p.Key)
+		keys = append(keys, p.Key)
+		if p.Status == PartRebuilt {
+			rows += p.Rows
+		}
+	}
+	want := map[string][]string{}
+	for status, keys := range map[string][]string{PartRebuilt: s.rebuilt, PartOK: s.ok, PartDone: s.done, PartPending: s.pending, PartFailed: s.failed} {
+		if len(keys) > 0 {
+			want[status] = keys
+		}
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: partitions by status (-want +got):\n%s", what, diff)
+	}
+	if diff := cmp.Diff(PartitionKeys(c.inc, from, to), keys); diff != "" {
+		t.Errorf("%s: the backfill's partitions are not its range's (-want +got):\n%s", what, diff)
+	}
+	if mismatch := ""; res.Mismatch != nil || s.mismatch != "" {
+		if res.Mismatch != nil {
+			mismatch = res.Mismatch.Key
+		}
+		if mismatch != s.mismatch || !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s: stopped at mismatch %q (%v), want %q", what, mismatch, err, s.mismatch)
+		}
+	}
+	st := c.state()
+	if res.Watermark != b.wm || st.Watermark != b.wm || st.LeaseOwner != "" {
+		t.Errorf("%s: watermark %q -> %q (result %q), lease %q: a backfill never moves the watermark", what, b.wm, st.Watermark, res.Watermark, st.LeaseOwner)
+	}
+	if len(st.Runs) != min(c.logged, 20) {
+		t.Fatalf("%s: the run log holds %d runs, want %d", what, len(st.Runs), c.logged)
+	}
+	status := map[bool]string{false: "succeeded", true: "failed"}[err != nil]
+	if r := st.Runs[0]; r.Kind != "backfill" || r.Status != status || r.RowsInserted != rows || s.rows != 0 && r.RowsInserted != s.rows || r.WatermarkAfter != b.wm {
+		t.Errorf("%s: the backfill in the run log: %+v; want %s, %d rows inserted", what, r, status, rows)
+	}
+	if after := c.versions(s.untouched); !cmp.Equal(untouched, after) {
+		t.Errorf("%s: partitions outside the backfill were rewritten: row versions %v, then %v", what, untouched, after)
+	}
+	if err != nil {
+		return
+	}
+	slices.Sort(replaced)
+	if diff := cmp.Diff(sorted(s.rebuilt), replaced, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: replace_partition ran for (-rebuilt +replaced):\n%s", what, diff)
+	}
+	c.promise(what, c.markHi(b.wm), "")
+}
+
+// versions identifies the physical version of the target's rows in the
+// given partitions where the engine exposes one (PostgreSQL's xmin);
+// elsewhere the rows themselves, which a rewrite from a corrupted target
+// would change too.
+func (c *conformer) versions(partitions []string) []string {
+	if len(partitions) == 0 {
+		return nil
+	}
+	d := c.e.tg.Dialect
+	var out []string
+	in := func(value any) bool {
+		return slices.Contains(partitions, PartitionKey(c.inc, Canon(value)))
+	}
+	if d.Name() == "postgres" {
+		var q []string
+		for _, p := range c.inc.Target.Parts {
+			q = append(q, d.QuoteIdent(p))
+		}
+		rows, err := c.e.tg.DB.QueryContext(c.e.ctx, fmt.Sprintf("SELECT %s::text, %s, xmin::text FROM %s ORDER BY 1",
+			d.QuoteIdent(c.cols[0]), d.QuoteIdent(c.inc.Partition.Column), strings.Join(q, ".")))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key, xmin string
+			var part any
+			if err := rows.Scan(&key, &part, &xmin); err != nil {
+				c.t.Fatal(err)
+			}
+			if in(part) {
+				out = append(out, key+"@"+xmin)
+			}
+		}
+		return out
+	}
+	pi := slices.Index(c.cols, c.inc.Partition.Column)
+	for _, r := range c.e.rows(tableName(c.inc.Target), c.cols) {
+		if in(strings.Split(r, " | ")[pi]) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// corrupt multiplies a column of the target's rows in [from, to) of the
+// partition column by 100.
+func (c *conformer) corrupt(s corrupt) {
+	pc := c.inc.Partition
+	part := compiler.Col{Name: pc.Column, Type: pc.Type}
+	c.e.exec(c.e.render(compiler.Update{
+		Table: c.e.table(tableName(c.inc.Target)),
+		Set:   []compiler.Assign{{Column: s.col, Value: compiler.Binary{Op: "*", L: compiler.ColRef{Name: s.col}, R: compiler.Lit{Text: "100"}}}},
+		Where: compiler.Binary{Op: "AND",
+			L: compiler.Binary{Op: ">=", L: compiler.ColRef{Name: pc.Column}, R: compiler.ParamRef{Name: "a"}},
+			R: compiler.Binary{Op: "<", L: compiler.ColRef{Name: pc.Column}, R: compiler.ParamRef{Name: "b"}}},
+	}, compiler.Param{Name: "a"}, compiler.Param{Name: "b"}), map[string]any{"a": c.e.bind(part, s.from), "b": c.e.bind(part, s.to)})
+}
