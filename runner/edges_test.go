@@ -13,10 +13,33 @@ import (
 	"github.com/incrc/incrc/compiler"
 )
 
+// orderCols, ordersPlan, seedOrders and fullRefresh set up story 1 of
+// docs/stories.md for the tests of this file, on the conformance suite's
+// fixture (ordersSpec, orders5).
+var orderCols = []string{"order_id", "order_date", "amount", "updated_at"}
+
+func ordersPlan(e *env, target, lookback string) *compiler.Plan {
+	return e.spec(strings.ReplaceAll(orders(lookback, amountCheck), "{target}", target))
+}
+
+func seedOrders(e *env, p *compiler.Plan) {
+	e.createTable("app_{id}.orders", p.Columns)
+	e.insert("app_{id}.orders", p.Columns, orders5...)
+}
+
+// fullRefresh is what the promise is measured against: the same spec
+// written from scratch at the same hi.
+func fullRefresh(t *testing.T, e *env, hi string) []string {
+	t.Helper()
+	mustRun(t, e, ordersPlan(e, "ref", ""), Options{Until: until(hi), FullRefresh: true})
+	return e.rows("dw_{id}.orders_ref", orderCols)
+}
+
 // This file holds the edges of a run where rows or time could be lost
 // without a word: a source type wider than its declaration, a connection
-// lost mid-run, a server that stops answering, a mistyped --until, and a
-// watermark moved back on purpose.
+// lost mid-run, a server that stops answering, a mistyped --until, and
+// pipelines that share the state tables. (Rows whose watermark is NULL and
+// rewinds are scenarios of the conformance suite.)
 
 // TestSourceTypeMustFit: a source column whose type does not fit its
 // declaration without loss fails the run before anything is written,
@@ -326,51 +349,6 @@ func TestUntilInTheFuture(t *testing.T) {
 	}
 }
 
-// TestRewind: the watermark moves back on purpose, under the lease,
-// recorded with who and why; the next run re-reads from there. It never
-// moves forward, nor before watermark.start.
-func TestRewind(t *testing.T) {
-	for _, eng := range engines() {
-		t.Run(eng.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, eng)
-			p := ordersPlan(e, "plain", "")
-			seedOrders(e, p)
-			mustRun(t, e, p, Options{Until: until("2026-01-24")})
-			// Story 1's slow system: the payment lands with an updated_at in
-			// the past, behind the watermark. Only a rewind (or a backfill)
-			// brings it in without a lookback.
-			e.update("app_{id}.orders", p.Columns, "order_id", 105, map[string]any{"amount": "22.00", "updated_at": "2026-01-22 10:00:00"})
-			for _, to := range []string{"2026-01-25", "2025-12-31"} {
-				if _, err := e.tg.Rewind(e.ctx, p, RewindOptions{To: to, Who: "alice"}); err == nil {
-					t.Errorf("rewind to %s was not refused", to)
-				}
-			}
-			r, err := e.tg.Rewind(e.ctx, p, RewindOptions{To: "2026-01-22", Who: "alice@laptop", Reason: "late payments from the billing outage"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Kind != "rewind" || r.WatermarkBefore != "2026-01-24T00:00:00Z" || r.WatermarkAfter != "2026-01-22T00:00:00Z" {
-				t.Errorf("rewind result: %+v", r)
-			}
-			st := e.state(p)
-			if st.Watermark != "2026-01-22T00:00:00Z" || st.LeaseOwner != "" {
-				t.Errorf("state after the rewind: %+v", st.PipelineState)
-			}
-			if note := st.Runs[0].Note; st.Runs[0].Kind != "rewind" || !strings.Contains(note, "alice@laptop") || !strings.Contains(note, "billing outage") {
-				t.Errorf("the run log does not say who and why: %+v", st.Runs[0])
-			}
-			r = mustRun(t, e, p, Options{Until: until("2026-01-24")})
-			if r.WindowLo != "2026-01-22T00:00:00Z" || r.RowsRead != 3 {
-				t.Errorf("the run after the rewind: %+v", r)
-			}
-			if diff := cmp.Diff(fullRefresh(t, e, "2026-01-24"), e.rows("dw_{id}.orders_plain", orderCols)); diff != "" {
-				t.Errorf("(-full +incremental):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestPipelinesDoNotWaitForEachOther: two pipelines share the state tables
 // of a target. While one holds its write transaction open (its run-log row
 // locked), another runs start to finish: nothing of one pipeline's
@@ -404,50 +382,6 @@ func TestPipelinesDoNotWaitForEachOther(t *testing.T) {
 			}
 			if err := <-done; err != nil {
 				t.Fatal(err)
-			}
-		})
-	}
-}
-
-// TestNullWatermark: a source row whose watermark is NULL is in no window.
-// With a quarantine every run quarantines it, with the reason, and counts
-// it; the target equals a full refresh (which does the same), and
-// reconciliation shows its group as drift. Without one, the run fails
-// naming the column.
-func TestNullWatermark(t *testing.T) {
-	for _, eng := range engines() {
-		t.Run(eng.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, eng)
-			p := ordersPlan(e, "inc", "lookback: 2d")
-			seedOrders(e, p)
-			e.insert("app_{id}.orders", nullableCols(p.Columns), []any{106, "2026-01-21", "9.00", nil})
-			for i, hi := range []string{"2026-01-22", "2026-01-24"} {
-				r := mustRun(t, e, p, Options{Until: until(hi)})
-				if r.RowsQuarantined != 1 {
-					t.Errorf("run %d: quarantined %d, want the NULL-watermark row: %+v", i+1, r.RowsQuarantined, r)
-				}
-				if diff := cmp.Diff(fullRefresh(t, e, hi), e.rows("dw_{id}.orders_inc", orderCols)); diff != "" {
-					t.Errorf("until %s (-full +incremental):\n%s", hi, diff)
-				}
-			}
-			reasons := e.rows("dw_{id}.orders_inc_quarantine", []string{"order_id", "incrc_reason"})
-			want := line(106, "not_null(updated_at): the watermark, so no window reads the row")
-			if len(reasons) != 2 || reasons[0] != want || reasons[1] != want {
-				t.Errorf("quarantine: %v", reasons)
-			}
-			rec, err := e.tg.Reconcile(e.ctx, p, *until("2026-01-20"), *until("2026-01-24"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !cmp.Equal(rec.Drifted, []string{"2026-01-21"}) {
-				t.Errorf("reconcile drifted %v, want the NULL-watermark row's day: %+v", rec.Drifted, rec.Groups)
-			}
-
-			strict := e.spec(strings.NewReplacer("{target}", "strict", "{lookback}", "", "quality:\n  checks: [\"amount >= 0\"]\n", "").Replace(ordersSpec))
-			_, err = e.tg.Run(e.ctx, strict, Options{Until: until("2026-01-24")})
-			if err == nil || !strings.Contains(err.Error(), "1 source row(s) have a NULL updated_at") {
-				t.Errorf("without a quarantine: %v", err)
 			}
 		})
 	}

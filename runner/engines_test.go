@@ -395,3 +395,12 @@ func TestDuckDBFileLockChild(t *testing.T) {
 	os.Stdout.WriteString("open\n")
 	time.Sleep(time.Minute)
 }
+
+// until reads a fixture's --until: a date or RFC 3339, as ParseUntil does.
+func until(s string) *time.Time {
+	t, err := ParseUntil(s)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}

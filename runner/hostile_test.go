@@ -133,7 +133,7 @@ func TestHostileButValid(t *testing.T) {
 				[]any{8, "5.00", "-- test", "ok", "2026-01-01 09:00:00"},      // left out by the query's other literal
 			)
 			r := mustRun(t, e, p, Options{Until: until("2026-01-02")})
-			checkCounts(t, "run", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T00:00:00Z", Read: 6, Inserted: 2, Quara: 4})
+			checkCounts(t, "run", r, counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T00:00:00Z", Read: 6, Inserted: 2, Quarantined: 4})
 			if diff := cmp.Diff([]string{line(1, "5.00", "ok"), line(6, "1.00", "-- no")}, e.rows("dw_{id}.payments_quarantine", []string{"payment_id", "amount", "note"})); diff != "" {
 				t.Errorf("target (-want +got):\n%s", diff)
 			}

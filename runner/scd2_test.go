@@ -393,7 +393,7 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 	}
 }
 
-const productsSpec = `
+const scd2ProductsSpec = `
 pipeline: prod_{mode}_{id}
 source:
   table: app_{id}.products
@@ -456,7 +456,7 @@ func TestSCD2ByColumns(t *testing.T) {
 			t.Run(eng.name+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, eng)
-				y := strings.NewReplacer("{mode}", name, "{extra}", m.extra+"\n  valid_from: starts\n  valid_to: ends").Replace(productsSpec)
+				y := strings.NewReplacer("{mode}", name, "{extra}", m.extra+"\n  valid_from: starts\n  valid_to: ends").Replace(scd2ProductsSpec)
 				p := e.spec(y)
 				target := "dw_{id}.prod_" + name
 				shape := scdShape{target, "product_id", "starts", "ends"}
@@ -528,7 +528,7 @@ func TestSCD2RunBeforeVersions(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, eng)
-			p := e.spec(strings.NewReplacer("{mode}", "close", "{extra}", "").Replace(productsSpec))
+			p := e.spec(strings.NewReplacer("{mode}", "close", "{extra}", "").Replace(scd2ProductsSpec))
 			e.createTable("app_{id}.products", p.Columns)
 			e.insert("app_{id}.products", p.Columns, []any{1, "tea", "3.50"})
 			scdRun(t, e, p, "2026-01-05", nil)

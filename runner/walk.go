@@ -135,9 +135,13 @@ func (m *machine) betweenSteps(ctx context.Context) error {
 	return m.between(ctx)
 }
 
+// commit commits the write transaction; when the hook fails it rolls the
+// transaction back, so that nothing of the failed program stays open on
+// its connection (the failure's record runs on it next).
 func (m *machine) commit(tx *sql.Tx) error {
 	if m.hook != nil {
 		if err := m.hook("commit"); err != nil {
+			tx.Rollback()
 			return fmt.Errorf("commit: %w", err)
 		}
 	}

@@ -150,8 +150,13 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 	w.advance = w.hi
 	m.vals["hi"] = m.c.bindMark(w.hi, kind)
 	m.vals["watermark"] = w.advance.String()
-	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && !w.hi.isInt {
-		m.finalBound = partitionStart(w.hi.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
+	// Partitions finalize relative to the pipeline's own clock, the saved
+	// watermark, as in a backfill: a partition is closed once the runs
+	// have moved finalize_after past it. Before the first run nothing has
+	// been written, so nothing is closed: the first run writes what a full
+	// refresh writes.
+	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && saved != nil && !saved.isInt {
+		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
 	}
 	switch pr.Lo {
 	case compiler.LoStart:
@@ -165,7 +170,7 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		if p.Partition != nil {
 			finalize = p.Partition.FinalizeAfter.Value
 		}
-		w.lo, w.hasLo = lowerBound(from, wm.Lookback, finalize, w.hi), true
+		w.lo, w.hasLo = lowerBound(from, wm.Lookback, finalize), true
 		if w.lo.less(start) {
 			w.lo = start // a lookback never reaches before the configured start
 		}
@@ -214,25 +219,17 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 }
 
 // lowerBound is where a run starts reading: the saved watermark (or
-// watermark.start on the first run) minus the lookback, but never before
-// the finalization bound (hi - finalize_after) unless the watermark itself
-// is older, since partitions older than that bound are closed.
-func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration, hi mark) mark {
+// watermark.start on the first run) minus the lookback, but never further
+// back than finalize_after: older partitions are closed.
+func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration) mark {
 	lo := wm
 	switch {
 	case wm.isInt:
 		lo.n -= lookback.Count
+	case finalizeAfter > 0 && finalizeAfter < lookback.Value:
+		lo.t = wm.t.Add(-finalizeAfter)
 	default:
 		lo.t = wm.t.Add(-lookback.Value)
-		if finalizeAfter > 0 {
-			bound := hi.t.Add(-finalizeAfter)
-			if wm.t.Before(bound) {
-				bound = wm.t
-			}
-			if lo.t.Before(bound) {
-				lo.t = bound
-			}
-		}
 	}
 	return lo
 }
