@@ -149,6 +149,11 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 		notNull(k, "", nil)
 	}
 	notNull(c.Sequence.Value, ": cdc.sequence, which orders a key's changes", nil)
+	if fromChanges(s) {
+		// A change's commit time is where its version starts, or where its
+		// delete ends one: a change without one has no place in time.
+		notNull(c.At.Value, ": cdc.at, the time the change takes effect", nil)
+	}
 	ins, upd, del := OpCodes(c)
 	all := append(append(append([]string(nil), ins...), upd...), del...)
 	unknown := opIn(s, all)
@@ -268,7 +273,6 @@ func (l *lowerer) cdcStatements() {
 	p, s, a := l.p, l.spec, l.p.CDC
 	c := s.CDC
 	cols := columnNames(p.Columns)
-	window, upTo := l.windows()
 	l.readSource()
 	tomb := l.tombstoneColumns()
 	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
@@ -283,22 +287,7 @@ func (l *lowerer) cdcStatements() {
 		DropTable{Table: a.Deletes, Temporary: true})
 	l.add(StmtCreateDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
 		CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
-	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
-
-	invalid := anyOf(l.rules)
-	if l.mode == "quarantine" {
-		l.add(StmtQuarantine, PhaseWrite, "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).",
-			QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
-	}
-	l.add(StmtCountInvalid, PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
-		CountRows{Table: p.Raw, Where: invalid})
-	l.add(StmtDeleteInvalid, PhaseWrite, "Invalid changes are never applied: the key's newest valid change wins.",
-		DeleteRows{Table: p.Raw, Where: invalid})
-	l.add(StmtCountChanges, PhaseWrite, "The valid changes read: each is applied or ignored.",
-		CountRows{Table: p.Raw})
+	l.readChanges()
 
 	ins, upd, del := OpCodes(c)
 	seq := c.Sequence.Value
@@ -360,6 +349,36 @@ func (l *lowerer) cdcStatements() {
 	l.advanceAndRecord()
 }
 
+// readChanges adds the read of a change log's window (or, for a full
+// refresh, of the whole log) into raw, and the split of what was read: the
+// changes that break a rule are quarantined (or fail the run) and never
+// applied; the valid ones are counted.
+func (l *lowerer) readChanges() {
+	p := l.p
+	cols := columnNames(p.Columns)
+	window, upTo := l.windows()
+	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
+	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
+		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+
+	invalid := anyOf(l.rules)
+	if l.mode == "quarantine" {
+		doc := "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check)."
+		if l.scd != nil {
+			doc = "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key, sequence or commit time, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check)."
+		}
+		l.add(StmtQuarantine, PhaseWrite, doc,
+			QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
+	}
+	l.add(StmtCountInvalid, PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
+		CountRows{Table: p.Raw, Where: invalid})
+	l.add(StmtDeleteInvalid, PhaseWrite, "Invalid changes are never applied: the key's newest valid change wins.",
+		DeleteRows{Table: p.Raw, Where: invalid})
+	l.add(StmtCountChanges, PhaseWrite, "The valid changes read: each is applied or ignored.",
+		CountRows{Table: p.Raw})
+}
+
 const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
 
 // cdcStage creates the session tables and reads the changes into raw.
@@ -374,8 +393,8 @@ func (l *lowerer) cdcStage(guard, read string) []Step {
 
 // cdcCheck splits the changes read: invalid ones are quarantined or fail
 // the program; the valid ones are counted as ignored until applied.
-func (l *lowerer) cdcCheck(guard string) []Step {
-	steps := l.quality(guard, false, cdcFailInvalid)
+func (l *lowerer) cdcCheck(guard, failMsg string) []Step {
+	steps := l.quality(guard, false, failMsg)
 	return append(steps, Step{Stmt: StmtCountChanges, Tx: true, If: guard, Read: ReadCount, Into: []string{RegChanges, RegIgnored}})
 }
 
@@ -418,7 +437,7 @@ func (l *lowerer) cdcRun() *Program {
 	pr := l.program(ModeRun, "run", LoWatermark, HiNow)
 	pr.Doc = "An incremental run: the window's changes, the newest of each key applied when it is newer than what the target holds."
 	pr.Steps = append(pr.Steps, l.cdcStage(RegWindow, StmtStageWindow)...)
-	pr.Steps = append(pr.Steps, l.cdcCheck(RegRead)...)
+	pr.Steps = append(pr.Steps, l.cdcCheck(RegRead, cdcFailInvalid)...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(true)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(true)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
@@ -434,7 +453,7 @@ func (l *lowerer) cdcFullRefresh() *Program {
 	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
 	pr.Doc = "A full refresh: the target and the tombstones emptied and rebuilt by replaying the whole change log, in one transaction."
 	pr.Steps = append(pr.Steps, l.cdcStage("", StmtStageAll)...)
-	pr.Steps = append(pr.Steps, l.cdcCheck("")...)
+	pr.Steps = append(pr.Steps, l.cdcCheck("", cdcFailInvalid)...)
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtClearTarget, Tx: true},
 		Step{Stmt: StmtClearTombstones, Tx: true})

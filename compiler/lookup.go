@@ -305,7 +305,7 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	scd2 := dim.Strategy.Value == string(SCD2Strategy)
 	var names []String
 	if scd2 {
-		names = scd2Names(dim.SCD2)
+		names = scd2Names(scd2Block(dim))
 	}
 	switch {
 	case scd2 && !l.AsOf.Set():
@@ -330,7 +330,8 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		}
 	}
 	dimType := func(name string) (Type, bool) {
-		if c := dim.Column(name); c != nil {
+		// A change log's excluded columns are not in its target.
+		if c := dim.Column(name); c != nil && (dim.CDC == nil || !contains(values(dim.CDC.Exclude), name)) {
 			return c.Type, true
 		}
 		for i, n := range names {
@@ -343,7 +344,12 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		}
 		return Type{}, false
 	}
-	known := append(dim.ColumnNames(), values(names)...)
+	var known []string
+	for _, name := range append(dim.ColumnNames(), values(names)...) {
+		if _, ok := dimType(name); ok {
+			known = append(known, name)
+		}
+	}
 	for _, c := range l.Columns {
 		t, ok := dimType(c.Right.Value)
 		if !ok {
@@ -374,9 +380,10 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	}
 	if l.OpenEnd.Set() {
 		given, _ := ParseTime(l.OpenEnd.Value)
-		want, err := ParseTime(dim.SCD2.OpenEnd.Value)
-		if dim.SCD2.OpenEnd.Value == "" || err != nil || !given.Equal(want) {
-			diags.add(l.OpenEnd.Pos, "lookup.open_end %s: pipeline %q ends its current versions with %s; remove it here, the lookup takes the dimension's own", quote(l.OpenEnd.Value), dim.Pipeline.Value, orWord(dim.SCD2.OpenEnd.Value, "NULL"))
+		open := scd2Block(dim).OpenEnd.Value
+		want, err := ParseTime(open)
+		if open == "" || err != nil || !given.Equal(want) {
+			diags.add(l.OpenEnd.Pos, "lookup.open_end %s: pipeline %q ends its current versions with %s; remove it here, the lookup takes the dimension's own", quote(l.OpenEnd.Value), dim.Pipeline.Value, orWord(open, "NULL"))
 		}
 	}
 	asOf := s.Column(l.AsOf.Value)
@@ -441,12 +448,13 @@ func withLookups(s *Spec, r Relation) Relation {
 			if l.OpenEnd.Value != "" {
 				a.OpenEnd, _ = ParseWatermark(col.Type, l.OpenEnd.Value)
 			}
-			if dim := l.writer; dim != nil && dim.SCD2 != nil {
-				names := scd2Names(dim.SCD2)
+			if dim := l.writer; dim != nil && scd2Block(dim) != nil {
+				c := scd2Block(dim)
+				names := scd2Names(c)
 				a.ValidFrom, a.ValidTo, a.Valid = names[0].Value, names[1].Value, scd2ValidType(dim)
 				a.OpenEnd = ""
-				if dim.SCD2.OpenEnd.Value != "" {
-					a.OpenEnd, _ = ParseWatermark(a.Valid, dim.SCD2.OpenEnd.Value)
+				if c.OpenEnd.Value != "" {
+					a.OpenEnd, _ = ParseWatermark(a.Valid, c.OpenEnd.Value)
 				}
 			}
 			j.AsOf = a

@@ -147,9 +147,12 @@ func Lower(s *Spec) (*Plan, error) {
 	l.setup()
 	l.state()
 	l.lookupCheck()
-	if strategy == CDCApply {
+	switch {
+	case strategy == CDCApply:
 		l.cdcStatements() // see cdc.go
-	} else {
+	case l.scd != nil && l.scd.fromCDC:
+		l.scd.cdcStatements(l) // see scd2cdc.go
+	default:
 		l.stage()
 		l.write()
 		l.partitions()
@@ -291,6 +294,9 @@ func (l *lowerer) setup() {
 		l.add(StmtCreateTarget, PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
 			CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
 		l.cdcSetup()
+	case l.scd != nil && l.scd.fromCDC:
+		l.add(StmtCreateTarget, PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+l.scd.v.ValidFrom+", "+l.scd.v.ValidTo+").", l.scd.createTarget(p))
+		l.scd.cdcSetup(l)
 	case l.scd != nil:
 		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
 	default:
@@ -600,7 +606,7 @@ func columnNames(cols []Col) []string {
 // rows that break one. Key columns that are not declared nullable must not
 // be NULL even without a quality section: such a row cannot be matched.
 func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
-	if Strategy(s.Strategy.Value) == CDCApply {
+	if Strategy(s.Strategy.Value) == CDCApply || fromChanges(s) {
 		return cdcRules(s, cols)
 	}
 	var rules []Rule

@@ -214,8 +214,14 @@ type scd2Lowering struct {
 	compare  []string
 	tracked  []string // by columns
 	other    []string
-	timeline Table // by time: the session table of the timeline
+	timeline Table // by time and from a change log: the session table of the timeline
 	changes  Table // the session table of the changes
+	// cols are a version's columns with their types: the declared ones,
+	// or from a change log the image and the sequence (changeColumns).
+	cols []Col
+	// fromCDC: the source is a change log (scd2cdc.go); time is cdc.at.
+	fromCDC    bool
+	tombstones Table // from a change log: every delete
 }
 
 // newSCD2 is nil for other strategies.
@@ -223,12 +229,23 @@ func newSCD2(s *Spec, p *Plan) *scd2Lowering {
 	if p.Strategy != SCD2Strategy {
 		return nil
 	}
-	c := s.SCD2
-	x := &scd2Lowering{byTime: c.By.Value == "time", snapshot: scd2Snapshot(s), deletes: orDefault(c.Deletes.Value, "ignore")}
-	x.v = Versioning{Target: p.Target, Key: p.Key, Columns: columnNames(p.Columns),
+	c := scd2Block(s)
+	x := &scd2Lowering{byTime: c.By.Value == "time", snapshot: scd2Snapshot(s), deletes: orDefault(c.Deletes.Value, "ignore"), cols: p.Columns}
+	if fromChanges(s) {
+		x.fromCDC, x.cols = true, changeColumns(s, p)
+	}
+	x.v = Versioning{Target: p.Target, Key: p.Key, Columns: columnNames(x.cols),
 		ValidFrom: orDefault(c.ValidFrom.Value, DefaultValidFrom), ValidTo: orDefault(c.ValidTo.Value, DefaultValidTo), Type: scd2ValidType(s)}
 	if c.OpenEnd.Value != "" {
 		x.v.OpenEnd, _ = ParseWatermark(x.v.Type, c.OpenEnd.Value) // Validate checked it
+	}
+	if x.fromCDC {
+		t := p.Target
+		x.time = s.CDC.At.Value
+		x.timeline = Table{Parts: []string{timelinePrefix + p.Pipeline}}
+		x.changes = Table{Parts: []string{changesPrefix + p.Pipeline}}
+		x.tombstones = Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
+		return x
 	}
 	if x.deletes == "new_record" {
 		x.v.Deleted = orDefault(c.Deleted.Value, DefaultDeleted)
@@ -296,8 +313,14 @@ func scd2Snapshot(s *Spec) bool {
 
 // scd2ValidType is the type of an scd2 target's validity columns: the
 // watermark's by time; by columns the watermark's when it is a time (hi
-// is then one of its values), a timestamp without one.
+// is then one of its values), a timestamp without one; from a change log
+// cdc.at's.
 func scd2ValidType(s *Spec) Type {
+	if fromChanges(s) {
+		if c := s.Column(s.CDC.At.Value); c != nil && c.Type.IsTime() {
+			return c.Type
+		}
+	}
 	if w := s.Watermark; w != nil {
 		if c := s.Column(w.Column.Value); c != nil && c.Type.IsTime() {
 			return c.Type
@@ -307,11 +330,11 @@ func scd2ValidType(s *Spec) Type {
 }
 
 // scd2VersionTable reports whether an scd2 spec reads a table of versions
-// through a window: by time, not a snapshot. Each row there is a version
-// that was created when it became true, so a creation time is the right
-// watermark.
+// (or a change log) through a window: by time, not a snapshot. Each row
+// there is a version (a change) that was created when it became true, so a
+// creation time is the right watermark.
 func scd2VersionTable(s *Spec) bool {
-	return s.SCD2 != nil && s.SCD2.By.Value == "time" && !scd2Snapshot(s)
+	return fromChanges(s) || s.SCD2 != nil && s.SCD2.By.Value == "time" && !scd2Snapshot(s)
 }
 
 // scd2Names are the validity and flag columns an scd2 target adds, as
@@ -336,6 +359,51 @@ func scd2Names(c *SCD2) []String {
 
 // scd2Rules checks an scd2 block of a spec whose strategy is scd2.
 func (v *validator) scd2Rules(c *SCD2) {
+	s := v.s
+	if fromChanges(s) {
+		v.scd2ChangeRules(c)
+	} else {
+		v.scd2SourceRules(c)
+	}
+	v.scd2Names(c)
+	for _, k := range s.UniqueKey {
+		if col := s.Column(k.Value); col != nil && col.Nullable {
+			v.errf(k.Pos, "unique_key column %q is declared nullable: an scd2 target keys its versions by unique_key and valid_from, which cannot hold a NULL", k.Value)
+		}
+	}
+	if s.Partition != nil && !v.reported("partition") {
+		v.errf(s.Partition.Pos, "partition: an scd2 target holds the versions of each key, which a partition rewrite or a backfill would replace wholesale: remove partition")
+	}
+	if s.Reconcile != nil && !v.reported("reconcile") {
+		v.errf(s.Reconcile.Pos, "reconcile compares the source with the target row for row, and an scd2 target holds one row per version: remove reconcile")
+	}
+}
+
+// scd2ChangeRules checks the scd2 block of a target fed by a change log:
+// the change's commit time (cdc.at) says when each version starts, so
+// nothing of how a source of rows opens versions applies.
+func (v *validator) scd2ChangeRules(c *SCD2) {
+	const what = "does not apply to scd2 from a change log (a cdc block)"
+	if c.By.Set() {
+		v.errf(c.By.Pos, "scd2.by %s: every change is a version from its cdc.at, and a delete the end of one; remove by", what)
+	}
+	if len(c.Tracked) > 0 {
+		v.errf(c.Tracked[0].Pos, "scd2.tracked %s: every change is a version, whatever columns it changes; remove tracked", what)
+	}
+	if c.Snapshot.Set() {
+		v.errf(c.Snapshot.Pos, "scd2.snapshot %s: the log is read through its window, and a key ends with its delete, not by missing from a snapshot; remove snapshot", what)
+	}
+	if c.Deletes.Set() {
+		v.errf(c.Deletes.Pos, "scd2.deletes %s: the log's deletes end the key's current version at their cdc.at; remove deletes", what)
+	}
+	if c.Deleted.Set() {
+		v.errf(c.Deleted.Pos, "scd2.deleted %s: a deleted key has no version until it comes back, so there is no flag to name; remove deleted", what)
+	}
+}
+
+// scd2SourceRules checks the scd2 block of a target fed by a table of
+// rows: by time or by columns, windowed or a snapshot.
+func (v *validator) scd2SourceRules(c *SCD2) {
 	s := v.s
 	by := c.By.Value
 	switch {
@@ -416,6 +484,19 @@ func (v *validator) scd2Rules(c *SCD2) {
 	if c.Deleted.Set() && c.Deletes.Value != "new_record" {
 		v.errf(c.Deleted.Pos, "scd2.deleted names the flag of the version that records a vanished key, which only deletes: new_record writes: remove it, or set deletes: new_record")
 	}
+}
+
+// scd2Names checks the names of the columns an scd2 target adds and its
+// open end.
+func (v *validator) scd2Names(c *SCD2) {
+	s := v.s
+	w := s.Watermark
+	var wm *Column
+	if w != nil && !v.reported("watermark") {
+		if col := s.Column(w.Column.Value); col != nil && col.Type.Kind != "" {
+			wm = col
+		}
+	}
 	names := map[string]bool{}
 	for _, n := range scd2Names(c) {
 		low := strings.ToLower(n.Value)
@@ -445,17 +526,6 @@ func (v *validator) scd2Rules(c *SCD2) {
 			}
 		}
 	}
-	for _, k := range s.UniqueKey {
-		if col := s.Column(k.Value); col != nil && col.Nullable {
-			v.errf(k.Pos, "unique_key column %q is declared nullable: an scd2 target keys its versions by unique_key and valid_from, which cannot hold a NULL", k.Value)
-		}
-	}
-	if s.Partition != nil && !v.reported("partition") {
-		v.errf(s.Partition.Pos, "partition: an scd2 target holds the versions of each key, which a partition rewrite or a backfill would replace wholesale: remove partition")
-	}
-	if s.Reconcile != nil && !v.reported("reconcile") {
-		v.errf(s.Reconcile.Pos, "reconcile compares the source with the target row for row, and an scd2 target holds one row per version: remove reconcile")
-	}
 }
 
 // declaredFold reports whether a declared column has name in another case:
@@ -473,7 +543,7 @@ func declaredFold(s *Spec, name string) bool {
 // columns and the flag; its key is unique_key and valid_from, so that two
 // versions can never start at one time.
 func (x *scd2Lowering) createTarget(p *Plan) CreateTable {
-	cols := append([]Col(nil), p.Columns...)
+	cols := append([]Col(nil), x.cols...)
 	cols = append(cols, Col{Name: x.v.ValidFrom, Type: x.v.Type, NotNull: true}, Col{Name: x.v.ValidTo, Type: x.v.Type})
 	if x.v.Deleted != "" {
 		cols = append(cols, Col{Name: x.v.Deleted, Type: Type{Kind: Boolean}, NotNull: true})
@@ -485,7 +555,7 @@ func (x *scd2Lowering) createTarget(p *Plan) CreateTable {
 // version's, and the kind or op column.
 func (x *scd2Lowering) sessionColumns(p *Plan, extra string) []Col {
 	var cols []Col
-	for _, c := range p.Columns {
+	for _, c := range x.cols {
 		cols = append(cols, Col{Name: c.Name, Type: c.Type})
 	}
 	cols = append(cols, Col{Name: x.v.ValidFrom, Type: x.v.Type}, Col{Name: x.v.ValidTo, Type: x.v.Type})
@@ -613,6 +683,9 @@ const scd2ForceReason = "a full refresh rebuilds the versions from the source al
 
 // programs are the run and full refresh of an scd2 pipeline.
 func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
+	if x.fromCDC {
+		return x.cdcPrograms(l) // see scd2cdc.go
+	}
 	lo, stage := LoWatermark, StmtStageWindow
 	if x.snapshot {
 		lo, stage = LoStart, StmtStageAll
@@ -671,6 +744,9 @@ func (x *scd2Lowering) String() string {
 	s := fmt.Sprintf("versions [%s, %s), open end %s", x.v.ValidFrom, x.v.ValidTo, open)
 	if x.snapshot {
 		s += ", snapshot, deletes " + x.deletes
+	}
+	if x.fromCDC {
+		s += ", from a change log: each change an event at its " + x.time
 	}
 	return s
 }

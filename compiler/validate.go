@@ -404,8 +404,12 @@ func (v *validator) cdc(strategy Strategy) {
 		return
 	case c == nil:
 		return
-	case strategy != CDCApply && strategy != "":
-		v.errf(c.Pos, "cdc is only meaningful with strategy cdc, not %s: remove it, or use strategy: cdc", strategy)
+	case strategy != CDCApply && strategy != SCD2Strategy && strategy != "":
+		v.errf(c.Pos, "cdc is only meaningful with strategy cdc (apply the changes by key) or scd2 (keep every change as a version), not %s: remove it, or change the strategy", strategy)
+	}
+	versions := strategy == SCD2Strategy
+	if versions && s.Watermark == nil && !v.reported("watermark") {
+		v.errf(s.Strategy.Pos, "strategy scd2 with a cdc block reads the change log through a window and needs watermark: {column: COLUMN, start: DATE}, the column the log grows by (such as the time a change was ingested)")
 	}
 	if !c.Op.Set() {
 		v.missing(c.Pos, "cdc.op")
@@ -436,7 +440,8 @@ func (v *validator) cdc(strategy Strategy) {
 		}
 	}
 	for _, k := range s.UniqueKey {
-		if col := s.Column(k.Value); col != nil && col.Nullable {
+		// scd2 says it for its versions (scd2Rules).
+		if col := s.Column(k.Value); col != nil && col.Nullable && !versions {
 			v.errf(k.Pos, "unique_key column %q is declared nullable: a change log's key is never NULL, and a change of a NULL key could not be matched to its row; remove nullable: true", k.Value)
 		}
 	}
@@ -444,14 +449,26 @@ func (v *validator) cdc(strategy Strategy) {
 	if at != nil && !at.Type.IsTime() {
 		v.errf(c.At.Pos, "cdc.at %q has type %s: the commit time of a change is a timestamp or a date", at.Name.Value, at.Type)
 	}
-	soft := c.Deletes.Value == "soft"
-	if c.Deletes.Value != "" && c.Deletes.Value != "hard" && !soft {
-		v.errf(c.Deletes.Pos, "unknown cdc.deletes %s (expected one of: hard, soft)", quote(c.Deletes.Value))
+	if versions {
+		if !c.At.Set() && !v.reported("cdc.at") {
+			v.errf(c.Pos, `cdc: missing required key "at": strategy scd2 starts each change's version (and ends a version at each delete) at the change's commit time; add at: COLUMN`)
+		}
+		if c.Deletes.Set() {
+			v.errf(c.Deletes.Pos, "cdc.deletes does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, and the closed version stays as history; remove deletes")
+		}
+		if c.SoftDelete != nil {
+			v.errf(c.SoftDelete.Pos, "cdc.soft_delete does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, its valid_to; remove soft_delete")
+		}
+	} else {
+		soft := c.Deletes.Value == "soft"
+		if c.Deletes.Value != "" && c.Deletes.Value != "hard" && !soft {
+			v.errf(c.Deletes.Pos, "unknown cdc.deletes %s (expected one of: hard, soft)", quote(c.Deletes.Value))
+		}
+		if soft && !c.At.Set() && !v.reported("cdc.at") {
+			v.errf(c.Deletes.Pos, "cdc.deletes soft marks a deleted row with the time it was deleted, and cdc.at is not set: add at: COLUMN, the change's commit time")
+		}
+		v.softDelete(c, soft)
 	}
-	if soft && !c.At.Set() && !v.reported("cdc.at") {
-		v.errf(c.Deletes.Pos, "cdc.deletes soft marks a deleted row with the time it was deleted, and cdc.at is not set: add at: COLUMN, the change's commit time")
-	}
-	v.softDelete(c, soft)
 	v.cdcOps(c, op)
 	seen := map[string]int{}
 	for _, x := range c.Exclude {
@@ -468,11 +485,18 @@ func (v *validator) cdc(strategy Strategy) {
 			v.errf(x.Pos, "cdc.exclude names %q, a unique_key column: the target keeps its key, so it cannot leave it out", x.Value)
 		}
 	}
-	if strategy != CDCApply {
+	if strategy != CDCApply && !versions {
 		return
 	}
-	if s.DedupeBy.Set() {
+	switch {
+	case s.DedupeBy.Set() && versions:
+		v.errf(s.DedupeBy.Pos, "dedupe_by does not apply to scd2 from a change log: a key's changes at one commit time are ordered by cdc.sequence, and the last one is the version; remove dedupe_by")
+	case s.DedupeBy.Set():
 		v.errf(s.DedupeBy.Pos, "dedupe_by does not apply to strategy cdc: a key's changes are ordered by cdc.sequence; remove dedupe_by")
+	}
+	if versions {
+		v.tombstonesName()
+		return // scd2Rules says what partition and reconcile would do to versions
 	}
 	if s.Partition != nil {
 		v.errf(s.Partition.Pos, "partition does not apply to strategy cdc: changes are applied by key, not rewritten by partition; remove partition")
@@ -480,7 +504,13 @@ func (v *validator) cdc(strategy Strategy) {
 	if s.Reconcile != nil {
 		v.errf(s.Reconcile.Pos, "reconcile does not apply to strategy cdc yet: it compares source rows with target rows one for one, and a change log holds changes; remove reconcile")
 	}
-	if t := s.Target.Table; t.Value != "" && identRe.MatchString(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
+	v.tombstonesName()
+}
+
+// tombstonesName checks that the tombstones table beside a change log's
+// target has a name every engine keeps whole.
+func (v *validator) tombstonesName() {
+	if t := v.s.Target.Table; t.Value != "" && identRe.MatchString(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
 		if name := t.Value[strings.LastIndexByte(t.Value, '.')+1:]; len(name+tombstonesSuffix) > MaxIdentLen {
 			v.errf(t.Pos, "target.table %s: its tombstones table %s would be longer than %d characters: shorten the name", quote(t.Value), quote(name+tombstonesSuffix), MaxIdentLen)
 		}
@@ -615,8 +645,11 @@ func (v *validator) scd2(strategy Strategy) {
 		return
 	}
 	if c == nil {
-		if strategy == SCD2Strategy {
-			v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value) or {by: columns} (a version starts at the run's hi when a tracked column changes)")
+		switch {
+		case strategy == SCD2Strategy && s.CDC != nil:
+			v.scd2Rules(scd2Block(s)) // from a change log the block is optional
+		case strategy == SCD2Strategy:
+			v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value), {by: columns} (a version starts at the run's hi when a tracked column changes), or a cdc block (each change of a change log is a version from its commit time)")
 		}
 		return
 	}

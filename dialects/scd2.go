@@ -182,10 +182,85 @@ func renderVersions(w *Writer, op compiler.Op) bool {
 		vanishedVersions(w, op)
 	case compiler.ApplyVersions:
 		applyVersions(w, op)
+	case compiler.ResolveVersions:
+		resolveVersions(w, op)
+	case compiler.TombstoneHistory:
+		v := op.Versioning
+		cols := append(append([]string(nil), v.Key...), compiler.SequenceColumn, v.ValidFrom)
+		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", append(cols, compiler.KindColumn)), ")\nSELECT ", w.Idents("b", cols), ", ", compiler.KindHeldDelete,
+			"\nFROM ", w.Table(op.Tombstones), " AS b\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ", keyEq(w, "s", "b", v.Key), "\n)")
+	case compiler.EventChanges:
+		eventChanges(w, op)
 	default:
 		return false
 	}
 	return true
+}
+
+// resolveVersions stages the new events of a change log: per key and
+// time, the change with the greatest sequence, ranked in a subquery that
+// reads the changes once (MySQL cannot open a temporary table twice in one
+// statement), kept when the target's version and the tombstone at that key
+// and time hold a smaller sequence or none.
+func resolveVersions(w *Writer, op compiler.ResolveVersions) {
+	v := op.Versioning
+	var sel []string
+	for _, c := range v.Columns {
+		if c == compiler.SequenceColumn {
+			sel = append(sel, w.Col("r", op.Sequence))
+		} else {
+			sel = append(sel, w.Col("r", c))
+		}
+	}
+	seq := w.Col("r", op.Sequence)
+	at := func(alias string) string {
+		return keyEq(w, alias, "r", v.Key) + " AND " + w.Col(alias, v.ValidFrom) + " = " + w.Col("r", op.Time)
+	}
+	newer := func(alias string) string {
+		held := w.Col(alias, compiler.SequenceColumn)
+		return "(" + held + " IS NULL OR " + seq + " > " + held + ")"
+	}
+	insertVersions(w, op.Into, v, compiler.KindColumn)
+	w.S("SELECT ", strings.Join(sel, ", "), ", ", w.Col("r", op.Time), ", ", openNull(w, v),
+		",\n  CASE WHEN (", Expr(w, "r", op.IsDelete), ") THEN ", compiler.KindNewDelete, " ELSE ", compiler.KindNewVersion, " END\n")
+	w.S("FROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", append(append([]string(nil), v.Key...), op.Time)),
+		" ORDER BY ", dedupeOrder(w, op.Order), ") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r\n")
+	w.S("LEFT JOIN ", w.Table(v.Target), " AS t ON ", at("t"), "\nLEFT JOIN ", w.Table(op.Tombstones), " AS b ON ", at("b"), "\n")
+	w.S("WHERE r.incrc_rn = 1\n  AND ", newer("t"), "\n  AND ", newer("b"))
+}
+
+// eventChanges lays each key's events out in order of time, a held event
+// before the new one that replaces it, and reads for each the event before
+// and after it. Every event keeps its time, so only three kinds of rows
+// change: a new version (ending at the next event; a rewrite when it
+// replaces a version held at its time), a new delete at the time of a held
+// version (which goes), and a held version whose next event is a new one
+// at a later time (ending there).
+func eventChanges(w *Writer, op compiler.EventChanges) {
+	v := op.Versioning
+	vf := w.Col("x", v.ValidFrom)
+	kind := w.Col("x", compiler.KindColumn)
+	replaces := "x.incrc_prev_kind = " + compiler.KindHeldVersion + " AND x.incrc_prev = " + vf
+	insertVersions(w, op.Into, v, compiler.OpColumn)
+	w.S("SELECT ", w.Idents("x", v.Columns), ", ", vf, ",\n  CASE WHEN ", kind, " = ", compiler.KindHeldVersion, " THEN x.incrc_next")
+	if v.OpenEnd == "" {
+		w.S(" ELSE x.incrc_next END,\n")
+	} else {
+		w.S(" ELSE COALESCE(x.incrc_next, ", w.TimeLit(v.OpenEnd, v.Type), ") END,\n")
+	}
+	w.S("  CASE\n    WHEN ", kind, " = ", compiler.KindNewDelete, " THEN ", compiler.OpRemove, "\n")
+	w.S("    WHEN ", kind, " = ", compiler.KindHeldVersion, " OR (", replaces, ") THEN ", compiler.OpRewrite, "\n")
+	w.S("    ELSE ", compiler.OpAdd, "\n  END\nFROM (\n")
+	over := "OVER (PARTITION BY " + w.Idents("t", v.Key) + " ORDER BY " + w.Col("t", v.ValidFrom) + ", " + w.Col("t", compiler.KindColumn) + ")"
+	w.S("  SELECT ", w.Idents("t", append(v.Stored(), compiler.KindColumn)), ",\n")
+	w.S("    LAG(", w.Col("t", v.ValidFrom), ") ", over, " AS incrc_prev,\n")
+	w.S("    LAG(", w.Col("t", compiler.KindColumn), ") ", over, " AS incrc_prev_kind,\n")
+	w.S("    LEAD(", w.Col("t", v.ValidFrom), ") ", over, " AS incrc_next,\n")
+	w.S("    LEAD(", w.Col("t", compiler.KindColumn), ") ", over, " AS incrc_next_kind\n")
+	w.S("  FROM ", w.Table(op.From), " AS t\n) AS x\n")
+	w.S("WHERE ", kind, " = ", compiler.KindNewVersion, "\n")
+	w.S("   OR (", kind, " = ", compiler.KindNewDelete, " AND ", replaces, ")\n")
+	w.S("   OR (", kind, " = ", compiler.KindHeldVersion, " AND x.incrc_next_kind >= ", compiler.KindNewVersion, " AND x.incrc_next > ", vf, ")")
 }
 
 // versionCandidates: the staged rows that are not already a version of
