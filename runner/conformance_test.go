@@ -176,8 +176,12 @@ type conformer struct {
 	inc, ref *compiler.Plan
 	src      []compiler.Col
 	cols     []string // the target's columns
-	logged   int      // programs of inc the run log holds
-	runIDs   []string // inc's successful runs, for {runN}
+	// rebuilt are the tables a full refresh rebuilds, inc's and ref's side
+	// by side: the target, and what a pipeline keeps beside it (a change
+	// log's tombstones).
+	rebuilt [][2]compiler.CreateTable
+	logged  int      // programs of inc the run log holds
+	runIDs  []string // inc's successful runs, for {runN}
 	// st is inc's state as last read: what the next step finds, unless a
 	// step changed it behind conform's back (then nil).
 	st *Status
@@ -207,7 +211,8 @@ func conform(t *testing.T, eng engine, sc scenario) {
 	}
 	e := newEnv(t, eng)
 	c := &conformer{t: t, e: e, sc: sc, inc: e.spec(expand(e, sc, "inc")), ref: e.spec(expand(e, sc, "ref"))}
-	for _, col := range c.inc.Columns {
+	c.rebuilt = rebuilt(c.inc, c.ref)
+	for _, col := range c.rebuilt[0][0].Columns {
 		c.cols = append(c.cols, col.Name)
 	}
 	c.src = c.inc.Columns
@@ -451,7 +456,11 @@ func (c *conformer) expectRows(what string, rows, quarantine []string) {
 		for i, q := range quarantine {
 			want[i] = r.Replace(q)
 		}
-		got := c.e.rows(tableName(c.inc.Quarantine), append([]string{"incrc_reason", "incrc_run_id"}, c.cols...))
+		var cols []string
+		for _, col := range c.inc.Columns {
+			cols = append(cols, col.Name)
+		}
+		got := c.e.rows(tableName(c.inc.Quarantine), append([]string{"incrc_reason", "incrc_run_id"}, cols...))
 		if diff := cmp.Diff(sorted(want), sorted(got)); diff != "" {
 			c.t.Errorf("%s: quarantine (-want +got):\n%s", what, diff)
 		}
@@ -474,15 +483,53 @@ func (c *conformer) promise(what, until, missed string) {
 		mustRun(t, c.e, c.ref, Options{Until: hi, FullRefresh: true})
 		c.refAt = &at
 	}
-	full := sorted(c.e.rows(tableName(c.ref.Target), c.cols))
-	inc := sorted(c.e.rows(tableName(c.inc.Target), c.cols))
-	diff := cmp.Diff(full, inc, cmpopts.EquateEmpty())
+	var diff string
+	for _, tables := range c.rebuilt {
+		var cols []string
+		for _, col := range tables[0].Columns {
+			cols = append(cols, col.Name)
+		}
+		full := sorted(c.e.rows(tableName(tables[1].Table), cols))
+		inc := sorted(c.e.rows(tableName(tables[0].Table), cols))
+		if d := cmp.Diff(full, inc, cmpopts.EquateEmpty()); d != "" {
+			diff += tableName(tables[0].Table) + ":\n" + d
+		}
+	}
 	switch {
 	case missed != "" && diff == "":
 		t.Errorf("%s: the run should have missed %s, but its target equals a full refresh", what, missed)
 	case missed == "" && diff != "":
 		t.Errorf("%s: the incremental target differs from a full refresh at the same hi (-full +incremental):\n%s", what, diff)
 	}
+}
+
+// rebuilt pairs the tables of inc and ref that a full refresh rebuilds:
+// those the setup program creates but the state tables every pipeline
+// shares and the quarantine, which keeps every run's rows. The target
+// comes first.
+func rebuilt(inc, ref *compiler.Plan) [][2]compiler.CreateTable {
+	shared := map[string]bool{}
+	for _, t := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, inc.Quarantine, ref.Quarantine} {
+		shared[tableName(t)] = true
+	}
+	tables := func(p *compiler.Plan) []compiler.CreateTable {
+		var out []compiler.CreateTable
+		for _, st := range p.Program(compiler.ModeSetup).Steps {
+			if ct, ok := p.Statement(st.Stmt).Op.(compiler.CreateTable); ok && !shared[tableName(ct.Table)] {
+				out = append(out, ct)
+			}
+		}
+		return out
+	}
+	a, b := tables(inc), tables(ref)
+	var out [][2]compiler.CreateTable
+	for i := range a {
+		out = append(out, [2]compiler.CreateTable{a[i], b[i]})
+	}
+	if len(out) == 0 || tableName(out[0][0].Table) != tableName(inc.Target) {
+		panic("conform: the setup program creates no target first")
+	}
+	return out
 }
 
 // markHi is the --until of a full refresh at the watermark: none for an
