@@ -10,8 +10,10 @@ import (
 	"github.com/incrc/incrc/dialects/all"
 )
 
-// cdcTemplate is a cdc spec whose op codes a case chooses: each code
-// becomes a string literal in SQL, as a check's literals do.
+// cdcTemplate is a change-log spec whose op codes a case chooses: each
+// code becomes a string literal in SQL, as a check's literals do. The
+// strategy is cdc, or scd2 (the same log kept as versions), whose
+// statements spell the codes in other places.
 const cdcTemplate = `pipeline: hostile_cdc
 source:
   table: app.log
@@ -22,7 +24,7 @@ columns:
   op: text
   lsn: bigint
   at: timestamp
-strategy: cdc
+strategy: {strategy}
 unique_key: [id]
 watermark:
   column: at
@@ -31,7 +33,15 @@ cdc:
   op: op
   sequence: lsn
   ops: {insert: [{insert}], update: [u], delete: [d]}
+  at: at
 `
+
+// changeStrategies are the strategies that read a change log.
+var changeStrategies = []string{"cdc", "scd2"}
+
+func cdcSpec(strategy, code string) string {
+	return strings.NewReplacer("{strategy}", strategy, "{insert}", strconv.Quote(code)).Replace(cdcTemplate)
+}
 
 // TestCDCOpCodes: op codes are spec text that reaches SQL as literals.
 // Codes holding quotes, comment openers and markers are spelled by each
@@ -56,37 +66,44 @@ func TestCDCOpCodes(t *testing.T) {
 		{name: "a trailing space", code: "d ", invalid: `begins or ends with a space`},
 	}
 	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			spec := strings.Replace(cdcTemplate, "{insert}", strconv.Quote(tt.code), 1)
-			s, err := compiler.Parse("hostile_cdc.yaml", []byte(spec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			diags := compiler.Validate(s).Err()
-			if tt.invalid != "" {
-				if diags == nil || !strings.Contains(diags.Error(), tt.invalid) {
-					t.Fatalf("validation said %v, want %q", diags, tt.invalid)
-				}
-				return
-			}
-			if diags != nil {
-				t.Fatal(diags)
-			}
-			plan, err := compiler.Lower(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range all.Names() {
-				d, _ := all.Lookup(name)
-				file, err := dialects.File(d, plan, "hostile_cdc.yaml")
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if name == "duckdb" && !strings.Contains(string(file), tt.duckdb) {
-					t.Errorf("the compiled file does not hold %q:\n%s", tt.duckdb, file)
-				}
-			}
-		})
+		for _, strategy := range changeStrategies {
+			t.Run(strategy+"/"+tt.name, func(t *testing.T) {
+				testOpCode(t, cdcSpec(strategy, tt.code), tt.invalid, tt.duckdb)
+			})
+		}
+	}
+}
+
+// testOpCode compiles a spec with a chosen op code: validation refuses it
+// with invalid, or every dialect compiles it and duckdb spells it so.
+func testOpCode(t *testing.T, spec, invalid, duckdb string) {
+	s, err := compiler.Parse("hostile_cdc.yaml", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	diags := compiler.Validate(s).Err()
+	if invalid != "" {
+		if diags == nil || !strings.Contains(diags.Error(), invalid) {
+			t.Fatalf("validation said %v, want %q", diags, invalid)
+		}
+		return
+	}
+	if diags != nil {
+		t.Fatal(diags)
+	}
+	plan, err := compiler.Lower(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range all.Names() {
+		d, _ := all.Lookup(name)
+		file, err := dialects.File(d, plan, "hostile_cdc.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "duckdb" && !strings.Contains(string(file), duckdb) {
+			t.Errorf("the compiled file does not hold %q:\n%s", duckdb, file)
+		}
 	}
 }
 
@@ -94,7 +111,13 @@ func TestCDCOpCodes(t *testing.T) {
 // dialect, when validation accepts it: every statement must lex back as
 // meant. FuzzRenderSafe calls it with its texts.
 func renderCDC(t *testing.T, code string) {
-	s, err := compiler.Parse("fuzz_cdc.yaml", []byte(strings.Replace(cdcTemplate, "{insert}", strconv.Quote(code), 1)))
+	for _, strategy := range changeStrategies {
+		renderChanges(t, cdcSpec(strategy, code), code)
+	}
+}
+
+func renderChanges(t *testing.T, spec, code string) {
+	s, err := compiler.Parse("fuzz_cdc.yaml", []byte(spec))
 	if err != nil || len(compiler.Validate(s)) > 0 {
 		return
 	}
