@@ -722,45 +722,6 @@ func scenarios() []scenario {
 			},
 		},
 		{
-			// Story 4's change log kept as versions (scd2 with a cdc block):
-			// a delete ends a version, a late change splits one, a key comes
-			// back after its delete; a run that fails before it applies the
-			// versions or writes the tombstones commits nothing, and the
-			// retry converges; the full refresh replays the log. conform
-			// compares the tombstones with the full refresh's too.
-			name: "scd2/from a change log", spec: strings.ReplaceAll(historySpec, "{scd2}", "scd2:\n  open_end: 9999-12-31\n"), source: "app_{id}.customers_log", nulls: true,
-			seed: [][]any{
-				{1, "ann", "DE", "c", 100, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
-				{2, "bob", "FR", "c", 110, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
-				{2, "bob", "IT", "u", 120, "2026-01-01 09:10:00", "2026-01-01 09:11:00"},
-				{3, "cy", "US", "c", 130, "2026-01-01 09:20:00", "2026-01-01 09:21:00"},
-				{3, nil, nil, "d", 140, "2026-01-01 09:30:00", "2026-01-01 09:31:00"},
-			},
-			steps: []act{
-				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 5, Inserted: 4}, rows: []string{
-					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "9999-12-31"),
-					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:10:00"),
-					line(2, "bob", "IT", 120, "2026-01-01 09:10:00", 120, "2026-01-01 09:10:00", "9999-12-31"),
-					line(3, "cy", "US", 130, "2026-01-01 09:20:00", 130, "2026-01-01 09:20:00", "2026-01-01 09:30:00")}},
-				insert{
-					{2, "bob", "GB", "u", 115, "2026-01-01 09:05:00", "2026-01-01 10:20:00"}, // committed before IT, read late
-					{1, nil, nil, "d", 150, "2026-01-01 10:10:00", "2026-01-01 10:11:00"},
-					{3, "cy", "CA", "c", 160, "2026-01-01 10:30:00", "2026-01-01 10:31:00"},
-				},
-				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtApplyVersions},
-				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtWriteTombstones},
-				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 2, Updated: 2}, rows: []string{
-					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "2026-01-01 10:10:00"),
-					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:05:00"),
-					line(2, "bob", "GB", 115, "2026-01-01 09:05:00", 115, "2026-01-01 09:05:00", "2026-01-01 09:10:00"),
-					line(2, "bob", "IT", 120, "2026-01-01 09:10:00", 120, "2026-01-01 09:10:00", "9999-12-31"),
-					line(3, "cy", "US", 130, "2026-01-01 09:20:00", 130, "2026-01-01 09:20:00", "2026-01-01 09:30:00"),
-					line(3, "cy", "CA", 160, "2026-01-01 10:30:00", 160, "2026-01-01 10:30:00", "9999-12-31")}},
-				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 3}}, // [10:00, 11:00): nothing new
-				run{until: "2026-01-01T11:00:00Z", full: true, want: &counts{Read: 8, Inserted: 6}},
-			},
-		},
-		{
 			// A second run while one holds the lease is refused at once,
 			// naming the holder, also after the holder outlived its TTL on
 			// engines that renew the lease by a heartbeat; a dead run's
@@ -810,6 +771,7 @@ func scenarios() []scenario {
 			},
 		},
 	}
+	out = append(out, historyScenarios()...)
 	// A late click rewrites its own hour (or month), nothing else;
 	// reconciliation and backfills name partitions the same way on every
 	// engine.
