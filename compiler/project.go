@@ -62,7 +62,7 @@ var (
 	targetNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 )
 
-var configKeys = []string{"specs", "out", "dialects", "targets"}
+var configKeys = keysAt(ConfigKeys, "") // the key table (keys.go)
 
 // LoadConfig reads an incrc.yaml. A missing file gives the defaults (the
 // caller decides whether a missing file is an error). lookupEnv expands
@@ -98,6 +98,8 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 			}
 		case "targets":
 			p.targets(cfg, v, lookupEnv)
+		default:
+			p.unread(key)
 		}
 	})
 	if err := p.diags.Err(); err != nil {
