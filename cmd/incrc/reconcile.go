@@ -25,21 +25,22 @@ func reconcileCmd() *command {
 			p        projectFlags
 			tf       targetFlags
 			from, to string
-			asJSON   bool
+			output   outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&from, "from", "", "first value of reconcile.by to compare (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		if fs.NArg() != 1 {
-			fmt.Fprintf(e.stderr, "incrc reconcile: name one pipeline (got %d)\n", fs.NArg())
+		format, ok := output.resolve(c, e)
+		if !ok {
 			return exitError
 		}
+		asJSON := format == "json"
 		lo, err := parseDay("--from", from)
 		var hi time.Time
 		if err == nil {
@@ -49,26 +50,26 @@ func reconcileCmd() *command {
 			err = fmt.Errorf("--from %s must be before --to %s: the range is [from, to)", from, to)
 		}
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
-		cfg, specs, ok := p.load(e, nil)
+		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
 		}
-		plans, err := selectPlans(specs, fs.Args())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+		plan, ok := pr.one(c, e)
+		if !ok {
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, tf, "")
+		plans := []*compiler.Plan{plan}
+		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
 		defer tg.Close()
 		rec, err := tg.Reconcile(ctx, plans[0], lo, hi)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		if asJSON {
