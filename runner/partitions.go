@@ -92,3 +92,18 @@ func PartitionKey(plan *compiler.Plan, value string) string {
 	}
 	return makePartition(t, plan.Partition.Granularity).Key(plan.Partition.Granularity)
 }
+
+// PartitionEnd names where the partition a reconciliation key falls in
+// ends: the --to of a backfill that ends with it.
+func PartitionEnd(plan *compiler.Plan, value string) string {
+	t, err := compiler.ParseTime(value)
+	if err != nil {
+		return value
+	}
+	g := plan.Partition.Granularity
+	end := makePartition(t, g).end
+	if g == "hour" {
+		return end.Format(time.RFC3339)
+	}
+	return end.Format("2006-01-02")
+}

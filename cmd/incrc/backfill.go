@@ -18,7 +18,7 @@ func backfillCmd() *command {
 		name:    "backfill",
 		summary: "Rebuild the partitions of [from, to) from the source, oldest first, each checked; resumable; never moves the watermark.",
 		usage:   "--target URL PIPELINE --from D --to D [flags]",
-		example: "incrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14\nincrc backfill --target postgres://etl@db/wh dw_orders --from 2026-01-01 --to 2026-02-01 --only-drifted --parallel 2\nincrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14 --dry-run\n# exit 0: done, 2: a rebuilt partition does not match the source (named), 1: error, 3: locked",
+		example: "incrc backfill --target duckdb:wh.duckdb dw_events --from 2026-01-03 --to 2026-01-14\nincrc backfill --target postgres://etl@db/wh dw_events --from 2026-01-01 --to 2026-02-01 --only-drifted --parallel 2\nincrc backfill --target duckdb:wh.duckdb dw_events --from 2026-01-03 --to 2026-01-14 --dry-run\n# exit 0: done, 2: a rebuilt partition does not match the source (named), 1: error, 3: locked",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
