@@ -87,6 +87,9 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 		t.Fatal("no specs in ../specs")
 	}
 	for _, f := range valid {
+		if IsTestFile(f) {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

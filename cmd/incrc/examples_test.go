@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // partitions, a reconciliation's a reconcile section), so an example
 // copied from --help runs on a fresh clone.
 func TestHelpExamples(t *testing.T) {
-	files, err := filepath.Glob("../../specs/*.yaml")
+	files, err := compiler.SpecFiles([]string{"../../specs"})
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no specs: %v", err)
 	}

@@ -43,6 +43,7 @@ func commands() []*command {
 		validateCmd(),
 		compileCmd(),
 		planCmd(),
+		testCmd(),
 		runCmd(),
 		stateCmd(),
 		reconcileCmd(),
