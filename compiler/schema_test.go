@@ -83,9 +83,11 @@ func TestKeyTable(t *testing.T) {
 // parser reports.
 func TestSchemaAgreesWithParser(t *testing.T) {
 	valid, _ := filepath.Glob("../specs/*.yaml")
-	if len(valid) == 0 {
-		t.Fatal("no specs in ../specs")
+	scaffold, _ := filepath.Glob("../cmd/incrc/scaffold/specs/*.yaml") // what incrc init writes
+	if len(valid) == 0 || len(scaffold) < 6 {
+		t.Fatalf("no specs in ../specs (%d) or incrc init's examples (%d)", len(valid), len(scaffold))
 	}
+	valid = append(valid, scaffold...)
 	for _, f := range valid {
 		if IsTestFile(f) {
 			continue

@@ -40,6 +40,8 @@ type command struct {
 
 func commands() []*command {
 	return []*command{
+		initCmd(),
+		newCmd(),
 		validateCmd(),
 		compileCmd(),
 		planCmd(),
