@@ -771,6 +771,7 @@ func scenarios() []scenario {
 			},
 		},
 	}
+	out = append(out, historyScenarios()...)
 	// A late click rewrites its own hour (or month), nothing else;
 	// reconciliation and backfills name partitions the same way on every
 	// engine.

@@ -175,7 +175,8 @@ type conformer struct {
 	sc       scenario
 	inc, ref *compiler.Plan
 	src      []compiler.Col
-	cols     []string // the target's columns
+	cols     []string // the declared columns: the source's and the quarantine's
+	tcols    []string // the target's columns, as create_target makes them
 	logged   int      // programs of inc the run log holds
 	runIDs   []string // inc's successful runs, for {runN}
 	// st is inc's state as last read: what the next step finds, unless a
@@ -209,6 +210,11 @@ func conform(t *testing.T, eng engine, sc scenario) {
 	c := &conformer{t: t, e: e, sc: sc, inc: e.spec(expand(e, sc, "inc")), ref: e.spec(expand(e, sc, "ref"))}
 	for _, col := range c.inc.Columns {
 		c.cols = append(c.cols, col.Name)
+	}
+	// A change log's target leaves columns out and keeps the sequence; a
+	// versioned target adds its validity: compare what the target holds.
+	for _, col := range c.inc.Statement(compiler.StmtCreateTarget).Op.(compiler.CreateTable).Columns {
+		c.tcols = append(c.tcols, col.Name)
 	}
 	c.src = c.inc.Columns
 	if sc.nulls {
@@ -315,7 +321,7 @@ func (c *conformer) before() before {
 	if st == nil {
 		st = c.state()
 	}
-	rows, _ := c.e.read(tableName(c.inc.Target), c.cols) // no table yet before the first run
+	rows, _ := c.e.read(tableName(c.inc.Target), c.tcols) // no table yet before the first run
 	return before{wm: st.Watermark, rows: rows, runs: len(st.Runs)}
 }
 
@@ -331,7 +337,7 @@ func (c *conformer) unchanged(what string, b before, logged int, holder string) 
 	if len(st.Runs) != min(b.runs+logged, 20) {
 		c.t.Errorf("%s: the run log grew from %d to %d rows, want %d", what, b.runs, len(st.Runs), logged)
 	}
-	rows, _ := c.e.read(tableName(c.inc.Target), c.cols)
+	rows, _ := c.e.read(tableName(c.inc.Target), c.tcols)
 	if diff := cmp.Diff(b.rows, rows, cmpopts.EquateEmpty()); diff != "" {
 		c.t.Errorf("%s: a failed step changed the target (-before +after):\n%s", what, diff)
 	}
@@ -437,7 +443,7 @@ func (c *conformer) logCheck(what string, res *Result, st *Status) {
 func (c *conformer) expectRows(what string, rows, quarantine []string) {
 	c.t.Helper()
 	if rows != nil {
-		if diff := cmp.Diff(sorted(rows), sorted(c.e.rows(tableName(c.inc.Target), c.cols)), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(sorted(rows), sorted(c.e.rows(tableName(c.inc.Target), c.tcols)), cmpopts.EquateEmpty()); diff != "" {
 			c.t.Errorf("%s: target (-want +got):\n%s", what, diff)
 		}
 	}
@@ -474,8 +480,8 @@ func (c *conformer) promise(what, until, missed string) {
 		mustRun(t, c.e, c.ref, Options{Until: hi, FullRefresh: true})
 		c.refAt = &at
 	}
-	full := sorted(c.e.rows(tableName(c.ref.Target), c.cols))
-	inc := sorted(c.e.rows(tableName(c.inc.Target), c.cols))
+	full := sorted(c.e.rows(tableName(c.ref.Target), c.tcols))
+	inc := sorted(c.e.rows(tableName(c.inc.Target), c.tcols))
 	diff := cmp.Diff(full, inc, cmpopts.EquateEmpty())
 	switch {
 	case missed != "" && diff == "":
@@ -529,7 +535,7 @@ func (c *conformer) kill(what string, s kill) {
 	// Nothing committed; the dead run's lease is held until it expires,
 	// and its row in the run log says running.
 	st := c.state()
-	rows, _ := e.read(tableName(c.inc.Target), c.cols)
+	rows, _ := e.read(tableName(c.inc.Target), c.tcols)
 	if st.Watermark != b.wm || !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
 		t.Errorf("%s: after the kill: watermark %q -> %q, lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
 	}
@@ -648,7 +654,7 @@ func (c *conformer) rewind(what string, s rewind) {
 	if st.Watermark != s.wm || st.LeaseOwner != "" {
 		t.Errorf("%s: watermark %q, lease %q; want %q, free", what, st.Watermark, st.LeaseOwner, s.wm)
 	}
-	if rows, _ := c.e.read(tableName(c.inc.Target), c.cols); !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) {
+	if rows, _ := c.e.read(tableName(c.inc.Target), c.tcols); !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) {
 		t.Errorf("%s: a rewind changed the target", what)
 	}
 }

@@ -44,6 +44,7 @@ var (
 	_ dialects.OpRenderer   = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
 	_ dialects.TimeTruncer  = (*Dialect)(nil)
+	_ dialects.NullsLaster  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "bigquery" }

@@ -25,6 +25,7 @@ var (
 	_ dialects.OpRenderer  = (*Dialect)(nil)
 	_ dialects.TableNamer  = (*Dialect)(nil)
 	_ dialects.TimeSpeller = (*Dialect)(nil)
+	_ dialects.TimeTruncer = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "sqlite" }

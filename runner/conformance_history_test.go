@@ -1,0 +1,103 @@
+package runner
+
+// The conformance rows of the strategies that keep history: a change log
+// applied by key (cdc) and a table of versions (scd2 by time). conform
+// compares what each target holds (the sequence applied, the validity
+// columns) with what a full refresh — a replay of the whole log, a
+// rebuild of every version — writes at the same hi.
+
+const cdcConformSpec = `
+pipeline: accounts_{target}_{id}
+source:
+  table: app_{id}.account_changes
+target:
+  table: dw_{id}.accounts_{target}
+columns:
+  account_id: bigint
+  plan: varchar(16)
+  op: varchar(1)
+  lsn: bigint
+  ingested_at: timestamp
+strategy: cdc
+unique_key: [account_id]
+watermark:
+  column: ingested_at
+  start: 2026-01-01
+  lookback: 1h
+cdc:
+  op: op
+  sequence: lsn
+  exclude: [op, ingested_at]
+`
+
+const scd2ConformSpec = `
+pipeline: prices_{target}_{id}
+source:
+  table: app_{id}.price_versions
+target:
+  table: dw_{id}.prices_{target}
+columns:
+  sku: bigint
+  price: decimal(10,2)
+  changed_at: timestamp
+strategy: scd2
+unique_key: [sku]
+watermark:
+  column: changed_at
+  start: 2026-01-01
+  lookback: 2d
+scd2:
+  by: time
+`
+
+func historyScenarios() []scenario {
+	return []scenario{
+		{
+			// Story 4: inserts, updates and a delete in one window and
+			// across windows; a stale update arriving after the delete, and
+			// a change arriving late within the lookback; a rerun.
+			name: "cdc/change log", spec: cdcConformSpec, source: "app_{id}.account_changes",
+			seed: [][]any{
+				{1, "free", "c", 10, "2026-01-01 09:00:00"},
+				{2, "free", "c", 11, "2026-01-01 09:05:00"},
+				{1, "pro", "u", 12, "2026-01-01 09:10:00"},
+				{3, "team", "c", 13, "2026-01-01 09:20:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-01T10:00:00Z", Read: 4, Inserted: 3}},
+				insert{
+					{2, nil, "d", 20, "2026-01-01 10:05:00"},
+					{2, "pro", "u", 15, "2026-01-01 10:10:00"},   // stale: older than the delete
+					{3, "team+", "u", 21, "2026-01-01 09:30:00"}, // late, within the lookback
+				},
+				run{until: "2026-01-01T11:00:00Z"},
+				run{until: "2026-01-01T11:00:00Z"},
+				insert{{2, "free", "c", 30, "2026-01-01 11:10:00"}}, // the key comes back
+				run{until: "2026-01-01T12:00:00Z", rows: []string{
+					line(1, "pro", 12, 12), line(2, "free", 30, 30), line(3, "team+", 21, 21)}},
+			},
+		},
+		{
+			// Versions by time: a new version closes the one before; a late
+			// version splits the interval it falls in; a rerun.
+			name: "scd2/versions by time", spec: scd2ConformSpec, source: "app_{id}.price_versions",
+			seed: [][]any{
+				{1, "10.00", "2026-01-02 00:00:00"},
+				{2, "20.00", "2026-01-02 00:00:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-03"},
+				insert{{1, "12.00", "2026-01-04 00:00:00"}, {2, "18.00", "2026-01-03 12:00:00"}},
+				run{until: "2026-01-05"},
+				insert{{1, "11.00", "2026-01-03 06:00:00"}}, // late: splits [01-02, 01-04)
+				run{until: "2026-01-05T06:00:00Z"},
+				run{until: "2026-01-05T06:00:00Z", rows: []string{
+					line(1, "10.00", "2026-01-02 00:00:00", "2026-01-02 00:00:00", "2026-01-03 06:00:00"),
+					line(1, "11.00", "2026-01-03 06:00:00", "2026-01-03 06:00:00", "2026-01-04 00:00:00"),
+					line(1, "12.00", "2026-01-04 00:00:00", "2026-01-04 00:00:00", nil),
+					line(2, "20.00", "2026-01-02 00:00:00", "2026-01-02 00:00:00", "2026-01-03 12:00:00"),
+					line(2, "18.00", "2026-01-03 12:00:00", "2026-01-03 12:00:00", nil)}},
+			},
+		},
+	}
+}
