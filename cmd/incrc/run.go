@@ -46,6 +46,7 @@ func commands() []*command {
 		compileCmd(),
 		planCmd(),
 		testCmd(),
+		seedCmd(),
 		runCmd(),
 		stateCmd(),
 		reconcileCmd(),

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
 
@@ -113,7 +115,7 @@ func runCmd() *command {
 				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
 			if err != nil {
-				c.errorf(e, "%s failed: %v", plan.Pipeline, err)
+				c.errorf(e, "%s failed: %v%s", plan.Pipeline, err, missingSourceHint(plan, err, targetArg(tf.target, tg.URL)))
 			}
 		}
 		return code
@@ -152,4 +154,16 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// missingSourceHint explains a source table the target database does not
+// hold: incrc reads a pipeline's source from its target database.
+func missingSourceHint(plan *compiler.Plan, err error, target string) string {
+	msg := strings.ToLower(err.Error())
+	if plan.Source.Query != "" || !strings.Contains(msg, compiler.StmtProbeSource) ||
+		!(strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist") || strings.Contains(msg, "no such table")) {
+		return ""
+	}
+	return fmt.Sprintf("\n(incrc reads the source %s from the target database: create it there, or load sample rows with incrc seed --target %s %s --rows FILE)",
+		strings.Join(plan.Source.Table.Parts, "."), target, plan.Pipeline)
 }

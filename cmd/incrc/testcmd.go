@@ -401,18 +401,7 @@ func (r *testRun) given() {
 	}
 	if p.Source.Query == "" {
 		r.source = p.Source.Table
-		filled := map[string]bool{}
-		for _, l := range p.Source.Lookups {
-			for _, c := range l.Columns {
-				filled[c.Source] = true
-			}
-		}
-		for _, c := range p.Columns {
-			if !filled[c.Name] {
-				c.NotNull = false // a test may give the NULL keys the pipeline must refuse
-				r.srcCols = append(r.srcCols, c)
-			}
-		}
+		r.srcCols = sourceColumns(p)
 		if _, exists := g.Tables[strings.Join(p.Source.Table.Parts, ".")]; !exists {
 			r.create(r.source, r.srcCols)
 		}
@@ -452,13 +441,21 @@ func (r *testRun) create(t compiler.Table, cols []compiler.Col) {
 // insert adds rows to a table; a row names columns of cols (the others
 // are NULL).
 func (r *testRun) insert(what string, t compiler.Table, cols []compiler.Col, rows []testRow) {
+	if err := insertRows(r.t.ctx, r.tg, what, t, cols, rows); err != nil {
+		r.fatalf("%s", r.unrename(err.Error()))
+	}
+}
+
+// insertRows adds rows written in YAML to a table: incrc test's fixtures
+// and incrc seed's rows. what names the rows in errors.
+func insertRows(ctx context.Context, tg *runner.Target, what string, t compiler.Table, cols []compiler.Col, rows []testRow) error {
 	for i, row := range rows {
 		var names []string
 		var exprs []compiler.Expr
 		vals := map[string]any{}
 		for c := range row {
 			if !slices.ContainsFunc(cols, func(x compiler.Col) bool { return x.Name == c }) {
-				r.fatalf("%s row %d: no column %q (the table has %s)", what, i+1, c, colList(cols))
+				return fmt.Errorf("%s row %d: no column %q (the table has %s)", what, i+1, c, colList(cols))
 			}
 		}
 		for _, c := range cols {
@@ -466,19 +463,40 @@ func (r *testRun) insert(what string, t compiler.Table, cols []compiler.Col, row
 			if !ok {
 				continue
 			}
-			v, err := bindValue(n, c.Type, r.tg.BindTime)
+			v, err := bindValue(n, c.Type, tg.BindTime)
 			if err != nil {
-				r.fatalf("%s row %d, column %s: %v", what, i+1, c.Name, err)
+				return fmt.Errorf("%s row %d, column %s: %v", what, i+1, c.Name, err)
 			}
 			param := fmt.Sprintf("v%d", len(names))
 			names = append(names, c.Name)
 			exprs = append(exprs, compiler.ParamRef{Name: param})
 			vals[param] = v
 		}
-		if err := r.tg.ExecOp(r.t.ctx, compiler.InsertValues{Table: t, Columns: names, Values: exprs}, vals); err != nil {
-			r.fatalf("%s row %d: %v", what, i+1, err)
+		if err := tg.ExecOp(ctx, compiler.InsertValues{Table: t, Columns: names, Values: exprs}, vals); err != nil {
+			return fmt.Errorf("%s row %d: %v", what, i+1, err)
 		}
 	}
+	return nil
+}
+
+// sourceColumns are the columns of a pipeline's source table: the
+// declared ones but those its lookups fill, none NOT NULL (a test or a
+// seed may hold the NULL keys the pipeline must refuse).
+func sourceColumns(p *compiler.Plan) []compiler.Col {
+	filled := map[string]bool{}
+	for _, l := range p.Source.Lookups {
+		for _, c := range l.Columns {
+			filled[c.Source] = true
+		}
+	}
+	var out []compiler.Col
+	for _, c := range p.Columns {
+		if !filled[c.Name] {
+			c.NotNull = false
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func colList(cols []compiler.Col) string {
