@@ -3,7 +3,9 @@ names it imports, and a stand-in incrc that exits with a chosen code.
 
     python3 examples/airflow/test_incrc_dag.py
 """
+import contextlib
 import importlib.util
+import io
 import os
 import pathlib
 import stat
@@ -87,6 +89,10 @@ class TestDag(unittest.TestCase):
         self.assertIsNone(self.dag.backfills.kwargs["schedule"])
 
     def test_exit_codes(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.check_exit_codes()
+
+    def check_exit_codes(self):
         self.fake_incrc(0)
         self.assertEqual(self.dag.incrc("run", "dw_orders"), "run dw_orders\n")
         self.fake_incrc(3)
