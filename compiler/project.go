@@ -171,7 +171,9 @@ func SpecFiles(paths []string) ([]string, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			files = append(files, path)
+			if !IsTestFile(path) {
+				files = append(files, path)
+			}
 			continue
 		}
 		err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {

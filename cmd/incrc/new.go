@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,7 @@ func newCmd() *command {
 			fromTable bool
 			columns   string
 			out       string
+			output    outputFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&o.strategy, "strategy", "", "append, merge, overwrite_partitions, full_refresh, cdc or scd2")
@@ -44,9 +46,14 @@ func newCmd() *command {
 		fs.StringVar(&o.partition, "partition", "", "overwrite_partitions: the partition column (a date or timestamp)")
 		fs.StringVar(&out, "out", "", "the file to write (default: the specs folder's PIPELINE.yaml, without a dw_ prefix)")
 		tf.register(fs, "with --from-table: the database that holds the source (a URL, or a target named in incrc.yaml)")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
+		}
+		format, ok := output.resolve(c, e)
+		if !ok {
+			return exitError
 		}
 		if fs.NArg() != 1 {
 			return c.fail(e, "name the pipeline, as in  incrc new dw_orders --strategy merge --source app.orders")
@@ -123,6 +130,10 @@ func newCmd() *command {
 		}
 		if werr != nil {
 			return c.fail(e, "%v", werr)
+		}
+		if format == "json" {
+			json.NewEncoder(e.stdout).Encode(map[string]any{"file": out, "pipeline": o.pipeline, "strategy": o.strategy, "columns": len(o.cols)})
+			return exitOK
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%s, %d columns); next: incrc validate, and a test in %s\n", out, o.strategy, len(o.cols), strings.TrimSuffix(out, ".yaml")+".test.yaml")
 		return exitOK

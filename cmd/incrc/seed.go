@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -21,16 +22,22 @@ func seedCmd() *command {
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
-			p    projectFlags
-			tf   targetFlags
-			rows string
+			p      projectFlags
+			tf     targetFlags
+			rows   string
+			output outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "the database to create the source table in (today incrc reads a pipeline's source from its target database)")
 		fs.StringVar(&rows, "rows", "", "a YAML file: a list of rows, each a mapping of column to value")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
+		}
+		format, ok := output.resolve(c, e)
+		if !ok {
+			return exitError
 		}
 		if rows == "" {
 			return c.fail(e, "--rows is required: a YAML file with a list of rows")
@@ -71,6 +78,10 @@ func seedCmd() *command {
 		}
 		if err := insertRows(ctx, tg, rows, src, cols, list); err != nil {
 			return c.fail(e, "%v", err)
+		}
+		if format == "json" {
+			json.NewEncoder(e.stdout).Encode(map[string]any{"pipeline": plan.Pipeline, "table": strings.Join(src.Parts, "."), "rows": len(list)})
+			return exitOK
 		}
 		fmt.Fprintf(e.stdout, "%s: %d row(s) into %s\n", plan.Pipeline, len(list), strings.Join(src.Parts, "."))
 		return exitOK

@@ -55,12 +55,29 @@ func testCmd() *command {
 				return c.fail(e, "--run: %v", err)
 			}
 		}
-		pr, ok := p.load(e, c, fs.Args())
+		// A test file named on the command line is run alone, with the
+		// specs of its folder (unless --specs says where they are).
+		var rest, named []string
+		for _, a := range fs.Args() {
+			if compiler.IsTestFile(a) {
+				named = append(named, a)
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		if len(named) > 0 && len(p.specs) == 0 && len(specPaths(rest)) == 0 {
+			for _, f := range named {
+				if d := filepath.Dir(f); !slices.Contains(p.specs, d) {
+					p.specs = append(p.specs, d)
+				}
+			}
+		}
+		pr, ok := p.load(e, c, rest)
 		if !ok {
 			return exitError
 		}
 		// The test files: next to the specs that were read.
-		paths := specPaths(fs.Args())
+		paths := specPaths(rest)
 		paths = append(paths, p.specs...)
 		if len(paths) == 0 {
 			paths = []string{pr.cfg.Specs}
@@ -75,6 +92,9 @@ func testCmd() *command {
 		files, err := compiler.TestFiles(dirs)
 		if err != nil {
 			return c.fail(e, "%v", err)
+		}
+		if len(named) > 0 {
+			files = named
 		}
 		chosen := map[string]*compiler.Spec{}
 		for _, s := range pr.chosen {
