@@ -530,6 +530,9 @@ func colList(cols []compiler.Col) string {
 // deleteKeys deletes the source rows that have the unique_key of rows.
 func (r *testRun) deleteKeys(what string, rows []testRow) {
 	key := r.plan.Key
+	if len(rows) == 0 {
+		return
+	}
 	if len(key) == 0 {
 		r.fatalf("%s: the pipeline has no unique_key to find the source rows by", what)
 	}
