@@ -61,6 +61,19 @@ func TestReadmeTour(t *testing.T) {
 			t.Errorf("$ %s: the README shows (-) but it prints (+):\n%s", st.cmd, diff)
 		}
 	}
+
+	// The test the README shows under "Pipeline tests" passes.
+	tests := fenced(section(t, string(readme), "## Pipeline tests"), "yaml")
+	if len(tests) == 0 {
+		t.Fatal("README.md shows no pipeline test")
+	}
+	if err := os.WriteFile(filepath.Join("specs", "readme.test.yaml"), []byte(tests[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"test", "specs/readme.test.yaml"}, strings.NewReader(""), &out, &out); code != exitOK {
+		t.Errorf("the README's pipeline test: exit %d\n%s", code, &out)
+	}
 }
 
 type step struct{ cmd, out string }
