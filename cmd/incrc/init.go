@@ -55,7 +55,16 @@ func initCmd() *command {
 			return c.fail(e, "%v", err)
 		}
 		var written, kept []string
+		// A specs folder that holds specs already is a project: examples
+		// added to it would clash with its pipelines (names, targets).
+		existing, _ := compiler.SpecFiles([]string{filepath.Join(dir, "specs")})
+		if len(existing) > 0 {
+			kept = append(kept, filepath.Join(dir, "specs")+string(filepath.Separator))
+		}
 		for _, f := range files {
+			if len(existing) > 0 && strings.HasPrefix(f.path, "specs/") {
+				continue
+			}
 			dst := filepath.Join(dir, filepath.FromSlash(f.path))
 			// Never overwrite: a file that is there is the user's.
 			if _, err := os.Lstat(dst); err == nil {
@@ -87,6 +96,10 @@ func initCmd() *command {
 			fmt.Fprintf(e.stdout, "wrote %s\n", f)
 		}
 		for _, f := range kept {
+			if strings.HasSuffix(f, string(filepath.Separator)) {
+				fmt.Fprintf(e.stdout, "kept  %s (it holds specs: no examples added)\n", f)
+				continue
+			}
 			fmt.Fprintf(e.stdout, "kept  %s (it exists: incrc init never overwrites)\n", f)
 		}
 		fmt.Fprintf(e.stdout, "\nNext:\n  incrc validate     # check the specs\n  incrc test         # run specs/orders.test.yaml on an embedded DuckDB\n  incrc compile      # write the SQL to review and check in\n")
