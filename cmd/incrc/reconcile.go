@@ -177,8 +177,10 @@ func printRepair(e *env, plan *compiler.Plan, rec *runner.Reconciliation, target
 	if rec.Restate {
 		restate = " --restate"
 	}
+	from, _ := runner.PartitionBounds(plan, first)
+	_, to := runner.PartitionBounds(plan, last)
 	fmt.Fprintf(e.stdout, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target %s %s --from %s --to %s --only-drifted%s\n",
-		runner.PartitionKey(plan, first), target, plan.Pipeline, runner.PartitionKey(plan, first), runner.PartitionEnd(plan, last), restate)
+		runner.PartitionKey(plan, first), target, plan.Pipeline, from, to, restate)
 	if rec.Restate {
 		fmt.Fprintf(e.stdout, "(--restate: partitions older than partition.finalize_after %s before the watermark are finalized, and a backfill rewrites them only when told to)\n", plan.Partition.FinalizeAfter.Text)
 	}
