@@ -89,7 +89,7 @@ type AsOf struct {
 // src: a query, or a table or query joined with its lookups.
 func (r Relation) Derived() bool { return r.Query != "" || len(r.Lookups) > 0 }
 
-var lookupKeys = []string{"table", "on", "as_of", "columns", "valid_from", "valid_to", "open_end"}
+var lookupKeys = keysAt(SpecKeys, "lookups") // the key table (keys.go)
 
 // lookups reads the lookups list: each entry a mapping of lookupKeys.
 func (p *parser) lookups(n *yaml.Node) []Lookup {
@@ -124,6 +124,8 @@ func (p *parser) lookups(n *yaml.Node) []Lookup {
 				l.ValidTo = p.str("lookup.valid_to", v)
 			case "open_end":
 				l.OpenEnd = p.str("lookup.open_end", v)
+			default:
+				p.unread(key)
 			}
 		})
 		if resolve(e).Kind == yaml.MappingNode {

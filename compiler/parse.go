@@ -86,6 +86,7 @@ type parser struct {
 	src      []byte // the file, to find what a YAML error or a string offset points at
 	diags    Diagnostics
 	reported map[string]bool // see Spec.reported
+	split    map[Pos]string  // a type a flow mapping split at its comma, whole (joinFlowTypes)
 }
 
 // report records that what was reported, so that Validate does not say it
@@ -96,11 +97,21 @@ func (p *parser) report(what string) {
 	}
 }
 
+// unread reports a key that the key table (keys.go) lists for a mapping
+// but the parser's switch for it does not read: a key added to the table
+// without its case. TestKeyTable parses every key of the table and fails
+// on it; a user never sees it.
+func (p *parser) unread(key string) {
+	p.diags.add(Pos{File: p.file, Line: 1, Col: 1}, "internal error: key %q is in the key table but the parser does not read it", key)
+}
+
 func (p *parser) pos(n *yaml.Node) Pos {
 	return Pos{File: p.file, Line: n.Line, Col: n.Column}
 }
 
-var specKeys = []string{"pipeline", "description", "source", "target", "columns", "strategy", "unique_key", "watermark", "dedupe_by", "partition", "quality", "reconcile", "cdc", "scd2", "lookups"}
+// specKeys and the lists below are the key table's (keys.go): the parser
+// and the JSON Schema read the same names.
+var specKeys = keysAt(SpecKeys, "")
 
 func (p *parser) spec(s *Spec, n *yaml.Node) {
 	p.mapping(n, "spec", specKeys, func(key string, k, v *yaml.Node) {
@@ -111,18 +122,25 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 			s.Description = p.str(key, v)
 		case "source":
 			s.Source.Pos = p.pos(k)
-			p.mapping(v, key, []string{"table", "query"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "source"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "table":
 					s.Source.Table = p.str("source."+key, v)
 				case "query":
 					s.Source.Query = p.str("source."+key, v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "target":
 			s.Target.Pos = p.pos(k)
-			p.mapping(v, key, []string{"table"}, func(key string, _, v *yaml.Node) {
-				s.Target.Table = p.str("target.table", v)
+			p.mapping(v, key, keysAt(SpecKeys, "target"), func(key string, _, v *yaml.Node) {
+				switch key {
+				case "table":
+					s.Target.Table = p.str("target.table", v)
+				default:
+					p.unread(key)
+				}
 			})
 		case "columns":
 			s.Columns = p.columns(v)
@@ -133,7 +151,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "watermark":
 			w := &Watermark{Pos: p.pos(k)}
 			s.Watermark = w
-			p.mapping(v, key, []string{"column", "start", "lookback", "lag"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "watermark"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "column":
 					w.Column = p.str("watermark.column", v)
@@ -145,6 +163,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					w.Lookback = p.durationOrCount("watermark.lookback", v)
 				case "lag":
 					w.Lag = p.duration("watermark.lag", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "dedupe_by":
@@ -152,7 +172,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "partition":
 			pt := &Partition{Pos: p.pos(k)}
 			s.Partition = pt
-			p.mapping(v, key, []string{"column", "granularity", "finalize_after"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "partition"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "column":
 					pt.Column = p.str("partition.column", v)
@@ -160,12 +180,14 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					pt.Granularity = p.str("partition.granularity", v)
 				case "finalize_after":
 					pt.FinalizeAfter = p.duration("partition.finalize_after", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "quality":
 			q := &Quality{Pos: p.pos(k)}
 			s.Quality = q
-			p.mapping(v, key, []string{"not_null", "checks", "on_invalid"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "quality"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "not_null":
 					q.NotNull = p.strList("quality.not_null", v)
@@ -173,23 +195,27 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					q.Checks = p.strList("quality.checks", v)
 				case "on_invalid":
 					q.OnInvalid = p.str("quality.on_invalid", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "reconcile":
 			r := &Reconcile{Pos: p.pos(k)}
 			s.Reconcile = r
-			p.mapping(v, key, []string{"by", "measures"}, func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "reconcile"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "by":
 					r.By = p.str("reconcile.by", v)
 				case "measures":
 					r.Measures = p.strList("reconcile.measures", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "cdc":
 			c := &CDC{Pos: p.pos(k)}
 			s.CDC = c
-			p.mapping(v, key, []string{"op", "sequence", "at", "deletes", "soft_delete", "ops", "exclude"}, func(key string, k, v *yaml.Node) {
+			p.mapping(v, key, keysAt(SpecKeys, "cdc"), func(key string, k, v *yaml.Node) {
 				switch key {
 				case "op":
 					c.Op = p.str("cdc.op", v)
@@ -202,18 +228,20 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 				case "soft_delete":
 					sd := &SoftDelete{Pos: p.pos(k)}
 					c.SoftDelete = sd
-					p.mapping(v, "cdc.soft_delete", []string{"flag", "at"}, func(key string, _, v *yaml.Node) {
+					p.mapping(v, "cdc.soft_delete", keysAt(SpecKeys, "cdc.soft_delete"), func(key string, _, v *yaml.Node) {
 						switch key {
 						case "flag":
 							sd.Flag = p.str("cdc.soft_delete.flag", v)
 						case "at":
 							sd.At = p.str("cdc.soft_delete.at", v)
+						default:
+							p.unread(key)
 						}
 					})
 				case "ops":
 					ops := &CDCOps{Pos: p.pos(k)}
 					c.Ops = ops
-					p.mapping(v, "cdc.ops", []string{"insert", "update", "delete"}, func(key string, _, v *yaml.Node) {
+					p.mapping(v, "cdc.ops", keysAt(SpecKeys, "cdc.ops"), func(key string, _, v *yaml.Node) {
 						switch key {
 						case "insert":
 							ops.Insert = p.strList("cdc.ops.insert", v)
@@ -221,10 +249,14 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 							ops.Update = p.strList("cdc.ops.update", v)
 						case "delete":
 							ops.Delete = p.strList("cdc.ops.delete", v)
+						default:
+							p.unread(key)
 						}
 					})
 				case "exclude":
 					c.Exclude = p.strList("cdc.exclude", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "scd2":
@@ -248,10 +280,14 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					c.OpenEnd = p.str("scd2.open_end", v)
 				case "deleted":
 					c.Deleted = p.str("scd2.deleted", v)
+				default:
+					p.unread(key)
 				}
 			})
 		case "lookups":
 			s.Lookups = p.lookups(v)
+		default:
+			p.unread(key)
 		}
 	})
 }
@@ -448,6 +484,7 @@ func (p *parser) columns(n *yaml.Node) []Column {
 	}
 	var cols []Column
 	seen := map[string]int{}
+	n = p.joinFlowTypes(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
@@ -470,7 +507,8 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			}
 			c.TypeText = p.str("column "+k.Value, v)
 		case yaml.MappingNode:
-			p.mapping(v, "column "+k.Value, []string{"type", "nullable"}, func(key string, _, v *yaml.Node) {
+			v = p.joinFlowTypes(v)
+			p.mapping(v, "column "+k.Value, keysAt(SpecKeys, "columns"), func(key string, _, v *yaml.Node) {
 				switch key {
 				case "type":
 					c.TypeText = p.str("type", v)
@@ -485,6 +523,8 @@ func (p *parser) columns(n *yaml.Node) []Column {
 					default:
 						p.diags.add(b.Pos, "column %s: nullable must be true or false, got %s", quote(k.Value), quote(b.Value))
 					}
+				default:
+					p.unread(key)
 				}
 			})
 			if !c.TypeText.Set() {
@@ -496,7 +536,11 @@ func (p *parser) columns(n *yaml.Node) []Column {
 		}
 		if c.TypeText.Value != "" {
 			t, err := ParseType(c.TypeText.Value)
-			if err != nil {
+			switch {
+			case err != nil && p.split[c.TypeText.Pos] != "":
+				whole := p.split[c.TypeText.Pos]
+				p.diags.add(c.TypeText.Pos, "column %s: in a { } mapping a comma ends a value, so the type reads %s: quote it, as in %q, or write the column as a block, one key a line", quote(k.Value), quote(c.TypeText.Value), whole)
+			case err != nil:
 				p.diags.add(c.TypeText.Pos, "column %s: %v", quote(k.Value), err)
 			}
 			c.Type = t
@@ -504,6 +548,41 @@ func (p *parser) columns(n *yaml.Node) []Column {
 		cols = append(cols, c)
 	}
 	return cols
+}
+
+// joinFlowTypes finds what YAML made of a type with a comma written
+// unquoted in a { } mapping: {type: decimal(12,2)} is the key type with
+// the value "decimal(12" and a key "2)" without a value. The stray key is
+// dropped (it is no mistake of its own) and the value is remembered
+// whole, so that the type's error says what happened and how to write it.
+func (p *parser) joinFlowTypes(n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle == 0 {
+		return n
+	}
+	out := *n
+	out.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		out.Content = append(out.Content, k, v)
+		open := v.Kind == yaml.ScalarNode && v.Style == 0 && strings.Count(v.Value, "(") > strings.Count(v.Value, ")")
+		whole := v.Value
+		for open && i+3 < len(n.Content) {
+			sk, sv := n.Content[i+2], n.Content[i+3]
+			if sk.Kind != yaml.ScalarNode || sk.Style != 0 || sv.Tag != "!!null" || sk.Line != v.Line {
+				break
+			}
+			whole += "," + sk.Value
+			i += 2
+			open = strings.Count(whole, "(") > strings.Count(whole, ")")
+		}
+		if whole != v.Value {
+			if p.split == nil {
+				p.split = map[Pos]string{}
+			}
+			p.split[p.pos(v)] = whole
+		}
+	}
+	return &out
 }
 
 func kindName(n *yaml.Node) string {

@@ -62,7 +62,7 @@ var (
 	targetNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 )
 
-var configKeys = []string{"specs", "out", "dialects", "targets"}
+var configKeys = keysAt(ConfigKeys, "") // the key table (keys.go)
 
 // LoadConfig reads an incrc.yaml. A missing file gives the defaults (the
 // caller decides whether a missing file is an error). lookupEnv expands
@@ -98,6 +98,8 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 			}
 		case "targets":
 			p.targets(cfg, v, lookupEnv)
+		default:
+			p.unread(key)
 		}
 	})
 	if err := p.diags.Err(); err != nil {
@@ -169,17 +171,56 @@ func SpecFiles(paths []string) ([]string, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			files = append(files, path)
+			if !IsTestFile(path) {
+				files = append(files, path)
+			}
 			continue
 		}
 		err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) && !IsTestFile(p) {
 				files = append(files, p)
 			}
 			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// IsTestFile reports whether a file in a specs folder holds pipeline
+// tests (incrc test) rather than a spec: NAME.test.yaml, next to the
+// specs it tests.
+func IsTestFile(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasSuffix(base, ".test.yaml") || strings.HasSuffix(base, ".test.yml")
+}
+
+// TestFiles expands paths (files or folders) into the pipeline test files
+// they hold, sorted.
+func TestFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			if IsTestFile(path) {
+				files = append(files, path)
+			}
+			continue
+		}
+		err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && IsTestFile(p) {
+				files = append(files, p)
+			}
+			return err
 		})
 		if err != nil {
 			return nil, err

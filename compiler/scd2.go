@@ -89,7 +89,7 @@ const (
 )
 
 var (
-	scd2Keys    = []string{"by", "tracked", "snapshot", "deletes", "valid_from", "valid_to", "open_end", "deleted"}
+	scd2Keys    = keysAt(SpecKeys, "scd2") // the key table (keys.go)
 	scd2By      = []string{"time", "columns"}
 	scd2Deletes = []string{"ignore", "close", "new_record"}
 )

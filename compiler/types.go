@@ -132,7 +132,9 @@ func ParseDuration(s string) (time.Duration, error) {
 // The result is in UTC.
 func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{"2006-01-02", time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02 15:04"} {
+	// "2006-01-02 15:04:05+00:00" is how schedulers print a time (Airflow's
+	// {{ data_interval_end }}): RFC 3339 with a space.
+	for _, layout := range []string{"2006-01-02", time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02 15:04", "2006-01-02 15:04:05.999999999Z07:00"} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t.UTC(), nil
 		}

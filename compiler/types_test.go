@@ -124,6 +124,9 @@ func TestParseTime(t *testing.T) {
 		{in: "2026-01-01 10:00:00", want: utc("2026-01-01T10:00:00Z")},
 		{in: "2026-01-01 10:00:00.123", want: utc("2026-01-01T10:00:00.123Z")},
 		{in: "2026-01-01 10:00", want: utc("2026-01-01T10:00:00Z")},
+		// As a scheduler prints it: Airflow's {{ data_interval_end }}.
+		{in: "2026-01-01 10:00:00+00:00", want: utc("2026-01-01T10:00:00Z")},
+		{in: "2026-01-01 10:00:00.5+01:00", want: utc("2026-01-01T09:00:00.5Z")},
 		{in: "2026-13-01", wantErr: true},
 		{in: "2026-02-30", wantErr: true},
 		{in: "01/02/2026", wantErr: true},

@@ -232,19 +232,33 @@ func (e *env) read(name string, cols []string) ([]string, error) {
 	return out, rs.Err()
 }
 
-// dropSchemas removes what a test created on a shared server database.
+// dropSchemas removes what a test created on a shared server database:
+// its schemas, and its pipelines' rows in the state tables that every
+// pipeline shares (every pipeline name of a test ends in its id). It
+// opens a connection of its own: a test may have closed or replaced
+// e.tg (a kill step does) before its cleanup runs.
 func (e *env) dropSchemas() {
 	name := e.tg.Dialect.Name()
 	if name != "postgres" && name != "mysql" {
 		return
 	}
-	q := e.tg.Dialect.QuoteIdent
+	tg, err := Open(e.ctx, e.url, "")
+	if err != nil {
+		e.t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer tg.Close()
 	for _, s := range []string{"app_" + e.id, "dw_" + e.id} {
-		stmt := "DROP SCHEMA IF EXISTS " + q(s)
-		if name == "postgres" {
-			stmt += " CASCADE"
+		if err := tg.DropSchema(e.ctx, s); err != nil {
+			e.t.Errorf("cleanup: drop schema %s: %v", s, err)
 		}
-		e.tg.DB.ExecContext(e.ctx, stmt)
+	}
+	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable} {
+		// The id is [a-z0-9_]: safe to spell in the statement.
+		stmt := "DELETE FROM " + tg.Dialect.QuoteIdent(tb.Name()) + " WHERE pipeline LIKE '%" + e.id + "'"
+		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") {
+			e.t.Errorf("cleanup: %s: %v", stmt, err)
+		}
 	}
 }
 

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
@@ -40,4 +42,112 @@ func (t *Target) BindTime(s string, kind compiler.TypeKind) (any, error) {
 		return nil, err
 	}
 	return t.Dialect.BindTime(tm, kind), nil
+}
+
+// QueryOp spells a query in the target's dialect, runs it and returns its
+// rows, each value as Canon spells it: what tests and incrc test compare.
+func (t *Target) QueryOp(ctx context.Context, op compiler.Op, vals map[string]any) ([][]string, error) {
+	var ps []compiler.Param
+	for name := range vals {
+		ps = append(ps, compiler.Param{Name: name})
+	}
+	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "query", Op: op, Params: ps})
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != 1 {
+		return nil, fmt.Errorf("a query must be one statement, the %s spelling has %d", t.Dialect.Name(), len(parts))
+	}
+	args := make([]any, len(parts[0].Params))
+	for i, n := range parts[0].Params {
+		args[i] = vals[n]
+	}
+	rows, err := t.DB.QueryContext(ctx, parts[0].SQL, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = Canon(v)
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// SetWatermark saves a pipeline's watermark as if a run had left it
+// there: the state tables are created when missing. incrc test starts a
+// test from a given state with it.
+func (t *Target) SetWatermark(ctx context.Context, plan *compiler.Plan, watermark string) error {
+	if plan.Watermark == nil {
+		return fmt.Errorf("pipeline %s has no watermark", plan.Pipeline)
+	}
+	canon, err := compiler.ParseWatermark(plan.Watermark.Type, watermark)
+	if err != nil {
+		return err
+	}
+	m, err := parseMark(plan.Watermark.Type, canon)
+	if err != nil {
+		return err
+	}
+	if _, err := t.State(ctx, plan); err != nil { // creates the state tables
+		return err
+	}
+	ref := func(n string) compiler.Expr { return compiler.ParamRef{Name: n} }
+	return t.ExecOp(ctx, compiler.InsertValues{Table: compiler.StateTable, Columns: []string{"pipeline", "watermark", "spec_hash", "updated_at"},
+		Values: []compiler.Expr{ref("pipeline"), ref("watermark"), ref("spec_hash"), ref("now")}},
+		map[string]any{"pipeline": plan.Pipeline, "watermark": m.String(), "spec_hash": plan.SpecHash, "now": stateTime(time.Now())})
+}
+
+// Forget deletes a pipeline's rows from the state tables that every
+// pipeline of a database shares: its watermark and lease, its run log and
+// its backfill markers. incrc test and the tests leave nothing behind
+// with it. A state table that does not exist has nothing to forget.
+func (t *Target) Forget(ctx context.Context, pipeline string) error {
+	var errs []error
+	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable} {
+		op := compiler.DeleteRows{Table: tb, Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "pipeline"}, R: compiler.ParamRef{Name: "pipeline"}}}
+		if err := t.ExecOp(ctx, op, map[string]any{"pipeline": pipeline}); err != nil && t.tableExists(ctx, tb) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tableExists reports whether a table can be read.
+func (t *Target) tableExists(ctx context.Context, tb compiler.Table) bool {
+	_, err := t.QueryOp(ctx, compiler.ProbeColumns{Source: compiler.Relation{Table: tb}}, nil)
+	return err == nil
+}
+
+// DropSchema drops a schema and everything in it: what incrc test and the
+// tests created on a shared database. It is the one statement the runner
+// spells itself: no plan drops a schema, and the spellings differ only in
+// CASCADE (PostgreSQL and DuckDB need it; in MariaDB/MySQL a schema is a
+// database, dropped whole). SQLite has no schemas: nothing to drop.
+func (t *Target) DropSchema(ctx context.Context, schema string) error {
+	stmt := "DROP SCHEMA IF EXISTS " + t.Dialect.QuoteIdent(schema)
+	switch t.Dialect.Name() {
+	case "sqlite":
+		return nil
+	case "postgres", "duckdb":
+		stmt += " CASCADE"
+	}
+	_, err := t.DB.ExecContext(ctx, stmt)
+	return err
 }

@@ -92,3 +92,19 @@ func PartitionKey(plan *compiler.Plan, value string) string {
 	}
 	return makePartition(t, plan.Partition.Granularity).Key(plan.Partition.Granularity)
 }
+
+// PartitionBounds spells where the partition a reconciliation key falls
+// in starts and ends as --from and --to read them: a date, or RFC 3339
+// for hours (a partition key such as 2026-01 or 2026-01-02T15 is not one).
+func PartitionBounds(plan *compiler.Plan, value string) (from, to string) {
+	t, err := compiler.ParseTime(value)
+	if err != nil {
+		return value, value
+	}
+	g := plan.Partition.Granularity
+	p := makePartition(t, g)
+	if g == "hour" {
+		return p.start.Format(time.RFC3339), p.end.Format(time.RFC3339)
+	}
+	return p.start.Format("2006-01-02"), p.end.Format("2006-01-02")
+}

@@ -29,6 +29,18 @@ type Reconciliation struct {
 	Measures []string `json:"measures"`
 	Groups   []Group  `json:"groups"`
 	Drifted  []string `json:"drifted"`
+	// Pending are the groups that differ but that the pipeline has not
+	// read to their end yet: they end after its saved watermark (every
+	// group, before its first run). They are not drift: the next runs
+	// fill them. (A row of an older group that was committed after the
+	// watermark is still reported as drift: reconcile compares everything
+	// the source holds.)
+	Pending   []string `json:"pending"`
+	Watermark string   `json:"watermark,omitempty"`
+	// Restate: a drifted partition is finalized (older than
+	// finalize_after before the watermark), so a backfill that rebuilds
+	// it needs --restate.
+	Restate bool `json:"restate,omitempty"`
 }
 
 // Reconcile compares source and target in [from, to) of reconcile.by:
@@ -93,12 +105,71 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		rec.Groups = append(rec.Groups, *g)
 	}
 	sort.Slice(rec.Groups, func(i, j int) bool { return rec.Groups[i].Key < rec.Groups[j].Key })
+	saved, known := reconcileMark(ctx, c, conn, rec)
+	rec.Pending = []string{}
 	for _, g := range rec.Groups {
-		if !g.Match {
+		switch {
+		case g.Match:
+		case known && notReached(plan, by.Type, g.Key, saved):
+			rec.Pending = append(rec.Pending, g.Key)
+		default:
 			rec.Drifted = append(rec.Drifted, g.Key)
+			if finalized(plan, g.Key, saved) {
+				rec.Restate = true
+			}
 		}
 	}
 	return rec, nil
+}
+
+// reconcileMark reads the pipeline's saved watermark: nil before its first
+// run. known is false when it cannot be compared with reconcile.by (an
+// integer watermark) or the state cannot be read: then nothing is called
+// pending.
+func reconcileMark(ctx context.Context, c *compiled, q querier, rec *Reconciliation) (saved *mark, known bool) {
+	st, err := readState(ctx, c, q, c.plan.Pipeline)
+	if err != nil || c.plan.Watermark == nil || c.plan.Watermark.Type.IsInteger() {
+		return nil, false
+	}
+	rec.Watermark = st.Watermark
+	saved, err = parseSaved(c.plan, st.Watermark)
+	return saved, err == nil
+}
+
+// notReached reports whether the group key ends after the saved
+// watermark: the runs have not read all of it yet.
+func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark) bool {
+	if saved == nil {
+		return true
+	}
+	t, err := compiler.ParseTime(key)
+	if err != nil {
+		return false
+	}
+	end := t.Add(time.Nanosecond) // a timestamp group is one instant
+	switch {
+	case plan.Partition != nil:
+		end = makePartition(t, plan.Partition.Granularity).end
+	case typ.Kind == compiler.Date:
+		end = t.AddDate(0, 0, 1)
+	}
+	return end.After(saved.t)
+}
+
+// finalized reports whether the partition of a group key is closed, as a
+// backfill decides it: it starts before finalize_after before the saved
+// watermark.
+func finalized(plan *compiler.Plan, key string, saved *mark) bool {
+	pt := plan.Partition
+	if pt == nil || pt.FinalizeAfter.Value <= 0 || saved == nil || saved.isInt {
+		return false
+	}
+	t, err := compiler.ParseTime(key)
+	if err != nil {
+		return false
+	}
+	bound := partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
+	return partitionStart(t, pt.Granularity).Before(bound)
 }
 
 // measureNames are the plan's measures as reconciliations name them.

@@ -215,7 +215,11 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 	if wm.Type.Kind == compiler.Date {
 		return mark{t: hi.Truncate(24 * time.Hour), date: true}, nil
 	}
-	return mark{t: hi}, nil
+	// The precision of the column: every engine keeps microseconds, so a
+	// nanosecond of the clock or of --until is a bound no row can be
+	// told apart by, and it would be saved, printed and compared as if
+	// it were one.
+	return mark{t: hi.Truncate(time.Microsecond)}, nil
 }
 
 // lowerBound is where a run starts reading: the saved watermark (or

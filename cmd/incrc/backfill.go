@@ -18,7 +18,7 @@ func backfillCmd() *command {
 		name:    "backfill",
 		summary: "Rebuild the partitions of [from, to) from the source, oldest first, each checked; resumable; never moves the watermark.",
 		usage:   "--target URL PIPELINE --from D --to D [flags]",
-		example: "incrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14\nincrc backfill --target postgres://etl@db/wh dw_orders --from 2026-01-01 --to 2026-02-01 --only-drifted --parallel 2\nincrc backfill --target duckdb:wh.duckdb dw_orders --from 2026-01-03 --to 2026-01-14 --dry-run\n# exit 0: done, 2: a rebuilt partition does not match the source (named), 1: error, 3: locked",
+		example: "incrc backfill --target duckdb:wh.duckdb dw_events --from 2026-01-03 --to 2026-01-14\nincrc backfill --target postgres://etl@db/wh dw_events --from 2026-01-01 --to 2026-02-01 --only-drifted --parallel 2\nincrc backfill --target duckdb:wh.duckdb dw_events --from 2026-01-03 --to 2026-01-14 --dry-run\n# exit 0: done, 2: a rebuilt partition does not match the source (named), 1: error, 3: locked",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
 		var (
@@ -26,7 +26,7 @@ func backfillCmd() *command {
 			tf       targetFlags
 			from, to string
 			o        runner.BackfillOptions
-			asJSON   bool
+			output   outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -38,35 +38,34 @@ func backfillCmd() *command {
 		fs.BoolVar(&o.Restate, "restate", false, "allow rebuilding partitions older than partition.finalize_after")
 		fs.BoolVar(&o.DryRun, "dry-run", false, "list the partitions and print the SQL; change nothing")
 		fs.DurationVar(&o.LeaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a backfill that dies")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		if fs.NArg() != 1 {
-			fmt.Fprintf(e.stderr, "incrc backfill: name one pipeline (got %d)\n", fs.NArg())
+		format, ok := output.resolve(c, e)
+		if !ok {
 			return exitError
 		}
+		asJSON := format == "json"
 		if o.Parallel < 1 || o.Parallel > 64 {
-			fmt.Fprintf(e.stderr, "incrc backfill: --parallel %d: expected 1..64\n", o.Parallel)
+			c.errorf(e, "--parallel %d: expected 1..64", o.Parallel)
 			return exitError
 		}
 		var err error
 		if o.From, o.To, err = parseRange(from, to); err != nil {
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
-		cfg, specs, ok := p.load(e, nil)
+		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
 		}
-		plans, err := selectPlans(specs, fs.Args())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+		plan, ok := pr.one(c, e)
+		if !ok {
 			return exitError
 		}
-		plan := plans[0]
-		tg, code := c.open(ctx, e, cfg, tf, "")
+		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
@@ -87,10 +86,10 @@ func backfillCmd() *command {
 		var locked *runner.LockedError
 		switch {
 		case errors.As(err, &locked):
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitLocked
 		case res == nil || res.Partitions == nil:
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		if asJSON {
@@ -101,17 +100,17 @@ func backfillCmd() *command {
 			printBackfill(e, plan, res, o)
 			if o.DryRun {
 				if err := printBackfillSQL(e, tg.Dialect, plan); err != nil {
-					fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+					c.errorf(e, "%v", err)
 					return exitError
 				}
 			}
 		}
 		switch {
 		case errors.Is(err, runner.ErrMismatch):
-			fmt.Fprintf(e.stderr, "incrc backfill: stopped: %v\n", err)
+			c.errorf(e, "stopped: %v", err)
 			return exitChanges
 		case err != nil:
-			fmt.Fprintf(e.stderr, "incrc backfill: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		return exitOK

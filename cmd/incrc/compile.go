@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ func compileCmd() *command {
 	c := &command{
 		name:    "compile",
 		summary: "Compile specs to SQL files, one per pipeline and dialect: OUT/<dialect>/<pipeline>.sql.",
-		usage:   "[flags] [SPEC|DIR...]",
+		usage:   "[flags] [PIPELINE|SPEC|DIR...]",
 		example: "incrc compile                     # the project's dialects (default duckdb) into sql/\nincrc compile --dialect all --out build/sql",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
@@ -23,25 +24,31 @@ func compileCmd() *command {
 			p       projectFlags
 			dialect string
 			out     string
+			output  outputFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to compile for: a name, a comma-separated list, or all (default: the project's)")
 		fs.StringVar(&out, "out", "", "output folder (default: the project's, sql)")
 		p.register(fs)
+		output.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		cfg, specs, ok := p.load(e, fs.Args())
+		format, ok := output.resolve(c, e)
 		if !ok {
 			return exitError
 		}
+		pr, ok := p.load(e, c, fs.Args())
+		if !ok {
+			return exitError
+		}
+		cfg, specs := pr.cfg, pr.chosen
 		if out == "" {
 			out = cfg.Out
 		}
 		ds, err := dialectsFor(dialect, cfg)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc compile: %v\n", err)
-			return exitError
+			return c.fail(e, "%v", err)
 		}
 		files, errs := compileAll(specs, ds, out)
 		if len(errs) > 0 {
@@ -51,10 +58,18 @@ func compileCmd() *command {
 			fmt.Fprintln(e.stderr, "nothing written")
 			return exitError
 		}
-		written, removed, err := writeFiles(out, files, dialectDirs(out, ds, len(fs.Args()) == 0))
+		written, removed, err := writeFiles(out, files, dialectDirs(out, ds, !pr.named))
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc compile: %v\n", err)
-			return exitError
+			return c.fail(e, "%v", err)
+		}
+		if format == "json" {
+			var names []string
+			for _, d := range ds {
+				names = append(names, string(d.Name()))
+			}
+			json.NewEncoder(e.stdout).Encode(map[string]any{"pipelines": len(specs), "dialects": names, "out": out,
+				"written": written, "unchanged": len(files) - written, "removed": removed})
+			return exitOK
 		}
 		fmt.Fprintf(e.stdout, "compiled %d pipeline(s) for %d dialect(s) into %s: %d file(s) written, %d unchanged, %d removed\n",
 			len(specs), len(ds), out, written, len(files)-written, removed)

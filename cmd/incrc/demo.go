@@ -33,14 +33,14 @@ func demoCmd() *command {
 		}
 		dir, err := os.MkdirTemp("", "incrc-demo-")
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc demo: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		if !keep {
 			defer os.RemoveAll(dir)
 		}
 		if err := demo(ctx, e, filepath.Join(dir, "wh.duckdb")); err != nil {
-			fmt.Fprintf(e.stderr, "incrc demo: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		return exitOK

@@ -22,7 +22,7 @@ func planCmd() *command {
 	c := &command{
 		name:    "plan",
 		summary: "Compile in memory and diff against the compiled files on disk: what a compile would change.",
-		usage:   "[flags] [SPEC|DIR...]",
+		usage:   "[flags] [PIPELINE|SPEC|DIR...]",
 		example: "incrc plan                        # exit 0: no changes, 2: changes, 1: error\nincrc plan --dialect all --format markdown > plan.md",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
@@ -30,33 +30,33 @@ func planCmd() *command {
 			p       projectFlags
 			dialect string
 			out     string
-			format  string
+			output  outputFlags
 			tf      targetFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
-		fs.StringVar(&format, "format", "text", "output: text, markdown (for a pull-request comment) or json")
+		output.register(fs, "markdown")
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		if format != "text" && format != "markdown" && format != "json" {
-			fmt.Fprintf(e.stderr, "incrc plan: --format %q: expected text, markdown or json\n", format)
-			return exitError
-		}
-		cfg, specs, ok := p.load(e, fs.Args())
+		format, ok := output.resolve(c, e)
 		if !ok {
 			return exitError
 		}
+		pr, ok := p.load(e, c, fs.Args())
+		if !ok {
+			return exitError
+		}
+		cfg, specs := pr.cfg, pr.chosen
 		if out == "" {
 			out = cfg.Out
 		}
 		ds, err := dialectsFor(dialect, cfg)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
-			return exitError
+			return c.fail(e, "%v", err)
 		}
 		files, errs := compileAll(specs, ds, out)
 		if len(errs) > 0 {
@@ -65,16 +65,14 @@ func planCmd() *command {
 			}
 			return exitError
 		}
-		changes, err := diffFiles(files, dialectDirs(out, ds, len(fs.Args()) == 0))
+		changes, err := diffFiles(files, dialectDirs(out, ds, !pr.named))
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
-			return exitError
+			return c.fail(e, "%v", err)
 		}
 		var next []*runner.Preview
 		if tf.target != "" {
-			if next, err = previews(ctx, cfg, tf, specs); err != nil {
-				fmt.Fprintf(e.stderr, "incrc plan: %v\n", err)
-				return exitError
+			if next, err = previews(ctx, cfg, tf, pr); err != nil {
+				return c.fail(e, "%v", err)
 			}
 		}
 		switch format {
@@ -186,8 +184,8 @@ func printPlanMarkdown(w io.Writer, changes []fileChange) {
 }
 
 // previews reads each pipeline's next window from the target.
-func previews(ctx context.Context, cfg *compiler.Config, tf targetFlags, specs []*compiler.Spec) ([]*runner.Preview, error) {
-	plans, err := selectPlans(specs, nil)
+func previews(ctx context.Context, cfg *compiler.Config, tf targetFlags, pr *project) ([]*runner.Preview, error) {
+	plans, err := pr.plans()
 	if err != nil {
 		return nil, err
 	}

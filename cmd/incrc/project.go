@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -13,26 +15,69 @@ import (
 	"github.com/incrc/incrc/dialects/all"
 )
 
-// projectFlags are the flags every command that reads specs shares.
+// projectFlags are the flags every command that reads specs shares: one
+// way to choose specs and pipelines on every command.
 type projectFlags struct {
 	config string
+	specs  []string
 	fs     *pflag.FlagSet
+	// quiet: load returns diagnostics without printing them (a command
+	// that prints them as JSON).
+	quiet bool
 }
 
 func (p *projectFlags) register(fs *pflag.FlagSet) {
 	p.fs = fs
+	fs.StringArrayVar(&p.specs, "specs", nil, "a spec file or folder to read, instead of the project's specs folder (repeatable)")
 	fs.StringVar(&p.config, "config", "incrc.yaml", "project file: specs folder, output folder, dialects, named targets (optional)")
 }
 
-// load reads the project file and the specs named by args (default: the
-// project's specs folder). Diagnostics go to stderr; ok is false if any.
-func (p *projectFlags) load(e *env, args []string) (*compiler.Config, []*compiler.Spec, bool) {
+// project is what a command reads: the project file, every spec read, and
+// the pipelines chosen on the command line.
+type project struct {
+	cfg    *compiler.Config
+	all    []*compiler.Spec // every spec read
+	chosen []*compiler.Spec // the pipelines named, in the order named; all when none were
+	// named: the command line chose specs or pipelines, so what it does
+	// not name is not stale (compile removes nothing then).
+	named bool
+	diags compiler.Diagnostics
+}
+
+// isSpecPath reports whether a command-line argument names spec files
+// rather than a pipeline: a path with a slash, a .yaml file, or a file or
+// folder that is there. Pipeline names are [a-z][a-z0-9_]*, so a name
+// with a slash or a .yaml suffix is never one.
+func isSpecPath(arg string) bool {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return true
+	}
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// specPaths keeps the arguments that name spec files, not pipelines.
+func specPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if isSpecPath(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// load reads the project file and the specs, and chooses the pipelines
+// named by args: pipeline names, or spec files and folders (read instead
+// of the project's specs folder, as --specs). Diagnostics go to stderr
+// (unless quiet); ok is false when anything is wrong.
+func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) {
 	// Without incrc.yaml a project has the defaults, but a file named on
 	// the command line that is not there is a typo, not a default.
 	if p.fs != nil && p.fs.Changed("config") {
 		if _, err := os.Stat(p.config); err != nil {
-			fmt.Fprintf(e.stderr, "incrc: --config: %v\n", err)
-			return nil, nil, false
+			c.errorf(e, "--config: %v", err)
+			return nil, false
 		}
 	}
 	cfg, err := compiler.LoadConfig(p.config, e.getenv)
@@ -42,30 +87,142 @@ func (p *projectFlags) load(e *env, args []string) (*compiler.Config, []*compile
 		if errors.As(err, &diags) {
 			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
 		}
-		return nil, nil, false
+		return nil, false
 	}
-	paths := args
+	paths := append([]string(nil), p.specs...)
+	var names []string
+	for _, a := range args {
+		if isSpecPath(a) {
+			paths = append(paths, a)
+		} else {
+			names = append(names, a)
+		}
+	}
+	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0}
 	if len(paths) == 0 {
+		if _, err := os.Stat(cfg.Specs); errors.Is(err, fs.ErrNotExist) {
+			where := "the default, as there is no " + p.config
+			if cfg.File != "" {
+				where = "specs: in " + cfg.File
+			}
+			wd, _ := os.Getwd()
+			c.errorf(e, "no specs here: looked for the folder %s (%s) in %s; run incrc init to start a project, or point elsewhere with --specs PATH or --config FILE", cfg.Specs, where, wd)
+			return nil, false
+		}
 		paths = []string{cfg.Specs}
 	}
 	files, err := compiler.SpecFiles(paths)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "incrc: %v\n", err)
-		return nil, nil, false
+		c.errorf(e, "%v", err)
+		return nil, false
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(e.stderr, "incrc: no spec files (*.yaml) in %v\n", paths)
-		return nil, nil, false
+		c.errorf(e, "no spec files (*.yaml) in %s", strings.Join(paths, ", "))
+		return nil, false
 	}
 	specs, diags := compiler.LoadSpecs(files)
+	pr.all, pr.diags = specs, diags
 	if len(diags) > 0 {
-		for _, d := range diags {
-			fmt.Fprintln(e.stderr, d)
+		if !p.quiet {
+			for _, d := range diags {
+				fmt.Fprintln(e.stderr, d)
+			}
+			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
 		}
-		fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
-		return nil, nil, false
+		return pr, false
 	}
-	return cfg, specs, true
+	if pr.chosen, err = choose(specs, names); err != nil {
+		c.errorf(e, "%v", err)
+		return nil, false
+	}
+	return pr, true
+}
+
+// choose returns the specs of the named pipelines (all when names is
+// empty), in the order named.
+func choose(specs []*compiler.Spec, names []string) ([]*compiler.Spec, error) {
+	if len(names) == 0 {
+		return specs, nil
+	}
+	byName := map[string]*compiler.Spec{}
+	var known []string
+	for _, s := range specs {
+		byName[s.Pipeline.Value] = s
+		known = append(known, s.Pipeline.Value)
+	}
+	var out []*compiler.Spec
+	for _, n := range names {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown pipeline %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// plans lowers the chosen specs.
+func (pr *project) plans() ([]*compiler.Plan, error) {
+	var plans []*compiler.Plan
+	for _, s := range pr.chosen {
+		p, err := compiler.Lower(s)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// one returns the one chosen pipeline of a command that works on one.
+func (pr *project) one(c *command, e *env) (*compiler.Plan, bool) {
+	if len(pr.chosen) != 1 {
+		var names []string
+		for _, s := range pr.chosen {
+			names = append(names, s.Pipeline.Value)
+		}
+		c.errorf(e, "name one pipeline (the project has %d: %s)", len(pr.chosen), strings.Join(names, ", "))
+		return nil, false
+	}
+	plans, err := pr.plans()
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return nil, false
+	}
+	return plans[0], true
+}
+
+// outputFlags are how every command that prints results chooses their
+// form: --format text|json (plan: also markdown), --json for short.
+type outputFlags struct {
+	format  string
+	json    bool
+	formats []string
+}
+
+func (o *outputFlags) register(fs *pflag.FlagSet, formats ...string) {
+	o.formats = append([]string{"text", "json"}, formats...)
+	fs.StringVar(&o.format, "format", "text", "output: "+strings.Join(o.formats, ", "))
+	fs.BoolVar(&o.json, "json", false, "print JSON: the same as --format json")
+}
+
+// resolve checks --format and folds --json into it.
+func (o *outputFlags) resolve(c *command, e *env) (string, bool) {
+	found := false
+	for _, f := range o.formats {
+		found = found || f == o.format
+	}
+	switch {
+	case !found:
+		c.errorf(e, "--format %q: expected %s", o.format, strings.Join(o.formats, ", "))
+		return "", false
+	case o.json && o.format != "text" && o.format != "json":
+		c.errorf(e, "--json and --format %s: choose one", o.format)
+		return "", false
+	case o.json:
+		o.format = "json"
+	}
+	return o.format, true
 }
 
 // dialectsFor resolves --dialect, falling back to the project's list.

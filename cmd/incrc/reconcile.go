@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,21 +27,22 @@ func reconcileCmd() *command {
 			p        projectFlags
 			tf       targetFlags
 			from, to string
-			asJSON   bool
+			output   outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.StringVar(&from, "from", "", "first value of reconcile.by to compare (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		if fs.NArg() != 1 {
-			fmt.Fprintf(e.stderr, "incrc reconcile: name one pipeline (got %d)\n", fs.NArg())
+		format, ok := output.resolve(c, e)
+		if !ok {
 			return exitError
 		}
+		asJSON := format == "json"
 		lo, err := parseDay("--from", from)
 		var hi time.Time
 		if err == nil {
@@ -49,26 +52,26 @@ func reconcileCmd() *command {
 			err = fmt.Errorf("--from %s must be before --to %s: the range is [from, to)", from, to)
 		}
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
-		cfg, specs, ok := p.load(e, nil)
+		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
 		}
-		plans, err := selectPlans(specs, fs.Args())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+		plan, ok := pr.one(c, e)
+		if !ok {
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, tf, "")
+		plans := []*compiler.Plan{plan}
+		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
 		defer tg.Close()
 		rec, err := tg.Reconcile(ctx, plans[0], lo, hi)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc reconcile: %v\n", err)
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		if asJSON {
@@ -80,6 +83,7 @@ func reconcileCmd() *command {
 			if plans[0].Partition != nil {
 				printPartitionGrid(e, plans[0], rec, lo, hi)
 			}
+			printRepair(e, plans[0], rec, targetArg(tf.target, tg.URL))
 		}
 		if len(rec.Drifted) > 0 {
 			return exitChanges
@@ -102,9 +106,12 @@ func printReconciliation(w io.Writer, rec *runner.Reconciliation) {
 		for i := range rec.Measures {
 			fmt.Fprintf(tw, "%s / %s\t", at(g.Source, i), at(g.Target, i))
 		}
-		if g.Match {
+		switch {
+		case g.Match:
 			fmt.Fprintln(tw, "ok")
-		} else {
+		case slices.Contains(rec.Pending, g.Key):
+			fmt.Fprintln(tw, "pending")
+		default:
 			fmt.Fprintln(tw, "DRIFT")
 		}
 	}
@@ -112,11 +119,71 @@ func printReconciliation(w io.Writer, rec *runner.Reconciliation) {
 	if len(rec.Groups) == 0 {
 		fmt.Fprintln(w, "(no rows on either side)")
 	}
+	fmt.Fprintln(w)
+	switch {
+	case len(rec.Drifted) == 0 && len(rec.Pending) == 0:
+		fmt.Fprintf(w, "All %d match.\n", len(rec.Groups))
+	case len(rec.Drifted) == 0:
+		fmt.Fprintf(w, "%d of %d match, none drifted.\n", len(rec.Groups)-len(rec.Pending), len(rec.Groups))
+	default:
+		fmt.Fprintf(w, "%d of %d drifted: %s\n", len(rec.Drifted), len(rec.Groups), strings.Join(rec.Drifted, ", "))
+	}
+	if len(rec.Pending) > 0 {
+		fmt.Fprintf(w, "%d pending: %s (not read to their end yet: the watermark is %s; the next runs fill them)\n",
+			len(rec.Pending), strings.Join(rec.Pending, ", "), orWord(rec.Watermark, "not set, as nothing has run"))
+	}
+}
+
+func orWord(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// targetArg is how a suggested command names the target: as the user
+// gave it (a named target, a URL), unless it holds a password, which is
+// never printed.
+func targetArg(given, redacted string) string {
+	if u, err := url.Parse(given); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return shellQuote(redacted)
+		}
+	}
+	return shellQuote(given)
+}
+
+// shellQuote quotes s for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:/@%+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printRepair prints the command that repairs the drift: a backfill of the
+// drifted partitions (with --restate when one is finalized), or a full
+// refresh of a pipeline without partitions.
+func printRepair(e *env, plan *compiler.Plan, rec *runner.Reconciliation, target string) {
 	if len(rec.Drifted) == 0 {
-		fmt.Fprintf(w, "\nAll %d match.\n", len(rec.Groups))
 		return
 	}
-	fmt.Fprintf(w, "\n%d of %d drifted: %s\n", len(rec.Drifted), len(rec.Groups), strings.Join(rec.Drifted, ", "))
+	if plan.Partition == nil {
+		fmt.Fprintf(e.stdout, "\nRebuild the target from the source with:\n  incrc run --target %s %s --full-refresh\n", target, plan.Pipeline)
+		return
+	}
+	first, last := rec.Drifted[0], rec.Drifted[len(rec.Drifted)-1]
+	restate := ""
+	if rec.Restate {
+		restate = " --restate"
+	}
+	from, _ := runner.PartitionBounds(plan, first)
+	_, to := runner.PartitionBounds(plan, last)
+	fmt.Fprintf(e.stdout, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target %s %s --from %s --to %s --only-drifted%s\n",
+		runner.PartitionKey(plan, first), target, plan.Pipeline, from, to, restate)
+	if rec.Restate {
+		fmt.Fprintf(e.stdout, "(--restate: partitions older than partition.finalize_after %s before the watermark are finalized, and a backfill rewrites them only when told to)\n", plan.Partition.FinalizeAfter.Text)
+	}
 }
 
 // printPartitionGrid shows a partitioned pipeline's reconciliation as one
@@ -125,9 +192,12 @@ func printPartitionGrid(e *env, plan *compiler.Plan, rec *runner.Reconciliation,
 	status := map[string]string{}
 	for _, g := range rec.Groups {
 		k := runner.PartitionKey(plan, g.Key)
-		if g.Match {
+		switch {
+		case g.Match:
 			status[k] = "ok"
-		} else {
+		case slices.Contains(rec.Pending, g.Key):
+			status[k] = "pending"
+		default:
 			status[k] = "drifted"
 		}
 	}
@@ -139,10 +209,6 @@ func printPartitionGrid(e *env, plan *compiler.Plan, rec *runner.Reconciliation,
 	}
 	fmt.Fprintln(e.stdout)
 	printGrid(e.stdout, useColor(e, e.stdout), keys, status)
-	if len(rec.Drifted) > 0 {
-		fmt.Fprintf(e.stdout, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target URL %s --from %s --to %s --only-drifted\n",
-			runner.PartitionKey(plan, rec.Drifted[0]), plan.Pipeline, rec.From, rec.To)
-	}
 }
 
 func at(vals []string, i int) string {

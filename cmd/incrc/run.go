@@ -40,13 +40,19 @@ type command struct {
 
 func commands() []*command {
 	return []*command{
+		initCmd(),
+		newCmd(),
 		validateCmd(),
 		compileCmd(),
 		planCmd(),
+		testCmd(),
+		seedCmd(),
 		runCmd(),
 		stateCmd(),
 		reconcileCmd(),
 		backfillCmd(),
+		schemaCmd(),
+		versionCmd(),
 		demoCmd(),
 	}
 }
@@ -63,6 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return exitError
 		}
 		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -88,10 +97,15 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Example:
-  incrc validate && incrc compile --dialect all && incrc plan
+Every command reads the project's specs (incrc.yaml's specs:, else ./specs;
+--specs PATH or --config FILE points elsewhere), takes PIPELINE names to
+choose among them, and prints JSON with --json. Errors start with
+"incrc COMMAND:", or are path:line:col: message for a spec.
 
-Run "incrc <command> --help" for a command's flags.
+Example:
+  incrc init && incrc validate && incrc test && incrc plan
+
+Run "incrc <command> --help" for a command's flags; "incrc version" for the version.
 `)
 }
 
@@ -104,6 +118,18 @@ func (c *command) flags(e *env) *pflag.FlagSet {
 		fmt.Fprintf(e.stdout, "%s\n\nUsage:\n  incrc %s %s\n\nFlags:\n%s\nExample:\n%s\n", c.summary, c.name, c.usage, fs.FlagUsages(), indent(c.example))
 	}
 	return fs
+}
+
+// fail prints an error the way every command does, "incrc COMMAND:
+// message" on stderr, and returns exitError.
+func (c *command) fail(e *env, format string, args ...any) int {
+	c.errorf(e, format, args...)
+	return exitError
+}
+
+// errorf prints an error with the command's prefix and goes on.
+func (c *command) errorf(e *env, format string, args ...any) {
+	fmt.Fprintf(e.stderr, "incrc %s: %s\n", c.name, fmt.Sprintf(format, args...))
 }
 
 // parse parses flags; ok is false when the command must return code.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
 
@@ -15,7 +17,7 @@ func runCmd() *command {
 	c := &command{
 		name:    "run",
 		summary: "Run each pipeline once, incrementally: read [watermark - lookback, hi), write, advance the watermark.",
-		usage:   "--target URL [flags] [PIPELINE...]",
+		usage:   "--target URL [flags] [PIPELINE|SPEC|DIR...]",
 		example: "incrc run --target duckdb:wh.duckdb                       # every pipeline, hi = now - lag\nincrc run --target postgres://etl@db/wh dw_orders --until 2026-01-27\nincrc run --target sqlite:wh.db dw_orders --full-refresh   # rebuild from the whole source",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
@@ -28,7 +30,7 @@ func runCmd() *command {
 			allowFuture bool
 			force       bool
 			leaseTTL    time.Duration
-			asJSON      bool
+			output      outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -37,35 +39,42 @@ func runCmd() *command {
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
 		fs.BoolVar(&force, "force", false, "run a program that the compiled file says is refused without --force (a full refresh that would destroy history no source holds)")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
-		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
+		output.register(fs)
+		// The target's URL says its dialect; --dialect, which compile and
+		// plan read as the dialects to write, only asserted it here.
 		fs.StringVar(&dialect, "dialect", "", "expected dialect of the target (an error when the URL says otherwise)")
+		fs.MarkDeprecated("dialect", "the target URL says the dialect")
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
+		format, ok := output.resolve(c, e)
+		if !ok {
+			return exitError
+		}
+		asJSON := format == "json"
 		opts := runner.Options{FullRefresh: fullRefresh, Force: force, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now}
 		if untilFlag != "" {
 			u, err := runner.ParseUntil(untilFlag)
 			if err != nil {
-				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+				c.errorf(e, "%v", err)
 				return exitError
 			}
 			opts.Until = &u
 		}
 		if leaseTTL <= 0 {
-			fmt.Fprintf(e.stderr, "incrc run: --lease-ttl must be positive\n")
+			c.errorf(e, "--lease-ttl must be positive")
 			return exitError
 		}
-		cfg, specs, ok := p.load(e, nil)
+		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
 		}
-		plans, err := selectPlans(specs, fs.Args())
+		plans, err := pr.plans()
 		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
-			return exitError
+			return c.fail(e, "%v", err)
 		}
-		tg, code := c.open(ctx, e, cfg, tf, dialect)
+		tg, code := c.open(ctx, e, pr.cfg, tf, dialect)
 		if code != exitOK {
 			return code
 		}
@@ -75,13 +84,13 @@ func runCmd() *command {
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
-				fmt.Fprintf(e.stderr, "incrc run: %v\n", err)
+				c.errorf(e, "%v", err)
 				if code == exitOK {
 					code = exitLocked
 				}
 				continue
 			case err != nil && res == nil:
-				fmt.Fprintf(e.stderr, "incrc run: %s: %v\n", plan.Pipeline, err)
+				c.errorf(e, "%s: %v", plan.Pipeline, err)
 				code = exitError
 				continue
 			case err != nil:
@@ -106,7 +115,7 @@ func runCmd() *command {
 				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
 			if err != nil {
-				fmt.Fprintf(e.stderr, "incrc run: %s failed: %v\n", plan.Pipeline, err)
+				c.errorf(e, "%s failed: %v%s", plan.Pipeline, err, missingSourceHint(plan, err, targetArg(tf.target, tg.URL)))
 			}
 		}
 		return code
@@ -145,4 +154,16 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// missingSourceHint explains a source table the target database does not
+// hold: incrc reads a pipeline's source from its target database.
+func missingSourceHint(plan *compiler.Plan, err error, target string) string {
+	msg := strings.ToLower(err.Error())
+	if plan.Source.Query != "" || !strings.Contains(msg, compiler.StmtProbeSource) ||
+		!(strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist") || strings.Contains(msg, "no such table")) {
+		return ""
+	}
+	return fmt.Sprintf("\n(incrc reads the source %s from the target database: create it there, or load sample rows with incrc seed --target %s %s --rows FILE)",
+		strings.Join(plan.Source.Table.Parts, "."), target, plan.Pipeline)
 }

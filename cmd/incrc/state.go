@@ -17,7 +17,7 @@ func stateCmd() *command {
 	c := &command{
 		name:    "state",
 		summary: "Show watermarks, leases and recent runs; free a dead run's lease; move a watermark back.",
-		usage:   "--target URL [flags] [PIPELINE...]",
+		usage:   "--target URL [flags] [PIPELINE|SPEC|DIR...]",
 		example: "incrc state --target duckdb:wh.duckdb\nincrc state --target duckdb:wh.duckdb dw_orders --json\nincrc state --target postgres://etl@db/wh --release dw_orders\nincrc state --target postgres://etl@db/wh --rewind dw_orders --to 2026-01-20 --reason 'billing outage: late rows'",
 	}
 	c.run = func(ctx context.Context, e *env, args []string) int {
@@ -28,7 +28,7 @@ func stateCmd() *command {
 			rewind  string
 			to      string
 			reason  string
-			asJSON  bool
+			output  outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -36,37 +36,41 @@ func stateCmd() *command {
 		fs.StringVar(&rewind, "rewind", "", "move the watermark of PIPELINE back to --to, so the next run re-reads from there (recorded in the run log)")
 		fs.StringVar(&to, "to", "", "with --rewind: the watermark to go back to (a date or RFC 3339; an id for an integer watermark)")
 		fs.StringVar(&reason, "reason", "", "with --rewind: why, recorded in the run log")
-		fs.BoolVar(&asJSON, "json", false, "print one JSON object per pipeline")
+		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
-		cfg, specs, ok := p.load(e, nil)
+		format, ok := output.resolve(c, e)
 		if !ok {
 			return exitError
 		}
+		asJSON := format == "json"
 		names := fs.Args()
 		switch {
 		case release != "" && rewind != "":
-			fmt.Fprintf(e.stderr, "incrc state: --release and --rewind: one at a time\n")
+			c.errorf(e, "--release and --rewind: one at a time")
 			return exitError
 		case rewind != "" && to == "":
-			fmt.Fprintf(e.stderr, "incrc state: --rewind needs --to, the watermark to go back to\n")
+			c.errorf(e, "--rewind needs --to, the watermark to go back to")
 			return exitError
 		case rewind == "" && (to != "" || reason != ""):
-			fmt.Fprintf(e.stderr, "incrc state: --to and --reason go with --rewind PIPELINE\n")
+			c.errorf(e, "--to and --reason go with --rewind PIPELINE")
 			return exitError
 		case release != "":
-			names = []string{release}
+			names = append(specPaths(names), release)
 		case rewind != "":
-			names = []string{rewind}
+			names = append(specPaths(names), rewind)
 		}
-		plans, err := selectPlans(specs, names)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
+		pr, ok := p.load(e, c, names)
+		if !ok {
 			return exitError
 		}
-		tg, code := c.open(ctx, e, cfg, tf, "")
+		plans, err := pr.plans()
+		if err != nil {
+			return c.fail(e, "%v", err)
+		}
+		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
 		}
@@ -74,7 +78,7 @@ func stateCmd() *command {
 		if release != "" {
 			freed, err := tg.Release(ctx, plans[0])
 			if err != nil {
-				fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
+				c.errorf(e, "%v", err)
 				return exitError
 			}
 			if freed {
@@ -89,10 +93,10 @@ func stateCmd() *command {
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
-				fmt.Fprintf(e.stderr, "incrc state: %v\n", err)
+				c.errorf(e, "%v", err)
 				return exitLocked
 			case err != nil:
-				fmt.Fprintf(e.stderr, "incrc state: %s: %v\n", rewind, err)
+				c.errorf(e, "%s: %v", rewind, err)
 				return exitError
 			}
 			fmt.Fprintf(e.stdout, "%s: watermark %s -> %s (run %s in the run log); the next run reads from %s\n",
@@ -102,7 +106,7 @@ func stateCmd() *command {
 		for _, plan := range plans {
 			st, err := tg.State(ctx, plan)
 			if err != nil {
-				fmt.Fprintf(e.stderr, "incrc state: %s: %v\n", plan.Pipeline, err)
+				c.errorf(e, "%s: %v", plan.Pipeline, err)
 				return exitError
 			}
 			if asJSON {

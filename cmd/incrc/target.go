@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	if !strings.Contains(target, ":") {
 		url, err := cfg.Target(target)
 		if err != nil {
-			return nil, fmt.Errorf("--target %s: %w", target, err)
+			return nil, fmt.Errorf("--target %s: %w%s", target, err, schemeHint(target))
 		}
 		target = url
 	}
@@ -72,33 +73,6 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	}
 	tg.StatementTimeout = tf.timeout
 	return tg, nil
-}
-
-// selectPlans lowers the specs of the named pipelines (all when names is
-// empty), in the order given.
-func selectPlans(specs []*compiler.Spec, names []string) ([]*compiler.Plan, error) {
-	byName := map[string]*compiler.Spec{}
-	var known []string
-	for _, s := range specs {
-		byName[s.Pipeline.Value] = s
-		known = append(known, s.Pipeline.Value)
-	}
-	if len(names) == 0 {
-		names = known
-	}
-	var plans []*compiler.Plan
-	for _, n := range names {
-		s, ok := byName[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown pipeline %q (known: %s)", n, strings.Join(known, ", "))
-		}
-		p, err := compiler.Lower(s)
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, p)
-	}
-	return plans, nil
 }
 
 // parseDay reads --from/--to: a date or RFC 3339, UTC.
@@ -111,4 +85,19 @@ func parseDay(flag, s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s: %w", flag, err)
 	}
 	return t, nil
+}
+
+// schemeHint completes the error for a --target that is neither a URL nor
+// a named target: a file name is most likely a URL without its scheme.
+func schemeHint(target string) string {
+	ext := strings.ToLower(filepath.Ext(target))
+	switch {
+	case ext == ".duckdb" || ext == ".ddb":
+		return fmt.Sprintf("; a URL needs its scheme: did you mean duckdb:%s?", target)
+	case ext == ".db" || ext == ".sqlite" || ext == ".sqlite3":
+		return fmt.Sprintf("; a URL needs its scheme: did you mean sqlite:%s (or duckdb:%s)?", target, target)
+	case strings.ContainsAny(target, "./@"):
+		return "; a URL needs its scheme: duckdb:PATH, sqlite:PATH, postgres://user@host/db or mysql://user@host/db"
+	}
+	return ""
 }
