@@ -94,12 +94,12 @@ var SpecKeys = []Key{
 			{Name: "measures", Kind: KindList, Example: "[count, sum(amount)]", Doc: "count, count(col), sum(col), min(col), max(col)."},
 		}},
 	{Name: "cdc", Kind: KindMapping,
-		Doc: "strategy cdc: the source is a change log, one row per change, applied by key.",
+		Doc: "The source is a change log, one row per change: strategy cdc applies it by key, strategy scd2 keeps every change as a version.",
 		Children: []Key{
 			{Name: "op", Kind: KindScalar, Example: "op", Doc: "The column holding the op code."},
 			{Name: "sequence", Kind: KindScalar, Example: "lsn", Doc: "The column that orders a key's changes: an integer, decimal or timestamp (an LSN); never NULL."},
-			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "Optional: the column holding the change's commit time; soft deletes record it."},
-			{Name: "deletes", Kind: KindScalar, Enum: []string{"hard", "soft"}, Example: "hard", Doc: "hard (the default: the row is removed) or soft (the row is marked; needs at)."},
+			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "The column holding the change's commit time: optional for strategy cdc (soft deletes record it), required for scd2 (each version starts there)."},
+			{Name: "deletes", Kind: KindScalar, Enum: []string{"hard", "soft"}, Example: "hard", Doc: "strategy cdc: hard (the default: the row is removed) or soft (the row is marked; needs at). Not for scd2, where a delete ends the current version."},
 			{Name: "soft_delete", Kind: KindMapping, Doc: "The target columns a soft delete sets.",
 				Children: []Key{
 					{Name: "flag", Kind: KindScalar, Example: "deleted", Doc: "The boolean column (default deleted)."},
@@ -114,9 +114,9 @@ var SpecKeys = []Key{
 			{Name: "exclude", Kind: KindList, Example: "[op, ingested_at]", Doc: "Change-log columns the target does not get."},
 		}},
 	{Name: "scd2", Kind: KindMapping,
-		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to).",
+		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to). With a cdc block it is optional, and only valid_from, valid_to and open_end apply.",
 		Children: []Key{
-			{Name: "by", Kind: KindScalar, Enum: scd2By, Example: "time", Doc: "time (a row's watermark value is when its version became true) or columns (a version opens at the run's hi when a tracked column changes)."},
+			{Name: "by", Kind: KindScalar, Enum: scd2By, Example: "time", Doc: "time (a row's watermark value is when its version became true) or columns (a version opens at the run's hi when a tracked column changes); required, but with a cdc block, where it does not apply."},
 			{Name: "tracked", Kind: KindList, Example: "[country]", Doc: "by columns: the columns whose change opens a version (default: all but the key and the watermark)."},
 			{Name: "snapshot", Kind: KindBool, Example: "true", Doc: "Every run reads the whole source [start, hi), and a key no row carries any more has vanished (the default without a watermark)."},
 			{Name: "deletes", Kind: KindScalar, Enum: scd2Deletes, Example: "close", Doc: "What a vanished key does to its current version: ignore, close (ends it at hi) or new_record (ends it and records the deletion)."},
