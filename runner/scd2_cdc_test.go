@@ -265,3 +265,26 @@ func TestSCD2FromCDCFailsOnInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestSCD2FromCDCAfterOpenEnd: a change committed at or after the open end
+// would make a version that ends before it starts: the run fails, naming
+// the cause, and writes nothing.
+func TestSCD2FromCDCAfterOpenEnd(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := historyPlan(e, "inc", "scd2:\n  open_end: 2026-01-01T12:00:00Z\n")
+			e.createTable("app_{id}.customers_log", nullableCols(p.Columns))
+			e.changes(p, change{1, "ann", "DE", "c", 10, "08:00", "08:01"})
+			e.insert("app_{id}.customers_log", p.Columns, []any{2, "bob", "FR", "c", 11, day("12:00"), day("08:05")})
+			_, err := e.tg.Run(e.ctx, p, Options{Until: until(day("10:00"))})
+			if err == nil || !strings.Contains(err.Error(), "1 version(s) would end before they start: a change's committed_at is at or after scd2.open_end") {
+				t.Fatalf("run: %v", err)
+			}
+			if rows, tombs := e.versions(p); len(rows)+len(tombs) != 0 {
+				t.Errorf("a failed run wrote %v and %v", rows, tombs)
+			}
+		})
+	}
+}
