@@ -46,7 +46,7 @@ import (
 // Names of the columns the SCD2 session tables add, and the op codes of a
 // change.
 const (
-	KindColumn = "incrc_kind" // timeline: 0 a version of the target, 1 a staged candidate
+	KindColumn = "incrc_kind" // timeline by time: 0 a version of the target, 1 a staged candidate; from a change log see KindHeldVersion
 	OpColumn   = "incrc_op"   // changes: OpAdd, OpRewrite or OpRemove
 
 	OpAdd     = "1" // a version the target does not hold
