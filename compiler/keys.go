@@ -46,7 +46,15 @@ var SpecKeys = []Key{
 		Children: []Key{
 			{Name: "table", Kind: KindScalar, Example: "app.orders", Doc: "A plain schema.table."},
 			{Name: "query", Kind: KindScalar, Example: "SELECT order_id, updated_at FROM app.orders",
-				Doc: "One SELECT (no ';', no bind parameters); the window wraps it, so it must not filter the watermark column with BETWEEN or <=."},
+				Doc: "One SELECT (no ';', no bind parameters), written in the dialect of the database it runs on (the source's, with connection); the window wraps it, so it must not filter the watermark column with BETWEEN or <=."},
+			{Name: "connection", Kind: KindScalar, Example: "app",
+				Doc: "The source lives in another database: a name of incrc.yaml's connections (or --source NAME=URL). The window's read runs there, in its dialect, and the rows stream into the target's staging."},
+			{Name: "dialect", Kind: KindScalar, Example: "postgres",
+				Doc: "With connection: the source's dialect, when its URL is not known at compile time (default: from the connection's URL in incrc.yaml)."},
+			{Name: "files", Kind: KindScalar, Example: "landing/orders/**/*.parquet",
+				Doc: "A local folder glob of files (** crosses folders; key=value folders become columns), read through the embedded DuckDB reader whatever the target. s3:// and gs:// are a later step."},
+			{Name: "format", Kind: KindScalar, Enum: []string{"parquet", "csv", "json"}, Example: "parquet",
+				Doc: "With files: parquet, csv or json; default from the glob's extension."},
 		}},
 	{Name: "target", Kind: KindMapping, Required: true,
 		Doc: "Where rows are written; no two pipelines write one table.",
@@ -67,6 +75,8 @@ var SpecKeys = []Key{
 		Doc: "What a run reads: the half-open window [watermark - lookback, hi).",
 		Children: []Key{
 			{Name: "column", Kind: KindScalar, Example: "updated_at", Doc: "A timestamp, date or integer column that grows when a row changes (not a creation time, for merge)."},
+			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
+				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
 			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only); a count of ids for an integer watermark."},
 			{Name: "lag", Kind: KindDuration, Example: "5m", Doc: "hi is now minus the lag, so rows still committing belong to the next run."},
@@ -143,7 +153,7 @@ var ConfigKeys = []Key{
 	{Name: "specs", Kind: KindScalar, Example: "specs", Doc: "The folder of pipeline specs (default specs)."},
 	{Name: "out", Kind: KindScalar, Example: "sql", Doc: "The folder of compiled SQL (default sql)."},
 	{Name: "dialects", Kind: KindList, Example: "[duckdb, postgres]", Doc: "The dialects compile and plan write by default (default duckdb)."},
-	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."},
+	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."},	{Name: "connections", Kind: KindPairs, Example: "{app: \"postgres://etl:${APP_PASSWORD}@app-db/app\"}", Doc: "Source databases a spec's source.connection names: name: URL; ${ENV} is expanded when the connection is used, and an unset variable is an error then. --source NAME=URL overrides one."},
 }
 
 // keysAt returns the names of the keys of the mapping at path in table:

@@ -161,6 +161,10 @@ func QueryProblems(r *sqllex.Rules, q, watermark string) []*OffsetError {
 			open = open[:len(open)-1]
 		case t.kind == tPunct && t.text == ";":
 			problems = append(problems, errAt(t.off, "must be one statement: remove the ';'"))
+		case t.kind == tIdent && !r.Portable && r != sqllex.Check && i+1 < len(toks) && toks[i+1].kind == tPunct && toks[i+1].text == "(" &&
+			(i == 0 || toks[i-1].text != ".") && !r.HasFunction(t.text):
+			problems = append(problems, errAt(t.off, "calls %s(), a function of %s only, and this query runs on %s, which has none: a source query is written in the dialect of the database it runs on (the target's, or with source.connection the source's)",
+				strings.ToLower(t.text), strings.Join(sqllex.OnlyIn(t.text), " and "), r.Name))
 		case t.kind == tParam:
 			problems = append(problems, errAt(t.off, "must not use bind parameters (%s): the window is applied outside the query", t.text))
 		case watermark == "":

@@ -87,7 +87,7 @@ type AsOf struct {
 
 // Derived reports whether the relation is read as a derived table named
 // src: a query, or a table or query joined with its lookups.
-func (r Relation) Derived() bool { return r.Query != "" || len(r.Lookups) > 0 }
+func (r Relation) Derived() bool { return r.Query != "" || len(r.Lookups) > 0 || r.Files != nil }
 
 var lookupKeys = keysAt(SpecKeys, "lookups") // the key table (keys.go)
 

@@ -11,6 +11,7 @@ var (
 	StateTable      = Table{Parts: []string{"incrc_state"}}
 	RunsTable       = Table{Parts: []string{"incrc_runs"}}
 	PartitionsTable = Table{Parts: []string{"incrc_partitions"}}
+	FilesTable      = Table{Parts: []string{"incrc_files"}}
 )
 
 // Statement names. The compiled file lists the statements in the order
@@ -100,11 +101,22 @@ func Lower(s *Spec) (*Plan, error) {
 		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
 	}
-	if s.Source.Table.Set() {
+	switch {
+	case s.Source.Files.Set():
+		p.From = &Foreign{Dialect: "duckdb", Files: s.Source.Files.Value, Format: FileFormat(s.Source), ByFile: s.Source.ByFile.Set()}
+		scan := &FileScan{Glob: p.From.Files, Format: p.From.Format}
+		if p.From.ByFile {
+			scan.Param = pFiles.Name
+		}
+		p.Source = Relation{Files: scan}
+	case s.Source.Table.Set():
 		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}
-	} else {
+	default:
 		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
 		p.SourceQuery = s.Source.Query
+	}
+	if c := s.Source.Connection; c.Set() {
+		p.From = &Foreign{Connection: c.Value, Dialect: s.Source.Dialect.Value}
 	}
 	p.Source = withLookups(s, p.Source)
 	for _, c := range s.Columns {
@@ -158,7 +170,11 @@ func Lower(s *Spec) (*Plan, error) {
 		l.partitions()
 		l.reconcile()
 	}
+	l.files()
 	l.programs()
+	if err := l.foreign(); err != nil {
+		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
+	}
 	for _, pr := range p.Programs {
 		if err := pr.check(p); err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)

@@ -128,6 +128,14 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					s.Source.Table = p.str("source."+key, v)
 				case "query":
 					s.Source.Query = p.str("source."+key, v)
+				case "connection":
+					s.Source.Connection = p.str("source."+key, v)
+				case "dialect":
+					s.Source.Dialect = p.str("source."+key, v)
+				case "files":
+					s.Source.Files = p.str("source."+key, v)
+				case "format":
+					s.Source.Format = p.str("source."+key, v)
 				default:
 					p.unread(key)
 				}
@@ -157,6 +165,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					w.Column = p.str("watermark.column", v)
 				case "start":
 					w.Start = p.str("watermark.start", v)
+				case "files":
+					w.Files = p.str("watermark.files", v)
 				case "lookback":
 					// An integer watermark looks back by a count of ids, so
 					// the unit is checked against the column type later.
@@ -167,6 +177,11 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					p.unread(key)
 				}
 			})
+			if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() {
+				// The bookmark of a files source: no column windows the
+				// runs, the files loaded before do.
+				s.Source.ByFile, s.Watermark = w.Files, nil
+			}
 		case "dedupe_by":
 			s.DedupeBy = p.str(key, v)
 		case "partition":

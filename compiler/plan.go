@@ -18,6 +18,10 @@ type Plan struct {
 	// SourceQuery is the spec's source.query as written, with its place in
 	// the file: compiling for an engine points into it.
 	SourceQuery String
+	// From, when set, says the source lives outside the target: its
+	// statements (Statement.On) run there, in its dialect, and copy steps
+	// stream the rows into the target's staging.
+	From *Foreign
 	Target      Table
 	Stage       Table // session-scoped staging table: the rows to write
 	Raw         Table // session-scoped: the window's rows as read, when a dedupe follows
@@ -133,6 +137,7 @@ const (
 	PWatermark ParamType = "watermark" // a value of the watermark column's type
 	PBound     ParamType = "bound"     // a value of the reconcile.by column's type
 	PPartition ParamType = "partition" // a value of the partition column's type
+	PFiles     ParamType = "files"     // a list of file paths
 )
 
 // Param is a declared statement parameter.
@@ -148,6 +153,36 @@ type Statement struct {
 	Phase  Phase
 	Op     Op
 	Params []Param
+	// On is the database the statement runs on: the target (zero), or
+	// the source outside it, spelled in the source's dialect.
+	On On
+}
+
+// Foreign is a source outside the target database.
+type Foreign struct {
+	// Connection names the source's database (incrc.yaml's connections,
+	// --source NAME=URL); empty for files.
+	Connection string
+	// Dialect is the source's: what its statements are spelled in
+	// (duckdb for files, read by the embedded DuckDB).
+	Dialect string
+	// Files is a files source's glob and Format its format; ByFile: each
+	// run loads the files not loaded before (incrc_files).
+	Files  string
+	Format string
+	ByFile bool
+}
+
+// Describe says where the source is, for plan and state.
+func (f *Foreign) Describe() string {
+	if f.Files != "" {
+		s := f.Format + " files " + f.Files
+		if f.ByFile {
+			s += " (by file)"
+		}
+		return s
+	}
+	return "connection " + f.Connection + " (" + f.Dialect + ")"
 }
 
 // Statement returns the statement called name, or nil.
@@ -239,6 +274,18 @@ type (
 		Target  Table
 		Stage   Table
 		Columns []string
+		Range   Window
+	}
+
+	// ReadSource is the SELECT of a StageRows on a source outside the
+	// target: the rows it returns are streamed into the target's table by
+	// the program's copy step.
+	ReadSource struct {
+		Source  Relation
+		Columns []string
+		Window  Window
+		Where   Expr
+		Dedupe  *Dedupe
 		Range   Window
 	}
 
@@ -429,6 +476,7 @@ func (VersionedKeys) op()      {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
 func (ResolveChanges) op()     {}
+func (ReadSource) op()         {}
 func (UpdateMatched) op()      {}
 
 // Assign is column = value in an Update.
@@ -477,9 +525,20 @@ func (ParamRef) exprNode() {}
 type Relation struct {
 	Table Table
 	Query string
+	// Files, when set, is a files source: read by the DuckDB reader.
+	Files *FileScan
 	// Lookups, when set, are joined to each row of the table or query
 	// (see LookupJoin); Columns are then what is read of it, and the
 	// lookups fill the others.
 	Columns []string
 	Lookups []LookupJoin
+}
+
+// FileScan reads files through DuckDB's readers: Glob, or with Param the
+// list of paths bound to that parameter (the bookmark's new files).
+// Folders named key=value become columns (hive partitioning).
+type FileScan struct {
+	Glob   string
+	Format string // parquet | csv | json
+	Param  string
 }

@@ -82,7 +82,24 @@ type Step struct {
 	// Fail, with ReadCount: a count other than zero fails the program with
 	// this message (%d is the count).
 	Fail string
+	// On is where the statement runs: the target (zero) or the source's
+	// own database (OnSource), in the source's dialect.
+	On On
+	// Copy, with ReadCopy, is the target table the rows the source
+	// statement returns are streamed into, through the target's bulk path.
+	Copy Table
+	// EachFile: once per file of the list a ReadFiles step made (a files
+	// source with the bookmark), binding path, size and mtime.
+	EachFile bool
 }
+
+// On is the database a statement runs on.
+type On string
+
+const (
+	OnTarget On = ""       // the target database, in its dialect
+	OnSource On = "source" // the source's database, in its dialect (source.connection, or the files reader)
+)
 
 // Read is what the runner reads back from a step.
 type Read string
@@ -109,7 +126,22 @@ const (
 	ReadSwap Read = "swap"
 	// ReadTypes reads no rows, only the types of the columns: each must
 	// fit the declared column of the same name without loss.
-	ReadTypes Read = "types"
+	ReadTypes Read = "types"	// ReadCopy streams the rows of a source statement into the target
+	// table Copy (DuckDB's appender, PostgreSQL's COPY FROM STDIN, batched
+	// INSERTs elsewhere), never holding them in memory; the rows copied are
+	// added to Into. A value that does not fit its declared column fails
+	// the step, naming the row's key and the column.
+	ReadCopy Read = "copy"
+	// ReadNewFiles lists the files of a files source's glob (path, size,
+	// modification time) and reads the statement's rows, the files loaded
+	// before: the files not loaded yet are the program's file list, bound
+	// as "files", counted into Into. A file loaded before whose size or
+	// time changed is rewritten: reported, and listed only when the run
+	// asks to reload rewritten files.
+	ReadNewFiles Read = "new_files"
+	// ReadAllFiles lists every file of the glob: a full refresh loads
+	// them all, a reconciliation compares them all.
+	ReadAllFiles Read = "all_files"
 )
 
 // Registers the runner and the programs share. The run's counts are
@@ -133,6 +165,7 @@ const (
 	RegWritten       = "rows_written"  // a backfilled partition's rows, for its marker
 	RegSource        = "source"        // rows: a reconciliation's or a check's source side
 	RegTarget        = "target"        // rows: its target side
+	RegFiles         = "files"         // the files a ReadFiles step listed
 )
 
 // Counters are the registers a run reports and records under the run
@@ -206,8 +239,14 @@ func (pr *Program) Listing() []string {
 		}
 		indent := stepIndent(s)
 		var notes []string
+		if s.On == OnSource {
+			notes = append(notes, "on source")
+		}
 		if s.Each {
 			notes = append(notes, "each partition")
+		}
+		if s.EachFile {
+			notes = append(notes, "each file")
 		}
 		if s.If != "" {
 			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
@@ -290,6 +329,15 @@ func (s Step) readText() string {
 		t = "exactly one row must change"
 	case ReadTypes:
 		t = "column types must fit the declared ones"
+	case ReadCopy:
+		t = "copy rows -> " + strings.Join(s.Copy.Parts, ".")
+		if len(s.Into) > 0 {
+			t += "; rows -> " + into()
+		}
+	case ReadNewFiles:
+		t = "files not loaded yet -> " + into()
+	case ReadAllFiles:
+		t = "every file -> " + into()
 	}
 	return t
 }

@@ -26,16 +26,70 @@ type Config struct {
 	Targets map[string]string
 
 	targets map[string]namedTarget
+	// connections are the source databases of source.connection.
+	connections map[string]namedTarget
 }
 
 type namedTarget struct {
 	url string
-	err error // an unset ${ENV}, reported when the target is used
+	err error  // an unset ${ENV}, reported when the target is used
+	raw String // as written: its scheme says the dialect without expanding
+}
+
+// Connection returns the URL of the named source connection with ${ENV}
+// expanded; an unset variable is an error naming its place in the file.
+func (c *Config) Connection(name string) (string, error) {
+	t, ok := c.connections[name]
+	if !ok {
+		where := "the project file names none"
+		if c.File == "" {
+			where = "there is no incrc.yaml"
+		} else if len(c.connections) > 0 {
+			names := make([]string, 0, len(c.connections))
+			for n := range c.connections {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			where = c.File + " names: " + strings.Join(names, ", ")
+		}
+		return "", fmt.Errorf("no connection named %q (%s): add it to connections: in incrc.yaml, or give --source %s=URL", name, where, name)
+	}
+	return t.url, t.err
+}
+
+// ConnectionDialect returns the dialect the URL of a named connection
+// says (its scheme), without expanding it: compiling needs no secret.
+func (c *Config) ConnectionDialect(name string) (string, bool) {
+	t, ok := c.connections[name]
+	if !ok {
+		return "", false
+	}
+	return DialectOfURL(t.raw.Value)
+}
+
+// DialectOfURL is the dialect a database URL's scheme names: postgres://,
+// mysql:// (MariaDB too), duckdb:, sqlite:.
+func DialectOfURL(url string) (string, bool) {
+	scheme, _, ok := strings.Cut(url, ":")
+	if !ok {
+		return "", false
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql", "pg", "pgx":
+		return "postgres", true
+	case "mysql", "mariadb", "my":
+		return "mysql", true
+	case "duckdb", "dk":
+		return "duckdb", true
+	case "sqlite", "sqlite3", "sq", "file":
+		return "sqlite", true
+	}
+	return "", false
 }
 
 // DefaultConfig is what a project without incrc.yaml gets.
 func DefaultConfig() *Config {
-	return &Config{Specs: "specs", Out: "sql", Dialects: []string{"duckdb"}, Targets: map[string]string{}, targets: map[string]namedTarget{}}
+	return &Config{Specs: "specs", Out: "sql", Dialects: []string{"duckdb"}, Targets: map[string]string{}, targets: map[string]namedTarget{}, connections: map[string]namedTarget{}}
 }
 
 // Target returns the URL of the named target with ${ENV} expanded. An
@@ -98,6 +152,8 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 			}
 		case "targets":
 			p.targets(cfg, v, lookupEnv)
+		case "connections":
+			p.urls("connection", "connections", cfg.connections, nil, v, lookupEnv)
 		default:
 			p.unread(key)
 		}
@@ -114,9 +170,16 @@ func (p *parser) path(what string, n *yaml.Node) string {
 }
 
 func (p *parser) targets(cfg *Config, n *yaml.Node, lookupEnv func(string) (string, bool)) {
+	p.urls("target", "targets", cfg.targets, cfg.Targets, n, lookupEnv)
+}
+
+// urls reads a mapping of names to database URLs (targets, connections):
+// into holds each, with an unset ${ENV} as its error; expanded, when not
+// nil, gets the URLs that expanded.
+func (p *parser) urls(what, key string, into map[string]namedTarget, expanded map[string]string, n *yaml.Node, lookupEnv func(string) (string, bool)) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
-		p.diags.add(p.pos(n), "targets must be a mapping of name to URL, as in  prod: postgres://${PGUSER}@db/wh, got %s", kindName(n))
+		p.diags.add(p.pos(n), "%s must be a mapping of name to URL, as in  prod: postgres://${PGUSER}@db/wh, got %s", key, kindName(n))
 		return
 	}
 	seen := map[string]int{}
@@ -124,15 +187,15 @@ func (p *parser) targets(cfg *Config, n *yaml.Node, lookupEnv func(string) (stri
 		k := resolve(n.Content[i])
 		name := k.Value
 		if k.Kind != yaml.ScalarNode || !targetNameRe.MatchString(name) {
-			p.diags.add(p.pos(k), "target name %s: use letters, digits, _ and -, starting with a letter", quote(name))
+			p.diags.add(p.pos(k), "%s name %s: use letters, digits, _ and -, starting with a letter", what, quote(name))
 			continue
 		}
 		if line, ok := seen[name]; ok {
-			p.diags.add(p.pos(k), "target %q is repeated (first on line %d): keep one", name, line)
+			p.diags.add(p.pos(k), "%s %q is repeated (first on line %d): keep one", what, name, line)
 			continue
 		}
 		seen[name] = k.Line
-		url := p.str("target "+name, n.Content[i+1])
+		url := p.str(what+" "+name, n.Content[i+1])
 		if url.Value == "" {
 			continue
 		}
@@ -147,17 +210,17 @@ func (p *parser) targets(cfg *Config, n *yaml.Node, lookupEnv func(string) (stri
 				}
 			}
 		}
-		t := namedTarget{url: envRe.ReplaceAllStringFunc(url.Value, func(m string) string {
+		t := namedTarget{raw: url, url: envRe.ReplaceAllStringFunc(url.Value, func(m string) string {
 			v, _ := lookupEnv(envRe.FindStringSubmatch(m)[1])
 			return v
 		})}
 		if len(missing) > 0 {
 			t.url = ""
-			t.err = Diagnostics{{Pos: url.At(firstMissing), Msg: fmt.Sprintf("target %q: environment variable %s is not set: export it, or use another target", name, strings.Join(missing, ", "))}}
-		} else {
-			cfg.Targets[name] = t.url
+			t.err = Diagnostics{{Pos: url.At(firstMissing), Msg: fmt.Sprintf("%s %q: environment variable %s is not set: export it, or use another %s", what, name, strings.Join(missing, ", "), what)}}
+		} else if expanded != nil {
+			expanded[name] = t.url
 		}
-		cfg.targets[name] = t
+		into[name] = t
 	}
 }
 

@@ -94,7 +94,20 @@ func (d Duration) Set() bool { return d.Pos.Line != 0 }
 type Source struct {
 	Table String // schema.table, or empty when Query is set
 	Query String // a SELECT whose rows are filtered by the window outside it
-	Pos   Pos
+	// Connection names a database other than the target's (incrc.yaml's
+	// connections, or --source NAME=URL); Dialect is its dialect when the
+	// URL does not say it at compile time.
+	Connection String
+	Dialect    String
+	// Files is a local glob of files read through the embedded DuckDB
+	// reader; Format is parquet, csv or json (default from the extension).
+	Files  String
+	Format String
+	// ByFile is watermark.files ("new"): each run loads the files not
+	// loaded before. Parse moves it here when the watermark says nothing
+	// else (no column).
+	ByFile String
+	Pos    Pos
 }
 
 type Target struct {
@@ -115,6 +128,7 @@ type Column struct {
 
 type Watermark struct {
 	Column   String
+	Files    String // "new": a files source loads each file once (the bookmark)
 	Start    String
 	Lookback Duration
 	Lag      Duration

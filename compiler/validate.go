@@ -80,6 +80,7 @@ func (v *validator) run() {
 	s := v.s
 	v.pipeline()
 	v.tables()
+	v.foreign()
 	v.columns()
 	strategy := Strategy(s.Strategy.Value)
 	switch {
@@ -153,6 +154,9 @@ func (v *validator) tables() {
 		v.missing(s.Pos, "source")
 	case v.reported("source"), v.reported("source.table"), v.reported("source.query"):
 		v.checkTable("source.table", src.Table)
+	case src.Files.Set() && (src.Table.Set() || src.Query.Set()):
+		v.errf(src.Files.Pos, "source: give files, or table or query, not both")
+	case src.Files.Set():
 	case src.Table.Set() && src.Query.Set():
 		v.errf(src.Query.Pos, "source: give table or query, not both")
 	case src.Table.Set():
@@ -166,7 +170,7 @@ func (v *validator) tables() {
 			v.errf(src.Query.At(problem.Off), "source.query %s", problem.Msg)
 		}
 	default:
-		v.errf(src.Pos, "source needs table (schema.table) or query (a SELECT)")
+		v.errf(src.Pos, "source needs table (schema.table), query (a SELECT) or files (a folder glob)")
 	}
 	switch {
 	case s.Target.Pos.Line == 0:
@@ -176,7 +180,7 @@ func (v *validator) tables() {
 		v.missing(s.Target.Pos, "target.table")
 	default:
 		v.checkTable("target.table", s.Target.Table)
-		if src.Table.Value != "" && strings.EqualFold(src.Table.Value, s.Target.Table.Value) {
+		if src.Table.Value != "" && !src.Connection.Set() && strings.EqualFold(src.Table.Value, s.Target.Table.Value) {
 			v.errf(s.Target.Table.Pos, "target.table %s is the source table: a pipeline writes somewhere else than it reads", quote(s.Target.Table.Value))
 		}
 	}
@@ -248,8 +252,8 @@ func (v *validator) watermark(strategy Strategy) {
 	}
 	if w == nil {
 		// scd2 by columns reads a snapshot whole without one; scd2 says
-		// when it needs one.
-		if strategy != "" && strategy != FullRefresh && strategy != SCD2Strategy {
+		// when it needs one. Files loaded by file need none.
+		if strategy != "" && strategy != FullRefresh && strategy != SCD2Strategy && !s.Source.ByFile.Set() {
 			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", strategy)
 		}
 		return

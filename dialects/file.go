@@ -15,11 +15,14 @@ import (
 //
 // specPath is the spec's path as the header should show it (relative to
 // the project, with forward slashes).
-func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
+//
+// A plan whose source is outside the target needs the source's dialect,
+// src (see Render).
+func File(d Dialect, p *compiler.Plan, specPath string, src ...Dialect) ([]byte, error) {
 	// The path goes into a comment line: a newline in it must not end the
 	// comment.
 	specPath = strings.NewReplacer("\n", " ", "\r", " ").Replace(specPath)
-	rendered, err := Render(d, p)
+	rendered, err := Render(d, p, src...)
 	if err != nil {
 		return nil, err
 	}
@@ -38,6 +41,10 @@ func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
 		fmt.Fprintf(&b, ",\n--   %s", p.Versions)
 	}
 	b.WriteString("\n")
+	if f := p.From; f != nil {
+		fmt.Fprintf(&b, "-- source: %s, outside the target: the statements marked \"on: source\" run there, spelled\n", f.Describe())
+		fmt.Fprintf(&b, "--   for %s; each copy step streams the rows they return into a table of the target.\n", f.Dialect)
+	}
 	for _, line := range strings.Split(atomicity(d), "\n") {
 		b.WriteString("-- " + line + "\n")
 	}
@@ -51,15 +58,22 @@ func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
 	}
 	for _, r := range rendered {
 		fmt.Fprintf(&b, "\n-- name: %s\n-- phase: %s\n", r.Name, r.Phase)
+		if r.On == compiler.OnSource {
+			fmt.Fprintf(&b, "-- on: source (%s)\n", p.From.Dialect)
+		}
 		if r.Doc != "" {
 			b.WriteString("-- " + r.Doc + "\n")
 		}
+		on := d
+		if r.On == compiler.OnSource {
+			on = src[0]
+		}
 		if len(r.Parts) == 0 {
-			fmt.Fprintf(&b, "-- (nothing to run on %s)\n", d.Name())
+			fmt.Fprintf(&b, "-- (nothing to run on %s)\n", on.Name())
 		}
 		for _, part := range r.Parts {
 			if len(part.Params) > 0 {
-				b.WriteString("-- params: " + paramList(d, part.Params) + "\n")
+				b.WriteString("-- params: " + paramList(on, part.Params) + "\n")
 			}
 			b.WriteString(part.SQL + ";\n")
 		}

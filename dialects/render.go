@@ -17,21 +17,48 @@ type Rendered struct {
 // and the statement, when the dialect cannot spell one. A source query is
 // read with the engine's own rules first: what they cannot classify or
 // find unsafe is refused at its place in the spec (compiler.CheckQuery).
-func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
-	if ds := compiler.CheckQuery(p, d.Lexer()); len(ds) > 0 {
+//
+// A plan whose source is outside the target (p.From) spells the statements
+// that run there (Statement.On) in the source's dialect, src, and reads
+// the source query with its rules: it is written in that dialect.
+func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
+	sd, err := sourceDialect(d, p, src)
+	if err != nil {
+		return nil, err
+	}
+	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
 		return nil, ds.Err()
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	for _, st := range p.Statements {
-		parts, err := RenderStatement(d, st)
+		on := d
+		if st.On == compiler.OnSource {
+			on = sd
+		}
+		parts, err := RenderStatement(on, st)
 		if err != nil {
-			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", d.Name(), p.Pipeline, st.Name, err)
+			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
 		// A statement with no parts stays: the dialect has nothing to do for
 		// it, and the programs that name it still find it.
 		out = append(out, Rendered{Statement: st, Parts: parts})
 	}
 	return out, nil
+}
+
+// sourceDialect is the dialect the source's statements are spelled in:
+// the target's, unless the source is outside it.
+func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) {
+	if p.From == nil {
+		return d, nil
+	}
+	if len(src) == 0 || src[0] == nil {
+		return nil, fmt.Errorf("pipeline %s: its source is outside the target (%s), and the source's dialect is not known: give source.dialect, or a connection whose URL says it", p.Pipeline, p.From.Describe())
+	}
+	if string(src[0].Name()) != p.From.Dialect && p.From.Dialect != "" {
+		return nil, fmt.Errorf("pipeline %s: source.dialect is %s, and the source's connection is %s", p.Pipeline, p.From.Dialect, src[0].Name())
+	}
+	return src[0], nil
 }
 
 // RenderStatement spells one statement. No parts and no error means the
@@ -95,6 +122,8 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
+		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
+	case compiler.ReadSource:
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
@@ -254,7 +283,35 @@ func From(w *Writer, r compiler.Relation) string {
 	if r.Query != "" {
 		return "(\n  " + w.Query(r.Query) + "\n) AS src"
 	}
+	if r.Files != nil {
+		return fileScan(w, r.Files)
+	}
 	return w.Table(r.Table)
+}
+
+// fileScan spells the read of a files source: DuckDB's reader of the
+// format over the glob (or the list of paths bound to a parameter), with
+// key=value folders as columns. Only DuckDB reads files: incrc reads them
+// with its embedded one, whatever the target.
+func fileScan(w *Writer, f *compiler.FileScan) string {
+	if w.d.Name() != "duckdb" {
+		w.Fail(fmt.Errorf("%s: files are read by the embedded DuckDB, never by the target: a files source's statements are spelled for duckdb", w.d.Name()))
+		return ""
+	}
+	arg := ""
+	if f.Param != "" {
+		arg = w.Param(f.Param)
+	} else {
+		arg = w.String(f.Glob)
+	}
+	opts := "hive_partitioning = true, union_by_name = true"
+	switch f.Format {
+	case "csv":
+		return "read_csv(" + arg + ", " + opts + ", header = true) AS src"
+	case "json":
+		return "read_json(" + arg + ", " + opts + ") AS src"
+	}
+	return "read_parquet(" + arg + ", " + opts + ") AS src"
 }
 
 // indent prefixes every non-empty line of s: s is SQL the Writer spelled,

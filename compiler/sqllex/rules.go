@@ -1,5 +1,7 @@
 package sqllex
 
+import "strings"
+
 // Fact is something about an engine that is true, false, or that this
 // package could not verify; text that depends on an Unknown fact is
 // refused.
@@ -219,3 +221,64 @@ var Portable = &Rules{Name: "portable", Backtick: BacktickDoubled, Params: Param
 // refuses), and literals are one line of printable text.
 var Check = &Rules{Name: "check", Hash: true, SlashSlash: true, Backtick: BacktickDoubled,
 	Params: ParamQuestion | ParamDollar | ParamColon | ParamAt | ParamDollarName, OneLineLiterals: true}
+
+// engineFunctions are functions (table functions most of all) that some
+// engines have and the others lack, by lower-case name: a source query
+// calling one runs on an engine that has it, or fails there at run time.
+// Compiling for a dialect refuses the call instead (see OnlyIn). Each
+// entry names every engine incrc executes that has it (DuckDB 1.4,
+// PostgreSQL 15, MariaDB 10.11, SQLite 3), from their manuals; the
+// engines incrc only compiles for are not listed, so a call is refused
+// there too: incrc cannot say they have it.
+var engineFunctions = map[string][]string{
+	// DuckDB's readers of files and its list and struct builders.
+	"read_csv":         {"duckdb"},
+	"read_csv_auto":    {"duckdb"},
+	"read_parquet":     {"duckdb"},
+	"parquet_scan":     {"duckdb"},
+	"read_json":        {"duckdb"},
+	"read_json_auto":   {"duckdb"},
+	"read_ndjson":      {"duckdb"},
+	"read_ndjson_auto": {"duckdb"},
+	"read_text":        {"duckdb"},
+	"read_blob":        {"duckdb"},
+	"list_value":       {"duckdb"},
+	"struct_pack":      {"duckdb"},
+	"epoch_ms":         {"duckdb"},
+	// PostgreSQL's (and DuckDB's) set-returning series.
+	"generate_series": {"postgres", "duckdb"},
+	// PostgreSQL's jsonb set-returning functions and text search.
+	"jsonb_array_elements": {"postgres"},
+	"jsonb_each":           {"postgres"},
+	"jsonb_object_keys":    {"postgres"},
+	"to_tsvector":          {"postgres"},
+	// MariaDB's and MySQL's.
+	"json_table":     {"mysql"},
+	"str_to_date":    {"mysql"},
+	"date_format":    {"mysql"},
+	"unix_timestamp": {"mysql"},
+	"from_unixtime":  {"mysql"},
+	// SQLite's.
+	"julianday": {"sqlite"},
+}
+
+// OnlyIn reports, for a function name, the engines that have it when not
+// every engine does (nil for a function this table does not list).
+func OnlyIn(name string) []string {
+	return append([]string(nil), engineFunctions[strings.ToLower(name)]...)
+}
+
+// HasFunction reports whether the engine of rules r has the function
+// name: false only for a function the table lists without r's engine.
+func (r *Rules) HasFunction(name string) bool {
+	engines, listed := engineFunctions[strings.ToLower(name)]
+	if !listed {
+		return true
+	}
+	for _, e := range engines {
+		if e == r.Name {
+			return true
+		}
+	}
+	return false
+}

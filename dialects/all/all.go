@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/bigquery"
 	"github.com/incrc/incrc/dialects/duckdb"
@@ -70,4 +71,23 @@ func Parse(value string) ([]dialects.Dialect, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// Source returns the dialect a plan's source outside the target is spelled
+// in, and nil when the source is in the target. A files source is read by
+// the embedded DuckDB; a connection's dialect is the spec's source.dialect,
+// or what dialectOf says of the connection (its URL's scheme). It records
+// the dialect in the plan.
+func Source(p *compiler.Plan, dialectOf func(connection string) (string, bool)) (dialects.Dialect, error) {
+	f := p.From
+	if f == nil {
+		return nil, nil
+	}
+	if f.Dialect == "" && dialectOf != nil {
+		f.Dialect, _ = dialectOf(f.Connection)
+	}
+	if f.Dialect == "" {
+		return nil, fmt.Errorf("%s: pipeline %s: source.connection %s: its dialect is not known here: add it to connections: in incrc.yaml (its URL's scheme says it), give --source %s=URL, or write source.dialect", p.File, p.Pipeline, f.Connection, f.Connection)
+	}
+	return Lookup(f.Dialect)
 }

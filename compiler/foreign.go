@@ -1,0 +1,274 @@
+package compiler
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+	"unicode"
+)
+
+// SourceDialects are the dialects a source outside the target may be
+// written in: the engines incrc executes.
+var SourceDialects = []string{"duckdb", "mysql", "postgres", "sqlite"}
+
+// FileFormats are the formats a files source reads.
+var FileFormats = []string{"parquet", "csv", "json"}
+
+// FileFormat is the format of a files source: the spec's, or the one its
+// glob's extension says ("" when it says none).
+func FileFormat(src Source) string {
+	if src.Format.Value != "" {
+		return src.Format.Value
+	}
+	ext := strings.ToLower(path.Ext(strings.TrimSuffix(strings.TrimSuffix(src.Files.Value, ".gz"), ".zst")))
+	switch ext {
+	case ".parquet", ".pq":
+		return "parquet"
+	case ".csv", ".tsv":
+		return "csv"
+	case ".json", ".jsonl", ".ndjson":
+		return "json"
+	}
+	return ""
+}
+
+// IsForeign reports whether a spec's source lives outside the target
+// database: in another database (connection) or in files.
+func (s *Spec) IsForeign() bool {
+	return s.Source.Connection.Set() || s.Source.Files.Set()
+}
+
+// foreign checks a source outside the target: a connection's name and
+// dialect, a files glob, its format and its bookmark, and what does not
+// work with such a source yet.
+func (v *validator) foreign() {
+	s := v.s
+	src := s.Source
+	if c := src.Connection; c.Set() && c.Value != "" {
+		if !pipelineRe.MatchString(c.Value) {
+			v.errf(c.Pos, "source.connection %s must be a name of incrc.yaml's connections: lower case letters, digits and _, as in app", quote(c.Value))
+		}
+		if src.Files.Set() {
+			v.errf(c.Pos, "source: give connection or files, not both (files are read on this machine)")
+		}
+	}
+	if d := src.Dialect; d.Set() {
+		switch {
+		case !src.Connection.Set():
+			v.errf(d.Pos, "source.dialect applies to a source with connection: without one the source is read in the target's dialect")
+		case !contains(SourceDialects, d.Value):
+			v.errf(d.Pos, "source.dialect %s: a source is read by incrc, so it is an engine incrc executes (%s)%s", quote(d.Value), strings.Join(SourceDialects, ", "), suggest(d.Value, SourceDialects))
+		}
+	}
+	if f := src.Files; f.Set() && f.Value != "" {
+		switch {
+		case strings.HasPrefix(f.Value, "s3://"), strings.HasPrefix(f.Value, "gs://"), strings.HasPrefix(f.Value, "gcs://"), strings.HasPrefix(f.Value, "az://"):
+			v.errf(f.Pos, "source.files %s: object stores (s3://, gs://) are a later step; today files are read from a local folder (mount the bucket, or sync it to one)", quote(f.Value))
+		case strings.Contains(f.Value, "://"):
+			v.errf(f.Pos, "source.files %s: a local folder glob, as in landing/orders/**/*.parquet", quote(f.Value))
+		case strings.IndexFunc(f.Value, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			v.errf(f.Pos, "source.files %s holds a control character: a glob is one line of printable text", quote(f.Value))
+		}
+		if fm := src.Format; fm.Set() && !contains(FileFormats, fm.Value) {
+			v.errf(fm.Pos, "source.format %s: parquet, csv or json%s", quote(fm.Value), suggest(fm.Value, FileFormats))
+		} else if FileFormat(src) == "" {
+			v.errf(f.Pos, "source.files %s: the extension does not say the format: add format: parquet, csv or json", quote(f.Value))
+		}
+	} else if fm := src.Format; fm.Set() {
+		v.errf(fm.Pos, "source.format applies to a files source")
+	}
+	if b := src.ByFile; b.Set() {
+		switch {
+		case b.Value != "new":
+			v.errf(b.Pos, "watermark.files %s: the one bookmark is new (each run loads the files not loaded before)", quote(b.Value))
+		case !src.Files.Set():
+			v.errf(b.Pos, "watermark.files: new picks up new files: it needs source.files")
+		}
+		switch st := Strategy(s.Strategy.Value); st {
+		case Append, Merge, FullRefresh, "":
+		default:
+			v.errf(b.Pos, "watermark.files: new loads each file once, for strategy append, merge or full_refresh; strategy %s reads by a column's window: give watermark.column", st)
+		}
+	}
+	if w := s.Watermark; w != nil && w.Files.Set() {
+		v.errf(w.Files.Pos, "watermark: give files: new, or column (with start), not both")
+	}
+	if !s.IsForeign() {
+		return
+	}
+	where := "another database"
+	if src.Files.Set() {
+		where = "files"
+	}
+	if len(s.Lookups) > 0 {
+		v.errf(s.Lookups[0].Pos, "lookups join tables of the target database, and the source is in %s: a later step (load the source with a pipeline of its own, then look up from that target)", where)
+	}
+	if s.Strategy.Value == string(OverwritePartitions) && s.Quality != nil && s.Quality.OnInvalid.Value != "fail" {
+		v.errf(s.Quality.Pos, "overwrite_partitions quarantines a partition's rows straight from the source, and the source is in %s: a later step; use on_invalid: fail, or strategy merge", where)
+	}
+	if s.Strategy.Value == string(SCD2Strategy) && s.SCD2 != nil && (s.SCD2.Deletes.Value == "close" || s.SCD2.Deletes.Value == "new_record") {
+		v.errf(s.SCD2.Pos, "scd2.deletes %s compares the target with the whole source in the write, and the source is in %s: a later step", s.SCD2.Deletes.Value, where)
+	}
+}
+
+// Statements of a files source's bookmark.
+const (
+	StmtCreateFiles = "create_files"
+	StmtReadFiles   = "read_files"
+	StmtClearFiles  = "clear_files"
+	StmtForgetFile  = "forget_file"
+	StmtRecordFile  = "record_file"
+)
+
+var pFiles = Param{"files", PFiles}
+
+// filesColumns are incrc_files' columns: one row per file a pipeline
+// loaded, written in the transaction of the write that loaded it.
+var filesColumns = []Col{
+	{Name: "pipeline", Type: varchar(64), NotNull: true},
+	{Name: "path", Type: varchar(1024), NotNull: true},
+	{Name: "size", Type: Type{Kind: Bigint}},
+	{Name: "mtime", Type: varchar(40)},
+	{Name: "run_id", Type: varchar(64)},
+	{Name: "loaded_at", Type: varchar(40)},
+}
+
+// files adds the bookmark's statements: the table of loaded files, the
+// files a pipeline loaded, and each file's record.
+func (l *lowerer) files() {
+	p := l.p
+	if p.From == nil || !p.From.ByFile {
+		return
+	}
+	pPath, pSize, pMtime := Param{"path", PText}, Param{"size", PInt}, Param{"mtime", PText}
+	l.add(StmtCreateFiles, PhaseSetup, "The bookmark of files sources: each file a pipeline loaded, with its size and modification time.",
+		CreateTable{Table: FilesTable, Columns: filesColumns, PrimaryKey: []string{"pipeline", "path"}})
+	l.add(StmtReadFiles, PhaseState, "The files this pipeline loaded: the run loads the others.",
+		SelectRows{Table: FilesTable, Columns: []string{"path", "size", "mtime"}, Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"path", false}}}, pPipeline)
+	l.add(StmtClearFiles, PhaseWrite, "Full refresh: forget every file loaded (all are loaded again, in this transaction).",
+		DeleteRows{Table: FilesTable, Where: colEq("pipeline", pPipeline)}, pPipeline)
+	l.add(StmtForgetFile, PhaseWrite, "A file loaded again (rewritten in place, --reload-rewritten): its old record goes.",
+		DeleteRows{Table: FilesTable, Where: and(colEq("pipeline", pPipeline), colEq("path", pPath))}, pPipeline, pPath)
+	l.add(StmtRecordFile, PhaseWrite, "Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.",
+		InsertValues{Table: FilesTable, Columns: []string{"pipeline", "path", "size", "mtime", "run_id", "loaded_at"},
+			Values: []Expr{ref(pPipeline), ref(pPath), ref(pSize), ref(pMtime), ref(pRunID), ref(pNow)}}, pPipeline, pPath, pSize, pMtime, pRunID, pNow)
+}
+
+// sourceOf returns the relation an operation reads rows from, when it
+// reads one that may be the source.
+func sourceOf(op Op) (Relation, bool) {
+	switch op := op.(type) {
+	case StageRows:
+		return op.Source, true
+	case CountSource:
+		return op.Source, true
+	case SourceMax:
+		return op.Source, true
+	case ProbeColumns:
+		return op.Source, true
+	case DistinctPartitions:
+		return op.Source, true
+	case VersionedKeys:
+		return op.Source, true
+	case Aggregate:
+		return op.Source, true
+	case QuarantineRows:
+		return op.From, true
+	case VanishedVersions:
+		return op.Source, true
+	}
+	return Relation{}, false
+}
+
+// foreign moves what reads a source outside the target to the source:
+// each statement that reads only the source runs there, in its dialect;
+// each that stages its rows becomes a read there and a copy step into the
+// same target table. A statement that would read the source together
+// with tables of the target cannot run on either side: refused.
+func (l *lowerer) foreign() error {
+	p := l.p
+	if p.From == nil {
+		return nil
+	}
+	copies := map[string]Table{}
+	for _, st := range p.Statements {
+		rel, ok := sourceOf(st.Op)
+		if !ok || !reflect.DeepEqual(rel, p.Source) {
+			continue
+		}
+		switch op := st.Op.(type) {
+		case StageRows:
+			copies[st.Name] = op.Into
+			st.Op = ReadSource{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range}
+			st.Doc += " Read on the source; the rows stream into " + op.Into.Name() + "."
+		case CountSource, SourceMax, ProbeColumns, DistinctPartitions, VersionedKeys, Aggregate:
+		default:
+			return fmt.Errorf("statement %s reads the source together with tables of the target, and the source is outside the target: not supported yet", st.Name)
+		}
+		st.On = OnSource
+		if p.From.ByFile {
+			st.Params = append(st.Params, pFiles)
+		}
+	}
+	for _, pr := range p.Programs {
+		var steps []Step
+		for _, s := range pr.Steps {
+			st := p.Statement(s.Stmt)
+			if st != nil && st.On == OnSource {
+				s.On = OnSource
+				if s.Tx {
+					return fmt.Errorf("program %s: step %s reads the source inside the write transaction, and the source is outside the target: not supported yet", pr.Mode, s.Stmt)
+				}
+				if into, ok := copies[s.Stmt]; ok {
+					s.Read, s.Copy = ReadCopy, into
+				}
+				if p.From.ByFile && (s.If == "" || s.If == RegWindow) {
+					s.If = RegFiles // no file to read: nothing to read
+				}
+			}
+			steps = append(steps, s)
+		}
+		pr.Steps = steps
+		if p.From.ByFile {
+			l.fileSteps(pr)
+		}
+	}
+	return nil
+}
+
+// fileSteps adds the bookmark to a program: the file list first, and in a
+// write's transaction the record of each file loaded.
+func (l *lowerer) fileSteps(pr *Program) {
+	list := Step{Stmt: StmtReadFiles, Read: ReadNewFiles, Into: []string{RegFiles}}
+	switch pr.Mode {
+	case ModeRun, ModePreview:
+	case ModeFullRefresh, ModeReconcile:
+		list.Read = ReadAllFiles
+	default:
+		return
+	}
+	at := 0
+	for at < len(pr.Steps) && (pr.Steps[at].Stmt == StmtRecordStart) {
+		at++
+	}
+	steps := append(append(append([]Step(nil), pr.Steps[:at]...), list), pr.Steps[at:]...)
+	if pr.Record != "" {
+		// Just before the run's own record: in the write's transaction.
+		for i, s := range steps {
+			if s.Stmt != StmtRecordFinish {
+				continue
+			}
+			var rec []Step
+			if pr.Mode == ModeFullRefresh {
+				rec = append(rec, Step{Stmt: StmtClearFiles, Tx: true})
+			} else {
+				rec = append(rec, Step{Stmt: StmtForgetFile, Tx: true, EachFile: true})
+			}
+			rec = append(rec, Step{Stmt: StmtRecordFile, Tx: true, EachFile: true})
+			steps = append(steps[:i], append(rec, steps[i:]...)...)
+			break
+		}
+	}
+	pr.Steps = steps
+}
