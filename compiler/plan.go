@@ -21,15 +21,15 @@ type Plan struct {
 	// From, when set, says the source lives outside the target: its
 	// statements (Statement.On) run there, in its dialect, and copy steps
 	// stream the rows into the target's staging.
-	From *Foreign
-	Target      Table
-	Stage       Table // session-scoped staging table: the rows to write
-	Raw         Table // session-scoped: the window's rows as read, when a dedupe follows
-	Quarantine  Table // zero when invalid rows fail the run instead
-	Columns     []Col
-	Key         []string
-	Watermark   *Watermarking // nil for full_refresh pipelines without a watermark
-	Partition   *Partitioning // nil for pipelines without partitions
+	From       *Foreign
+	Target     Table
+	Stage      Table // session-scoped staging table: the rows to write
+	Raw        Table // session-scoped: the window's rows as read, when a dedupe follows
+	Quarantine Table // zero when invalid rows fail the run instead
+	Columns    []Col
+	Key        []string
+	Watermark  *Watermarking // nil for full_refresh pipelines without a watermark
+	Partition  *Partitioning // nil for pipelines without partitions
 	// ReconcileBy is the column reconciliation groups by (the partition
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string

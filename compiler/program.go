@@ -126,7 +126,7 @@ const (
 	ReadSwap Read = "swap"
 	// ReadTypes reads no rows, only the types of the columns: each must
 	// fit the declared column of the same name without loss.
-	ReadTypes Read = "types"	// ReadCopy streams the rows of a source statement into the target
+	ReadTypes Read = "types" // ReadCopy streams the rows of a source statement into the target
 	// table Copy (DuckDB's appender, PostgreSQL's COPY FROM STDIN, batched
 	// INSERTs elsewhere), never holding them in memory; the rows copied are
 	// added to Into. A value that does not fit its declared column fails
