@@ -153,7 +153,8 @@ var ConfigKeys = []Key{
 	{Name: "specs", Kind: KindScalar, Example: "specs", Doc: "The folder of pipeline specs (default specs)."},
 	{Name: "out", Kind: KindScalar, Example: "sql", Doc: "The folder of compiled SQL (default sql)."},
 	{Name: "dialects", Kind: KindList, Example: "[duckdb, postgres]", Doc: "The dialects compile and plan write by default (default duckdb)."},
-	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."}, {Name: "connections", Kind: KindPairs, Example: "{app: \"postgres://etl:${APP_PASSWORD}@app-db/app\"}", Doc: "Source databases a spec's source.connection names: name: URL; ${ENV} is expanded when the connection is used, and an unset variable is an error then. --source NAME=URL overrides one."},
+	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."},
+	{Name: "connections", Kind: KindPairs, Example: "{app: \"postgres://etl:${APP_PASSWORD}@app-db/app\"}", Doc: "Source databases a spec's source.connection names: name: URL; ${ENV} is expanded when the connection is used, and an unset variable is an error then. --source NAME=URL overrides one."},
 }
 
 // keysAt returns the names of the keys of the mapping at path in table:

@@ -18,18 +18,14 @@ type Plan struct {
 	// SourceQuery is the spec's source.query as written, with its place in
 	// the file: compiling for an engine points into it.
 	SourceQuery String
-	// From, when set, says the source lives outside the target: its
-	// statements (Statement.On) run there, in its dialect, and copy steps
-	// stream the rows into the target's staging.
-	From       *Foreign
-	Target     Table
-	Stage      Table // session-scoped staging table: the rows to write
-	Raw        Table // session-scoped: the window's rows as read, when a dedupe follows
-	Quarantine Table // zero when invalid rows fail the run instead
-	Columns    []Col
-	Key        []string
-	Watermark  *Watermarking // nil for full_refresh pipelines without a watermark
-	Partition  *Partitioning // nil for pipelines without partitions
+	Target      Table
+	Stage       Table // session-scoped staging table: the rows to write
+	Raw         Table // session-scoped: the window's rows as read, when a dedupe follows
+	Quarantine  Table // zero when invalid rows fail the run instead
+	Columns     []Col
+	Key         []string
+	Watermark   *Watermarking // nil for full_refresh pipelines without a watermark
+	Partition   *Partitioning // nil for pipelines without partitions
 	// ReconcileBy is the column reconciliation groups by (the partition
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string
@@ -42,6 +38,11 @@ type Plan struct {
 	CDC        *CDCApplying
 	Statements []*Statement
 	Programs   []*Program
+
+	// From, when set, says the source lives outside the target: its
+	// statements (Statement.On) run there, in its dialect, and copy steps
+	// stream the rows into the target's staging.
+	From *Foreign
 }
 
 // Watermarking is how a pipeline's runs are windowed.
