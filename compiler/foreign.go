@@ -121,13 +121,13 @@ const (
 	StmtRecordFile  = "record_file"
 )
 
-var pFiles = Param{"files", PFiles}
+var pFiles = Param{"file_list", PFiles}
 
 // filesColumns are incrc_files' columns: one row per file a pipeline
 // loaded, written in the transaction of the write that loaded it.
 var filesColumns = []Col{
 	{Name: "pipeline", Type: varchar(64), NotNull: true},
-	{Name: "path", Type: varchar(1024), NotNull: true},
+	{Name: "path", Type: varchar(512), NotNull: true},
 	{Name: "size", Type: Type{Kind: Bigint}},
 	{Name: "mtime", Type: varchar(40)},
 	{Name: "run_id", Type: varchar(64)},

@@ -729,3 +729,37 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 	}
 	w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
 }
+
+// CopyInsert spells the INSERT a copy step sends to an engine without a
+// bulk path of its own (MariaDB/MySQL, SQLite): rows tuples of one marker
+// per column, bound row after row. It is lexed back as every statement.
+func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, error) {
+	params := make([]compiler.Param, 0, rows*len(cols))
+	for r := 0; r < rows; r++ {
+		for i := range cols {
+			params = append(params, compiler.Param{Name: fmt.Sprintf("r%d_%d", r, i), Type: compiler.PText})
+		}
+	}
+	w := &Writer{d: d, declared: params}
+	w.S("INSERT INTO ", w.Table(t), " (", w.Idents("", cols), ")\nVALUES ")
+	k := 0
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			w.S(",\n  ")
+		}
+		marks := make([]string, len(cols))
+		for i := range cols {
+			marks[i] = w.Param(params[k].Name)
+			k++
+		}
+		w.S("(", strings.Join(marks, ", "), ")")
+	}
+	w.End()
+	if w.err != nil {
+		return Part{}, w.err
+	}
+	if len(w.parts) != 1 {
+		return Part{}, fmt.Errorf("%s: a copy's INSERT is one statement, got %d", d.Name(), len(w.parts))
+	}
+	return w.parts[0], nil
+}

@@ -99,6 +99,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	pr, err := c.program(compiler.ModeBackfill)
 	if err != nil {
 		return nil, err

@@ -253,7 +253,7 @@ func (e *env) dropSchemas() {
 			e.t.Errorf("cleanup: drop schema %s: %v", s, err)
 		}
 	}
-	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable} {
+	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, compiler.FilesTable} {
 		// The id is [a-z0-9_]: safe to spell in the statement.
 		stmt := "DELETE FROM " + tg.Dialect.QuoteIdent(tb.Name()) + " WHERE pipeline LIKE '%" + e.id + "'"
 		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") {

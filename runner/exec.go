@@ -24,14 +24,23 @@ type compiled struct {
 	stmts map[string]dialects.Rendered
 	// timeout bounds each statement; zero leaves it to the context.
 	timeout time.Duration
+	// src is the dialect of a source outside the target (nil when the
+	// source is in it); its statements (On source) run on srcConn, opened
+	// by openSource on first use.
+	src        dialects.Dialect
+	srcConn    *sql.Conn
+	openSource func(context.Context) (*sql.Conn, error)
 }
 
-func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration) (*compiled, error) {
-	rendered, err := dialects.Render(d, p)
+func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration, src ...dialects.Dialect) (*compiled, error) {
+	rendered, err := dialects.Render(d, p, src...)
 	if err != nil {
 		return nil, err
 	}
 	c := &compiled{plan: p, d: d, stmts: map[string]dialects.Rendered{}, timeout: timeout}
+	if len(src) > 0 {
+		c.src = src[0]
+	}
 	for _, r := range rendered {
 		c.stmts[r.Name] = r
 	}
@@ -41,9 +50,16 @@ func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration) (*comp
 // session spells a plan for the target and pins one connection for it:
 // temporary tables and transactions live in one session.
 func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*compiled, *sql.Conn, error) {
-	c, err := compile(t.Dialect, plan, t.StatementTimeout)
+	src, err := t.sourceOf(plan)
 	if err != nil {
 		return nil, nil, err
+	}
+	c, err := compile(t.Dialect, plan, t.StatementTimeout, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plan.From != nil {
+		c.openSource = func(ctx context.Context) (*sql.Conn, error) { return t.sourceConn(ctx, plan.From) }
 	}
 	conn, err := t.DB.Conn(ctx)
 	if err != nil {

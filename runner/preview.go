@@ -17,6 +17,11 @@ type Preview struct {
 	Rows       int64    `json:"rows"`                 // source rows in the window
 	Partitions []string `json:"partitions,omitempty"` // overwrite_partitions: the partitions it would rewrite
 	LeaseOwner string   `json:"lease_owner,omitempty"`
+	// Source says where the source is when it is outside the target: a
+	// connection, or a folder of files; NewFiles is how many files the
+	// next run would load (a files source loaded by file).
+	Source   string `json:"source,omitempty"`
+	NewFiles *int64 `json:"new_files,omitempty"`
 }
 
 // Preview fixes the next run's window (hi = now - lag) and walks the
@@ -28,6 +33,7 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	pr, err := c.program(compiler.ModePreview)
 	if err != nil {
 		return nil, err
@@ -54,6 +60,13 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		return nil, err
 	}
 	pv.Rows = m.reg(compiler.RegRead)
+	if f := plan.From; f != nil {
+		pv.Source = f.Describe()
+		if f.ByFile {
+			n := int64(len(m.files))
+			pv.NewFiles = &n
+		}
+	}
 	for _, p := range m.parts {
 		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}

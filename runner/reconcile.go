@@ -63,6 +63,7 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	pr, err := c.program(compiler.ModeReconcile)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,10 @@ type Options struct {
 	LeaseTTL time.Duration
 	Owner    string           // who holds the lease; default host:pid:random
 	Now      func() time.Time // the clock; default time.Now
+	// ReloadRewritten: a files source loaded by file loads again the files
+	// rewritten in place since they were loaded (by default they are
+	// reported and left alone).
+	ReloadRewritten bool
 	// BeforeStatement, when set, is called before each statement of the
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
@@ -107,6 +111,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	pr, err := c.program(mode)
 	if err != nil {
 		return nil, err
@@ -169,6 +174,7 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) error {
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
+	m.reloadRewritten = r.opts.ReloadRewritten
 	if r.pr.Setup {
 		if err := setup(ctx, r.c, r.conn); err != nil {
 			return err

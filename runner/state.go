@@ -63,6 +63,7 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	// The state tables only (a run log an older incrc created gets its
 	// newer columns): reading state never creates a pipeline's target.
 	if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {
@@ -126,6 +127,7 @@ func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error)
 		return false, err
 	}
 	defer conn.Close()
+	defer c.release()
 	if err := setup(ctx, c, conn); err != nil {
 		return false, err
 	}
@@ -170,6 +172,7 @@ func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOption
 		return nil, err
 	}
 	defer conn.Close()
+	defer c.release()
 	pr, err := c.program(compiler.ModeRewind)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,11 @@ type Target struct {
 	// StatementTimeout bounds each statement a program runs (zero: no
 	// bound). Open sets DefaultStatementTimeout.
 	StatementTimeout time.Duration
+	// SourceURLs are the URLs of the source connections specs name
+	// (source.connection), by name.
+	SourceURLs map[string]string
+
+	src sources
 }
 
 // DefaultStatementTimeout bounds one statement when the user sets no
@@ -239,7 +244,10 @@ func strictMode(q url.Values) string {
 }
 
 // Close closes the database.
-func (t *Target) Close() error { return t.DB.Close() }
+func (t *Target) Close() error {
+	t.closeSources()
+	return t.DB.Close()
+}
 
 func redact(raw string) string {
 	u, err := url.Parse(raw)

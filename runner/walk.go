@@ -33,6 +33,12 @@ type machine struct {
 	between func(ctx context.Context) error
 	// before, when set, runs before each step (the run's clock values).
 	before func()
+	// files is the list a ReadNewFiles or ReadAllFiles step made: the
+	// files of a files source this program loads; rewritten, the files
+	// loaded before that changed since; reloadRewritten lists those too.
+	files           []landedFile
+	rewritten       []landedFile
+	reloadRewritten bool
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -96,6 +102,16 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			q = tx
 		} else if err := m.betweenSteps(ctx); err != nil {
 			return err
+		}
+		if s.EachFile {
+			for _, f := range m.files {
+				m.vals["path"], m.vals["size"], m.vals["mtime"] = f.rel, f.size, f.mtime
+				if err := m.step(ctx, q, s); err != nil {
+					return fmt.Errorf("file %s: %w", f.rel, err)
+				}
+			}
+			i++
+			continue
 		}
 		if !s.Each {
 			if err := m.step(ctx, q, s); err != nil {
@@ -165,22 +181,36 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		}
 	}
 	c := m.c
+	vals := m.vals
+	if s.On == compiler.OnSource {
+		src, err := c.source(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Stmt, err)
+		}
+		q, vals = src, c.sourceVals(s.Stmt, m.vals)
+	}
 	switch s.Read {
 	case compiler.ReadNothing:
-		_, err := c.exec(ctx, q, s.Stmt, m.vals)
+		_, err := c.exec(ctx, q, s.Stmt, vals)
 		return err
 	case compiler.ReadAffected:
-		n, err := c.exec(ctx, q, s.Stmt, m.vals)
+		n, err := c.exec(ctx, q, s.Stmt, vals)
 		m.into(s, n)
 		return err
+	case compiler.ReadCopy:
+		n, err := m.copy(ctx, q, s, vals)
+		m.into(s, n)
+		return err
+	case compiler.ReadNewFiles, compiler.ReadAllFiles:
+		return m.listFiles(ctx, q, s)
 	case compiler.ReadSwap:
-		n, err := c.exec(ctx, q, s.Stmt, m.vals)
+		n, err := c.exec(ctx, q, s.Stmt, vals)
 		if err == nil && n != 1 {
 			err = fmt.Errorf("%s: the state of pipeline %s changed under this run, or its lease was lost (%d rows changed, expected 1): nothing committed", s.Stmt, c.plan.Pipeline, n)
 		}
 		return err
 	case compiler.ReadCount:
-		n, _, err := c.count(ctx, q, s.Stmt, m.vals)
+		n, _, err := c.count(ctx, q, s.Stmt, vals)
 		if err != nil {
 			return err
 		}
@@ -190,23 +220,27 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		}
 		return nil
 	case compiler.ReadRows:
-		rows, err := c.query(ctx, q, s.Stmt, m.vals)
+		rows, err := c.query(ctx, q, s.Stmt, vals)
 		m.rows[s.Into[0]] = rows
 		return err
 	case compiler.ReadPartitions:
-		return m.partitions(ctx, q, s)
+		return m.partitions(ctx, q, s, vals)
 	case compiler.ReadColumns:
-		cols, err := c.columns(ctx, q, s.Stmt, m.vals)
+		cols, err := c.columns(ctx, q, s.Stmt, vals)
 		for _, col := range cols {
 			m.vals[s.Into[0]+strings.ToLower(col.Name)] = int64(1)
 		}
 		return err
 	case compiler.ReadTypes:
-		cols, err := c.columns(ctx, q, s.Stmt, m.vals)
+		cols, err := c.columns(ctx, q, s.Stmt, vals)
 		if err != nil {
 			return err
 		}
-		return checkTypes(c, cols)
+		d := c.d
+		if s.On == compiler.OnSource {
+			d = c.src
+		}
+		return checkTypes(c, d, cols)
 	}
 	return fmt.Errorf("%s: the runner does not know how to read %q", s.Stmt, s.Read)
 }
@@ -218,9 +252,9 @@ func (m *machine) into(s compiler.Step, n int64) {
 }
 
 // partitions reads (partition start, rows) pairs into the partition list.
-func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step) error {
+func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, vals params) error {
 	pt := m.c.plan.Partition
-	rows, err := m.c.query(ctx, q, s.Stmt, m.vals)
+	rows, err := m.c.query(ctx, q, s.Stmt, vals)
 	if err != nil {
 		return err
 	}
@@ -265,8 +299,8 @@ func bindPartition(c *compiled, vals params, p partition) {
 // checkTypes fails when a source column's type does not fit its declared
 // type without loss: before anything is written, naming the column and
 // both types. A type the dialect cannot read is not held against it.
-func checkTypes(c *compiled, cols []dialects.ColumnInfo) error {
-	typer, ok := c.d.(dialects.SourceTyper)
+func checkTypes(c *compiled, d dialects.Dialect, cols []dialects.ColumnInfo) error {
+	typer, ok := d.(dialects.SourceTyper)
 	if !ok {
 		return nil
 	}

@@ -194,7 +194,16 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 		if b.until != nil {
 			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
 		}
-		max, ok, err := m.c.count(ctx, m.conn, wm.MaxStatement, m.vals)
+		var q querier = m.conn
+		vals := m.vals
+		if m.c.plan.From != nil {
+			src, err := m.c.source(ctx)
+			if err != nil {
+				return mark{}, err
+			}
+			q, vals = src, m.c.sourceVals(wm.MaxStatement, m.vals)
+		}
+		max, ok, err := m.c.count(ctx, q, wm.MaxStatement, vals)
 		if err != nil {
 			return mark{}, err
 		}

@@ -50,7 +50,7 @@ func compileCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

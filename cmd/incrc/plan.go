@@ -58,7 +58,7 @@ func planCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

@@ -259,7 +259,11 @@ type compiled struct {
 
 // compileAll lowers and renders every spec for every dialect, in memory.
 // It fails as a whole: nothing is written when anything fails.
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]compiled, []error) {
+//
+// A source outside the target is spelled in its own dialect: the spec's
+// source.dialect, or the one dialectOf says of its connection (the scheme
+// of its URL in incrc.yaml).
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool)) ([]compiled, []error) {
 	var (
 		files []compiled
 		errs  []error
@@ -270,8 +274,13 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 			errs = append(errs, err)
 			continue
 		}
+		src, err := all.Source(plan, dialectOf)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Source.Connection.Pos, err))
+			continue
+		}
 		for _, d := range ds {
-			data, err := dialects.File(d, plan, specPath(s.File))
+			data, err := dialects.File(d, plan, specPath(s.File), src)
 			var placed compiler.Diagnostics
 			switch {
 			case errors.As(err, &placed):

@@ -1,0 +1,494 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
+)
+
+// copy runs a copy step: the rows the source statement returns stream
+// into the target table of the step, through the target's bulk path (the
+// DuckDB appender, PostgreSQL's COPY FROM STDIN, batched INSERTs on
+// MariaDB/MySQL and SQLite). One row is held at a time (a batch of them
+// for the INSERTs): a window of any size runs in bounded memory. Each
+// value is converted to its declared column's type; one that does not fit
+// fails the copy, naming the row's key and the column.
+func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals params) (int64, error) {
+	c := m.c
+	st, err := c.statement(s.Stmt)
+	if err != nil {
+		return 0, err
+	}
+	op, ok := st.Op.(compiler.ReadSource)
+	if !ok {
+		return 0, fmt.Errorf("%s: a copy step reads a source statement, not %T", s.Stmt, st.Op)
+	}
+	cols := make([]compiler.Col, len(op.Columns))
+	for i, name := range op.Columns {
+		cols[i] = compiler.Col{Name: name, Type: compiler.Type{Kind: compiler.Text}}
+		for _, dc := range c.plan.Columns {
+			if dc.Name == name {
+				cols[i] = dc
+			}
+		}
+	}
+	conv := &converter{cols: cols, key: keyIndexes(c.plan.Key, op.Columns), flavor: string(c.d.Name()), bind: c.d.BindTime}
+	var n int64
+	err = c.rows(ctx, src, s.Stmt, vals, func(rows *sql.Rows) error {
+		var sinkErr error
+		n, sinkErr = m.sink(ctx, s.Copy, op.Columns, &rowSource{rows: rows, conv: conv, raw: make([]any, len(cols))})
+		return sinkErr
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// rowSource reads the source's rows one at a time, converted.
+type rowSource struct {
+	rows *sql.Rows
+	conv *converter
+	raw  []any
+	out  []any
+	n    int64
+	err  error
+}
+
+func (r *rowSource) next() bool {
+	if r.err != nil || !r.rows.Next() {
+		return false
+	}
+	ptrs := make([]any, len(r.raw))
+	for i := range r.raw {
+		ptrs[i] = &r.raw[i]
+	}
+	if err := r.rows.Scan(ptrs...); err != nil {
+		r.err = err
+		return false
+	}
+	r.n++
+	r.out, r.err = r.conv.row(r.raw, r.n)
+	return r.err == nil
+}
+
+func (r *rowSource) done() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.rows.Err()
+}
+
+// pgx.CopyFromSource
+func (r *rowSource) Next() bool             { return r.next() }
+func (r *rowSource) Values() ([]any, error) { return r.out, nil }
+func (r *rowSource) Err() error             { return r.done() }
+
+// sink streams the rows into table through the target's bulk path.
+func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string, rs *rowSource) (int64, error) {
+	c := m.c
+	switch c.d.Name() {
+	case "duckdb":
+		err := m.conn.Raw(func(dc any) error {
+			conn, ok := dc.(driver.Conn)
+			if !ok {
+				return fmt.Errorf("the DuckDB driver's connection is a %T", dc)
+			}
+			// Staging tables are temporary: DuckDB keeps them in temp.main.
+			catalog, schema := "temp", "main"
+			if s := table.Schema(); len(s) > 0 {
+				catalog, schema = "", strings.Join(s, ".")
+			}
+			a, err := duckdb.NewAppender(conn, catalog, schema, table.Name())
+			if err != nil {
+				return err
+			}
+			row := make([]driver.Value, len(cols))
+			for rs.next() {
+				for i, v := range rs.out {
+					row[i] = v
+				}
+				if err := a.AppendRow(row...); err != nil {
+					a.Close()
+					return fmt.Errorf("row %d: %w", rs.n, err)
+				}
+			}
+			if err := rs.done(); err != nil {
+				a.Close()
+				return err
+			}
+			return a.Close()
+		})
+		return rs.n, err
+	case "postgres":
+		err := m.conn.Raw(func(dc any) error {
+			conn, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("the PostgreSQL driver's connection is a %T", dc)
+			}
+			_, err := conn.Conn().CopyFrom(ctx, pgx.Identifier(table.Parts), cols, rs)
+			return err
+		})
+		if err == nil {
+			err = rs.done()
+		}
+		return rs.n, err
+	}
+	return m.insertBatches(ctx, table, cols, rs)
+}
+
+// copyBatchValues bounds the markers of one INSERT of a copy: far below
+// SQLite's (32766) and MariaDB's (65535) limits.
+const copyBatchValues = 6000
+
+func (m *machine) insertBatches(ctx context.Context, table compiler.Table, cols []string, rs *rowSource) (int64, error) {
+	per := max(1, min(500, copyBatchValues/len(cols)))
+	parts := map[int]dialects.Part{}
+	args := make([]any, 0, per*len(cols))
+	rowsIn := 0
+	flush := func() error {
+		if rowsIn == 0 {
+			return nil
+		}
+		part, ok := parts[rowsIn]
+		if !ok {
+			var err error
+			if part, err = dialects.CopyInsert(m.c.d, table, cols, rowsIn); err != nil {
+				return err
+			}
+			parts[rowsIn] = part
+		}
+		if _, err := m.conn.ExecContext(ctx, part.SQL, args...); err != nil {
+			return err
+		}
+		args, rowsIn = args[:0], 0
+		return nil
+	}
+	for rs.next() {
+		args = append(args, rs.out...)
+		rowsIn++
+		if rowsIn == per {
+			if err := flush(); err != nil {
+				return rs.n, err
+			}
+		}
+	}
+	if err := rs.done(); err != nil {
+		return rs.n, err
+	}
+	return rs.n, flush()
+}
+
+func keyIndexes(key, cols []string) []int {
+	var out []int
+	for _, k := range key {
+		for i, c := range cols {
+			if c == k {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// converter turns a source row into the values the target's bulk path
+// takes for the declared columns.
+type converter struct {
+	cols   []compiler.Col
+	key    []int
+	flavor string // the target dialect: duckdb and postgres take their own decimal types
+	bind   func(time.Time, compiler.TypeKind) any
+}
+
+func (cv *converter) row(raw []any, n int64) ([]any, error) {
+	out := make([]any, len(raw))
+	for i, v := range raw {
+		x, err := cv.value(v, cv.cols[i].Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s, column %s: %v", cv.describe(raw, n), cv.cols[i].Name, err)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// describe names a row by its key, or by its place in the read.
+func (cv *converter) describe(raw []any, n int64) string {
+	if len(cv.key) == 0 {
+		return fmt.Sprintf("row %d of the source", n)
+	}
+	parts := make([]string, len(cv.key))
+	for i, k := range cv.key {
+		parts[i] = cv.cols[k].Name + "=" + shortValue(raw[k])
+	}
+	return "row " + strings.Join(parts, ", ")
+}
+
+func shortValue(v any) string {
+	s := "NULL"
+	if v != nil {
+		s, _ = text(v)
+	}
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
+}
+
+// value converts one source value to the declared type: exactly, or an
+// error saying why it does not fit.
+func (cv *converter) value(v any, t compiler.Type) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch t.Kind {
+	case compiler.Smallint, compiler.Integer, compiler.Bigint:
+		n, err := asInteger(v)
+		if err != nil {
+			return nil, err
+		}
+		lim := map[compiler.TypeKind]int64{compiler.Smallint: math.MaxInt16, compiler.Integer: math.MaxInt32, compiler.Bigint: math.MaxInt64}[t.Kind]
+		if n > lim || n < -lim-1 {
+			return nil, fmt.Errorf("%d does not fit %s", n, t)
+		}
+		return n, nil
+	case compiler.Decimal:
+		d, err := asDecimal(v)
+		if err != nil {
+			return nil, err
+		}
+		unscaled, err := d.fit(t.Precision, t.Scale)
+		if err != nil {
+			return nil, fmt.Errorf("%s does not fit %s: %v", d, t, err)
+		}
+		switch cv.flavor {
+		case "duckdb":
+			return duckdb.Decimal{Width: uint8(t.Precision), Scale: uint8(t.Scale), Value: unscaled}, nil
+		case "postgres":
+			return pgtype.Numeric{Int: unscaled, Exp: int32(-t.Scale), Valid: true}, nil
+		}
+		return decimalText(unscaled, t.Scale), nil
+	case compiler.Double:
+		switch x := v.(type) {
+		case float64:
+			return x, nil
+		case float32:
+			return float64(x), nil
+		}
+		s, _ := text(v)
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	case compiler.Boolean:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case int64:
+			if x == 0 || x == 1 {
+				return x == 1, nil
+			}
+		}
+		s, _ := text(v)
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true", "t", "1":
+			return true, nil
+		case "false", "f", "0":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean", s)
+	case compiler.Text, compiler.Varchar, compiler.JSON:
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case []byte:
+			s = string(x)
+		case time.Time:
+			s = x.UTC().Format("2006-01-02 15:04:05.999999")
+		case map[string]any, []any:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return nil, err
+			}
+			s = string(b)
+		default:
+			s, _ = text(v)
+		}
+		if t.Kind == compiler.Varchar && utf8.RuneCountInString(s) > t.Length {
+			return nil, fmt.Errorf("%d characters do not fit %s", utf8.RuneCountInString(s), t)
+		}
+		if !utf8.ValidString(s) {
+			return nil, fmt.Errorf("the value is not valid UTF-8 text")
+		}
+		return s, nil
+	case compiler.Date, compiler.Timestamp, compiler.TimestampTZ:
+		tm, err := asTime(v)
+		if err != nil {
+			return nil, err
+		}
+		tm = tm.UTC()
+		if t.Kind == compiler.Date && tm != tm.Truncate(24*time.Hour) {
+			return nil, fmt.Errorf("%s has a time of day, and %s holds none", tm.Format(time.RFC3339Nano), t)
+		}
+		return cv.bind(tm, t.Kind), nil
+	}
+	return v, nil
+}
+
+func asInteger(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, fmt.Errorf("%d does not fit bigint", x)
+		}
+		return int64(x), nil
+	case bool:
+		return 0, fmt.Errorf("a boolean is not an integer")
+	}
+	d, err := asDecimal(v)
+	if err != nil {
+		return 0, err
+	}
+	n, err := d.fit(19, 0)
+	if err != nil || !n.IsInt64() {
+		return 0, fmt.Errorf("%s is not an integer", d)
+	}
+	return n.Int64(), nil
+}
+
+// decimal is an exact number: unscaled * 10^-scale.
+type decimal struct {
+	unscaled *big.Int
+	scale    int
+}
+
+func (d decimal) String() string { return decimalText(d.unscaled, d.scale) }
+
+func decimalText(unscaled *big.Int, scale int) string {
+	s := new(big.Int).Abs(unscaled).String()
+	if scale > 0 {
+		for len(s) <= scale {
+			s = "0" + s
+		}
+		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	}
+	if unscaled.Sign() < 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// fit rescales the number to scale, exactly (digits dropped must be
+// zeros), within precision digits.
+func (d decimal) fit(precision, scale int) (*big.Int, error) {
+	u := new(big.Int).Set(d.unscaled)
+	switch {
+	case d.scale < scale:
+		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale-d.scale)), nil))
+	case d.scale > scale:
+		q, r := new(big.Int).QuoRem(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.scale-scale)), nil), new(big.Int))
+		if r.Sign() != 0 {
+			return nil, fmt.Errorf("more than %d decimal(s)", scale)
+		}
+		u = q
+	}
+	if digits := len(new(big.Int).Abs(u).String()); precision > 0 && digits > precision && u.Sign() != 0 {
+		return nil, fmt.Errorf("more than %d digit(s)", precision)
+	}
+	return u, nil
+}
+
+func asDecimal(v any) (decimal, error) {
+	switch x := v.(type) {
+	case duckdb.Decimal:
+		return decimal{unscaled: new(big.Int).Set(x.Value), scale: int(x.Scale)}, nil
+	case pgtype.Numeric:
+		if !x.Valid || x.NaN || x.InfinityModifier != pgtype.Finite {
+			return decimal{}, fmt.Errorf("not a finite number")
+		}
+		if x.Exp >= 0 {
+			return decimal{unscaled: new(big.Int).Mul(x.Int, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Exp)), nil))}, nil
+		}
+		return decimal{unscaled: new(big.Int).Set(x.Int), scale: int(-x.Exp)}, nil
+	case *big.Int:
+		return decimal{unscaled: new(big.Int).Set(x)}, nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return decimal{}, fmt.Errorf("%v is not a finite number", x)
+		}
+		return parseDecimal(strconv.FormatFloat(x, 'f', -1, 64))
+	case float32:
+		return parseDecimal(strconv.FormatFloat(float64(x), 'f', -1, 32))
+	case int64, int32, int16, int8, int, uint8, uint16, uint32, uint64:
+		return parseDecimal(fmt.Sprint(x))
+	case string:
+		return parseDecimal(x)
+	case []byte:
+		return parseDecimal(string(x))
+	}
+	return decimal{}, fmt.Errorf("a %T is not a number", v)
+}
+
+// parseDecimal reads [-+]digits[.digits][e[-+]digits] exactly.
+func parseDecimal(s string) (decimal, error) {
+	s = strings.TrimSpace(s)
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return decimal{}, fmt.Errorf("%q is not a number", s)
+		}
+		mant, exp = s[:i], e
+	}
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimLeft(mant, "+-")
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := whole + frac
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return decimal{}, fmt.Errorf("%q is not a number", s)
+	}
+	u, _ := new(big.Int).SetString(digits, 10)
+	if neg {
+		u.Neg(u)
+	}
+	scale := len(frac) - exp
+	if scale < 0 {
+		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-scale)), nil))
+		scale = 0
+	}
+	return decimal{unscaled: u, scale: scale}, nil
+}

@@ -1,0 +1,273 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+func engineByName(name string) engine {
+	for _, e := range engines() {
+		if e.name == name {
+			return e
+		}
+	}
+	panic("no engine " + name)
+}
+
+// transferCols are the source table's columns in the transfer scenarios.
+var transferCols = []compiler.Col{
+	{Name: "order_id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
+	{Name: "customer", Type: compiler.Type{Kind: compiler.Varchar, Length: 20}},
+	{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
+	{Name: "qty", Type: compiler.Type{Kind: compiler.Integer}},
+	{Name: "paid", Type: compiler.Type{Kind: compiler.Boolean}},
+	{Name: "order_date", Type: compiler.Type{Kind: compiler.Date}},
+	{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+}
+
+const transferSpec = `
+pipeline: {name}_{id}
+source: { connection: app, table: app_{id}.orders }
+target: { table: dw_{id}.{name} }
+columns:
+  order_id: bigint
+  customer: varchar(20)
+  amount: decimal(12,2)
+  qty: integer
+  paid: boolean
+  order_date: date
+  updated_at: timestamp
+strategy: merge
+unique_key: [order_id]
+watermark: { column: updated_at, start: 2026-01-01, lookback: 1d }
+quality: { checks: ["amount >= 0"] }
+reconcile: { by: order_date, measures: [count, sum(amount)] }
+`
+
+var transferColNames = []string{"order_id", "customer", "amount", "qty", "paid", "order_date", "updated_at"}
+
+// TestTransfer: a source in another database, on pairs of engines: the
+// window's read runs on the source, in its dialect, the rows stream into
+// the target's staging through its bulk path, and the incremental target
+// equals a full refresh of the same source; state stays in the target.
+func TestTransfer(t *testing.T) {
+	pairs := [][2]string{
+		{"postgres", "duckdb"}, {"mysql", "postgres"}, {"postgres", "sqlite"},
+		{"duckdb", "mysql"}, {"sqlite", "postgres"}, {"mysql", "duckdb"},
+	}
+	for _, pair := range pairs {
+		t.Run(pair[0]+"_to_"+pair[1], func(t *testing.T) {
+			src := newEnv(t, engineByName(pair[0]))
+			dst := newEnv(t, engineByName(pair[1]))
+			dst.id = src.id // one suffix for both sides' names
+			dst.tg.SourceURLs = map[string]string{"app": src.url}
+			src.createTable("app_{id}.orders", transferCols)
+			src.insert("app_{id}.orders", transferCols,
+				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"},
+				[]any{int64(2), "bob", "20.00", int64(2), false, "2026-01-11", "2026-01-11 09:00:00"},
+				[]any{int64(3), "cy", "-5.00", int64(3), nil, "2026-01-12", "2026-01-12 09:00:00"},
+				[]any{int64(4), "dee", "7.25", nil, true, "2026-01-20", "2026-01-20 09:00:00"},
+			)
+			inc := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders"))
+			full := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders_full"))
+
+			res := mustRun(t, dst, inc, Options{Until: until("2026-01-15")})
+			checkCounts(t, "first run", res, counts{Read: 3, Inserted: 2, Quarantined: 1})
+			src.update("app_{id}.orders", transferCols, "order_id", int64(2), map[string]any{"amount": "22.00", "updated_at": "2026-01-16 10:00:00"})
+			src.insert("app_{id}.orders", transferCols,
+				[]any{int64(5), "eve", "1.00", int64(5), false, "2026-01-14", "2026-01-14 23:00:00"}) // late: inside the lookback
+			res = mustRun(t, dst, inc, Options{Until: until("2026-01-21")})
+			checkCounts(t, "second run", res, counts{Read: 3, Inserted: 2, Updated: 1})
+			mustRun(t, dst, full, Options{Until: until("2026-01-21"), FullRefresh: true})
+
+			got, want := dst.rows("dw_{id}.orders", transferColNames), dst.rows("dw_{id}.orders_full", transferColNames)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("incremental target differs from a full refresh (-full +incremental):\n%s", diff)
+			}
+			if len(got) != 4 {
+				t.Errorf("target rows: %q, want 4", got)
+			}
+			if st := dst.state(inc); st.Watermark != "2026-01-21T00:00:00Z" {
+				t.Errorf("watermark in the target: %q", st.Watermark)
+			}
+			rec, err := dst.tg.Reconcile(dst.ctx, inc, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Drifted) > 0 || len(rec.Groups) == 0 {
+				t.Errorf("reconcile against the source: %+v", rec)
+			}
+		})
+	}
+}
+
+// TestTransferSameDatabase: a spec without connection still reads its
+// source in the target, with no copy step.
+func TestTransferSameDatabase(t *testing.T) {
+	e := newEnv(t, engineByName("duckdb"))
+	p := e.spec(strings.ReplaceAll(strings.ReplaceAll(transferSpec, "connection: app, ", ""), "{name}", "orders"))
+	for _, pr := range p.Programs {
+		for _, s := range pr.Steps {
+			if s.On == compiler.OnSource || s.Read == compiler.ReadCopy {
+				t.Errorf("program %s: step %s runs on a source outside the target", pr.Mode, s.Stmt)
+			}
+		}
+	}
+	e.createTable("app_{id}.orders", transferCols)
+	e.insert("app_{id}.orders", transferCols, []any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"})
+	res := mustRun(t, e, p, Options{Until: until("2026-01-15")})
+	checkCounts(t, "run", res, counts{Read: 1, Inserted: 1})
+}
+
+// TestTransferValueDoesNotFit: a source value its declared column cannot
+// hold fails the run, naming the row's key and the column, and writes
+// nothing. SQLite keeps no types, so the probe lets it through and the
+// copy meets the value.
+func TestTransferValueDoesNotFit(t *testing.T) {
+	for _, target := range []string{"duckdb", "postgres", "sqlite", "mysql"} {
+		t.Run(target, func(t *testing.T) {
+			src := newEnv(t, engineByName("sqlite"))
+			dst := newEnv(t, engineByName(target))
+			dst.id = src.id
+			dst.tg.SourceURLs = map[string]string{"app": src.url}
+			src.createTable("app_{id}.orders", transferCols)
+			src.insert("app_{id}.orders", transferCols,
+				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"},
+				[]any{int64(7), "bob", "10.505", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"})
+			p := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders"))
+			_, err := dst.tg.Run(dst.ctx, p, Options{Until: until("2026-01-15")})
+			if err == nil || !strings.Contains(err.Error(), "order_id=7") || !strings.Contains(err.Error(), "column amount") {
+				t.Fatalf("run: %v, want a failure naming order_id=7 and column amount", err)
+			}
+			if rows, _ := dst.read("dw_{id}.orders", transferColNames); len(rows) != 0 {
+				t.Errorf("target rows after a failed run: %q", rows)
+			}
+		})
+	}
+}
+
+// writeParquet writes rows into a parquet file through an in-memory
+// DuckDB: the landing folder's producer.
+func writeParquet(t *testing.T, path string, rows string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := fmt.Sprintf(`COPY (SELECT * FROM (VALUES %s) AS v(order_id, customer, amount, updated_at)) TO '%s' (FORMAT parquet)`, rows, path)
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+const filesSpec = `
+pipeline: {name}_{id}
+source: { files: "{dir}/**/*.parquet" }
+target: { table: dw_{id}.{name} }
+columns:
+  order_id: bigint
+  customer: text
+  amount: decimal(12,2)
+  updated_at: timestamp
+  day: date
+strategy: merge
+unique_key: [order_id]
+watermark: { files: new }
+reconcile: { by: day, measures: [count, sum(amount)] }
+`
+
+// TestFilesByFile: a landing folder picked up file by file, on every
+// target: each run loads exactly the files not loaded before (a late file
+// once), a rewritten file is reported and loaded again only when asked, a
+// run that dies loads its files again and nothing twice, and the target
+// equals a full refresh of the folder.
+func TestFilesByFile(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			spec := strings.ReplaceAll(filesSpec, "{dir}", dir)
+			inc := e.spec(strings.ReplaceAll(spec, "{name}", "orders"))
+			full := e.spec(strings.ReplaceAll(spec, "{name}", "orders_full"))
+			writeParquet(t, dir+"/day=2026-01-10/a.parquet", "(1, 'ann', 10.5, TIMESTAMP '2026-01-10 09:00:00'), (2, 'bob', 20.0, TIMESTAMP '2026-01-10 10:00:00')")
+			writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(3, 'cy', 3.25, TIMESTAMP '2026-01-11 09:00:00')")
+
+			res := mustRun(t, e, inc, Options{})
+			checkCounts(t, "first run", res, counts{Read: 3, Inserted: 3})
+			if !strings.HasPrefix(res.Note, "2 new file(s) loaded") {
+				t.Errorf("note: %q", res.Note)
+			}
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "nothing new", res, counts{})
+
+			// A late file in an old folder, and a new folder.
+			writeParquet(t, dir+"/day=2026-01-10/late.parquet", "(4, 'dee', 4.0, TIMESTAMP '2026-01-10 11:00:00')")
+			writeParquet(t, dir+"/day=2026-01-12/c.parquet", "(2, 'bob', 22.0, TIMESTAMP '2026-01-12 10:00:00')")
+			// The run dies at its commit: nothing recorded, the files load again.
+			_, err := e.tg.Run(e.ctx, inc, Options{BeforeStatement: func(name string) error {
+				if name == "commit" {
+					return fmt.Errorf("killed")
+				}
+				return nil
+			}})
+			if err == nil {
+				t.Fatal("the killed run succeeded")
+			}
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "late and new files", res, counts{Read: 2, Inserted: 1, Updated: 1})
+
+			// A file rewritten in place is reported, not loaded.
+			time.Sleep(10 * time.Millisecond)
+			writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(3, 'cy', 3.50, TIMESTAMP '2026-01-11 09:30:00')")
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "rewritten, not reloaded", res, counts{})
+			if !strings.Contains(res.Note, "rewritten in place") || !strings.Contains(res.Note, "day=2026-01-11/b.parquet") {
+				t.Errorf("note: %q", res.Note)
+			}
+			res = mustRun(t, e, inc, Options{ReloadRewritten: true})
+			checkCounts(t, "rewritten, reloaded", res, counts{Read: 1, Updated: 1})
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "after the reload", res, counts{})
+
+			mustRun(t, e, full, Options{FullRefresh: true})
+			cols := []string{"order_id", "customer", "amount", "updated_at", "day"}
+			got, want := e.rows("dw_{id}.orders", cols), e.rows("dw_{id}.orders_full", cols)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("incremental target differs from a full refresh (-full +incremental):\n%s", diff)
+			}
+			if len(got) != 4 {
+				t.Errorf("target: %q", got)
+			}
+			rec, err := e.tg.Reconcile(e.ctx, inc, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Drifted) > 0 || len(rec.Groups) == 0 {
+				t.Errorf("reconcile against the files: %+v", rec)
+			}
+			pv, err := e.tg.Preview(e.ctx, inc, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pv.NewFiles == nil || *pv.NewFiles != 0 || !strings.Contains(pv.Source, dir) {
+				t.Errorf("preview: %+v", pv)
+			}
+		})
+	}
+}
+
+var _ = context.Background
