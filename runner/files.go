@@ -191,4 +191,3 @@ func missingTable(err error) bool {
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "does not exist") || strings.Contains(s, "no such table") || strings.Contains(s, "doesn't exist")
 }
-
