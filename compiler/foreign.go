@@ -58,7 +58,7 @@ func (v *validator) foreign() {
 		case !src.Connection.Set():
 			v.errf(d.Pos, "source.dialect applies to a source with connection: without one the source is read in the target's dialect")
 		case !contains(SourceDialects, d.Value):
-			v.errf(d.Pos, "source.dialect %s: a source is read by incrc, so it is an engine incrc executes (%s)%s", quote(d.Value), strings.Join(SourceDialects, ", "), suggest(d.Value, SourceDialects))
+			v.errf(d.Pos, "source.dialect %s: a source is read by incrc, so it is an engine incrc executes%s", quote(d.Value), suggest(d.Value, SourceDialects))
 		}
 	}
 	if f := src.Files; f.Set() && f.Value != "" {
