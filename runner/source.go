@@ -21,14 +21,22 @@ type sources struct {
 	files *sql.DB            // an in-memory DuckDB: reads files, holds nothing
 }
 
-// SetSources gives the URLs of the source connections specs name
-// (incrc.yaml's connections, --source NAME=URL), by name.
-func (t *Target) SetSources(urls map[string]string) { t.SourceURLs = urls }
+// sourceURL is the URL of a source connection.
+func (t *Target) sourceURL(name string) (string, error) {
+	if t.SourceURL != nil {
+		return t.SourceURL(name)
+	}
+	url, ok := t.SourceURLs[name]
+	if !ok {
+		return "", fmt.Errorf("source.connection %s: no URL for it: add it to connections: in incrc.yaml, or give --source %s=URL", name, name)
+	}
+	return url, nil
+}
 
 // sourceDialect names the dialect of a connection from its URL.
 func (t *Target) sourceDialect(name string) (string, bool) {
-	url, ok := t.SourceURLs[name]
-	if !ok {
+	url, err := t.sourceURL(name)
+	if err != nil {
 		return "", false
 	}
 	return compiler.DialectOfURL(url)
@@ -51,11 +59,10 @@ func (t *Target) sourceConn(ctx context.Context, f *compiler.Foreign) (*sql.Conn
 	}
 	st, ok := t.src.open[f.Connection]
 	if !ok {
-		url, known := t.SourceURLs[f.Connection]
-		if !known {
-			return nil, fmt.Errorf("source.connection %s: no URL for it: add it to connections: in incrc.yaml, or give --source %s=URL", f.Connection, f.Connection)
+		url, err := t.sourceURL(f.Connection)
+		if err != nil {
+			return nil, err
 		}
-		var err error
 		if st, err = Open(ctx, url, f.Dialect); err != nil {
 			return nil, fmt.Errorf("source.connection %s: %w", f.Connection, err)
 		}
@@ -88,6 +95,13 @@ func (t *Target) closeSources() {
 // sourceOf is the dialect of a plan's source outside the target (nil when
 // it is in the target).
 func (t *Target) sourceOf(plan *compiler.Plan) (dialects.Dialect, error) {
+	if f := plan.From; f != nil && f.Connection != "" && f.Dialect == "" {
+		// The URL says the dialect: an unknown connection or an unset
+		// ${ENV} in it is the error to show.
+		if _, err := t.sourceURL(f.Connection); err != nil {
+			return nil, fmt.Errorf("pipeline %s: %w", plan.Pipeline, err)
+		}
+	}
 	return all.Source(plan, t.sourceDialect)
 }
 

@@ -44,6 +44,13 @@ type Status struct {
 	PipelineState
 	Runs       []Result `json:"runs"`
 	Partitions []Marker `json:"partitions,omitempty"` // backfill markers, newest first
+	// Source says where the source is when it is outside the target: a
+	// connection, or a folder of files. For files loaded by file, NewFiles
+	// is how many the next run would load, Rewritten how many loaded
+	// files were rewritten in place since.
+	Source    string `json:"source,omitempty"`
+	NewFiles  *int64 `json:"new_files,omitempty"`
+	Rewritten int64  `json:"rewritten_files,omitempty"`
 }
 
 // Marker is a partition's completion marker from a backfill.
@@ -80,6 +87,17 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 	s := &Status{PipelineState: *st, Runs: []Result{}}
 	for _, row := range rows {
 		s.Runs = append(s.Runs, runRow(row))
+	}
+	if f := plan.From; f != nil {
+		s.Source = f.Describe()
+		if f.ByFile {
+			m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
+			if err := m.listFiles(ctx, conn, compiler.Step{Stmt: compiler.StmtReadFiles, Read: compiler.ReadNewFiles}); err != nil {
+				return nil, err
+			}
+			n := int64(len(m.files))
+			s.NewFiles, s.Rewritten = &n, int64(len(m.rewritten))
+		}
 	}
 	if plan.Statement(compiler.StmtRecentMarkers) != nil {
 		rows, err := c.query(ctx, conn, compiler.StmtRecentMarkers, params{"pipeline": plan.Pipeline})

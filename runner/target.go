@@ -39,8 +39,9 @@ type Target struct {
 	// StatementTimeout bounds each statement a program runs (zero: no
 	// bound). Open sets DefaultStatementTimeout.
 	StatementTimeout time.Duration
-	// SourceURLs are the URLs of the source connections specs name
-	// (source.connection), by name.
+	// SourceURL resolves a spec's source.connection to its URL (incrc.yaml's
+	// connections, --source NAME=URL); SourceURLs, when SourceURL is nil.
+	SourceURL  func(name string) (string, error)
 	SourceURLs map[string]string
 
 	src sources

@@ -30,6 +30,7 @@ func backfillCmd() *command {
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
+		tf.registerSources(fs)
 		fs.StringVar(&from, "from", "", "first partition (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
 		fs.IntVar(&o.Parallel, "parallel", 1, "partitions rebuilt at a time")

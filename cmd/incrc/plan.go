@@ -38,6 +38,7 @@ func planCmd() *command {
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		output.register(fs, "markdown")
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
+		tf.registerSources(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
@@ -220,11 +221,20 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 			lo = "-inf"
 		}
 		parts := strings.Join(p.Partitions, ", ")
+		name, from := p.Pipeline, ""
+		if p.Source != "" {
+			// A source outside the target: where the run reads.
+			from = ", from " + p.Source
+			if p.NewFiles != nil {
+				from += fmt.Sprintf(", %d new file(s)", *p.NewFiles)
+			}
+			name += " (from " + strings.TrimPrefix(from, ", from ") + ")"
+		}
 		if markdown {
-			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, parts)
+			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", name, orNone(p.Watermark), lo, p.WindowHi, p.Rows, parts)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows)
+		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)%s", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, from)
 		if parts != "" {
 			fmt.Fprintf(w, ", rewrites %s", parts)
 		}

@@ -31,6 +31,7 @@ func reconcileCmd() *command {
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
+		tf.registerSources(fs)
 		fs.StringVar(&from, "from", "", "first value of reconcile.by to compare (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
 		output.register(fs)

@@ -29,16 +29,19 @@ func runCmd() *command {
 			fullRefresh bool
 			allowFuture bool
 			force       bool
+			reload      bool
 			leaseTTL    time.Duration
 			output      outputFlags
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
+		tf.registerSources(fs)
 		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
 		fs.BoolVar(&allowFuture, "allow-future", false, "accept an --until later than now: the watermark then stays ahead, and runs read nothing until the clock passes it")
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
 		fs.BoolVar(&force, "force", false, "run a program that the compiled file says is refused without --force (a full refresh that would destroy history no source holds)")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
+		fs.BoolVar(&reload, "reload-rewritten", false, "a files source loaded by file (watermark: {files: new}) loads again the files rewritten in place since they were loaded")
 		output.register(fs)
 		// The target's URL says its dialect; --dialect, which compile and
 		// plan read as the dialects to write, only asserted it here.
@@ -53,7 +56,7 @@ func runCmd() *command {
 			return exitError
 		}
 		asJSON := format == "json"
-		opts := runner.Options{FullRefresh: fullRefresh, Force: force, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now}
+		opts := runner.Options{FullRefresh: fullRefresh, Force: force, LeaseTTL: leaseTTL, AllowFuture: allowFuture, Now: e.now, ReloadRewritten: reload}
 		if untilFlag != "" {
 			u, err := runner.ParseUntil(untilFlag)
 			if err != nil {

@@ -32,6 +32,7 @@ func stateCmd() *command {
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
+		tf.registerSources(fs)
 		fs.StringVar(&release, "release", "", "free the lease of PIPELINE, whoever holds it (for a run that died)")
 		fs.StringVar(&rewind, "rewind", "", "move the watermark of PIPELINE back to --to, so the next run re-reads from there (recorded in the run log)")
 		fs.StringVar(&to, "to", "", "with --rewind: the watermark to go back to (a date or RFC 3339; an id for an integer watermark)")
@@ -114,7 +115,11 @@ func stateCmd() *command {
 				json.NewEncoder(e.stdout).Encode(st)
 				continue
 			}
-			fmt.Fprintf(e.stdout, "%s\n  watermark: %s\n", st.Pipeline, orNone(st.Watermark))
+			fmt.Fprintf(e.stdout, "%s\n", st.Pipeline)
+			if st.Source != "" {
+				fmt.Fprintf(e.stdout, "  source:    %s%s\n", st.Source, filesWord(st.NewFiles, st.Rewritten))
+			}
+			fmt.Fprintf(e.stdout, "  watermark: %s\n", orNone(st.Watermark))
 			switch {
 			case st.LeaseOwner != "" && leaseExpired(st.LeaseExpiresAt, e.now()):
 				fmt.Fprintf(e.stdout, "  lease:     expired (was held by %s until %s)\n", st.LeaseOwner, st.LeaseExpiresAt)
@@ -214,4 +219,17 @@ func rangeOf(keys []string) string {
 		return keys[0]
 	}
 	return keys[0] + " .. " + keys[len(keys)-1]
+}
+
+// filesWord says how many files the next run of a files source loaded by
+// file would load, and how many loaded ones were rewritten since.
+func filesWord(n *int64, rewritten int64) string {
+	if n == nil {
+		return ""
+	}
+	s := fmt.Sprintf(": %d new file(s) for the next run", *n)
+	if rewritten > 0 {
+		s += fmt.Sprintf(", %d rewritten since loaded (--reload-rewritten loads them again)", rewritten)
+	}
+	return s
 }

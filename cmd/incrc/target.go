@@ -19,6 +19,7 @@ type targetFlags struct {
 	target         string
 	connectTimeout time.Duration
 	timeout        time.Duration
+	sources        []string // --source NAME=URL
 }
 
 // register adds --target, described by usage, --connect-timeout and
@@ -29,6 +30,36 @@ func (t *targetFlags) register(fs *pflag.FlagSet, usage string) {
 		"give up connecting to a PostgreSQL or MariaDB/MySQL target after this long (0: wait forever); a connect_timeout or timeout in the URL wins")
 	fs.DurationVar(&t.timeout, "timeout", runner.DefaultStatementTimeout,
 		"give up on any one statement after this long (0: wait forever); the run fails, is recorded and frees its lease")
+}
+
+// registerSources adds --source NAME=URL, for the commands that read a
+// pipeline's source.
+func (t *targetFlags) registerSources(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&t.sources, "source", nil,
+		"NAME=URL: the database of a spec's source.connection NAME, instead of (or besides) incrc.yaml's connections (repeatable)")
+}
+
+// sourceURLs resolves the source connections: --source NAME=URL first,
+// then incrc.yaml's connections, whose unset ${ENV} is an error naming its
+// place (only when a spec uses that connection).
+func sourceURLs(cfg *compiler.Config, flags []string) (func(string) (string, error), error) {
+	given := map[string]string{}
+	for _, f := range flags {
+		name, url, ok := strings.Cut(f, "=")
+		if !ok || name == "" || url == "" || !strings.Contains(url, ":") {
+			return nil, fmt.Errorf("--source %q: expected NAME=URL, as in --source app=postgres://etl@app-db/app", f)
+		}
+		if _, twice := given[name]; twice {
+			return nil, fmt.Errorf("--source %s is given twice: keep one", name)
+		}
+		given[name] = url
+	}
+	return func(name string) (string, error) {
+		if url, ok := given[name]; ok {
+			return url, nil
+		}
+		return cfg.Connection(name)
+	}, nil
 }
 
 // open resolves and opens --target for command c, printing what went
@@ -67,11 +98,16 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 		}
 		target = url
 	}
+	sources, err := sourceURLs(cfg, tf.sources)
+	if err != nil {
+		return nil, err
+	}
 	tg, err := runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout))
 	if err != nil {
 		return nil, err
 	}
 	tg.StatementTimeout = tf.timeout
+	tg.SourceURL = sources
 	return tg, nil
 }
 
