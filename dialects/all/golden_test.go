@@ -41,16 +41,21 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: %v", s.File, err)
 			continue
 		}
+		src, err := all.Source(plan, nil)
+		if err != nil {
+			t.Errorf("%s: %v", s.File, err)
+			continue
+		}
 		for _, name := range all.Names() {
 			d, _ := all.Lookup(name)
 			path := filepath.Join("..", "..", "golden", name, s.Pipeline.Value+".sql")
 			seen[path] = true
 			t.Run(name+"/"+s.Pipeline.Value, func(t *testing.T) {
-				got, err := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"))
+				got, err := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
 				if err != nil {
 					t.Fatal(err)
 				}
-				again, _ := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"))
+				again, _ := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
 				if string(again) != string(got) {
 					t.Fatal("two renderings of one plan differ")
 				}
@@ -84,4 +89,14 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: no spec compiles to it (run -update to remove it)", path)
 		}
 	}
+}
+
+// sourceOf is the dialect of a plan's source outside the target, or nil.
+func sourceOf(t *testing.T, plan *compiler.Plan) dialects.Dialect {
+	t.Helper()
+	src, err := all.Source(plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }

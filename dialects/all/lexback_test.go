@@ -23,14 +23,18 @@ func TestLexBackGolden(t *testing.T) {
 		for _, name := range all.Names() {
 			d, _ := all.Lookup(name)
 			t.Run(name+"/"+s.Pipeline.Value, func(t *testing.T) {
-				rendered, err := dialects.Render(d, plan)
+				rendered, err := dialects.Render(d, plan, sourceOf(t, plan))
 				if err != nil {
 					t.Fatal(err)
 				}
 				names, strs := 0, 0
 				for _, r := range rendered {
+					on := d
+					if r.On == compiler.OnSource {
+						on = sourceOf(t, plan) // spelled for the source
+					}
 					for _, p := range r.Parts {
-						if err := dialects.CheckPart(d, p); err != nil {
+						if err := dialects.CheckPart(on, p); err != nil {
 							t.Errorf("%s: %v", r.Name, err)
 						}
 						names += len(p.Meant.Names)
