@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -145,18 +144,57 @@ func measureProcess(b *testing.B, env []string, bin string, args ...string) meas
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	wall := time.Since(start)
-	if err != nil {
-		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	m := measured{wall: wall, out: string(out)}
-	if ru != nil {
-		m.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	// The peak RSS is the kernel's high-water mark of the process's own
+	// memory (VmHWM), sampled until it exits. (The rusage of a child
+	// started by a large process is no use: Linux starts it from the
+	// parent's high-water mark.)
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(cmd.Process.Pid); v > hwm {
+				hwm = v
+			}
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	wall := time.Since(start)
+	close(done)
+	m := measured{wall: wall, out: out.String(), maxRSS: <-peak}
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, m.out)
 	}
 	return m
+}
+
+// vmHWM reads a live process's peak resident set (bytes), or 0.
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 func report(b *testing.B, name string, rows int, inc, hand measured) {

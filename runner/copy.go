@@ -51,8 +51,11 @@ func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals p
 	conv := &converter{cols: cols, key: keyIndexes(c.plan.Key, op.Columns), flavor: string(c.d.Name()), bind: c.d.BindTime}
 	var n int64
 	err = c.rows(ctx, src, s.Stmt, vals, func(rows *sql.Rows) error {
+		rs := &rowSource{rows: rows, conv: conv, raw: make([]any, len(cols))}
+		rs.start()
+		defer rs.finish()
 		var sinkErr error
-		n, sinkErr = m.sink(ctx, s.Copy, op.Columns, &rowSource{rows: rows, conv: conv, raw: make([]any, len(cols))})
+		n, sinkErr = m.sink(ctx, s.Copy, op.Columns, rs)
 		return sinkErr
 	})
 	if err != nil {
@@ -61,7 +64,11 @@ func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals p
 	return n, nil
 }
 
-// rowSource reads the source's rows one at a time, converted.
+// rowSource reads the source's rows, converted, for a sink. A goroutine
+// reads and converts them ahead, a batch at a time, into a channel of a
+// few batches: the source's decoding and the conversions overlap the
+// target's bulk path, and what is held is those few batches, whatever the
+// window's size.
 type rowSource struct {
 	rows *sql.Rows
 	conv *converter
@@ -69,31 +76,98 @@ type rowSource struct {
 	out  []any
 	n    int64
 	err  error
+
+	batches chan rowBatch
+	cur     [][]any
+	pos     int
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type rowBatch struct {
+	rows [][]any
+	err  error
+}
+
+// copyBatchRows is how many rows the reading goroutine hands over at once.
+const copyBatchRows = 512
+
+func (r *rowSource) start() {
+	r.batches, r.stop, r.stopped = make(chan rowBatch, 4), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(r.stopped)
+		defer close(r.batches)
+		ptrs := make([]any, len(r.raw))
+		for i := range r.raw {
+			ptrs[i] = &r.raw[i]
+		}
+		send := func(b rowBatch) bool {
+			select {
+			case r.batches <- b:
+				return true
+			case <-r.stop:
+				return false
+			}
+		}
+		var n int64
+		batch := make([][]any, 0, copyBatchRows)
+		for r.rows.Next() {
+			if err := r.rows.Scan(ptrs...); err != nil {
+				send(rowBatch{rows: batch, err: err})
+				return
+			}
+			n++
+			out, err := r.conv.row(r.raw, n)
+			if err != nil {
+				send(rowBatch{rows: batch, err: err})
+				return
+			}
+			batch = append(batch, out)
+			if len(batch) == copyBatchRows {
+				if !send(rowBatch{rows: batch}) {
+					return
+				}
+				batch = make([][]any, 0, copyBatchRows)
+			}
+		}
+		send(rowBatch{rows: batch, err: r.rows.Err()})
+	}()
+}
+
+// finish stops the reading goroutine and waits for it: the rows are
+// closed after it, never while it reads them.
+func (r *rowSource) finish() {
+	if r.stop == nil {
+		return
+	}
+	close(r.stop)
+	<-r.stopped
+	r.stop = nil
 }
 
 func (r *rowSource) next() bool {
-	if r.err != nil || !r.rows.Next() {
+	if r.err != nil {
 		return false
 	}
-	ptrs := make([]any, len(r.raw))
-	for i := range r.raw {
-		ptrs[i] = &r.raw[i]
+	for r.pos >= len(r.cur) {
+		b, ok := <-r.batches
+		if !ok {
+			return false
+		}
+		r.cur, r.pos = b.rows, 0
+		if b.err != nil {
+			r.err = b.err
+			return false
+		}
 	}
-	if err := r.rows.Scan(ptrs...); err != nil {
-		r.err = err
-		return false
-	}
+	r.out = r.cur[r.pos]
+	r.cur[r.pos] = nil
+	r.pos++
 	r.n++
-	r.out, r.err = r.conv.row(r.raw, r.n)
-	return r.err == nil
+	return true
 }
 
-func (r *rowSource) done() error {
-	if r.err != nil {
-		return r.err
-	}
-	return r.rows.Err()
-}
+func (r *rowSource) done() error { return r.err }
 
 // pgx.CopyFromSource
 func (r *rowSource) Next() bool             { return r.next() }
@@ -263,7 +337,13 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		lim := map[compiler.TypeKind]int64{compiler.Smallint: math.MaxInt16, compiler.Integer: math.MaxInt32, compiler.Bigint: math.MaxInt64}[t.Kind]
+		lim := int64(math.MaxInt64)
+		switch t.Kind {
+		case compiler.Smallint:
+			lim = math.MaxInt16
+		case compiler.Integer:
+			lim = math.MaxInt32
+		}
 		if n > lim || n < -lim-1 {
 			return nil, fmt.Errorf("%d does not fit %s", n, t)
 		}
@@ -331,6 +411,19 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 			s = string(b)
 		default:
 			s, _ = text(v)
+		}
+		if t.Kind == compiler.JSON {
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
+			var doc any
+			if err := dec.Decode(&doc); err != nil || dec.More() {
+				return nil, fmt.Errorf("the value is not one JSON document")
+			}
+			if cv.flavor == "duckdb" {
+				// The appender writes a Go string into a JSON column as
+				// a JSON string: the document goes in parsed.
+				return doc, nil
+			}
 		}
 		if t.Kind == compiler.Varchar && utf8.RuneCountInString(s) > t.Length {
 			return nil, fmt.Errorf("%d characters do not fit %s", utf8.RuneCountInString(s), t)
@@ -415,6 +508,12 @@ func decimalText(unscaled *big.Int, scale int) string {
 // fit rescales the number to scale, exactly (digits dropped must be
 // zeros), within precision digits.
 func (d decimal) fit(precision, scale int) (*big.Int, error) {
+	if u, ok, err := d.fit64(precision, scale); ok {
+		if err != nil {
+			return nil, err
+		}
+		return big.NewInt(u), nil
+	}
 	u := new(big.Int).Set(d.unscaled)
 	switch {
 	case d.scale < scale:
@@ -430,6 +529,41 @@ func (d decimal) fit(precision, scale int) (*big.Int, error) {
 		return nil, fmt.Errorf("more than %d digit(s)", precision)
 	}
 	return u, nil
+}
+
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// fit64 is fit for the numbers that fit an int64 throughout (almost all):
+// ok is false when the big path must decide.
+func (d decimal) fit64(precision, scale int) (int64, bool, error) {
+	if !d.unscaled.IsInt64() || scale-d.scale > 18 || d.scale-scale > 18 {
+		return 0, false, nil
+	}
+	u := d.unscaled.Int64()
+	switch k := scale - d.scale; {
+	case k > 0:
+		if u > math.MaxInt64/pow10[k] || u < math.MinInt64/pow10[k] {
+			return 0, false, nil
+		}
+		u *= pow10[k]
+	case k < 0:
+		if u%pow10[-k] != 0 {
+			return 0, true, fmt.Errorf("more than %d decimal(s)", scale)
+		}
+		u /= pow10[-k]
+	}
+	if precision > 0 && precision < 19 {
+		if a := u; a >= pow10[precision] || a <= -pow10[precision] {
+			return 0, true, fmt.Errorf("more than %d digit(s)", precision)
+		}
+	}
+	return u, true, nil
 }
 
 func asDecimal(v any) (decimal, error) {
@@ -481,7 +615,13 @@ func parseDecimal(s string) (decimal, error) {
 	if digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return decimal{}, fmt.Errorf("%q is not a number", s)
 	}
-	u, _ := new(big.Int).SetString(digits, 10)
+	var u *big.Int
+	if len(digits) <= 18 {
+		n, _ := strconv.ParseInt(digits, 10, 64)
+		u = big.NewInt(n)
+	} else {
+		u, _ = new(big.Int).SetString(digits, 10)
+	}
 	if neg {
 		u.Neg(u)
 	}

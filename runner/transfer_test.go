@@ -33,6 +33,7 @@ var transferCols = []compiler.Col{
 	{Name: "paid", Type: compiler.Type{Kind: compiler.Boolean}},
 	{Name: "order_date", Type: compiler.Type{Kind: compiler.Date}},
 	{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+	{Name: "doc", Type: compiler.Type{Kind: compiler.JSON}},
 }
 
 const transferSpec = `
@@ -47,6 +48,7 @@ columns:
   paid: boolean
   order_date: date
   updated_at: timestamp
+  doc: json
 strategy: merge
 unique_key: [order_id]
 watermark: { column: updated_at, start: 2026-01-01, lookback: 1d }
@@ -54,7 +56,7 @@ quality: { checks: ["amount >= 0"] }
 reconcile: { by: order_date, measures: [count, sum(amount)] }
 `
 
-var transferColNames = []string{"order_id", "customer", "amount", "qty", "paid", "order_date", "updated_at"}
+var transferColNames = []string{"order_id", "customer", "amount", "qty", "paid", "order_date", "updated_at", "doc"}
 
 // TestTransfer: a source in another database, on pairs of engines: the
 // window's read runs on the source, in its dialect, the rows stream into
@@ -73,10 +75,10 @@ func TestTransfer(t *testing.T) {
 			dst.tg.SourceURLs = map[string]string{"app": src.url}
 			src.createTable("app_{id}.orders", transferCols)
 			src.insert("app_{id}.orders", transferCols,
-				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"},
-				[]any{int64(2), "bob", "20.00", int64(2), false, "2026-01-11", "2026-01-11 09:00:00"},
-				[]any{int64(3), "cy", "-5.00", int64(3), nil, "2026-01-12", "2026-01-12 09:00:00"},
-				[]any{int64(4), "dee", "7.25", nil, true, "2026-01-20", "2026-01-20 09:00:00"},
+				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00", `{"a":1}`},
+				[]any{int64(2), "bob", "20.00", int64(2), false, "2026-01-11", "2026-01-11 09:00:00", `["x","y"]`},
+				[]any{int64(3), "cy", "-5.00", int64(3), nil, "2026-01-12", "2026-01-12 09:00:00", nil},
+				[]any{int64(4), "dee", "7.25", nil, true, "2026-01-20", "2026-01-20 09:00:00", `{"n":{"m":2.5}}`},
 			)
 			inc := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders"))
 			full := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders_full"))
@@ -85,7 +87,7 @@ func TestTransfer(t *testing.T) {
 			checkCounts(t, "first run", res, counts{Read: 3, Inserted: 2, Quarantined: 1})
 			src.update("app_{id}.orders", transferCols, "order_id", int64(2), map[string]any{"amount": "22.00", "updated_at": "2026-01-16 10:00:00"})
 			src.insert("app_{id}.orders", transferCols,
-				[]any{int64(5), "eve", "1.00", int64(5), false, "2026-01-14", "2026-01-14 23:00:00"}) // late: inside the lookback
+				[]any{int64(5), "eve", "1.00", int64(5), false, "2026-01-14", "2026-01-14 23:00:00", nil}) // late: inside the lookback
 			res = mustRun(t, dst, inc, Options{Until: until("2026-01-21")})
 			checkCounts(t, "second run", res, counts{Read: 3, Inserted: 2, Updated: 1})
 			mustRun(t, dst, full, Options{Until: until("2026-01-21"), FullRefresh: true})
@@ -96,6 +98,18 @@ func TestTransfer(t *testing.T) {
 			}
 			if len(got) != 4 {
 				t.Errorf("target rows: %q, want 4", got)
+			}
+			for _, r := range got {
+				// A JSON document arrives as a document, never as a JSON string of its text.
+				// (DuckDB's driver reads an object back as a map; the others as its text.)
+				doc := r[strings.LastIndex(r, "| ")+2:]
+				want := `{"a":1}`
+				if pair[1] == "duckdb" {
+					want = "map[a:1]"
+				}
+				if strings.HasPrefix(r, "1 |") && strings.ReplaceAll(doc, " ", "") != want {
+					t.Errorf("row 1's doc: %q", r)
+				}
 			}
 			if st := dst.state(inc); st.Watermark != "2026-01-21T00:00:00Z" {
 				t.Errorf("watermark in the target: %q", st.Watermark)
@@ -124,7 +138,7 @@ func TestTransferSameDatabase(t *testing.T) {
 		}
 	}
 	e.createTable("app_{id}.orders", transferCols)
-	e.insert("app_{id}.orders", transferCols, []any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"})
+	e.insert("app_{id}.orders", transferCols, []any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00", nil})
 	res := mustRun(t, e, p, Options{Until: until("2026-01-15")})
 	checkCounts(t, "run", res, counts{Read: 1, Inserted: 1})
 }
@@ -142,8 +156,8 @@ func TestTransferValueDoesNotFit(t *testing.T) {
 			dst.tg.SourceURLs = map[string]string{"app": src.url}
 			src.createTable("app_{id}.orders", transferCols)
 			src.insert("app_{id}.orders", transferCols,
-				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"},
-				[]any{int64(7), "bob", "10.505", int64(1), true, "2026-01-10", "2026-01-10 09:00:00"})
+				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00", nil},
+				[]any{int64(7), "bob", "10.505", int64(1), true, "2026-01-10", "2026-01-10 09:00:00", nil})
 			p := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders"))
 			_, err := dst.tg.Run(dst.ctx, p, Options{Until: until("2026-01-15")})
 			if err == nil || !strings.Contains(err.Error(), "order_id=7") || !strings.Contains(err.Error(), "column amount") {
