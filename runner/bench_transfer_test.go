@@ -21,11 +21,12 @@ import (
 // set of the process), against the same transfer written by hand, run as
 // a subprocess too (this test binary, TestTransferHandChild):
 //
-//   - postgres_to_duckdb: a PostgreSQL table of -incrc.rows rows (default
-//     1,000,000) and 6 columns into a DuckDB file, the first run of a
-//     merge pipeline (the whole window); by hand, COPY (SELECT ...) TO
-//     STDOUT read through pgx into a pipe that DuckDB's COPY FROM reads,
-//     in one process;
+//   - postgres_to_duckdb_append, _merge: a PostgreSQL table of -incrc.rows
+//     rows (default 1,000,000) and 6 columns into a DuckDB file, the first
+//     run of an append pipeline and of a merge pipeline (the whole window;
+//     merge also dedupes by key and merges); by hand, COPY (SELECT ...) TO
+//     STDOUT read through pgx into a pipe that DuckDB's COPY FROM reads
+//     into a table without a key, in one process;
 //   - files_to_postgres: 100 Parquet files holding the same rows in day=
 //     folders into PostgreSQL, by file; by hand, DuckDB reads the files
 //     and writes CSV into a pipe that PostgreSQL's COPY FROM STDIN reads.
@@ -85,7 +86,12 @@ func BenchmarkTransfer(b *testing.B) {
 
 	specs := filepath.Join(dir, "specs")
 	os.MkdirAll(specs, 0o755)
-	os.WriteFile(filepath.Join(specs, "app.yaml"), []byte(strings.NewReplacer("{id}", id, "{schema}", schema).Replace(`pipeline: app_orders_{id}
+	for _, strategy := range []string{"append", "merge"} {
+		key := ""
+		if strategy == "merge" {
+			key = "unique_key: [order_id]\n"
+		}
+		os.WriteFile(filepath.Join(specs, "app_"+strategy+".yaml"), []byte(strings.NewReplacer("{id}", id, "{schema}", schema, "{strategy}", strategy, "{key}", key).Replace(`pipeline: app_orders_{strategy}_{id}
 source: { connection: app, table: {schema}.orders }
 target: { table: dw.app_orders }
 columns:
@@ -95,10 +101,10 @@ columns:
   status: varchar(16)
   order_date: date
   updated_at: timestamp
-strategy: merge
-unique_key: [order_id]
-watermark: { column: updated_at, start: 2026-01-01 }
+strategy: {strategy}
+{key}watermark: { column: updated_at, start: 2026-01-01 }
 `)), 0o644)
+	}
 	os.WriteFile(filepath.Join(specs, "files.yaml"), []byte(strings.NewReplacer("{id}", id, "{land}", land).Replace(`pipeline: landed_orders_{id}
 source: { files: "{land}/**/*.parquet" }
 target: { table: dw_{id}.landed_orders }
@@ -114,13 +120,16 @@ watermark: { files: new }
 `)), 0o644)
 
 	for i := 0; i < b.N; i++ {
-		b.Run("postgres_to_duckdb", func(b *testing.B) {
-			target := "duckdb:" + filepath.Join(b.TempDir(), "wh.duckdb")
-			inc := measureProcess(b, nil, bin, "run", "--target", target, "--source", "app="+pgURL, "--specs", filepath.Join(specs, "app.yaml"), "--until", "2026-06-01")
-			hand := measureProcess(b, []string{"INCRC_BENCH_HAND=postgres_to_duckdb", "INCRC_BENCH_SCHEMA=" + schema},
-				os.Args[0], "-test.run=^TestTransferHandChild$", "-test.v")
-			report(b, "postgres_to_duckdb", rows, inc, hand)
-		})
+		for _, strategy := range []string{"append", "merge"} {
+			name := "postgres_to_duckdb_" + strategy
+			b.Run(name, func(b *testing.B) {
+				target := "duckdb:" + filepath.Join(b.TempDir(), "wh.duckdb")
+				hand := measureProcess(b, []string{"INCRC_BENCH_HAND=postgres_to_duckdb", "INCRC_BENCH_SCHEMA=" + schema},
+					os.Args[0], "-test.run=^TestTransferHandChild$", "-test.v")
+				inc := measureProcess(b, nil, bin, "run", "--target", target, "--source", "app="+pgURL, "--specs", filepath.Join(specs, "app_"+strategy+".yaml"), "--until", "2026-06-01")
+				report(b, name, rows, inc, hand)
+			})
+		}
 		b.Run("files_to_postgres", func(b *testing.B) {
 			db.ExecContext(ctx, "DELETE FROM incrc_files WHERE pipeline LIKE '%"+id+"'")
 			db.ExecContext(ctx, "DROP SCHEMA IF EXISTS dw_"+id+" CASCADE")
@@ -263,7 +272,7 @@ func TestTransferHandChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if _, err := db.Exec("CREATE TABLE orders (order_id BIGINT PRIMARY KEY, customer_id BIGINT, amount DECIMAL(12,2), status VARCHAR(16), order_date DATE, updated_at TIMESTAMP)"); err != nil {
+		if _, err := db.Exec("CREATE TABLE orders (order_id BIGINT, customer_id BIGINT, amount DECIMAL(12,2), status VARCHAR(16), order_date DATE, updated_at TIMESTAMP)"); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
