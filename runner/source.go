@@ -99,7 +99,7 @@ func (t *Target) sourceOf(plan *compiler.Plan) (dialects.Dialect, error) {
 		// The URL says the dialect: an unknown connection or an unset
 		// ${ENV} in it is the error to show.
 		if _, err := t.sourceURL(f.Connection); err != nil {
-			return nil, fmt.Errorf("pipeline %s: %w", plan.Pipeline, err)
+			return nil, err
 		}
 	}
 	return all.Source(plan, t.sourceDialect)
