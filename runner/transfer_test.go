@@ -288,3 +288,59 @@ func TestFilesByFile(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestFilesByColumn: a landing folder read by a column's window, on every
+// target: the target equals a full refresh, and DuckDB's reader skips the
+// files whose day= folder is outside the window.
+func TestFilesByColumn(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			spec := strings.ReplaceAll(strings.ReplaceAll(filesSpec, "{dir}", dir), "watermark: { files: new }", "watermark: { column: day, start: 2026-01-01 }")
+			inc := e.spec(strings.ReplaceAll(spec, "{name}", "orders"))
+			full := e.spec(strings.ReplaceAll(spec, "{name}", "orders_full"))
+			writeParquet(t, dir+"/day=2026-01-10/a.parquet", "(1, 'ann', 10.5, TIMESTAMP '2026-01-10 09:00:00'), (2, 'bob', 20.0, TIMESTAMP '2026-01-10 10:00:00')")
+			writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(3, 'cy', 3.25, TIMESTAMP '2026-01-11 09:00:00')")
+			res := mustRun(t, e, inc, Options{Until: until("2026-01-12")})
+			checkCounts(t, "first run", res, counts{Lo: "2026-01-01", Hi: "2026-01-12", Read: 3, Inserted: 3})
+			writeParquet(t, dir+"/day=2026-01-12/c.parquet", "(2, 'bob', 22.0, TIMESTAMP '2026-01-12 10:00:00')")
+			res = mustRun(t, e, inc, Options{Until: until("2026-01-13")})
+			checkCounts(t, "second run", res, counts{Lo: "2026-01-12", Hi: "2026-01-13", Read: 1, Updated: 1})
+			mustRun(t, e, full, Options{Until: until("2026-01-13"), FullRefresh: true})
+			cols := []string{"order_id", "customer", "amount", "updated_at", "day"}
+			if diff := cmp.Diff(e.rows("dw_{id}.orders_full", cols), e.rows("dw_{id}.orders", cols)); diff != "" {
+				t.Errorf("incremental target differs from a full refresh (-full +incremental):\n%s", diff)
+			}
+			if eng.name != "duckdb" {
+				return
+			}
+			// The window's read, as compiled, skips the other days' files.
+			c, err := compile(e.tg.Dialect, inc, 0, e.tg.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := c.statement("stage_window")
+			db, err := sql.Open("duckdb", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			lo, hi := time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
+			var plan strings.Builder
+			rows, err := db.Query("EXPLAIN ANALYZE "+st.Parts[0].SQL, lo, hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var k, v string
+				rows.Scan(&k, &v)
+				plan.WriteString(v)
+			}
+			rows.Close()
+			if !strings.Contains(plan.String(), "Scanning Files: 1/3") {
+				t.Errorf("the window's read does not skip the other days' files:\n%s", plan.String())
+			}
+		})
+	}
+}
