@@ -26,7 +26,8 @@ import (
 //     run of an append pipeline and of a merge pipeline (the whole window;
 //     merge also dedupes by key and merges); by hand, COPY (SELECT ...) TO
 //     STDOUT read through pgx into a pipe that DuckDB's COPY FROM reads
-//     into a table without a key, in one process;
+//     into a table without a key, in one process; and the append again
+//     with DuckDB's memory_limit at 64MB (a URL parameter), for both;
 //   - files_to_postgres: 100 Parquet files holding the same rows in day=
 //     folders into PostgreSQL, by file; by hand, DuckDB reads the files
 //     and writes CSV into a pipe that PostgreSQL's COPY FROM STDIN reads.
@@ -120,13 +121,15 @@ watermark: { files: new }
 `)), 0o644)
 
 	for i := 0; i < b.N; i++ {
-		for _, strategy := range []string{"append", "merge"} {
-			name := "postgres_to_duckdb_" + strategy
+		for _, bc := range []struct{ strategy, opts, name string }{
+			{"append", "", "append"}, {"merge", "", "merge"}, {"append", "?memory_limit=64MB", "append_memory_limit_64MB"},
+		} {
+			name := "postgres_to_duckdb_" + bc.name
 			b.Run(name, func(b *testing.B) {
-				target := "duckdb:" + filepath.Join(b.TempDir(), "wh.duckdb")
-				hand := measureProcess(b, []string{"INCRC_BENCH_HAND=postgres_to_duckdb", "INCRC_BENCH_SCHEMA=" + schema},
+				target := "duckdb:" + filepath.Join(b.TempDir(), "wh.duckdb") + bc.opts
+				hand := measureProcess(b, []string{"INCRC_BENCH_HAND=postgres_to_duckdb", "INCRC_BENCH_SCHEMA=" + schema, "INCRC_BENCH_DUCKDB_OPTS=" + bc.opts},
 					os.Args[0], "-test.run=^TestTransferHandChild$", "-test.v")
-				inc := measureProcess(b, nil, bin, "run", "--target", target, "--source", "app="+pgURL, "--specs", filepath.Join(specs, "app_"+strategy+".yaml"), "--until", "2026-06-01")
+				inc := measureProcess(b, nil, bin, "run", "--target", target, "--source", "app="+pgURL, "--specs", filepath.Join(specs, "app_"+bc.strategy+".yaml"), "--until", "2026-06-01")
 				report(b, name, rows, inc, hand)
 			})
 		}
@@ -267,7 +270,7 @@ func TestTransferHandChild(t *testing.T) {
 	switch mode {
 	case "postgres_to_duckdb":
 		schema := os.Getenv("INCRC_BENCH_SCHEMA")
-		db, err := sql.Open("duckdb", filepath.Join(t.TempDir(), "hand.duckdb"))
+		db, err := sql.Open("duckdb", filepath.Join(t.TempDir(), "hand.duckdb")+os.Getenv("INCRC_BENCH_DUCKDB_OPTS"))
 		if err != nil {
 			t.Fatal(err)
 		}
