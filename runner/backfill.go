@@ -348,6 +348,14 @@ func (b *backfill) rebuild(ctx context.Context) error {
 // target's.
 func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, pr *PartitionResult) error {
 	c := b.c
+	if c.plan.From != nil {
+		// Partitions rebuild in parallel: each reads the source on a
+		// connection of its own.
+		own := *c
+		own.srcConn = nil
+		c = &own
+		defer c.release()
+	}
 	vals := params{}
 	for k, v := range b.vals {
 		vals[k] = v

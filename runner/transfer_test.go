@@ -283,6 +283,10 @@ func TestFilesByFile(t *testing.T) {
 			if pv.NewFiles == nil || *pv.NewFiles != 0 || !strings.Contains(pv.Source, dir) {
 				t.Errorf("preview: %+v", pv)
 			}
+			writeParquet(t, dir+"/day=2026-01-13/d.parquet", "(5, 'eve', 5.0, TIMESTAMP '2026-01-13 10:00:00')")
+			if st := e.state(inc); st.NewFiles == nil || *st.NewFiles != 1 || !strings.Contains(st.Source, dir) {
+				t.Errorf("state: source %q, new files %v", st.Source, st.NewFiles)
+			}
 		})
 	}
 }
@@ -340,6 +344,80 @@ func TestFilesByColumn(t *testing.T) {
 			rows.Close()
 			if !strings.Contains(plan.String(), "Scanning Files: 1/3") {
 				t.Errorf("the window's read does not skip the other days' files:\n%s", plan.String())
+			}
+		})
+	}
+}
+
+// TestTransferStrategies: other strategies from a source in another
+// database (SQLite into DuckDB): overwrite_partitions with its backfill,
+// an integer watermark (its upper bound read on the source), and a change
+// log (cdc); each equals a full refresh.
+func TestTransferStrategies(t *testing.T) {
+	cols := []compiler.Col{
+		{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
+		{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
+		{Name: "op", Type: compiler.Type{Kind: compiler.Varchar, Length: 1}},
+		{Name: "seq", Type: compiler.Type{Kind: compiler.Bigint}},
+		{Name: "day", Type: compiler.Type{Kind: compiler.Date}},
+		{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+	}
+	head := `source: { connection: app, table: app_{id}.events }
+columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day: date, updated_at: timestamp }
+`
+	cases := []struct{ name, spec string }{
+		{"overwrite", "strategy: overwrite_partitions\npartition: { column: day }\nwatermark: { column: updated_at, start: 2026-01-01 }\nquality: { on_invalid: fail }\n"},
+		{"integer", "strategy: append\nwatermark: { column: seq, start: 0 }\n"},
+		{"cdc", "strategy: cdc\nunique_key: [id]\nwatermark: { column: updated_at, start: 2026-01-01 }\ncdc: { op: op, sequence: seq, exclude: [op] }\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newEnv(t, engineByName("sqlite"))
+			dst := newEnv(t, engineByName("duckdb"))
+			dst.id = src.id
+			dst.tg.SourceURLs = map[string]string{"app": src.url}
+			src.createTable("app_{id}.events", cols)
+			src.insert("app_{id}.events", cols,
+				[]any{int64(1), "1.00", "c", int64(1), "2026-01-10", "2026-01-10 09:00:00"},
+				[]any{int64(2), "2.00", "c", int64(2), "2026-01-10", "2026-01-10 10:00:00"},
+				[]any{int64(3), "3.00", "c", int64(3), "2026-01-11", "2026-01-11 09:00:00"})
+			spec := func(name string) *compiler.Plan {
+				return dst.spec("pipeline: " + name + "_{id}\n" + head + "target: { table: dw_{id}." + name + " }\n" + tc.spec)
+			}
+			inc, full := spec("inc"), spec("full")
+			at := func(day string) Options {
+				if tc.name == "integer" {
+					return Options{} // up to the largest id present
+				}
+				return Options{Until: until(day)}
+			}
+			mustRun(t, dst, inc, at("2026-01-12"))
+			src.insert("app_{id}.events", cols,
+				[]any{int64(2), "2.50", "u", int64(4), "2026-01-10", "2026-01-12 10:00:00"},
+				[]any{int64(4), "4.00", "c", int64(5), "2026-01-12", "2026-01-12 11:00:00"})
+			res := mustRun(t, dst, inc, at("2026-01-13"))
+			if res.RowsRead != 2 {
+				t.Errorf("second run read %d, want 2 (%+v)", res.RowsRead, res)
+			}
+			fo := at("2026-01-13")
+			fo.FullRefresh = true
+			mustRun(t, dst, full, fo)
+			names := []string{"id", "amount", "day"}
+			if diff := cmp.Diff(sorted(dst.rows("dw_{id}.full", names)), sorted(dst.rows("dw_{id}.inc", names))); diff != "" {
+				t.Errorf("incremental target differs from a full refresh (-full +incremental):\n%s", diff)
+			}
+			if tc.name != "overwrite" {
+				return
+			}
+			bf, err := dst.tg.Backfill(dst.ctx, inc, BackfillOptions{From: time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC), Parallel: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done := statuses(bf, PartRebuilt); len(done) != 3 {
+				t.Errorf("backfill: %+v", bf.Partitions)
+			}
+			if diff := cmp.Diff(sorted(dst.rows("dw_{id}.full", names)), sorted(dst.rows("dw_{id}.inc", names))); diff != "" {
+				t.Errorf("after the backfill (-full +incremental):\n%s", diff)
 			}
 		})
 	}
