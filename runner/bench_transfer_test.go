@@ -27,7 +27,7 @@ import (
 //     merge also dedupes by key and merges); by hand, COPY (SELECT ...) TO
 //     STDOUT read through pgx into a pipe that DuckDB's COPY FROM reads
 //     into a table without a key, in one process; and the append again
-//     with DuckDB's memory_limit at 64MB (a URL parameter), for both;
+//     with DuckDB's memory_limit at 128MB (a URL parameter), for both;
 //   - files_to_postgres: 100 Parquet files holding the same rows in day=
 //     folders into PostgreSQL, by file; by hand, DuckDB reads the files
 //     and writes CSV into a pipe that PostgreSQL's COPY FROM STDIN reads.
@@ -122,7 +122,7 @@ watermark: { files: new }
 
 	for i := 0; i < b.N; i++ {
 		for _, bc := range []struct{ strategy, opts, name string }{
-			{"append", "", "append"}, {"merge", "", "merge"}, {"append", "?memory_limit=64MB", "append_memory_limit_64MB"},
+			{"append", "", "append"}, {"merge", "", "merge"}, {"append", "?memory_limit=128MB", "append_memory_limit_128MB"},
 		} {
 			name := "postgres_to_duckdb_" + bc.name
 			b.Run(name, func(b *testing.B) {
