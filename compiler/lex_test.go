@@ -166,3 +166,37 @@ watermark:
 		})
 	}
 }
+
+// TestQueryEngineFunctions: a source query calling a function only some
+// engines have reads for those engines only, at the call; a name that is
+// not called, or a function of a schema, is not one.
+func TestQueryEngineFunctions(t *testing.T) {
+	tests := []struct {
+		query string
+		ok    []string // engines that read it; the others refuse it at off
+		off   int
+	}{
+		{"SELECT id FROM read_csv('x.csv')", []string{"duckdb"}, 15},
+		{"SELECT i FROM generate_series(1, 3) AS g(i)", []string{"postgres", "duckdb"}, 14},
+		{"SELECT STR_TO_DATE(d, '%Y') AS d FROM t", []string{"mysql"}, 7},
+		{"SELECT read_csv FROM t", []string{"postgres", "duckdb", "mysql", "sqlite"}, 0},
+		{"SELECT id FROM app.read_csv(1)", []string{"postgres", "duckdb", "mysql", "sqlite"}, 0},
+	}
+	for _, tt := range tests {
+		for _, r := range []*sqllex.Rules{sqllex.Postgres, sqllex.DuckDB, sqllex.MySQL, sqllex.SQLite} {
+			problems := QueryProblems(r, tt.query, "")
+			if contains(tt.ok, r.Name) {
+				if len(problems) > 0 {
+					t.Errorf("%s as %s: %v", tt.query, r.Name, problems[0])
+				}
+				continue
+			}
+			if len(problems) != 1 || problems[0].Off != tt.off || !strings.Contains(problems[0].Msg, "a function of") {
+				t.Errorf("%s as %s: %v, want one problem at %d", tt.query, r.Name, problems, tt.off)
+			}
+		}
+		if ps := checkQuery(tt.query, ""); len(ps) > 0 {
+			t.Errorf("%s: validation (no engine yet) refuses it: %v", tt.query, ps[0])
+		}
+	}
+}

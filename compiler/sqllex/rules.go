@@ -1,6 +1,9 @@
 package sqllex
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Fact is something about an engine that is true, false, or that this
 // package could not verify; text that depends on an Unknown fact is
@@ -281,4 +284,15 @@ func (r *Rules) HasFunction(name string) bool {
 		}
 	}
 	return false
+}
+
+// EngineFunctions lists the functions of the table, sorted: the engines'
+// tests check each against the engines incrc executes.
+func EngineFunctions() []string {
+	out := make([]string, 0, len(engineFunctions))
+	for name := range engineFunctions {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
