@@ -118,9 +118,13 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 		if err != nil {
 			return 0, c.stmtErr(name, err, sctx)
 		}
-		if n, err := res.RowsAffected(); err == nil {
-			affected += n
+		n, err := res.RowsAffected()
+		if err != nil {
+			// A count the driver cannot give is not zero: a compare-and-set
+			// read as "nothing changed" would misreport a lease or a write.
+			return 0, fmt.Errorf("%s: the %s driver cannot report the rows the statement changed: %w", name, c.d.Name(), err)
 		}
+		affected += n
 	}
 	return affected, nil
 }

@@ -77,7 +77,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 	for i := 0; i < len(steps); {
 		s := steps[i]
 		switch {
-		case s.Tx && tx == nil:
+		case s.Tx && tx == nil && m.c.d.Caps().Transactions:
 			if err := m.betweenSteps(ctx); err != nil {
 				return err
 			}

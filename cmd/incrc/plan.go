@@ -30,11 +30,14 @@ func planCmd() *command {
 			p       projectFlags
 			dialect string
 			out     string
+			scripts bool
 			output  outputFlags
 			tf      targetFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
+		fs.BoolVar(&scripts, "scripts", false, "also write each pipeline's engine-side scripts next to its compiled file, for the engines that have them (postgres, redshift, bigquery, snowflake, spark): PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (incrc.yaml: scripts: true)")
+		fs.BoolVar(&scripts, "scripts", false, "also compare each pipeline's engine-side scripts (see compile --scripts; incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		output.register(fs, "markdown")
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
@@ -58,7 +61,7 @@ func planCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out)
+		files, errs := compileAll(specs, ds, out, scripts || cfg.Scripts)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
+	"github.com/incrc/incrc/dialects/script"
 )
 
 // projectFlags are the flags every command that reads specs shares: one
@@ -259,7 +260,7 @@ type compiled struct {
 
 // compileAll lowers and renders every spec for every dialect, in memory.
 // It fails as a whole: nothing is written when anything fails.
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]compiled, []error) {
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, scripts bool) ([]compiled, []error) {
 	var (
 		files []compiled
 		errs  []error
@@ -286,6 +287,17 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string) ([]co
 				continue
 			}
 			files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql"), data: data})
+			if !scripts || !script.Supported(d) {
+				continue
+			}
+			sc, err := script.Render(d, plan, specPath(s.File))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
+				continue
+			}
+			for _, f := range sc {
+				files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql"), data: f.Data})
+			}
 		}
 	}
 	return files, errs
