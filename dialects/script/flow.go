@@ -18,26 +18,26 @@ type proc interface {
 	lit(s string) string
 
 	// Expressions. Times are naive UTC timestamps unless said otherwise.
-	clock() string                               // now
-	stateTime(ts string) string                  // as the state tables store a time
-	rfc3339(ts string) string                    // as the runner saves a watermark
-	utc(v string, t compiler.Type) string        // a value of type t as a UTC timestamp
-	fromUTC(ts string, t compiler.Type) string   // a UTC timestamp as a value of type t
-	addMicros(ts string, us int64) string        // ts + us microseconds (negative: minus)
-	addSeconds(ts, n string) string              // ts + n seconds, n an integer expression
-	millisSince(ts string) string                // milliseconds from ts to now, an integer
-	addUnit(ts, g string) string                 // ts + one hour, day or month
-	trunc(ts, g string) string                   // the start of ts's hour, day or month
-	format(ts, layout string) string             // ts as text, a strftime-like layout (%Y %m %d %H %M %S)
-	parseMark(v string, t compiler.Type) string  // saved text as a value of type t
-	startLit(st mark, t compiler.Type) string    // watermark.start as a typed literal
-	concat(parts ...string) string               // text concatenation
-	str(e string) string                         // any value as text
-	field(rec, name string) string               // a column of a loop's row
-	contains(hay, needle string) string          // true when needle is in hay
-	sha16(e string) string                       // the first 16 hex digits of sha256(e)
-	random8() string                             // 8 random hex digits
-	sessionID() string                           // who the script runs as, for the owner
+	clock() string                              // now
+	stateTime(ts string) string                 // as the state tables store a time
+	rfc3339(ts string) string                   // as the runner saves a watermark
+	utc(v string, t compiler.Type) string       // a value of type t as a UTC timestamp
+	fromUTC(ts string, t compiler.Type) string  // a UTC timestamp as a value of type t
+	addMicros(ts string, us int64) string       // ts + us microseconds (negative: minus)
+	addSeconds(ts, n string) string             // ts + n seconds, n an integer expression
+	millisSince(ts string) string               // milliseconds from ts to now, an integer
+	addUnit(ts, g string) string                // ts + one hour, day or month
+	trunc(ts, g string) string                  // the start of ts's hour, day or month
+	format(ts, layout string) string            // ts as text, a strftime-like layout (%Y %m %d %H %M %S)
+	parseMark(v string, t compiler.Type) string // saved text as a value of type t
+	startLit(st mark, t compiler.Type) string   // watermark.start as a typed literal
+	concat(parts ...string) string              // text concatenation
+	str(e string) string                        // any value as text
+	field(rec, name string) string              // a column of a loop's row
+	contains(hay, needle string) string         // true when needle is in hay
+	sha16(e string) string                      // the first 16 hex digits of sha256(e)
+	random8() string                            // 8 random hex digits
+	sessionID() string                          // who the script runs as, for the owner
 
 	// Statements.
 	declare(g *gen, name, typ string)
