@@ -120,7 +120,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 		if err != nil {
 			return window{}, err
 		}
-		r.vals["expected"] = nullable(r.res.WatermarkBefore)
+		r.vals["expected"] = r.res.WatermarkBefore // "" before the first run, as the advance compares
 		return fixWindow(ctx, m, pr, saved, bounds{now: opts.Now(), until: opts.Until, allowFuture: opts.AllowFuture})
 	})
 	return r.res, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
+	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/duckdb"
 	"github.com/incrc/incrc/dialects/script"
 )
@@ -394,5 +395,33 @@ func TestNoTransactions(t *testing.T) {
 	}
 	if st := e.state(p); st.Watermark != "2026-02-01T00:00:00Z" {
 		t.Fatalf("watermark %q", st.Watermark)
+	}
+}
+
+// TestRedshiftInitStateOnPostgres: Redshift's init_state (INSERT ...
+// SELECT $1 WHERE NOT EXISTS (... = $1)) prepared by PostgreSQL 15, whose
+// parameter typing Redshift shares: $1 must have one type, so it is cast.
+// Run twice, it inserts the row once.
+func TestRedshiftInitStateOnPostgres(t *testing.T) {
+	e := newEnv(t, engines()[2])
+	p := e.spec(strings.ReplaceAll(orders("lookback: 1d", ""), "{target}", "inc"))
+	if _, err := e.tg.State(e.ctx, p); err != nil { // the state tables
+		t.Fatal(err)
+	}
+	rs, err := all.Lookup("redshift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := dialects.RenderStatement(rs, p.Statement(compiler.StmtInitState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := e.tg.DB.ExecContext(e.ctx, parts[0].SQL, p.Pipeline); err != nil {
+			t.Fatalf("%v:\n%s", err, parts[0].SQL)
+		}
+	}
+	if st := e.state(p); !st.exists {
+		t.Fatal("no state row")
 	}
 }

@@ -36,7 +36,6 @@ func planCmd() *command {
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
-		fs.BoolVar(&scripts, "scripts", false, "also write each pipeline's engine-side scripts next to its compiled file, for the engines that have them (postgres, redshift, bigquery, snowflake, spark): PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (incrc.yaml: scripts: true)")
 		fs.BoolVar(&scripts, "scripts", false, "also compare each pipeline's engine-side scripts (see compile --scripts; incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		output.register(fs, "markdown")

@@ -380,7 +380,7 @@ BEGIN
     INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
     SELECT `customer_id`, `name`, `country`, `updated_at`
     FROM `app`.`customers`
-    WHERE ((`updated_at` >= v_start AND `updated_at` < v_hi) OR `updated_at` IS NULL);
+    WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
   END IF;
@@ -454,7 +454,7 @@ BEGIN
   IF v_rows_read <> 0 THEN
     SET x_step = 'timeline_reopen';
     INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
-    SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(v_hi AS DATETIME), CAST(NULL AS DATETIME), 1
+    SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), CAST(NULL AS DATETIME), 1
     FROM (
       SELECT `customer_id`, `name`, `country`, `updated_at`,
         ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `updated_at` DESC) AS incrc_rn
@@ -494,8 +494,8 @@ BEGIN
   IF v_window <> 0 THEN
     SET x_step = 'close_vanished';
     INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
-    SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(v_hi AS DATETIME),
-      CASE WHEN o.`valid_from` = v_hi THEN 3 ELSE 2 END
+    SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(CAST(v_hi AS DATETIME) AS DATETIME),
+      CASE WHEN o.`valid_from` = CAST(v_hi AS DATETIME) THEN 3 ELSE 2 END
     FROM `dw`.`dim_customer` AS o
     WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS DATETIME)
       AND NOT EXISTS (
@@ -575,7 +575,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dim_customer changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -385,7 +385,7 @@ BEGIN
     INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
     SELECT `plan_id`, `name`, `price`, `created_at`
     FROM `app`.`plan_versions`
-    WHERE ((`created_at` >= v_lo AND `created_at` < v_hi) OR `created_at` IS NULL);
+    WHERE ((`created_at` >= CAST(v_lo AS DATE) AND `created_at` < CAST(v_hi AS DATE)) OR `created_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
   END IF;
@@ -549,7 +549,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dim_plan changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

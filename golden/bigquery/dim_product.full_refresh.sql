@@ -383,19 +383,19 @@ BEGIN
   SET v_rows_deleted = v_rows_deleted + x_rows;
   SET x_step = 'open_changed';
   INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-  SELECT s.`product_id`, s.`name`, s.`price`, CAST(v_hi AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), FALSE,
+  SELECT s.`product_id`, s.`name`, s.`price`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), FALSE,
     CASE WHEN e.`product_id` IS NULL THEN 1 ELSE 2 END
   FROM `incrc_stage_dim_product` AS s
   LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
-  LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = v_hi
+  LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = CAST(v_hi AS DATETIME)
   WHERE o.`product_id` IS NULL
      OR NOT (s.`price` IS NOT DISTINCT FROM o.`price`);
   SET x_step = 'close_changed';
   INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-  SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(v_hi AS DATETIME), o.`gone`, 2
+  SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), o.`gone`, 2
   FROM `dw`.`dim_product` AS o
   JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
-  WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`starts` <> v_hi
+  WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`starts` <> CAST(v_hi AS DATETIME)
     AND (o.`gone` = TRUE OR NOT (s.`price` IS NOT DISTINCT FROM o.`price`));
   SET x_step = 'update_current';
   INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
@@ -467,7 +467,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dim_product changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

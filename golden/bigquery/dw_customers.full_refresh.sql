@@ -367,7 +367,7 @@ BEGIN
   INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
   SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
   FROM `cdc`.`customers_log`
-  WHERE ((`ingested_at` >= v_start AND `ingested_at` < v_hi) OR `ingested_at` IS NULL);
+  WHERE ((`ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)) OR `ingested_at` IS NULL);
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_read = v_rows_read + x_rows;
   BEGIN TRANSACTION;
@@ -518,7 +518,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

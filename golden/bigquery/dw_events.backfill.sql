@@ -326,8 +326,8 @@ WHILE x_part < x_to AND x_err IS NULL DO
       INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
       SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
       FROM `app`.`events`
-      WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
-        AND `event_date` >= v_plo AND `event_date` < v_phi;
+      WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
+        AND `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE);
       BEGIN TRANSACTION;
       SET x_in_tx = 1;
       SET x_step = 'count_invalid';
@@ -358,7 +358,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET x_n = (
         SELECT COUNT(*)
         FROM `dw`.`events`
-        WHERE `event_date` >= v_plo AND `event_date` < v_phi
+        WHERE `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
       );
       SET x_n = COALESCE(x_n, 0);
       SET v_rows_deleted = v_rows_deleted + x_n;
@@ -367,12 +367,12 @@ WHILE x_part < x_to AND x_err IS NULL DO
       USING (
         SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
         FROM `incrc_stage_dw_events`
-        WHERE `event_date` >= v_plo AND `event_date` < v_phi
+        WHERE `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
       ) AS s
       ON FALSE
       WHEN NOT MATCHED THEN INSERT (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
         VALUES (s.`event_id`, s.`event_date`, s.`user_id`, s.`kind`, s.`ingested_at`)
-      WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= v_plo AND t.`event_date` < v_phi THEN DELETE;
+      WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= CAST(v_plo AS DATE) AND t.`event_date` < CAST(v_phi AS DATE) THEN DELETE;
       SET x_step = 'delete_marker';
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
@@ -393,9 +393,9 @@ WHILE x_part < x_to AND x_err IS NULL DO
           FROM (
             SELECT `event_date`
             FROM `app`.`events`
-            WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
+            WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
               AND NOT COALESCE(`event_date` IS NULL, FALSE)
-              AND `event_date` >= v_plo AND `event_date` < v_phi
+              AND `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
           ) AS r
           GROUP BY `event_date`
           ORDER BY `event_date`
@@ -409,7 +409,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT CONCAT(COALESCE(CAST(q.m0 AS STRING), '')) AS r FROM (
           SELECT `event_date` AS incrc_key, COUNT(*) AS m0
           FROM `dw`.`events`
-          WHERE `event_date` >= v_plo AND `event_date` < v_phi
+          WHERE `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
           GROUP BY `event_date`
           ORDER BY `event_date`
         ) AS q

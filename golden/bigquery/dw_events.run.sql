@@ -332,7 +332,7 @@ BEGIN
       SELECT DATETIME(q.incrc_partition) AS p, q.incrc_rows AS n FROM (
         SELECT `event_date` AS incrc_partition, COUNT(*) AS incrc_rows
         FROM `app`.`events`
-        WHERE `ingested_at` >= v_lo AND `ingested_at` < v_hi
+        WHERE `ingested_at` >= CAST(v_lo AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
         GROUP BY `event_date`
         ORDER BY incrc_partition
       ) AS q ORDER BY 1
@@ -355,7 +355,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `app`.`events`
-      WHERE `ingested_at` >= v_lo AND `ingested_at` < v_hi
+      WHERE `ingested_at` >= CAST(v_lo AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
         AND `event_date` IS NULL
     );
     SET x_n = COALESCE(x_n, 0);
@@ -389,8 +389,8 @@ BEGIN
     INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
     SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
     FROM `app`.`events`
-    WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
-      AND `event_date` >= v_plo AND `event_date` < v_phi;
+    WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
+      AND `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE);
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
@@ -430,7 +430,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `dw`.`events`
-      WHERE `event_date` >= v_plo AND `event_date` < v_phi
+      WHERE `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_deleted = v_rows_deleted + x_n;
@@ -439,12 +439,12 @@ BEGIN
     USING (
       SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
       FROM `incrc_stage_dw_events`
-      WHERE `event_date` >= v_plo AND `event_date` < v_phi
+      WHERE `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE)
     ) AS s
     ON FALSE
     WHEN NOT MATCHED THEN INSERT (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
       VALUES (s.`event_id`, s.`event_date`, s.`user_id`, s.`kind`, s.`ingested_at`)
-    WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= v_plo AND t.`event_date` < v_phi THEN DELETE;
+    WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= CAST(v_plo AS DATE) AND t.`event_date` < CAST(v_phi AS DATE) THEN DELETE;
   END FOR;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -456,7 +456,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dw_events changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -332,8 +332,8 @@ WHILE x_part < x_to AND x_err IS NULL DO
           AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
           AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
       ) AS src
-      WHERE `updated_at` >= v_start AND `updated_at` < v_hi
-        AND `sale_date` >= v_plo AND `sale_date` < v_phi;
+      WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+        AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE);
       BEGIN TRANSACTION;
       SET x_in_tx = 1;
       SET x_step = 'count_invalid';
@@ -364,7 +364,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET x_n = (
         SELECT COUNT(*)
         FROM `dw`.`sales`
-        WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+        WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
       );
       SET x_n = COALESCE(x_n, 0);
       SET v_rows_deleted = v_rows_deleted + x_n;
@@ -373,12 +373,12 @@ WHILE x_part < x_to AND x_err IS NULL DO
       USING (
         SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
         FROM `incrc_stage_dw_sales`
-        WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+        WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
       ) AS s
       ON FALSE
       WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
         VALUES (s.`sale_id`, s.`sale_date`, s.`customer_id`, s.`amount`, s.`updated_at`, s.`customer_country`)
-      WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= v_plo AND t.`sale_date` < v_phi THEN DELETE;
+      WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(v_plo AS DATE) AND t.`sale_date` < CAST(v_phi AS DATE) THEN DELETE;
       SET x_step = 'delete_marker';
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
@@ -405,9 +405,9 @@ WHILE x_part < x_to AND x_err IS NULL DO
                 AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
                 AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
             ) AS src
-            WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+            WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
               AND NOT COALESCE(`sale_date` IS NULL, FALSE)
-              AND `sale_date` >= v_plo AND `sale_date` < v_phi
+              AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
           ) AS r
           GROUP BY `sale_date`
           ORDER BY `sale_date`
@@ -421,7 +421,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT CONCAT(COALESCE(CAST(q.m0 AS STRING), ''), ', ', COALESCE(CAST(q.m1 AS STRING), '')) AS r FROM (
           SELECT `sale_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
           FROM `dw`.`sales`
-          WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+          WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
           GROUP BY `sale_date`
           ORDER BY `sale_date`
         ) AS q

@@ -331,7 +331,7 @@ BEGIN
       AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
       AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
   ) AS src
-  WHERE ((`updated_at` >= v_start AND `updated_at` < v_hi) OR `updated_at` IS NULL);
+  WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_read = v_rows_read + x_rows;
   SET x_step = 'count_null_watermark';
@@ -394,7 +394,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

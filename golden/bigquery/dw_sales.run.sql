@@ -348,7 +348,7 @@ BEGIN
             AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
             AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
         ) AS src
-        WHERE `updated_at` >= v_lo AND `updated_at` < v_hi
+        WHERE `updated_at` >= CAST(v_lo AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
         GROUP BY `sale_date`
         ORDER BY incrc_partition
       ) AS q ORDER BY 1
@@ -377,7 +377,7 @@ BEGIN
           AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
           AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
       ) AS src
-      WHERE `updated_at` >= v_lo AND `updated_at` < v_hi
+      WHERE `updated_at` >= CAST(v_lo AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
         AND `sale_date` IS NULL
     );
     SET x_n = COALESCE(x_n, 0);
@@ -418,8 +418,8 @@ BEGIN
         AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
         AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
     ) AS src
-    WHERE `updated_at` >= v_start AND `updated_at` < v_hi
-      AND `sale_date` >= v_plo AND `sale_date` < v_phi;
+    WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+      AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE);
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
@@ -459,7 +459,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `dw`.`sales`
-      WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+      WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_deleted = v_rows_deleted + x_n;
@@ -468,12 +468,12 @@ BEGIN
     USING (
       SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
       FROM `incrc_stage_dw_sales`
-      WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+      WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
     ) AS s
     ON FALSE
     WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
       VALUES (s.`sale_id`, s.`sale_date`, s.`customer_id`, s.`amount`, s.`updated_at`, s.`customer_country`)
-    WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= v_plo AND t.`sale_date` < v_phi THEN DELETE;
+    WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(v_plo AS DATE) AND t.`sale_date` < CAST(v_phi AS DATE) THEN DELETE;
   END FOR;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -485,7 +485,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -383,7 +383,7 @@ BEGIN
         AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
       LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
     ) AS src
-    WHERE ((`updated_at` >= v_lo AND `updated_at` < v_hi) OR `updated_at` IS NULL);
+    WHERE ((`updated_at` >= CAST(v_lo AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
   END IF;
@@ -482,7 +482,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline dw_tickets changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

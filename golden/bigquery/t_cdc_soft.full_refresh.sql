@@ -379,7 +379,7 @@ BEGIN
   INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
   SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
   FROM `app`.`accounts_changes`
-  WHERE ((`loaded_at` >= v_start AND `loaded_at` < v_hi) OR `loaded_at` IS NULL);
+  WHERE ((`loaded_at` >= CAST(v_start AS DATETIME) AND `loaded_at` < CAST(v_hi AS DATETIME)) OR `loaded_at` IS NULL);
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_read = v_rows_read + x_rows;
   BEGIN TRANSACTION;
@@ -538,7 +538,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -327,16 +327,16 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
           ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
         FROM `app`.`payments` AS src
-        WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+        WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
           AND EXISTS (
             SELECT 1 FROM `app`.`payments` AS incrc_k
             WHERE incrc_k.`payment_id` = src.`payment_id`
-              AND incrc_k.`updated_at` >= v_start AND incrc_k.`updated_at` < v_hi
-              AND incrc_k.`paid_at` >= v_plo AND incrc_k.`paid_at` < v_phi
+              AND incrc_k.`updated_at` >= CAST(v_start AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(v_hi AS TIMESTAMP)
+              AND incrc_k.`paid_at` >= CAST(v_plo AS TIMESTAMP) AND incrc_k.`paid_at` < CAST(v_phi AS TIMESTAMP)
           )
       ) AS ranked
       WHERE incrc_rn = 1
-        AND `paid_at` >= v_plo AND `paid_at` < v_phi;
+        AND `paid_at` >= CAST(v_plo AS TIMESTAMP) AND `paid_at` < CAST(v_phi AS TIMESTAMP);
       BEGIN TRANSACTION;
       SET x_in_tx = 1;
       SET x_step = 'count_invalid';
@@ -367,7 +367,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET x_n = (
         SELECT COUNT(*)
         FROM `dw`.`payments`
-        WHERE `paid_at` >= v_plo AND `paid_at` < v_phi
+        WHERE `paid_at` >= CAST(v_plo AS TIMESTAMP) AND `paid_at` < CAST(v_phi AS TIMESTAMP)
       );
       SET x_n = COALESCE(x_n, 0);
       SET v_rows_deleted = v_rows_deleted + x_n;
@@ -376,12 +376,12 @@ WHILE x_part < x_to AND x_err IS NULL DO
       USING (
         SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
         FROM `incrc_stage_t_daily_tstz`
-        WHERE `paid_at` >= v_plo AND `paid_at` < v_phi
+        WHERE `paid_at` >= CAST(v_plo AS TIMESTAMP) AND `paid_at` < CAST(v_phi AS TIMESTAMP)
       ) AS s
       ON FALSE
       WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
         VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`)
-      WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= v_plo AND t.`paid_at` < v_phi THEN DELETE;
+      WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= CAST(v_plo AS TIMESTAMP) AND t.`paid_at` < CAST(v_phi AS TIMESTAMP) THEN DELETE;
       SET x_step = 'delete_marker';
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
@@ -405,17 +405,17 @@ WHILE x_part < x_to AND x_err IS NULL DO
               SELECT `paid_at`, `payment_id`, `updated_at`, `amount`,
                 ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
               FROM `app`.`payments` AS src
-              WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+              WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
                 AND EXISTS (
                   SELECT 1 FROM `app`.`payments` AS incrc_k
                   WHERE incrc_k.`payment_id` = src.`payment_id`
-                    AND incrc_k.`updated_at` >= v_start AND incrc_k.`updated_at` < v_hi
-                    AND incrc_k.`paid_at` >= v_plo AND incrc_k.`paid_at` < v_phi
+                    AND incrc_k.`updated_at` >= CAST(v_start AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(v_hi AS TIMESTAMP)
+                    AND incrc_k.`paid_at` >= CAST(v_plo AS TIMESTAMP) AND incrc_k.`paid_at` < CAST(v_phi AS TIMESTAMP)
                 )
             ) AS ranked
             WHERE incrc_rn = 1
               AND NOT COALESCE(`payment_id` IS NULL, FALSE)
-              AND `paid_at` >= v_plo AND `paid_at` < v_phi
+              AND `paid_at` >= CAST(v_plo AS TIMESTAMP) AND `paid_at` < CAST(v_phi AS TIMESTAMP)
           ) AS r
           GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
           ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
@@ -429,7 +429,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT CONCAT(COALESCE(CAST(q.m0 AS STRING), ''), ', ', COALESCE(CAST(q.m1 AS STRING), '')) AS r FROM (
           SELECT TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC') AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
           FROM `dw`.`payments`
-          WHERE `paid_at` >= v_plo AND `paid_at` < v_phi
+          WHERE `paid_at` >= CAST(v_plo AS TIMESTAMP) AND `paid_at` < CAST(v_phi AS TIMESTAMP)
           GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
           ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
         ) AS q

@@ -327,7 +327,7 @@ BEGIN
   INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
   FROM `app`.`payments`
-  WHERE ((`updated_at` >= v_start AND `updated_at` < v_hi) OR `updated_at` IS NULL);
+  WHERE ((`updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL);
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_read = v_rows_read + x_rows;
   SET x_step = 'count_null_watermark';
@@ -397,7 +397,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -330,16 +330,16 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
           ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
         FROM `app`.`clicks` AS src
-        WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
+        WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
           AND EXISTS (
             SELECT 1 FROM `app`.`clicks` AS incrc_k
             WHERE incrc_k.`click_id` = src.`click_id`
-              AND incrc_k.`ingested_at` >= v_start AND incrc_k.`ingested_at` < v_hi
-              AND incrc_k.`clicked_at` >= v_plo AND incrc_k.`clicked_at` < v_phi
+              AND incrc_k.`ingested_at` >= CAST(v_start AS DATETIME) AND incrc_k.`ingested_at` < CAST(v_hi AS DATETIME)
+              AND incrc_k.`clicked_at` >= CAST(v_plo AS DATETIME) AND incrc_k.`clicked_at` < CAST(v_phi AS DATETIME)
           )
       ) AS ranked
       WHERE incrc_rn = 1
-        AND `clicked_at` >= v_plo AND `clicked_at` < v_phi;
+        AND `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME);
       BEGIN TRANSACTION;
       SET x_in_tx = 1;
       SET x_step = 'count_invalid';
@@ -370,7 +370,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET x_n = (
         SELECT COUNT(*)
         FROM `dw`.`clicks_hourly`
-        WHERE `clicked_at` >= v_plo AND `clicked_at` < v_phi
+        WHERE `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
       );
       SET x_n = COALESCE(x_n, 0);
       SET v_rows_deleted = v_rows_deleted + x_n;
@@ -379,12 +379,12 @@ WHILE x_part < x_to AND x_err IS NULL DO
       USING (
         SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
         FROM `incrc_stage_t_hourly_clicks`
-        WHERE `clicked_at` >= v_plo AND `clicked_at` < v_phi
+        WHERE `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
       ) AS s
       ON FALSE
       WHEN NOT MATCHED THEN INSERT (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
         VALUES (s.`click_id`, s.`clicked_at`, s.`user_id`, s.`url`, s.`version`, s.`ingested_at`)
-      WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= v_plo AND t.`clicked_at` < v_phi THEN DELETE;
+      WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= CAST(v_plo AS DATETIME) AND t.`clicked_at` < CAST(v_phi AS DATETIME) THEN DELETE;
       SET x_step = 'delete_marker';
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
@@ -408,17 +408,17 @@ WHILE x_part < x_to AND x_err IS NULL DO
               SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
                 ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
               FROM `app`.`clicks` AS src
-              WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
+              WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
                 AND EXISTS (
                   SELECT 1 FROM `app`.`clicks` AS incrc_k
                   WHERE incrc_k.`click_id` = src.`click_id`
-                    AND incrc_k.`ingested_at` >= v_start AND incrc_k.`ingested_at` < v_hi
-                    AND incrc_k.`clicked_at` >= v_plo AND incrc_k.`clicked_at` < v_phi
+                    AND incrc_k.`ingested_at` >= CAST(v_start AS DATETIME) AND incrc_k.`ingested_at` < CAST(v_hi AS DATETIME)
+                    AND incrc_k.`clicked_at` >= CAST(v_plo AS DATETIME) AND incrc_k.`clicked_at` < CAST(v_phi AS DATETIME)
                 )
             ) AS ranked
             WHERE incrc_rn = 1
               AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
-              AND `clicked_at` >= v_plo AND `clicked_at` < v_phi
+              AND `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
           ) AS r
           GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
           ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR)
@@ -432,7 +432,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT CONCAT(COALESCE(CAST(q.m0 AS STRING), ''), ', ', COALESCE(CAST(q.m1 AS STRING), '')) AS r FROM (
           SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
           FROM `dw`.`clicks_hourly`
-          WHERE `clicked_at` >= v_plo AND `clicked_at` < v_phi
+          WHERE `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
           GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
           ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR)
         ) AS q

@@ -335,7 +335,7 @@ BEGIN
       SELECT q.incrc_partition AS p, q.incrc_rows AS n FROM (
         SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_partition, COUNT(*) AS incrc_rows
         FROM `app`.`clicks`
-        WHERE `ingested_at` >= v_lo AND `ingested_at` < v_hi
+        WHERE `ingested_at` >= CAST(v_lo AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
         GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
         ORDER BY incrc_partition
       ) AS q ORDER BY 1
@@ -358,7 +358,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `app`.`clicks`
-      WHERE `ingested_at` >= v_lo AND `ingested_at` < v_hi
+      WHERE `ingested_at` >= CAST(v_lo AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
         AND `clicked_at` IS NULL
     );
     SET x_n = COALESCE(x_n, 0);
@@ -412,16 +412,16 @@ BEGIN
       SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
         ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
       FROM `app`.`clicks` AS src
-      WHERE `ingested_at` >= v_start AND `ingested_at` < v_hi
+      WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
         AND EXISTS (
           SELECT 1 FROM `app`.`clicks` AS incrc_k
           WHERE incrc_k.`click_id` = src.`click_id`
-            AND incrc_k.`ingested_at` >= v_start AND incrc_k.`ingested_at` < v_hi
-            AND incrc_k.`clicked_at` >= v_plo AND incrc_k.`clicked_at` < v_phi
+            AND incrc_k.`ingested_at` >= CAST(v_start AS DATETIME) AND incrc_k.`ingested_at` < CAST(v_hi AS DATETIME)
+            AND incrc_k.`clicked_at` >= CAST(v_plo AS DATETIME) AND incrc_k.`clicked_at` < CAST(v_phi AS DATETIME)
         )
     ) AS ranked
     WHERE incrc_rn = 1
-      AND `clicked_at` >= v_plo AND `clicked_at` < v_phi;
+      AND `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME);
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
@@ -461,7 +461,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `dw`.`clicks_hourly`
-      WHERE `clicked_at` >= v_plo AND `clicked_at` < v_phi
+      WHERE `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_deleted = v_rows_deleted + x_n;
@@ -470,12 +470,12 @@ BEGIN
     USING (
       SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
       FROM `incrc_stage_t_hourly_clicks`
-      WHERE `clicked_at` >= v_plo AND `clicked_at` < v_phi
+      WHERE `clicked_at` >= CAST(v_plo AS DATETIME) AND `clicked_at` < CAST(v_phi AS DATETIME)
     ) AS s
     ON FALSE
     WHEN NOT MATCHED THEN INSERT (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
       VALUES (s.`click_id`, s.`clicked_at`, s.`user_id`, s.`url`, s.`version`, s.`ingested_at`)
-    WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= v_plo AND t.`clicked_at` < v_phi THEN DELETE;
+    WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= CAST(v_plo AS DATETIME) AND t.`clicked_at` < CAST(v_phi AS DATETIME) THEN DELETE;
   END FOR;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -487,7 +487,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_hourly_clicks changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

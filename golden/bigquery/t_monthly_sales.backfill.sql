@@ -330,16 +330,16 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
           ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
         FROM `app`.`sales` AS src
-        WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+        WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
           AND EXISTS (
             SELECT 1 FROM `app`.`sales` AS incrc_k
             WHERE incrc_k.`sale_id` = src.`sale_id`
-              AND incrc_k.`updated_at` >= v_start AND incrc_k.`updated_at` < v_hi
-              AND incrc_k.`sale_date` >= v_plo AND incrc_k.`sale_date` < v_phi
+              AND incrc_k.`updated_at` >= CAST(v_start AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(v_hi AS TIMESTAMP)
+              AND incrc_k.`sale_date` >= CAST(v_plo AS DATE) AND incrc_k.`sale_date` < CAST(v_phi AS DATE)
           )
       ) AS ranked
       WHERE incrc_rn = 1
-        AND `sale_date` >= v_plo AND `sale_date` < v_phi;
+        AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE);
       BEGIN TRANSACTION;
       SET x_in_tx = 1;
       SET x_step = 'count_invalid';
@@ -386,7 +386,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET x_n = (
         SELECT COUNT(*)
         FROM `dw`.`sales_monthly`
-        WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+        WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
       );
       SET x_n = COALESCE(x_n, 0);
       SET v_rows_deleted = v_rows_deleted + x_n;
@@ -395,12 +395,12 @@ WHILE x_part < x_to AND x_err IS NULL DO
       USING (
         SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
         FROM `incrc_stage_t_monthly_sales`
-        WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+        WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
       ) AS s
       ON FALSE
       WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
         VALUES (s.`sale_id`, s.`sale_date`, s.`amount`, s.`updated_at`)
-      WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= v_plo AND t.`sale_date` < v_phi THEN DELETE;
+      WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(v_plo AS DATE) AND t.`sale_date` < CAST(v_phi AS DATE) THEN DELETE;
       SET x_step = 'delete_marker';
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
@@ -424,17 +424,17 @@ WHILE x_part < x_to AND x_err IS NULL DO
               SELECT `sale_date`, `sale_id`, `updated_at`, `amount`,
                 ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
               FROM `app`.`sales` AS src
-              WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+              WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
                 AND EXISTS (
                   SELECT 1 FROM `app`.`sales` AS incrc_k
                   WHERE incrc_k.`sale_id` = src.`sale_id`
-                    AND incrc_k.`updated_at` >= v_start AND incrc_k.`updated_at` < v_hi
-                    AND incrc_k.`sale_date` >= v_plo AND incrc_k.`sale_date` < v_phi
+                    AND incrc_k.`updated_at` >= CAST(v_start AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(v_hi AS TIMESTAMP)
+                    AND incrc_k.`sale_date` >= CAST(v_plo AS DATE) AND incrc_k.`sale_date` < CAST(v_phi AS DATE)
                 )
             ) AS ranked
             WHERE incrc_rn = 1
               AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-              AND `sale_date` >= v_plo AND `sale_date` < v_phi
+              AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
           ) AS r
           GROUP BY DATE_TRUNC(`sale_date`, MONTH)
           ORDER BY DATE_TRUNC(`sale_date`, MONTH)
@@ -448,7 +448,7 @@ WHILE x_part < x_to AND x_err IS NULL DO
         SELECT CONCAT(COALESCE(CAST(q.m0 AS STRING), ''), ', ', COALESCE(CAST(q.m1 AS STRING), '')) AS r FROM (
           SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
           FROM `dw`.`sales_monthly`
-          WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+          WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
           GROUP BY DATE_TRUNC(`sale_date`, MONTH)
           ORDER BY DATE_TRUNC(`sale_date`, MONTH)
         ) AS q

@@ -330,7 +330,7 @@ BEGIN
       SELECT DATETIME(q.incrc_partition) AS p, q.incrc_rows AS n FROM (
         SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_partition, COUNT(*) AS incrc_rows
         FROM `app`.`sales`
-        WHERE `updated_at` >= v_lo AND `updated_at` < v_hi
+        WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
         GROUP BY DATE_TRUNC(`sale_date`, MONTH)
         ORDER BY incrc_partition
       ) AS q ORDER BY 1
@@ -387,16 +387,16 @@ BEGIN
       SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
         ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
       FROM `app`.`sales` AS src
-      WHERE `updated_at` >= v_start AND `updated_at` < v_hi
+      WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
         AND EXISTS (
           SELECT 1 FROM `app`.`sales` AS incrc_k
           WHERE incrc_k.`sale_id` = src.`sale_id`
-            AND incrc_k.`updated_at` >= v_start AND incrc_k.`updated_at` < v_hi
-            AND incrc_k.`sale_date` >= v_plo AND incrc_k.`sale_date` < v_phi
+            AND incrc_k.`updated_at` >= CAST(v_start AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(v_hi AS TIMESTAMP)
+            AND incrc_k.`sale_date` >= CAST(v_plo AS DATE) AND incrc_k.`sale_date` < CAST(v_phi AS DATE)
         )
     ) AS ranked
     WHERE incrc_rn = 1
-      AND `sale_date` >= v_plo AND `sale_date` < v_phi;
+      AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE);
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
@@ -452,7 +452,7 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `dw`.`sales_monthly`
-      WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+      WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_deleted = v_rows_deleted + x_n;
@@ -461,12 +461,12 @@ BEGIN
     USING (
       SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
       FROM `incrc_stage_t_monthly_sales`
-      WHERE `sale_date` >= v_plo AND `sale_date` < v_phi
+      WHERE `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
     ) AS s
     ON FALSE
     WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
       VALUES (s.`sale_id`, s.`sale_date`, s.`amount`, s.`updated_at`)
-    WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= v_plo AND t.`sale_date` < v_phi THEN DELETE;
+    WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(v_plo AS DATE) AND t.`sale_date` < CAST(v_phi AS DATE) THEN DELETE;
   END FOR;
   IF v_unpartitioned <> 0 THEN
     SET x_step = 'quarantine_unpartitioned';
@@ -478,7 +478,7 @@ BEGIN
       END,
       `sale_id`, `sale_date`, `amount`, `updated_at`
     FROM `app`.`sales`
-    WHERE `updated_at` >= v_lo AND `updated_at` < v_hi
+    WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
       AND `sale_date` IS NULL;
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_quarantined = v_rows_quarantined + x_rows;
@@ -506,7 +506,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -327,7 +327,7 @@ BEGIN
   INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
   SELECT `account_id`, `currency`, `day`, `balance`, `note`
   FROM `app`.`balances`
-  WHERE ((`day` >= v_start AND `day` < v_hi) OR `day` IS NULL);
+  WHERE ((`day` >= CAST(v_start AS DATE) AND `day` < CAST(v_hi AS DATE)) OR `day` IS NULL);
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_read = v_rows_read + x_rows;
   SET x_step = 'count_null_watermark';
@@ -397,7 +397,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

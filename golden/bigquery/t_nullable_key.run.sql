@@ -343,7 +343,7 @@ BEGIN
     INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
     SELECT `account_id`, `currency`, `day`, `balance`, `note`
     FROM `app`.`balances`
-    WHERE ((`day` >= v_lo AND `day` < v_hi) OR `day` IS NULL);
+    WHERE ((`day` >= CAST(v_lo AS DATE) AND `day` < CAST(v_hi AS DATE)) OR `day` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
   END IF;
@@ -439,7 +439,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

@@ -396,7 +396,7 @@ BEGIN
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
       `updated_at` = v_now
-  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = COALESCE(v_expected, '');
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN
     SET x_error_text = CONCAT('advance_watermark: the state of pipeline t_query_append changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');

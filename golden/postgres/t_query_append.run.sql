@@ -378,7 +378,7 @@ BEGIN
     SET "watermark" = $1,
         "spec_hash" = $2,
         "updated_at" = $3
-    WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COALESCE($6, '')$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
+    WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
     GET DIAGNOSTICS x_rc = ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN

@@ -162,10 +162,10 @@ BEGIN
   END IF;
   IF x_rows = 0 THEN
     INSERT INTO "incrc_state" ("pipeline")
-    SELECT v_pipeline
+    SELECT CAST(v_pipeline AS VARCHAR(65535))
     WHERE NOT EXISTS (
       SELECT 1 FROM "incrc_state"
-      WHERE "pipeline" = v_pipeline
+      WHERE "pipeline" = CAST(v_pipeline AS VARCHAR(65535))
     );
   END IF;
   x_n := 0;

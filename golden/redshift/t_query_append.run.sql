@@ -203,10 +203,10 @@ BEGIN
   END IF;
   IF x_rows = 0 THEN
     INSERT INTO "incrc_state" ("pipeline")
-    SELECT v_pipeline
+    SELECT CAST(v_pipeline AS VARCHAR(65535))
     WHERE NOT EXISTS (
       SELECT 1 FROM "incrc_state"
-      WHERE "pipeline" = v_pipeline
+      WHERE "pipeline" = CAST(v_pipeline AS VARCHAR(65535))
     );
   END IF;
   x_n := 0;
@@ -387,7 +387,7 @@ BEGIN
     SET "watermark" = v_watermark,
         "spec_hash" = v_spec_hash,
         "updated_at" = v_now
-    WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = COALESCE(v_expected, '');
+    WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
     GET DIAGNOSTICS x_rc = ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN

@@ -400,7 +400,7 @@ BEGIN
       INSERT INTO "INCRC_RAW_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT")
       SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT"
       FROM "APP"."CUSTOMERS"
-      WHERE (("UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi) OR "UPDATED_AT" IS NULL);
+      WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -474,7 +474,7 @@ BEGIN
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_reopen';
       INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(:v_hi AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
+      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
       FROM (
         SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT",
           ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "UPDATED_AT" DESC) AS incrc_rn
@@ -514,8 +514,8 @@ BEGIN
     IF (v_window <> 0) THEN
       x_step := 'close_vanished';
       INSERT INTO "INCRC_CHANGES_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_OP")
-      SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(:v_hi AS TIMESTAMP_NTZ),
-        CASE WHEN o."VALID_FROM" = :v_hi THEN 3 ELSE 2 END
+      SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ),
+        CASE WHEN o."VALID_FROM" = CAST(:v_hi AS TIMESTAMP_NTZ) THEN 3 ELSE 2 END
       FROM "DW"."DIM_CUSTOMER" AS o
       WHERE o."VALID_TO" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
         AND NOT EXISTS (
@@ -593,7 +593,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dim_customer changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -382,7 +382,7 @@ BEGIN
     INSERT INTO "INCRC_RAW_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT")
     SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT"
     FROM "APP"."PLAN_VERSIONS"
-    WHERE (("CREATED_AT" >= :v_start AND "CREATED_AT" < :v_hi) OR "CREATED_AT" IS NULL);
+    WHERE (("CREATED_AT" >= CAST(:v_start AS DATE) AND "CREATED_AT" < CAST(:v_hi AS DATE)) OR "CREATED_AT" IS NULL);
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
     x_step := 'count_null_watermark';
@@ -526,7 +526,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dim_plan changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

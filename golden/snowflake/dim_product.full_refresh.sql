@@ -403,19 +403,19 @@ BEGIN
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'open_changed';
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-    SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(:v_hi AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
+    SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
       CASE WHEN e."PRODUCT_ID" IS NULL THEN 1 ELSE 2 END
     FROM "INCRC_STAGE_DIM_PRODUCT" AS s
     LEFT JOIN "DW"."DIM_PRODUCT" AS o ON o."PRODUCT_ID" = s."PRODUCT_ID" AND o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
-    LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = :v_hi
+    LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = CAST(:v_hi AS TIMESTAMP_NTZ)
     WHERE o."PRODUCT_ID" IS NULL
        OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE");
     x_step := 'close_changed';
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-    SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(:v_hi AS TIMESTAMP_NTZ), o."GONE", 2
+    SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
     FROM "DW"."DIM_PRODUCT" AS o
     JOIN "INCRC_STAGE_DIM_PRODUCT" AS s ON s."PRODUCT_ID" = o."PRODUCT_ID"
-    WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> :v_hi
+    WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> CAST(:v_hi AS TIMESTAMP_NTZ)
       AND (o."GONE" = TRUE OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE"));
     x_step := 'update_current';
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
@@ -485,7 +485,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dim_product changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -409,7 +409,7 @@ BEGIN
       INSERT INTO "INCRC_RAW_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
       SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
       FROM "CDC"."CUSTOMERS_LOG"
-      WHERE (("INGESTED_AT" >= :v_lo AND "INGESTED_AT" < :v_hi) OR "INGESTED_AT" IS NULL);
+      WHERE (("INGESTED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -582,7 +582,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

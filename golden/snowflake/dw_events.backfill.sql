@@ -344,8 +344,8 @@ BEGIN
         INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
         SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
         FROM "APP"."EVENTS"
-        WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
-          AND "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+        WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+          AND "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
         BEGIN TRANSACTION;
         x_in_tx := 1;
         x_step := 'count_invalid';
@@ -376,17 +376,17 @@ BEGIN
         SELECT q.$1 INTO :x_n FROM (
           SELECT COUNT(*)
           FROM "DW"."EVENTS"
-          WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi
+          WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE)
         ) AS q;
         x_n := COALESCE(x_n, 0);
         v_rows_deleted := v_rows_deleted + x_n;
         x_step := 'replace_partition';
         DELETE FROM "DW"."EVENTS"
-        WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+        WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
         INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
         SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
         FROM "INCRC_STAGE_DW_EVENTS"
-        WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+        WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
         x_step := 'delete_marker';
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
@@ -408,9 +408,9 @@ BEGIN
               FROM (
                 SELECT "EVENT_DATE"
                 FROM "APP"."EVENTS"
-                WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
+                WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
                   AND NOT COALESCE("EVENT_DATE" IS NULL, FALSE)
-                  AND "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi
+                  AND "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE)
               ) AS r
               GROUP BY "EVENT_DATE"
               ORDER BY "EVENT_DATE"
@@ -428,7 +428,7 @@ BEGIN
             SELECT (COALESCE(CAST(q.m0 AS VARCHAR), '')) AS r FROM (
               SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
               FROM "DW"."EVENTS"
-              WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi
+              WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE)
               GROUP BY "EVENT_DATE"
               ORDER BY "EVENT_DATE"
             ) AS q

@@ -356,7 +356,7 @@ BEGIN
           SELECT CAST(q.incrc_partition AS TIMESTAMP_NTZ) AS p, q.incrc_rows AS n FROM (
             SELECT "EVENT_DATE" AS incrc_partition, COUNT(*) AS incrc_rows
             FROM "APP"."EVENTS"
-            WHERE "INGESTED_AT" >= :v_lo AND "INGESTED_AT" < :v_hi
+            WHERE "INGESTED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
             GROUP BY "EVENT_DATE"
             ORDER BY incrc_partition
           ) AS q ORDER BY 1
@@ -382,7 +382,7 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "APP"."EVENTS"
-        WHERE "INGESTED_AT" >= :v_lo AND "INGESTED_AT" < :v_hi
+        WHERE "INGESTED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
           AND "EVENT_DATE" IS NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
@@ -417,8 +417,8 @@ BEGIN
       INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
       SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
       FROM "APP"."EVENTS"
-      WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
-        AND "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+      WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+        AND "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;
@@ -460,17 +460,17 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "DW"."EVENTS"
-        WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi
+        WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE)
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;
       x_step := 'replace_partition';
       DELETE FROM "DW"."EVENTS"
-      WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+      WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
       INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
       SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
       FROM "INCRC_STAGE_DW_EVENTS"
-      WHERE "EVENT_DATE" >= :v_plo AND "EVENT_DATE" < :v_phi;
+      WHERE "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -482,7 +482,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dw_events changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -356,7 +356,7 @@ BEGIN
     INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
     SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
     FROM "APP"."ORDERS"
-    WHERE (("UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi) OR "UPDATED_AT" IS NULL);
+    WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
     x_step := 'dedupe_stage';
@@ -440,7 +440,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -350,8 +350,8 @@ BEGIN
             AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
             AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
         ) AS src
-        WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
-          AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+          AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         BEGIN TRANSACTION;
         x_in_tx := 1;
         x_step := 'count_invalid';
@@ -382,17 +382,17 @@ BEGIN
         SELECT q.$1 INTO :x_n FROM (
           SELECT COUNT(*)
           FROM "DW"."SALES"
-          WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+          WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
         ) AS q;
         x_n := COALESCE(x_n, 0);
         v_rows_deleted := v_rows_deleted + x_n;
         x_step := 'replace_partition';
         DELETE FROM "DW"."SALES"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
         SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
         FROM "INCRC_STAGE_DW_SALES"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         x_step := 'delete_marker';
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
@@ -420,9 +420,9 @@ BEGIN
                     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
                     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
                 ) AS src
-                WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+                WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
                   AND NOT COALESCE("SALE_DATE" IS NULL, FALSE)
-                  AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+                  AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
               ) AS r
               GROUP BY "SALE_DATE"
               ORDER BY "SALE_DATE"
@@ -440,7 +440,7 @@ BEGIN
             SELECT (COALESCE(CAST(q.m0 AS VARCHAR), '') || ', ' || COALESCE(CAST(q.m1 AS VARCHAR), '')) AS r FROM (
               SELECT "SALE_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
               FROM "DW"."SALES"
-              WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+              WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
               GROUP BY "SALE_DATE"
               ORDER BY "SALE_DATE"
             ) AS q

@@ -372,7 +372,7 @@ BEGIN
                 AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
                 AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
             ) AS src
-            WHERE "UPDATED_AT" >= :v_lo AND "UPDATED_AT" < :v_hi
+            WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
             GROUP BY "SALE_DATE"
             ORDER BY incrc_partition
           ) AS q ORDER BY 1
@@ -404,7 +404,7 @@ BEGIN
             AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
             AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
         ) AS src
-        WHERE "UPDATED_AT" >= :v_lo AND "UPDATED_AT" < :v_hi
+        WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
           AND "SALE_DATE" IS NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
@@ -446,8 +446,8 @@ BEGIN
           AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
           AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
       ) AS src
-      WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
-        AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+      WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+        AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;
@@ -489,17 +489,17 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "DW"."SALES"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;
       x_step := 'replace_partition';
       DELETE FROM "DW"."SALES"
-      WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+      WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
       INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
       SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
       FROM "INCRC_STAGE_DW_SALES"
-      WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+      WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -511,7 +511,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

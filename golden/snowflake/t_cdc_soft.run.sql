@@ -421,7 +421,7 @@ BEGIN
       INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
       SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
       FROM "APP"."ACCOUNTS_CHANGES"
-      WHERE (("LOADED_AT" >= :v_lo AND "LOADED_AT" < :v_hi) OR "LOADED_AT" IS NULL);
+      WHERE (("LOADED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "LOADED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "LOADED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -603,7 +603,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

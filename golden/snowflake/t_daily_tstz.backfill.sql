@@ -345,16 +345,16 @@ BEGIN
           SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT",
             ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
           FROM "APP"."PAYMENTS" AS src
-          WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+          WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
             AND EXISTS (
               SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
               WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
-                AND incrc_k."UPDATED_AT" >= :v_start AND incrc_k."UPDATED_AT" < :v_hi
-                AND incrc_k."PAID_AT" >= :v_plo AND incrc_k."PAID_AT" < :v_phi
+                AND incrc_k."UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+                AND incrc_k."PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND incrc_k."PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ)
             )
         ) AS ranked
         WHERE incrc_rn = 1
-          AND "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi;
+          AND "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ);
         BEGIN TRANSACTION;
         x_in_tx := 1;
         x_step := 'count_invalid';
@@ -385,17 +385,17 @@ BEGIN
         SELECT q.$1 INTO :x_n FROM (
           SELECT COUNT(*)
           FROM "DW"."PAYMENTS"
-          WHERE "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi
+          WHERE "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ)
         ) AS q;
         x_n := COALESCE(x_n, 0);
         v_rows_deleted := v_rows_deleted + x_n;
         x_step := 'replace_partition';
         DELETE FROM "DW"."PAYMENTS"
-        WHERE "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi;
+        WHERE "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ);
         INSERT INTO "DW"."PAYMENTS" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
         SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
         FROM "INCRC_STAGE_T_DAILY_TSTZ"
-        WHERE "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi;
+        WHERE "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ);
         x_step := 'delete_marker';
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
@@ -420,17 +420,17 @@ BEGIN
                   SELECT "PAID_AT", "PAYMENT_ID", "UPDATED_AT", "AMOUNT",
                     ROW_NUMBER() OVER (PARTITION BY "PAYMENT_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "PAID_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
                   FROM "APP"."PAYMENTS" AS src
-                  WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+                  WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
                     AND EXISTS (
                       SELECT 1 FROM "APP"."PAYMENTS" AS incrc_k
                       WHERE incrc_k."PAYMENT_ID" = src."PAYMENT_ID"
-                        AND incrc_k."UPDATED_AT" >= :v_start AND incrc_k."UPDATED_AT" < :v_hi
-                        AND incrc_k."PAID_AT" >= :v_plo AND incrc_k."PAID_AT" < :v_phi
+                        AND incrc_k."UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+                        AND incrc_k."PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND incrc_k."PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ)
                     )
                 ) AS ranked
                 WHERE incrc_rn = 1
                   AND NOT COALESCE("PAYMENT_ID" IS NULL, FALSE)
-                  AND "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi
+                  AND "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ)
               ) AS r
               GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
               ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
@@ -448,7 +448,7 @@ BEGIN
             SELECT (COALESCE(CAST(q.m0 AS VARCHAR), '') || ', ' || COALESCE(CAST(q.m1 AS VARCHAR), '')) AS r FROM (
               SELECT DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT")) AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
               FROM "DW"."PAYMENTS"
-              WHERE "PAID_AT" >= :v_plo AND "PAID_AT" < :v_phi
+              WHERE "PAID_AT" >= CAST(:v_plo AS TIMESTAMP_TZ) AND "PAID_AT" < CAST(:v_phi AS TIMESTAMP_TZ)
               GROUP BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
               ORDER BY DATE_TRUNC('DAY', CONVERT_TIMEZONE('UTC', "PAID_AT"))
             ) AS q

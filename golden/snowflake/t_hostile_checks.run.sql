@@ -373,7 +373,7 @@ BEGIN
       INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
       SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
       FROM "APP"."PAYMENTS"
-      WHERE (("UPDATED_AT" >= :v_lo AND "UPDATED_AT" < :v_hi) OR "UPDATED_AT" IS NULL);
+      WHERE (("UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -502,7 +502,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_hostile_checks changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -348,16 +348,16 @@ BEGIN
           SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
             ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
           FROM "APP"."CLICKS" AS src
-          WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
+          WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
             AND EXISTS (
               SELECT 1 FROM "APP"."CLICKS" AS incrc_k
               WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
-                AND incrc_k."INGESTED_AT" >= :v_start AND incrc_k."INGESTED_AT" < :v_hi
-                AND incrc_k."CLICKED_AT" >= :v_plo AND incrc_k."CLICKED_AT" < :v_phi
+                AND incrc_k."INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND incrc_k."INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+                AND incrc_k."CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND incrc_k."CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
             )
         ) AS ranked
         WHERE incrc_rn = 1
-          AND "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+          AND "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
         BEGIN TRANSACTION;
         x_in_tx := 1;
         x_step := 'count_invalid';
@@ -388,17 +388,17 @@ BEGIN
         SELECT q.$1 INTO :x_n FROM (
           SELECT COUNT(*)
           FROM "DW"."CLICKS_HOURLY"
-          WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi
+          WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
         ) AS q;
         x_n := COALESCE(x_n, 0);
         v_rows_deleted := v_rows_deleted + x_n;
         x_step := 'replace_partition';
         DELETE FROM "DW"."CLICKS_HOURLY"
-        WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+        WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
         INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
         SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
         FROM "INCRC_STAGE_T_HOURLY_CLICKS"
-        WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+        WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
         x_step := 'delete_marker';
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
@@ -423,17 +423,17 @@ BEGIN
                   SELECT "CLICKED_AT", "CLICK_ID", "VERSION", "USER_ID", "URL", "INGESTED_AT",
                     ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
                   FROM "APP"."CLICKS" AS src
-                  WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
+                  WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
                     AND EXISTS (
                       SELECT 1 FROM "APP"."CLICKS" AS incrc_k
                       WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
-                        AND incrc_k."INGESTED_AT" >= :v_start AND incrc_k."INGESTED_AT" < :v_hi
-                        AND incrc_k."CLICKED_AT" >= :v_plo AND incrc_k."CLICKED_AT" < :v_phi
+                        AND incrc_k."INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND incrc_k."INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+                        AND incrc_k."CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND incrc_k."CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
                     )
                 ) AS ranked
                 WHERE incrc_rn = 1
                   AND NOT COALESCE("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL, FALSE)
-                  AND "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi
+                  AND "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
               ) AS r
               GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
               ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT")
@@ -451,7 +451,7 @@ BEGIN
             SELECT (COALESCE(CAST(q.m0 AS VARCHAR), '') || ', ' || COALESCE(CAST(q.m1 AS VARCHAR), '')) AS r FROM (
               SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_key, COUNT(*) AS m0, COUNT("URL") AS m1
               FROM "DW"."CLICKS_HOURLY"
-              WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi
+              WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
               GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
               ORDER BY DATE_TRUNC('HOUR', "CLICKED_AT")
             ) AS q

@@ -359,7 +359,7 @@ BEGIN
           SELECT q.incrc_partition AS p, q.incrc_rows AS n FROM (
             SELECT DATE_TRUNC('HOUR', "CLICKED_AT") AS incrc_partition, COUNT(*) AS incrc_rows
             FROM "APP"."CLICKS"
-            WHERE "INGESTED_AT" >= :v_lo AND "INGESTED_AT" < :v_hi
+            WHERE "INGESTED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
             GROUP BY DATE_TRUNC('HOUR', "CLICKED_AT")
             ORDER BY incrc_partition
           ) AS q ORDER BY 1
@@ -385,7 +385,7 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "APP"."CLICKS"
-        WHERE "INGESTED_AT" >= :v_lo AND "INGESTED_AT" < :v_hi
+        WHERE "INGESTED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
           AND "CLICKED_AT" IS NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
@@ -439,16 +439,16 @@ BEGIN
         SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
           ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
         FROM "APP"."CLICKS" AS src
-        WHERE "INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi
+        WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
           AND EXISTS (
             SELECT 1 FROM "APP"."CLICKS" AS incrc_k
             WHERE incrc_k."CLICK_ID" = src."CLICK_ID"
-              AND incrc_k."INGESTED_AT" >= :v_start AND incrc_k."INGESTED_AT" < :v_hi
-              AND incrc_k."CLICKED_AT" >= :v_plo AND incrc_k."CLICKED_AT" < :v_phi
+              AND incrc_k."INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND incrc_k."INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+              AND incrc_k."CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND incrc_k."CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
           )
       ) AS ranked
       WHERE incrc_rn = 1
-        AND "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+        AND "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;
@@ -490,17 +490,17 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "DW"."CLICKS_HOURLY"
-        WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi
+        WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;
       x_step := 'replace_partition';
       DELETE FROM "DW"."CLICKS_HOURLY"
-      WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+      WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
       INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
       SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
       FROM "INCRC_STAGE_T_HOURLY_CLICKS"
-      WHERE "CLICKED_AT" >= :v_plo AND "CLICKED_AT" < :v_phi;
+      WHERE "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
     END WHILE;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -512,7 +512,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_hourly_clicks changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -348,16 +348,16 @@ BEGIN
           SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
             ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
           FROM "APP"."SALES" AS src
-          WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+          WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
             AND EXISTS (
               SELECT 1 FROM "APP"."SALES" AS incrc_k
               WHERE incrc_k."SALE_ID" = src."SALE_ID"
-                AND incrc_k."UPDATED_AT" >= :v_start AND incrc_k."UPDATED_AT" < :v_hi
-                AND incrc_k."SALE_DATE" >= :v_plo AND incrc_k."SALE_DATE" < :v_phi
+                AND incrc_k."UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+                AND incrc_k."SALE_DATE" >= CAST(:v_plo AS DATE) AND incrc_k."SALE_DATE" < CAST(:v_phi AS DATE)
             )
         ) AS ranked
         WHERE incrc_rn = 1
-          AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+          AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         BEGIN TRANSACTION;
         x_in_tx := 1;
         x_step := 'count_invalid';
@@ -404,17 +404,17 @@ BEGIN
         SELECT q.$1 INTO :x_n FROM (
           SELECT COUNT(*)
           FROM "DW"."SALES_MONTHLY"
-          WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+          WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
         ) AS q;
         x_n := COALESCE(x_n, 0);
         v_rows_deleted := v_rows_deleted + x_n;
         x_step := 'replace_partition';
         DELETE FROM "DW"."SALES_MONTHLY"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
         SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
         FROM "INCRC_STAGE_T_MONTHLY_SALES"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
         x_step := 'delete_marker';
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
@@ -439,17 +439,17 @@ BEGIN
                   SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
                     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
                   FROM "APP"."SALES" AS src
-                  WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+                  WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
                     AND EXISTS (
                       SELECT 1 FROM "APP"."SALES" AS incrc_k
                       WHERE incrc_k."SALE_ID" = src."SALE_ID"
-                        AND incrc_k."UPDATED_AT" >= :v_start AND incrc_k."UPDATED_AT" < :v_hi
-                        AND incrc_k."SALE_DATE" >= :v_plo AND incrc_k."SALE_DATE" < :v_phi
+                        AND incrc_k."UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+                        AND incrc_k."SALE_DATE" >= CAST(:v_plo AS DATE) AND incrc_k."SALE_DATE" < CAST(:v_phi AS DATE)
                     )
                 ) AS ranked
                 WHERE incrc_rn = 1
                   AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-                  AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+                  AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
               ) AS r
               GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
               ORDER BY DATE_TRUNC('MONTH', "SALE_DATE")
@@ -467,7 +467,7 @@ BEGIN
             SELECT (COALESCE(CAST(q.m0 AS VARCHAR), '') || ', ' || COALESCE(CAST(q.m1 AS VARCHAR), '')) AS r FROM (
               SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
               FROM "DW"."SALES_MONTHLY"
-              WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+              WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
               GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
               ORDER BY DATE_TRUNC('MONTH', "SALE_DATE")
             ) AS q

@@ -354,7 +354,7 @@ BEGIN
           SELECT CAST(q.incrc_partition AS TIMESTAMP_NTZ) AS p, q.incrc_rows AS n FROM (
             SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_partition, COUNT(*) AS incrc_rows
             FROM "APP"."SALES"
-            WHERE "UPDATED_AT" >= :v_lo AND "UPDATED_AT" < :v_hi
+            WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
             GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
             ORDER BY incrc_partition
           ) AS q ORDER BY 1
@@ -414,16 +414,16 @@ BEGIN
         SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
           ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
         FROM "APP"."SALES" AS src
-        WHERE "UPDATED_AT" >= :v_start AND "UPDATED_AT" < :v_hi
+        WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
           AND EXISTS (
             SELECT 1 FROM "APP"."SALES" AS incrc_k
             WHERE incrc_k."SALE_ID" = src."SALE_ID"
-              AND incrc_k."UPDATED_AT" >= :v_start AND incrc_k."UPDATED_AT" < :v_hi
-              AND incrc_k."SALE_DATE" >= :v_plo AND incrc_k."SALE_DATE" < :v_phi
+              AND incrc_k."UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+              AND incrc_k."SALE_DATE" >= CAST(:v_plo AS DATE) AND incrc_k."SALE_DATE" < CAST(:v_phi AS DATE)
           )
       ) AS ranked
       WHERE incrc_rn = 1
-        AND "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+        AND "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;
@@ -481,17 +481,17 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "DW"."SALES_MONTHLY"
-        WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi
+        WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE)
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;
       x_step := 'replace_partition';
       DELETE FROM "DW"."SALES_MONTHLY"
-      WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+      WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
       INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
       SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
       FROM "INCRC_STAGE_T_MONTHLY_SALES"
-      WHERE "SALE_DATE" >= :v_plo AND "SALE_DATE" < :v_phi;
+      WHERE "SALE_DATE" >= CAST(:v_plo AS DATE) AND "SALE_DATE" < CAST(:v_phi AS DATE);
     END WHILE;
     IF (v_unpartitioned <> 0) THEN
       x_step := 'quarantine_unpartitioned';
@@ -503,7 +503,7 @@ BEGIN
         END,
         "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
       FROM "APP"."SALES"
-      WHERE "UPDATED_AT" >= :v_lo AND "UPDATED_AT" < :v_hi
+      WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
         AND "SALE_DATE" IS NULL;
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_quarantined := v_rows_quarantined + x_rows;
@@ -531,7 +531,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -348,7 +348,7 @@ BEGIN
     INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
     SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
     FROM "APP"."BALANCES"
-    WHERE (("DAY" >= :v_start AND "DAY" < :v_hi) OR "DAY" IS NULL);
+    WHERE (("DAY" >= CAST(:v_start AS DATE) AND "DAY" < CAST(:v_hi AS DATE)) OR "DAY" IS NULL);
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
     x_step := 'count_null_watermark';
@@ -417,7 +417,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -428,7 +428,7 @@ BEGIN
     INSERT INTO "INCRC_RAW_T_SCD2_CDC" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
     SELECT "TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
     FROM "CDC"."ACCOUNTS_LOG"
-    WHERE (("INGESTED_AT" >= :v_start AND "INGESTED_AT" < :v_hi) OR "INGESTED_AT" IS NULL);
+    WHERE (("INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
     BEGIN TRANSACTION;
@@ -616,7 +616,7 @@ BEGIN
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
         "UPDATED_AT" = :v_now
-    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = COALESCE(:v_expected, '');
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN
       x_error_text := ('advance_watermark: the state of pipeline t_scd2_cdc changed under this run, or its lease was lost (' || CAST(x_rows AS VARCHAR) || ' rows changed, expected 1): nothing committed');

@@ -182,7 +182,7 @@ WHERE 1 = 0;
 
 -- step 16: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dim_customer`;
+DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
 -- step 17: create_stage
 -- job: run it.
@@ -196,7 +196,7 @@ USING iceberg;
 
 -- step 18: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_dim_customer`;
+DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
 -- step 19: create_raw
 -- job: run it.
@@ -210,7 +210,7 @@ USING iceberg;
 
 -- step 20: drop_timeline
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_timeline_dim_customer`;
+DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
 -- step 21: create_timeline
 -- job: run it.
@@ -227,7 +227,7 @@ USING iceberg;
 
 -- step 22: drop_changes
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_changes_dim_customer`;
+DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
 -- step 23: create_changes
 -- job: run it.
@@ -366,7 +366,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 38: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -388,19 +388,19 @@ WHERE `run_id` = ?;
 
 -- step 39: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dim_customer`;
+DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
 -- step 40: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dim_customer`;
+DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
 -- step 41: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_timeline_dim_customer`;
+DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
 -- step 42: drop_changes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_dim_customer`;
+DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
 -- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -180,7 +180,7 @@ WHERE 1 = 0;
 
 -- step 16: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
+DROP TABLE IF EXISTS `incrc_stage_dim_plan` PURGE;
 
 -- step 17: create_stage
 -- job: only when window is not 0.
@@ -194,7 +194,7 @@ USING iceberg;
 
 -- step 18: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
+DROP TABLE IF EXISTS `incrc_raw_dim_plan` PURGE;
 
 -- step 19: create_raw
 -- job: only when window is not 0.
@@ -208,7 +208,7 @@ USING iceberg;
 
 -- step 20: drop_timeline
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
+DROP TABLE IF EXISTS `incrc_timeline_dim_plan` PURGE;
 
 -- step 21: create_timeline
 -- job: only when window is not 0.
@@ -225,7 +225,7 @@ USING iceberg;
 
 -- step 22: drop_changes
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
+DROP TABLE IF EXISTS `incrc_changes_dim_plan` PURGE;
 
 -- step 23: create_changes
 -- job: only when window is not 0.
@@ -360,7 +360,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 37: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -382,19 +382,19 @@ WHERE `run_id` = ?;
 
 -- step 38: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
+DROP TABLE IF EXISTS `incrc_stage_dim_plan` PURGE;
 
 -- step 39: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
+DROP TABLE IF EXISTS `incrc_raw_dim_plan` PURGE;
 
 -- step 40: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
+DROP TABLE IF EXISTS `incrc_timeline_dim_plan` PURGE;
 
 -- step 41: drop_changes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
+DROP TABLE IF EXISTS `incrc_changes_dim_plan` PURGE;
 
 -- step 42: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -190,7 +190,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dim_product`;
+DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
 -- step 18: create_stage
 -- job: run it.
@@ -203,7 +203,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_dim_product`;
+DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
 -- step 20: create_raw
 -- job: run it.
@@ -216,7 +216,7 @@ USING iceberg;
 
 -- step 21: drop_changes
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_changes_dim_product`;
+DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
 -- step 22: create_changes
 -- job: run it.
@@ -356,7 +356,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 38: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -378,15 +378,15 @@ WHERE `run_id` = ?;
 
 -- step 39: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dim_product`;
+DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
 -- step 40: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dim_product`;
+DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
 -- step 41: drop_changes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_dim_product`;
+DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
 -- step 42: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -190,7 +190,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dim_product`;
+DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
 -- step 18: create_stage
 -- job: only when window is not 0.
@@ -203,7 +203,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_dim_product`;
+DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
 -- step 20: create_raw
 -- job: only when window is not 0.
@@ -216,7 +216,7 @@ USING iceberg;
 
 -- step 21: drop_changes
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_changes_dim_product`;
+DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
 -- step 22: create_changes
 -- job: only when window is not 0.
@@ -381,7 +381,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 39: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -403,15 +403,15 @@ WHERE `run_id` = ?;
 
 -- step 40: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dim_product`;
+DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
 -- step 41: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dim_product`;
+DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
 -- step 42: drop_changes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_dim_product`;
+DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
 -- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

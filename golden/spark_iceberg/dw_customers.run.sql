@@ -203,7 +203,7 @@ WHERE 1 = 0;
 
 -- step 18: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dw_customers`;
+DROP TABLE IF EXISTS `incrc_stage_dw_customers` PURGE;
 
 -- step 19: create_stage
 -- job: only when window is not 0.
@@ -218,7 +218,7 @@ USING iceberg;
 
 -- step 20: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_dw_customers`;
+DROP TABLE IF EXISTS `incrc_raw_dw_customers` PURGE;
 
 -- step 21: create_raw
 -- job: only when window is not 0.
@@ -235,7 +235,7 @@ USING iceberg;
 
 -- step 22: drop_deletes
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_deletes_dw_customers`;
+DROP TABLE IF EXISTS `incrc_deletes_dw_customers` PURGE;
 
 -- step 23: create_deletes
 -- job: only when window is not 0.
@@ -392,7 +392,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 39: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -414,15 +414,15 @@ WHERE `run_id` = ?;
 
 -- step 40: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_customers`;
+DROP TABLE IF EXISTS `incrc_stage_dw_customers` PURGE;
 
 -- step 41: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dw_customers`;
+DROP TABLE IF EXISTS `incrc_raw_dw_customers` PURGE;
 
 -- step 42: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_deletes_dw_customers`;
+DROP TABLE IF EXISTS `incrc_deletes_dw_customers` PURGE;
 
 -- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -170,7 +170,7 @@ ORDER BY `partition_key`;
 
 -- step 17: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 18: create_stage
 -- job: run it.
@@ -282,7 +282,7 @@ WHERE `run_id` = ?;
 
 -- step 29: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 30: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -173,7 +173,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 18: create_stage
 -- job: run it.
@@ -233,7 +233,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 27: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -255,7 +255,7 @@ WHERE `run_id` = ?;
 
 -- step 28: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 29: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

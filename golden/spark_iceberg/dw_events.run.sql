@@ -199,7 +199,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 
 -- step 20: drop_stage
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 21: create_stage
 -- job: only when partitions is not 0.
@@ -263,7 +263,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 28: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -285,7 +285,7 @@ WHERE `run_id` = ?;
 
 -- step 29: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_events`;
+DROP TABLE IF EXISTS `incrc_stage_dw_events` PURGE;
 
 -- step 30: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

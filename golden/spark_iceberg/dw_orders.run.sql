@@ -184,7 +184,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
+DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
 -- step 18: create_stage
 -- job: only when window is not 0.
@@ -198,7 +198,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
+DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
 -- step 20: create_raw
 -- job: only when window is not 0.
@@ -313,7 +313,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -335,11 +335,11 @@ WHERE `run_id` = ?;
 
 -- step 33: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
+DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
 -- step 34: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
+DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
 -- step 35: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -223,7 +223,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 
 -- step 20: drop_stage
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
+DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
 -- step 21: create_stage
 -- job: only when partitions is not 0.
@@ -294,7 +294,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 28: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -316,7 +316,7 @@ WHERE `run_id` = ?;
 
 -- step 29: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
+DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
 -- step 30: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -184,7 +184,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
 -- step 18: create_stage
 -- job: run it.
@@ -197,7 +197,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
 -- step 20: create_raw
 -- job: run it.
@@ -211,7 +211,7 @@ USING iceberg;
 
 -- step 21: drop_deletes
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
 -- step 22: create_deletes
 -- job: run it.
@@ -330,7 +330,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 36: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -352,15 +352,15 @@ WHERE `run_id` = ?;
 
 -- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
 -- step 38: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
 -- step 39: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
 -- step 40: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -173,7 +173,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
+DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
 -- step 18: create_stage
 -- job: only when window is not 0.
@@ -187,7 +187,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
+DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
 -- step 20: create_raw
 -- job: only when window is not 0.
@@ -264,7 +264,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 29: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -286,11 +286,11 @@ WHERE `run_id` = ?;
 
 -- step 30: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
+DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
 -- step 31: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
+DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
 -- step 32: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -176,7 +176,7 @@ WHERE 1 = 0;
 
 -- step 17: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks` PURGE;
 
 -- step 18: create_stage
 -- job: run it.
@@ -192,7 +192,7 @@ USING iceberg;
 
 -- step 19: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks` PURGE;
 
 -- step 20: create_raw
 -- job: run it.
@@ -260,7 +260,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 29: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -282,11 +282,11 @@ WHERE `run_id` = ?;
 
 -- step 30: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks` PURGE;
 
 -- step 31: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks` PURGE;
 
 -- step 32: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

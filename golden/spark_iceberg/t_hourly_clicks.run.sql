@@ -202,7 +202,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 
 -- step 20: drop_stage
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks` PURGE;
 
 -- step 21: create_stage
 -- job: only when partitions is not 0.
@@ -218,7 +218,7 @@ USING iceberg;
 
 -- step 22: drop_raw
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks` PURGE;
 
 -- step 23: create_raw
 -- job: only when partitions is not 0.
@@ -294,7 +294,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 30: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -316,11 +316,11 @@ WHERE `run_id` = ?;
 
 -- step 31: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks` PURGE;
 
 -- step 32: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
+DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks` PURGE;
 
 -- step 33: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

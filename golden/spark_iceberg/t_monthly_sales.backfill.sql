@@ -183,7 +183,7 @@ ORDER BY `partition_key`;
 
 -- step 18: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 19: create_stage
 -- job: run it.
@@ -337,7 +337,7 @@ WHERE `run_id` = ?;
 
 -- step 32: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 33: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

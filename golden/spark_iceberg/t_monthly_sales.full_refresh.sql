@@ -188,7 +188,7 @@ WHERE 1 = 0;
 
 -- step 18: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 19: create_stage
 -- job: run it.
@@ -202,7 +202,7 @@ USING iceberg;
 
 -- step 20: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
 
 -- step 21: create_raw
 -- job: run it.
@@ -295,7 +295,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -317,11 +317,11 @@ WHERE `run_id` = ?;
 
 -- step 33: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 34: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
 
 -- step 35: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

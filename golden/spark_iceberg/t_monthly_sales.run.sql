@@ -200,7 +200,7 @@ ORDER BY incrc_partition;
 
 -- step 19: drop_stage
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 20: create_stage
 -- job: only when partitions is not 0.
@@ -214,7 +214,7 @@ USING iceberg;
 
 -- step 21: drop_raw
 -- job: only when partitions is not 0.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
 
 -- step 22: create_raw
 -- job: only when partitions is not 0.
@@ -334,7 +334,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 33: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -356,11 +356,11 @@ WHERE `run_id` = ?;
 
 -- step 34: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
 -- step 35: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
+DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
 
 -- step 36: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -170,7 +170,7 @@ WHERE 1 = 0;
 
 -- step 16: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_nullable_key`;
+DROP TABLE IF EXISTS `incrc_stage_t_nullable_key` PURGE;
 
 -- step 17: create_stage
 -- job: run it.
@@ -185,7 +185,7 @@ USING iceberg;
 
 -- step 18: drop_raw
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_nullable_key`;
+DROP TABLE IF EXISTS `incrc_raw_t_nullable_key` PURGE;
 
 -- step 19: create_raw
 -- job: run it.
@@ -252,7 +252,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 28: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -274,11 +274,11 @@ WHERE `run_id` = ?;
 
 -- step 29: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_nullable_key`;
+DROP TABLE IF EXISTS `incrc_stage_t_nullable_key` PURGE;
 
 -- step 30: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_nullable_key`;
+DROP TABLE IF EXISTS `incrc_raw_t_nullable_key` PURGE;
 
 -- step 31: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

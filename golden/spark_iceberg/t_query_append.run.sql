@@ -165,7 +165,7 @@ WHERE 1 = 0;
 
 -- step 15: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_query_append`;
+DROP TABLE IF EXISTS `incrc_stage_t_query_append` PURGE;
 
 -- step 16: create_stage
 -- job: only when window is not 0.
@@ -224,7 +224,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 24: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -246,7 +246,7 @@ WHERE `run_id` = ?;
 
 -- step 25: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_query_append`;
+DROP TABLE IF EXISTS `incrc_stage_t_query_append` PURGE;
 
 -- step 26: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

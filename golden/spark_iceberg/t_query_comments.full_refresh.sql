@@ -170,7 +170,7 @@ WHERE 1 = 0;
 
 -- step 16: drop_stage
 -- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
+DROP TABLE IF EXISTS `incrc_stage_t_query_comments` PURGE;
 
 -- step 17: create_stage
 -- job: run it.
@@ -227,7 +227,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 25: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -249,7 +249,7 @@ WHERE `run_id` = ?;
 
 -- step 26: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
+DROP TABLE IF EXISTS `incrc_stage_t_query_comments` PURGE;
 
 -- step 27: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its

@@ -215,7 +215,7 @@ WHERE 1 = 0;
 
 -- step 18: drop_stage
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
 
 -- step 19: create_stage
 -- job: only when window is not 0.
@@ -235,7 +235,7 @@ USING iceberg;
 
 -- step 20: drop_raw
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
 
 -- step 21: create_raw
 -- job: only when window is not 0.
@@ -253,7 +253,7 @@ USING iceberg;
 
 -- step 22: drop_timeline
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
 
 -- step 23: create_timeline
 -- job: only when window is not 0.
@@ -273,7 +273,7 @@ USING iceberg;
 
 -- step 24: drop_changes
 -- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
 
 -- step 25: create_changes
 -- job: only when window is not 0.
@@ -472,7 +472,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -494,19 +494,19 @@ WHERE `run_id` = ?;
 
 -- step 46: drop_stage
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
 
 -- step 47: drop_raw
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
 
 -- step 48: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
 
 -- step 49: drop_changes
 -- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
+DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
 
 -- step 50: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
