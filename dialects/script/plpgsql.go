@@ -225,7 +225,7 @@ func (l *plpgsql) exec(g *gen, part dialects.Part, acc string) {
 	text, using := l.sql(g, part, nil)
 	l.emit(g, text+using+";")
 	if acc != "" {
-		g.line("GET DIAGNOSTICS x_rc = ROW_COUNT;")
+		g.line("GET DIAGNOSTICS x_rc := ROW_COUNT;")
 		g.line("%s := %s + x_rc;", acc, acc)
 	}
 }
@@ -363,8 +363,8 @@ func (l *plpgsql) open(g *gen, params []param) {
 	var ps []string
 	for _, p := range params {
 		s := p.name + " " + p.typ
-		if p.def != "" {
-			s += " DEFAULT " + p.def
+		if p.def != "" && !l.redshift {
+			s += " DEFAULT " + p.def // Redshift's procedures take no defaults: a CALL passes every argument
 		}
 		ps = append(ps, s)
 	}
@@ -411,15 +411,24 @@ func (l *plpgsql) how(g *gen) []string {
 			"block (it commits between the lease, the write and the release):")
 	}
 	if g.pr.Mode == compiler.ModeBackfill {
+		args := ""
+		if l.redshift {
+			args = ", FALSE, FALSE, NULL, 3600" // no defaults on Redshift
+		}
 		out = append(out,
-			"  CALL "+q+"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z');",
-			"  CALL "+q+"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', TRUE);  -- --restart",
+			"  CALL "+q+"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z'"+args+");",
+			"(then p_restart, p_restate: --restart, --restate; p_owner; p_lease_seconds)",
 			"Not done here, done by incrc backfill: --parallel, --only-drifted (run incrc reconcile first), --dry-run;",
 			"the lease is not renewed while partitions are rebuilt (p_lease_seconds must outlast the backfill).")
 		return out
 	}
-	out = append(out, "  CALL "+q+"();                              -- hi = now minus the lag",
-		"  CALL "+q+"('2026-01-02T00:00:00Z');      -- --until")
+	if l.redshift {
+		out = append(out, "  CALL "+q+"(NULL, NULL, 300);                         -- hi = now minus the lag",
+			"  CALL "+q+"('2026-01-02 00:00:00+00', NULL, 300);   -- --until")
+	} else {
+		out = append(out, "  CALL "+q+"();                              -- hi = now minus the lag",
+			"  CALL "+q+"('2026-01-02T00:00:00Z');      -- --until")
+	}
 	if l.redshift {
 		out = append(out, "Schedule the CALL as a scheduled query (Redshift query editor v2, or EventBridge Scheduler with the Data API).")
 	} else {

@@ -21,7 +21,7 @@
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
 --   CALL "incrc_backfill_dw_events"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z');
---   CALL "incrc_backfill_dw_events"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', TRUE);  -- --restart
+-- (then p_restart, p_restate: --restart, --restate; p_owner; p_lease_seconds)
 -- Not done here, done by incrc backfill: --parallel, --only-drifted (run incrc reconcile first), --dry-run;
 -- the lease is not renewed while partitions are rebuilt (p_lease_seconds must outlast the backfill).
 -- p_from: the range's start: partitions that intersect [from, to)
@@ -169,7 +169,7 @@ BEGIN
   SET "lease_owner" = $1,
       "lease_expires_at" = $2
   WHERE "pipeline" = $3 AND ("lease_owner" IS NULL OR "lease_owner" = $1 OR "lease_expires_at" < $4)$s$ USING v_owner, v_expires_at, v_pipeline, v_now;
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;

@@ -254,7 +254,7 @@ BEGIN
   SET "lease_owner" = $1,
       "lease_expires_at" = $2
   WHERE "pipeline" = $3 AND ("lease_owner" IS NULL OR "lease_owner" = $1 OR "lease_expires_at" < $4)$s$ USING v_owner, v_expires_at, v_pipeline, v_now;
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -381,7 +381,7 @@ BEGIN
       SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
       FROM "app"."accounts_changes"
       WHERE (("loaded_at" >= $1 AND "loaded_at" < $2) OR "loaded_at" IS NULL)$s$ USING v_lo, v_hi;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -552,7 +552,7 @@ BEGIN
         "spec_hash" = $2,
         "updated_at" = $3
     WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;

@@ -227,7 +227,7 @@ BEGIN
   SET "lease_owner" = $1,
       "lease_expires_at" = $2
   WHERE "pipeline" = $3 AND ("lease_owner" IS NULL OR "lease_owner" = $1 OR "lease_expires_at" < $4)$s$ USING v_owner, v_expires_at, v_pipeline, v_now;
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -316,7 +316,7 @@ BEGIN
     SELECT "id", "amount", "note", "updated_at"
     FROM "app"."payments"
     WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ USING v_start, v_hi;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_read := v_rows_read + x_rows;
     x_step := 'dedupe_stage';
@@ -339,7 +339,7 @@ BEGIN
       "id", "amount", "note", "updated_at"
     FROM "incrc_raw_t_hostile_checks"
     WHERE "updated_at" IS NULL$s$ USING v_run_id;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_quarantined := v_rows_quarantined + x_rows;
     x_step := 'count_invalid';
@@ -385,7 +385,7 @@ BEGIN
     x_step := 'clear_target';
     x_rows := 0;
     EXECUTE $s$DELETE FROM "dw"."hostile"$s$;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'insert_all';
@@ -403,7 +403,7 @@ BEGIN
         "spec_hash" = $2,
         "updated_at" = $3
     WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_hostile_checks changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;

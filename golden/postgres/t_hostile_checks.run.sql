@@ -228,7 +228,7 @@ BEGIN
   SET "lease_owner" = $1,
       "lease_expires_at" = $2
   WHERE "pipeline" = $3 AND ("lease_owner" IS NULL OR "lease_owner" = $1 OR "lease_expires_at" < $4)$s$ USING v_owner, v_expires_at, v_pipeline, v_now;
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -333,7 +333,7 @@ BEGIN
       SELECT "id", "amount", "note", "updated_at"
       FROM "app"."payments"
       WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ USING v_lo, v_hi;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -360,7 +360,7 @@ BEGIN
         "id", "amount", "note", "updated_at"
       FROM "incrc_raw_t_hostile_checks"
       WHERE "updated_at" IS NULL$s$ USING v_run_id;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
@@ -404,7 +404,7 @@ BEGIN
         WHERE "hostile"."id" = s."id"
           AND (s."id" IS NULL OR NOT (s."amount" >= -(-1)) OR NOT (s."note" <> '--') OR NOT (s."note" <> 'a''b' AND s."note" <> ';' AND s."note" <> '/*') OR NOT (-s."amount" < 100 AND s."amount" - -s."amount" >= 0 AND -s."amount" <= 5e2 AND s."amount" > -0.5) OR NOT (s."note" NOT IN ('#', '//', '*/', '$$', '?')))
       )$s$;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
@@ -457,7 +457,7 @@ BEGIN
         "spec_hash" = $2,
         "updated_at" = $3
     WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_hostile_checks changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;

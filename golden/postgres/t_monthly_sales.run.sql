@@ -231,7 +231,7 @@ BEGIN
   SET "lease_owner" = $1,
       "lease_expires_at" = $2
   WHERE "pipeline" = $3 AND ("lease_owner" IS NULL OR "lease_owner" = $1 OR "lease_expires_at" < $4)$s$ USING v_owner, v_expires_at, v_pipeline, v_now;
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -445,7 +445,7 @@ BEGIN
       FROM "app"."sales"
       WHERE "updated_at" >= $2 AND "updated_at" < $3
         AND "sale_date" IS NULL$s$ USING v_run_id, v_lo, v_hi;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
@@ -459,7 +459,7 @@ BEGIN
       "sale_id", "sale_date", "amount", "updated_at"
     FROM "app"."sales"
     WHERE "updated_at" IS NULL$s$ USING v_run_id;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_read := v_rows_read + x_rows;
     v_rows_quarantined := v_rows_quarantined + x_rows;
@@ -474,7 +474,7 @@ BEGIN
         "spec_hash" = $2,
         "updated_at" = $3
     WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;

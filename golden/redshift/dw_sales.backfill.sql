@@ -20,8 +20,8 @@
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
---   CALL "incrc_backfill_dw_sales"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z');
---   CALL "incrc_backfill_dw_sales"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', TRUE);  -- --restart
+--   CALL "incrc_backfill_dw_sales"('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', FALSE, FALSE, NULL, 3600);
+-- (then p_restart, p_restate: --restart, --restate; p_owner; p_lease_seconds)
 -- Not done here, done by incrc backfill: --parallel, --only-drifted (run incrc reconcile first), --dry-run;
 -- the lease is not renewed while partitions are rebuilt (p_lease_seconds must outlast the backfill).
 -- p_from: the range's start: partitions that intersect [from, to)
@@ -30,7 +30,7 @@
 -- p_restate: --restate: allow finalized partitions
 -- p_owner: who holds the lease; NULL: this session
 -- p_lease_seconds: how long the lease lasts: it must outlast the backfill
-CREATE OR REPLACE PROCEDURE "incrc_backfill_dw_sales"(p_from TIMESTAMPTZ, p_to TIMESTAMPTZ, p_restart BOOLEAN DEFAULT FALSE, p_restate BOOLEAN DEFAULT FALSE, p_owner VARCHAR(65535) DEFAULT NULL, p_lease_seconds BIGINT DEFAULT 3600)
+CREATE OR REPLACE PROCEDURE "incrc_backfill_dw_sales"(p_from TIMESTAMPTZ, p_to TIMESTAMPTZ, p_restart BOOLEAN, p_restate BOOLEAN, p_owner VARCHAR(65535), p_lease_seconds BIGINT)
 NONATOMIC
 LANGUAGE plpgsql
 AS $incrc$
@@ -173,7 +173,7 @@ BEGIN
   SET "lease_owner" = v_owner,
       "lease_expires_at" = v_expires_at
   WHERE "pipeline" = v_pipeline AND ("lease_owner" IS NULL OR "lease_owner" = v_owner OR "lease_expires_at" < v_now);
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;

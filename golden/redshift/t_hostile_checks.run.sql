@@ -27,8 +27,8 @@
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
---   CALL "incrc_run_t_hostile_checks"();                              -- hi = now minus the lag
---   CALL "incrc_run_t_hostile_checks"('2026-01-02T00:00:00Z');      -- --until
+--   CALL "incrc_run_t_hostile_checks"(NULL, NULL, 300);                         -- hi = now minus the lag
+--   CALL "incrc_run_t_hostile_checks"('2026-01-02 00:00:00+00', NULL, 300);   -- --until
 -- Schedule the CALL as a scheduled query (Redshift query editor v2, or EventBridge Scheduler with the Data API).
 -- Not done here, done by incrc run: source column types are not checked against the declared ones (the probe
 -- fails only on a missing column); the lease is not renewed while the write runs (p_lease_seconds must outlast a
@@ -36,7 +36,7 @@
 -- p_until: --until; NULL: now minus the lag
 -- p_owner: who holds the lease; NULL: this session
 -- p_lease_seconds: how long the lease lasts: it must outlast the run
-CREATE OR REPLACE PROCEDURE "incrc_run_t_hostile_checks"(p_until TIMESTAMPTZ DEFAULT NULL, p_owner VARCHAR(65535) DEFAULT NULL, p_lease_seconds BIGINT DEFAULT 300)
+CREATE OR REPLACE PROCEDURE "incrc_run_t_hostile_checks"(p_until TIMESTAMPTZ, p_owner VARCHAR(65535), p_lease_seconds BIGINT)
 NONATOMIC
 LANGUAGE plpgsql
 AS $incrc$
@@ -230,7 +230,7 @@ BEGIN
   SET "lease_owner" = v_owner,
       "lease_expires_at" = v_expires_at
   WHERE "pipeline" = v_pipeline AND ("lease_owner" IS NULL OR "lease_owner" = v_owner OR "lease_expires_at" < v_now);
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -333,7 +333,7 @@ BEGIN
       SELECT "id", "amount", "note", "updated_at"
       FROM "app"."payments"
       WHERE (("updated_at" >= v_lo AND "updated_at" < v_hi) OR "updated_at" IS NULL);
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
     END IF;
@@ -361,7 +361,7 @@ BEGIN
         "id", "amount", "note", "updated_at"
       FROM "incrc_raw_t_hostile_checks"
       WHERE "updated_at" IS NULL;
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
@@ -407,7 +407,7 @@ BEGIN
         WHERE "hostile"."id" = s."id"
           AND (s."id" IS NULL OR NOT (s."amount" >= -(-1)) OR NOT (s."note" <> '--') OR NOT (s."note" <> 'a''b' AND s."note" <> ';' AND s."note" <> '/*') OR NOT (-s."amount" < 100 AND s."amount" - -s."amount" >= 0 AND -s."amount" <= 5e2 AND s."amount" > -0.5) OR NOT (s."note" NOT IN ('#', '//', '*/', '$$', '?')))
       );
-      GET DIAGNOSTICS x_rc = ROW_COUNT;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
@@ -464,7 +464,7 @@ BEGIN
         "spec_hash" = v_spec_hash,
         "updated_at" = v_now
     WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_hostile_checks changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;

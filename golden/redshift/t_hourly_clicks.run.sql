@@ -25,8 +25,8 @@
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
---   CALL "incrc_run_t_hourly_clicks"();                              -- hi = now minus the lag
---   CALL "incrc_run_t_hourly_clicks"('2026-01-02T00:00:00Z');      -- --until
+--   CALL "incrc_run_t_hourly_clicks"(NULL, NULL, 300);                         -- hi = now minus the lag
+--   CALL "incrc_run_t_hourly_clicks"('2026-01-02 00:00:00+00', NULL, 300);   -- --until
 -- Schedule the CALL as a scheduled query (Redshift query editor v2, or EventBridge Scheduler with the Data API).
 -- Not done here, done by incrc run: source column types are not checked against the declared ones (the probe
 -- fails only on a missing column); the lease is not renewed while the write runs (p_lease_seconds must outlast a
@@ -34,7 +34,7 @@
 -- p_until: --until; NULL: now minus the lag
 -- p_owner: who holds the lease; NULL: this session
 -- p_lease_seconds: how long the lease lasts: it must outlast the run
-CREATE OR REPLACE PROCEDURE "incrc_run_t_hourly_clicks"(p_until TIMESTAMPTZ DEFAULT NULL, p_owner VARCHAR(65535) DEFAULT NULL, p_lease_seconds BIGINT DEFAULT 300)
+CREATE OR REPLACE PROCEDURE "incrc_run_t_hourly_clicks"(p_until TIMESTAMPTZ, p_owner VARCHAR(65535), p_lease_seconds BIGINT)
 NONATOMIC
 LANGUAGE plpgsql
 AS $incrc$
@@ -224,7 +224,7 @@ BEGIN
   SET "lease_owner" = v_owner,
       "lease_expires_at" = v_expires_at
   WHERE "pipeline" = v_pipeline AND ("lease_owner" IS NULL OR "lease_owner" = v_owner OR "lease_expires_at" < v_now);
-  GET DIAGNOSTICS x_rc = ROW_COUNT;
+  GET DIAGNOSTICS x_rc := ROW_COUNT;
   x_n := x_n + x_rc;
   IF x_n <> 1 THEN
     x_rows := 0;
@@ -456,7 +456,7 @@ BEGIN
         "spec_hash" = v_spec_hash,
         "updated_at" = v_now
     WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
-    GET DIAGNOSTICS x_rc = ROW_COUNT;
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN
       RAISE EXCEPTION 'advance_watermark: the state of pipeline t_hourly_clicks changed under this run, or its lease was lost (% rows changed, expected 1): nothing committed', x_rows;
