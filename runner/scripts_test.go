@@ -425,3 +425,25 @@ func TestRedshiftInitStateOnPostgres(t *testing.T) {
 		t.Fatal("no state row")
 	}
 }
+
+// TestScriptRefusedWindowPostgres: a window the procedure refuses (an
+// --until before the saved watermark) fails with the runner's message,
+// records nothing and gives the lease back.
+func TestScriptRefusedWindowPostgres(t *testing.T) {
+	sc := scenario{spec: orders("lookback: 1d", ""), source: "app_{id}.orders", seed: orders5}
+	s := newSided(t, engines()[2], sc)
+	s.install(t)
+	u1, _ := ParseUntil("2026-01-22")
+	if err := s.call(run{}, &u1); err != nil {
+		t.Fatal(err)
+	}
+	before := s.snapshot(t, true, nil)
+	u0, _ := ParseUntil("2026-01-21")
+	err := s.call(run{}, &u0)
+	if err == nil || !strings.Contains(err.Error(), "--until 2026-01-21T00:00:00Z is before the saved watermark 2026-01-22T00:00:00Z") {
+		t.Fatalf("an --until before the watermark: %v", err)
+	}
+	if diff := cmp.Diff(before, s.snapshot(t, true, nil)); diff != "" {
+		t.Fatalf("a refused window changed something (the lease must be free):\n%s", diff)
+	}
+}

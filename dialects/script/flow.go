@@ -100,7 +100,7 @@ func (f *flow) render(g *gen) {
 	f.prologue(g)
 	f.setup(g)
 	f.acquire(g)
-	f.window(g)
+	f.fixWindow(g)
 	// The run's record commits before any data moves, as the runner's
 	// first step does: a failure closes it.
 	steps := g.pr.Steps
@@ -290,6 +290,23 @@ func (f *flow) acquire(g *gen) {
 	f.exec(g, compiler.StmtAbandonRuns, "")
 	l.commit(g)
 	g.line("")
+}
+
+// fixWindow fixes the window under the lease: a window refused (an
+// --until before the watermark, in the future) gives the lease back and
+// fails, recording nothing, as the runner does.
+func (f *flow) fixWindow(g *gen) {
+	l := f.p
+	l.tryOpen(g)
+	f.window(g)
+	l.catchOpen(g)
+	l.set(g, "x_failed", "1")
+	l.tryClose(g)
+	l.ifOpen(g, "x_failed <> 0")
+	f.exec(g, compiler.StmtReleaseLease, "")
+	l.commit(g)
+	l.reraise(g, "x_error_text")
+	l.endIf(g)
 }
 
 // window fixes the window once, as runner/window.go does, and binds it.
@@ -656,7 +673,7 @@ func (f *flow) backfill(g *gen) {
 	f.acquire(g)
 	// The window the program binds (start, hi), fixed once; a backfill
 	// never moves the watermark.
-	f.window(g)
+	f.fixWindow(g)
 	l.set(g, "v_window_lo", rfcSec("x_from"))
 	l.set(g, "v_window_hi", rfcSec("x_to"))
 	l.set(g, "v_watermark_before", "x_saved")

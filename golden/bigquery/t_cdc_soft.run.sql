@@ -286,50 +286,69 @@ UPDATE `incrc_runs`
 SET `status` = 'abandoned'
 WHERE `pipeline` = v_pipeline AND `status` = 'running';
 
--- The window, fixed once.
-SET v_watermark_before = x_saved;
-SET v_expected = COALESCE(x_saved, '');
-IF x_until > DATETIME_ADD(CURRENT_DATETIME('UTC'), INTERVAL 300000000 MICROSECOND) THEN
-  SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', x_until), IF(EXTRACT(MICROSECOND FROM x_until) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM x_until)), '0'))), 'Z') AS STRING), ' is later than now: a watermark in the future makes every later run read nothing until then; the runner\'s --allow-future has no equivalent here');
-  SET x_raised = 1;
+SET x_raised = 0;
+BEGIN
+  -- The window, fixed once.
+  SET v_watermark_before = x_saved;
+  SET v_expected = COALESCE(x_saved, '');
+  IF x_until > DATETIME_ADD(CURRENT_DATETIME('UTC'), INTERVAL 300000000 MICROSECOND) THEN
+    SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', x_until), IF(EXTRACT(MICROSECOND FROM x_until) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM x_until)), '0'))), 'Z') AS STRING), ' is later than now: a watermark in the future makes every later run read nothing until then; the runner\'s --allow-future has no equivalent here');
+    SET x_raised = 1;
+    RAISE USING MESSAGE = x_error_text;
+  END IF;
+  SET v_start = DATETIME '2026-01-01 00:00:00';
+  IF x_saved IS NOT NULL THEN
+    SET x_saved_mark = DATETIME(CAST(x_saved AS TIMESTAMP), 'UTC');
+  END IF;
+  SET x_hi = COALESCE(x_until, DATETIME_SUB(x_clock, INTERVAL 60000000 MICROSECOND));
+  SET v_hi = x_hi;
+  IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
+    IF x_until IS NOT NULL THEN
+      SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z') AS STRING), ' is before the saved watermark ', CAST(x_saved AS STRING), ' of t_cdc_soft: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+      SET x_raised = 1;
+      RAISE USING MESSAGE = x_error_text;
+    END IF;
+    SET v_hi = x_saved_mark;
+  END IF;
+  IF x_saved IS NULL AND v_hi < v_start THEN
+    IF x_until IS NOT NULL THEN
+      SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z') AS STRING), ' is before watermark.start 2026-01-01T00:00:00Z of t_cdc_soft: nothing before start is ever read');
+      SET x_raised = 1;
+      RAISE USING MESSAGE = x_error_text;
+    END IF;
+    SET v_hi = v_start;
+  END IF;
+  SET v_watermark = CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z');
+  SET v_window_hi = v_watermark;
+  SET v_watermark_after = v_watermark;
+  SET v_lo = COALESCE(x_saved_mark, v_start);
+  SET v_lo = DATETIME_SUB(v_lo, INTERVAL 1800000000 MICROSECOND);
+  IF v_lo < v_start THEN
+    SET v_lo = v_start;
+  END IF;
+  IF v_hi < v_lo THEN
+    SET v_lo = v_hi;
+  END IF;
+  SET v_window_lo = CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_lo), IF(EXTRACT(MICROSECOND FROM v_lo) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_lo)), '0'))), 'Z');
+  IF v_lo < v_hi THEN
+    SET v_window = 1;
+  END IF;
+EXCEPTION WHEN ERROR THEN
+  IF x_in_tx = 1 THEN
+    ROLLBACK TRANSACTION;
+    SET x_in_tx = 0;
+  END IF;
+  IF x_raised = 0 THEN
+    SET x_error_text = CONCAT(x_step, ': ', @@error.message);
+  END IF;
+  SET x_failed = 1;
+END;
+IF x_failed <> 0 THEN
+  UPDATE `incrc_state`
+  SET `lease_owner` = NULL,
+      `lease_expires_at` = NULL
+  WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner;
   RAISE USING MESSAGE = x_error_text;
-END IF;
-SET v_start = DATETIME '2026-01-01 00:00:00';
-IF x_saved IS NOT NULL THEN
-  SET x_saved_mark = DATETIME(CAST(x_saved AS TIMESTAMP), 'UTC');
-END IF;
-SET x_hi = COALESCE(x_until, DATETIME_SUB(x_clock, INTERVAL 60000000 MICROSECOND));
-SET v_hi = x_hi;
-IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
-  IF x_until IS NOT NULL THEN
-    SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z') AS STRING), ' is before the saved watermark ', CAST(x_saved AS STRING), ' of t_cdc_soft: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
-    SET x_raised = 1;
-    RAISE USING MESSAGE = x_error_text;
-  END IF;
-  SET v_hi = x_saved_mark;
-END IF;
-IF x_saved IS NULL AND v_hi < v_start THEN
-  IF x_until IS NOT NULL THEN
-    SET x_error_text = CONCAT('--until ', CAST(CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z') AS STRING), ' is before watermark.start 2026-01-01T00:00:00Z of t_cdc_soft: nothing before start is ever read');
-    SET x_raised = 1;
-    RAISE USING MESSAGE = x_error_text;
-  END IF;
-  SET v_hi = v_start;
-END IF;
-SET v_watermark = CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_hi), IF(EXTRACT(MICROSECOND FROM v_hi) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_hi)), '0'))), 'Z');
-SET v_window_hi = v_watermark;
-SET v_watermark_after = v_watermark;
-SET v_lo = COALESCE(x_saved_mark, v_start);
-SET v_lo = DATETIME_SUB(v_lo, INTERVAL 1800000000 MICROSECOND);
-IF v_lo < v_start THEN
-  SET v_lo = v_start;
-END IF;
-IF v_hi < v_lo THEN
-  SET v_lo = v_hi;
-END IF;
-SET v_window_lo = CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', v_lo), IF(EXTRACT(MICROSECOND FROM v_lo) = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', EXTRACT(MICROSECOND FROM v_lo)), '0'))), 'Z');
-IF v_lo < v_hi THEN
-  SET v_window = 1;
 END IF;
 SET x_step = 'record_start';
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)

@@ -259,18 +259,35 @@ BEGIN
   SET "status" = 'abandoned'
   WHERE "pipeline" = v_pipeline AND "status" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF x_until > (GETDATE() + INTERVAL '300000000 microseconds') THEN
-    RAISE EXCEPTION '--until % is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here', TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF x_until > (GETDATE() + INTERVAL '300000000 microseconds') THEN
+      RAISE EXCEPTION '--until % is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here', TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+    END IF;
+    x_hi := COALESCE(x_until, x_clock);
+    v_hi := x_hi;
+    v_watermark := TO_CHAR(x_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_window := 1;
+  EXCEPTION WHEN OTHERS THEN
+    ROLLBACK;
+    IF SQLSTATE = 'P0001' THEN
+      x_error_text := SQLERRM;
+    ELSE
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF x_failed <> 0 THEN
+    UPDATE "incrc_state"
+    SET "lease_owner" = NULL,
+        "lease_expires_at" = NULL
+    WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner;
+    RAISE EXCEPTION '%', x_error_text;
   END IF;
-  x_hi := COALESCE(x_until, x_clock);
-  v_hi := x_hi;
-  v_watermark := TO_CHAR(x_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_window := 1;
   x_step := 'record_start';
   INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
   VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');

@@ -242,47 +242,64 @@ BEGIN
   SET "status" = 'abandoned'
   WHERE "pipeline" = v_pipeline AND "status" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF x_until > (GETDATE() + INTERVAL '300000000 microseconds') THEN
-    RAISE EXCEPTION '--until % is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here', TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
-  END IF;
-  v_start := TIMESTAMP '2026-01-01 00:00:00';
-  IF x_saved IS NOT NULL THEN
-    x_saved_mark := CAST(CAST(x_saved AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP);
-  END IF;
-  x_hi := COALESCE(x_until, (x_clock - INTERVAL '300000000 microseconds'));
-  v_hi := x_hi;
-  IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
-    IF x_until IS NOT NULL THEN
-      RAISE EXCEPTION '--until % is before the saved watermark % of dw_events: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)', TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z', x_saved;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF x_until > (GETDATE() + INTERVAL '300000000 microseconds') THEN
+      RAISE EXCEPTION '--until % is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here', TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM x_until) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
     END IF;
-    v_hi := x_saved_mark;
-  END IF;
-  IF x_saved IS NULL AND v_hi < v_start THEN
-    IF x_until IS NOT NULL THEN
-      RAISE EXCEPTION '--until % is before watermark.start 2026-01-01T00:00:00Z of dw_events: nothing before start is ever read', TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+    v_start := TIMESTAMP '2026-01-01 00:00:00';
+    IF x_saved IS NOT NULL THEN
+      x_saved_mark := CAST(CAST(x_saved AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP);
     END IF;
-    v_hi := v_start;
-  END IF;
-  v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  IF x_saved IS NOT NULL THEN
-    x_final := DATE_TRUNC('day', (x_saved_mark - INTERVAL '3024000000000 microseconds'));
-  END IF;
-  v_lo := COALESCE(x_saved_mark, v_start);
-  v_lo := v_lo;
-  IF v_lo < v_start THEN
-    v_lo := v_start;
-  END IF;
-  IF v_hi < v_lo THEN
-    v_lo := v_hi;
-  END IF;
-  v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_lo) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_lo) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
-  IF v_lo < v_hi THEN
-    v_window := 1;
+    x_hi := COALESCE(x_until, (x_clock - INTERVAL '300000000 microseconds'));
+    v_hi := x_hi;
+    IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
+      IF x_until IS NOT NULL THEN
+        RAISE EXCEPTION '--until % is before the saved watermark % of dw_events: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)', TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z', x_saved;
+      END IF;
+      v_hi := x_saved_mark;
+    END IF;
+    IF x_saved IS NULL AND v_hi < v_start THEN
+      IF x_until IS NOT NULL THEN
+        RAISE EXCEPTION '--until % is before watermark.start 2026-01-01T00:00:00Z of dw_events: nothing before start is ever read', TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+      END IF;
+      v_hi := v_start;
+    END IF;
+    v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_hi) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    IF x_saved IS NOT NULL THEN
+      x_final := DATE_TRUNC('day', (x_saved_mark - INTERVAL '3024000000000 microseconds'));
+    END IF;
+    v_lo := COALESCE(x_saved_mark, v_start);
+    v_lo := v_lo;
+    IF v_lo < v_start THEN
+      v_lo := v_start;
+    END IF;
+    IF v_hi < v_lo THEN
+      v_lo := v_hi;
+    END IF;
+    v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN CAST(EXTRACT(MICROSECONDS FROM v_lo) AS BIGINT) % 1000000 = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(CAST(EXTRACT(MICROSECONDS FROM v_lo) AS BIGINT) % 1000000, 'FM000000'), '0') END || 'Z';
+    IF v_lo < v_hi THEN
+      v_window := 1;
+    END IF;
+  EXCEPTION WHEN OTHERS THEN
+    ROLLBACK;
+    IF SQLSTATE = 'P0001' THEN
+      x_error_text := SQLERRM;
+    ELSE
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF x_failed <> 0 THEN
+    UPDATE "incrc_state"
+    SET "lease_owner" = NULL,
+        "lease_expires_at" = NULL
+    WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner;
+    RAISE EXCEPTION '%', x_error_text;
   END IF;
   x_step := 'record_start';
   INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")

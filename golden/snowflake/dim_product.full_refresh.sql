@@ -293,20 +293,41 @@ BEGIN
   SET "STATUS" = 'abandoned'
   WHERE "PIPELINE" = :v_pipeline AND "STATUS" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
-    x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
-    x_raised := 1;
+  x_raised := 0;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
+      x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
+      x_raised := 1;
+      RAISE x_fail;
+    END IF;
+    x_hi := COALESCE(x_until, x_clock);
+    v_hi := x_hi;
+    v_watermark := TO_CHAR(x_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_window := 1;
+  EXCEPTION
+    WHEN OTHER THEN
+    IF (x_in_tx = 1) THEN
+      ROLLBACK;
+      x_in_tx := 0;
+    END IF;
+    IF (x_raised = 0) THEN
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF (x_failed <> 0) THEN
+    UPDATE "INCRC_STATE"
+    SET "LEASE_OWNER" = NULL,
+        "LEASE_EXPIRES_AT" = NULL
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
+    x_error_text := x_error_text;
     RAISE x_fail;
   END IF;
-  x_hi := COALESCE(x_until, x_clock);
-  v_hi := x_hi;
-  v_watermark := TO_CHAR(x_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_window := 1;
   x_step := 'record_start';
   INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
   VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, 'running');

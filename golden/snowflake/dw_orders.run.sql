@@ -285,50 +285,71 @@ BEGIN
   SET "STATUS" = 'abandoned'
   WHERE "PIPELINE" = :v_pipeline AND "STATUS" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
-    x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
-    x_raised := 1;
+  x_raised := 0;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
+      x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
+      x_raised := 1;
+      RAISE x_fail;
+    END IF;
+    v_start := TO_TIMESTAMP_NTZ('2026-01-01 00:00:00');
+    IF (x_saved IS NOT NULL) THEN
+      x_saved_mark := CAST(CONVERT_TIMEZONE('UTC', TO_TIMESTAMP_TZ(x_saved)) AS TIMESTAMP_NTZ);
+    END IF;
+    x_hi := COALESCE(x_until, DATEADD(MICROSECOND, -300000000, x_clock));
+    v_hi := x_hi;
+    IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of dw_orders: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := x_saved_mark;
+    END IF;
+    IF (x_saved IS NULL AND v_hi < v_start) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before watermark.start 2026-01-01T00:00:00Z of dw_orders: nothing before start is ever read');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := v_start;
+    END IF;
+    v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_lo := COALESCE(x_saved_mark, v_start);
+    v_lo := DATEADD(MICROSECOND, -172800000000, v_lo);
+    IF (v_lo < v_start) THEN
+      v_lo := v_start;
+    END IF;
+    IF (v_hi < v_lo) THEN
+      v_lo := v_hi;
+    END IF;
+    v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
+    IF (v_lo < v_hi) THEN
+      v_window := 1;
+    END IF;
+  EXCEPTION
+    WHEN OTHER THEN
+    IF (x_in_tx = 1) THEN
+      ROLLBACK;
+      x_in_tx := 0;
+    END IF;
+    IF (x_raised = 0) THEN
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF (x_failed <> 0) THEN
+    UPDATE "INCRC_STATE"
+    SET "LEASE_OWNER" = NULL,
+        "LEASE_EXPIRES_AT" = NULL
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
+    x_error_text := x_error_text;
     RAISE x_fail;
-  END IF;
-  v_start := TO_TIMESTAMP_NTZ('2026-01-01 00:00:00');
-  IF (x_saved IS NOT NULL) THEN
-    x_saved_mark := CAST(CONVERT_TIMEZONE('UTC', TO_TIMESTAMP_TZ(x_saved)) AS TIMESTAMP_NTZ);
-  END IF;
-  x_hi := COALESCE(x_until, DATEADD(MICROSECOND, -300000000, x_clock));
-  v_hi := x_hi;
-  IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of dw_orders: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
-      x_raised := 1;
-      RAISE x_fail;
-    END IF;
-    v_hi := x_saved_mark;
-  END IF;
-  IF (x_saved IS NULL AND v_hi < v_start) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before watermark.start 2026-01-01T00:00:00Z of dw_orders: nothing before start is ever read');
-      x_raised := 1;
-      RAISE x_fail;
-    END IF;
-    v_hi := v_start;
-  END IF;
-  v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_lo := COALESCE(x_saved_mark, v_start);
-  v_lo := DATEADD(MICROSECOND, -172800000000, v_lo);
-  IF (v_lo < v_start) THEN
-    v_lo := v_start;
-  END IF;
-  IF (v_hi < v_lo) THEN
-    v_lo := v_hi;
-  END IF;
-  v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
-  IF (v_lo < v_hi) THEN
-    v_window := 1;
   END IF;
   x_step := 'record_start';
   INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")

@@ -220,38 +220,59 @@ BEGIN
   SET "STATUS" = 'abandoned'
   WHERE "PIPELINE" = :v_pipeline AND "STATUS" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  v_start := TO_TIMESTAMP_NTZ('2026-01-01 00:00:00');
-  IF (x_saved IS NOT NULL) THEN
-    x_saved_mark := CAST(CONVERT_TIMEZONE('UTC', TO_TIMESTAMP_TZ(x_saved)) AS TIMESTAMP_NTZ);
-  END IF;
-  x_hi := COALESCE(x_until, DATEADD(MICROSECOND, -300000000, x_clock));
-  v_hi := x_hi;
-  IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of dw_sales: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
-      x_raised := 1;
-      RAISE x_fail;
+  x_raised := 0;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    v_start := TO_TIMESTAMP_NTZ('2026-01-01 00:00:00');
+    IF (x_saved IS NOT NULL) THEN
+      x_saved_mark := CAST(CONVERT_TIMEZONE('UTC', TO_TIMESTAMP_TZ(x_saved)) AS TIMESTAMP_NTZ);
     END IF;
-    v_hi := x_saved_mark;
-  END IF;
-  IF (x_saved IS NULL AND v_hi < v_start) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before watermark.start 2026-01-01T00:00:00Z of dw_sales: nothing before start is ever read');
-      x_raised := 1;
-      RAISE x_fail;
+    x_hi := COALESCE(x_until, DATEADD(MICROSECOND, -300000000, x_clock));
+    v_hi := x_hi;
+    IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of dw_sales: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := x_saved_mark;
     END IF;
-    v_hi := v_start;
-  END IF;
-  v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_lo := v_start;
-  v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
-  IF (v_lo < v_hi) THEN
-    v_window := 1;
+    IF (x_saved IS NULL AND v_hi < v_start) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is before watermark.start 2026-01-01T00:00:00Z of dw_sales: nothing before start is ever read');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := v_start;
+    END IF;
+    v_watermark := TO_CHAR(v_hi, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_hi) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_lo := v_start;
+    v_window_lo := TO_CHAR(v_lo, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, v_lo) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z';
+    IF (v_lo < v_hi) THEN
+      v_window := 1;
+    END IF;
+  EXCEPTION
+    WHEN OTHER THEN
+    IF (x_in_tx = 1) THEN
+      ROLLBACK;
+      x_in_tx := 0;
+    END IF;
+    IF (x_raised = 0) THEN
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF (x_failed <> 0) THEN
+    UPDATE "INCRC_STATE"
+    SET "LEASE_OWNER" = NULL,
+        "LEASE_EXPIRES_AT" = NULL
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
+    x_error_text := x_error_text;
+    RAISE x_fail;
   END IF;
   v_window_lo := TO_CHAR(x_from, 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
   v_window_hi := TO_CHAR(x_to, 'YYYY-MM-DD"T"HH24:MI:SS"Z"');

@@ -289,55 +289,76 @@ BEGIN
   SET "STATUS" = 'abandoned'
   WHERE "PIPELINE" = :v_pipeline AND "STATUS" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
-    x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
-    x_raised := 1;
-    RAISE x_fail;
-  END IF;
-  v_start := 0;
-  IF (x_saved IS NOT NULL) THEN
-    x_saved_mark := CAST(x_saved AS NUMBER(38,0));
-  END IF;
-  IF (x_until IS NOT NULL) THEN
-    x_error_text := ('--until does not apply to t_cdc_int_ops: its watermark seq is an integer, and a run reads up to the largest id present');
-    x_raised := 1;
-    RAISE x_fail;
-  END IF;
-  x_step := 'source_max';
-  v_hi := NULL;
-  SELECT q.$1 INTO :v_hi FROM (
-    SELECT MAX("SEQ")
-    FROM (
-      SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
-    ) AS src
-  ) AS q;
-  v_hi := COALESCE(v_hi + 1, x_saved_mark, 0);
-  IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(CAST(v_hi AS VARCHAR) AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of t_cdc_int_ops: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+  x_raised := 0;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
+      x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    v_hi := x_saved_mark;
-  END IF;
-  IF (x_saved IS NULL AND v_hi < v_start) THEN
+    v_start := 0;
+    IF (x_saved IS NOT NULL) THEN
+      x_saved_mark := CAST(x_saved AS NUMBER(38,0));
+    END IF;
     IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(CAST(v_hi AS VARCHAR) AS VARCHAR) || ' is before watermark.start 0 of t_cdc_int_ops: nothing before start is ever read');
+      x_error_text := ('--until does not apply to t_cdc_int_ops: its watermark seq is an integer, and a run reads up to the largest id present');
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    v_hi := v_start;
-  END IF;
-  v_watermark := CAST(v_hi AS VARCHAR);
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_lo := v_start;
-  v_window_lo := CAST(v_lo AS VARCHAR);
-  IF (v_lo < v_hi) THEN
-    v_window := 1;
+    x_step := 'source_max';
+    v_hi := NULL;
+    SELECT q.$1 INTO :v_hi FROM (
+      SELECT MAX("SEQ")
+      FROM (
+        SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
+      ) AS src
+    ) AS q;
+    v_hi := COALESCE(v_hi + 1, x_saved_mark, 0);
+    IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(CAST(v_hi AS VARCHAR) AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of t_cdc_int_ops: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := x_saved_mark;
+    END IF;
+    IF (x_saved IS NULL AND v_hi < v_start) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(CAST(v_hi AS VARCHAR) AS VARCHAR) || ' is before watermark.start 0 of t_cdc_int_ops: nothing before start is ever read');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := v_start;
+    END IF;
+    v_watermark := CAST(v_hi AS VARCHAR);
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_lo := v_start;
+    v_window_lo := CAST(v_lo AS VARCHAR);
+    IF (v_lo < v_hi) THEN
+      v_window := 1;
+    END IF;
+  EXCEPTION
+    WHEN OTHER THEN
+    IF (x_in_tx = 1) THEN
+      ROLLBACK;
+      x_in_tx := 0;
+    END IF;
+    IF (x_raised = 0) THEN
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF (x_failed <> 0) THEN
+    UPDATE "INCRC_STATE"
+    SET "LEASE_OWNER" = NULL,
+        "LEASE_EXPIRES_AT" = NULL
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
+    x_error_text := x_error_text;
+    RAISE x_fail;
   END IF;
   x_step := 'record_start';
   INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")

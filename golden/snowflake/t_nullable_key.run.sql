@@ -274,50 +274,71 @@ BEGIN
   SET "STATUS" = 'abandoned'
   WHERE "PIPELINE" = :v_pipeline AND "STATUS" = 'running';
 
-  -- The window, fixed once.
-  v_watermark_before := x_saved;
-  v_expected := COALESCE(x_saved, '');
-  IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
-    x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
-    x_raised := 1;
+  x_raised := 0;
+  BEGIN
+    -- The window, fixed once.
+    v_watermark_before := x_saved;
+    v_expected := COALESCE(x_saved, '');
+    IF (x_until > DATEADD(MICROSECOND, 300000000, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ))) THEN
+      x_error_text := ('--until ' || CAST(TO_CHAR(x_until, 'YYYY-MM-DD"T"HH24:MI:SS') || IFF(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) = 0, '', '.' || RTRIM(LPAD(CAST(FLOOR(DATE_PART(NANOSECOND, x_until) / 1000) AS VARCHAR), 6, '0'), '0')) || 'Z' AS VARCHAR) || ' is later than now: a watermark in the future makes every later run read nothing until then; the runner''s --allow-future has no equivalent here');
+      x_raised := 1;
+      RAISE x_fail;
+    END IF;
+    v_start := TO_DATE('2026-01-01', 'YYYY-MM-DD');
+    IF (x_saved IS NOT NULL) THEN
+      x_saved_mark := TO_DATE(x_saved, 'YYYY-MM-DD');
+    END IF;
+    x_hi := DATE_TRUNC('DAY', COALESCE(x_until, x_clock));
+    v_hi := CAST(x_hi AS DATE);
+    IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD') AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of t_nullable_key: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := x_saved_mark;
+    END IF;
+    IF (x_saved IS NULL AND v_hi < v_start) THEN
+      IF (x_until IS NOT NULL) THEN
+        x_error_text := ('--until ' || CAST(TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD') AS VARCHAR) || ' is before watermark.start 2026-01-01 of t_nullable_key: nothing before start is ever read');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+      v_hi := v_start;
+    END IF;
+    v_watermark := TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD');
+    v_window_hi := v_watermark;
+    v_watermark_after := v_watermark;
+    v_lo := COALESCE(x_saved_mark, v_start);
+    v_lo := CAST(DATEADD(MICROSECOND, -259200000000, CAST(v_lo AS TIMESTAMP_NTZ)) AS DATE);
+    IF (v_lo < v_start) THEN
+      v_lo := v_start;
+    END IF;
+    IF (v_hi < v_lo) THEN
+      v_lo := v_hi;
+    END IF;
+    v_window_lo := TO_CHAR(CAST(v_lo AS TIMESTAMP_NTZ), 'YYYY-MM-DD');
+    IF (v_lo < v_hi) THEN
+      v_window := 1;
+    END IF;
+  EXCEPTION
+    WHEN OTHER THEN
+    IF (x_in_tx = 1) THEN
+      ROLLBACK;
+      x_in_tx := 0;
+    END IF;
+    IF (x_raised = 0) THEN
+      x_error_text := x_step || ': ' || SQLERRM;
+    END IF;
+    x_failed := 1;
+  END;
+  IF (x_failed <> 0) THEN
+    UPDATE "INCRC_STATE"
+    SET "LEASE_OWNER" = NULL,
+        "LEASE_EXPIRES_AT" = NULL
+    WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
+    x_error_text := x_error_text;
     RAISE x_fail;
-  END IF;
-  v_start := TO_DATE('2026-01-01', 'YYYY-MM-DD');
-  IF (x_saved IS NOT NULL) THEN
-    x_saved_mark := TO_DATE(x_saved, 'YYYY-MM-DD');
-  END IF;
-  x_hi := DATE_TRUNC('DAY', COALESCE(x_until, x_clock));
-  v_hi := CAST(x_hi AS DATE);
-  IF (x_saved IS NOT NULL AND v_hi < x_saved_mark) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD') AS VARCHAR) || ' is before the saved watermark ' || CAST(x_saved AS VARCHAR) || ' of t_nullable_key: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
-      x_raised := 1;
-      RAISE x_fail;
-    END IF;
-    v_hi := x_saved_mark;
-  END IF;
-  IF (x_saved IS NULL AND v_hi < v_start) THEN
-    IF (x_until IS NOT NULL) THEN
-      x_error_text := ('--until ' || CAST(TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD') AS VARCHAR) || ' is before watermark.start 2026-01-01 of t_nullable_key: nothing before start is ever read');
-      x_raised := 1;
-      RAISE x_fail;
-    END IF;
-    v_hi := v_start;
-  END IF;
-  v_watermark := TO_CHAR(CAST(v_hi AS TIMESTAMP_NTZ), 'YYYY-MM-DD');
-  v_window_hi := v_watermark;
-  v_watermark_after := v_watermark;
-  v_lo := COALESCE(x_saved_mark, v_start);
-  v_lo := CAST(DATEADD(MICROSECOND, -259200000000, CAST(v_lo AS TIMESTAMP_NTZ)) AS DATE);
-  IF (v_lo < v_start) THEN
-    v_lo := v_start;
-  END IF;
-  IF (v_hi < v_lo) THEN
-    v_lo := v_hi;
-  END IF;
-  v_window_lo := TO_CHAR(CAST(v_lo AS TIMESTAMP_NTZ), 'YYYY-MM-DD');
-  IF (v_lo < v_hi) THEN
-    v_window := 1;
   END IF;
   x_step := 'record_start';
   INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
