@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,17 +29,13 @@ import (
 // scriptable reports whether the scenario can run side by side: steps a
 // procedure cannot take (an injected crash, a rewind, a backfill with
 // --only-drifted, --parallel or an injected failure) run through the
-// runner on both sides, but a killed process, a held or dead lease need
-// the conformance suite's own machinery. Read-only steps (reconcile,
+// runner on both sides, but a killed process and a lease held by a
+// blocked run need the conformance suite's own machinery. Read-only steps (reconcile,
 // preview) are left out.
 func scriptable(sc scenario) (bool, string) {
 	for _, s := range sc.steps {
 		switch s := s.(type) {
-		case insert, update, remove, corrupt, reconcile, preview, crash, rewind, release, rebuild:
-		case run:
-			if s.locked != "" || s.clock != 0 || s.refused != "" {
-				return false, "a run under a held lease or a moved clock"
-			}
+		case insert, update, remove, corrupt, reconcile, preview, crash, rewind, release, rebuild, run, deadLease:
 		default:
 			return false, fmt.Sprintf("a %T step", s)
 		}
@@ -223,11 +220,31 @@ func side(t *testing.T, eng engine, sc scenario, turns bool) {
 			} else if a.plan.Watermark == nil || !a.plan.Watermark.Type.IsInteger() {
 				timeFree = false // hi is the clock's: the two sides' windows differ
 			}
-			_, errA = a.e.tg.Run(a.e.ctx, a.plan, Options{Until: until, FullRefresh: st.full})
-			if byScript {
+			o := Options{Until: until, FullRefresh: st.full}
+			if st.clock != 0 {
+				// A moved clock is the runner's alone: both sides run it.
+				o.Now = func() time.Time { return time.Now().Add(st.clock) }
+				byScript = false
+			}
+			_, errA = a.e.tg.Run(a.e.ctx, a.plan, o)
+			if st.locked != "" {
+				// Both sides find the lease held by the same owner; its
+				// expiry differs by the moment each was taken.
+				if byScript {
+					errB = b.call(st, until)
+				} else {
+					_, errB = b.e.tg.Run(b.e.ctx, b.plan, o)
+				}
+				for _, err := range []error{errA, errB} {
+					if err == nil || !strings.Contains(err.Error(), "is locked by run "+st.locked+" until ") {
+						t.Fatalf("%s: %v, want locked by %s", what, err, st.locked)
+					}
+				}
+				errA, errB = nil, nil
+			} else if byScript {
 				errB = b.call(st, until)
 			} else {
-				_, errB = b.e.tg.Run(b.e.ctx, b.plan, Options{Until: until, FullRefresh: st.full})
+				_, errB = b.e.tg.Run(b.e.ctx, b.plan, o)
 			}
 		case rebuild:
 			from, _ := ParseUntil(st.from)
@@ -273,6 +290,10 @@ func side(t *testing.T, eng engine, sc scenario, turns bool) {
 			o := RewindOptions{To: st.to, Who: "conform", Reason: "re-read"}
 			_, errA = a.e.tg.Rewind(a.e.ctx, a.plan, o)
 			_, errB = b.e.tg.Rewind(b.e.ctx, b.plan, o)
+		case deadLease:
+			for _, sd := range []*sided{a, b} {
+				(&conformer{t: t, e: sd.e, inc: sd.plan}).deadLease(what, st)
+			}
 		case release:
 			_, errA = a.e.tg.Release(a.e.ctx, a.plan)
 			_, errB = b.e.tg.Release(b.e.ctx, b.plan)
@@ -298,8 +319,11 @@ func side(t *testing.T, eng engine, sc scenario, turns bool) {
 // neutral names the side's pipeline and tables PIPELINE and ID in a
 // message, so that the two sides' messages compare.
 func (s *sided) neutral(msg string) string {
-	return strings.NewReplacer(s.plan.Pipeline, "PIPELINE", s.e.id, "ID").Replace(msg)
+	msg = strings.NewReplacer(s.plan.Pipeline, "PIPELINE", s.e.id, "ID").Replace(msg)
+	return leaseUntil.ReplaceAllString(msg, "until T") // a lease's expiry: when each side took it
 }
+
+var leaseUntil = regexp.MustCompile(`until \d{4}-\d\d-\d\dT[0-9:.]+Z`)
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
