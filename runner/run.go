@@ -258,8 +258,7 @@ func (r *recorder) fail(ctx context.Context, cause error) {
 		return // nothing was recorded to close
 	}
 	r.t.onLiveConn(ctx, r.conn, func(ctx context.Context, q querier) error {
-		_, err := r.c.exec(ctx, q, compiler.StmtRecordFinish, r.vals)
-		return err
+		return r.c.run(ctx, q, compiler.StmtRecordFinish, r.vals)
 	})
 }
 
@@ -269,7 +268,7 @@ func (r *recorder) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	for _, name := range r.pr.Cleanup {
-		r.c.exec(ctx, r.conn, name, r.vals)
+		r.c.run(ctx, r.conn, name, r.vals)
 	}
 }
 

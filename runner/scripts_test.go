@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	duckdbdrv "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
@@ -469,5 +474,71 @@ func TestScriptRefusedWindowPostgres(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, s.snapshot(t, true, nil)); diff != "" {
 		t.Fatalf("a refused window changed something (the lease must be free):\n%s", diff)
+	}
+}
+
+// blindRows is DuckDB's real driver, but every statement's result cannot
+// say how many rows it changed: what some drivers of lake engines do.
+type blindRows struct{ driver.Connector }
+
+func (b blindRows) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := b.Connector.Connect(ctx)
+	return blindConn{c}, err
+}
+
+type blindConn struct{ driver.Conn }
+
+type blindResult struct{ driver.Result }
+
+func (blindResult) RowsAffected() (int64, error) {
+	return 0, errors.New("rows affected are not reported")
+}
+
+func (c blindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	r, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
+	if err != nil {
+		return nil, err
+	}
+	return blindResult{r}, nil
+}
+
+func (c blindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
+}
+
+func (c blindConn) BeginTx(ctx context.Context, o driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, o)
+}
+
+func (c blindConn) CheckNamedValue(v *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(v)
+	}
+	return driver.ErrSkip
+}
+
+// TestRowsAffectedUnknown: a driver that cannot say how many rows a
+// statement changed fails the run at that statement; it is never read as
+// zero (a compare-and-set that "changed nothing", a write that "wrote
+// nothing").
+func TestRowsAffectedUnknown(t *testing.T) {
+	e := newEnv(t, engines()[0])
+	p := e.spec(strings.ReplaceAll(orders("lookback: 1d", ""), "{target}", "inc"))
+	e.createTable("app_{id}.orders", p.Columns)
+	e.insert("app_{id}.orders", p.Columns, orders5...)
+	path := strings.TrimPrefix(e.url, "duckdb:")
+	e.tg.Close()
+	conn, err := duckdbdrv.NewConnector(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &Target{DB: sql.OpenDB(blindRows{conn}), Dialect: &duckdb.Dialect{}, URL: e.url}
+	defer tg.Close()
+	until, _ := ParseUntil("2026-02-01")
+	_, err = tg.Run(e.ctx, p, Options{Until: &until})
+	// Setup and every statement whose count nobody reads run; the lease's
+	// compare-and-set, whose count decides, fails the run.
+	if err == nil || !strings.Contains(err.Error(), "acquire_lease: the duckdb driver cannot report the rows the statement changed") {
+		t.Fatalf("a run on a driver blind to rows affected: %v", err)
 	}
 }

@@ -167,8 +167,7 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	c := m.c
 	switch s.Read {
 	case compiler.ReadNothing:
-		_, err := c.exec(ctx, q, s.Stmt, m.vals)
-		return err
+		return c.run(ctx, q, s.Stmt, m.vals)
 	case compiler.ReadAffected:
 		n, err := c.exec(ctx, q, s.Stmt, m.vals)
 		m.into(s, n)
