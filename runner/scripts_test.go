@@ -542,3 +542,63 @@ func TestRowsAffectedUnknown(t *testing.T) {
 		t.Fatalf("a run on a driver blind to rows affected: %v", err)
 	}
 }
+
+// TestScriptBackfillMismatchPostgres: a rebuilt partition that does not
+// match the source (here a trigger on the target changes what is written
+// into 2026-01-05) stops the procedure's backfill there, marks that
+// partition failed with what each side held, records the backfill as
+// failed and frees the lease; the same call again resumes after the
+// partitions it finished and redoes the failed one.
+func TestScriptBackfillMismatchPostgres(t *testing.T) {
+	sc := scenario{spec: revenueSpec, source: "app_{id}.orders", seed: revenueRows()}
+	s := newSided(t, engines()[2], sc)
+	s.install(t)
+	u, _ := ParseUntil(loaded.until)
+	if err := s.call(run{}, &u); err != nil {
+		t.Fatal(err)
+	}
+	target := `"dw_` + s.e.id + `"."revenue_inc"`
+	fn := `"dw_` + s.e.id + `"."incrc_test_skew"`
+	for _, q := range []string{
+		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN IF NEW.order_date = DATE '2026-01-05' THEN NEW.amount := NEW.amount * 100; END IF; RETURN NEW; END $f$`,
+		`CREATE TRIGGER incrc_test_skew BEFORE INSERT ON ` + target + ` FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`,
+	} {
+		if _, err := s.e.tg.DB.ExecContext(s.e.ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from, _ := ParseUntil("2026-01-03")
+	to, _ := ParseUntil("2026-01-07")
+	err := s.backfill(rebuild{}, from, to)
+	if err == nil || !strings.Contains(err.Error(), "partition 2026-01-05: rebuilt partition does not match the source: source 3, 153.75, target 3, 15375.00 (count, sum(amount))") {
+		t.Fatalf("a mismatched partition: %v", err)
+	}
+	st := s.e.state(s.plan)
+	status := map[string]string{}
+	for _, m := range st.Partitions {
+		status[m.Partition] = m.Status
+	}
+	want := map[string]string{"2026-01-03": "done", "2026-01-04": "done", "2026-01-05": "failed"}
+	if diff := cmp.Diff(want, status); diff != "" || st.LeaseOwner != "" || st.Runs[0].Status != "failed" || st.Runs[0].Kind != "backfill" || st.Runs[0].RowsInserted != 6 {
+		t.Fatalf("after the mismatch (-want +got):\n%s\nlease %q, run %+v", diff, st.LeaseOwner, st.Runs[0])
+	}
+	if _, err := s.e.tg.DB.ExecContext(s.e.ctx, `DROP TRIGGER incrc_test_skew ON `+target); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backfill(rebuild{}, from, to); err != nil {
+		t.Fatalf("the backfill again: %v", err)
+	}
+	st = s.e.state(s.plan)
+	for _, m := range st.Partitions {
+		status[m.Partition] = m.Status
+	}
+	want = map[string]string{"2026-01-03": "done", "2026-01-04": "done", "2026-01-05": "done", "2026-01-06": "done"}
+	if diff := cmp.Diff(want, status); diff != "" || st.Runs[0].Status != "succeeded" || st.Runs[0].RowsInserted != 6 {
+		t.Fatalf("the resumed backfill (-want +got):\n%s\nrun %+v", diff, st.Runs[0])
+	}
+	// What the resumed backfill left is what the source says.
+	rec, err := s.e.tg.Reconcile(s.e.ctx, s.plan, from, to)
+	if err != nil || len(rec.Drifted) != 0 {
+		t.Fatalf("reconcile after the backfill: %+v, %v", rec, err)
+	}
+}

@@ -552,9 +552,14 @@ func (f *flow) step(g *gen, s compiler.Step) {
 				l.loopRows(g, part, func(inner string) string {
 					return "SELECT " + f.measuresText(g) + " AS r FROM (\n" + indentText(inner, "  ") + "\n) AS q"
 				}, "x_rec", func() {
-					l.set(g, v, l.concat(v, l.field("x_rec", "r"), l.lit(";")))
+					l.set(g, v, l.concat(v, "CASE WHEN "+v+" = '' THEN '' ELSE '; ' END", l.field("x_rec", "r")))
 				})
 			}
+			// An empty partition's count is 0 and it has no measures, as
+			// the runner reads it.
+			l.ifOpen(g, v+" = ''")
+			l.set(g, v, l.lit("0"))
+			l.endIf(g)
 		case compiler.ReadPartitions:
 			f.partitions(g, s)
 		default:

@@ -420,8 +420,11 @@ WHILE x_part < x_to AND x_err IS NULL DO
           ORDER BY `event_date`
         ) AS q
       ) DO
-        SET x_source = CONCAT(x_source, x_rec.`r`, ';');
+        SET x_source = CONCAT(x_source, CASE WHEN x_source = '' THEN '' ELSE '; ' END, x_rec.`r`);
       END FOR;
+      IF x_source = '' THEN
+        SET x_source = '0';
+      END IF;
       SET x_step = 'check_partition_target';
       SET x_target = '';
       FOR x_rec IN (
@@ -433,8 +436,11 @@ WHILE x_part < x_to AND x_err IS NULL DO
           ORDER BY `event_date`
         ) AS q
       ) DO
-        SET x_target = CONCAT(x_target, x_rec.`r`, ';');
+        SET x_target = CONCAT(x_target, CASE WHEN x_target = '' THEN '' ELSE '; ' END, x_rec.`r`);
       END FOR;
+      IF x_target = '' THEN
+        SET x_target = '0';
+      END IF;
     EXCEPTION WHEN ERROR THEN
       IF x_in_tx = 1 THEN
         ROLLBACK TRANSACTION;

@@ -391,8 +391,11 @@ BEGIN
           GROUP BY "sale_date"
           ORDER BY "sale_date"
         ) AS q$s$ USING v_start, v_hi, v_plo, v_phi LOOP
-          x_source := (x_source || x_rec."r" || ';');
+          x_source := (x_source || CASE WHEN x_source = '' THEN '' ELSE '; ' END || x_rec."r");
         END LOOP;
+        IF x_source = '' THEN
+          x_source := '0';
+        END IF;
         x_step := 'check_partition_target';
         x_target := '';
         FOR x_rec IN EXECUTE $s$SELECT (COALESCE(CAST(q.m0 AS TEXT), '') || ', ' || COALESCE(CAST(q.m1 AS TEXT), '')) AS r FROM (
@@ -402,8 +405,11 @@ BEGIN
           GROUP BY "sale_date"
           ORDER BY "sale_date"
         ) AS q$s$ USING v_plo, v_phi LOOP
-          x_target := (x_target || x_rec."r" || ';');
+          x_target := (x_target || CASE WHEN x_target = '' THEN '' ELSE '; ' END || x_rec."r");
         END LOOP;
+        IF x_target = '' THEN
+          x_target := '0';
+        END IF;
       EXCEPTION WHEN OTHERS THEN
         IF SQLSTATE = 'P0001' THEN
           x_error_text := SQLERRM;

@@ -411,8 +411,11 @@ BEGIN
           GROUP BY DATE_TRUNC('hour', "clicked_at")
           ORDER BY DATE_TRUNC('hour', "clicked_at")
         ) AS q LOOP
-          x_source := (x_source || x_rec."r" || ';');
+          x_source := (x_source || CASE WHEN x_source = '' THEN '' ELSE '; ' END || x_rec."r");
         END LOOP;
+        IF x_source = '' THEN
+          x_source := '0';
+        END IF;
         x_step := 'check_partition_target';
         x_target := '';
         FOR x_rec IN SELECT (COALESCE(CAST(q.m0 AS VARCHAR(65535)), '') || ', ' || COALESCE(CAST(q.m1 AS VARCHAR(65535)), '')) AS r FROM (
@@ -422,8 +425,11 @@ BEGIN
           GROUP BY DATE_TRUNC('hour', "clicked_at")
           ORDER BY DATE_TRUNC('hour', "clicked_at")
         ) AS q LOOP
-          x_target := (x_target || x_rec."r" || ';');
+          x_target := (x_target || CASE WHEN x_target = '' THEN '' ELSE '; ' END || x_rec."r");
         END LOOP;
+        IF x_target = '' THEN
+          x_target := '0';
+        END IF;
       EXCEPTION WHEN OTHERS THEN
         ROLLBACK;
         IF SQLSTATE = 'P0001' THEN

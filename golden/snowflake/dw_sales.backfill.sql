@@ -451,9 +451,12 @@ BEGIN
           );
           LET x_cur CURSOR FOR x_res;
           FOR x_rec IN x_cur DO
-            x_source := (x_source || x_rec.R || ';');
+            x_source := (x_source || CASE WHEN x_source = '' THEN '' ELSE '; ' END || x_rec.R);
           END FOR;
         END;
+        IF (x_source = '') THEN
+          x_source := '0';
+        END IF;
         x_step := 'check_partition_target';
         x_target := '';
         BEGIN
@@ -468,9 +471,12 @@ BEGIN
           );
           LET x_cur CURSOR FOR x_res;
           FOR x_rec IN x_cur DO
-            x_target := (x_target || x_rec.R || ';');
+            x_target := (x_target || CASE WHEN x_target = '' THEN '' ELSE '; ' END || x_rec.R);
           END FOR;
         END;
+        IF (x_target = '') THEN
+          x_target := '0';
+        END IF;
       EXCEPTION
         WHEN OTHER THEN
         IF (x_in_tx = 1) THEN
