@@ -203,7 +203,7 @@ func substitute(d dialects.Dialect, part dialects.Part, spell func(name string) 
 	return b.String(), nil
 }
 
-// registers lists every register and parameter a script declares, sorted:
+// names lists every register and parameter a script declares, sorted:
 // the program's registers and every parameter of the statements it runs.
 func (g *gen) names(stmts ...string) []string {
 	set := map[string]bool{}
@@ -298,7 +298,7 @@ func (g *gen) wmType() compiler.Type {
 	return g.p.Watermark.Type
 }
 
-// stateKeep says which statements the protocol around a program runs.
+// protocol lists the statements the protocol around a program runs.
 var protocol = []string{compiler.StmtReadState, compiler.StmtInitState, compiler.StmtAcquireLease, compiler.StmtAbandonRuns,
 	compiler.StmtReleaseLease, compiler.StmtRecordStart, compiler.StmtRecordFinish}
 
@@ -394,6 +394,3 @@ func (g *gen) header(comment string, how []string) {
 		c(h)
 	}
 }
-
-// statetimeLayout is how state tables store times (runner/window.go).
-const stateTimeDoc = "times in the state tables are text, YYYY-MM-DDTHH:MM:SS.ffffffZ in UTC, as the runner writes them"
