@@ -429,6 +429,9 @@ func (l *lowerer) dedupe() *Dedupe {
 	for _, c := range p.Columns {
 		if c.Name != order && !contains(key, c.Name) {
 			d.OrderBy = append(d.OrderBy, Order{c.Name, true})
+			if c.Type.Kind == JSON {
+				d.JSON = append(d.JSON, c.Name)
+			}
 		}
 	}
 	return d
@@ -712,7 +715,9 @@ func (l *lowerer) advanceAndRecord() {
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
-				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, Call{"coalesce", []Expr{ref(pExpected), Str{""}}}))},
+				// expected is '' before the first run: a typed value, never
+				// a NULL parameter an engine must guess the type of.
+				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, ref(pExpected)))},
 		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
 	finishCols := append([]string{"status", "watermark_after"}, Counters...)
 	finishCols = append(finishCols, "finished_at", "duration_ms", "error")

@@ -508,6 +508,9 @@ type Dedupe struct {
 	Key      []string
 	OrderBy  []Order
 	NullSafe bool // a key column may be NULL: NULL matches NULL
+	// JSON lists the columns of OrderBy that hold json: an engine that
+	// cannot order json (BigQuery) orders them by their text form.
+	JSON []string
 }
 
 // Rule is one quality rule: rows for which Invalid is true break it.

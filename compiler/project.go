@@ -20,6 +20,9 @@ type Config struct {
 	Out        string   // folder of compiled SQL; default "sql"
 	Dialects   []string // dialects compiled by default; default duckdb
 	DialectPos []Pos    // where each of Dialects is written; empty for the default
+	// Scripts: compile also writes each pipeline's engine-side scripts
+	// (dialects/script) next to its compiled file.
+	Scripts bool
 	// Targets are the named targets whose ${ENV} references all expanded.
 	// Use Target to look one up: it explains a name that is missing or a
 	// variable that is not set.
@@ -149,6 +152,15 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 					cfg.Dialects = append(cfg.Dialects, d.Value)
 					cfg.DialectPos = append(cfg.DialectPos, d.Pos)
 				}
+			}
+		case "scripts":
+			b := p.str(key, v)
+			switch b.Value {
+			case "true":
+				cfg.Scripts = true
+			case "false", "":
+			default:
+				p.diags.add(b.Pos, "scripts must be true or false, got %s", quote(b.Value))
 			}
 		case "targets":
 			p.targets(cfg, v, lookupEnv)

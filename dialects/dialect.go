@@ -119,6 +119,24 @@ type NullsLaster interface {
 	NullsLast(expr string, desc bool) string
 }
 
+// ParamTyper is implemented by dialects whose drivers type a bound time
+// value in a way the column it is compared with does not take (BigQuery's
+// client sends TIMESTAMP, which does not coerce to DATETIME; Trino's, a
+// timestamp with time zone; Snowflake's binds TIMESTAMP_NTZ and shifts it
+// by the session's zone): TypedParam spells the marker of a parameter
+// that stands for a value of type t (a watermark, partition or reconcile
+// bound) with that type, so the SQL, not the driver, says what it is.
+type ParamTyper interface {
+	TypedParam(marker string, t compiler.Type) string
+}
+
+// JSONOrderer is implemented by dialects whose json type has no order
+// (BigQuery): OrderJSON spells a json column as a value an ORDER BY takes,
+// its text form, for the tie-breaks of a dedupe.
+type JSONOrderer interface {
+	OrderJSON(expr string) string
+}
+
 // ColumnInfo is what a database driver says of a column it read: the
 // engine's type name and, where the driver knows them, the precision and
 // scale of a decimal and the length of a string.

@@ -30,12 +30,13 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 		return nil, ds.Err()
 	}
 	out := make([]Rendered, 0, len(p.Statements))
+	types := paramTypes(p)
 	for _, st := range p.Statements {
 		on := d
 		if st.On == compiler.OnSource {
 			on = sd
 		}
-		parts, err := RenderStatement(on, st)
+		parts, err := renderStatement(on, st, types)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -64,7 +65,30 @@ func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) 
 // RenderStatement spells one statement. No parts and no error means the
 // dialect has nothing to do for it (SQLite has no schemas to create).
 func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params}
+	return renderStatement(d, st, nil)
+}
+
+// paramTypes are the column types a plan's typed parameters stand for: a
+// watermark value (a timestamp, the run's time, without a watermark), a
+// partition bound, a reconcile bound.
+func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
+	types := map[compiler.ParamType]compiler.Type{compiler.PWatermark: {Kind: compiler.Timestamp}}
+	if p.Watermark != nil {
+		types[compiler.PWatermark] = p.Watermark.Type
+	}
+	if p.Partition != nil {
+		types[compiler.PPartition] = p.Partition.Type
+	}
+	for _, c := range p.Columns {
+		if c.Name == p.ReconcileBy {
+			types[compiler.PBound] = c.Type
+		}
+	}
+	return types
+}
+
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params, types: types}
 	handled := false
 	if r, ok := d.(OpRenderer); ok {
 		var err error
@@ -257,9 +281,18 @@ func orderList(w *Writer, order []compiler.Order) string {
 // default (PostgreSQL puts them first in a descending order) keep the same
 // row.
 func dedupeOrder(w *Writer, order []compiler.Order) string {
+	return dedupeOrderJSON(w, order, nil)
+}
+
+// dedupeOrderJSON is dedupeOrder where the json columns are ordered by
+// their text form on an engine that cannot order json (JSONOrderer).
+func dedupeOrderJSON(w *Writer, order []compiler.Order, json []string) string {
 	terms := make([]string, len(order))
 	for i, o := range order {
 		col := w.Col("", o.Column)
+		if j, ok := w.d.(JSONOrderer); ok && containsStr(json, o.Column) {
+			col = j.OrderJSON(col)
+		}
 		if n, ok := w.d.(NullsLaster); ok {
 			terms[i] = n.NullsLast(col, o.Desc)
 			continue
@@ -404,7 +437,7 @@ func Deduped(w *Writer, sel Selection) {
 	w.S("  SELECT ", w.Idents("", sel.Columns), ",\n")
 	w.S("    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", d.Key))
 	if len(d.OrderBy) > 0 {
-		w.S(" ORDER BY ", dedupeOrder(w, d.OrderBy))
+		w.S(" ORDER BY ", dedupeOrderJSON(w, d.OrderBy, d.JSON))
 	}
 	from := From(w, sel.Source)
 	if !sel.Source.Derived() {

@@ -27,7 +27,10 @@ type Writer struct {
 	params   []string
 	meant    Meant
 	queries  []string // source queries, by placeholder number
-	err      error
+	// types are the column types of the plan's typed parameters, for a
+	// dialect that spells them (ParamTyper); nil for a lone statement.
+	types map[compiler.ParamType]compiler.Type
+	err   error
 }
 
 // Part is one SQL statement and the names of the parameters it binds, in
@@ -137,6 +140,18 @@ func (w *Writer) Table(t compiler.Table) string {
 
 // Param returns the marker for a declared parameter and records its use.
 func (w *Writer) Param(name string) string {
+	m := w.param(name)
+	if pt, ok := w.d.(ParamTyper); ok {
+		for _, p := range w.declared {
+			if t, typed := w.types[p.Type]; typed && p.Name == name {
+				return pt.TypedParam(m, t)
+			}
+		}
+	}
+	return m
+}
+
+func (w *Writer) param(name string) string {
 	ok := false
 	for _, p := range w.declared {
 		ok = ok || p.Name == name

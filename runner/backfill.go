@@ -136,7 +136,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	b.vals["started_at"] = stateTime(b.start)
 	b.vals["watermark_before"] = nullable(res.Watermark)
 	b.vals["watermark_after"] = nullable(res.Watermark)
-	if _, err := c.exec(ctx, conn, compiler.StmtRecordStart, b.vals); err != nil {
+	if err := c.run(ctx, conn, compiler.StmtRecordStart, b.vals); err != nil {
 		return res, err
 	}
 	err = b.rebuild(ctx)
@@ -175,8 +175,7 @@ func (b *backfill) record(ctx context.Context, err error) {
 	b.vals["finished_at"] = stateTime(b.opts.Now())
 	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()
 	b.t.onLiveConn(ctx, b.conn, func(ctx context.Context, q querier) error {
-		_, err := b.c.exec(ctx, q, compiler.StmtRecordFinish, b.vals)
-		return err
+		return b.c.run(ctx, q, compiler.StmtRecordFinish, b.vals)
 	})
 }
 
@@ -212,7 +211,7 @@ func (b *backfill) decide(ctx context.Context) error {
 		finalBound = partitionStart(ref.Add(-fa.Value), g)
 	}
 	if o.Restart && !o.DryRun {
-		if _, err := c.exec(ctx, b.conn, compiler.StmtClearMarkers, b.vals); err != nil {
+		if err := c.run(ctx, b.conn, compiler.StmtClearMarkers, b.vals); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -123,6 +124,7 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 		return 0, err
 	}
 	var affected int64
+	var unknown error
 	for _, part := range st.Parts {
 		args, err := bind(part, vals)
 		if err != nil {
@@ -134,11 +136,36 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 		if err != nil {
 			return 0, c.stmtErr(name, err, sctx)
 		}
-		if n, err := res.RowsAffected(); err == nil {
-			affected += n
+		n, err := res.RowsAffected()
+		if err != nil && unknown == nil {
+			// A count the driver cannot give is not zero: a compare-and-set
+			// read as "nothing changed" would misreport a lease or a write.
+			unknown = &rowsUnknownError{fmt.Errorf("%s: the %s driver cannot report the rows the statement changed: %w", name, c.d.Name(), err)}
 		}
+		affected += n
+	}
+	if unknown != nil {
+		return 0, unknown
 	}
 	return affected, nil
+}
+
+// rowsUnknownError is exec's error when the statement ran but the driver
+// could not say how many rows it changed: an error where the count is
+// read, nothing where it is not (run).
+type rowsUnknownError struct{ err error }
+
+func (e *rowsUnknownError) Error() string { return e.err.Error() }
+func (e *rowsUnknownError) Unwrap() error { return e.err }
+
+// run executes a statement whose count of rows changed nobody reads.
+func (c *compiled) run(ctx context.Context, q querier, name string, vals params) error {
+	_, err := c.exec(ctx, q, name, vals)
+	var unknown *rowsUnknownError
+	if errors.As(err, &unknown) {
+		return nil
+	}
+	return err
 }
 
 func (c *compiled) stmtErr(name string, err error, ctx context.Context) error {

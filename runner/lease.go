@@ -61,6 +61,9 @@ func (t *Target) acquire(ctx context.Context, conn *sql.Conn, c *compiled, vals 
 				return 0, fmt.Errorf("%s: %w", name, err)
 			}
 		}
+		if name != compiler.StmtAcquireLease {
+			return 0, c.run(ctx, conn, name, vals) // no count read
+		}
 		return c.exec(ctx, conn, name, vals)
 	}
 	at := now()
@@ -156,8 +159,7 @@ func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
 	l.stop()
 	vals := params{"pipeline": l.pipeline, "owner": l.owner}
 	return l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
-		_, err := l.c.exec(ctx, q, compiler.StmtReleaseLease, vals)
-		return err
+		return l.c.run(ctx, q, compiler.StmtReleaseLease, vals)
 	})
 }
 

@@ -125,7 +125,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 		if err != nil {
 			return window{}, err
 		}
-		r.vals["expected"] = nullable(r.res.WatermarkBefore)
+		r.vals["expected"] = r.res.WatermarkBefore // "" before the first run, as the advance compares
 		return fixWindow(ctx, m, pr, saved, bounds{now: opts.Now(), until: opts.Until, allowFuture: opts.AllowFuture})
 	})
 	return r.res, err
@@ -264,8 +264,7 @@ func (r *recorder) fail(ctx context.Context, cause error) {
 		return // nothing was recorded to close
 	}
 	r.t.onLiveConn(ctx, r.conn, func(ctx context.Context, q querier) error {
-		_, err := r.c.exec(ctx, q, compiler.StmtRecordFinish, r.vals)
-		return err
+		return r.c.run(ctx, q, compiler.StmtRecordFinish, r.vals)
 	})
 }
 
@@ -275,7 +274,7 @@ func (r *recorder) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	for _, name := range r.pr.Cleanup {
-		r.c.exec(ctx, r.conn, name, r.vals)
+		r.c.run(ctx, r.conn, name, r.vals)
 	}
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -28,6 +29,14 @@ func readState(ctx context.Context, c *compiled, q querier, pipeline string) (*P
 	st := &PipelineState{Pipeline: pipeline}
 	if len(rows) == 0 {
 		return st, nil
+	}
+	if len(rows) > 1 {
+		// The state table's key is the pipeline: two rows mean an engine
+		// that does not enforce it (a first run racing another on a lake
+		// table). Reading either would be a guess, and a lease held on the
+		// other would look held forever.
+		return nil, fmt.Errorf("pipeline %s has %d rows in %s, not one: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again",
+			pipeline, len(rows), strings.Join(compiler.StateTable.Parts, "."))
 	}
 	row := rows[0]
 	st.exists = true

@@ -83,7 +83,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 	for i := 0; i < len(steps); {
 		s := steps[i]
 		switch {
-		case s.Tx && tx == nil:
+		case s.Tx && tx == nil && m.c.d.Caps().Transactions:
 			if err := m.betweenSteps(ctx); err != nil {
 				return err
 			}
@@ -191,8 +191,7 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	}
 	switch s.Read {
 	case compiler.ReadNothing:
-		_, err := c.exec(ctx, q, s.Stmt, vals)
-		return err
+		return c.run(ctx, q, s.Stmt, vals)
 	case compiler.ReadAffected:
 		n, err := c.exec(ctx, q, s.Stmt, vals)
 		m.into(s, n)

@@ -24,10 +24,12 @@ func compileCmd() *command {
 			p       projectFlags
 			dialect string
 			out     string
+			scripts bool
 			output  outputFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to compile for: a name, a comma-separated list, or all (default: the project's)")
+		fs.BoolVar(&scripts, "scripts", false, "also write each pipeline's engine-side scripts next to its compiled file, for the engines that have them (postgres, redshift, bigquery, snowflake, spark): PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "output folder (default: the project's, sql)")
 		p.register(fs)
 		output.register(fs)
@@ -50,7 +52,7 @@ func compileCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

@@ -30,11 +30,13 @@ func planCmd() *command {
 			p       projectFlags
 			dialect string
 			out     string
+			scripts bool
 			output  outputFlags
 			tf      targetFlags
 		)
 		fs := c.flags(e)
 		fs.StringVar(&dialect, "dialect", "", "dialect to plan for: a name, a comma-separated list, or all (default: the project's)")
+		fs.BoolVar(&scripts, "scripts", false, "also compare each pipeline's engine-side scripts (see compile --scripts; incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "folder of compiled files to compare with (default: the project's, sql)")
 		output.register(fs, "markdown")
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
@@ -59,7 +61,7 @@ func planCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

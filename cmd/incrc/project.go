@@ -13,6 +13,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
+	"github.com/incrc/incrc/dialects/script"
 )
 
 // projectFlags are the flags every command that reads specs shares: one
@@ -262,8 +263,10 @@ type compiled struct {
 //
 // A source outside the target is spelled in its own dialect: the spec's
 // source.dialect, or the one dialectOf says of its connection (the scheme
-// of its URL in incrc.yaml).
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool)) ([]compiled, []error) {
+// of its URL in incrc.yaml). With scripts, each pipeline whose source is in
+// its target also gets its engine-side scripts, for the engines that have
+// them.
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) ([]compiled, []error) {
 	var (
 		files []compiled
 		errs  []error
@@ -295,6 +298,19 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 				continue
 			}
 			files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql"), data: data})
+			if !scripts || !script.Supported(d) || plan.From != nil {
+				// A pipeline whose source is outside the target has no
+				// script: the engine cannot reach its source.
+				continue
+			}
+			sc, err := script.Render(d, plan, specPath(s.File))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
+				continue
+			}
+			for _, f := range sc {
+				files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql"), data: f.Data})
+			}
 		}
 	}
 	return files, errs

@@ -1,6 +1,7 @@
 package all_test
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
+	"github.com/incrc/incrc/dialects/script"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -78,9 +80,13 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
-	// A golden file no spec produces any more is stale.
+	// A golden file no spec produces any more is stale (scripts,
+	// PIPELINE.MODE.sql, are TestGoldenScripts').
 	stale, _ := filepath.Glob(filepath.Join("..", "..", "golden", "*", "*.sql"))
 	for _, path := range stale {
+		if strings.Count(filepath.Base(path), ".") > 1 {
+			continue
+		}
 		if !seen[path] {
 			if *update {
 				os.Remove(path)
@@ -99,4 +105,69 @@ func sourceOf(t *testing.T, plan *compiler.Plan) dialects.Dialect {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// TestGoldenScripts renders every golden spec's scripts for every dialect
+// that has them and compares with golden/<dialect>/<pipeline>.<mode>.sql:
+// deterministic, and every one a reviewer can read.
+func TestGoldenScripts(t *testing.T) {
+	specs := goldenSpecs(t)
+	seen := map[string]bool{}
+	for _, s := range specs {
+		plan, err := compiler.Lower(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s.File, err)
+		}
+		for _, name := range all.Names() {
+			d, _ := all.Lookup(name)
+			if !script.Supported(d) {
+				continue
+			}
+			spec := strings.TrimPrefix(filepath.ToSlash(s.File), "../../")
+			files, err := script.Render(d, plan, spec)
+			if plan.From != nil {
+				// The engine cannot reach a source outside it: no script.
+				if !errors.Is(err, script.ErrSourceOutside) {
+					t.Errorf("%s/%s: a source outside the target rendered a script (err %v)", name, s.Pipeline.Value, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s/%s: %v", name, s.Pipeline.Value, err)
+				continue
+			}
+			again, _ := script.Render(d, plan, spec)
+			for i, f := range files {
+				path := filepath.Join("..", "..", "golden", name, s.Pipeline.Value+"."+f.Suffix+".sql")
+				seen[path] = true
+				if string(again[i].Data) != string(f.Data) {
+					t.Errorf("%s: two renderings of one plan differ", path)
+				}
+				if *update {
+					if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Errorf("%v (run go test ./dialects/all -update to create it)", err)
+					continue
+				}
+				if diff := cmp.Diff(string(want), string(f.Data)); diff != "" {
+					t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+				}
+			}
+		}
+	}
+	scripts, _ := filepath.Glob(filepath.Join("..", "..", "golden", "*", "*.*.sql"))
+	for _, path := range scripts {
+		if !seen[path] {
+			if *update {
+				os.Remove(path)
+				continue
+			}
+			t.Errorf("%s: no spec renders it (run -update to remove it)", path)
+		}
+	}
 }

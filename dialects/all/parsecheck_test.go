@@ -13,6 +13,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
+	"github.com/incrc/incrc/dialects/script"
 )
 
 // parsedDialects are the compiled-only dialects whose every statement a
@@ -134,4 +135,82 @@ func TestParseCheckRejects(t *testing.T) {
 			t.Errorf("the %s parser rejected %q:\n%s", d, good[d], out)
 		}
 	}
+}
+
+// TestParseScripts parses the engine-side scripts (dialects/script) with
+// the real parsers the project has:
+//
+//   - BigQuery: each script whole, with sql-parser-cst (DECLARE, SET,
+//     IF, WHILE, FOR ... IN, BEGIN ... EXCEPTION, BEGIN TRANSACTION,
+//     RAISE USING MESSAGE, @@row_count, @@error.message);
+//   - PostgreSQL: the CREATE PROCEDURE with sql-parser-cst's PostgreSQL
+//     grammar (its PL/pgSQL grammar does not cover GET DIAGNOSTICS, COMMIT
+//     and EXECUTE ... USING: the body is executed by the real server in
+//     runner/scripts_test.go instead);
+//   - Redshift: the same, without NONATOMIC, which no parser here knows;
+//     the body is PL/pgSQL that no parser here covers;
+//   - Spark: every statement of the job's sequence, with Spark's own
+//     grammar (dt-sql-parser);
+//   - Snowflake: no parser here covers CREATE PROCEDURE ... LANGUAGE SQL
+//     nor Snowflake Scripting (datafusion-sqlparser-rs rejects CREATE
+//     PROCEDURE): its statements are the compiled ones TestParseCompiled
+//     parses, with :variables for the markers.
+func TestParseScripts(t *testing.T) {
+	t.Parallel()
+	var stmts []parseInput
+	seen := map[[2]string]bool{} // a job's statements repeat across files: each is parsed once
+	for _, s := range goldenSpecs(t) {
+		plan, err := compiler.Lower(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s.File, err)
+		}
+		if plan.From != nil {
+			continue // no script: TestGoldenScripts checks it is refused
+		}
+		for _, name := range []string{"bigquery", "postgres", "redshift", "spark", "spark_iceberg"} {
+			d, err := all.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := script.Render(d, plan, s.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				where := fmt.Sprintf("%s.%s", s.Pipeline.Value, f.Suffix)
+				text := string(f.Data)
+				switch name {
+				case "bigquery":
+					stmts = append(stmts, parseInput{Dialect: "bigquery", Where: where, SQL: text})
+				case "postgres":
+					stmts = append(stmts, parseInput{Dialect: "procedure", Where: where, SQL: text})
+				case "redshift":
+					stmts = append(stmts, parseInput{Dialect: "procedure", Where: "redshift " + where, SQL: strings.Replace(text, "\nNONATOMIC\n", "\n", 1)})
+				default:
+					for i, st := range strings.Split(text, ";\n") {
+						if body := stripComments(st); body != "" && !seen[[2]string{name, body}] {
+							seen[[2]string{name, body}] = true
+							stmts = append(stmts, parseInput{Dialect: name, Where: fmt.Sprintf("%s#%d", where, i+1), SQL: body})
+						}
+					}
+				}
+			}
+		}
+	}
+	out, ok := parsecheck(t, stmts)
+	if !ok {
+		t.Fatalf("a parser rejected scripts:\n%s", out)
+	}
+	t.Log(strings.TrimSpace(out))
+}
+
+// stripComments drops the -- comment lines of a job file's statement.
+func stripComments(s string) string {
+	var keep []string
+	for _, ln := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(ln), "--") {
+			keep = append(keep, ln)
+		}
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
 }

@@ -45,6 +45,8 @@ var (
 	_ dialects.StringQuoter = (*Dialect)(nil)
 	_ dialects.TimeTruncer  = (*Dialect)(nil)
 	_ dialects.NullsLaster  = (*Dialect)(nil)
+	_ dialects.ParamTyper   = (*Dialect)(nil)
+	_ dialects.JSONOrderer  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "bigquery" }
@@ -54,7 +56,10 @@ func (*Dialect) Caps() dialects.Caps {
 		Note: "BigQuery: each statement is atomic on its own. Staging is a real table in the default dataset\n" +
 			"(temporary tables need a script or session) that expires one day after it is created.\n" +
 			"Unqualified names resolve in the connection's default dataset: the target must set one.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
-			"With partitions, replace_partition is one atomic MERGE per partition, one partition after another."}
+			"With partitions, replace_partition is one atomic MERGE per partition, one partition after another.\n" +
+			"Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a\n" +
+			"TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.\n" +
+			"A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order."}
 }
 
 // QuoteIdent quotes one part; BigQuery also accepts `proj.ds.t` whole,
@@ -168,3 +173,20 @@ func (*Dialect) NullsLast(expr string, desc bool) string {
 	}
 	return expr + " IS NULL, " + expr
 }
+
+// TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
+func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+	switch t.Kind {
+	case compiler.Timestamp:
+		return "CAST(" + marker + " AS DATETIME)"
+	case compiler.TimestampTZ:
+		return "CAST(" + marker + " AS TIMESTAMP)"
+	case compiler.Date:
+		return "CAST(" + marker + " AS DATE)"
+	}
+	return marker
+}
+
+// OrderJSON orders a json column by its text form: BigQuery's JSON type
+// cannot be ordered (dialects.JSONOrderer).
+func (*Dialect) OrderJSON(expr string) string { return "TO_JSON_STRING(" + expr + ")" }

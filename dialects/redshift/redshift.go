@@ -112,9 +112,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// MERGE cannot read a one-row query here, so: INSERT ... SELECT
 		// ... WHERE NOT EXISTS. Under Redshift's serializable isolation two
 		// runs racing to insert the same row cannot both commit.
+		// Each value is cast: a marker used twice ($1 in the SELECT list
+		// and in the NOT EXISTS) has no type the server can deduce from an
+		// untyped select list ("could not determine data type of parameter
+		// $1"). The values are the state table's text columns.
 		vals := make([]string, len(op.Values))
 		for i, v := range op.Values {
-			vals[i] = dialects.Expr(w, "", v)
+			vals[i] = "CAST(" + dialects.Expr(w, "", v) + " AS VARCHAR(65535))"
 		}
 		key := make([]string, len(op.IfAbsentKey))
 		for i, k := range op.IfAbsentKey {

@@ -40,6 +40,7 @@ var (
 	_ dialects.TimeTruncer  = (*Dialect)(nil)
 	_ dialects.IdentFolder  = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.ParamTyper   = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "snowflake" }
@@ -47,7 +48,9 @@ func (*Dialect) Name() dialects.Name { return "snowflake" }
 func (*Dialect) Caps() dialects.Caps {
 	return dialects.Caps{Transactions: true,
 		Note: "Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session\n" +
-			"temporary table. Names are quoted in upper case, as Snowflake folds unquoted names."}
+			"temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.\n" +
+			"Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and\n" +
+			"shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC')."}
 }
 
 func (*Dialect) QuoteIdent(s string) string {
@@ -110,4 +113,17 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
+func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+	switch t.Kind {
+	case compiler.Timestamp:
+		return "CAST(" + marker + " AS TIMESTAMP_NTZ)"
+	case compiler.TimestampTZ:
+		return "CAST(" + marker + " AS TIMESTAMP_TZ)"
+	case compiler.Date:
+		return "CAST(" + marker + " AS DATE)"
+	}
+	return marker
 }

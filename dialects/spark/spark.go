@@ -68,13 +68,15 @@ func (d *Dialect) Caps() dialects.Caps {
 	note := "Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.\n" +
 		"Staging is a real Delta table in the current database, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
 		"With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),\n" +
-		"one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
+		"one partition after another; it inserts by position, so a target incrc did not create must have the spec's\n" +
+		"column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.\n" +
+		"Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+)."
 	if d.Iceberg {
-		note = "Spark 3.5 + Apache Iceberg: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE\n" +
+		note = "Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE\n" +
 			"and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.\n" +
 			"Staging is a real Iceberg table in the current namespace, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
-			"With partitions, replace_partition is one MERGE commit per partition (Iceberg 1.3+), one partition after\n" +
-			"another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.\n" +
+			"With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,\nIceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;\n" +
+			"the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.\n" +
 			"Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
 	}
 	return dialects.Caps{Transactions: false, Note: note}
@@ -144,6 +146,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			dialects.MergeReplacePartition(w, op)
 		} else {
 			d.replaceWhere(w, op)
+		}
+		return true, nil
+	case compiler.DropTable:
+		w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+		if d.Iceberg {
+			// Iceberg's DROP TABLE leaves the data files behind unless
+			// PURGE: a stage dropped by every run would pile them up.
+			w.S(" PURGE")
 		}
 		return true, nil
 	case compiler.CreateTable:

@@ -37,6 +37,7 @@ var (
 	_ dialects.Dialect     = (*Dialect)(nil)
 	_ dialects.OpRenderer  = (*Dialect)(nil)
 	_ dialects.TimeTruncer = (*Dialect)(nil)
+	_ dialects.ParamTyper  = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "trino" }
@@ -48,7 +49,11 @@ func (*Dialect) Caps() dialects.Caps {
 			"created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
 			"With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the\n" +
 			"partition empty between them, and a run that fails between them leaves it so until the same window\n" +
-			"is retried (the watermark has not moved), which rewrites the partition whole."}
+			"is retried (the watermark has not moved), which rewrites the partition whole.\n" +
+			"Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with\n" +
+			"time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz\n" +
+			"column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only\n" +
+			"where milliseconds suffice there (Iceberg keeps microseconds)."}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -109,4 +114,17 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
+func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+	switch t.Kind {
+	case compiler.Timestamp:
+		return "CAST(" + marker + " AS TIMESTAMP(6))"
+	case compiler.TimestampTZ:
+		return "CAST(" + marker + " AS TIMESTAMP(6) WITH TIME ZONE)"
+	case compiler.Date:
+		return "CAST(" + marker + " AS DATE)"
+	}
+	return marker
 }

@@ -10,6 +10,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -269,7 +272,7 @@ LIMIT 20;
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`customers`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -317,7 +320,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
 SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -419,7 +422,7 @@ WHERE EXISTS (
 -- A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.
 -- params: hi
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
-SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(? AS DATETIME), CAST(NULL AS DATETIME), 1
+SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(CAST(? AS DATETIME) AS DATETIME), CAST(NULL AS DATETIME), 1
 FROM (
   SELECT `customer_id`, `name`, `country`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `updated_at` DESC) AS incrc_rn
@@ -462,8 +465,8 @@ WHERE x.`incrc_kind` = 1
 -- A key no source row carries any more has vanished: its current version ends at hi (removed if it started at hi).
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
-SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(? AS DATETIME),
-  CASE WHEN o.`valid_from` = ? THEN 3 ELSE 2 END
+SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(CAST(? AS DATETIME) AS DATETIME),
+  CASE WHEN o.`valid_from` = CAST(? AS DATETIME) THEN 3 ELSE 2 END
 FROM `dw`.`dim_customer` AS o
 WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS DATETIME)
   AND NOT EXISTS (
@@ -528,7 +531,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

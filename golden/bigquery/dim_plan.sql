@@ -10,6 +10,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -266,7 +269,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`plan_versions`
-WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+WHERE ((`created_at` >= CAST(? AS DATE) AND `created_at` < CAST(? AS DATE)) OR `created_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -314,7 +317,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
-WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+WHERE ((`created_at` >= CAST(? AS DATE) AND `created_at` < CAST(? AS DATE)) OR `created_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -323,7 +326,7 @@ WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
-WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+WHERE ((`created_at` >= CAST(? AS DATE) AND `created_at` < CAST(? AS DATE)) OR `created_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -499,7 +502,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

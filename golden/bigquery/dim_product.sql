@@ -10,6 +10,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -393,11 +396,11 @@ WHERE `product_id` IS NULL OR NOT (`price` >= 0);
 -- A version opens at hi for each staged key without a current version, or whose tracked columns (price) changed.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-SELECT s.`product_id`, s.`name`, s.`price`, CAST(? AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), FALSE,
+SELECT s.`product_id`, s.`name`, s.`price`, CAST(CAST(? AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), FALSE,
   CASE WHEN e.`product_id` IS NULL THEN 1 ELSE 2 END
 FROM `incrc_stage_dim_product` AS s
 LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
-LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = ?
+LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = CAST(? AS DATETIME)
 WHERE o.`product_id` IS NULL
    OR NOT (s.`price` IS NOT DISTINCT FROM o.`price`);
 
@@ -406,10 +409,10 @@ WHERE o.`product_id` IS NULL
 -- The current version of those keys ends at hi.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS DATETIME), o.`gone`, 2
+SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(? AS DATETIME) AS DATETIME), o.`gone`, 2
 FROM `dw`.`dim_product` AS o
 JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
-WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`starts` <> ?
+WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`starts` <> CAST(? AS DATETIME)
   AND (o.`gone` = TRUE OR NOT (s.`price` IS NOT DISTINCT FROM o.`price`));
 
 -- name: update_current
@@ -428,9 +431,9 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
 -- A key no source row carries any more has vanished: its current version ends at hi.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS DATETIME), o.`gone`, 2
+SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(? AS DATETIME) AS DATETIME), o.`gone`, 2
 FROM `dw`.`dim_product` AS o
-WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE AND o.`starts` <> ?
+WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE AND o.`starts` <> CAST(? AS DATETIME)
   AND NOT EXISTS (
     SELECT 1 FROM (
       SELECT product_id, name, price FROM app.products
@@ -443,8 +446,8 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE AN
 -- And a version starting at hi records the deletion: the last values, gone true.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-SELECT o.`product_id`, o.`name`, o.`price`, CAST(? AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), TRUE,
-  CASE WHEN o.`starts` = ? THEN 2 ELSE 1 END
+SELECT o.`product_id`, o.`name`, o.`price`, CAST(CAST(? AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), TRUE,
+  CASE WHEN o.`starts` = CAST(? AS DATETIME) THEN 2 ELSE 1 END
 FROM `dw`.`dim_product` AS o
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
   AND NOT EXISTS (
@@ -511,7 +514,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -289,7 +292,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `cdc`.`customers_log`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -356,7 +359,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -365,7 +368,7 @@ WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -527,7 +530,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

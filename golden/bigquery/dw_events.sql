@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -268,7 +271,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`events`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -290,7 +293,7 @@ WHERE `ingested_at` IS NULL;
 -- params: lo, hi
 SELECT `event_date` AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?
+WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
 GROUP BY `event_date`
 ORDER BY incrc_partition;
 
@@ -300,7 +303,7 @@ ORDER BY incrc_partition;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?
+WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
   AND `event_date` IS NULL;
 
 -- name: drop_stage
@@ -327,7 +330,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -349,8 +352,8 @@ WHERE `ingested_at` IS NULL;
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?
-  AND `event_date` >= ? AND `event_date` < ?;
+WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
+  AND `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -392,7 +395,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -419,7 +422,7 @@ WHERE `run_id` = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?;
+WHERE `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
@@ -429,12 +432,12 @@ MERGE INTO `dw`.`events` AS t
 USING (
   SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
   FROM `incrc_stage_dw_events`
-  WHERE `event_date` >= ? AND `event_date` < ?
+  WHERE `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE)
 ) AS s
 ON FALSE
 WHEN NOT MATCHED THEN INSERT (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
   VALUES (s.`event_id`, s.`event_date`, s.`user_id`, s.`kind`, s.`ingested_at`)
-WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= ? AND t.`event_date` < ? THEN DELETE;
+WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= CAST(? AS DATE) AND t.`event_date` < CAST(? AS DATE) THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -484,9 +487,9 @@ SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT `event_date`
   FROM `app`.`events`
-  WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
     AND NOT COALESCE(`event_date` IS NULL, FALSE)
-    AND `event_date` >= ? AND `event_date` < ?
+    AND `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `event_date`
 ORDER BY `event_date`;
@@ -497,7 +500,7 @@ ORDER BY `event_date`;
 -- params: plo, phi
 SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM `dw`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?
+WHERE `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE)
 GROUP BY `event_date`
 ORDER BY `event_date`;
 
@@ -509,9 +512,9 @@ SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT `event_date`
   FROM `app`.`events`
-  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
+  WHERE (`ingested_at` >= CAST(? AS DATETIME) OR `ingested_at` IS NULL)
     AND NOT COALESCE(`event_date` IS NULL, FALSE)
-    AND `event_date` >= ? AND `event_date` < ?
+    AND `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `event_date`
 ORDER BY `event_date`;
@@ -522,6 +525,6 @@ ORDER BY `event_date`;
 -- params: from, to
 SELECT `event_date` AS incrc_key, COUNT(*) AS m0
 FROM `dw`.`events`
-WHERE `event_date` >= ? AND `event_date` < ?
+WHERE `event_date` >= CAST(? AS DATE) AND `event_date` < CAST(? AS DATE)
 GROUP BY `event_date`
 ORDER BY `event_date`;

@@ -11,6 +11,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -403,7 +406,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -478,7 +481,7 @@ ORDER BY "day";
 -- params: from, to
 SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`landed_orders`
-WHERE `day` >= ? AND `day` < ?
+WHERE `day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)
 GROUP BY `day`
 ORDER BY `day`;
 

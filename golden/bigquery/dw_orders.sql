@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -268,7 +271,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`orders`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -316,7 +319,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -325,7 +328,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -443,7 +446,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -475,11 +478,11 @@ FROM (
     SELECT `order_date`, `order_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC, `order_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`orders` AS src
-    WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+    WHERE (`updated_at` >= CAST(? AS DATETIME) OR `updated_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-    AND `order_date` >= ? AND `order_date` < ?
+    AND `order_date` >= CAST(? AS DATE) AND `order_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `order_date`
 ORDER BY `order_date`;
@@ -492,7 +495,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `order_id`
   FROM `app`.`orders`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS DATETIME) OR `updated_at` IS NULL)
   GROUP BY `order_id`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -505,9 +508,9 @@ SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM (
   SELECT `order_date`, `amount`, `order_id`
   FROM `app`.`orders`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS DATETIME) OR `updated_at` IS NULL)
     AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-    AND `order_date` >= ? AND `order_date` < ?
+    AND `order_date` >= CAST(? AS DATE) AND `order_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `order_date`
 ORDER BY `order_date`;
@@ -518,6 +521,6 @@ ORDER BY `order_date`;
 -- params: from, to
 SELECT `order_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`orders`
-WHERE `order_date` >= ? AND `order_date` < ?
+WHERE `order_date` >= CAST(? AS DATE) AND `order_date` < CAST(? AS DATE)
 GROUP BY `order_date`
 ORDER BY `order_date`;

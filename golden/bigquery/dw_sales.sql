@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -275,7 +278,7 @@ FROM (
     AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
     AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
 ) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -315,7 +318,7 @@ FROM (
     AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
     AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
 ) AS src
-WHERE `updated_at` >= ? AND `updated_at` < ?
+WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
 GROUP BY `sale_date`
 ORDER BY incrc_partition;
 
@@ -331,7 +334,7 @@ FROM (
     AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
     AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
 ) AS src
-WHERE `updated_at` >= ? AND `updated_at` < ?
+WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
   AND `sale_date` IS NULL;
 
 -- name: drop_stage
@@ -365,7 +368,7 @@ FROM (
     AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
     AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
 ) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -393,8 +396,8 @@ FROM (
     AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
     AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
 ) AS src
-WHERE `updated_at` >= ? AND `updated_at` < ?
-  AND `sale_date` >= ? AND `sale_date` < ?;
+WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
+  AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -436,7 +439,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -463,7 +466,7 @@ WHERE `run_id` = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`sales`
-WHERE `sale_date` >= ? AND `sale_date` < ?;
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
@@ -473,12 +476,12 @@ MERGE INTO `dw`.`sales` AS t
 USING (
   SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
   FROM `incrc_stage_dw_sales`
-  WHERE `sale_date` >= ? AND `sale_date` < ?
+  WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS s
 ON FALSE
 WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
   VALUES (s.`sale_id`, s.`sale_date`, s.`customer_id`, s.`amount`, s.`updated_at`, s.`customer_country`)
-WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DELETE;
+WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(? AS DATE) AND t.`sale_date` < CAST(? AS DATE) THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -534,9 +537,9 @@ FROM (
       AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
       AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
   ) AS src
-  WHERE `updated_at` >= ? AND `updated_at` < ?
+  WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
     AND NOT COALESCE(`sale_date` IS NULL, FALSE)
-    AND `sale_date` >= ? AND `sale_date` < ?
+    AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `sale_date`
 ORDER BY `sale_date`;
@@ -547,7 +550,7 @@ ORDER BY `sale_date`;
 -- params: plo, phi
 SELECT `sale_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`sales`
-WHERE `sale_date` >= ? AND `sale_date` < ?
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 GROUP BY `sale_date`
 ORDER BY `sale_date`;
 
@@ -565,9 +568,9 @@ FROM (
       AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
       AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
   ) AS src
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS DATETIME) OR `updated_at` IS NULL)
     AND NOT COALESCE(`sale_date` IS NULL, FALSE)
-    AND `sale_date` >= ? AND `sale_date` < ?
+    AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY `sale_date`
 ORDER BY `sale_date`;
@@ -578,6 +581,6 @@ ORDER BY `sale_date`;
 -- params: from, to
 SELECT `sale_date` AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`sales`
-WHERE `sale_date` >= ? AND `sale_date` < ?
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 GROUP BY `sale_date`
 ORDER BY `sale_date`;

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -269,7 +272,7 @@ FROM (
     AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
   LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
 ) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -337,7 +340,7 @@ FROM (
     AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
   LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
 ) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -353,7 +356,7 @@ FROM (
     AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
   LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
 ) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -451,7 +454,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -295,7 +298,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`accounts_changes`
-WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+WHERE ((`loaded_at` >= CAST(? AS DATETIME) AND `loaded_at` < CAST(? AS DATETIME)) OR `loaded_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -368,7 +371,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
-WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+WHERE ((`loaded_at` >= CAST(? AS DATETIME) AND `loaded_at` < CAST(? AS DATETIME)) OR `loaded_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -377,7 +380,7 @@ WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
-WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+WHERE ((`loaded_at` >= CAST(? AS DATETIME) AND `loaded_at` < CAST(? AS DATETIME)) OR `loaded_at` IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -548,7 +551,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -272,7 +275,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`payments`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -320,7 +323,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)) OR `updated_at` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -329,7 +332,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -361,16 +364,16 @@ FROM (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
   FROM `app`.`payments` AS src
-  WHERE `updated_at` >= ? AND `updated_at` < ?
+  WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
     AND EXISTS (
       SELECT 1 FROM `app`.`payments` AS incrc_k
       WHERE incrc_k.`payment_id` = src.`payment_id`
-        AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
-        AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
+        AND incrc_k.`updated_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(? AS TIMESTAMP)
+        AND incrc_k.`paid_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`paid_at` < CAST(? AS TIMESTAMP)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND `paid_at` >= ? AND `paid_at` < ?;
+  AND `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP);
 
 -- name: count_invalid
 -- phase: write
@@ -445,7 +448,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -472,7 +475,7 @@ WHERE `run_id` = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`payments`
-WHERE `paid_at` >= ? AND `paid_at` < ?;
+WHERE `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP);
 
 -- name: replace_partition
 -- phase: write
@@ -482,12 +485,12 @@ MERGE INTO `dw`.`payments` AS t
 USING (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
   FROM `incrc_stage_t_daily_tstz`
-  WHERE `paid_at` >= ? AND `paid_at` < ?
+  WHERE `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 ) AS s
 ON FALSE
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`)
-WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= ? AND t.`paid_at` < ? THEN DELETE;
+WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= CAST(? AS TIMESTAMP) AND t.`paid_at` < CAST(? AS TIMESTAMP) THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -540,17 +543,17 @@ FROM (
     SELECT `paid_at`, `payment_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`payments` AS src
-    WHERE `updated_at` >= ? AND `updated_at` < ?
+    WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
       AND EXISTS (
         SELECT 1 FROM `app`.`payments` AS incrc_k
         WHERE incrc_k.`payment_id` = src.`payment_id`
-          AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
-          AND incrc_k.`paid_at` >= ? AND incrc_k.`paid_at` < ?
+          AND incrc_k.`updated_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(? AS TIMESTAMP)
+          AND incrc_k.`paid_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`paid_at` < CAST(? AS TIMESTAMP)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`payment_id` IS NULL, FALSE)
-    AND `paid_at` >= ? AND `paid_at` < ?
+    AND `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 ) AS r
 GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
 ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
@@ -561,7 +564,7 @@ ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
 -- params: plo, phi
 SELECT TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC') AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`payments`
-WHERE `paid_at` >= ? AND `paid_at` < ?
+WHERE `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
 ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
 
@@ -576,11 +579,11 @@ FROM (
     SELECT `paid_at`, `payment_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`payments` AS src
-    WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+    WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`payment_id` IS NULL, FALSE)
-    AND `paid_at` >= ? AND `paid_at` < ?
+    AND `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 ) AS r
 GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
 ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
@@ -593,7 +596,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `payment_id`
   FROM `app`.`payments`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
   GROUP BY `payment_id`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -606,9 +609,9 @@ SELECT TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC') AS incrc_key, COUNT(*) AS m0, SUM(
 FROM (
   SELECT `paid_at`, `amount`, `payment_id`
   FROM `app`.`payments`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
     AND NOT COALESCE(`payment_id` IS NULL, FALSE)
-    AND `paid_at` >= ? AND `paid_at` < ?
+    AND `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 ) AS r
 GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
 ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
@@ -619,6 +622,6 @@ ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');
 -- params: from, to
 SELECT TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC') AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`payments`
-WHERE `paid_at` >= ? AND `paid_at` < ?
+WHERE `paid_at` >= CAST(? AS TIMESTAMP) AND `paid_at` < CAST(? AS TIMESTAMP)
 GROUP BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC')
 ORDER BY TIMESTAMP_TRUNC(`paid_at`, DAY, 'UTC');

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -275,7 +278,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -297,7 +300,7 @@ WHERE `ingested_at` IS NULL;
 -- params: lo, hi
 SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?
+WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY incrc_partition;
 
@@ -307,7 +310,7 @@ ORDER BY incrc_partition;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
-WHERE `ingested_at` >= ? AND `ingested_at` < ?
+WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
   AND `clicked_at` IS NULL;
 
 -- name: drop_stage
@@ -353,7 +356,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM `app`.`clicks`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+WHERE ((`ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)) OR `ingested_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -385,16 +388,16 @@ FROM (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
     ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
   FROM `app`.`clicks` AS src
-  WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
     AND EXISTS (
       SELECT 1 FROM `app`.`clicks` AS incrc_k
       WHERE incrc_k.`click_id` = src.`click_id`
-        AND incrc_k.`ingested_at` >= ? AND incrc_k.`ingested_at` < ?
-        AND incrc_k.`clicked_at` >= ? AND incrc_k.`clicked_at` < ?
+        AND incrc_k.`ingested_at` >= CAST(? AS DATETIME) AND incrc_k.`ingested_at` < CAST(? AS DATETIME)
+        AND incrc_k.`clicked_at` >= CAST(? AS DATETIME) AND incrc_k.`clicked_at` < CAST(? AS DATETIME)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND `clicked_at` >= ? AND `clicked_at` < ?;
+  AND `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME);
 
 -- name: count_invalid
 -- phase: write
@@ -436,7 +439,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -463,7 +466,7 @@ WHERE `run_id` = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`clicks_hourly`
-WHERE `clicked_at` >= ? AND `clicked_at` < ?;
+WHERE `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME);
 
 -- name: replace_partition
 -- phase: write
@@ -473,12 +476,12 @@ MERGE INTO `dw`.`clicks_hourly` AS t
 USING (
   SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
   FROM `incrc_stage_t_hourly_clicks`
-  WHERE `clicked_at` >= ? AND `clicked_at` < ?
+  WHERE `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 ) AS s
 ON FALSE
 WHEN NOT MATCHED THEN INSERT (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
   VALUES (s.`click_id`, s.`clicked_at`, s.`user_id`, s.`url`, s.`version`, s.`ingested_at`)
-WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= ? AND t.`clicked_at` < ? THEN DELETE;
+WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= CAST(? AS DATETIME) AND t.`clicked_at` < CAST(? AS DATETIME) THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -531,17 +534,17 @@ FROM (
     SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
       ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
     FROM `app`.`clicks` AS src
-    WHERE `ingested_at` >= ? AND `ingested_at` < ?
+    WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIME)
       AND EXISTS (
         SELECT 1 FROM `app`.`clicks` AS incrc_k
         WHERE incrc_k.`click_id` = src.`click_id`
-          AND incrc_k.`ingested_at` >= ? AND incrc_k.`ingested_at` < ?
-          AND incrc_k.`clicked_at` >= ? AND incrc_k.`clicked_at` < ?
+          AND incrc_k.`ingested_at` >= CAST(? AS DATETIME) AND incrc_k.`ingested_at` < CAST(? AS DATETIME)
+          AND incrc_k.`clicked_at` >= CAST(? AS DATETIME) AND incrc_k.`clicked_at` < CAST(? AS DATETIME)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
-    AND `clicked_at` >= ? AND `clicked_at` < ?
+    AND `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
@@ -552,7 +555,7 @@ ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
 -- params: plo, phi
 SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
 FROM `dw`.`clicks_hourly`
-WHERE `clicked_at` >= ? AND `clicked_at` < ?
+WHERE `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
 
@@ -567,11 +570,11 @@ FROM (
     SELECT `clicked_at`, `click_id`, `version`, `user_id`, `url`, `ingested_at`,
       ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` DESC, `clicked_at` DESC, `user_id` DESC, `url` DESC, `ingested_at` DESC) AS incrc_rn
     FROM `app`.`clicks` AS src
-    WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
+    WHERE (`ingested_at` >= CAST(? AS DATETIME) OR `ingested_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
-    AND `clicked_at` >= ? AND `clicked_at` < ?
+    AND `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
@@ -584,7 +587,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `click_id`
   FROM `app`.`clicks`
-  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
+  WHERE (`ingested_at` >= CAST(? AS DATETIME) OR `ingested_at` IS NULL)
   GROUP BY `click_id`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -597,9 +600,9 @@ SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_key, COUNT(*) AS m0, COUNT(`u
 FROM (
   SELECT `clicked_at`, `url`, `click_id`
   FROM `app`.`clicks`
-  WHERE (`ingested_at` >= ? OR `ingested_at` IS NULL)
+  WHERE (`ingested_at` >= CAST(? AS DATETIME) OR `ingested_at` IS NULL)
     AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE)
-    AND `clicked_at` >= ? AND `clicked_at` < ?
+    AND `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 ) AS r
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
@@ -610,6 +613,6 @@ ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);
 -- params: from, to
 SELECT DATETIME_TRUNC(`clicked_at`, HOUR) AS incrc_key, COUNT(*) AS m0, COUNT(`url`) AS m1
 FROM `dw`.`clicks_hourly`
-WHERE `clicked_at` >= ? AND `clicked_at` < ?
+WHERE `clicked_at` >= CAST(? AS DATETIME) AND `clicked_at` < CAST(? AS DATETIME)
 GROUP BY DATETIME_TRUNC(`clicked_at`, HOUR)
 ORDER BY DATETIME_TRUNC(`clicked_at`, HOUR);

@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -292,7 +295,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`sales`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)) OR `updated_at` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -320,7 +323,7 @@ WHERE `updated_at` IS NULL;
 -- params: lo, hi
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_partition, COUNT(*) AS incrc_rows
 FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ?
+WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY incrc_partition;
 
@@ -363,7 +366,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+WHERE ((`updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)) OR `updated_at` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -401,16 +404,16 @@ FROM (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
   FROM `app`.`sales` AS src
-  WHERE `updated_at` >= ? AND `updated_at` < ?
+  WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
     AND EXISTS (
       SELECT 1 FROM `app`.`sales` AS incrc_k
       WHERE incrc_k.`sale_id` = src.`sale_id`
-        AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
-        AND incrc_k.`sale_date` >= ? AND incrc_k.`sale_date` < ?
+        AND incrc_k.`updated_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(? AS TIMESTAMP)
+        AND incrc_k.`sale_date` >= CAST(? AS DATE) AND incrc_k.`sale_date` < CAST(? AS DATE)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND `sale_date` >= ? AND `sale_date` < ?;
+  AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE);
 
 -- name: quarantine
 -- phase: write
@@ -472,7 +475,7 @@ SELECT ?,
   END,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
-WHERE `updated_at` >= ? AND `updated_at` < ?
+WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
   AND `sale_date` IS NULL;
 
 -- name: advance_watermark
@@ -483,7 +486,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -510,7 +513,7 @@ WHERE `run_id` = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`sales_monthly`
-WHERE `sale_date` >= ? AND `sale_date` < ?;
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
@@ -520,12 +523,12 @@ MERGE INTO `dw`.`sales_monthly` AS t
 USING (
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
   FROM `incrc_stage_t_monthly_sales`
-  WHERE `sale_date` >= ? AND `sale_date` < ?
+  WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS s
 ON FALSE
 WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
   VALUES (s.`sale_id`, s.`sale_date`, s.`amount`, s.`updated_at`)
-WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DELETE;
+WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= CAST(? AS DATE) AND t.`sale_date` < CAST(? AS DATE) THEN DELETE;
 
 -- name: clear_markers
 -- phase: state
@@ -578,17 +581,17 @@ FROM (
     SELECT `sale_date`, `sale_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`sales` AS src
-    WHERE `updated_at` >= ? AND `updated_at` < ?
+    WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
       AND EXISTS (
         SELECT 1 FROM `app`.`sales` AS incrc_k
         WHERE incrc_k.`sale_id` = src.`sale_id`
-          AND incrc_k.`updated_at` >= ? AND incrc_k.`updated_at` < ?
-          AND incrc_k.`sale_date` >= ? AND incrc_k.`sale_date` < ?
+          AND incrc_k.`updated_at` >= CAST(? AS TIMESTAMP) AND incrc_k.`updated_at` < CAST(? AS TIMESTAMP)
+          AND incrc_k.`sale_date` >= CAST(? AS DATE) AND incrc_k.`sale_date` < CAST(? AS DATE)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-    AND `sale_date` >= ? AND `sale_date` < ?
+    AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);
@@ -599,7 +602,7 @@ ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 -- params: plo, phi
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`sales_monthly`
-WHERE `sale_date` >= ? AND `sale_date` < ?
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 
@@ -614,11 +617,11 @@ FROM (
     SELECT `sale_date`, `sale_id`, `updated_at`, `amount`,
       ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
     FROM `app`.`sales` AS src
-    WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+    WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-    AND `sale_date` >= ? AND `sale_date` < ?
+    AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);
@@ -631,7 +634,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `sale_id`
   FROM `app`.`sales`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
   GROUP BY `sale_id`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -644,9 +647,9 @@ SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`
 FROM (
   SELECT `sale_date`, `amount`, `sale_id`
   FROM `app`.`sales`
-  WHERE (`updated_at` >= ? OR `updated_at` IS NULL)
+  WHERE (`updated_at` >= CAST(? AS TIMESTAMP) OR `updated_at` IS NULL)
     AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE)
-    AND `sale_date` >= ? AND `sale_date` < ?
+    AND `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);
@@ -657,6 +660,6 @@ ORDER BY DATE_TRUNC(`sale_date`, MONTH);
 -- params: from, to
 SELECT DATE_TRUNC(`sale_date`, MONTH) AS incrc_key, COUNT(*) AS m0, SUM(`amount`) AS m1
 FROM `dw`.`sales_monthly`
-WHERE `sale_date` >= ? AND `sale_date` < ?
+WHERE `sale_date` >= CAST(? AS DATE) AND `sale_date` < CAST(? AS DATE)
 GROUP BY DATE_TRUNC(`sale_date`, MONTH)
 ORDER BY DATE_TRUNC(`sale_date`, MONTH);

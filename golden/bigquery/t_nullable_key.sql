@@ -9,6 +9,9 @@
 -- Unqualified names resolve in the connection's default dataset: the target must set one.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one atomic MERGE per partition, one partition after another.
+-- Window bounds are cast to the column's type (CAST(? AS DATETIME), DATE, TIMESTAMP): the client sends a
+-- TIMESTAMP, which does not coerce to DATETIME. Bind them as UTC: DATETIME has no zone.
+-- A dedupe's tie-break orders a JSON column by TO_JSON_STRING: JSON has no order.
 --
 -- program setup:
 --   create_schema
@@ -251,7 +254,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM `app`.`balances`
-WHERE ((`day` >= ? AND `day` < ?) OR `day` IS NULL);
+WHERE ((`day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)) OR `day` IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -301,7 +304,7 @@ OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DA
 INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM `app`.`balances`
-WHERE ((`day` >= ? AND `day` < ?) OR `day` IS NULL);
+WHERE ((`day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)) OR `day` IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -310,7 +313,7 @@ WHERE ((`day` >= ? AND `day` < ?) OR `day` IS NULL);
 INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM `app`.`balances`
-WHERE ((`day` >= ? AND `day` < ?) OR `day` IS NULL);
+WHERE ((`day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)) OR `day` IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -405,7 +408,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -437,11 +440,11 @@ FROM (
     SELECT `day`, `account_id`, `currency`, `balance`, `note`,
       ROW_NUMBER() OVER (PARTITION BY `account_id`, `currency` ORDER BY `day` DESC, `balance` DESC, `note` DESC) AS incrc_rn
     FROM `app`.`balances` AS src
-    WHERE (`day` >= ? OR `day` IS NULL)
+    WHERE (`day` >= CAST(? AS DATE) OR `day` IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE(`account_id` IS NULL, FALSE)
-    AND `day` >= ? AND `day` < ?
+    AND `day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)
 ) AS r
 GROUP BY `day`
 ORDER BY `day`;
@@ -454,7 +457,7 @@ SELECT COUNT(*)
 FROM (
   SELECT `account_id`, `currency`
   FROM `app`.`balances`
-  WHERE (`day` >= ? OR `day` IS NULL)
+  WHERE (`day` >= CAST(? AS DATE) OR `day` IS NULL)
   GROUP BY `account_id`, `currency`
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -467,9 +470,9 @@ SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) 
 FROM (
   SELECT `day`, `balance`, `note`, `account_id`
   FROM `app`.`balances`
-  WHERE (`day` >= ? OR `day` IS NULL)
+  WHERE (`day` >= CAST(? AS DATE) OR `day` IS NULL)
     AND NOT COALESCE(`account_id` IS NULL, FALSE)
-    AND `day` >= ? AND `day` < ?
+    AND `day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)
 ) AS r
 GROUP BY `day`
 ORDER BY `day`;
@@ -480,6 +483,6 @@ ORDER BY `day`;
 -- params: from, to
 SELECT `day` AS incrc_key, COUNT(*) AS m0, SUM(`balance`) AS m1, MIN(`balance`) AS m2, MAX(`balance`) AS m3, COUNT(`note`) AS m4
 FROM `dw`.`balances`
-WHERE `day` >= ? AND `day` < ?
+WHERE `day` >= CAST(? AS DATE) AND `day` < CAST(? AS DATE)
 GROUP BY `day`
 ORDER BY `day`;

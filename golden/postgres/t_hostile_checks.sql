@@ -437,7 +437,7 @@ UPDATE "incrc_state"
 SET "watermark" = $1,
     "spec_hash" = $2,
     "updated_at" = $3
-WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COALESCE($6, '');
+WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 
 -- name: record_finish
 -- phase: write

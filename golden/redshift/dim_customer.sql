@@ -190,10 +190,10 @@ CREATE TABLE IF NOT EXISTS "dw"."dim_customer" (
 -- The pipeline's state row, created once.
 -- params: $1 = pipeline
 INSERT INTO "incrc_state" ("pipeline")
-SELECT $1
+SELECT CAST($1 AS VARCHAR(65535))
 WHERE NOT EXISTS (
   SELECT 1 FROM "incrc_state"
-  WHERE "pipeline" = $1
+  WHERE "pipeline" = CAST($1 AS VARCHAR(65535))
 );
 
 -- name: acquire_lease
@@ -522,7 +522,7 @@ UPDATE "incrc_state"
 SET "watermark" = $1,
     "spec_hash" = $2,
     "updated_at" = $3
-WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = COALESCE($6, '');
+WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 
 -- name: record_finish
 -- phase: write

@@ -6,6 +6,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -269,7 +271,7 @@ LIMIT 20;
 -- params: start, hi
 SELECT COUNT(*)
 FROM "APP"."CUSTOMERS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -315,7 +317,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_DIM_CUSTOMER" (
 INSERT INTO "INCRC_RAW_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT"
 FROM "APP"."CUSTOMERS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -415,7 +417,7 @@ WHERE EXISTS (
 -- A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.
 -- params: hi
 INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(? AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
+SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM (
   SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "UPDATED_AT" DESC) AS incrc_rn
@@ -458,8 +460,8 @@ WHERE x."INCRC_KIND" = 1
 -- A key no source row carries any more has vanished: its current version ends at hi (removed if it started at hi).
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_OP")
-SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(? AS TIMESTAMP_NTZ),
-  CASE WHEN o."VALID_FROM" = ? THEN 3 ELSE 2 END
+SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ),
+  CASE WHEN o."VALID_FROM" = CAST(? AS TIMESTAMP_NTZ) THEN 3 ELSE 2 END
 FROM "DW"."DIM_CUSTOMER" AS o
 WHERE o."VALID_TO" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
   AND NOT EXISTS (
@@ -521,7 +523,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

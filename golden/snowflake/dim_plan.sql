@@ -6,6 +6,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -266,7 +268,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."PLAN_VERSIONS"
-WHERE (("CREATED_AT" >= ? AND "CREATED_AT" < ?) OR "CREATED_AT" IS NULL);
+WHERE (("CREATED_AT" >= CAST(? AS DATE) AND "CREATED_AT" < CAST(? AS DATE)) OR "CREATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -312,7 +314,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_DIM_PLAN" (
 INSERT INTO "INCRC_RAW_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT")
 SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT"
 FROM "APP"."PLAN_VERSIONS"
-WHERE (("CREATED_AT" >= ? AND "CREATED_AT" < ?) OR "CREATED_AT" IS NULL);
+WHERE (("CREATED_AT" >= CAST(? AS DATE) AND "CREATED_AT" < CAST(? AS DATE)) OR "CREATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -321,7 +323,7 @@ WHERE (("CREATED_AT" >= ? AND "CREATED_AT" < ?) OR "CREATED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT")
 SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT"
 FROM "APP"."PLAN_VERSIONS"
-WHERE (("CREATED_AT" >= ? AND "CREATED_AT" < ?) OR "CREATED_AT" IS NULL);
+WHERE (("CREATED_AT" >= CAST(? AS DATE) AND "CREATED_AT" < CAST(? AS DATE)) OR "CREATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -492,7 +494,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

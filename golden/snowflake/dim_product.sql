@@ -6,6 +6,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -390,11 +392,11 @@ WHERE "PRODUCT_ID" IS NULL OR NOT ("PRICE" >= 0);
 -- A version opens at hi for each staged key without a current version, or whose tracked columns (price) changed.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
+SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
   CASE WHEN e."PRODUCT_ID" IS NULL THEN 1 ELSE 2 END
 FROM "INCRC_STAGE_DIM_PRODUCT" AS s
 LEFT JOIN "DW"."DIM_PRODUCT" AS o ON o."PRODUCT_ID" = s."PRODUCT_ID" AND o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
-LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = ?
+LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = CAST(? AS TIMESTAMP_NTZ)
 WHERE o."PRODUCT_ID" IS NULL
    OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE");
 
@@ -403,10 +405,10 @@ WHERE o."PRODUCT_ID" IS NULL
 -- The current version of those keys ends at hi.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(? AS TIMESTAMP_NTZ), o."GONE", 2
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
 FROM "DW"."DIM_PRODUCT" AS o
 JOIN "INCRC_STAGE_DIM_PRODUCT" AS s ON s."PRODUCT_ID" = o."PRODUCT_ID"
-WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> ?
+WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> CAST(? AS TIMESTAMP_NTZ)
   AND (o."GONE" = TRUE OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE"));
 
 -- name: update_current
@@ -425,9 +427,9 @@ WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FAL
 -- A key no source row carries any more has vanished: its current version ends at hi.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(? AS TIMESTAMP_NTZ), o."GONE", 2
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
 FROM "DW"."DIM_PRODUCT" AS o
-WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE AND o."STARTS" <> ?
+WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE AND o."STARTS" <> CAST(? AS TIMESTAMP_NTZ)
   AND NOT EXISTS (
     SELECT 1 FROM (
       SELECT product_id, name, price FROM app.products
@@ -440,8 +442,8 @@ WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FAL
 -- And a version starting at hi records the deletion: the last values, gone true.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE,
-  CASE WHEN o."STARTS" = ? THEN 2 ELSE 1 END
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE,
+  CASE WHEN o."STARTS" = CAST(? AS TIMESTAMP_NTZ) THEN 2 ELSE 1 END
 FROM "DW"."DIM_PRODUCT" AS o
 WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
   AND NOT EXISTS (
@@ -505,7 +507,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

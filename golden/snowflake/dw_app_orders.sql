@@ -7,6 +7,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -454,7 +456,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -532,6 +534,6 @@ ORDER BY "order_date";
 -- params: from, to
 SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."APP_ORDERS"
-WHERE "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
+WHERE "ORDER_DATE" >= CAST(? AS DATE) AND "ORDER_DATE" < CAST(? AS DATE)
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";

@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -290,7 +292,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "CDC"."CUSTOMERS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -354,7 +356,7 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_DW_CUSTOMERS" (
 INSERT INTO "INCRC_RAW_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
 FROM "CDC"."CUSTOMERS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -363,7 +365,7 @@ WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
 FROM "CDC"."CUSTOMERS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -523,7 +525,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

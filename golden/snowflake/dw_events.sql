@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -267,7 +269,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."EVENTS"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -289,7 +291,7 @@ WHERE "INGESTED_AT" IS NULL;
 -- params: lo, hi
 SELECT "EVENT_DATE" AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
 GROUP BY "EVENT_DATE"
 ORDER BY incrc_partition;
 
@@ -299,7 +301,7 @@ ORDER BY incrc_partition;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
   AND "EVENT_DATE" IS NULL;
 
 -- name: drop_stage
@@ -325,7 +327,7 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_DW_EVENTS" (
 INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
 FROM "APP"."EVENTS"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -347,8 +349,8 @@ WHERE "INGESTED_AT" IS NULL;
 INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
 FROM "APP"."EVENTS"
-WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
-  AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
+WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -389,7 +391,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -416,19 +418,19 @@ WHERE "RUN_ID" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "DW"."EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
+WHERE "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
+WHERE "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
 SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
 FROM "INCRC_STAGE_DW_EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?;
+WHERE "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -478,9 +480,9 @@ SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
-  WHERE "INGESTED_AT" >= ? AND "INGESTED_AT" < ?
+  WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
     AND NOT COALESCE("EVENT_DATE" IS NULL, FALSE)
-    AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+    AND "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "EVENT_DATE"
 ORDER BY "EVENT_DATE";
@@ -491,7 +493,7 @@ ORDER BY "EVENT_DATE";
 -- params: plo, phi
 SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM "DW"."EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+WHERE "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE)
 GROUP BY "EVENT_DATE"
 ORDER BY "EVENT_DATE";
 
@@ -503,9 +505,9 @@ SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "EVENT_DATE"
   FROM "APP"."EVENTS"
-  WHERE ("INGESTED_AT" >= ? OR "INGESTED_AT" IS NULL)
+  WHERE ("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) OR "INGESTED_AT" IS NULL)
     AND NOT COALESCE("EVENT_DATE" IS NULL, FALSE)
-    AND "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+    AND "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "EVENT_DATE"
 ORDER BY "EVENT_DATE";
@@ -516,6 +518,6 @@ ORDER BY "EVENT_DATE";
 -- params: from, to
 SELECT "EVENT_DATE" AS incrc_key, COUNT(*) AS m0
 FROM "DW"."EVENTS"
-WHERE "EVENT_DATE" >= ? AND "EVENT_DATE" < ?
+WHERE "EVENT_DATE" >= CAST(? AS DATE) AND "EVENT_DATE" < CAST(? AS DATE)
 GROUP BY "EVENT_DATE"
 ORDER BY "EVENT_DATE";

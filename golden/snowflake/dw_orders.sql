@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -268,7 +270,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."ORDERS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -314,7 +316,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_DW_ORDERS" (
 INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."ORDERS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -323,7 +325,7 @@ WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."ORDERS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -440,7 +442,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -472,11 +474,11 @@ FROM (
     SELECT "ORDER_DATE", "ORDER_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."ORDERS" AS src
-    WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+    WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-    AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
+    AND "ORDER_DATE" >= CAST(? AS DATE) AND "ORDER_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";
@@ -489,7 +491,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "ORDER_ID"
   FROM "APP"."ORDERS"
-  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+  WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) OR "UPDATED_AT" IS NULL)
   GROUP BY "ORDER_ID"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -502,9 +504,9 @@ SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM (
   SELECT "ORDER_DATE", "AMOUNT", "ORDER_ID"
   FROM "APP"."ORDERS"
-  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+  WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) OR "UPDATED_AT" IS NULL)
     AND NOT COALESCE("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-    AND "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
+    AND "ORDER_DATE" >= CAST(? AS DATE) AND "ORDER_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";
@@ -515,6 +517,6 @@ ORDER BY "ORDER_DATE";
 -- params: from, to
 SELECT "ORDER_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."ORDERS"
-WHERE "ORDER_DATE" >= ? AND "ORDER_DATE" < ?
+WHERE "ORDER_DATE" >= CAST(? AS DATE) AND "ORDER_DATE" < CAST(? AS DATE)
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";

@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -274,7 +276,7 @@ FROM (
     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
 ) AS src
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -314,7 +316,7 @@ FROM (
     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
 ) AS src
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
 GROUP BY "SALE_DATE"
 ORDER BY incrc_partition;
 
@@ -330,7 +332,7 @@ FROM (
     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
 ) AS src
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
   AND "SALE_DATE" IS NULL;
 
 -- name: drop_stage
@@ -363,7 +365,7 @@ FROM (
     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
 ) AS src
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -391,8 +393,8 @@ FROM (
     AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
     AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
 ) AS src
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
-  AND "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -433,7 +435,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -460,19 +462,19 @@ WHERE "RUN_ID" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "DW"."SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
 SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
 FROM "INCRC_STAGE_DW_SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -528,9 +530,9 @@ FROM (
       AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
       AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
   ) AS src
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
     AND NOT COALESCE("SALE_DATE" IS NULL, FALSE)
-    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+    AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "SALE_DATE"
 ORDER BY "SALE_DATE";
@@ -541,7 +543,7 @@ ORDER BY "SALE_DATE";
 -- params: plo, phi
 SELECT "SALE_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 GROUP BY "SALE_DATE"
 ORDER BY "SALE_DATE";
 
@@ -559,9 +561,9 @@ FROM (
       AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
       AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
   ) AS src
-  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+  WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) OR "UPDATED_AT" IS NULL)
     AND NOT COALESCE("SALE_DATE" IS NULL, FALSE)
-    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+    AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY "SALE_DATE"
 ORDER BY "SALE_DATE";
@@ -572,6 +574,6 @@ ORDER BY "SALE_DATE";
 -- params: from, to
 SELECT "SALE_DATE" AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 GROUP BY "SALE_DATE"
 ORDER BY "SALE_DATE";

@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -296,7 +298,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
+WHERE (("LOADED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "LOADED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "LOADED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -366,7 +368,7 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_SOFT" (
 INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
+WHERE (("LOADED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "LOADED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "LOADED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -375,7 +377,7 @@ WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT"
 FROM "APP"."ACCOUNTS_CHANGES"
-WHERE (("LOADED_AT" >= ? AND "LOADED_AT" < ?) OR "LOADED_AT" IS NULL);
+WHERE (("LOADED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "LOADED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "LOADED_AT" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -544,7 +546,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -262,7 +264,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."PAYMENTS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -308,7 +310,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_HOSTILE_CHECKS" (
 INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -317,7 +319,7 @@ WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -440,7 +442,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

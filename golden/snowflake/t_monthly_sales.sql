@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -291,7 +293,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."SALES"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -319,7 +321,7 @@ WHERE "UPDATED_AT" IS NULL;
 -- params: lo, hi
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY incrc_partition;
 
@@ -360,7 +362,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_MONTHLY_SALES" (
 INSERT INTO "INCRC_RAW_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."SALES"
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -398,16 +400,16 @@ FROM (
   SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
   FROM "APP"."SALES" AS src
-  WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
     AND EXISTS (
       SELECT 1 FROM "APP"."SALES" AS incrc_k
       WHERE incrc_k."SALE_ID" = src."SALE_ID"
-        AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
-        AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
+        AND incrc_k."UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+        AND incrc_k."SALE_DATE" >= CAST(? AS DATE) AND incrc_k."SALE_DATE" < CAST(? AS DATE)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+  AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: quarantine
 -- phase: write
@@ -468,7 +470,7 @@ SELECT ?,
   END,
   "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."SALES"
-WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
   AND "SALE_DATE" IS NULL;
 
 -- name: advance_watermark
@@ -479,7 +481,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -506,19 +508,19 @@ WHERE "RUN_ID" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "DW"."SALES_MONTHLY"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "DW"."SALES_MONTHLY"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
 SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
 FROM "INCRC_STAGE_T_MONTHLY_SALES"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?;
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -571,17 +573,17 @@ FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES" AS src
-    WHERE "UPDATED_AT" >= ? AND "UPDATED_AT" < ?
+    WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
       AND EXISTS (
         SELECT 1 FROM "APP"."SALES" AS incrc_k
         WHERE incrc_k."SALE_ID" = src."SALE_ID"
-          AND incrc_k."UPDATED_AT" >= ? AND incrc_k."UPDATED_AT" < ?
-          AND incrc_k."SALE_DATE" >= ? AND incrc_k."SALE_DATE" < ?
+          AND incrc_k."UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND incrc_k."UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+          AND incrc_k."SALE_DATE" >= CAST(? AS DATE) AND incrc_k."SALE_DATE" < CAST(? AS DATE)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+    AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
@@ -592,7 +594,7 @@ ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 -- params: plo, phi
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."SALES_MONTHLY"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 
@@ -607,11 +609,11 @@ FROM (
     SELECT "SALE_DATE", "SALE_ID", "UPDATED_AT", "AMOUNT",
       ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."SALES" AS src
-    WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+    WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) OR "UPDATED_AT" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+    AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
@@ -624,7 +626,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "SALE_ID"
   FROM "APP"."SALES"
-  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+  WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) OR "UPDATED_AT" IS NULL)
   GROUP BY "SALE_ID"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -637,9 +639,9 @@ SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUN
 FROM (
   SELECT "SALE_DATE", "AMOUNT", "SALE_ID"
   FROM "APP"."SALES"
-  WHERE ("UPDATED_AT" >= ? OR "UPDATED_AT" IS NULL)
+  WHERE ("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) OR "UPDATED_AT" IS NULL)
     AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE)
-    AND "SALE_DATE" >= ? AND "SALE_DATE" < ?
+    AND "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 ) AS r
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
@@ -650,6 +652,6 @@ ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");
 -- params: from, to
 SELECT DATE_TRUNC('MONTH', "SALE_DATE") AS incrc_key, COUNT(*) AS m0, SUM("AMOUNT") AS m1
 FROM "DW"."SALES_MONTHLY"
-WHERE "SALE_DATE" >= ? AND "SALE_DATE" < ?
+WHERE "SALE_DATE" >= CAST(? AS DATE) AND "SALE_DATE" < CAST(? AS DATE)
 GROUP BY DATE_TRUNC('MONTH', "SALE_DATE")
 ORDER BY DATE_TRUNC('MONTH', "SALE_DATE");

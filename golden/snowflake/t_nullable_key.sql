@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -250,7 +252,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "APP"."BALANCES"
-WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
+WHERE (("DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)) OR "DAY" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -298,7 +300,7 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_NULLABLE_KEY" (
 INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM "APP"."BALANCES"
-WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
+WHERE (("DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)) OR "DAY" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -307,7 +309,7 @@ WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
 INSERT INTO "INCRC_RAW_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
 SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
 FROM "APP"."BALANCES"
-WHERE (("DAY" >= ? AND "DAY" < ?) OR "DAY" IS NULL);
+WHERE (("DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)) OR "DAY" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -401,7 +403,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -433,11 +435,11 @@ FROM (
     SELECT "DAY", "ACCOUNT_ID", "CURRENCY", "BALANCE", "NOTE",
       ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID", "CURRENCY" ORDER BY "DAY" DESC NULLS LAST, "BALANCE" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
     FROM "APP"."BALANCES" AS src
-    WHERE ("DAY" >= ? OR "DAY" IS NULL)
+    WHERE ("DAY" >= CAST(? AS DATE) OR "DAY" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("ACCOUNT_ID" IS NULL, FALSE)
-    AND "DAY" >= ? AND "DAY" < ?
+    AND "DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)
 ) AS r
 GROUP BY "DAY"
 ORDER BY "DAY";
@@ -450,7 +452,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "ACCOUNT_ID", "CURRENCY"
   FROM "APP"."BALANCES"
-  WHERE ("DAY" >= ? OR "DAY" IS NULL)
+  WHERE ("DAY" >= CAST(? AS DATE) OR "DAY" IS NULL)
   GROUP BY "ACCOUNT_ID", "CURRENCY"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -463,9 +465,9 @@ SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") 
 FROM (
   SELECT "DAY", "BALANCE", "NOTE", "ACCOUNT_ID"
   FROM "APP"."BALANCES"
-  WHERE ("DAY" >= ? OR "DAY" IS NULL)
+  WHERE ("DAY" >= CAST(? AS DATE) OR "DAY" IS NULL)
     AND NOT COALESCE("ACCOUNT_ID" IS NULL, FALSE)
-    AND "DAY" >= ? AND "DAY" < ?
+    AND "DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)
 ) AS r
 GROUP BY "DAY"
 ORDER BY "DAY";
@@ -476,6 +478,6 @@ ORDER BY "DAY";
 -- params: from, to
 SELECT "DAY" AS incrc_key, COUNT(*) AS m0, SUM("BALANCE") AS m1, MIN("BALANCE") AS m2, MAX("BALANCE") AS m3, COUNT("NOTE") AS m4
 FROM "DW"."BALANCES"
-WHERE "DAY" >= ? AND "DAY" < ?
+WHERE "DAY" >= CAST(? AS DATE) AND "DAY" < CAST(? AS DATE)
 GROUP BY "DAY"
 ORDER BY "DAY";

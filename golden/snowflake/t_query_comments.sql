@@ -5,6 +5,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -240,7 +242,7 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -279,7 +281,7 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -292,7 +294,7 @@ FROM (
   FROM app.payments
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
-WHERE (("UPDATED_AT" >= ? AND "UPDATED_AT" < ?) OR "UPDATED_AT" IS NULL);
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -340,7 +342,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -6,6 +6,8 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session
 -- temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
+-- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 --
 -- program setup:
 --   create_schema
@@ -308,7 +310,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "CDC"."ACCOUNTS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -406,7 +408,7 @@ CREATE TEMPORARY TABLE "INCRC_CHANGES_T_SCD2_CDC" (
 INSERT INTO "INCRC_RAW_T_SCD2_CDC" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
 FROM "CDC"."ACCOUNTS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -415,7 +417,7 @@ WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
 INSERT INTO "INCRC_RAW_T_SCD2_CDC" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT"
 FROM "CDC"."ACCOUNTS_LOG"
-WHERE (("INGESTED_AT" >= ? AND "INGESTED_AT" < ?) OR "INGESTED_AT" IS NULL);
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -612,7 +614,7 @@ UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
     "UPDATED_AT" = ?
-WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = COALESCE(?, '');
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
 -- phase: write

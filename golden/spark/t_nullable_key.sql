@@ -8,7 +8,9 @@
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
--- one partition after another. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
+-- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
 --
 -- program setup:
 --   create_schema
@@ -410,7 +412,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

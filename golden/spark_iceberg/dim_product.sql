@@ -5,12 +5,13 @@
 --   versions [starts, ends), open end 9999-12-31, snapshot, deletes new_record
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
+-- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
 -- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
 -- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (Iceberg 1.3+), one partition after
--- another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.
+-- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
+-- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
+-- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
 -- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
 --
 -- program setup:
@@ -300,7 +301,7 @@ WHERE 1 = 0;
 -- name: drop_stage
 -- phase: stage
 -- Staging is session-scoped; a retry in the same session starts clean.
-DROP TABLE IF EXISTS `incrc_stage_dim_product`;
+DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
 -- name: create_stage
 -- phase: stage
@@ -315,7 +316,7 @@ USING iceberg;
 -- name: drop_raw
 -- phase: stage
 -- The window's rows as read, before the dedupe.
-DROP TABLE IF EXISTS `incrc_raw_dim_product`;
+DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
 -- name: create_raw
 -- phase: stage
@@ -351,7 +352,7 @@ WHERE incrc_rn = 1;
 -- name: drop_changes
 -- phase: stage
 -- The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).
-DROP TABLE IF EXISTS `incrc_changes_dim_product`;
+DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
 -- name: create_changes
 -- phase: stage
@@ -517,7 +518,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

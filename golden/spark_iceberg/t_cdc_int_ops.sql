@@ -4,12 +4,13 @@
 -- strategy: cdc, unique key (id), watermark seq (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
+-- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
 -- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
 -- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (Iceberg 1.3+), one partition after
--- another; it reads the whole target, so use write.merge.mode=merge-on-read on large tables.
+-- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
+-- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
+-- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
 -- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
 --
 -- program setup:
@@ -297,7 +298,7 @@ WHERE 1 = 0;
 -- name: drop_stage
 -- phase: stage
 -- Staging is session-scoped; a retry in the same session starts clean.
-DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
 -- name: create_stage
 -- phase: stage
@@ -312,7 +313,7 @@ USING iceberg;
 -- name: drop_raw
 -- phase: stage
 -- The window's changes as read.
-DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
 -- name: create_raw
 -- phase: stage
@@ -328,7 +329,7 @@ USING iceberg;
 -- name: drop_deletes
 -- phase: stage
 -- The deletes to apply, shaped as the tombstones.
-DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
+DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
 -- name: create_deletes
 -- phase: stage
@@ -499,7 +500,7 @@ UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = COALESCE(?, '');
+WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -12,6 +12,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -271,7 +275,7 @@ LIMIT 20;
 -- params: start, hi
 SELECT COUNT(*)
 FROM "app"."customers"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -317,7 +321,7 @@ CREATE TABLE "incrc_raw_dim_customer" (
 INSERT INTO "incrc_raw_dim_customer" ("customer_id", "name", "country", "updated_at")
 SELECT "customer_id", "name", "country", "updated_at"
 FROM "app"."customers"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -417,7 +421,7 @@ WHERE EXISTS (
 -- A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.
 -- params: hi
 INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
-SELECT r."customer_id", r."name", r."country", r."updated_at", CAST(? AS TIMESTAMP(6)), CAST(NULL AS TIMESTAMP(6)), 1
+SELECT r."customer_id", r."name", r."country", r."updated_at", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)), CAST(NULL AS TIMESTAMP(6)), 1
 FROM (
   SELECT "customer_id", "name", "country", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "updated_at" DESC) AS incrc_rn
@@ -460,8 +464,8 @@ WHERE x."incrc_kind" = 1
 -- A key no source row carries any more has vanished: its current version ends at hi (removed if it started at hi).
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_op")
-SELECT o."customer_id", o."name", o."country", o."updated_at", o."valid_from", CAST(? AS TIMESTAMP(6)),
-  CASE WHEN o."valid_from" = ? THEN 3 ELSE 2 END
+SELECT o."customer_id", o."name", o."country", o."updated_at", o."valid_from", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)),
+  CASE WHEN o."valid_from" = CAST(? AS TIMESTAMP(6)) THEN 3 ELSE 2 END
 FROM "dw"."dim_customer" AS o
 WHERE o."valid_to" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6))
   AND NOT EXISTS (
@@ -525,7 +529,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

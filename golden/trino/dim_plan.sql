@@ -12,6 +12,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -268,7 +272,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."plan_versions"
-WHERE (("created_at" >= ? AND "created_at" < ?) OR "created_at" IS NULL);
+WHERE (("created_at" >= CAST(? AS DATE) AND "created_at" < CAST(? AS DATE)) OR "created_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -314,7 +318,7 @@ CREATE TABLE "incrc_raw_dim_plan" (
 INSERT INTO "incrc_raw_dim_plan" ("plan_id", "name", "price", "created_at")
 SELECT "plan_id", "name", "price", "created_at"
 FROM "app"."plan_versions"
-WHERE (("created_at" >= ? AND "created_at" < ?) OR "created_at" IS NULL);
+WHERE (("created_at" >= CAST(? AS DATE) AND "created_at" < CAST(? AS DATE)) OR "created_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -323,7 +327,7 @@ WHERE (("created_at" >= ? AND "created_at" < ?) OR "created_at" IS NULL);
 INSERT INTO "incrc_raw_dim_plan" ("plan_id", "name", "price", "created_at")
 SELECT "plan_id", "name", "price", "created_at"
 FROM "app"."plan_versions"
-WHERE (("created_at" >= ? AND "created_at" < ?) OR "created_at" IS NULL);
+WHERE (("created_at" >= CAST(? AS DATE) AND "created_at" < CAST(? AS DATE)) OR "created_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -496,7 +500,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

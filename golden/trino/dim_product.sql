@@ -12,6 +12,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -392,11 +396,11 @@ WHERE "product_id" IS NULL OR NOT ("price" >= 0);
 -- A version opens at hi for each staged key without a current version, or whose tracked columns (price) changed.
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT s."product_id", s."name", s."price", CAST(? AS TIMESTAMP(6)), CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)), FALSE,
+SELECT s."product_id", s."name", s."price", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)), CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)), FALSE,
   CASE WHEN e."product_id" IS NULL THEN 1 ELSE 2 END
 FROM "incrc_stage_dim_product" AS s
 LEFT JOIN "dw"."dim_product" AS o ON o."product_id" = s."product_id" AND o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALSE
-LEFT JOIN "dw"."dim_product" AS e ON e."product_id" = s."product_id" AND e."starts" = ?
+LEFT JOIN "dw"."dim_product" AS e ON e."product_id" = s."product_id" AND e."starts" = CAST(? AS TIMESTAMP(6))
 WHERE o."product_id" IS NULL
    OR NOT (s."price" IS NOT DISTINCT FROM o."price");
 
@@ -405,10 +409,10 @@ WHERE o."product_id" IS NULL
 -- The current version of those keys ends at hi.
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", o."starts", CAST(? AS TIMESTAMP(6)), o."gone", 2
+SELECT o."product_id", o."name", o."price", o."starts", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)), o."gone", 2
 FROM "dw"."dim_product" AS o
 JOIN "incrc_stage_dim_product" AS s ON s."product_id" = o."product_id"
-WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."starts" <> ?
+WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."starts" <> CAST(? AS TIMESTAMP(6))
   AND (o."gone" = TRUE OR NOT (s."price" IS NOT DISTINCT FROM o."price"));
 
 -- name: update_current
@@ -427,9 +431,9 @@ WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALS
 -- A key no source row carries any more has vanished: its current version ends at hi.
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", o."starts", CAST(? AS TIMESTAMP(6)), o."gone", 2
+SELECT o."product_id", o."name", o."price", o."starts", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)), o."gone", 2
 FROM "dw"."dim_product" AS o
-WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALSE AND o."starts" <> ?
+WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALSE AND o."starts" <> CAST(? AS TIMESTAMP(6))
   AND NOT EXISTS (
     SELECT 1 FROM (
       SELECT product_id, name, price FROM app.products
@@ -442,8 +446,8 @@ WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALS
 -- And a version starting at hi records the deletion: the last values, gone true.
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", CAST(? AS TIMESTAMP(6)), CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)), TRUE,
-  CASE WHEN o."starts" = ? THEN 2 ELSE 1 END
+SELECT o."product_id", o."name", o."price", CAST(CAST(? AS TIMESTAMP(6)) AS TIMESTAMP(6)), CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)), TRUE,
+  CASE WHEN o."starts" = CAST(? AS TIMESTAMP(6)) THEN 2 ELSE 1 END
 FROM "dw"."dim_product" AS o
 WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP(6)) AND o."gone" = FALSE
   AND NOT EXISTS (
@@ -509,7 +513,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -13,6 +13,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -456,7 +460,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -534,6 +538,6 @@ ORDER BY "order_date";
 -- params: from, to
 SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."app_orders"
-WHERE "order_date" >= ? AND "order_date" < ?
+WHERE "order_date" >= CAST(? AS DATE) AND "order_date" < CAST(? AS DATE)
 GROUP BY "order_date"
 ORDER BY "order_date";

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -291,7 +295,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "cdc"."customers_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -355,7 +359,7 @@ CREATE TABLE "incrc_deletes_dw_customers" (
 INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
 SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."customers_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -364,7 +368,7 @@ WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
 INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
 SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."customers_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -524,7 +528,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -270,7 +274,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."events"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -292,7 +296,7 @@ WHERE "ingested_at" IS NULL;
 -- params: lo, hi
 SELECT "event_date" AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "app"."events"
-WHERE "ingested_at" >= ? AND "ingested_at" < ?
+WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
 GROUP BY "event_date"
 ORDER BY incrc_partition;
 
@@ -302,7 +306,7 @@ ORDER BY incrc_partition;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."events"
-WHERE "ingested_at" >= ? AND "ingested_at" < ?
+WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
   AND "event_date" IS NULL;
 
 -- name: drop_stage
@@ -328,7 +332,7 @@ CREATE TABLE "incrc_stage_dw_events" (
 INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
 FROM "app"."events"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -350,8 +354,8 @@ WHERE "ingested_at" IS NULL;
 INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
 FROM "app"."events"
-WHERE "ingested_at" >= ? AND "ingested_at" < ?
-  AND "event_date" >= ? AND "event_date" < ?;
+WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
+  AND "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -392,7 +396,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -419,19 +423,19 @@ WHERE "run_id" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "dw"."events"
-WHERE "event_date" >= ? AND "event_date" < ?;
+WHERE "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."events"
-WHERE "event_date" >= ? AND "event_date" < ?;
+WHERE "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
 FROM "incrc_stage_dw_events"
-WHERE "event_date" >= ? AND "event_date" < ?;
+WHERE "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -481,9 +485,9 @@ SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "event_date"
   FROM "app"."events"
-  WHERE "ingested_at" >= ? AND "ingested_at" < ?
+  WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
     AND NOT COALESCE("event_date" IS NULL, FALSE)
-    AND "event_date" >= ? AND "event_date" < ?
+    AND "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "event_date"
 ORDER BY "event_date";
@@ -494,7 +498,7 @@ ORDER BY "event_date";
 -- params: plo, phi
 SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM "dw"."events"
-WHERE "event_date" >= ? AND "event_date" < ?
+WHERE "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE)
 GROUP BY "event_date"
 ORDER BY "event_date";
 
@@ -506,9 +510,9 @@ SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM (
   SELECT "event_date"
   FROM "app"."events"
-  WHERE ("ingested_at" >= ? OR "ingested_at" IS NULL)
+  WHERE ("ingested_at" >= CAST(? AS TIMESTAMP(6)) OR "ingested_at" IS NULL)
     AND NOT COALESCE("event_date" IS NULL, FALSE)
-    AND "event_date" >= ? AND "event_date" < ?
+    AND "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "event_date"
 ORDER BY "event_date";
@@ -519,6 +523,6 @@ ORDER BY "event_date";
 -- params: from, to
 SELECT "event_date" AS incrc_key, COUNT(*) AS m0
 FROM "dw"."events"
-WHERE "event_date" >= ? AND "event_date" < ?
+WHERE "event_date" >= CAST(? AS DATE) AND "event_date" < CAST(? AS DATE)
 GROUP BY "event_date"
 ORDER BY "event_date";

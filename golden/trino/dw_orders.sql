@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -270,7 +274,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."orders"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -316,7 +320,7 @@ CREATE TABLE "incrc_raw_dw_orders" (
 INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
 FROM "app"."orders"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -325,7 +329,7 @@ WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
 FROM "app"."orders"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -442,7 +446,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -474,11 +478,11 @@ FROM (
     SELECT "order_date", "order_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."orders" AS src
-    WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+    WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6)) OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0), FALSE)
-    AND "order_date" >= ? AND "order_date" < ?
+    AND "order_date" >= CAST(? AS DATE) AND "order_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "order_date"
 ORDER BY "order_date";
@@ -491,7 +495,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "order_id"
   FROM "app"."orders"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6)) OR "updated_at" IS NULL)
   GROUP BY "order_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -504,9 +508,9 @@ SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM (
   SELECT "order_date", "amount", "order_id"
   FROM "app"."orders"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6)) OR "updated_at" IS NULL)
     AND NOT COALESCE("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0), FALSE)
-    AND "order_date" >= ? AND "order_date" < ?
+    AND "order_date" >= CAST(? AS DATE) AND "order_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "order_date"
 ORDER BY "order_date";
@@ -517,6 +521,6 @@ ORDER BY "order_date";
 -- params: from, to
 SELECT "order_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."orders"
-WHERE "order_date" >= ? AND "order_date" < ?
+WHERE "order_date" >= CAST(? AS DATE) AND "order_date" < CAST(? AS DATE)
 GROUP BY "order_date"
 ORDER BY "order_date";

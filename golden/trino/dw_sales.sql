@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -277,7 +281,7 @@ FROM (
     AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
     AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
 ) AS src
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -317,7 +321,7 @@ FROM (
     AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
     AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?
+WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))
 GROUP BY "sale_date"
 ORDER BY incrc_partition;
 
@@ -333,7 +337,7 @@ FROM (
     AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
     AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?
+WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))
   AND "sale_date" IS NULL;
 
 -- name: drop_stage
@@ -366,7 +370,7 @@ FROM (
     AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
     AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
 ) AS src
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: count_null_watermark
 -- phase: stage
@@ -394,8 +398,8 @@ FROM (
     AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
     AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
 ) AS src
-WHERE "updated_at" >= ? AND "updated_at" < ?
-  AND "sale_date" >= ? AND "sale_date" < ?;
+WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))
+  AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: count_invalid
 -- phase: write
@@ -436,7 +440,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -463,19 +467,19 @@ WHERE "run_id" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "dw"."sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "dw"."sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
 SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"
 FROM "incrc_stage_dw_sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -531,9 +535,9 @@ FROM (
       AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
       AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
   ) AS src
-  WHERE "updated_at" >= ? AND "updated_at" < ?
+  WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))
     AND NOT COALESCE("sale_date" IS NULL, FALSE)
-    AND "sale_date" >= ? AND "sale_date" < ?
+    AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "sale_date"
 ORDER BY "sale_date";
@@ -544,7 +548,7 @@ ORDER BY "sale_date";
 -- params: plo, phi
 SELECT "sale_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 GROUP BY "sale_date"
 ORDER BY "sale_date";
 
@@ -562,9 +566,9 @@ FROM (
       AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP(6))
       AND CAST(src."sale_date" AS TIMESTAMP(6)) < incrc_l1."valid_to"
   ) AS src
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6)) OR "updated_at" IS NULL)
     AND NOT COALESCE("sale_date" IS NULL, FALSE)
-    AND "sale_date" >= ? AND "sale_date" < ?
+    AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY "sale_date"
 ORDER BY "sale_date";
@@ -575,6 +579,6 @@ ORDER BY "sale_date";
 -- params: from, to
 SELECT "sale_date" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 GROUP BY "sale_date"
 ORDER BY "sale_date";

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -297,7 +301,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."accounts_changes"
-WHERE (("loaded_at" >= ? AND "loaded_at" < ?) OR "loaded_at" IS NULL);
+WHERE (("loaded_at" >= CAST(? AS TIMESTAMP(6)) AND "loaded_at" < CAST(? AS TIMESTAMP(6))) OR "loaded_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -367,7 +371,7 @@ CREATE TABLE "incrc_deletes_t_cdc_soft" (
 INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
 SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
 FROM "app"."accounts_changes"
-WHERE (("loaded_at" >= ? AND "loaded_at" < ?) OR "loaded_at" IS NULL);
+WHERE (("loaded_at" >= CAST(? AS TIMESTAMP(6)) AND "loaded_at" < CAST(? AS TIMESTAMP(6))) OR "loaded_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -376,7 +380,7 @@ WHERE (("loaded_at" >= ? AND "loaded_at" < ?) OR "loaded_at" IS NULL);
 INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
 SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at"
 FROM "app"."accounts_changes"
-WHERE (("loaded_at" >= ? AND "loaded_at" < ?) OR "loaded_at" IS NULL);
+WHERE (("loaded_at" >= CAST(? AS TIMESTAMP(6)) AND "loaded_at" < CAST(? AS TIMESTAMP(6))) OR "loaded_at" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -545,7 +549,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -274,7 +278,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -320,7 +324,7 @@ CREATE TABLE "incrc_raw_t_daily_tstz" (
 INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "updated_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -329,7 +333,7 @@ WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -361,16 +365,16 @@ FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."payments" AS src
-  WHERE "updated_at" >= ? AND "updated_at" < ?
+  WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
     AND EXISTS (
       SELECT 1 FROM "app"."payments" AS incrc_k
       WHERE incrc_k."payment_id" = src."payment_id"
-        AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
-        AND incrc_k."paid_at" >= ? AND incrc_k."paid_at" < ?
+        AND incrc_k."updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+        AND incrc_k."paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "paid_at" >= ? AND "paid_at" < ?;
+  AND "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE);
 
 -- name: count_invalid
 -- phase: write
@@ -444,7 +448,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -471,19 +475,19 @@ WHERE "run_id" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "dw"."payments"
-WHERE "paid_at" >= ? AND "paid_at" < ?;
+WHERE "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."payments"
-WHERE "paid_at" >= ? AND "paid_at" < ?;
+WHERE "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE);
 -- params: plo, phi
 INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "incrc_stage_t_daily_tstz"
-WHERE "paid_at" >= ? AND "paid_at" < ?;
+WHERE "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE);
 
 -- name: clear_markers
 -- phase: state
@@ -536,17 +540,17 @@ FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments" AS src
-    WHERE "updated_at" >= ? AND "updated_at" < ?
+    WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
       AND EXISTS (
         SELECT 1 FROM "app"."payments" AS incrc_k
         WHERE incrc_k."payment_id" = src."payment_id"
-          AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
-          AND incrc_k."paid_at" >= ? AND incrc_k."paid_at" < ?
+          AND incrc_k."updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+          AND incrc_k."paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("payment_id" IS NULL, FALSE)
-    AND "paid_at" >= ? AND "paid_at" < ?
+    AND "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
 ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
@@ -557,7 +561,7 @@ ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
 -- params: plo, phi
 SELECT date_trunc('day', "paid_at" AT TIME ZONE 'UTC') AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."payments"
-WHERE "paid_at" >= ? AND "paid_at" < ?
+WHERE "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
 ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
 
@@ -572,11 +576,11 @@ FROM (
     SELECT "paid_at", "payment_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."payments" AS src
-    WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+    WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("payment_id" IS NULL, FALSE)
-    AND "paid_at" >= ? AND "paid_at" < ?
+    AND "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
 ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
@@ -589,7 +593,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "payment_id"
   FROM "app"."payments"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
   GROUP BY "payment_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -602,9 +606,9 @@ SELECT date_trunc('day', "paid_at" AT TIME ZONE 'UTC') AS incrc_key, COUNT(*) AS
 FROM (
   SELECT "paid_at", "amount", "payment_id"
   FROM "app"."payments"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
     AND NOT COALESCE("payment_id" IS NULL, FALSE)
-    AND "paid_at" >= ? AND "paid_at" < ?
+    AND "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 ) AS r
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
 ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
@@ -615,6 +619,6 @@ ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');
 -- params: from, to
 SELECT date_trunc('day', "paid_at" AT TIME ZONE 'UTC') AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."payments"
-WHERE "paid_at" >= ? AND "paid_at" < ?
+WHERE "paid_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "paid_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 GROUP BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC')
 ORDER BY date_trunc('day', "paid_at" AT TIME ZONE 'UTC');

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -264,7 +268,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -310,7 +314,7 @@ CREATE TABLE "incrc_raw_t_hostile_checks" (
 INSERT INTO "incrc_raw_t_hostile_checks" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -319,7 +323,7 @@ WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 INSERT INTO "incrc_raw_t_hostile_checks" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
 FROM "app"."payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMESTAMP(6))) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -442,7 +446,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

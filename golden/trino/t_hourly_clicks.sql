@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -277,7 +281,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."clicks"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -299,7 +303,7 @@ WHERE "ingested_at" IS NULL;
 -- params: lo, hi
 SELECT date_trunc('hour', "clicked_at") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "app"."clicks"
-WHERE "ingested_at" >= ? AND "ingested_at" < ?
+WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY incrc_partition;
 
@@ -309,7 +313,7 @@ ORDER BY incrc_partition;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."clicks"
-WHERE "ingested_at" >= ? AND "ingested_at" < ?
+WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
   AND "clicked_at" IS NULL;
 
 -- name: drop_stage
@@ -353,7 +357,7 @@ CREATE TABLE "incrc_raw_t_hourly_clicks" (
 INSERT INTO "incrc_raw_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM "app"."clicks"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -385,16 +389,16 @@ FROM (
   SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
   FROM "app"."clicks" AS src
-  WHERE "ingested_at" >= ? AND "ingested_at" < ?
+  WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
     AND EXISTS (
       SELECT 1 FROM "app"."clicks" AS incrc_k
       WHERE incrc_k."click_id" = src."click_id"
-        AND incrc_k."ingested_at" >= ? AND incrc_k."ingested_at" < ?
-        AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
+        AND incrc_k."ingested_at" >= CAST(? AS TIMESTAMP(6)) AND incrc_k."ingested_at" < CAST(? AS TIMESTAMP(6))
+        AND incrc_k."clicked_at" >= CAST(? AS TIMESTAMP(6)) AND incrc_k."clicked_at" < CAST(? AS TIMESTAMP(6))
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "clicked_at" >= ? AND "clicked_at" < ?;
+  AND "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6));
 
 -- name: count_invalid
 -- phase: write
@@ -435,7 +439,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -462,19 +466,19 @@ WHERE "run_id" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "dw"."clicks_hourly"
-WHERE "clicked_at" >= ? AND "clicked_at" < ?;
+WHERE "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6));
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."clicks_hourly"
-WHERE "clicked_at" >= ? AND "clicked_at" < ?;
+WHERE "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6));
 -- params: plo, phi
 INSERT INTO "dw"."clicks_hourly" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
 FROM "incrc_stage_t_hourly_clicks"
-WHERE "clicked_at" >= ? AND "clicked_at" < ?;
+WHERE "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6));
 
 -- name: clear_markers
 -- phase: state
@@ -527,17 +531,17 @@ FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks" AS src
-    WHERE "ingested_at" >= ? AND "ingested_at" < ?
+    WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))
       AND EXISTS (
         SELECT 1 FROM "app"."clicks" AS incrc_k
         WHERE incrc_k."click_id" = src."click_id"
-          AND incrc_k."ingested_at" >= ? AND incrc_k."ingested_at" < ?
-          AND incrc_k."clicked_at" >= ? AND incrc_k."clicked_at" < ?
+          AND incrc_k."ingested_at" >= CAST(? AS TIMESTAMP(6)) AND incrc_k."ingested_at" < CAST(? AS TIMESTAMP(6))
+          AND incrc_k."clicked_at" >= CAST(? AS TIMESTAMP(6)) AND incrc_k."clicked_at" < CAST(? AS TIMESTAMP(6))
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("click_id" IS NULL OR "clicked_at" IS NULL, FALSE)
-    AND "clicked_at" >= ? AND "clicked_at" < ?
+    AND "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6))
 ) AS r
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");
@@ -548,7 +552,7 @@ ORDER BY date_trunc('hour', "clicked_at");
 -- params: plo, phi
 SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM "dw"."clicks_hourly"
-WHERE "clicked_at" >= ? AND "clicked_at" < ?
+WHERE "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6))
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");
 
@@ -563,11 +567,11 @@ FROM (
     SELECT "clicked_at", "click_id", "version", "user_id", "url", "ingested_at",
       ROW_NUMBER() OVER (PARTITION BY "click_id" ORDER BY "version" DESC NULLS LAST, "clicked_at" DESC NULLS LAST, "user_id" DESC NULLS LAST, "url" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
     FROM "app"."clicks" AS src
-    WHERE ("ingested_at" >= ? OR "ingested_at" IS NULL)
+    WHERE ("ingested_at" >= CAST(? AS TIMESTAMP(6)) OR "ingested_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("click_id" IS NULL OR "clicked_at" IS NULL, FALSE)
-    AND "clicked_at" >= ? AND "clicked_at" < ?
+    AND "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6))
 ) AS r
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");
@@ -580,7 +584,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "click_id"
   FROM "app"."clicks"
-  WHERE ("ingested_at" >= ? OR "ingested_at" IS NULL)
+  WHERE ("ingested_at" >= CAST(? AS TIMESTAMP(6)) OR "ingested_at" IS NULL)
   GROUP BY "click_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -593,9 +597,9 @@ SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url
 FROM (
   SELECT "clicked_at", "url", "click_id"
   FROM "app"."clicks"
-  WHERE ("ingested_at" >= ? OR "ingested_at" IS NULL)
+  WHERE ("ingested_at" >= CAST(? AS TIMESTAMP(6)) OR "ingested_at" IS NULL)
     AND NOT COALESCE("click_id" IS NULL OR "clicked_at" IS NULL, FALSE)
-    AND "clicked_at" >= ? AND "clicked_at" < ?
+    AND "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6))
 ) AS r
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");
@@ -606,6 +610,6 @@ ORDER BY date_trunc('hour', "clicked_at");
 -- params: from, to
 SELECT date_trunc('hour', "clicked_at") AS incrc_key, COUNT(*) AS m0, COUNT("url") AS m1
 FROM "dw"."clicks_hourly"
-WHERE "clicked_at" >= ? AND "clicked_at" < ?
+WHERE "clicked_at" >= CAST(? AS TIMESTAMP(6)) AND "clicked_at" < CAST(? AS TIMESTAMP(6))
 GROUP BY date_trunc('hour', "clicked_at")
 ORDER BY date_trunc('hour', "clicked_at");

@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -294,7 +298,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."sales"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "updated_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -322,7 +326,7 @@ WHERE "updated_at" IS NULL;
 -- params: lo, hi
 SELECT date_trunc('month', "sale_date") AS incrc_partition, COUNT(*) AS incrc_rows
 FROM "app"."sales"
-WHERE "updated_at" >= ? AND "updated_at" < ?
+WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY incrc_partition;
 
@@ -363,7 +367,7 @@ CREATE TABLE "incrc_raw_t_monthly_sales" (
 INSERT INTO "incrc_raw_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "app"."sales"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+WHERE (("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "updated_at" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -401,16 +405,16 @@ FROM (
   SELECT "sale_id", "sale_date", "amount", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
   FROM "app"."sales" AS src
-  WHERE "updated_at" >= ? AND "updated_at" < ?
+  WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
     AND EXISTS (
       SELECT 1 FROM "app"."sales" AS incrc_k
       WHERE incrc_k."sale_id" = src."sale_id"
-        AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
-        AND incrc_k."sale_date" >= ? AND incrc_k."sale_date" < ?
+        AND incrc_k."updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+        AND incrc_k."sale_date" >= CAST(? AS DATE) AND incrc_k."sale_date" < CAST(? AS DATE)
     )
 ) AS ranked
 WHERE incrc_rn = 1
-  AND "sale_date" >= ? AND "sale_date" < ?;
+  AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: quarantine
 -- phase: write
@@ -471,7 +475,7 @@ SELECT ?,
   END,
   "sale_id", "sale_date", "amount", "updated_at"
 FROM "app"."sales"
-WHERE "updated_at" >= ? AND "updated_at" < ?
+WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
   AND "sale_date" IS NULL;
 
 -- name: advance_watermark
@@ -482,7 +486,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -509,19 +513,19 @@ WHERE "run_id" = ?;
 -- params: plo, phi
 SELECT COUNT(*)
 FROM "dw"."sales_monthly"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: replace_partition
 -- phase: write
 -- Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).
 -- params: plo, phi
 DELETE FROM "dw"."sales_monthly"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 -- params: plo, phi
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
 FROM "incrc_stage_t_monthly_sales"
-WHERE "sale_date" >= ? AND "sale_date" < ?;
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE);
 
 -- name: clear_markers
 -- phase: state
@@ -574,17 +578,17 @@ FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."sales" AS src
-    WHERE "updated_at" >= ? AND "updated_at" < ?
+    WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
       AND EXISTS (
         SELECT 1 FROM "app"."sales" AS incrc_k
         WHERE incrc_k."sale_id" = src."sale_id"
-          AND incrc_k."updated_at" >= ? AND incrc_k."updated_at" < ?
-          AND incrc_k."sale_date" >= ? AND incrc_k."sale_date" < ?
+          AND incrc_k."updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND incrc_k."updated_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+          AND incrc_k."sale_date" >= CAST(? AS DATE) AND incrc_k."sale_date" < CAST(? AS DATE)
       )
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
-    AND "sale_date" >= ? AND "sale_date" < ?
+    AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");
@@ -595,7 +599,7 @@ ORDER BY date_trunc('month', "sale_date");
 -- params: plo, phi
 SELECT date_trunc('month', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."sales_monthly"
-WHERE "sale_date" >= ? AND "sale_date" < ?
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");
 
@@ -610,11 +614,11 @@ FROM (
     SELECT "sale_date", "sale_id", "updated_at", "amount",
       ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
     FROM "app"."sales" AS src
-    WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+    WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
-    AND "sale_date" >= ? AND "sale_date" < ?
+    AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");
@@ -627,7 +631,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "sale_id"
   FROM "app"."sales"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
   GROUP BY "sale_id"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -640,9 +644,9 @@ SELECT date_trunc('month', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amoun
 FROM (
   SELECT "sale_date", "amount", "sale_id"
   FROM "app"."sales"
-  WHERE ("updated_at" >= ? OR "updated_at" IS NULL)
+  WHERE ("updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) OR "updated_at" IS NULL)
     AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE)
-    AND "sale_date" >= ? AND "sale_date" < ?
+    AND "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 ) AS r
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");
@@ -653,6 +657,6 @@ ORDER BY date_trunc('month', "sale_date");
 -- params: from, to
 SELECT date_trunc('month', "sale_date") AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
 FROM "dw"."sales_monthly"
-WHERE "sale_date" >= ? AND "sale_date" < ?
+WHERE "sale_date" >= CAST(? AS DATE) AND "sale_date" < CAST(? AS DATE)
 GROUP BY date_trunc('month', "sale_date")
 ORDER BY date_trunc('month', "sale_date");

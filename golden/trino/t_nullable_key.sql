@@ -11,6 +11,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -253,7 +257,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "app"."balances"
-WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
+WHERE (("day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)) OR "day" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -301,7 +305,7 @@ CREATE TABLE "incrc_raw_t_nullable_key" (
 INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
-WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
+WHERE (("day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)) OR "day" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -310,7 +314,7 @@ WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
 INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
-WHERE (("day" >= ? AND "day" < ?) OR "day" IS NULL);
+WHERE (("day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)) OR "day" IS NULL);
 
 -- name: dedupe_stage
 -- phase: stage
@@ -404,7 +408,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write
@@ -436,11 +440,11 @@ FROM (
     SELECT "day", "account_id", "currency", "balance", "note",
       ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
     FROM "app"."balances" AS src
-    WHERE ("day" >= ? OR "day" IS NULL)
+    WHERE ("day" >= CAST(? AS DATE) OR "day" IS NULL)
   ) AS ranked
   WHERE incrc_rn = 1
     AND NOT COALESCE("account_id" IS NULL, FALSE)
-    AND "day" >= ? AND "day" < ?
+    AND "day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)
 ) AS r
 GROUP BY "day"
 ORDER BY "day";
@@ -453,7 +457,7 @@ SELECT COUNT(*)
 FROM (
   SELECT "account_id", "currency"
   FROM "app"."balances"
-  WHERE ("day" >= ? OR "day" IS NULL)
+  WHERE ("day" >= CAST(? AS DATE) OR "day" IS NULL)
   GROUP BY "account_id", "currency"
   HAVING COUNT(*) > 1
 ) AS incrc_versions;
@@ -466,9 +470,9 @@ SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") 
 FROM (
   SELECT "day", "balance", "note", "account_id"
   FROM "app"."balances"
-  WHERE ("day" >= ? OR "day" IS NULL)
+  WHERE ("day" >= CAST(? AS DATE) OR "day" IS NULL)
     AND NOT COALESCE("account_id" IS NULL, FALSE)
-    AND "day" >= ? AND "day" < ?
+    AND "day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)
 ) AS r
 GROUP BY "day"
 ORDER BY "day";
@@ -479,6 +483,6 @@ ORDER BY "day";
 -- params: from, to
 SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("balance") AS m1, MIN("balance") AS m2, MAX("balance") AS m3, COUNT("note") AS m4
 FROM "dw"."balances"
-WHERE "day" >= ? AND "day" < ?
+WHERE "day" >= CAST(? AS DATE) AND "day" < CAST(? AS DATE)
 GROUP BY "day"
 ORDER BY "day";

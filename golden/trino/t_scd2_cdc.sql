@@ -12,6 +12,10 @@
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
+-- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
+-- where milliseconds suffice there (Iceberg keeps microseconds).
 --
 -- program setup:
 --   create_schema
@@ -309,7 +313,7 @@ LIMIT 20;
 -- params: lo, hi
 SELECT COUNT(*)
 FROM "cdc"."accounts_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: probe_source
 -- phase: stage
@@ -407,7 +411,7 @@ CREATE TABLE "incrc_changes_t_scd2_cdc" (
 INSERT INTO "incrc_raw_t_scd2_cdc" ("tenant", "account_id", "plan", "balance", "op", "lsn", "committed_at", "ingested_at")
 SELECT "tenant", "account_id", "plan", "balance", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."accounts_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: stage_all
 -- phase: stage
@@ -416,7 +420,7 @@ WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
 INSERT INTO "incrc_raw_t_scd2_cdc" ("tenant", "account_id", "plan", "balance", "op", "lsn", "committed_at", "ingested_at")
 SELECT "tenant", "account_id", "plan", "balance", "op", "lsn", "committed_at", "ingested_at"
 FROM "cdc"."accounts_log"
-WHERE (("ingested_at" >= ? AND "ingested_at" < ?) OR "ingested_at" IS NULL);
+WHERE (("ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIMESTAMP(6))) OR "ingested_at" IS NULL);
 
 -- name: quarantine
 -- phase: write
@@ -617,7 +621,7 @@ UPDATE "incrc_state"
 SET "watermark" = ?,
     "spec_hash" = ?,
     "updated_at" = ?
-WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = COALESCE(?, '');
+WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 
 -- name: record_finish
 -- phase: write

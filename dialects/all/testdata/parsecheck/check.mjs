@@ -7,6 +7,8 @@
 //   bigquery              sql-parser-cst, dialect bigquery, ? parameters
 //   snowflake, redshift   datafusion-sqlparser-rs (WASM), its Snowflake and
 //                         Redshift dialects
+//   procedure             sql-parser-cst, dialect postgresql: a CREATE
+//                         PROCEDURE (scripts; the body is a string to it)
 import { register } from 'node:module';
 
 register('./hook.mjs', import.meta.url);
@@ -27,6 +29,7 @@ const parsers = {
   bigquery: (sql) => thrown(() => cst.parse(sql, { dialect: 'bigquery', paramTypes: ['?'] })),
   snowflake: (sql) => thrown(() => sqlparser.validate(sql, 'snowflake')),
   redshift: (sql) => thrown(() => sqlparser.validate(sql, 'redshift')),
+  procedure: (sql) => thrown(() => cst.parse(sql, { dialect: 'postgresql' })),
 };
 
 function errorText(e) {
