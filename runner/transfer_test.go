@@ -422,3 +422,20 @@ columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day
 		})
 	}
 }
+
+// TestFilesFullRefreshStrategy: a full_refresh pipeline over files loaded
+// by file rebuilds from every file on every run, not from the new ones.
+func TestFilesFullRefreshStrategy(t *testing.T) {
+	e := newEnv(t, engineByName("duckdb"))
+	dir := t.TempDir()
+	spec := strings.NewReplacer("{dir}", dir, "{name}", "orders", "strategy: merge\nunique_key: [order_id]\n", "strategy: full_refresh\n").Replace(filesSpec)
+	p := e.spec(spec)
+	writeParquet(t, dir+"/day=2026-01-10/a.parquet", "(1, 'ann', 10.5, TIMESTAMP '2026-01-10 09:00:00')")
+	mustRun(t, e, p, Options{})
+	writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(2, 'bob', 20.0, TIMESTAMP '2026-01-11 09:00:00')")
+	res := mustRun(t, e, p, Options{})
+	checkCounts(t, "second run", res, counts{Read: 2, Inserted: 2, Deleted: 1})
+	if got := e.rows("dw_{id}.orders", []string{"order_id"}); len(got) != 2 {
+		t.Errorf("target: %q, want both files' rows", got)
+	}
+}
