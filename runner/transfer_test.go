@@ -351,8 +351,8 @@ func TestFilesByColumn(t *testing.T) {
 
 // TestTransferStrategies: other strategies from a source in another
 // database (SQLite into DuckDB): overwrite_partitions with its backfill,
-// an integer watermark (its upper bound read on the source), and a change
-// log (cdc); each equals a full refresh.
+// an integer watermark (its upper bound read on the source), a change log
+// (cdc) and versions (scd2 by time); each equals a full refresh.
 func TestTransferStrategies(t *testing.T) {
 	cols := []compiler.Col{
 		{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
@@ -369,6 +369,7 @@ columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day
 		{"overwrite", "strategy: overwrite_partitions\npartition: { column: day }\nwatermark: { column: updated_at, start: 2026-01-01 }\nquality: { on_invalid: fail }\n"},
 		{"integer", "strategy: append\nwatermark: { column: seq, start: 0 }\n"},
 		{"cdc", "strategy: cdc\nunique_key: [id]\nwatermark: { column: updated_at, start: 2026-01-01 }\ncdc: { op: op, sequence: seq, exclude: [op] }\n"},
+		{"scd2", "strategy: scd2\nunique_key: [id]\nwatermark: { column: updated_at, start: 2026-01-01 }\nscd2: { by: time }\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
