@@ -241,10 +241,16 @@ func (l *lowerer) foreign() error {
 // write's transaction the record of each file loaded.
 func (l *lowerer) fileSteps(pr *Program) {
 	list := Step{Stmt: StmtReadFiles, Read: ReadNewFiles, Into: []string{RegFiles}}
-	switch pr.Mode {
-	case ModeRun, ModePreview:
-	case ModeFullRefresh, ModeReconcile:
+	rebuild := false // the program rebuilds the target from the whole source
+	for _, st := range pr.Steps {
+		rebuild = rebuild || st.Stmt == StmtStageAll
+	}
+	switch {
+	case rebuild, pr.Mode == ModeReconcile:
+		// A full refresh (and every run of a full_refresh pipeline) loads
+		// every file; a reconciliation compares them all.
 		list.Read = ReadAllFiles
+	case pr.Mode == ModeRun, pr.Mode == ModePreview:
 	default:
 		return
 	}
@@ -260,7 +266,7 @@ func (l *lowerer) fileSteps(pr *Program) {
 				continue
 			}
 			var rec []Step
-			if pr.Mode == ModeFullRefresh {
+			if rebuild {
 				rec = append(rec, Step{Stmt: StmtClearFiles, Tx: true})
 			} else {
 				rec = append(rec, Step{Stmt: StmtForgetFile, Tx: true, EachFile: true})

@@ -42,7 +42,7 @@ var SpecKeys = []Key{
 	{Name: "description", Kind: KindScalar, Example: "Orders, one row per order.",
 		Doc: "What the pipeline holds, for readers of the spec and the compiled file."},
 	{Name: "source", Kind: KindMapping, Required: true,
-		Doc: "Where rows are read from: a table, or a SELECT whose rows the window filters outside it.",
+		Doc: "Where rows are read from: a table, or a SELECT whose rows the window filters outside it; in the target's database, or in another one (connection), or a folder of files (files).",
 		Children: []Key{
 			{Name: "table", Kind: KindScalar, Example: "app.orders", Doc: "A plain schema.table."},
 			{Name: "query", Kind: KindScalar, Example: "SELECT order_id, updated_at FROM app.orders",

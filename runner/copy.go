@@ -569,7 +569,8 @@ func (d decimal) fit64(precision, scale int) (int64, bool, error) {
 func asDecimal(v any) (decimal, error) {
 	switch x := v.(type) {
 	case duckdb.Decimal:
-		return decimal{unscaled: new(big.Int).Set(x.Value), scale: int(x.Scale)}, nil
+		// fit never changes unscaled: no copy.
+		return decimal{unscaled: x.Value, scale: int(x.Scale)}, nil
 	case pgtype.Numeric:
 		if !x.Valid || x.NaN || x.InfinityModifier != pgtype.Finite {
 			return decimal{}, fmt.Errorf("not a finite number")
@@ -577,7 +578,7 @@ func asDecimal(v any) (decimal, error) {
 		if x.Exp >= 0 {
 			return decimal{unscaled: new(big.Int).Mul(x.Int, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Exp)), nil))}, nil
 		}
-		return decimal{unscaled: new(big.Int).Set(x.Int), scale: int(-x.Exp)}, nil
+		return decimal{unscaled: x.Int, scale: int(-x.Exp)}, nil
 	case *big.Int:
 		return decimal{unscaled: new(big.Int).Set(x)}, nil
 	case float64:

@@ -180,6 +180,9 @@ func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOption
 	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
 	opts.defaults()
 	wm := plan.Watermark
+	if f := plan.From; wm == nil && f != nil && f.ByFile {
+		return nil, fmt.Errorf("pipeline %s loads its files by file, with no watermark to rewind: run --full-refresh to load every file again (and --reload-rewritten for the ones rewritten in place)", plan.Pipeline)
+	}
 	if wm == nil {
 		return nil, fmt.Errorf("pipeline %s has no watermark to rewind: each of its runs reads the whole source", plan.Pipeline)
 	}

@@ -351,8 +351,8 @@ func TestFilesByColumn(t *testing.T) {
 
 // TestTransferStrategies: other strategies from a source in another
 // database (SQLite into DuckDB): overwrite_partitions with its backfill,
-// an integer watermark (its upper bound read on the source), and a change
-// log (cdc); each equals a full refresh.
+// an integer watermark (its upper bound read on the source), a change log
+// (cdc) and versions (scd2 by time); each equals a full refresh.
 func TestTransferStrategies(t *testing.T) {
 	cols := []compiler.Col{
 		{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
@@ -369,6 +369,7 @@ columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day
 		{"overwrite", "strategy: overwrite_partitions\npartition: { column: day }\nwatermark: { column: updated_at, start: 2026-01-01 }\nquality: { on_invalid: fail }\n"},
 		{"integer", "strategy: append\nwatermark: { column: seq, start: 0 }\n"},
 		{"cdc", "strategy: cdc\nunique_key: [id]\nwatermark: { column: updated_at, start: 2026-01-01 }\ncdc: { op: op, sequence: seq, exclude: [op] }\n"},
+		{"scd2", "strategy: scd2\nunique_key: [id]\nwatermark: { column: updated_at, start: 2026-01-01 }\nscd2: { by: time }\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,5 +421,22 @@ columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day
 				t.Errorf("after the backfill (-full +incremental):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestFilesFullRefreshStrategy: a full_refresh pipeline over files loaded
+// by file rebuilds from every file on every run, not from the new ones.
+func TestFilesFullRefreshStrategy(t *testing.T) {
+	e := newEnv(t, engineByName("duckdb"))
+	dir := t.TempDir()
+	spec := strings.NewReplacer("{dir}", dir, "{name}", "orders", "strategy: merge\nunique_key: [order_id]\n", "strategy: full_refresh\n").Replace(filesSpec)
+	p := e.spec(spec)
+	writeParquet(t, dir+"/day=2026-01-10/a.parquet", "(1, 'ann', 10.5, TIMESTAMP '2026-01-10 09:00:00')")
+	mustRun(t, e, p, Options{})
+	writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(2, 'bob', 20.0, TIMESTAMP '2026-01-11 09:00:00')")
+	res := mustRun(t, e, p, Options{})
+	checkCounts(t, "second run", res, counts{Read: 2, Inserted: 2, Deleted: 1})
+	if got := e.rows("dw_{id}.orders", []string{"order_id"}); len(got) != 2 {
+		t.Errorf("target: %q, want both files' rows", got)
 	}
 }

@@ -143,6 +143,10 @@ func printResult(w io.Writer, r *runner.Result) {
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
 	}
+	if r.Note != "" {
+		// The files a run of a files source loaded, and the rewritten ones.
+		fmt.Fprintf(w, "  %s\n", r.Note)
+	}
 }
 
 func kindWord(k string) string {

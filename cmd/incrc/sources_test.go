@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,60 @@ watermark: { column: updated_at, start: 2026-01-01 }
 	}
 	if code, out = cli(nil, "run", "--target", target, "--source", "app"); code != exitError || !strings.Contains(out, `--source "app": expected NAME=URL`) {
 		t.Errorf("run --source app: %d\n%s", code, out)
+	}
+}
+
+// TestSourceFiles: a landing folder loaded by file, from the command line:
+// state and plan --target count the new files, run loads them and says so,
+// a file rewritten in place is reported and loaded again only with
+// --reload-rewritten.
+func TestSourceFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.MkdirAll("specs", 0o755)
+	os.WriteFile(filepath.Join("specs", "landed.yaml"), []byte(`pipeline: dw_landed
+source: { files: "landing/**/*.parquet" }
+target: { table: dw.landed }
+columns: { order_id: bigint, amount: "decimal(12,2)", day: date }
+strategy: merge
+unique_key: [order_id]
+watermark: { files: new }
+`), 0o644)
+	write := func(path, rows string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		db, err := sql.Open("duckdb", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec("COPY (SELECT * FROM (VALUES " + rows + ") AS v(order_id, amount)) TO '" + path + "' (FORMAT parquet)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("landing/day=2026-01-10/a.parquet", "(1, 10.5), (2, 20.0)")
+	target := "duckdb:" + filepath.Join(dir, "wh.duckdb")
+	cli := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	if code, out := cli("state", "--target", target); code != exitOK || !strings.Contains(out, "  source:    parquet files landing/**/*.parquet (by file): 1 new file(s) for the next run\n") {
+		t.Errorf("state: %d\n%s", code, out)
+	}
+	if code, out := cli("run", "--target", target); code != exitOK || !strings.Contains(out, "read 2, inserted 2") || !strings.Contains(out, "1 new file(s) loaded") {
+		t.Errorf("run: %d\n%s", code, out)
+	}
+	cli("compile")
+	if code, out := cli("plan", "--target", target); code != exitOK || !strings.Contains(out, "from parquet files landing/**/*.parquet (by file), 0 new file(s)") {
+		t.Errorf("plan --target: %d\n%s", code, out)
+	}
+	time.Sleep(10 * time.Millisecond)
+	write("landing/day=2026-01-10/a.parquet", "(1, 11.5), (2, 20.0)")
+	if code, out := cli("run", "--target", target); code != exitOK || !strings.Contains(out, "read 0") || !strings.Contains(out, "--reload-rewritten") {
+		t.Errorf("run after a rewrite: %d\n%s", code, out)
+	}
+	if code, out := cli("run", "--target", target, "--reload-rewritten"); code != exitOK || !strings.Contains(out, "read 2, inserted 0, updated 2") {
+		t.Errorf("run --reload-rewritten: %d\n%s", code, out)
 	}
 }

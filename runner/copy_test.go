@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// TestConvertValue: each source value becomes its declared type exactly,
+// or fails saying why it does not fit.
+func TestConvertValue(t *testing.T) {
+	dec := compiler.Type{Kind: compiler.Decimal, Precision: 6, Scale: 2}
+	tests := []struct {
+		v       any
+		t       compiler.Type
+		want    string // the converted value, as the batched INSERTs bind it
+		problem string // a part of the error, when it does not fit
+	}{
+		{int64(7), compiler.Type{Kind: compiler.Smallint}, "7", ""},
+		{int64(40000), compiler.Type{Kind: compiler.Smallint}, "", "does not fit smallint"},
+		{"12", compiler.Type{Kind: compiler.Integer}, "12", ""},
+		{"1.5", compiler.Type{Kind: compiler.Bigint}, "", "is not an integer"},
+		{float64(3), compiler.Type{Kind: compiler.Bigint}, "3", ""},
+		{"abc", compiler.Type{Kind: compiler.Bigint}, "", "is not a number"},
+		{"1234.5", dec, "1234.50", ""},
+		{[]byte("-0.25"), dec, "-0.25", ""},
+		{"1.005", dec, "", "more than 2 decimal(s)"},
+		{"12345.00", dec, "", "more than 6 digit(s)"},
+		{"1.50e2", dec, "150.00", ""},
+		{duckdb.Decimal{Width: 12, Scale: 3, Value: big.NewInt(12340)}, dec, "12.34", ""},
+		{"123456789012345678901234.5", compiler.Type{Kind: compiler.Decimal, Precision: 30, Scale: 2}, "123456789012345678901234.50", ""},
+		{"héllo", compiler.Type{Kind: compiler.Varchar, Length: 5}, "héllo", ""},
+		{"héllo!", compiler.Type{Kind: compiler.Varchar, Length: 5}, "", "6 characters do not fit varchar(5)"},
+		{int64(1), compiler.Type{Kind: compiler.Boolean}, "true", ""},
+		{"f", compiler.Type{Kind: compiler.Boolean}, "false", ""},
+		{int64(2), compiler.Type{Kind: compiler.Boolean}, "", "not a boolean"},
+		{"2026-01-10", compiler.Type{Kind: compiler.Date}, "2026-01-10T00:00:00Z", ""},
+		{"2026-01-10 09:00:00", compiler.Type{Kind: compiler.Date}, "", "has a time of day"},
+		{`{"a": [1, 2]}`, compiler.Type{Kind: compiler.JSON}, `{"a": [1, 2]}`, ""},
+		{`{"a": `, compiler.Type{Kind: compiler.JSON}, "", "not one JSON document"},
+	}
+	cv := &converter{flavor: "mysql", bind: func(t time.Time, _ compiler.TypeKind) any { return t.UTC() }}
+	for _, tt := range tests {
+		got, err := cv.value(tt.v, tt.t)
+		switch {
+		case tt.problem != "":
+			if err == nil || !strings.Contains(err.Error(), tt.problem) {
+				t.Errorf("%v (%T) as %s: %v, %v; want an error saying %q", tt.v, tt.v, tt.t, got, err, tt.problem)
+			}
+		case err != nil:
+			t.Errorf("%v (%T) as %s: %v", tt.v, tt.v, tt.t, err)
+		default:
+			s, _ := text(got)
+			if s != tt.want {
+				t.Errorf("%v (%T) as %s: %q, want %q", tt.v, tt.v, tt.t, s, tt.want)
+			}
+		}
+	}
+}
