@@ -99,6 +99,7 @@ func Lower(s *Spec) (*Plan, error) {
 		Stage:    Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
 		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
+		Upstream: s.Upstreams(),
 	}
 	if s.Source.Table.Set() {
 		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}

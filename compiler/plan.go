@@ -38,6 +38,10 @@ type Plan struct {
 	CDC        *CDCApplying
 	Statements []*Statement
 	Programs   []*Program
+	// Upstream lists the pipelines of the project whose target this one
+	// reads, in the order of the spec: they run first, and a source's
+	// saved watermark bounds this pipeline's hi (Upstream.Bounds).
+	Upstream []Upstream
 }
 
 // Watermarking is how a pipeline's runs are windowed.

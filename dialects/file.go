@@ -38,6 +38,20 @@ func File(d Dialect, p *compiler.Plan, specPath string) ([]byte, error) {
 		fmt.Fprintf(&b, ",\n--   %s", p.Versions)
 	}
 	b.WriteString("\n")
+	if len(p.Upstream) > 0 {
+		var ups []string
+		for _, u := range p.Upstream {
+			what := "lookup: runs first"
+			if u.Via == "source" {
+				what = "source: runs first"
+				if u.Bounds {
+					what += "; its watermark bounds hi"
+				}
+			}
+			ups = append(ups, u.Pipeline+" ("+what+")")
+		}
+		fmt.Fprintf(&b, "-- upstream: %s\n", strings.Join(ups, ", "))
+	}
 	for _, line := range strings.Split(atomicity(d), "\n") {
 		b.WriteString("-- " + line + "\n")
 	}

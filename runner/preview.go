@@ -17,6 +17,8 @@ type Preview struct {
 	Rows       int64    `json:"rows"`                 // source rows in the window
 	Partitions []string `json:"partitions,omitempty"` // overwrite_partitions: the partitions it would rewrite
 	LeaseOwner string   `json:"lease_owner,omitempty"`
+	// HeldBy names the upstream pipeline whose watermark holds hi back.
+	HeldBy string `json:"held_by,omitempty"`
 }
 
 // Preview fixes the next run's window (hi = now - lag) and walks the
@@ -35,14 +37,15 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 	pv := &Preview{Pipeline: plan.Pipeline}
 	var saved *mark
 	// A target never set up has no state table: that is a first run.
-	if st, err := readState(ctx, c, conn, plan.Pipeline); err == nil {
+	st, err := readState(ctx, c, conn, plan.Pipeline)
+	if err == nil {
 		pv.LeaseOwner, pv.Watermark = st.LeaseOwner, st.Watermark
 		if saved, err = parseSaved(plan, st.Watermark); err != nil {
 			return nil, err
 		}
 	}
 	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
-	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now})
+	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now, preview: true})
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +53,7 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		pv.WindowLo = w.lo.String()
 	}
 	pv.WindowHi = w.hi.String()
+	pv.HeldBy = w.heldBy
 	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}

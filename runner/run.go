@@ -57,6 +57,11 @@ type Result struct {
 	DurationMS  int64  `json:"duration_ms"`
 	Error       string `json:"error,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// HeldBy names the upstream pipeline whose watermark held hi back
+	// from HeldFrom (now minus the lag, or --until): the window covers
+	// only what the upstream has finished writing.
+	HeldBy   string `json:"held_by,omitempty"`
+	HeldFrom string `json:"held_from,omitempty"`
 	// Started is false when the run failed before it fixed its window (it
 	// was refused, or could not take the lease or read the state).
 	Started bool `json:"-"`
@@ -211,6 +216,9 @@ func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (win
 	}
 	if w.hasHi {
 		r.res.WindowHi = w.hi.String()
+	}
+	if w.heldBy != "" {
+		r.res.HeldBy, r.res.HeldFrom = w.heldBy, w.heldFrom.String()
 	}
 	r.res.WatermarkAfter = w.advance.String()
 	if w.advance == (mark{}) {

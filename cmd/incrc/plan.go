@@ -75,15 +75,18 @@ func planCmd() *command {
 				return c.fail(e, "%v", err)
 			}
 		}
+		edges := graphEdges(pr)
 		switch format {
 		case "json":
-			printPlanJSON(e.stdout, changes, next)
+			printPlanJSON(e.stdout, changes, next, edges)
 		case "markdown":
 			printPlanMarkdown(e.stdout, changes)
 			printNext(e.stdout, next, true)
+			printGraph(e.stdout, edges, true)
 		default:
 			printPlanText(e.stdout, changes)
 			printNext(e.stdout, next, false)
+			printGraph(e.stdout, edges, false)
 		}
 		if len(changes) > 0 {
 			return exitChanges
@@ -221,7 +224,11 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		}
 		parts := strings.Join(p.Partitions, ", ")
 		if markdown {
-			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, parts)
+			hi := p.WindowHi
+			if p.HeldBy != "" {
+				hi += " (held back by " + p.HeldBy + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", p.Pipeline, orNone(p.Watermark), lo, hi, p.Rows, parts)
 			continue
 		}
 		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows)
@@ -231,11 +238,14 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		if p.LeaseOwner != "" {
 			fmt.Fprintf(w, " (leased by %s)", p.LeaseOwner)
 		}
+		if p.HeldBy != "" {
+			fmt.Fprintf(w, " (hi held back by upstream %s)", p.HeldBy)
+		}
 		fmt.Fprintln(w)
 	}
 }
 
-func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview) {
+func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, edges []compiler.Edge) {
 	n := map[string]int{}
 	for _, c := range changes {
 		n[c.Action]++
@@ -248,6 +258,9 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview) {
 	out := map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]}
 	if next != nil {
 		out["next"] = next
+	}
+	if len(edges) > 0 {
+		out["graph"] = edges
 	}
 	enc.Encode(out)
 }

@@ -140,6 +140,9 @@ func printResult(w io.Writer, r *runner.Result) {
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
 	}
+	if r.HeldBy != "" {
+		fmt.Fprintf(w, "  hi held back from %s to %s by upstream %s's watermark: the rest is read once %s has written it\n", r.HeldFrom, r.WindowHi, r.HeldBy, r.HeldBy)
+	}
 }
 
 func kindWord(k string) string {

@@ -153,6 +153,9 @@ func stateCmd() *command {
 			}
 			printMarkers(e, st.Partitions)
 		}
+		if !asJSON {
+			printGraph(e.stdout, graphEdges(pr), false)
+		}
 		return exitOK
 	}
 	return c
