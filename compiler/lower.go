@@ -23,6 +23,8 @@ const (
 	StmtCreatePartitions = "create_partitions"
 	StmtCreateTarget     = "create_target"
 	StmtCreateQuarantine = "create_quarantine"
+	StmtCheckTarget      = "check_target_columns"
+	StmtCheckQuarantine  = "check_quarantine_columns"
 	StmtCreatePartIndex  = "create_partition_index"
 
 	StmtInitState    = "init_state"
@@ -100,7 +102,9 @@ func Lower(s *Spec) (*Plan, error) {
 		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
 		Upstream: s.Upstreams(),
+		Params:   Params(s),
 	}
+	p.LogicHash = LogicHashOf(p.Params)
 	if s.Source.Table.Set() {
 		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}
 	} else {
@@ -304,6 +308,7 @@ func (l *lowerer) setup() {
 		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
 			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	}
+	l.schemaCheck(StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
@@ -315,7 +320,15 @@ func (l *lowerer) setup() {
 		}
 		l.add(StmtCreateQuarantine, PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
 			CreateTable{Table: p.Quarantine, Columns: cols})
+		l.schemaCheck(StmtCheckQuarantine, "The quarantine's columns against the spec's, as the target's.")
 	}
+}
+
+// schemaCheck adds the probe of the table the last statement created,
+// against the columns it creates.
+func (l *lowerer) schemaCheck(name, doc string) {
+	ct := l.p.Statements[len(l.p.Statements)-1].Op.(CreateTable)
+	l.add(name, PhaseSetup, doc, ProbeColumns{Source: Relation{Table: ct.Table}, Declared: append([]Col{}, ct.Columns...), DeclaredKey: ct.PrimaryKey})
 }
 
 func addRunsColumn(name string) string { return "add_runs_" + name }

@@ -12,6 +12,13 @@ package compiler
 type Plan struct {
 	File     string // the spec's path, for messages
 	SpecHash string // recorded with every run: which spec wrote the target
+	// LogicHash hashes the spec's parameters that decide the rows a run
+	// computes (LogicHash): recorded with every run and backfill marker, a
+	// partition built with another one is stale.
+	LogicHash string
+	// Params are the spec's semantic parameters, which the compiled file's
+	// header keeps (see Params).
+	Params []SpecParam
 	Pipeline string
 	Strategy Strategy
 	Source   Relation
@@ -264,10 +271,30 @@ type (
 	}
 
 	// ProbeColumns reads no row of a relation, only its columns (all of
-	// them when Columns is empty): their names and types.
+	// them when Columns is empty): their names and types. Declared, when
+	// set, is what the table (Source.Table) should hold: the columns its
+	// CreateTable creates, which the runner compares it with (ReadSchema).
 	ProbeColumns struct {
-		Source  Relation
-		Columns []string
+		Source      Relation
+		Columns     []string
+		Declared    []Col
+		DeclaredKey []string // the table's primary key, as CreateTable makes it
+	}
+
+	// AlterColumnType changes a column's type to Column.Type, keeping its
+	// rows: a widening the runner applies, or a change incrc migrate
+	// applies. Rendered at run time from the validated name and the
+	// portable type, never from a table's catalog text.
+	AlterColumnType struct {
+		Table  Table
+		Column Col
+	}
+
+	// DropColumn drops a column the spec no longer declares (incrc
+	// migrate only).
+	DropColumn struct {
+		Table  Table
+		Column string
 	}
 
 	// AddColumn adds a column to a table (the setup of a state table that
@@ -432,6 +459,8 @@ func (CreateIndex) op()        {}
 func (VersionedKeys) op()      {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
+func (AlterColumnType) op()    {}
+func (DropColumn) op()         {}
 func (ResolveChanges) op()     {}
 func (UpdateMatched) op()      {}
 

@@ -110,6 +110,12 @@ const (
 	// ReadTypes reads no rows, only the types of the columns: each must
 	// fit the declared column of the same name without loss.
 	ReadTypes Read = "types"
+	// ReadSchema reads no rows, only a table's columns, and compares them
+	// with the statement's declared ones (ProbeColumns.Declared): a column
+	// the table lacks is added, a type the engine can widen in place is
+	// widened; a column narrowed, retyped or no longer declared fails the
+	// program with the DDL it needs (incrc migrate applies it).
+	ReadSchema Read = "schema"
 )
 
 // Registers the runner and the programs share. The run's counts are
@@ -290,6 +296,8 @@ func (s Step) readText() string {
 		t = "exactly one row must change"
 	case ReadTypes:
 		t = "column types must fit the declared ones"
+	case ReadSchema:
+		t = "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"
 	}
 	return t
 }

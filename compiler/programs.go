@@ -17,6 +17,8 @@ func (l *lowerer) programs() {
 			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
 		case isAddRunsColumn(st.Name):
 			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
+		case isSchemaCheck(st):
+			s.Read = ReadSchema
 		}
 		setup.Steps = append(setup.Steps, s)
 	}
@@ -43,6 +45,13 @@ func (l *lowerer) programs() {
 		p.Programs = append(p.Programs, l.reconcileProgram())
 	}
 	p.Programs = append(p.Programs, l.preview(), l.rewind())
+}
+
+// isSchemaCheck: a probe of a table the pipeline writes, against the
+// columns it declares (schema evolution).
+func isSchemaCheck(st *Statement) bool {
+	pc, ok := st.Op.(ProbeColumns)
+	return ok && pc.Declared != nil
 }
 
 // runsColumnPrefix names the registers probe_runs sets: one per column of

@@ -19,6 +19,14 @@ type Preview struct {
 	LeaseOwner string   `json:"lease_owner,omitempty"`
 	// HeldBy names the upstream pipeline whose watermark holds hi back.
 	HeldBy string `json:"held_by,omitempty"`
+	// Schema is what differs between the pipeline's tables and its spec:
+	// the DDL the next run applies (added columns, widened types) or that
+	// needs incrc migrate.
+	Schema []SchemaChange `json:"schema,omitempty"`
+	// Stale lists the partitions whose rows were built with another logic
+	// than the spec's (compiler.LogicHash), oldest first: what incrc
+	// backfill --stale rebuilds. Nil for a pipeline without partitions.
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Preview fixes the next run's window (hi = now - lag) and walks the
@@ -58,6 +66,9 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		return nil, err
 	}
 	pv.Rows = m.reg(compiler.RegRead)
+	if pv.Schema, err = t.PendingSchema(ctx, plan); err != nil {
+		return nil, err
+	}
 	for _, p := range m.parts {
 		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}

@@ -62,6 +62,10 @@ type Result struct {
 	// only what the upstream has finished writing.
 	HeldBy   string `json:"held_by,omitempty"`
 	HeldFrom string `json:"held_from,omitempty"`
+	// Schema lists what the run changed in its tables before it wrote:
+	// columns added (their old rows NULL until a backfill or a full
+	// refresh fills them), types widened.
+	Schema []SchemaChange `json:"schema,omitempty"`
 	// Started is false when the run failed before it fixed its window (it
 	// was refused, or could not take the lease or read the state).
 	Started bool `json:"-"`
@@ -175,8 +179,13 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
 	if r.pr.Setup {
-		if err := setup(ctx, r.c, r.conn); err != nil {
+		changes, err := setup(ctx, r.c, r.conn)
+		if err != nil {
 			return err
+		}
+		r.res.Schema = changes
+		if note := schemaNote(changes); note != "" {
+			r.vals["note"] = note
 		}
 	}
 	l, err := r.t.acquire(ctx, r.conn, r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
@@ -307,17 +316,44 @@ func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
 // setup walks the setup program: idempotent DDL, each statement on its
 // own, before any transaction. Two runs creating the same table at once
 // can collide in the catalog; the second attempt finds it there.
-func setup(ctx context.Context, c *compiled, conn *sql.Conn) error {
+//
+// It returns the changes its schema checks applied to the target and the
+// quarantine (columns added, types widened); a change no run makes on its
+// own fails it with a *SchemaError.
+func setup(ctx context.Context, c *compiled, conn *sql.Conn) ([]SchemaChange, error) {
+	return setupMode(ctx, c, conn, schemaRun)
+}
+
+func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode) ([]SchemaChange, error) {
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = newMachine(c, conn, params{}).walk(ctx, pr)
+	if mode == schemaRun {
+		// Every table first, changing nothing: a run refused names all that
+		// its tables need, and applies none of it.
+		pending, err := pendingSchema(ctx, c, conn)
+		if err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+		for _, ch := range pending {
+			if !ch.Automatic() {
+				return nil, fmt.Errorf("setup: %w", &SchemaError{Pipeline: c.plan.Pipeline, Changes: pending})
+			}
+		}
+	}
+	m := newMachine(c, conn, params{})
+	m.schemaMode = mode
+	err = m.walk(ctx, pr)
+	if err != nil && !isSchemaError(err) {
+		applied := m.schema
+		m = newMachine(c, conn, params{})
+		m.schemaMode = mode
+		err = m.walk(ctx, pr)
+		m.schema = append(applied, m.schema...)
+	}
 	if err != nil {
-		err = newMachine(c, conn, params{}).walk(ctx, pr)
+		return m.schema, fmt.Errorf("setup: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	return nil
+	return m.schema, nil
 }

@@ -33,6 +33,10 @@ type machine struct {
 	between func(ctx context.Context) error
 	// before, when set, runs before each step (the run's clock values).
 	before func()
+	// schemaMode says what ReadSchema steps do with what they find;
+	// schema collects what they found (and applied, unless a dry run).
+	schemaMode schemaMode
+	schema     []SchemaChange
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -201,6 +205,8 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			m.vals[s.Into[0]+strings.ToLower(col.Name)] = int64(1)
 		}
 		return err
+	case compiler.ReadSchema:
+		return m.checkSchema(ctx, q, s)
 	case compiler.ReadTypes:
 		cols, err := c.columns(ctx, q, s.Stmt, m.vals)
 		if err != nil {

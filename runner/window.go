@@ -239,7 +239,7 @@ func holdBack(ctx context.Context, m *machine, w *window, b bounds) error {
 		}
 	}
 	if w.heldBy != "" {
-		m.vals["note"] = "hi held back from " + w.heldFrom.String() + " by upstream " + w.heldBy + "'s watermark"
+		addNote(m.vals, "hi held back from "+w.heldFrom.String()+" by upstream "+w.heldBy+"'s watermark")
 	}
 	return nil
 }

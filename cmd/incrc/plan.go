@@ -76,15 +76,16 @@ func planCmd() *command {
 			}
 		}
 		edges := graphEdges(pr)
+		semantic := semanticChanges(specs, changes, files, next)
 		switch format {
 		case "json":
-			printPlanJSON(e.stdout, changes, next, edges)
+			printPlanJSON(e.stdout, changes, next, edges, semantic)
 		case "markdown":
-			printPlanMarkdown(e.stdout, changes)
+			printPlanMarkdown(e.stdout, changes, semantic)
 			printNext(e.stdout, next, true)
 			printGraph(e.stdout, edges, true)
 		default:
-			printPlanText(e.stdout, changes)
+			printPlanText(e.stdout, changes, semantic)
 			printNext(e.stdout, next, false)
 			printGraph(e.stdout, edges, false)
 		}
@@ -141,7 +142,7 @@ func summary(changes []fileChange) string {
 
 var actionSymbol = map[string]string{"added": "+", "changed": "~", "removed": "-"}
 
-func printPlanText(w io.Writer, changes []fileChange) {
+func printPlanText(w io.Writer, changes []fileChange, semantic []*pipelineChange) {
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "No changes.")
 		return
@@ -160,13 +161,14 @@ func printPlanText(w io.Writer, changes []fileChange) {
 	for _, c := range changes {
 		fmt.Fprintf(w, "%s %s\n", actionSymbol[c.Action], slash(c.Path))
 	}
-	for _, c := range changes {
-		fmt.Fprintf(w, "\n%s", c.Diff)
-	}
+	// Each pipeline first in the spec's words, then its diffs cut per
+	// statement.
+	printSemanticText(w, semantic)
+	printHunks(w, semantic)
 	fmt.Fprintf(w, "\nPlan: %s.\n", summary(changes))
 }
 
-func printPlanMarkdown(w io.Writer, changes []fileChange) {
+func printPlanMarkdown(w io.Writer, changes []fileChange, semantic []*pipelineChange) {
 	fmt.Fprintln(w, "### incrc plan")
 	fmt.Fprintln(w)
 	if len(changes) == 0 {
@@ -177,13 +179,7 @@ func printPlanMarkdown(w io.Writer, changes []fileChange) {
 	for _, c := range changes {
 		fmt.Fprintf(w, "| `%s` | %s |\n", slash(c.Path), c.Action)
 	}
-	for _, c := range changes {
-		fence := "```"
-		for strings.Contains(c.Diff, fence) {
-			fence += "`"
-		}
-		fmt.Fprintf(w, "\n<details><summary><code>%s</code> (%s)</summary>\n\n%sdiff\n%s%s\n\n</details>\n", slash(c.Path), c.Action, fence, c.Diff, fence)
-	}
+	printSemanticMarkdown(w, semantic)
 }
 
 // previews reads each pipeline's next window from the target.
@@ -243,9 +239,48 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		}
 		fmt.Fprintln(w)
 	}
+	printPendingDDL(w, next, markdown)
 }
 
-func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, edges []compiler.Edge) {
+// printPendingDDL shows, per pipeline, what differs between its tables and
+// its spec, and the DDL: what its next run applies, or what needs incrc
+// migrate.
+func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
+	pending := false
+	for _, p := range next {
+		pending = pending || len(p.Schema) > 0
+	}
+	if !pending {
+		return
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n#### Pending DDL\n")
+	} else {
+		fmt.Fprintf(w, "\nPending DDL (the next run applies added columns and widened types; the rest needs incrc migrate):\n")
+	}
+	for _, p := range next {
+		if len(p.Schema) == 0 {
+			continue
+		}
+		if markdown {
+			fmt.Fprintf(w, "\n`%s`:\n\n```sql\n", p.Pipeline)
+			for _, ch := range p.Schema {
+				fmt.Fprintf(w, "-- %s\n", ch)
+				for _, ddl := range ch.DDL {
+					fmt.Fprintf(w, "%s;\n", ddl)
+				}
+			}
+			fmt.Fprintf(w, "```\n")
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\n", p.Pipeline)
+		var b strings.Builder
+		printChanges(&b, p.Schema)
+		fmt.Fprint(w, "  "+strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n  ")+"\n")
+	}
+}
+
+func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, edges []compiler.Edge, semantic []*pipelineChange) {
 	n := map[string]int{}
 	for _, c := range changes {
 		n[c.Action]++
@@ -261,6 +296,9 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, ed
 	}
 	if len(edges) > 0 {
 		out["graph"] = edges
+	}
+	if len(semantic) > 0 {
+		out["pipelines"] = semantic
 	}
 	enc.Encode(out)
 }
