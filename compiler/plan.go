@@ -18,7 +18,7 @@ type Plan struct {
 	LogicHash string
 	// Params are the spec's semantic parameters, which the compiled file's
 	// header keeps (see Params).
-	Params []SpecParam
+	Params   []SpecParam
 	Pipeline string
 	Strategy Strategy
 	Source   Relation
