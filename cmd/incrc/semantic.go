@@ -418,7 +418,7 @@ func printSemanticMarkdown(w io.Writer, pcs []*pipelineChange) {
 			f := pc.files[0]
 			more := ""
 			if len(pc.files) > 1 {
-				more = fmt.Sprintf(" (the other %d dialects' files hold the same statements, spelled for each)", len(pc.files)-1)
+				more = fmt.Sprintf(" (%d more %s: the same statements, spelled for each)", len(pc.files)-1, plural(len(pc.files)-1, "dialect", "dialects"))
 			}
 			fmt.Fprintf(w, "\n<details><summary><code>%s</code>%s</summary>\n\n%s\n\n</details>\n", slash(f.Path), more, fencedBlock("diff", f.Diff))
 			continue
