@@ -75,3 +75,50 @@ func TestGraphRefuses(t *testing.T) {
 		t.Errorf("integer upstream of a time watermark: %v", d)
 	}
 }
+
+func TestParamsAndLogicHash(t *testing.T) {
+	base := "pipeline: p\nsource: {query: \"SELECT id, t -- the ids\\nFROM app.a WHERE note <> 'x\\ny'\"}\ntarget: {table: x.a}\ncolumns: {id: bigint, t: timestamp}\nstrategy: merge\nunique_key: [id]\nwatermark: {column: t, start: 2026-01-01, lookback: 2d}\n"
+	parse := func(y string) *Spec {
+		s, err := Parse("p.yaml", []byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := Validate(s); len(d) > 0 {
+			t.Fatal(d)
+		}
+		return s
+	}
+	a := parse(base)
+	var q string
+	for _, p := range Params(a) {
+		if p.Key == "source.query" {
+			q = p.Value
+		}
+		if strings.ContainsAny(ParamLine(p), "\r\n") {
+			t.Errorf("a header line spans lines: %q", ParamLine(p))
+		}
+	}
+	if q != `SELECT id, t FROM app.a WHERE note <> 'x\ny'` {
+		t.Errorf("source.query as the header shows it: %q", q)
+	}
+	// The lookback, a comment of the query and its layout are not logic.
+	b := parse(strings.Replace(strings.Replace(base, "lookback: 2d", "lookback: 3d", 1), " -- the ids\\n", "\\n  ", 1))
+	if LogicHash(a) != LogicHash(b) {
+		t.Errorf("a lookback or a comment changed the logic hash")
+	}
+	c := parse(strings.Replace(base, "WHERE note", "WHERE t IS NOT NULL AND note", 1))
+	if LogicHash(a) == LogicHash(c) {
+		t.Errorf("a query change did not change the logic hash")
+	}
+	var got []string
+	for _, ch := range DiffParams(Params(a), Params(b)) {
+		got = append(got, ch.String())
+	}
+	if strings.Join(got, "; ") != "watermark.lookback: 2d -> 3d" {
+		t.Errorf("DiffParams = %v", got)
+	}
+	back, ok := ReadParams([]byte(ParamLine(Params(a)[0]) + "\n-- name: x\n"))
+	if !ok || len(back) != 1 || back[0] != Params(a)[0] {
+		t.Errorf("ReadParams = %v, %v", back, ok)
+	}
+}

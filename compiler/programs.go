@@ -1,6 +1,9 @@
 package compiler
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // programs decides, for each mode the pipeline has, which statements run
 // in which order: the only place where strategies differ in what runs.
@@ -17,6 +20,10 @@ func (l *lowerer) programs() {
 			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
 		case isAddRunsColumn(st.Name):
 			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
+		case st.Name == StmtProbePartitions:
+			s.Read, s.Into = ReadColumns, []string{partitionsColumnPrefix}
+		case strings.HasPrefix(st.Name, addPartitionsColumn("")):
+			s.If = "!" + partitionsColumnPrefix + st.Name[len(addPartitionsColumn("")):]
 		case isSchemaCheck(st):
 			s.Read = ReadSchema
 		}
@@ -57,6 +64,9 @@ func isSchemaCheck(st *Statement) bool {
 // runsColumnPrefix names the registers probe_runs sets: one per column of
 // the run log, so that setup adds only the columns a table lacks.
 const runsColumnPrefix = "runs."
+
+// partitionsColumnPrefix names the registers probe_partitions sets.
+const partitionsColumnPrefix = "partitions."
 
 func isAddRunsColumn(name string) bool {
 	prefix := addRunsColumn("")

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 // SpecParam is one semantic parameter of a spec, in the spec's own words:
@@ -39,7 +41,7 @@ func Params(s *Spec) []SpecParam {
 		return "[" + strings.Join(values(ss), ", ") + "]"
 	}
 	add("source.table", s.Source.Table.Value, true)
-	add("source.query", oneLine(strings.TrimSpace(s.Source.Query.Value)), true)
+	add("source.query", canonicalQuery(s.Source.Query.Value), true)
 	add("target.table", s.Target.Table.Value, false)
 	add("strategy", s.Strategy.Value, true)
 	add("unique_key", list(s.UniqueKey), true)
@@ -113,13 +115,33 @@ func Params(s *Spec) []SpecParam {
 	return out
 }
 
-// oneLine keeps a multi-line value (a source query) on one line of the
-// compiled file's header: its line breaks spelled \n.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n\\") {
-		return s
+// canonicalQuery is a source query on one line, its tokens as written
+// (the Portable reading, which validation accepted) without its comments
+// or layout: what the header shows and the logic hash reads, so that a
+// comment or a line break is not a change of logic, and no comment of
+// the query reaches the compiled file.
+func canonicalQuery(q string) string {
+	if strings.TrimSpace(q) == "" {
+		return ""
 	}
-	return strings.NewReplacer(`\`, `\\`, "\r", `\r`, "\n", `\n`).Replace(s)
+	toks, err := sqllex.Lex(sqllex.Portable, q)
+	if err != nil {
+		return "(unreadable)" // validation refused it already
+	}
+	var b strings.Builder
+	prev := ""
+	for _, t := range toks {
+		if t.Kind == sqllex.Comment || t.Kind == sqllex.EOF || t.Text == "" {
+			continue
+		}
+		if b.Len() > 0 && prev != "(" && prev != "." && t.Text != "," && t.Text != ")" && t.Text != "." {
+			b.WriteByte(' ')
+		}
+		// A literal may span lines: the header's line must not end in it.
+		b.WriteString(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(t.Text))
+		prev = t.Text
+	}
+	return b.String()
 }
 
 // LogicHash is a hash over the parameters that decide the rows a run

@@ -69,6 +69,12 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 	if pv.Schema, err = t.PendingSchema(ctx, plan); err != nil {
 		return nil, err
 	}
+	if plan.Partition != nil {
+		// A target never set up has no partitions, stale or not.
+		if stale, err := staleOn(ctx, c, conn); err == nil {
+			pv.Stale = append([]string{}, stale...)
+		}
+	}
 	for _, p := range m.parts {
 		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}

@@ -165,7 +165,7 @@ type recorder struct {
 func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, opts Options) *recorder {
 	start := opts.Now()
 	res := &Result{Pipeline: c.plan.Pipeline, RunID: newRunID(start), Kind: pr.Record}
-	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash,
+	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash, "logic_hash": c.plan.LogicHash,
 		"kind": pr.Record, "status": "succeeded", "started_at": stateTime(start), "note": nil, "error": nil}
 	for _, reg := range compiler.Counters {
 		vals[reg] = int64(0)

@@ -44,6 +44,9 @@ type Status struct {
 	PipelineState
 	Runs       []Result `json:"runs"`
 	Partitions []Marker `json:"partitions,omitempty"` // backfill markers, newest first
+	// Stale are the partitions built with another logic than the spec's,
+	// oldest first (see Target.Stale).
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Marker is a partition's completion marker from a backfill.
@@ -96,6 +99,10 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 			m.Detail, _ = text(row[4])
 			m.UpdatedAt, _ = text(row[5])
 			s.Partitions = append(s.Partitions, m)
+		}
+		// A target never run has no partitions to be stale.
+		if stale, err := staleOn(ctx, c, conn); err == nil {
+			s.Stale = stale
 		}
 	}
 	return s, nil

@@ -237,6 +237,9 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		if p.HeldBy != "" {
 			fmt.Fprintf(w, " (hi held back by upstream %s)", p.HeldBy)
 		}
+		if len(p.Stale) > 0 {
+			fmt.Fprintf(w, "; %d stale %s (%s): incrc backfill --stale", len(p.Stale), plural(len(p.Stale), "partition", "partitions"), rangeOf(p.Stale))
+		}
 		fmt.Fprintln(w)
 	}
 	printPendingDDL(w, next, markdown)

@@ -33,13 +33,16 @@
 --   create_schema
 --   create_state
 --   create_runs
---   probe_runs             column names -> runs.<column>
---   add_runs_rows_skipped  if no runs.rows_skipped
---   add_runs_note          if no runs.note
---   add_runs_rows_ignored  if no runs.rows_ignored
+--   probe_runs                 column names -> runs.<column>
+--   add_runs_rows_skipped      if no runs.rows_skipped
+--   add_runs_note              if no runs.note
+--   add_runs_rows_ignored      if no runs.rows_ignored
+--   add_runs_logic_hash        if no runs.logic_hash
 --   create_partitions
+--   probe_partitions           column names -> partitions.<column>
+--   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   check_target_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [start, hi)):
 --   record_start
@@ -154,7 +157,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING(64),
   `rows_skipped` INT64,
   `note` STRING,
-  `rows_ignored` INT64
+  `rows_ignored` INT64,
+  `logic_hash` STRING(64)
 );
 
 -- name: probe_runs
@@ -179,6 +183,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- Add rows_ignored to a run log an older incrc created.
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` INT64;
 
+-- name: add_runs_logic_hash
+-- phase: setup
+-- Add logic_hash to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+
 -- name: create_partitions
 -- phase: setup
 -- Backfill completion markers and per-partition reconciliation results.
@@ -189,8 +198,21 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING(16),
   `rows_written` INT64,
   `detail` STRING,
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `logic_hash` STRING(64)
 );
+
+-- name: probe_partitions
+-- phase: setup
+-- The markers' columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- name: add_partitions_logic_hash
+-- phase: setup
+-- Add logic_hash to the markers of an older incrc.
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING(64);
 
 -- name: create_target
 -- phase: setup
@@ -275,15 +297,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`, `rows_ignored`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`, `rows_ignored`, `logic_hash`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC

@@ -32,16 +32,19 @@
 --   create_schema
 --   create_state
 --   create_runs
---   probe_runs                column names -> runs.<column>
---   add_runs_rows_skipped     if no runs.rows_skipped
---   add_runs_note             if no runs.note
---   add_runs_rows_ignored     if no runs.rows_ignored
+--   probe_runs                 column names -> runs.<column>
+--   add_runs_rows_skipped      if no runs.rows_skipped
+--   add_runs_note              if no runs.note
+--   add_runs_rows_ignored      if no runs.rows_ignored
+--   add_runs_logic_hash        if no runs.logic_hash
 --   create_partitions
+--   probe_partitions           column names -> partitions.<column>
+--   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
 --   create_tombstones
---   check_target_columns      columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_quarantine
---   check_quarantine_columns  columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
@@ -154,6 +157,7 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "rows_skipped" BIGINT,
   "note" VARCHAR(65535),
   "rows_ignored" BIGINT,
+  "logic_hash" VARCHAR(256),
   PRIMARY KEY ("run_id")
 );
 
@@ -179,6 +183,11 @@ ALTER TABLE "incrc_runs" ADD COLUMN "note" VARCHAR(65535);
 -- Add rows_ignored to a run log an older incrc created.
 ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" BIGINT;
 
+-- name: add_runs_logic_hash
+-- phase: setup
+-- Add logic_hash to a run log an older incrc created.
+ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(256);
+
 -- name: create_partitions
 -- phase: setup
 -- Backfill completion markers and per-partition reconciliation results.
@@ -190,8 +199,21 @@ CREATE TABLE IF NOT EXISTS "incrc_partitions" (
   "rows_written" BIGINT,
   "detail" VARCHAR(65535),
   "updated_at" VARCHAR(160),
+  "logic_hash" VARCHAR(256),
   PRIMARY KEY ("pipeline", "backfill_id", "partition_key")
 );
+
+-- name: probe_partitions
+-- phase: setup
+-- The markers' columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_partitions"
+WHERE 1 = 0;
+
+-- name: add_partitions_logic_hash
+-- phase: setup
+-- Add logic_hash to the markers of an older incrc.
+ALTER TABLE "incrc_partitions" ADD COLUMN "logic_hash" VARCHAR(256);
 
 -- name: create_target
 -- phase: setup
@@ -309,15 +331,15 @@ WHERE "pipeline" = $1 AND "status" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = window_lo, $5 = window_hi, $6 = watermark_before, $7 = started_at, $8 = spec_hash, $9 = note
-INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running');
+-- params: $1 = run_id, $2 = pipeline, $3 = kind, $4 = window_lo, $5 = window_hi, $6 = watermark_before, $7 = started_at, $8 = spec_hash, $9 = note, $10 = logic_hash
+INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: $1 = pipeline
-SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note", "rows_ignored"
+SELECT "run_id", "pipeline", "kind", "status", "window_lo", "window_hi", "watermark_before", "watermark_after", "rows_read", "rows_inserted", "rows_updated", "rows_deleted", "rows_quarantined", "started_at", "finished_at", "duration_ms", "error", "spec_hash", "rows_skipped", "note", "rows_ignored", "logic_hash"
 FROM "incrc_runs"
 WHERE "pipeline" = $1
 ORDER BY "started_at" DESC

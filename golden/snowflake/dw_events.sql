@@ -27,13 +27,16 @@
 --   create_schema
 --   create_state
 --   create_runs
---   probe_runs              column names -> runs.<column>
---   add_runs_rows_skipped   if no runs.rows_skipped
---   add_runs_note           if no runs.note
---   add_runs_rows_ignored   if no runs.rows_ignored
+--   probe_runs                 column names -> runs.<column>
+--   add_runs_rows_skipped      if no runs.rows_skipped
+--   add_runs_note              if no runs.note
+--   add_runs_rows_ignored      if no runs.rows_ignored
+--   add_runs_logic_hash        if no runs.logic_hash
 --   create_partitions
+--   probe_partitions           column names -> partitions.<column>
+--   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   check_target_columns    columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_partition_index
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
@@ -146,6 +149,7 @@ CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
   "ROWS_SKIPPED" BIGINT,
   "NOTE" VARCHAR,
   "ROWS_IGNORED" BIGINT,
+  "LOGIC_HASH" VARCHAR(64),
   PRIMARY KEY ("RUN_ID")
 );
 
@@ -171,6 +175,11 @@ ALTER TABLE "INCRC_RUNS" ADD COLUMN "NOTE" VARCHAR;
 -- Add rows_ignored to a run log an older incrc created.
 ALTER TABLE "INCRC_RUNS" ADD COLUMN "ROWS_IGNORED" BIGINT;
 
+-- name: add_runs_logic_hash
+-- phase: setup
+-- Add logic_hash to a run log an older incrc created.
+ALTER TABLE "INCRC_RUNS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
+
 -- name: create_partitions
 -- phase: setup
 -- Backfill completion markers and per-partition reconciliation results.
@@ -182,8 +191,21 @@ CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
   "ROWS_WRITTEN" BIGINT,
   "DETAIL" VARCHAR,
   "UPDATED_AT" VARCHAR(40),
+  "LOGIC_HASH" VARCHAR(64),
   PRIMARY KEY ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY")
 );
+
+-- name: probe_partitions
+-- phase: setup
+-- The markers' columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_PARTITIONS"
+WHERE 1 = 0;
+
+-- name: add_partitions_logic_hash
+-- phase: setup
+-- Add logic_hash to the markers of an older incrc.
+ALTER TABLE "INCRC_PARTITIONS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
 
 -- name: create_target
 -- phase: setup
@@ -272,15 +294,15 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE", "ROWS_IGNORED"
+SELECT "RUN_ID", "PIPELINE", "KIND", "STATUS", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "WATERMARK_AFTER", "ROWS_READ", "ROWS_INSERTED", "ROWS_UPDATED", "ROWS_DELETED", "ROWS_QUARANTINED", "STARTED_AT", "FINISHED_AT", "DURATION_MS", "ERROR", "SPEC_HASH", "ROWS_SKIPPED", "NOTE", "ROWS_IGNORED", "LOGIC_HASH"
 FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
@@ -491,9 +513,35 @@ WHERE "PIPELINE" = ? AND "BACKFILL_ID" = ? AND "PARTITION_KEY" = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
-INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT")
-VALUES (?, ?, ?, ?, ?, ?, ?);
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at, logic_hash
+INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT", "LOGIC_HASH")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: logic_markers
+-- phase: query
+-- The logic each partition was last rebuilt with (the markers of done partitions): stale partitions.
+-- params: pipeline
+SELECT "PARTITION_KEY", "LOGIC_HASH", "UPDATED_AT"
+FROM "INCRC_PARTITIONS"
+WHERE "PIPELINE" = ? AND "STATUS" = 'done'
+ORDER BY "UPDATED_AT", "PARTITION_KEY";
+
+-- name: logic_runs
+-- phase: query
+-- The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.
+-- params: pipeline
+SELECT "KIND", "LOGIC_HASH", "FINISHED_AT"
+FROM "INCRC_RUNS"
+WHERE "PIPELINE" = ? AND "STATUS" = 'succeeded'
+ORDER BY "FINISHED_AT";
+
+-- name: target_partitions
+-- phase: query
+-- The partitions the target holds, oldest first: stale partitions are among them.
+SELECT "EVENT_DATE" AS incrc_partition, COUNT(*) AS incrc_rows
+FROM "DW"."EVENTS"
+GROUP BY "EVENT_DATE"
+ORDER BY incrc_partition;
 
 -- name: check_partition_source
 -- phase: query

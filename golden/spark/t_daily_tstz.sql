@@ -31,13 +31,16 @@
 --   create_schema
 --   create_state
 --   create_runs
---   probe_runs              column names -> runs.<column>
---   add_runs_rows_skipped   if no runs.rows_skipped
---   add_runs_note           if no runs.note
---   add_runs_rows_ignored   if no runs.rows_ignored
+--   probe_runs                 column names -> runs.<column>
+--   add_runs_rows_skipped      if no runs.rows_skipped
+--   add_runs_note              if no runs.note
+--   add_runs_rows_ignored      if no runs.rows_ignored
+--   add_runs_logic_hash        if no runs.logic_hash
 --   create_partitions
+--   probe_partitions           column names -> partitions.<column>
+--   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   check_target_columns    columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_partition_index
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
@@ -154,7 +157,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING DELTA;
 
@@ -180,6 +184,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- Add rows_ignored to a run log an older incrc created.
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
+-- name: add_runs_logic_hash
+-- phase: setup
+-- Add logic_hash to a run log an older incrc created.
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
 -- name: create_partitions
 -- phase: setup
 -- Backfill completion markers and per-partition reconciliation results.
@@ -190,9 +199,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING DELTA;
+
+-- name: probe_partitions
+-- phase: setup
+-- The markers' columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- name: add_partitions_logic_hash
+-- phase: setup
+-- Add logic_hash to the markers of an older incrc.
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
 -- name: create_target
 -- phase: setup
@@ -281,15 +303,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- name: record_start
 -- phase: state
 -- The run's row in the run log, written before any data moves.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
 -- params: pipeline
-SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`, `rows_ignored`
+SELECT `run_id`, `pipeline`, `kind`, `status`, `window_lo`, `window_hi`, `watermark_before`, `watermark_after`, `rows_read`, `rows_inserted`, `rows_updated`, `rows_deleted`, `rows_quarantined`, `started_at`, `finished_at`, `duration_ms`, `error`, `spec_hash`, `rows_skipped`, `note`, `rows_ignored`, `logic_hash`
 FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
@@ -549,9 +571,35 @@ WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
 -- name: insert_marker
 -- phase: write
 -- The partition's completion marker.
--- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at
-INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`)
-VALUES (?, ?, ?, ?, ?, ?, ?);
+-- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at, logic_hash
+INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: logic_markers
+-- phase: query
+-- The logic each partition was last rebuilt with (the markers of done partitions): stale partitions.
+-- params: pipeline
+SELECT `partition_key`, `logic_hash`, `updated_at`
+FROM `incrc_partitions`
+WHERE `pipeline` = ? AND `status` = 'done'
+ORDER BY `updated_at`, `partition_key`;
+
+-- name: logic_runs
+-- phase: query
+-- The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.
+-- params: pipeline
+SELECT `kind`, `logic_hash`, `finished_at`
+FROM `incrc_runs`
+WHERE `pipeline` = ? AND `status` = 'succeeded'
+ORDER BY `finished_at`;
+
+-- name: target_partitions
+-- phase: query
+-- The partitions the target holds, oldest first: stale partitions are among them.
+SELECT date_trunc('DAY', `paid_at`) AS incrc_partition, COUNT(*) AS incrc_rows
+FROM `dw`.`payments`
+GROUP BY date_trunc('DAY', `paid_at`)
+ORDER BY incrc_partition;
 
 -- name: check_partition_source
 -- phase: query
