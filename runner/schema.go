@@ -169,6 +169,13 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 			continue
 		default:
 			old, ok := typer.SourceType(*cur)
+			if ok && old.Kind == compiler.Varchar && old.Length == 0 {
+				if cur.HasLength && cur.Length > 0 && cur.Length < 1<<20 {
+					old.Length = int(cur.Length) // read from the catalog (fillLengths)
+				} else {
+					old = compiler.Type{Kind: compiler.Text} // a length the driver does not report
+				}
+			}
 			ch.From = sourceTypeName(*cur)
 			switch {
 			case ok && old == col.Type:
