@@ -329,12 +329,16 @@ func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode
 	if err != nil {
 		return nil, err
 	}
+	var planned map[string][]SchemaChange
 	if mode == schemaRun {
 		// Every table first, changing nothing: a run refused names all that
 		// its tables need, and applies none of it.
-		pending, err := pendingSchema(ctx, c, conn)
-		if err != nil {
+		if planned, err = pendingByStep(ctx, c, conn); err != nil {
 			return nil, fmt.Errorf("setup: %w", err)
+		}
+		var pending []SchemaChange
+		for _, s := range pr.Steps {
+			pending = append(pending, planned[s.Stmt]...)
 		}
 		for _, ch := range pending {
 			if !ch.Automatic() {
@@ -343,9 +347,10 @@ func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode
 		}
 	}
 	m := newMachine(c, conn, params{})
-	m.schemaMode = mode
+	m.schemaMode, m.planned = mode, planned
 	err = m.walk(ctx, pr)
 	if err != nil && !isSchemaError(err) {
+		// The second attempt reads again: the first may have applied some.
 		applied := m.schema
 		m = newMachine(c, conn, params{})
 		m.schemaMode = mode

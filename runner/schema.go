@@ -71,9 +71,17 @@ const (
 // checkSchema compares the table of a ReadSchema step with its declared
 // columns and, by the machine's mode, applies what it finds.
 func (m *machine) checkSchema(ctx context.Context, q querier, s compiler.Step) error {
-	changes, err := schemaDiff(ctx, m.c, q, s.Stmt)
-	if err != nil {
-		return err
+	var changes []SchemaChange
+	if planned, ok := m.planned[s.Stmt]; ok || m.planned != nil {
+		// A run read every table before the setup (pendingSchema): what it
+		// found is what this step applies; a table it did not find was
+		// created by this setup, as the spec says.
+		changes = planned
+	} else {
+		var err error
+		if changes, err = schemaDiff(ctx, m.c, q, s.Stmt); err != nil {
+			return err
+		}
 	}
 	if len(changes) == 0 {
 		return nil
@@ -124,10 +132,29 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 		return nil, fmt.Errorf("%s: %w", stmt, err)
 	}
 	typer, _ := c.d.(dialects.SourceTyper)
+	find := func(n string) *dialects.ColumnInfo {
+		for i := range have {
+			if strings.EqualFold(have[i].Name, n) {
+				return &have[i]
+			}
+		}
+		return nil
+	}
+	// The session table that says how the engine reports each declared
+	// type is needed only when a column's type does not read back as the
+	// declared one: most runs create none.
 	var shape map[string]dialects.ColumnInfo
 	if typer != nil {
-		if shape, err = shapeOf(ctx, c, q, probe.Declared, probe.DeclaredKey); err != nil {
-			return nil, fmt.Errorf("%s: %w", stmt, err)
+		need := false
+		for _, col := range probe.Declared {
+			if cur := find(col.Name); cur != nil && !readsAs(typer, *cur, col.Type) {
+				need = true
+			}
+		}
+		if need {
+			if shape, err = shapeOf(ctx, c, q, probe.Declared, probe.DeclaredKey); err != nil {
+				return nil, fmt.Errorf("%s: %w", stmt, err)
+			}
 		}
 	}
 	name := strings.Join(table.Parts, ".")
@@ -143,14 +170,6 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 		}
 		return sqls, nil
 	}
-	find := func(n string) *dialects.ColumnInfo {
-		for i := range have {
-			if strings.EqualFold(have[i].Name, n) {
-				return &have[i]
-			}
-		}
-		return nil
-	}
 	for _, col := range probe.Declared {
 		cur := find(col.Name)
 		ch := SchemaChange{Table: name, Column: col.Name, To: col.Type.String()}
@@ -165,17 +184,10 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 			if ch.DDL, err = render(compiler.AddColumn{Table: table, Column: add}); err != nil {
 				return nil, err
 			}
-		case typer == nil || sameInfo(*cur, shape[strings.ToLower(col.Name)]):
+		case typer == nil || readsAs(typer, *cur, col.Type) || sameInfo(*cur, shape[strings.ToLower(col.Name)]):
 			continue
 		default:
-			old, ok := typer.SourceType(*cur)
-			if ok && old.Kind == compiler.Varchar && old.Length == 0 {
-				if cur.HasLength && cur.Length > 0 && cur.Length < 1<<20 {
-					old.Length = int(cur.Length) // read from the catalog (fillLengths)
-				} else {
-					old = compiler.Type{Kind: compiler.Text} // a length the driver does not report
-				}
-			}
+			old, ok, _ := mapped(typer, *cur)
 			ch.From = sourceTypeName(*cur)
 			switch {
 			case ok && old == col.Type:
@@ -221,6 +233,34 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 		out = append(out, ch)
 	}
 	return out, nil
+}
+
+// mapped is the portable type of a column as the engine reports it;
+// lengthless: a varchar whose length the driver does not report (DuckDB
+// keeps none; MariaDB's is read by fillLengths).
+func mapped(typer dialects.SourceTyper, cur dialects.ColumnInfo) (t compiler.Type, ok, lengthless bool) {
+	t, ok = typer.SourceType(cur)
+	if ok && t.Kind == compiler.Varchar && t.Length == 0 {
+		if cur.HasLength && cur.Length > 0 && cur.Length < 1<<20 {
+			t.Length = int(cur.Length)
+		} else {
+			return compiler.Type{Kind: compiler.Text}, true, true
+		}
+	}
+	return t, ok, false
+}
+
+// readsAs reports whether a column reads back as the declared type: the
+// same portable type, or a lengthless varchar for a text or varchar.
+func readsAs(typer dialects.SourceTyper, cur dialects.ColumnInfo, want compiler.Type) bool {
+	t, ok, lengthless := mapped(typer, cur)
+	switch {
+	case !ok:
+		return false
+	case lengthless:
+		return want.Kind == compiler.Text || want.Kind == compiler.Varchar
+	}
+	return t == want
 }
 
 // family groups types whose change is a narrowing or widening rather
@@ -446,11 +486,26 @@ func (t *Target) PendingSchema(ctx context.Context, plan *compiler.Plan) ([]Sche
 }
 
 func pendingSchema(ctx context.Context, c *compiled, conn querier) ([]SchemaChange, error) {
+	byStmt, err := pendingByStep(ctx, c, conn)
+	if err != nil {
+		return nil, err
+	}
+	pr, _ := c.program(compiler.ModeSetup)
+	var out []SchemaChange
+	for _, s := range pr.Steps {
+		out = append(out, byStmt[s.Stmt]...)
+	}
+	return out, nil
+}
+
+// pendingByStep is pendingSchema by schema check step, holding a key for
+// each table that is there (and none for one not created yet).
+func pendingByStep(ctx context.Context, c *compiled, conn querier) (map[string][]SchemaChange, error) {
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
 		return nil, err
 	}
-	var out []SchemaChange
+	out := map[string][]SchemaChange{}
 	for _, s := range pr.Steps {
 		if s.Read != compiler.ReadSchema {
 			continue
@@ -462,7 +517,7 @@ func pendingSchema(ctx context.Context, c *compiled, conn querier) ([]SchemaChan
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, changes...)
+		out[s.Stmt] = changes
 	}
 	return out, nil
 }

@@ -37,6 +37,9 @@ type machine struct {
 	// schema collects what they found (and applied, unless a dry run).
 	schemaMode schemaMode
 	schema     []SchemaChange
+	// planned, when set, is what a run found before its setup, by schema
+	// check step: those steps apply it instead of reading again.
+	planned map[string][]SchemaChange
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
