@@ -145,6 +145,17 @@ func TestSchemaEvolution(t *testing.T) {
 					t.Errorf("pending: %+v, want a change a run does not make, with its DDL", c)
 				}
 			}
+			// Applying holds the lease: a run that holds it keeps migrate out.
+			lease := []compiler.Col{{Name: "lease_owner", Type: compiler.Type{Kind: compiler.Text}}, {Name: "lease_expires_at", Type: compiler.Type{Kind: compiler.Text}}}
+			e.update("incrc_state", lease, "pipeline", v4.Pipeline, map[string]any{"lease_owner": "ghost:1:dead", "lease_expires_at": "2999-01-01T00:00:00.000000Z"})
+			var locked *LockedError
+			if _, err := e.tg.Migrate(e.ctx, v4, MigrateOptions{}); !errors.As(err, &locked) {
+				t.Errorf("migrate while another holds the lease: %v, want a LockedError", err)
+			}
+			if again, _ := e.tg.Migrate(e.ctx, v4, MigrateOptions{DryRun: true}); len(again) != len(pending) {
+				t.Errorf("a refused migrate changed the tables: %v pending, want %d", again, len(pending))
+			}
+			e.update("incrc_state", lease, "pipeline", v4.Pipeline, map[string]any{"lease_owner": nil, "lease_expires_at": nil})
 			applied, err := e.tg.Migrate(e.ctx, v4, MigrateOptions{})
 			if err != nil || len(applied) != len(pending) {
 				t.Fatalf("migrate: %v, %v; want %d changes", applied, err, len(pending))

@@ -224,6 +224,9 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 			if p.HeldBy != "" {
 				hi += " (held back by " + p.HeldBy + ")"
 			}
+			if len(p.Stale) > 0 {
+				parts = strings.TrimPrefix(parts+"; ", "; ") + fmt.Sprintf("%d stale (%s): backfill --stale", len(p.Stale), rangeOf(p.Stale))
+			}
 			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", p.Pipeline, orNone(p.Watermark), lo, hi, p.Rows, parts)
 			continue
 		}
