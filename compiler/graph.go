@@ -144,11 +144,20 @@ func cycles(specs []*Spec) Diagnostics {
 				}
 				loop = rotateToMin(loop)
 				text := strings.Join(append(loop, loop[0]), " -> ")
-				for _, name := range loop {
+				for i, name := range loop {
 					p := byName[name]
-					pos := p.Source.Table.Pos
-					if pos.Line == 0 {
-						pos = p.Pipeline.Pos
+					// At the table it reads of the one before it in the loop.
+					prev := byName[loop[(i+len(loop)-1)%len(loop)]]
+					pos := p.Pipeline.Pos
+					if tableKey(p.Source.Table.Value) == tableKey(prev.Target.Table.Value) {
+						pos = p.Source.Table.Pos
+					} else {
+						for _, l := range p.Lookups {
+							if tableKey(l.Table.Value) == tableKey(prev.Target.Table.Value) {
+								pos = l.Table.Pos
+								break
+							}
+						}
 					}
 					diags.add(pos, "pipelines %s form a cycle (each reads the target of the one before it): no order runs each after its upstream; break the cycle", text)
 				}

@@ -122,3 +122,18 @@ func TestParamsAndLogicHash(t *testing.T) {
 		t.Errorf("ReadParams = %v, %v", back, ok)
 	}
 }
+
+func TestGraphLookupCycle(t *testing.T) {
+	b := "pipeline: b\nsource: {table: x.a}\ntarget: {table: x.b}\ncolumns: {id: bigint, t: timestamp}\nstrategy: merge\nunique_key: [id]\nwatermark: {column: t, start: 2026-01-01}\n"
+	a := "pipeline: a\nsource: {table: app.a}\ntarget: {table: x.a}\ncolumns: {id: bigint, t: timestamp, n: bigint}\nstrategy: merge\nunique_key: [id]\nwatermark: {column: t, start: 2026-01-01}\nlookups:\n  - table: x.b\n    on: {id: id}\n    columns: {n: id}\n"
+	_, d := graphSpecs(t, a, b)
+	var where []string
+	for _, x := range d {
+		if strings.Contains(x.Msg, "form a cycle") {
+			where = append(where, x.Pos.String())
+		}
+	}
+	if strings.Join(where, " ") != "a.yaml:9:12 b.yaml:2:17" {
+		t.Errorf("cycle through a lookup reported at %v (%v)", where, d)
+	}
+}
