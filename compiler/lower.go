@@ -22,8 +22,11 @@ const (
 	StmtCreateRuns       = "create_runs"
 	StmtProbeRuns        = "probe_runs"
 	StmtCreatePartitions = "create_partitions"
+	StmtProbePartitions  = "probe_partitions"
 	StmtCreateTarget     = "create_target"
 	StmtCreateQuarantine = "create_quarantine"
+	StmtCheckTarget      = "check_target_columns"
+	StmtCheckQuarantine  = "check_quarantine_columns"
 	StmtCreatePartIndex  = "create_partition_index"
 
 	StmtInitState    = "init_state"
@@ -79,6 +82,9 @@ const (
 	StmtDeleteMarker         = "delete_marker"
 	StmtInsertMarker         = "insert_marker"
 	StmtRecentMarkers        = "recent_markers"
+	StmtLogicMarkers         = "logic_markers"
+	StmtLogicRuns            = "logic_runs"
+	StmtTargetPartitions     = "target_partitions"
 )
 
 const (
@@ -100,7 +106,10 @@ func Lower(s *Spec) (*Plan, error) {
 		Stage:    Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
 		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
+		Upstream: s.Upstreams(),
+		Params:   Params(s),
 	}
+	p.LogicHash = LogicHashOf(p.Params)
 	switch {
 	case s.Source.Files.Set():
 		p.From = &Foreign{Dialect: "duckdb", Files: s.Source.Files.Value, Format: FileFormat(s.Source), ByFile: s.Source.ByFile.Set()}
@@ -238,6 +247,12 @@ var stateColumns = []Col{
 	{Name: "updated_at", Type: varchar(40)},
 }
 
+// addedPartitionColumns are the markers' columns an older incrc did not
+// create: setup adds them.
+var addedPartitionColumns = []string{"logic_hash"}
+
+func addPartitionsColumn(name string) string { return "add_partitions_" + name }
+
 // RunColumns are incrc_runs' columns, one row per run, failed ones too.
 // Columns added after the table first shipped come last, and setup adds
 // them to a table an older incrc created (see addedRunColumns).
@@ -263,11 +278,14 @@ var RunColumns = []Col{
 	{Name: "rows_skipped", Type: Type{Kind: Bigint}},
 	{Name: "note", Type: Type{Kind: Text}},
 	{Name: "rows_ignored", Type: Type{Kind: Bigint}},
+	// logic_hash: the spec's logic (LogicHash) the run computed its rows
+	// with; a partition last written with another one is stale.
+	{Name: "logic_hash", Type: varchar(64)},
 }
 
 // addedRunColumns are the columns of RunColumns that incrc_runs did not
 // have when it was first created by a released incrc.
-var addedRunColumns = []string{"rows_skipped", "note", "rows_ignored"}
+var addedRunColumns = []string{"rows_skipped", "note", "rows_ignored", "logic_hash"}
 
 // partitionColumns are incrc_partitions' columns: backfill completion
 // markers and reconciliation results, one row per partition.
@@ -279,6 +297,7 @@ var partitionColumns = []Col{
 	{Name: "rows_written", Type: Type{Kind: Bigint}},
 	{Name: "detail", Type: Type{Kind: Text}},
 	{Name: "updated_at", Type: varchar(40)},
+	{Name: "logic_hash", Type: varchar(64)}, // the logic the partition was rebuilt with
 }
 
 func (l *lowerer) setup() {
@@ -301,6 +320,15 @@ func (l *lowerer) setup() {
 	}
 	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
 		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
+	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: PartitionsTable}})
+	for _, name := range addedPartitionColumns {
+		for _, c := range partitionColumns {
+			if c.Name == name {
+				l.add(addPartitionsColumn(name), PhaseSetup, "Add "+name+" to the markers of an older incrc.", AddColumn{Table: PartitionsTable, Column: c})
+			}
+		}
+	}
 	var pk []string
 	if p.Strategy == Merge && !l.nullableKey() {
 		pk = p.Key
@@ -319,6 +347,7 @@ func (l *lowerer) setup() {
 		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
 			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	}
+	l.schemaCheck(StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
@@ -330,7 +359,15 @@ func (l *lowerer) setup() {
 		}
 		l.add(StmtCreateQuarantine, PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
 			CreateTable{Table: p.Quarantine, Columns: cols})
+		l.schemaCheck(StmtCheckQuarantine, "The quarantine's columns against the spec's, as the target's.")
 	}
+}
+
+// schemaCheck adds the probe of the table the last statement created,
+// against the columns it creates.
+func (l *lowerer) schemaCheck(name, doc string) {
+	ct := l.p.Statements[len(l.p.Statements)-1].Op.(CreateTable)
+	l.add(name, PhaseSetup, doc, ProbeColumns{Source: Relation{Table: ct.Table}, Declared: append([]Col{}, ct.Columns...), DeclaredKey: ct.PrimaryKey})
 }
 
 func addRunsColumn(name string) string { return "add_runs_" + name }
@@ -362,7 +399,7 @@ func (l *lowerer) state() {
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
 		Update{Table: RunsTable, Set: []Assign{{"status", Str{"abandoned"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"running"}))}, pPipeline)
-	startCols := []string{"run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note"}
+	startCols := []string{"run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash"}
 	startParams := textParams(startCols)
 	startVals := refs(startParams)
 	startCols = append(startCols, "status")
@@ -788,10 +825,18 @@ func (l *lowerer) partitions() {
 			OrderBy: []Order{{"updated_at", true}, {"partition_key", true}}, Limit: 100}, pPipeline)
 	l.add(StmtDeleteMarker, PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
 		DeleteRows{Table: PartitionsTable, Where: markerKey}, pPipeline, pBackfill, pPartKey)
-	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}
-	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"marker_status", PText}, {RegWritten, PInt}, {"detail", PText}, {"updated_at", PText}}
+	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash"}
+	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"marker_status", PText}, {RegWritten, PInt}, {"detail", PText}, {"updated_at", PText}, {"logic_hash", PText}}
 	l.add(StmtInsertMarker, PhaseWrite, "The partition's completion marker.",
 		InsertValues{Table: PartitionsTable, Columns: markerCols, Values: refs(markerParams)}, markerParams...)
+	l.add(StmtLogicMarkers, PhaseQuery, "The logic each partition was last rebuilt with (the markers of done partitions): stale partitions.",
+		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "logic_hash", "updated_at"},
+			Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"done"})), OrderBy: []Order{{"updated_at", false}, {"partition_key", false}}}, pPipeline)
+	l.add(StmtLogicRuns, PhaseQuery, "The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.",
+		SelectRows{Table: RunsTable, Columns: []string{"kind", "logic_hash", "finished_at"},
+			Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"succeeded"})), OrderBy: []Order{{"finished_at", false}}}, pPipeline)
+	l.add(StmtTargetPartitions, PhaseQuery, "The partitions the target holds, oldest first: stale partitions are among them.",
+		DistinctPartitions{Source: Relation{Table: p.Target}, Partition: *p.Partition})
 	_, upTo := l.windows()
 	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
 		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},

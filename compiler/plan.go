@@ -12,6 +12,13 @@ package compiler
 type Plan struct {
 	File     string // the spec's path, for messages
 	SpecHash string // recorded with every run: which spec wrote the target
+	// LogicHash hashes the spec's parameters that decide the rows a run
+	// computes (LogicHash): recorded with every run and backfill marker, a
+	// partition built with another one is stale.
+	LogicHash string
+	// Params are the spec's semantic parameters, which the compiled file's
+	// header keeps (see Params).
+	Params   []SpecParam
 	Pipeline string
 	Strategy Strategy
 	Source   Relation
@@ -38,6 +45,10 @@ type Plan struct {
 	CDC        *CDCApplying
 	Statements []*Statement
 	Programs   []*Program
+	// Upstream lists the pipelines of the project whose target this one
+	// reads, in the order of the spec: they run first, and a source's
+	// saved watermark bounds this pipeline's hi (Upstream.Bounds).
+	Upstream []Upstream
 
 	// From, when set, says the source lives outside the target: its
 	// statements (Statement.On) run there, in its dialect, and copy steps
@@ -175,15 +186,16 @@ type Foreign struct {
 }
 
 // Describe says where the source is, for plan and state.
+// It is one line: the compiled file's header prints it in a comment.
 func (f *Foreign) Describe() string {
 	if f.Files != "" {
-		s := f.Format + " files " + f.Files
+		s := f.Format + " files " + oneLine.Replace(f.Files)
 		if f.ByFile {
 			s += " (by file)"
 		}
 		return s
 	}
-	return "connection " + f.Connection + " (" + f.Dialect + ")"
+	return "connection " + oneLine.Replace(f.Connection) + " (" + f.Dialect + ")"
 }
 
 // Statement returns the statement called name, or nil.
@@ -308,10 +320,30 @@ type (
 	}
 
 	// ProbeColumns reads no row of a relation, only its columns (all of
-	// them when Columns is empty): their names and types.
+	// them when Columns is empty): their names and types. Declared, when
+	// set, is what the table (Source.Table) should hold: the columns its
+	// CreateTable creates, which the runner compares it with (ReadSchema).
 	ProbeColumns struct {
-		Source  Relation
-		Columns []string
+		Source      Relation
+		Columns     []string
+		Declared    []Col
+		DeclaredKey []string // the table's primary key, as CreateTable makes it
+	}
+
+	// AlterColumnType changes a column's type to Column.Type, keeping its
+	// rows: a widening the runner applies, or a change incrc migrate
+	// applies. Rendered at run time from the validated name and the
+	// portable type, never from a table's catalog text.
+	AlterColumnType struct {
+		Table  Table
+		Column Col
+	}
+
+	// DropColumn drops a column the spec no longer declares (incrc
+	// migrate only).
+	DropColumn struct {
+		Table  Table
+		Column string
 	}
 
 	// AddColumn adds a column to a table (the setup of a state table that
@@ -476,6 +508,8 @@ func (CreateIndex) op()        {}
 func (VersionedKeys) op()      {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
+func (AlterColumnType) op()    {}
+func (DropColumn) op()         {}
 func (ResolveChanges) op()     {}
 func (ReadSource) op()         {}
 func (UpdateMatched) op()      {}

@@ -126,7 +126,14 @@ const (
 	ReadSwap Read = "swap"
 	// ReadTypes reads no rows, only the types of the columns: each must
 	// fit the declared column of the same name without loss.
-	ReadTypes Read = "types" // ReadCopy streams the rows of a source statement into the target
+	ReadTypes Read = "types"
+	// ReadSchema reads no rows, only a table's columns, and compares them
+	// with the statement's declared ones (ProbeColumns.Declared): a column
+	// the table lacks is added, a type the engine can widen in place is
+	// widened; a column narrowed, retyped or no longer declared fails the
+	// program with the DDL it needs (incrc migrate applies it).
+	ReadSchema Read = "schema"
+	// ReadCopy streams the rows of a source statement into the target
 	// table Copy (DuckDB's appender, PostgreSQL's COPY FROM STDIN, batched
 	// INSERTs elsewhere), never holding them in memory; the rows copied are
 	// added to Into. A value that does not fit its declared column fails
@@ -190,7 +197,8 @@ func (p *Plan) StateSetup() *Program {
 	out := &Program{Mode: ModeSetup}
 	for _, s := range p.Program(ModeSetup).Steps {
 		switch {
-		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt):
+		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
+			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")):
 			out.Steps = append(out.Steps, s)
 		}
 	}
@@ -338,6 +346,8 @@ func (s Step) readText() string {
 		t = "files not loaded yet -> " + into()
 	case ReadAllFiles:
 		t = "every file -> " + into()
+	case ReadSchema:
+		t = "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"
 	}
 	return t
 }

@@ -1,6 +1,9 @@
 package compiler
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // programs decides, for each mode the pipeline has, which statements run
 // in which order: the only place where strategies differ in what runs.
@@ -17,6 +20,12 @@ func (l *lowerer) programs() {
 			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
 		case isAddRunsColumn(st.Name):
 			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
+		case st.Name == StmtProbePartitions:
+			s.Read, s.Into = ReadColumns, []string{partitionsColumnPrefix}
+		case strings.HasPrefix(st.Name, addPartitionsColumn("")):
+			s.If = "!" + partitionsColumnPrefix + st.Name[len(addPartitionsColumn("")):]
+		case isSchemaCheck(st):
+			s.Read = ReadSchema
 		}
 		setup.Steps = append(setup.Steps, s)
 	}
@@ -45,9 +54,19 @@ func (l *lowerer) programs() {
 	p.Programs = append(p.Programs, l.preview(), l.rewind())
 }
 
+// isSchemaCheck: a probe of a table the pipeline writes, against the
+// columns it declares (schema evolution).
+func isSchemaCheck(st *Statement) bool {
+	pc, ok := st.Op.(ProbeColumns)
+	return ok && pc.Declared != nil
+}
+
 // runsColumnPrefix names the registers probe_runs sets: one per column of
 // the run log, so that setup adds only the columns a table lacks.
 const runsColumnPrefix = "runs."
+
+// partitionsColumnPrefix names the registers probe_partitions sets.
+const partitionsColumnPrefix = "partitions."
 
 func isAddRunsColumn(name string) bool {
 	prefix := addRunsColumn("")

@@ -346,6 +346,11 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 	return ok, diags
 }
 
+// CheckProject checks specs as one project, as LoadSpecs does: unique
+// pipelines and targets, lookups of the project's targets, and the graph
+// of pipelines that feed each other (each spec learns its upstreams).
+func CheckProject(specs []*Spec) Diagnostics { return checkProject(specs) }
+
 func checkProject(specs []*Spec) Diagnostics {
 	var diags Diagnostics
 	pipelines := map[string]*Spec{}
@@ -366,7 +371,8 @@ func checkProject(specs []*Spec) Diagnostics {
 			targets[t] = s
 		}
 	}
-	return append(diags, checkLookups(specs)...)
+	diags = append(diags, checkLookups(specs)...)
+	return append(diags, linkUpstreams(specs)...)
 }
 
 // LoadSpec reads one spec file and validates it on its own.

@@ -30,6 +30,10 @@ type Spec struct {
 
 	Pos Pos // the document's top-level mapping
 
+	// upstream: the pipelines of the project whose target this one reads
+	// (graph.go); set by the project's check.
+	upstream []Upstream
+
 	// reported holds the keys ("source", "watermark.start") whose value
 	// Parse found of the wrong shape or empty, or that it found misspelled
 	// ("did you mean"): Validate does not report them again as missing.

@@ -193,6 +193,10 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("SELECT ", cols, "\nFROM ", From(w, op.Source), "\nWHERE 1 = 0")
 	case compiler.AddColumn:
 		w.S("ALTER TABLE ", w.Table(op.Table), " ADD COLUMN ", w.Col("", op.Column.Name), " ", w.Type(op.Column.Type))
+	case compiler.AlterColumnType:
+		w.S("ALTER TABLE ", w.Table(op.Table), " ALTER COLUMN ", w.Col("", op.Column.Name), " TYPE ", w.Type(op.Column.Type))
+	case compiler.DropColumn:
+		w.S("ALTER TABLE ", w.Table(op.Table), " DROP COLUMN ", w.Col("", op.Column))
 	case compiler.SourceMax:
 		w.S("SELECT MAX(", w.Col("", op.Column), ")\nFROM ", From(w, op.Source))
 	case compiler.CountRows:

@@ -31,11 +31,14 @@ type BackfillOptions struct {
 	Parallel    int       // partitions rebuilt at a time; default 1
 	Restart     bool      // redo partitions an earlier attempt finished
 	OnlyDrifted bool      // rebuild only the partitions reconciliation finds drifted
-	Restate     bool      // allow finalized partitions
-	DryRun      bool      // decide the partitions, change nothing
-	LeaseTTL    time.Duration
-	Owner       string
-	Now         func() time.Time
+	// Stale rebuilds only the partitions built with another logic than the
+	// spec's (Target.Stale); without From and To, all of them.
+	Stale    bool
+	Restate  bool // allow finalized partitions
+	DryRun   bool // decide the partitions, change nothing
+	LeaseTTL time.Duration
+	Owner    string
+	Now      func() time.Time
 	// BeforeStatement is called before each statement (tests inject
 	// failures with it); Progress after each partition.
 	BeforeStatement func(partition, statement string) error
@@ -86,9 +89,6 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	if plan.Partition == nil {
 		return nil, fmt.Errorf("%s: pipeline %s has no partition section: a backfill rebuilds partitions (partition: {column: COLUMN, granularity: day})", plan.File, plan.Pipeline)
 	}
-	if !o.From.Before(o.To) {
-		return nil, fmt.Errorf("--from must be before --to: the range is [from, to)")
-	}
 	if o.Parallel < 1 {
 		o.Parallel = 1
 	}
@@ -100,19 +100,45 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	defer conn.Close()
 	defer c.release()
+	var only map[string]bool
+	if o.Stale {
+		if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {
+			return nil, err
+		}
+		keys, err := staleOn(ctx, c, conn)
+		if err != nil {
+			return nil, fmt.Errorf("the stale partitions of %s: %w", plan.Pipeline, err)
+		}
+		if len(keys) == 0 {
+			return &BackfillResult{Pipeline: plan.Pipeline, Partitions: []PartitionResult{}, Measures: measureNames(plan)}, nil
+		}
+		only = map[string]bool{}
+		for _, k := range keys {
+			only[k] = true
+		}
+		if o.From.IsZero() && o.To.IsZero() {
+			first, _ := compiler.ParseTime(keys[0])
+			last, _ := compiler.ParseTime(keys[len(keys)-1])
+			g := plan.Partition.Granularity
+			o.From, o.To = partitionStart(first, g), nextPartition(partitionStart(last, g), g)
+		}
+	}
+	if !o.From.Before(o.To) {
+		return nil, fmt.Errorf("--from must be before --to: the range is [from, to)")
+	}
 	pr, err := c.program(compiler.ModeBackfill)
 	if err != nil {
 		return nil, err
 	}
 	res := &BackfillResult{Pipeline: plan.Pipeline, BackfillID: BackfillID(plan, o.From, o.To),
 		From: o.From.UTC().Format(time.RFC3339), To: o.To.UTC().Format(time.RFC3339), Measures: measureNames(plan)}
-	b := &backfill{t: t, c: c, conn: conn, pr: pr, o: o, opts: opts, res: res, start: opts.Now(),
-		vals: params{"pipeline": plan.Pipeline, "owner": opts.Owner, "run_id": newRunID(opts.Now()), "spec_hash": plan.SpecHash,
+	b := &backfill{t: t, c: c, conn: conn, pr: pr, o: o, opts: opts, res: res, start: opts.Now(), only: only,
+		vals: params{"pipeline": plan.Pipeline, "owner": opts.Owner, "run_id": newRunID(opts.Now()), "spec_hash": plan.SpecHash, "logic_hash": plan.LogicHash,
 			"backfill_id": res.BackfillID, "kind": "backfill", "status": "succeeded", "note": nil, "error": nil}}
 	if o.DryRun {
 		return res, b.decide(ctx)
 	}
-	if err := setup(ctx, c, conn); err != nil {
+	if _, err := setup(ctx, c, conn); err != nil {
 		return nil, err
 	}
 	hook := func(name string) error {
@@ -155,6 +181,9 @@ type backfill struct {
 	res   *BackfillResult
 	vals  params // shared by every partition: each worker binds its own copy
 	start time.Time
+	// only, when set, are the partitions to rebuild (--stale); the others
+	// of the range are left as they are.
+	only map[string]bool
 }
 
 // record closes the backfill's row in the run log: the rows it rebuilt,
@@ -249,6 +278,8 @@ func (b *backfill) decide(ctx context.Context) error {
 			pr.Status = PartDone
 		case drifted != nil && !drifted[pr.Key]:
 			pr.Status = PartOK
+		case b.only != nil && !b.only[pr.Key]:
+			pr.Status = PartOK // built with the spec's logic: left as it is
 		}
 		res.Partitions = append(res.Partitions, pr)
 	}

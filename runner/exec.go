@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
@@ -203,7 +205,7 @@ func (c *compiled) query(ctx context.Context, q querier, name string, vals param
 // says of its columns.
 func (c *compiled) columns(ctx context.Context, q querier, name string, vals params) ([]dialects.ColumnInfo, error) {
 	var out []dialects.ColumnInfo
-	err := c.rows(ctx, q, name, vals, func(rows *sql.Rows) error {
+	err := c.rowsOf(ctx, q, name, vals, true, func(rows *sql.Rows) error {
 		types, err := rows.ColumnTypes()
 		if err != nil {
 			return err
@@ -223,6 +225,21 @@ func (c *compiled) columns(ctx context.Context, q querier, name string, vals par
 
 // rows runs a one-part statement and hands its rows to read.
 func (c *compiled) rows(ctx context.Context, q querier, name string, vals params, read func(*sql.Rows) error) error {
+	return c.rowsOf(ctx, q, name, vals, false, read)
+}
+
+// uncachedArgs are the arguments of a read of a table's columns, whose
+// result changes when the table does (a column added): on PostgreSQL not
+// a cached prepared statement, which would fail with "cached plan must not
+// change result type" once the table changed under it.
+func uncachedArgs(d dialects.Dialect, args []any) []any {
+	if d.Name() == "postgres" {
+		return append([]any{pgx.QueryExecModeSimpleProtocol}, args...)
+	}
+	return args
+}
+
+func (c *compiled) rowsOf(ctx context.Context, q querier, name string, vals params, uncached bool, read func(*sql.Rows) error) error {
 	st, err := c.statement(name)
 	if err != nil {
 		return err
@@ -233,6 +250,9 @@ func (c *compiled) rows(ctx context.Context, q querier, name string, vals params
 	args, err := bind(st.Parts[0], vals)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if uncached {
+		args = uncachedArgs(c.d, args)
 	}
 	sctx, cancel := c.deadline(ctx)
 	defer cancel()

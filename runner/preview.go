@@ -22,6 +22,16 @@ type Preview struct {
 	// next run would load (a files source loaded by file).
 	Source   string `json:"source,omitempty"`
 	NewFiles *int64 `json:"new_files,omitempty"`
+	// HeldBy names the upstream pipeline whose watermark holds hi back.
+	HeldBy string `json:"held_by,omitempty"`
+	// Schema is what differs between the pipeline's tables and its spec:
+	// the DDL the next run applies (added columns, widened types) or that
+	// needs incrc migrate.
+	Schema []SchemaChange `json:"schema,omitempty"`
+	// Stale lists the partitions whose rows were built with another logic
+	// than the spec's (compiler.LogicHash), oldest first: what incrc
+	// backfill --stale rebuilds. Nil for a pipeline without partitions.
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Preview fixes the next run's window (hi = now - lag) and walks the
@@ -41,14 +51,15 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 	pv := &Preview{Pipeline: plan.Pipeline}
 	var saved *mark
 	// A target never set up has no state table: that is a first run.
-	if st, err := readState(ctx, c, conn, plan.Pipeline); err == nil {
+	st, err := readState(ctx, c, conn, plan.Pipeline)
+	if err == nil {
 		pv.LeaseOwner, pv.Watermark = st.LeaseOwner, st.Watermark
 		if saved, err = parseSaved(plan, st.Watermark); err != nil {
 			return nil, err
 		}
 	}
 	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
-	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now})
+	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now, preview: true})
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +67,7 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		pv.WindowLo = w.lo.String()
 	}
 	pv.WindowHi = w.hi.String()
+	pv.HeldBy = w.heldBy
 	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}
@@ -65,6 +77,15 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		if f.ByFile {
 			n := int64(len(m.files))
 			pv.NewFiles = &n
+		}
+	}
+	if pv.Schema, err = t.PendingSchema(ctx, plan); err != nil {
+		return nil, err
+	}
+	if plan.Partition != nil {
+		// A target never set up has no partitions, stale or not.
+		if stale, err := staleOn(ctx, c, conn); err == nil {
+			pv.Stale = append([]string{}, stale...)
 		}
 	}
 	for _, p := range m.parts {

@@ -61,6 +61,15 @@ type Result struct {
 	DurationMS  int64  `json:"duration_ms"`
 	Error       string `json:"error,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// HeldBy names the upstream pipeline whose watermark held hi back
+	// from HeldFrom (now minus the lag, or --until): the window covers
+	// only what the upstream has finished writing.
+	HeldBy   string `json:"held_by,omitempty"`
+	HeldFrom string `json:"held_from,omitempty"`
+	// Schema lists what the run changed in its tables before it wrote:
+	// columns added (their old rows NULL until a backfill or a full
+	// refresh fills them), types widened.
+	Schema []SchemaChange `json:"schema,omitempty"`
 	// Started is false when the run failed before it fixed its window (it
 	// was refused, or could not take the lease or read the state).
 	Started bool `json:"-"`
@@ -161,7 +170,7 @@ type recorder struct {
 func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, opts Options) *recorder {
 	start := opts.Now()
 	res := &Result{Pipeline: c.plan.Pipeline, RunID: newRunID(start), Kind: pr.Record}
-	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash,
+	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash, "logic_hash": c.plan.LogicHash,
 		"kind": pr.Record, "status": "succeeded", "started_at": stateTime(start), "note": nil, "error": nil}
 	for _, reg := range compiler.Counters {
 		vals[reg] = int64(0)
@@ -176,8 +185,13 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 	m.hook = r.opts.BeforeStatement
 	m.reloadRewritten = r.opts.ReloadRewritten
 	if r.pr.Setup {
-		if err := setup(ctx, r.c, r.conn); err != nil {
+		changes, err := setup(ctx, r.c, r.conn)
+		if err != nil {
 			return err
+		}
+		r.res.Schema = changes
+		if note := schemaNote(changes); note != "" {
+			r.vals["note"] = note
 		}
 	}
 	l, err := r.t.acquire(ctx, r.conn, r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
@@ -217,6 +231,9 @@ func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (win
 	}
 	if w.hasHi {
 		r.res.WindowHi = w.hi.String()
+	}
+	if w.heldBy != "" {
+		r.res.HeldBy, r.res.HeldFrom = w.heldBy, w.heldFrom.String()
 	}
 	r.res.WatermarkAfter = w.advance.String()
 	if w.advance == (mark{}) {
@@ -304,17 +321,49 @@ func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
 // setup walks the setup program: idempotent DDL, each statement on its
 // own, before any transaction. Two runs creating the same table at once
 // can collide in the catalog; the second attempt finds it there.
-func setup(ctx context.Context, c *compiled, conn *sql.Conn) error {
+//
+// It returns the changes its schema checks applied to the target and the
+// quarantine (columns added, types widened); a change no run makes on its
+// own fails it with a *SchemaError.
+func setup(ctx context.Context, c *compiled, conn *sql.Conn) ([]SchemaChange, error) {
+	return setupMode(ctx, c, conn, schemaRun)
+}
+
+func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode) ([]SchemaChange, error) {
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = newMachine(c, conn, params{}).walk(ctx, pr)
+	var planned map[string][]SchemaChange
+	if mode == schemaRun {
+		// Every table first, changing nothing: a run refused names all that
+		// its tables need, and applies none of it.
+		if planned, err = pendingByStep(ctx, c, conn); err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+		var pending []SchemaChange
+		for _, s := range pr.Steps {
+			pending = append(pending, planned[s.Stmt]...)
+		}
+		for _, ch := range pending {
+			if !ch.Automatic() {
+				return nil, fmt.Errorf("setup: %w", &SchemaError{Pipeline: c.plan.Pipeline, Changes: pending})
+			}
+		}
+	}
+	m := newMachine(c, conn, params{})
+	m.schemaMode, m.planned = mode, planned
+	err = m.walk(ctx, pr)
+	if err != nil && !isSchemaError(err) {
+		// The second attempt reads again: the first may have applied some.
+		applied := m.schema
+		m = newMachine(c, conn, params{})
+		m.schemaMode = mode
+		err = m.walk(ctx, pr)
+		m.schema = append(applied, m.schema...)
+	}
 	if err != nil {
-		err = newMachine(c, conn, params{}).walk(ctx, pr)
+		return m.schema, fmt.Errorf("setup: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	return nil
+	return m.schema, nil
 }

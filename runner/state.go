@@ -60,6 +60,9 @@ type Status struct {
 	Source    string `json:"source,omitempty"`
 	NewFiles  *int64 `json:"new_files,omitempty"`
 	Rewritten int64  `json:"rewritten_files,omitempty"`
+	// Stale are the partitions built with another logic than the spec's,
+	// oldest first (see Target.Stale).
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Marker is a partition's completion marker from a backfill.
@@ -125,6 +128,10 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 			m.UpdatedAt, _ = text(row[5])
 			s.Partitions = append(s.Partitions, m)
 		}
+		// A target never run has no partitions to be stale.
+		if stale, err := staleOn(ctx, c, conn); err == nil {
+			s.Stale = stale
+		}
 	}
 	return s, nil
 }
@@ -155,7 +162,7 @@ func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error)
 	}
 	defer conn.Close()
 	defer c.release()
-	if err := setup(ctx, c, conn); err != nil {
+	if _, err := setup(ctx, c, conn); err != nil {
 		return false, err
 	}
 	n, err := c.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})

@@ -39,6 +39,13 @@ type machine struct {
 	files           []landedFile
 	rewritten       []landedFile
 	reloadRewritten bool
+	// schemaMode says what ReadSchema steps do with what they find;
+	// schema collects what they found (and applied, unless a dry run).
+	schemaMode schemaMode
+	schema     []SchemaChange
+	// planned, when set, is what a run found before its setup, by schema
+	// check step: those steps apply it instead of reading again.
+	planned map[string][]SchemaChange
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -230,6 +237,8 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			m.vals[s.Into[0]+strings.ToLower(col.Name)] = int64(1)
 		}
 		return err
+	case compiler.ReadSchema:
+		return m.checkSchema(ctx, q, s)
 	case compiler.ReadTypes:
 		cols, err := c.columns(ctx, q, s.Stmt, vals)
 		if err != nil {

@@ -70,6 +70,10 @@ type window struct {
 	// advance is where a program that moves the watermark moves it: hi,
 	// never below the saved one.
 	advance mark
+	// heldBy names the upstream pipeline whose saved watermark held hi
+	// back from heldFrom (see holdBack); empty when none did.
+	heldBy   string
+	heldFrom mark
 }
 
 // empty reports whether the window holds no value at all.
@@ -81,6 +85,10 @@ type bounds struct {
 	now         time.Time
 	until       *time.Time
 	allowFuture bool
+	// preview: only read what the next run would (incrc plan --target):
+	// an upstream without state, or without state tables, has written
+	// nothing, instead of failing.
+	preview bool
 }
 
 // fixWindow fixes a program's window from the plan's watermark policy and
@@ -131,20 +139,25 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		}
 	}
 	w.hasHi = true
-	if saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
-		if b.until != nil {
-			return w, fmt.Errorf("--until %s is before the saved watermark %s of %s: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)", w.hi, saved, p.Pipeline)
+	if b.until != nil && saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
+		return w, fmt.Errorf("--until %s is before the saved watermark %s of %s: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)", w.hi, saved, p.Pipeline)
+	}
+	if b.until != nil && saved == nil && w.hi.less(start) {
+		return w, fmt.Errorf("--until %s is before watermark.start %s of %s: nothing before start is ever read", w.hi, start, p.Pipeline)
+	}
+	if pr.Hi == compiler.HiNow {
+		if err := holdBack(ctx, m, &w, b); err != nil {
+			return w, err
 		}
-		// The clock (minus the lag) is behind a watermark set with --until:
-		// nothing to read yet.
+	}
+	if saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
+		// The clock (minus the lag) is behind a watermark set with --until,
+		// or an upstream is behind this pipeline: nothing to read yet.
 		w.hi = *saved
 	}
 	if saved == nil && w.hi.less(start) {
 		// Nothing before watermark.start is ever read, so the first
 		// watermark is never below it.
-		if b.until != nil {
-			return w, fmt.Errorf("--until %s is before watermark.start %s of %s: nothing before start is ever read", w.hi, start, p.Pipeline)
-		}
 		w.hi = start
 	}
 	w.advance = w.hi
@@ -183,6 +196,66 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		m.vals[compiler.RegWindow] = int64(1)
 	}
 	return w, nil
+}
+
+// holdBack lowers hi to the saved watermark of each upstream pipeline
+// that bounds this one (compiler.Upstream.Bounds): a window covers only
+// rows its upstream has finished writing. An upstream that has not run
+// has finished nothing. The lowest bound wins and is recorded in w.
+func holdBack(ctx context.Context, m *machine, w *window, b bounds) error {
+	p := m.c.plan
+	for _, u := range p.Upstream {
+		if !u.Bounds {
+			continue
+		}
+		var saved string
+		st, err := readState(ctx, m.c, m.conn, u.Pipeline)
+		switch {
+		case err != nil && !b.preview:
+			return fmt.Errorf("read the watermark of upstream pipeline %s: %w", u.Pipeline, err)
+		case err == nil:
+			saved = st.Watermark
+		}
+		if saved == "" && !b.preview {
+			return fmt.Errorf("%s reads the target of pipeline %s, which has not run yet: nothing of it is complete; run it first (incrc run --select +%s runs both, in order)", p.Pipeline, u.Pipeline, p.Pipeline)
+		}
+		var bound mark
+		if saved == "" {
+			// Nothing is complete upstream: the lowest hi there is.
+			bound = w.hi
+			bound.t, bound.n = time.Time{}, -1<<63
+		} else {
+			up, err := parseMark(u.Watermark, saved)
+			if err != nil {
+				return fmt.Errorf("saved watermark %q of upstream pipeline %s: %w", saved, u.Pipeline, err)
+			}
+			bound = convertMark(up, p.Watermark.Type)
+		}
+		if bound.less(w.hi) {
+			if w.heldBy == "" {
+				w.heldFrom = w.hi
+			}
+			w.hi, w.heldBy = bound, u.Pipeline
+		}
+	}
+	if w.heldBy != "" {
+		addNote(m.vals, "hi held back from "+w.heldFrom.String()+" by upstream "+w.heldBy+"'s watermark")
+	}
+	return nil
+}
+
+// convertMark reads an upstream's watermark as a bound of this pipeline's
+// watermark type: a time as a date is the start of its day (the day is
+// not complete yet), a date as a time its midnight. Validation refuses an
+// integer against a time.
+func convertMark(up mark, t compiler.Type) mark {
+	switch {
+	case t.IsInteger():
+		return mark{n: up.n, isInt: true}
+	case t.Kind == compiler.Date:
+		return mark{t: up.t.UTC().Truncate(24 * time.Hour), date: true}
+	}
+	return mark{t: up.t.UTC()}
 }
 
 // hiNow is where a run stops reading: the largest id present plus one for

@@ -37,6 +37,7 @@ func backfillCmd() *command {
 		fs.BoolVar(&o.Restart, "restart", false, "redo the partitions an interrupted attempt of this backfill already finished")
 		fs.BoolVar(&o.OnlyDrifted, "only-drifted", false, "rebuild only the partitions whose source and target differ")
 		fs.BoolVar(&o.Restate, "restate", false, "allow rebuilding partitions older than partition.finalize_after")
+		fs.BoolVar(&o.Stale, "stale", false, "rebuild only the partitions built with an older logic than the spec's (--from and --to optional)")
 		fs.BoolVar(&o.DryRun, "dry-run", false, "list the partitions and print the SQL; change nothing")
 		fs.DurationVar(&o.LeaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a backfill that dies")
 		output.register(fs)
@@ -54,9 +55,17 @@ func backfillCmd() *command {
 			return exitError
 		}
 		var err error
-		if o.From, o.To, err = parseRange(from, to); err != nil {
-			c.errorf(e, "%v", err)
+		switch {
+		case o.Stale && o.OnlyDrifted:
+			c.errorf(e, "--stale and --only-drifted: one at a time")
 			return exitError
+		case o.Stale && from == "" && to == "":
+			// every stale partition: the runner finds the range
+		default:
+			if o.From, o.To, err = parseRange(from, to); err != nil {
+				c.errorf(e, "%v", err)
+				return exitError
+			}
 		}
 		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
@@ -92,6 +101,13 @@ func backfillCmd() *command {
 		case res == nil || res.Partitions == nil:
 			c.errorf(e, "%v", err)
 			return exitError
+		case o.Stale && len(res.Partitions) == 0 && err == nil:
+			if asJSON {
+				json.NewEncoder(e.stdout).Encode(res)
+			} else {
+				fmt.Fprintf(e.stdout, "%s: no partition was built with an older logic than the spec's: nothing to rebuild\n", plan.Pipeline)
+			}
+			return exitOK
 		}
 		if asJSON {
 			enc := json.NewEncoder(e.stdout)

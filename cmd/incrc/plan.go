@@ -78,15 +78,19 @@ func planCmd() *command {
 				return c.fail(e, "%v", err)
 			}
 		}
+		edges := graphEdges(pr)
+		semantic := semanticChanges(specs, changes, files, next)
 		switch format {
 		case "json":
-			printPlanJSON(e.stdout, changes, next)
+			printPlanJSON(e.stdout, changes, next, edges, semantic)
 		case "markdown":
-			printPlanMarkdown(e.stdout, changes)
+			printPlanMarkdown(e.stdout, changes, semantic)
 			printNext(e.stdout, next, true)
+			printGraph(e.stdout, edges, true)
 		default:
-			printPlanText(e.stdout, changes)
+			printPlanText(e.stdout, changes, semantic)
 			printNext(e.stdout, next, false)
+			printGraph(e.stdout, edges, false)
 		}
 		if len(changes) > 0 {
 			return exitChanges
@@ -141,7 +145,7 @@ func summary(changes []fileChange) string {
 
 var actionSymbol = map[string]string{"added": "+", "changed": "~", "removed": "-"}
 
-func printPlanText(w io.Writer, changes []fileChange) {
+func printPlanText(w io.Writer, changes []fileChange, semantic []*pipelineChange) {
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "No changes.")
 		return
@@ -160,13 +164,14 @@ func printPlanText(w io.Writer, changes []fileChange) {
 	for _, c := range changes {
 		fmt.Fprintf(w, "%s %s\n", actionSymbol[c.Action], slash(c.Path))
 	}
-	for _, c := range changes {
-		fmt.Fprintf(w, "\n%s", c.Diff)
-	}
+	// Each pipeline first in the spec's words, then its diffs cut per
+	// statement.
+	printSemanticText(w, semantic)
+	printHunks(w, semantic)
 	fmt.Fprintf(w, "\nPlan: %s.\n", summary(changes))
 }
 
-func printPlanMarkdown(w io.Writer, changes []fileChange) {
+func printPlanMarkdown(w io.Writer, changes []fileChange, semantic []*pipelineChange) {
 	fmt.Fprintln(w, "### incrc plan")
 	fmt.Fprintln(w)
 	if len(changes) == 0 {
@@ -177,13 +182,7 @@ func printPlanMarkdown(w io.Writer, changes []fileChange) {
 	for _, c := range changes {
 		fmt.Fprintf(w, "| `%s` | %s |\n", slash(c.Path), c.Action)
 	}
-	for _, c := range changes {
-		fence := "```"
-		for strings.Contains(c.Diff, fence) {
-			fence += "`"
-		}
-		fmt.Fprintf(w, "\n<details><summary><code>%s</code> (%s)</summary>\n\n%sdiff\n%s%s\n\n</details>\n", slash(c.Path), c.Action, fence, c.Diff, fence)
-	}
+	printSemanticMarkdown(w, semantic)
 }
 
 // previews reads each pipeline's next window from the target.
@@ -233,7 +232,14 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 			name += " (from " + strings.TrimPrefix(from, ", from ") + ")"
 		}
 		if markdown {
-			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", name, orNone(p.Watermark), lo, p.WindowHi, p.Rows, parts)
+			hi := p.WindowHi
+			if p.HeldBy != "" {
+				hi += " (held back by " + p.HeldBy + ")"
+			}
+			if len(p.Stale) > 0 {
+				parts = strings.TrimPrefix(parts+"; ", "; ") + fmt.Sprintf("%d stale (%s): backfill --stale", len(p.Stale), rangeOf(p.Stale))
+			}
+			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", name, orNone(p.Watermark), lo, hi, p.Rows, parts)
 			continue
 		}
 		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)%s", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, from)
@@ -243,11 +249,56 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		if p.LeaseOwner != "" {
 			fmt.Fprintf(w, " (leased by %s)", p.LeaseOwner)
 		}
+		if p.HeldBy != "" {
+			fmt.Fprintf(w, " (hi held back by upstream %s)", p.HeldBy)
+		}
+		if len(p.Stale) > 0 {
+			fmt.Fprintf(w, "; %d stale %s (%s): incrc backfill --stale", len(p.Stale), plural(len(p.Stale), "partition", "partitions"), rangeOf(p.Stale))
+		}
 		fmt.Fprintln(w)
+	}
+	printPendingDDL(w, next, markdown)
+}
+
+// printPendingDDL shows, per pipeline, what differs between its tables and
+// its spec, and the DDL: what its next run applies, or what needs incrc
+// migrate.
+func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
+	pending := false
+	for _, p := range next {
+		pending = pending || len(p.Schema) > 0
+	}
+	if !pending {
+		return
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n#### Pending DDL\n")
+	} else {
+		fmt.Fprintf(w, "\nPending DDL (the next run applies added columns and widened types; the rest needs incrc migrate):\n")
+	}
+	for _, p := range next {
+		if len(p.Schema) == 0 {
+			continue
+		}
+		if markdown {
+			fmt.Fprintf(w, "\n`%s`:\n\n```sql\n", p.Pipeline)
+			for _, ch := range p.Schema {
+				fmt.Fprintf(w, "-- %s\n", ch)
+				for _, ddl := range ch.DDL {
+					fmt.Fprintf(w, "%s;\n", ddl)
+				}
+			}
+			fmt.Fprintf(w, "```\n")
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\n", p.Pipeline)
+		var b strings.Builder
+		printChanges(&b, p.Schema)
+		fmt.Fprint(w, "  "+strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n  ")+"\n")
 	}
 }
 
-func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview) {
+func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, edges []compiler.Edge, semantic []*pipelineChange) {
 	n := map[string]int{}
 	for _, c := range changes {
 		n[c.Action]++
@@ -260,6 +311,12 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview) {
 	out := map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]}
 	if next != nil {
 		out["next"] = next
+	}
+	if len(edges) > 0 {
+		out["graph"] = edges
+	}
+	if len(semantic) > 0 {
+		out["pipelines"] = semantic
 	}
 	enc.Encode(out)
 }

@@ -19,9 +19,10 @@ import (
 // projectFlags are the flags every command that reads specs shares: one
 // way to choose specs and pipelines on every command.
 type projectFlags struct {
-	config string
-	specs  []string
-	fs     *pflag.FlagSet
+	config  string
+	specs   []string
+	selects []string
+	fs      *pflag.FlagSet
 	// quiet: load returns diagnostics without printing them (a command
 	// that prints them as JSON).
 	quiet bool
@@ -31,6 +32,7 @@ func (p *projectFlags) register(fs *pflag.FlagSet) {
 	p.fs = fs
 	fs.StringArrayVar(&p.specs, "specs", nil, "a spec file or folder to read, instead of the project's specs folder (repeatable)")
 	fs.StringVar(&p.config, "config", "incrc.yaml", "project file: specs folder, output folder, dialects, named targets (optional)")
+	fs.StringArrayVar(&p.selects, "select", nil, "choose PIPELINE, PIPELINE+ (with every pipeline downstream of it), +PIPELINE (with every one upstream) (repeatable; also as arguments)")
 }
 
 // project is what a command reads: the project file, every spec read, and
@@ -91,7 +93,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		return nil, false
 	}
 	paths := append([]string(nil), p.specs...)
-	var names []string
+	names := append([]string(nil), p.selects...)
 	for _, a := range args {
 		if isSpecPath(a) {
 			paths = append(paths, a)
@@ -140,26 +142,14 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 }
 
 // choose returns the specs of the named pipelines (all when names is
-// empty), in the order named.
+// empty), a pipeline after the pipelines it reads from (compiler.RunOrder),
+// otherwise in the order named. A name may be a selector: NAME+ adds every
+// pipeline downstream of it, +NAME every one upstream.
 func choose(specs []*compiler.Spec, names []string) ([]*compiler.Spec, error) {
 	if len(names) == 0 {
-		return specs, nil
+		return compiler.RunOrder(specs), nil
 	}
-	byName := map[string]*compiler.Spec{}
-	var known []string
-	for _, s := range specs {
-		byName[s.Pipeline.Value] = s
-		known = append(known, s.Pipeline.Value)
-	}
-	var out []*compiler.Spec
-	for _, n := range names {
-		s, ok := byName[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown pipeline %q (known: %s)", n, strings.Join(known, ", "))
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return compiler.Select(specs, names)
 }
 
 // plans lowers the chosen specs.

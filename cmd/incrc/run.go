@@ -51,6 +51,7 @@ func commands() []*command {
 		stateCmd(),
 		reconcileCmd(),
 		backfillCmd(),
+		migrateCmd(),
 		schemaCmd(),
 		versionCmd(),
 		demoCmd(),

@@ -118,7 +118,7 @@ func runCmd() *command {
 				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
 			if err != nil {
-				c.errorf(e, "%s failed: %v%s", plan.Pipeline, err, missingSourceHint(plan, err, targetArg(tf.target, tg.URL)))
+				c.errorf(e, "%s failed: %v%s%s", plan.Pipeline, err, missingSourceHint(plan, err, targetArg(tf.target, tg.URL)), migrateHint(plan, err, targetArg(tf.target, tg.URL)))
 			}
 		}
 		return code
@@ -147,6 +147,17 @@ func printResult(w io.Writer, r *runner.Result) {
 		// The files a run of a files source loaded, and the rewritten ones.
 		fmt.Fprintf(w, "  %s\n", r.Note)
 	}
+	for _, ch := range r.Schema {
+		switch ch.Kind {
+		case "add":
+			fmt.Fprintf(w, "  column %s %s added to %s: rows written before hold NULL there until a backfill or a --full-refresh rewrites them\n", ch.Column, ch.To, ch.Table)
+		case "widen":
+			fmt.Fprintf(w, "  column %s of %s widened in place: %s -> %s\n", ch.Column, ch.Table, ch.From, ch.To)
+		}
+	}
+	if r.HeldBy != "" {
+		fmt.Fprintf(w, "  hi held back from %s to %s by upstream %s's watermark: the rest is read once %s has written it\n", r.HeldFrom, r.WindowHi, r.HeldBy, r.HeldBy)
+	}
 }
 
 func kindWord(k string) string {
@@ -173,4 +184,14 @@ func missingSourceHint(plan *compiler.Plan, err error, target string) string {
 	}
 	return fmt.Sprintf("\n(incrc reads the source %s from the target database: create it there, or load sample rows with incrc seed --target %s %s --rows FILE)",
 		strings.Join(plan.Source.Table.Parts, "."), target, plan.Pipeline)
+}
+
+// migrateHint names the command that applies what a run refused to change
+// in its tables.
+func migrateHint(plan *compiler.Plan, err error, target string) string {
+	var se *runner.SchemaError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	return fmt.Sprintf("\n(incrc migrate --target %s %s --dry-run prints the DDL; without --dry-run it applies it, holding the lease)", target, plan.Pipeline)
 }

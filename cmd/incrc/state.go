@@ -157,6 +157,13 @@ func stateCmd() *command {
 				fmt.Fprintln(e.stdout)
 			}
 			printMarkers(e, st.Partitions)
+			if len(st.Stale) > 0 {
+				fmt.Fprintf(e.stdout, "  stale:     %d %s built with an older logic than the spec's (%s): incrc backfill --stale %s rebuilds them\n",
+					len(st.Stale), plural(len(st.Stale), "partition", "partitions"), rangeOf(st.Stale), st.Pipeline)
+			}
+		}
+		if !asJSON {
+			printGraph(e.stdout, graphEdges(pr), false)
 		}
 		return exitOK
 	}

@@ -158,3 +158,45 @@ func TestHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestHeaderStaysComment: spec text the header repeats (a query's
+// literal) cannot end a comment line and start a statement. (A files glob
+// with a line break is refused at validation.)
+func TestHeaderStaysComment(t *testing.T) {
+	specs := map[string]string{
+		"query": "source:\n  query: " + strconv.Quote(q+" WHERE note <> 'two\nDROP TABLE dw.hostile; --'"),
+	}
+	for name, src := range specs {
+		t.Run(name, func(t *testing.T) {
+			text := strings.Replace(hostileSpec("", ""), "source:\n  table: app.payments", src, 1)
+			s, err := compiler.Parse("hostile.yaml", []byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diags := compiler.Validate(s).Err(); diags != nil {
+				t.Fatal(diags)
+			}
+			plan, err := compiler.Lower(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := all.Lookup("duckdb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := dialects.File(d, plan, "hostile.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, _, _ := strings.Cut(string(file), "\n-- name: ")
+			for i, line := range strings.Split(header, "\n") {
+				if line != "" && !strings.HasPrefix(line, "--") {
+					t.Errorf("header line %d is not a comment: %q", i+1, line)
+				}
+			}
+			if !strings.Contains(header, `\nDROP TABLE`) {
+				t.Errorf("the header does not show the line break escaped:\n%s", header)
+			}
+		})
+	}
+}

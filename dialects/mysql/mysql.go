@@ -92,6 +92,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
 		}
 		return true, nil
+	case compiler.AlterColumnType:
+		// MODIFY restates the whole column: its NULL-ness too.
+		w.S("ALTER TABLE ", w.Table(op.Table), " MODIFY COLUMN ", w.Col("", op.Column.Name), " ", w.Type(op.Column.Type))
+		if op.Column.NotNull {
+			w.S(" NOT NULL")
+		}
+		return true, nil
 	case compiler.InsertValues:
 		dialects.InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {

@@ -101,6 +101,10 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
 		return true, nil
+	case compiler.AlterColumnType:
+		// A column keeps any value whatever its declared type: there is
+		// nothing to widen, and no ALTER COLUMN to do it with.
+		return false, dialects.Unsupported(d, "changing a column's type (SQLite keeps no column types)")
 	case compiler.UpdateMatched:
 		// SQLite has no MERGE: UPDATE ... FROM (3.33+).
 		w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.Assignments(w, "", op.Set, ",\n    "),

@@ -58,6 +58,7 @@ DECLARE v_hi DATETIME;
 DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo DATETIME;
+DECLARE v_logic_hash STRING;
 DECLARE v_marker_status STRING;
 DECLARE v_note STRING;
 DECLARE v_now STRING;
@@ -162,7 +163,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING(64),
   `rows_skipped` INT64,
   `note` STRING,
-  `rows_ignored` INT64
+  `rows_ignored` INT64,
+  `logic_hash` STRING(64)
 );
 BEGIN
   ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` INT64;
@@ -179,6 +181,11 @@ BEGIN
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;
+BEGIN
+  ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,
@@ -186,8 +193,14 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING(16),
   `rows_written` INT64,
   `detail` STRING,
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `logic_hash` STRING(64)
 );
+BEGIN
+  ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `dw`.`dim_product` (
   `product_id` INT64 NOT NULL,
   `name` STRING,
@@ -196,6 +209,9 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product` (
   `ends` DATETIME,
   `gone` BOOL NOT NULL
 );
+SELECT *
+FROM `dw`.`dim_product`
+WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -203,6 +219,9 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
   `name` STRING,
   `price` NUMERIC(10,2)
 );
+SELECT *
+FROM `dw`.`dim_product_quarantine`
+WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -303,8 +322,8 @@ IF x_failed <> 0 THEN
   RAISE USING MESSAGE = x_error_text;
 END IF;
 SET x_step = 'record_start';
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
 -- The program's steps; a failure rolls the write back and records the run as failed.
 SET x_raised = 0;

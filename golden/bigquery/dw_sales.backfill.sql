@@ -44,6 +44,7 @@ DECLARE v_hi DATETIME;
 DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo DATETIME;
+DECLARE v_logic_hash STRING;
 DECLARE v_marker_status STRING;
 DECLARE v_note STRING;
 DECLARE v_now STRING;
@@ -300,8 +301,8 @@ SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
 SET v_finished_at = v_now;
 SET v_updated_at = v_now;
 SET v_duration_ms = DATETIME_DIFF(CURRENT_DATETIME('UTC'), x_clock, MILLISECOND);
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
 -- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.
 SET x_part = DATETIME_TRUNC(x_from, DAY);
@@ -406,8 +407,8 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET v_finished_at = v_now;
       SET v_updated_at = v_now;
       SET v_duration_ms = DATETIME_DIFF(CURRENT_DATETIME('UTC'), x_clock, MILLISECOND);
-      INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`)
-      VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at);
+      INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
+      VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash);
       COMMIT TRANSACTION;
       SET x_in_tx = 0;
       SET x_step = 'check_partition_source';
@@ -477,8 +478,8 @@ WHILE x_part < x_to AND x_err IS NULL DO
       SET v_duration_ms = DATETIME_DIFF(CURRENT_DATETIME('UTC'), x_clock, MILLISECOND);
       DELETE FROM `incrc_partitions`
       WHERE `pipeline` = v_pipeline AND `backfill_id` = v_backfill_id AND `partition_key` = v_partition_key;
-      INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`)
-      VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at);
+      INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
+      VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash);
       SET x_err = CONCAT('partition ', v_partition_key, ': rebuilt partition does not match the source: source ', x_source, ', target ', x_target, ' (count, sum(amount))');
     ELSEIF x_err IS NULL THEN
       SET x_total = x_total + v_rows_written;

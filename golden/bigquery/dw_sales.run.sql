@@ -47,6 +47,7 @@ DECLARE v_hi DATETIME;
 DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo DATETIME;
+DECLARE v_logic_hash STRING;
 DECLARE v_marker_status STRING;
 DECLARE v_note STRING;
 DECLARE v_now STRING;
@@ -154,7 +155,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING(64),
   `rows_skipped` INT64,
   `note` STRING,
-  `rows_ignored` INT64
+  `rows_ignored` INT64,
+  `logic_hash` STRING(64)
 );
 BEGIN
   ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` INT64;
@@ -171,6 +173,11 @@ BEGIN
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;
+BEGIN
+  ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,
@@ -178,8 +185,14 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING(16),
   `rows_written` INT64,
   `detail` STRING,
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `logic_hash` STRING(64)
 );
+BEGIN
+  ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `sale_id` INT64,
   `sale_date` DATE,
@@ -188,6 +201,9 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `updated_at` DATETIME,
   `customer_country` STRING(2)
 );
+SELECT *
+FROM `dw`.`sales`
+WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -319,8 +335,8 @@ IF x_failed <> 0 THEN
   RAISE USING MESSAGE = x_error_text;
 END IF;
 SET x_step = 'record_start';
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
 -- The program's steps; a failure rolls the write back and records the run as failed.
 SET x_raised = 0;

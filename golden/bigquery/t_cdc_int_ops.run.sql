@@ -56,6 +56,7 @@ DECLARE v_hi INT64;
 DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo INT64;
+DECLARE v_logic_hash STRING;
 DECLARE v_marker_status STRING;
 DECLARE v_note STRING;
 DECLARE v_now STRING;
@@ -163,7 +164,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING(64),
   `rows_skipped` INT64,
   `note` STRING,
-  `rows_ignored` INT64
+  `rows_ignored` INT64,
+  `logic_hash` STRING(64)
 );
 BEGIN
   ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` INT64;
@@ -180,6 +182,11 @@ BEGIN
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;
+BEGIN
+  ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,
@@ -187,8 +194,14 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING(16),
   `rows_written` INT64,
   `detail` STRING,
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `logic_hash` STRING(64)
 );
+BEGIN
+  ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `dw`.`documents` (
   `id` INT64 NOT NULL,
   `body` JSON,
@@ -198,6 +211,9 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `id` INT64 NOT NULL,
   `incrc_sequence` INT64 NOT NULL
 );
+SELECT *
+FROM `dw`.`documents_tombstones`
+WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -341,8 +357,8 @@ IF x_failed <> 0 THEN
   RAISE USING MESSAGE = x_error_text;
 END IF;
 SET x_step = 'record_start';
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
 -- The program's steps; a failure rolls the write back and records the run as failed.
 SET x_raised = 0;

@@ -48,6 +48,7 @@ DECLARE v_hi TIMESTAMP;
 DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo TIMESTAMP;
+DECLARE v_logic_hash STRING;
 DECLARE v_marker_status STRING;
 DECLARE v_note STRING;
 DECLARE v_now STRING;
@@ -155,7 +156,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING(64),
   `rows_skipped` INT64,
   `note` STRING,
-  `rows_ignored` INT64
+  `rows_ignored` INT64,
+  `logic_hash` STRING(64)
 );
 BEGIN
   ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` INT64;
@@ -172,6 +174,11 @@ BEGIN
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;
+BEGIN
+  ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,
@@ -179,14 +186,23 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING(16),
   `rows_written` INT64,
   `detail` STRING,
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `logic_hash` STRING(64)
 );
+BEGIN
+  ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING(64);
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `dw`.`payments` (
   `payment_id` INT64 NOT NULL,
   `paid_at` TIMESTAMP,
   `amount` NUMERIC(12,2),
   `updated_at` TIMESTAMP
 );
+SELECT *
+FROM `dw`.`payments`
+WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -311,8 +327,8 @@ IF x_failed <> 0 THEN
   RAISE USING MESSAGE = x_error_text;
 END IF;
 SET x_step = 'record_start';
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
 -- The program's steps; a failure rolls the write back and records the run as failed.
 SET x_raised = 0;

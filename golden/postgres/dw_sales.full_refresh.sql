@@ -47,6 +47,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind TEXT;
   v_lo TIMESTAMP;
+  v_logic_hash TEXT;
   v_marker_status TEXT;
   v_note TEXT;
   v_now TEXT;
@@ -154,6 +155,7 @@ BEGIN
     "rows_skipped" BIGINT,
     "note" TEXT,
     "rows_ignored" BIGINT,
+    "logic_hash" VARCHAR(64),
     PRIMARY KEY ("run_id")
   )$s$;
   BEGIN
@@ -168,6 +170,10 @@ BEGIN
     EXECUTE $s$ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" BIGINT$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(64)$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(64) NOT NULL,
     "backfill_id" VARCHAR(64) NOT NULL,
@@ -176,8 +182,13 @@ BEGIN
     "rows_written" BIGINT,
     "detail" TEXT,
     "updated_at" VARCHAR(40),
+    "logic_hash" VARCHAR(64),
     PRIMARY KEY ("pipeline", "backfill_id", "partition_key")
   )$s$;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_partitions" ADD COLUMN "logic_hash" VARCHAR(64)$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."sales" (
     "sale_id" BIGINT,
     "sale_date" DATE,
@@ -186,6 +197,9 @@ BEGIN
     "updated_at" TIMESTAMP,
     "customer_country" VARCHAR(2)
   )$s$;
+  EXECUTE $s$SELECT *
+  FROM "dw"."sales"
+  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_dw_sales_part" ON "dw"."sales" ("sale_date")$s$;
   COMMIT;
 
@@ -292,8 +306,8 @@ BEGIN
     RAISE EXCEPTION '%', x_error_text;
   END IF;
   x_step := 'record_start';
-  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note;
+  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash;
   COMMIT;
 
   -- The program's steps; a failure rolls the write back and records the run as failed.

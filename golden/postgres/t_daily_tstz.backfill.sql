@@ -45,6 +45,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind TEXT;
   v_lo TIMESTAMPTZ;
+  v_logic_hash TEXT;
   v_marker_status TEXT;
   v_note TEXT;
   v_now TEXT;
@@ -278,8 +279,8 @@ BEGIN
   v_finished_at := v_now;
   v_updated_at := v_now;
   v_duration_ms := CAST(EXTRACT(EPOCH FROM (CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP) - x_clock)) * 1000 AS BIGINT);
-  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note;
+  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash;
   COMMIT;
 
   -- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.
@@ -372,8 +373,8 @@ BEGIN
         v_finished_at := v_now;
         v_updated_at := v_now;
         v_duration_ms := CAST(EXTRACT(EPOCH FROM (CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP) - x_clock)) * 1000 AS BIGINT);
-        EXECUTE $s$INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
-        VALUES ($1, $2, $3, $4, $5, $6, $7)$s$ USING v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at;
+        EXECUTE $s$INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash")
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)$s$ USING v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash;
         x_step := 'check_partition_source';
         x_source := '';
         FOR x_rec IN EXECUTE $s$SELECT (COALESCE(CAST(q.m0 AS TEXT), '') || ', ' || COALESCE(CAST(q.m1 AS TEXT), '')) AS r FROM (
@@ -439,8 +440,8 @@ BEGIN
         v_duration_ms := CAST(EXTRACT(EPOCH FROM (CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP) - x_clock)) * 1000 AS BIGINT);
         EXECUTE $s$DELETE FROM "incrc_partitions"
         WHERE "pipeline" = $1 AND "backfill_id" = $2 AND "partition_key" = $3$s$ USING v_pipeline, v_backfill_id, v_partition_key;
-        EXECUTE $s$INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
-        VALUES ($1, $2, $3, $4, $5, $6, $7)$s$ USING v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at;
+        EXECUTE $s$INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash")
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)$s$ USING v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash;
         x_err := ('partition ' || v_partition_key || ': rebuilt partition does not match the source: source ' || x_source || ', target ' || x_target || ' (count, sum(amount))');
       ELSIF x_err IS NULL THEN
         x_total := x_total + v_rows_written;

@@ -51,6 +51,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind TEXT;
   v_lo TIMESTAMPTZ;
+  v_logic_hash TEXT;
   v_marker_status TEXT;
   v_note TEXT;
   v_now TEXT;
@@ -158,6 +159,7 @@ BEGIN
     "rows_skipped" BIGINT,
     "note" TEXT,
     "rows_ignored" BIGINT,
+    "logic_hash" VARCHAR(64),
     PRIMARY KEY ("run_id")
   )$s$;
   BEGIN
@@ -172,6 +174,10 @@ BEGIN
     EXECUTE $s$ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" BIGINT$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(64)$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(64) NOT NULL,
     "backfill_id" VARCHAR(64) NOT NULL,
@@ -180,14 +186,22 @@ BEGIN
     "rows_written" BIGINT,
     "detail" TEXT,
     "updated_at" VARCHAR(40),
+    "logic_hash" VARCHAR(64),
     PRIMARY KEY ("pipeline", "backfill_id", "partition_key")
   )$s$;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_partitions" ADD COLUMN "logic_hash" VARCHAR(64)$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."sales_monthly" (
     "sale_id" BIGINT NOT NULL,
     "sale_date" DATE,
     "amount" NUMERIC(12,2),
     "updated_at" TIMESTAMPTZ
   )$s$;
+  EXECUTE $s$SELECT *
+  FROM "dw"."sales_monthly"
+  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_t_monthly_sales_part" ON "dw"."sales_monthly" ("sale_date")$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."sales_monthly_quarantine" (
     "incrc_run_id" VARCHAR(64),
@@ -197,6 +211,9 @@ BEGIN
     "amount" NUMERIC(12,2),
     "updated_at" TIMESTAMPTZ
   )$s$;
+  EXECUTE $s$SELECT *
+  FROM "dw"."sales_monthly_quarantine"
+  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
@@ -305,8 +322,8 @@ BEGIN
     RAISE EXCEPTION '%', x_error_text;
   END IF;
   x_step := 'record_start';
-  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note;
+  EXECUTE $s$INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')$s$ USING v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash;
   COMMIT;
 
   -- The program's steps; a failure rolls the write back and records the run as failed.

@@ -59,6 +59,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMP;
+  v_logic_hash VARCHAR(65535);
   v_marker_status VARCHAR(65535);
   v_note VARCHAR(65535);
   v_now VARCHAR(65535);
@@ -166,6 +167,7 @@ BEGIN
     "rows_skipped" BIGINT,
     "note" VARCHAR(65535),
     "rows_ignored" BIGINT,
+    "logic_hash" VARCHAR(256),
     PRIMARY KEY ("run_id")
   );
   BEGIN
@@ -180,6 +182,10 @@ BEGIN
     ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" BIGINT;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
+  BEGIN
+    ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(256);
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(256) NOT NULL,
     "backfill_id" VARCHAR(256) NOT NULL,
@@ -188,8 +194,13 @@ BEGIN
     "rows_written" BIGINT,
     "detail" VARCHAR(65535),
     "updated_at" VARCHAR(160),
+    "logic_hash" VARCHAR(256),
     PRIMARY KEY ("pipeline", "backfill_id", "partition_key")
   );
+  BEGIN
+    ALTER TABLE "incrc_partitions" ADD COLUMN "logic_hash" VARCHAR(256);
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   CREATE TABLE IF NOT EXISTS "dw"."accounts" (
     "tenant" VARCHAR(64) NOT NULL,
     "account_id" BIGINT NOT NULL,
@@ -210,6 +221,9 @@ BEGIN
     "incrc_deleted_at" TIMESTAMPTZ,
     PRIMARY KEY ("tenant", "account_id")
   );
+  SELECT *
+  FROM "dw"."accounts_tombstones"
+  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."accounts_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -221,6 +235,9 @@ BEGIN
     "changed_at" TIMESTAMPTZ,
     "loaded_at" TIMESTAMP
   );
+  SELECT *
+  FROM "dw"."accounts_quarantine"
+  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -327,8 +344,8 @@ BEGIN
     RAISE EXCEPTION '%', x_error_text;
   END IF;
   x_step := 'record_start';
-  INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-  VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+  INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+  VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   BEGIN

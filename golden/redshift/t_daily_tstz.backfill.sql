@@ -46,6 +46,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMPTZ;
+  v_logic_hash VARCHAR(65535);
   v_marker_status VARCHAR(65535);
   v_note VARCHAR(65535);
   v_now VARCHAR(65535);
@@ -280,8 +281,8 @@ BEGIN
   v_finished_at := v_now;
   v_updated_at := v_now;
   v_duration_ms := CAST(EXTRACT(EPOCH FROM (GETDATE() - x_clock)) * 1000 AS BIGINT);
-  INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "status")
-  VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, 'running');
+  INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
+  VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_before, v_started_at, v_spec_hash, v_note, v_logic_hash, 'running');
 
   -- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.
   x_part := DATE_TRUNC('day', x_from);
@@ -380,8 +381,8 @@ BEGIN
         v_finished_at := v_now;
         v_updated_at := v_now;
         v_duration_ms := CAST(EXTRACT(EPOCH FROM (GETDATE() - x_clock)) * 1000 AS BIGINT);
-        INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
-        VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at);
+        INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash")
+        VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash);
         COMMIT;
         x_step := 'check_partition_source';
         x_source := '';
@@ -449,8 +450,8 @@ BEGIN
         v_duration_ms := CAST(EXTRACT(EPOCH FROM (GETDATE() - x_clock)) * 1000 AS BIGINT);
         DELETE FROM "incrc_partitions"
         WHERE "pipeline" = v_pipeline AND "backfill_id" = v_backfill_id AND "partition_key" = v_partition_key;
-        INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at")
-        VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at);
+        INSERT INTO "incrc_partitions" ("pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash")
+        VALUES (v_pipeline, v_backfill_id, v_partition_key, v_marker_status, v_rows_written, v_detail, v_updated_at, v_logic_hash);
         x_err := ('partition ' || v_partition_key || ': rebuilt partition does not match the source: source ' || x_source || ', target ' || x_target || ' (count, sum(amount))');
       ELSIF x_err IS NULL THEN
         x_total := x_total + v_rows_written;

@@ -48,6 +48,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_NTZ;
+  v_logic_hash VARCHAR;
   v_marker_status VARCHAR;
   v_note VARCHAR;
   v_now VARCHAR;
@@ -321,8 +322,8 @@ BEGIN
   v_finished_at := v_now;
   v_updated_at := v_now;
   v_duration_ms := DATEDIFF(MILLISECOND, x_clock, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ));
-  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
-  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, 'running');
+  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
+  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, :v_logic_hash, 'running');
 
   -- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.
   x_part := DATE_TRUNC('DAY', x_from);
@@ -422,8 +423,8 @@ BEGIN
         v_finished_at := v_now;
         v_updated_at := v_now;
         v_duration_ms := DATEDIFF(MILLISECOND, x_clock, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ));
-        INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT")
-        VALUES (:v_pipeline, :v_backfill_id, :v_partition_key, :v_marker_status, :v_rows_written, :v_detail, :v_updated_at);
+        INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT", "LOGIC_HASH")
+        VALUES (:v_pipeline, :v_backfill_id, :v_partition_key, :v_marker_status, :v_rows_written, :v_detail, :v_updated_at, :v_logic_hash);
         COMMIT;
         x_in_tx := 0;
         x_step := 'check_partition_source';
@@ -503,8 +504,8 @@ BEGIN
         v_duration_ms := DATEDIFF(MILLISECOND, x_clock, CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ));
         DELETE FROM "INCRC_PARTITIONS"
         WHERE "PIPELINE" = :v_pipeline AND "BACKFILL_ID" = :v_backfill_id AND "PARTITION_KEY" = :v_partition_key;
-        INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT")
-        VALUES (:v_pipeline, :v_backfill_id, :v_partition_key, :v_marker_status, :v_rows_written, :v_detail, :v_updated_at);
+        INSERT INTO "INCRC_PARTITIONS" ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY", "STATUS", "ROWS_WRITTEN", "DETAIL", "UPDATED_AT", "LOGIC_HASH")
+        VALUES (:v_pipeline, :v_backfill_id, :v_partition_key, :v_marker_status, :v_rows_written, :v_detail, :v_updated_at, :v_logic_hash);
         x_err := ('partition ' || v_partition_key || ': rebuilt partition does not match the source: source ' || x_source || ', target ' || x_target || ' (count, sum(amount))');
       ELSEIF (x_err IS NULL) THEN
         x_total := x_total + v_rows_written;

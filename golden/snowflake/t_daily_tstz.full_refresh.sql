@@ -55,6 +55,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_TZ;
+  v_logic_hash VARCHAR;
   v_marker_status VARCHAR;
   v_note VARCHAR;
   v_now VARCHAR;
@@ -166,6 +167,7 @@ BEGIN
     "ROWS_SKIPPED" BIGINT,
     "NOTE" VARCHAR,
     "ROWS_IGNORED" BIGINT,
+    "LOGIC_HASH" VARCHAR(64),
     PRIMARY KEY ("RUN_ID")
   );
   BEGIN
@@ -186,6 +188,12 @@ BEGIN
     WHEN OTHER THEN
       x_rc := 0;
   END;
+  BEGIN
+    ALTER TABLE "INCRC_RUNS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
     "PIPELINE" VARCHAR(64) NOT NULL,
     "BACKFILL_ID" VARCHAR(64) NOT NULL,
@@ -194,8 +202,15 @@ BEGIN
     "ROWS_WRITTEN" BIGINT,
     "DETAIL" VARCHAR,
     "UPDATED_AT" VARCHAR(40),
+    "LOGIC_HASH" VARCHAR(64),
     PRIMARY KEY ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY")
   );
+  BEGIN
+    ALTER TABLE "INCRC_PARTITIONS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "DW"."PAYMENTS" (
     "PAYMENT_ID" BIGINT NOT NULL,
     "PAID_AT" TIMESTAMP_TZ,
@@ -203,6 +218,9 @@ BEGIN
     "UPDATED_AT" TIMESTAMP_TZ,
     PRIMARY KEY ("PAYMENT_ID")
   );
+  SELECT *
+  FROM "DW"."PAYMENTS"
+  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -337,8 +355,8 @@ BEGIN
     RAISE x_fail;
   END IF;
   x_step := 'record_start';
-  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
-  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, 'running');
+  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
+  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, :v_logic_hash, 'running');
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   x_raised := 0;

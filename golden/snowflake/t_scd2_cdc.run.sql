@@ -71,6 +71,7 @@ DECLARE
   v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_NTZ;
+  v_logic_hash VARCHAR;
   v_marker_status VARCHAR;
   v_new_events BIGINT;
   v_note VARCHAR;
@@ -182,6 +183,7 @@ BEGIN
     "ROWS_SKIPPED" BIGINT,
     "NOTE" VARCHAR,
     "ROWS_IGNORED" BIGINT,
+    "LOGIC_HASH" VARCHAR(64),
     PRIMARY KEY ("RUN_ID")
   );
   BEGIN
@@ -202,6 +204,12 @@ BEGIN
     WHEN OTHER THEN
       x_rc := 0;
   END;
+  BEGIN
+    ALTER TABLE "INCRC_RUNS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
     "PIPELINE" VARCHAR(64) NOT NULL,
     "BACKFILL_ID" VARCHAR(64) NOT NULL,
@@ -210,8 +218,15 @@ BEGIN
     "ROWS_WRITTEN" BIGINT,
     "DETAIL" VARCHAR,
     "UPDATED_AT" VARCHAR(40),
+    "LOGIC_HASH" VARCHAR(64),
     PRIMARY KEY ("PIPELINE", "BACKFILL_ID", "PARTITION_KEY")
   );
+  BEGIN
+    ALTER TABLE "INCRC_PARTITIONS" ADD COLUMN "LOGIC_HASH" VARCHAR(64);
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY" (
     "TENANT" VARCHAR(16) NOT NULL,
     "ACCOUNT_ID" BIGINT NOT NULL,
@@ -231,6 +246,9 @@ BEGIN
     "INCRC_SEQUENCE" NUMBER(20,0) NOT NULL,
     PRIMARY KEY ("TENANT", "ACCOUNT_ID", "STARTS")
   );
+  SELECT *
+  FROM "DW"."ACCOUNT_HISTORY_TOMBSTONES"
+  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY_QUARANTINE" (
     "INCRC_RUN_ID" VARCHAR(64),
     "INCRC_REASON" VARCHAR,
@@ -243,6 +261,9 @@ BEGIN
     "COMMITTED_AT" TIMESTAMP_TZ,
     "INGESTED_AT" TIMESTAMP_NTZ
   );
+  SELECT *
+  FROM "DW"."ACCOUNT_HISTORY_QUARANTINE"
+  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -384,8 +405,8 @@ BEGIN
     RAISE x_fail;
   END IF;
   x_step := 'record_start';
-  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "STATUS")
-  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, 'running');
+  INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
+  VALUES (:v_run_id, :v_pipeline, :v_kind, :v_window_lo, :v_window_hi, :v_watermark_before, :v_started_at, :v_spec_hash, :v_note, :v_logic_hash, 'running');
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   x_raised := 0;

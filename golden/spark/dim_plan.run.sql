@@ -80,7 +80,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING DELTA;
 
@@ -102,7 +103,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -111,11 +116,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING DELTA;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_plan` (
   `plan_id` BIGINT NOT NULL,
@@ -127,7 +143,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_plan` (
 )
 USING DELTA;
 
--- step 10: read_state
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`dim_plan`
+WHERE 1 = 0;
+
+-- step 14: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dim_plan has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dim_plan is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dim_plan)".
 -- params: pipeline
@@ -135,7 +157,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 11: init_state
+-- step 15: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -144,7 +166,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 12: acquire_lease
+-- step 16: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -153,7 +175,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 13: abandon_runs
+-- step 17: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -166,23 +188,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (3d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 14: record_start
+-- step 18: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 15: probe_source
+-- step 19: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE 1 = 0;
 
--- step 16: drop_stage
+-- step 20: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
 
--- step 17: create_stage
+-- step 21: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dim_plan` (
   `plan_id` BIGINT,
@@ -192,11 +214,11 @@ CREATE TABLE `incrc_stage_dim_plan` (
 )
 USING DELTA;
 
--- step 18: drop_raw
+-- step 22: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
 
--- step 19: create_raw
+-- step 23: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dim_plan` (
   `plan_id` BIGINT,
@@ -206,11 +228,11 @@ CREATE TABLE `incrc_raw_dim_plan` (
 )
 USING DELTA;
 
--- step 20: drop_timeline
+-- step 24: drop_timeline
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
 
--- step 21: create_timeline
+-- step 25: create_timeline
 -- job: only when window is not 0.
 CREATE TABLE `incrc_timeline_dim_plan` (
   `plan_id` BIGINT,
@@ -223,11 +245,11 @@ CREATE TABLE `incrc_timeline_dim_plan` (
 )
 USING DELTA;
 
--- step 22: drop_changes
+-- step 26: drop_changes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
 
--- step 23: create_changes
+-- step 27: create_changes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_changes_dim_plan` (
   `plan_id` BIGINT,
@@ -240,7 +262,7 @@ CREATE TABLE `incrc_changes_dim_plan` (
 )
 USING DELTA;
 
--- step 24: stage_window
+-- step 28: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
@@ -248,13 +270,13 @@ SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
 
--- step 25: count_null_watermark
+-- step 29: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL created_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_dim_plan`
 WHERE `created_at` IS NULL;
 
--- step 26: dedupe_stage
+-- step 30: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
@@ -266,13 +288,13 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 27: count_invalid
+-- step 31: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dim_plan`
 WHERE `plan_id` IS NULL;
 
--- step 28: timeline_candidates
+-- step 32: timeline_candidates
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
@@ -284,7 +306,7 @@ WHERE NOT EXISTS (
     AND t.`price` <=> s.`price`
 );
 
--- step 29: timeline_history
+-- step 33: timeline_history
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, 0
@@ -294,7 +316,7 @@ WHERE EXISTS (
   WHERE s.`plan_id` = t.`plan_id`
 );
 
--- step 30: timeline_changes
+-- step 34: timeline_changes
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_changes_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, x.`valid_from`,
@@ -315,31 +337,31 @@ FROM (
 WHERE x.`incrc_kind` = 1
    OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
--- step 31: check_versions
+-- step 35: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
--- step 32: count_added_versions
+-- step 36: count_added_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 1;
 
--- step 33: count_rewritten_versions
+-- step 37: count_rewritten_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 2;
 
--- step 34: count_removed_versions
+-- step 38: count_removed_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 3;
 
--- step 35: apply_versions
+-- step 39: apply_versions
 -- job: only when window is not 0.
 MERGE INTO `dw`.`dim_plan` AS t
 USING `incrc_changes_dim_plan` AS s
@@ -353,7 +375,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`)
   VALUES (s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`valid_from`, s.`valid_to`);
 
--- step 36: advance_watermark
+-- step 40: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_plan changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -362,7 +384,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 37: record_finish
+-- step 41: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -380,23 +402,23 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 38: drop_stage
+-- step 42: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
 
--- step 39: drop_raw
+-- step 43: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
 
--- step 40: drop_timeline
+-- step 44: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
 
--- step 41: drop_changes
+-- step 45: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
 
--- step 42: release_lease
+-- step 46: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING DELTA;
 
@@ -92,7 +93,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -101,11 +106,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING DELTA;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`events` (
   `event_id` BIGINT,
@@ -116,11 +132,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`events` (
 )
 USING DELTA;
 
--- step 10: create_partition_index
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`events`
+WHERE 1 = 0;
+
+-- step 14: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 11: read_state
+-- step 15: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_events has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_events is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_events)".
 -- params: pipeline
@@ -128,7 +150,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 12: init_state
+-- step 16: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -137,7 +159,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 13: acquire_lease
+-- step 17: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -146,7 +168,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 14: abandon_runs
+-- step 18: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -160,25 +182,25 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 -- Partitions that start before the saved watermark minus finalize_after (35d) are finalized.
 
--- step 15: record_start
+-- step 19: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 16: probe_source
+-- step 20: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
 WHERE 1 = 0;
 
--- step 17: count_null_watermark_source
+-- step 21: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL ingested_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `app`.`events`
 WHERE `ingested_at` IS NULL;
 
--- step 18: touched_partitions
+-- step 22: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -189,7 +211,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 GROUP BY `event_date`
 ORDER BY incrc_partition;
 
--- step 19: count_unpartitioned
+-- step 23: count_unpartitioned
 -- job: only when unpartitioned is not 0; read one integer (NULL is 0); not 0: fail with "%d row(s) of the window have a NULL event_date and belong to no partition, and on_invalid is fail: nothing written".
 -- params: lo, hi
 SELECT COUNT(*)
@@ -197,11 +219,11 @@ FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` IS NULL;
 
--- step 20: drop_stage
+-- step 24: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_events`;
 
--- step 21: create_stage
+-- step 25: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_dw_events` (
   `event_id` BIGINT,
@@ -212,7 +234,7 @@ CREATE TABLE `incrc_stage_dw_events` (
 )
 USING DELTA;
 
--- step 22: stage_partition
+-- step 26: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: start, hi, plo, phi
@@ -222,18 +244,18 @@ FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
 
--- step 23: count_invalid
+-- step 27: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
 
--- step 24: count_staged
+-- step 28: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`;
 
--- step 25: count_partition
+-- step 29: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -241,7 +263,7 @@ SELECT COUNT(*)
 FROM `dw`.`events`
 WHERE `event_date` >= ? AND `event_date` < ?;
 
--- step 26: replace_partition
+-- step 30: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -250,7 +272,7 @@ SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `incrc_stage_dw_events`
 WHERE `event_date` >= ? AND `event_date` < ?;
 
--- step 27: advance_watermark
+-- step 31: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_events changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -259,7 +281,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 28: record_finish
+-- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -277,11 +299,11 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 29: drop_stage
+-- step 33: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_events`;
 
--- step 30: release_lease
+-- step 34: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -80,7 +80,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING DELTA;
 
@@ -102,7 +103,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -111,11 +116,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING DELTA;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
   `tenant` STRING NOT NULL,
@@ -131,7 +147,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
 )
 USING DELTA;
 
--- step 10: create_tombstones
+-- step 13: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `tenant` STRING NOT NULL,
@@ -141,7 +157,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
 )
 USING DELTA;
 
--- step 11: create_quarantine
+-- step 14: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`accounts_tombstones`
+WHERE 1 = 0;
+
+-- step 15: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
   `incrc_run_id` STRING,
@@ -156,7 +178,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
 )
 USING DELTA;
 
--- step 12: read_state
+-- step 16: check_quarantine_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`accounts_quarantine`
+WHERE 1 = 0;
+
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_cdc_soft has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_cdc_soft is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_cdc_soft)".
 -- params: pipeline
@@ -164,7 +192,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 13: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -173,7 +201,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 14: acquire_lease
+-- step 19: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -182,7 +210,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 15: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -195,23 +223,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 16: record_start
+-- step 21: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 17: probe_source
+-- step 22: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE 1 = 0;
 
--- step 18: drop_stage
+-- step 23: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_soft`;
 
--- step 19: create_stage
+-- step 24: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_t_cdc_soft` (
   `tenant` STRING,
@@ -227,11 +255,11 @@ CREATE TABLE `incrc_stage_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 20: drop_raw
+-- step 25: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_soft`;
 
--- step 21: create_raw
+-- step 26: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_t_cdc_soft` (
   `tenant` STRING,
@@ -244,11 +272,11 @@ CREATE TABLE `incrc_raw_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 22: drop_deletes
+-- step 27: drop_deletes
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
 
--- step 23: create_deletes
+-- step 28: create_deletes
 -- job: run it.
 CREATE TABLE `incrc_deletes_t_cdc_soft` (
   `tenant` STRING,
@@ -258,7 +286,7 @@ CREATE TABLE `incrc_deletes_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 24: stage_all
+-- step 29: stage_all
 -- job: add num_affected_rows to rows_read (a leading - subtracts).
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
@@ -266,13 +294,13 @@ SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `lo
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
 
--- step 25: count_invalid
+-- step 30: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 26: quarantine
+-- step 31: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`accounts_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
@@ -296,25 +324,25 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 27: delete_invalid
+-- step 32: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 28: count_changes
+-- step 33: count_changes
 -- job: read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`;
 
--- step 29: clear_target
+-- step 34: clear_target
 -- job: run it.
 DELETE FROM `dw`.`accounts`;
 
--- step 30: clear_tombstones
+-- step 35: clear_tombstones
 -- job: run it.
 DELETE FROM `dw`.`accounts_tombstones`;
 
--- step 31: resolve_upserts
+-- step 36: resolve_upserts
 -- job: only when changes is not 0.
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
@@ -329,7 +357,7 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
 
--- step 32: resolve_deletes
+-- step 37: resolve_deletes
 -- job: only when changes is not 0.
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
@@ -345,17 +373,17 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
 
--- step 33: count_staged
+-- step 38: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_soft`;
 
--- step 34: count_deletes
+-- step 39: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_soft`;
 
--- step 35: write
+-- step 40: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_stage_t_cdc_soft` AS s
@@ -372,7 +400,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`seats`, s.`change_type`, s.`changed_at`, s.`loaded_at`, s.`incrc_sequence`, s.`is_deleted`, s.`removed_at`);
 
--- step 36: apply_deletes
+-- step 41: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -381,7 +409,7 @@ WHEN MATCHED THEN UPDATE SET
   `is_deleted` = TRUE,
   `removed_at` = s.`incrc_deleted_at`;
 
--- step 37: write_tombstones
+-- step 42: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts_tombstones` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -392,7 +420,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
 
--- step 38: advance_watermark
+-- step 43: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -401,7 +429,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 39: record_finish
+-- step 44: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -419,19 +447,19 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 40: drop_stage
+-- step 45: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_soft`;
 
--- step 41: drop_raw
+-- step 46: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_soft`;
 
--- step 42: drop_deletes
+-- step 47: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
 
--- step 43: release_lease
+-- step 48: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

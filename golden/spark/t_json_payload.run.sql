@@ -71,7 +71,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING DELTA;
 
@@ -93,7 +94,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -102,11 +107,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING DELTA;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`json_documents` (
   `doc_id` BIGINT NOT NULL,
@@ -115,7 +131,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`json_documents` (
 )
 USING DELTA;
 
--- step 10: read_state
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`json_documents`
+WHERE 1 = 0;
+
+-- step 14: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_json_payload has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_json_payload is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_json_payload)".
 -- params: pipeline
@@ -123,7 +145,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 11: init_state
+-- step 15: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -132,7 +154,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 12: acquire_lease
+-- step 16: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -141,7 +163,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 13: abandon_runs
+-- step 17: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -154,23 +176,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1h), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 14: record_start
+-- step 18: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 15: probe_source
+-- step 19: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE 1 = 0;
 
--- step 16: drop_stage
+-- step 20: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload`;
 
--- step 17: create_stage
+-- step 21: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_json_payload` (
   `doc_id` BIGINT,
@@ -179,11 +201,11 @@ CREATE TABLE `incrc_stage_t_json_payload` (
 )
 USING DELTA;
 
--- step 18: drop_raw
+-- step 22: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload`;
 
--- step 19: create_raw
+-- step 23: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_t_json_payload` (
   `doc_id` BIGINT,
@@ -192,7 +214,7 @@ CREATE TABLE `incrc_raw_t_json_payload` (
 )
 USING DELTA;
 
--- step 20: stage_window
+-- step 24: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
@@ -200,13 +222,13 @@ SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
 
--- step 21: count_null_watermark
+-- step 25: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_json_payload`
 WHERE `changed_at` IS NULL;
 
--- step 22: dedupe_stage
+-- step 26: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -218,18 +240,18 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 23: count_invalid
+-- step 27: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
 
--- step 24: count_staged
+-- step 28: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`;
 
--- step 25: count_matched
+-- step 29: count_matched
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload` AS s
@@ -238,7 +260,7 @@ WHERE EXISTS (
   WHERE t.`doc_id` = s.`doc_id`
 );
 
--- step 26: write
+-- step 30: write
 -- job: only when rows_read is not 0.
 MERGE INTO `dw`.`json_documents` AS t
 USING `incrc_stage_t_json_payload` AS s
@@ -249,7 +271,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 27: advance_watermark
+-- step 31: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -258,7 +280,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 28: record_finish
+-- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -276,15 +298,15 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 29: drop_stage
+-- step 33: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload`;
 
--- step 30: drop_raw
+-- step 34: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload`;
 
--- step 31: release_lease
+-- step 35: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -82,7 +82,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING iceberg;
 
@@ -104,7 +105,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -113,11 +118,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING iceberg;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_customer` (
   `customer_id` BIGINT NOT NULL,
@@ -129,7 +145,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_customer` (
 )
 USING iceberg;
 
--- step 10: read_state
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`dim_customer`
+WHERE 1 = 0;
+
+-- step 14: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dim_customer has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dim_customer is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dim_customer)".
 -- params: pipeline
@@ -137,7 +159,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 11: init_state
+-- step 15: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -146,7 +168,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 12: acquire_lease
+-- step 16: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -155,7 +177,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 13: abandon_runs
+-- step 17: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -168,23 +190,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 14: record_start
+-- step 18: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 15: probe_source
+-- step 19: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
 WHERE 1 = 0;
 
--- step 16: drop_stage
+-- step 20: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
--- step 17: create_stage
+-- step 21: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_dim_customer` (
   `customer_id` BIGINT,
@@ -194,11 +216,11 @@ CREATE TABLE `incrc_stage_dim_customer` (
 )
 USING iceberg;
 
--- step 18: drop_raw
+-- step 22: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
--- step 19: create_raw
+-- step 23: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_dim_customer` (
   `customer_id` BIGINT,
@@ -208,11 +230,11 @@ CREATE TABLE `incrc_raw_dim_customer` (
 )
 USING iceberg;
 
--- step 20: drop_timeline
+-- step 24: drop_timeline
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
--- step 21: create_timeline
+-- step 25: create_timeline
 -- job: run it.
 CREATE TABLE `incrc_timeline_dim_customer` (
   `customer_id` BIGINT,
@@ -225,11 +247,11 @@ CREATE TABLE `incrc_timeline_dim_customer` (
 )
 USING iceberg;
 
--- step 22: drop_changes
+-- step 26: drop_changes
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
--- step 23: create_changes
+-- step 27: create_changes
 -- job: run it.
 CREATE TABLE `incrc_changes_dim_customer` (
   `customer_id` BIGINT,
@@ -242,7 +264,7 @@ CREATE TABLE `incrc_changes_dim_customer` (
 )
 USING iceberg;
 
--- step 24: stage_all
+-- step 28: stage_all
 -- job: add num_affected_rows to rows_read (a leading - subtracts).
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
@@ -250,13 +272,13 @@ SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 25: count_null_watermark
+-- step 29: count_null_watermark
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_dim_customer`
 WHERE `updated_at` IS NULL;
 
--- step 26: dedupe_stage
+-- step 30: dedupe_stage
 -- job: run it.
 INSERT INTO `incrc_stage_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
 SELECT `customer_id`, `name`, `country`, `updated_at`
@@ -268,17 +290,17 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 27: count_invalid
+-- step 31: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dim_customer`
 WHERE `customer_id` IS NULL;
 
--- step 28: clear_target
+-- step 32: clear_target
 -- job: add num_affected_rows to rows_deleted (a leading - subtracts).
 DELETE FROM `dw`.`dim_customer`;
 
--- step 29: timeline_candidates
+-- step 33: timeline_candidates
 -- job: run it.
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
@@ -290,7 +312,7 @@ WHERE NOT EXISTS (
     AND t.`country` <=> s.`country`
 );
 
--- step 30: timeline_history
+-- step 34: timeline_history
 -- job: run it.
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, 0
@@ -300,7 +322,7 @@ WHERE EXISTS (
   WHERE s.`customer_id` = t.`customer_id`
 );
 
--- step 31: timeline_changes
+-- step 35: timeline_changes
 -- job: run it.
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT x.`customer_id`, x.`name`, x.`country`, x.`updated_at`, x.`valid_from`,
@@ -321,31 +343,31 @@ FROM (
 WHERE x.`incrc_kind` = 1
    OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
--- step 32: check_versions
+-- step 36: check_versions
 -- job: read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
--- step 33: count_added_versions
+-- step 37: count_added_versions
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 1;
 
--- step 34: count_rewritten_versions
+-- step 38: count_rewritten_versions
 -- job: read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 2;
 
--- step 35: count_removed_versions
+-- step 39: count_removed_versions
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 3;
 
--- step 36: apply_versions
+-- step 40: apply_versions
 -- job: run it.
 MERGE INTO `dw`.`dim_customer` AS t
 USING `incrc_changes_dim_customer` AS s
@@ -359,7 +381,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`)
   VALUES (s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`valid_from`, s.`valid_to`);
 
--- step 37: advance_watermark
+-- step 41: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_customer changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -368,7 +390,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 38: record_finish
+-- step 42: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -386,23 +408,23 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 39: drop_stage
+-- step 43: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
--- step 40: drop_raw
+-- step 44: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
--- step 41: drop_timeline
+-- step 45: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
--- step 42: drop_changes
+-- step 46: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
--- step 43: release_lease
+-- step 47: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING iceberg;
 
@@ -95,7 +96,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -104,11 +109,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING iceberg;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -118,7 +134,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING iceberg;
 
--- step 10: create_quarantine
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`orders`
+WHERE 1 = 0;
+
+-- step 14: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -130,7 +152,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING iceberg;
 
--- step 11: read_state
+-- step 15: check_quarantine_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`orders_quarantine`
+WHERE 1 = 0;
+
+-- step 16: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -138,7 +166,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 12: init_state
+-- step 17: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -147,7 +175,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 13: acquire_lease
+-- step 18: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -156,7 +184,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 14: abandon_runs
+-- step 19: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -169,23 +197,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 15: record_start
+-- step 20: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 16: probe_source
+-- step 21: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 17: drop_stage
+-- step 22: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
--- step 18: create_stage
+-- step 23: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_dw_orders` (
   `order_id` BIGINT,
@@ -195,11 +223,11 @@ CREATE TABLE `incrc_stage_dw_orders` (
 )
 USING iceberg;
 
--- step 19: drop_raw
+-- step 24: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
--- step 20: create_raw
+-- step 25: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_dw_orders` (
   `order_id` BIGINT,
@@ -209,7 +237,7 @@ CREATE TABLE `incrc_raw_dw_orders` (
 )
 USING iceberg;
 
--- step 21: stage_all
+-- step 26: stage_all
 -- job: add num_affected_rows to rows_read (a leading - subtracts).
 -- params: start, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
@@ -217,7 +245,7 @@ SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 22: dedupe_stage
+-- step 27: dedupe_stage
 -- job: run it.
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -229,7 +257,7 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 23: quarantine_null_watermark
+-- step 28: quarantine_null_watermark
 -- job: add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -241,13 +269,13 @@ SELECT ?,
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
 
--- step 24: count_invalid
+-- step 29: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 25: quarantine
+-- step 30: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -263,27 +291,27 @@ WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 26: delete_invalid
+-- step 31: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 27: count_staged
+-- step 32: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- step 28: clear_target
+-- step 33: clear_target
 -- job: add num_affected_rows to rows_deleted (a leading - subtracts).
 DELETE FROM `dw`.`orders`;
 
--- step 29: insert_all
+-- step 34: insert_all
 -- job: run it.
 INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_stage_dw_orders`;
 
--- step 30: advance_watermark
+-- step 35: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -292,7 +320,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 31: record_finish
+-- step 36: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -310,15 +338,15 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 32: drop_stage
+-- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
--- step 33: drop_raw
+-- step 38: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
--- step 34: release_lease
+-- step 39: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

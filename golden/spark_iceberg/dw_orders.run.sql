@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING iceberg;
 
@@ -96,7 +97,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -105,11 +110,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING iceberg;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -119,7 +135,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING iceberg;
 
--- step 10: create_quarantine
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`orders`
+WHERE 1 = 0;
+
+-- step 14: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -131,7 +153,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING iceberg;
 
--- step 11: read_state
+-- step 15: check_quarantine_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`orders_quarantine`
+WHERE 1 = 0;
+
+-- step 16: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -139,7 +167,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 12: init_state
+-- step 17: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -148,7 +176,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 13: acquire_lease
+-- step 18: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -157,7 +185,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 14: abandon_runs
+-- step 19: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -170,23 +198,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (2d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 15: record_start
+-- step 20: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 16: probe_source
+-- step 21: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 17: drop_stage
+-- step 22: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
--- step 18: create_stage
+-- step 23: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dw_orders` (
   `order_id` BIGINT,
@@ -196,11 +224,11 @@ CREATE TABLE `incrc_stage_dw_orders` (
 )
 USING iceberg;
 
--- step 19: drop_raw
+-- step 24: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
--- step 20: create_raw
+-- step 25: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dw_orders` (
   `order_id` BIGINT,
@@ -210,7 +238,7 @@ CREATE TABLE `incrc_raw_dw_orders` (
 )
 USING iceberg;
 
--- step 21: stage_window
+-- step 26: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
@@ -218,7 +246,7 @@ SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 22: dedupe_stage
+-- step 27: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -230,7 +258,7 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 23: quarantine_null_watermark
+-- step 28: quarantine_null_watermark
 -- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -242,13 +270,13 @@ SELECT ?,
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
 
--- step 24: count_invalid
+-- step 29: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 25: quarantine
+-- step 30: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -264,7 +292,7 @@ WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 26: retract_invalid
+-- step 31: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
 MERGE INTO `dw`.`orders` AS t
 USING (
@@ -275,17 +303,17 @@ USING (
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
 
--- step 27: delete_invalid
+-- step 32: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 28: count_staged
+-- step 33: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- step 29: count_matched
+-- step 34: count_matched
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders` AS s
@@ -294,7 +322,7 @@ WHERE EXISTS (
   WHERE t.`order_id` = s.`order_id`
 );
 
--- step 30: write
+-- step 35: write
 -- job: only when rows_read is not 0.
 MERGE INTO `dw`.`orders` AS t
 USING `incrc_stage_dw_orders` AS s
@@ -306,7 +334,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
   VALUES (s.`order_id`, s.`order_date`, s.`amount`, s.`updated_at`);
 
--- step 31: advance_watermark
+-- step 36: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -315,7 +343,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 32: record_finish
+-- step 37: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -333,15 +361,15 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 33: drop_stage
+-- step 38: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
--- step 34: drop_raw
+-- step 39: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
--- step 35: release_lease
+-- step 40: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

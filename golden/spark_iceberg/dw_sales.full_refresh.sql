@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `spec_hash` STRING,
   `rows_skipped` BIGINT,
   `note` STRING,
-  `rows_ignored` BIGINT
+  `rows_ignored` BIGINT,
+  `logic_hash` STRING
 )
 USING iceberg;
 
@@ -91,7 +92,11 @@ ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: create_partitions
+-- step 8: add_runs_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+
+-- step 9: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -100,11 +105,22 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `status` STRING,
   `rows_written` BIGINT,
   `detail` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `logic_hash` STRING
 )
 USING iceberg;
 
--- step 9: create_target
+-- step 10: probe_partitions
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_partitions`
+WHERE 1 = 0;
+
+-- step 11: add_partitions_logic_hash
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+
+-- step 12: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `sale_id` BIGINT,
@@ -116,11 +132,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales` (
 )
 USING iceberg;
 
--- step 10: create_partition_index
+-- step 13: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`sales`
+WHERE 1 = 0;
+
+-- step 14: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark_iceberg)
 
--- step 11: read_state
+-- step 15: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_sales)".
 -- params: pipeline
@@ -128,7 +150,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 12: init_state
+-- step 16: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -137,7 +159,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 13: acquire_lease
+-- step 17: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -146,7 +168,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 14: abandon_runs
+-- step 18: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -159,13 +181,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 15: record_start
+-- step 19: record_start
 -- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
+-- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
+INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 16: probe_source
+-- step 20: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
 FROM (
@@ -177,11 +199,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 17: drop_stage
+-- step 21: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
--- step 18: create_stage
+-- step 22: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_dw_sales` (
   `sale_id` BIGINT,
@@ -193,7 +215,7 @@ CREATE TABLE `incrc_stage_dw_sales` (
 )
 USING iceberg;
 
--- step 19: stage_all
+-- step 23: stage_all
 -- job: add num_affected_rows to rows_read (a leading - subtracts).
 -- params: start, hi
 INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
@@ -207,39 +229,39 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 20: count_null_watermark
+-- step 24: count_null_watermark
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`
 WHERE `updated_at` IS NULL;
 
--- step 21: delete_null_watermark
+-- step 25: delete_null_watermark
 -- job: run it.
 DELETE FROM `incrc_stage_dw_sales`
 WHERE `updated_at` IS NULL;
 
--- step 22: count_invalid
+-- step 26: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`
 WHERE `sale_date` IS NULL;
 
--- step 23: count_staged
+-- step 27: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`;
 
--- step 24: clear_target
+-- step 28: clear_target
 -- job: add num_affected_rows to rows_deleted (a leading - subtracts).
 DELETE FROM `dw`.`sales`;
 
--- step 25: insert_all
+-- step 29: insert_all
 -- job: run it.
 INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
 FROM `incrc_stage_dw_sales`;
 
--- step 26: advance_watermark
+-- step 30: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -248,7 +270,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 27: record_finish
+-- step 31: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
 UPDATE `incrc_runs`
@@ -266,11 +288,11 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
--- step 28: drop_stage
+-- step 32: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
--- step 29: release_lease
+-- step 33: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/incrc/incrc/runner"
+)
+
+func migrateCmd() *command {
+	c := &command{
+		name:    "migrate",
+		summary: "Bring a pipeline's target and quarantine tables to its spec's columns: the DDL a run does not apply on its own.",
+		usage:   "--target URL PIPELINE [--dry-run]",
+		example: "incrc migrate --target postgres://etl@db/wh dw_orders --dry-run   # print the DDL\nincrc migrate --target postgres://etl@db/wh dw_orders             # apply it, holding the lease",
+	}
+	c.run = func(ctx context.Context, e *env, args []string) int {
+		var (
+			p        projectFlags
+			tf       targetFlags
+			dryRun   bool
+			leaseTTL time.Duration
+			output   outputFlags
+		)
+		fs := c.flags(e)
+		tf.register(fs, "target database URL, or a target named in incrc.yaml")
+		fs.BoolVar(&dryRun, "dry-run", false, "print the DDL; change nothing")
+		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a migration that dies")
+		output.register(fs)
+		p.register(fs)
+		if code, ok := c.parse(e, fs, args); !ok {
+			return code
+		}
+		format, ok := output.resolve(c, e)
+		if !ok {
+			return exitError
+		}
+		pr, ok := p.load(e, c, fs.Args())
+		if !ok {
+			return exitError
+		}
+		plan, ok := pr.one(c, e)
+		if !ok {
+			return exitError
+		}
+		tg, code := c.open(ctx, e, pr.cfg, tf, "")
+		if code != exitOK {
+			return code
+		}
+		defer tg.Close()
+		changes, err := tg.Migrate(ctx, plan, runner.MigrateOptions{DryRun: dryRun, LeaseTTL: leaseTTL, Now: e.now})
+		var locked *runner.LockedError
+		switch {
+		case errors.As(err, &locked):
+			c.errorf(e, "%v", err)
+			return exitLocked
+		case err != nil:
+			return c.fail(e, "%s: %v", plan.Pipeline, err)
+		}
+		if format == "json" {
+			if changes == nil {
+				changes = []runner.SchemaChange{}
+			}
+			json.NewEncoder(e.stdout).Encode(map[string]any{"pipeline": plan.Pipeline, "dry_run": dryRun, "changes": changes})
+			return exitOK
+		}
+		switch {
+		case len(changes) == 0:
+			fmt.Fprintf(e.stdout, "%s: the tables match the spec; nothing to do\n", plan.Pipeline)
+		case dryRun:
+			fmt.Fprintf(e.stdout, "%s: %d change(s) pending; the DDL incrc migrate would run:\n", plan.Pipeline, len(changes))
+			printChanges(e.stdout, changes)
+		default:
+			fmt.Fprintf(e.stdout, "%s: %d change(s) applied:\n", plan.Pipeline, len(changes))
+			printChanges(e.stdout, changes)
+		}
+		return exitOK
+	}
+	return c
+}
+
+// printChanges lists schema changes and their DDL, one statement a line.
+func printChanges(w io.Writer, changes []runner.SchemaChange) {
+	for _, ch := range changes {
+		auto := ""
+		if ch.Automatic() {
+			auto = " (a run applies it too)"
+		}
+		fmt.Fprintf(w, "  -- %s%s\n", ch, auto)
+		for _, ddl := range ch.DDL {
+			fmt.Fprintf(w, "  %s;\n", strings.ReplaceAll(ddl, "\n", "\n  "))
+		}
+	}
+}
