@@ -252,7 +252,11 @@ func (c *compiled) rowsOf(ctx context.Context, q querier, name string, vals para
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if uncached {
-		args = uncachedArgs(c.d, args)
+		d := c.d
+		if st.On == compiler.OnSource {
+			d = c.src // the statement runs on the source's engine
+		}
+		args = uncachedArgs(d, args)
 	}
 	sctx, cancel := c.deadline(ctx)
 	defer cancel()

@@ -210,9 +210,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_customer` (
   `valid_from` DATETIME NOT NULL,
   `valid_to` DATETIME
 );
-SELECT *
-FROM `dw`.`dim_customer`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -208,9 +208,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_plan` (
   `valid_from` DATE NOT NULL,
   `valid_to` DATE
 );
-SELECT *
-FROM `dw`.`dim_plan`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -209,9 +209,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product` (
   `ends` DATETIME,
   `gone` BOOL NOT NULL
 );
-SELECT *
-FROM `dw`.`dim_product`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -219,9 +216,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
   `name` STRING,
   `price` NUMERIC(10,2)
 );
-SELECT *
-FROM `dw`.`dim_product_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -216,9 +216,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers_tombstones` (
   `incrc_sequence` INT64 NOT NULL,
   `incrc_deleted_at` DATETIME
 );
-SELECT *
-FROM `dw`.`customers_tombstones`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`customers_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -230,9 +227,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers_quarantine` (
   `committed_at` DATETIME,
   `ingested_at` DATETIME
 );
-SELECT *
-FROM `dw`.`customers_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

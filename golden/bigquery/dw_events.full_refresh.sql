@@ -199,9 +199,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`events` (
   `kind` STRING(32),
   `ingested_at` DATETIME
 );
-SELECT *
-FROM `dw`.`events`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -200,9 +200,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `amount` NUMERIC(12,2),
   `updated_at` DATETIME
 );
-SELECT *
-FROM `dw`.`orders`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -211,9 +208,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `amount` NUMERIC(12,2),
   `updated_at` DATETIME
 );
-SELECT *
-FROM `dw`.`orders_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -200,9 +200,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `updated_at` DATETIME,
   `customer_country` STRING(2)
 );
-SELECT *
-FROM `dw`.`sales`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

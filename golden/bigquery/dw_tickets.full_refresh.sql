@@ -201,9 +201,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`tickets` (
   `agent_name` STRING,
   `team_name` STRING(32)
 );
-SELECT *
-FROM `dw`.`tickets`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -211,9 +211,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `id` INT64 NOT NULL,
   `incrc_sequence` INT64 NOT NULL
 );
-SELECT *
-FROM `dw`.`documents_tombstones`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -222,9 +222,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `incrc_sequence` TIMESTAMP NOT NULL,
   `incrc_deleted_at` TIMESTAMP
 );
-SELECT *
-FROM `dw`.`accounts_tombstones`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -236,9 +233,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
   `changed_at` TIMESTAMP,
   `loaded_at` DATETIME
 );
-SELECT *
-FROM `dw`.`accounts_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -200,9 +200,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`payments` (
   `amount` NUMERIC(12,2),
   `updated_at` TIMESTAMP
 );
-SELECT *
-FROM `dw`.`payments`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

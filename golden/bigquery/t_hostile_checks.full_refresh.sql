@@ -199,9 +199,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`hostile` (
   `note` STRING,
   `updated_at` DATETIME
 );
-SELECT *
-FROM `dw`.`hostile`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`hostile_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -210,9 +207,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`hostile_quarantine` (
   `note` STRING,
   `updated_at` DATETIME
 );
-SELECT *
-FROM `dw`.`hostile_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

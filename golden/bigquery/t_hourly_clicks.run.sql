@@ -203,9 +203,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`clicks_hourly` (
   `version` INT64,
   `ingested_at` DATETIME
 );
-SELECT *
-FROM `dw`.`clicks_hourly`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -196,9 +196,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`json_documents` (
   `payload` JSON,
   `changed_at` TIMESTAMP
 );
-SELECT *
-FROM `dw`.`json_documents`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -202,9 +202,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
   `amount` NUMERIC(12,2),
   `updated_at` TIMESTAMP
 );
-SELECT *
-FROM `dw`.`sales_monthly`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -213,9 +210,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
   `amount` NUMERIC(12,2),
   `updated_at` TIMESTAMP
 );
-SELECT *
-FROM `dw`.`sales_monthly_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

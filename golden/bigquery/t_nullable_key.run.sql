@@ -198,9 +198,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`balances` (
   `balance` NUMERIC(18,4),
   `note` STRING
 );
-SELECT *
-FROM `dw`.`balances`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

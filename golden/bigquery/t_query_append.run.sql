@@ -193,9 +193,6 @@ CREATE TABLE IF NOT EXISTS `staging_events` (
   `payload_size` INT64,
   `seq` INT64
 );
-SELECT *
-FROM `staging_events`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -191,9 +191,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`query_comments` (
   `note` STRING,
   `updated_at` DATETIME
 );
-SELECT *
-FROM `dw`.`query_comments`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

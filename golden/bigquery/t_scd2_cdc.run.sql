@@ -227,9 +227,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `starts` TIMESTAMP NOT NULL,
   `incrc_sequence` NUMERIC(20,0) NOT NULL
 );
-SELECT *
-FROM `dw`.`account_history_tombstones`
-WHERE 1 = 0;
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
   `incrc_run_id` STRING(64),
   `incrc_reason` STRING,
@@ -242,9 +239,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
   `committed_at` TIMESTAMP,
   `ingested_at` DATETIME
 );
-SELECT *
-FROM `dw`.`account_history_quarantine`
-WHERE 1 = 0;
 
 -- The lease: read the state, create the row if absent, take it by compare-and-set.
 SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -208,9 +208,6 @@ BEGIN
     "valid_to" TIMESTAMP,
     PRIMARY KEY ("customer_id", "valid_from")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."dim_customer"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

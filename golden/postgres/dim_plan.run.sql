@@ -206,9 +206,6 @@ BEGIN
     "valid_to" DATE,
     PRIMARY KEY ("plan_id", "valid_from")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."dim_plan"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

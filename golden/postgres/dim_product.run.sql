@@ -207,9 +207,6 @@ BEGIN
     "gone" BOOLEAN NOT NULL,
     PRIMARY KEY ("product_id", "starts")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."dim_product"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."dim_product_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -217,9 +214,6 @@ BEGIN
     "name" TEXT,
     "price" NUMERIC(10,2)
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."dim_product_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

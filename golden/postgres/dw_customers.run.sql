@@ -215,9 +215,6 @@ BEGIN
     "incrc_deleted_at" TIMESTAMP,
     PRIMARY KEY ("customer_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."customers_tombstones"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."customers_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -229,9 +226,6 @@ BEGIN
     "committed_at" TIMESTAMP,
     "ingested_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."customers_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -197,9 +197,6 @@ BEGIN
     "kind" VARCHAR(32),
     "ingested_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."events"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_dw_events_part" ON "dw"."events" ("event_date")$s$;
   COMMIT;
 

@@ -197,9 +197,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     PRIMARY KEY ("order_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."orders"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."orders_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -208,9 +205,6 @@ BEGIN
     "amount" NUMERIC(12,2),
     "updated_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."orders_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

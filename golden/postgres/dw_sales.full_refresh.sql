@@ -197,9 +197,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     "customer_country" VARCHAR(2)
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."sales"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_dw_sales_part" ON "dw"."sales" ("sale_date")$s$;
   COMMIT;
 

@@ -199,9 +199,6 @@ BEGIN
     "team_name" VARCHAR(32),
     PRIMARY KEY ("ticket_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."tickets"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

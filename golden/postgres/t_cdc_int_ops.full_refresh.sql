@@ -210,9 +210,6 @@ BEGIN
     "incrc_sequence" BIGINT NOT NULL,
     PRIMARY KEY ("id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."documents_tombstones"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -221,9 +221,6 @@ BEGIN
     "incrc_deleted_at" TIMESTAMPTZ,
     PRIMARY KEY ("tenant", "account_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."accounts_tombstones"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."accounts_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -235,9 +232,6 @@ BEGIN
     "changed_at" TIMESTAMPTZ,
     "loaded_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."accounts_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -198,9 +198,6 @@ BEGIN
     "updated_at" TIMESTAMPTZ,
     PRIMARY KEY ("payment_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."payments"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_t_daily_tstz_part" ON "dw"."payments" ("paid_at")$s$;
   COMMIT;
 

@@ -197,9 +197,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     PRIMARY KEY ("id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."hostile"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."hostile_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -208,9 +205,6 @@ BEGIN
     "note" TEXT,
     "updated_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."hostile_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -199,9 +199,6 @@ BEGIN
     "version" BIGINT,
     "ingested_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."clicks_hourly"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_t_hourly_clicks_part" ON "dw"."clicks_hourly" ("clicked_at")$s$;
   COMMIT;
 

@@ -194,9 +194,6 @@ BEGIN
     "changed_at" TIMESTAMPTZ,
     PRIMARY KEY ("doc_id")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."json_documents"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -199,9 +199,6 @@ BEGIN
     "amount" NUMERIC(12,2),
     "updated_at" TIMESTAMPTZ
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."sales_monthly"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_t_monthly_sales_part" ON "dw"."sales_monthly" ("sale_date")$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."sales_monthly_quarantine" (
     "incrc_run_id" VARCHAR(64),
@@ -211,9 +208,6 @@ BEGIN
     "amount" NUMERIC(12,2),
     "updated_at" TIMESTAMPTZ
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."sales_monthly_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

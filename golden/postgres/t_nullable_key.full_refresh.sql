@@ -195,9 +195,6 @@ BEGIN
     "balance" NUMERIC(18,4),
     "note" TEXT
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."balances"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

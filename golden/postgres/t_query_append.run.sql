@@ -190,9 +190,6 @@ BEGIN
     "payload_size" INTEGER,
     "seq" BIGINT
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "staging_events"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

@@ -225,9 +225,6 @@ BEGIN
     "incrc_sequence" NUMERIC(20,0) NOT NULL,
     PRIMARY KEY ("tenant", "account_id", "starts")
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."account_history_tombstones"
-  WHERE 1 = 0$s$;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "dw"."account_history_quarantine" (
     "incrc_run_id" VARCHAR(64),
     "incrc_reason" TEXT,
@@ -240,9 +237,6 @@ BEGIN
     "committed_at" TIMESTAMPTZ,
     "ingested_at" TIMESTAMP
   )$s$;
-  EXECUTE $s$SELECT *
-  FROM "dw"."account_history_quarantine"
-  WHERE 1 = 0$s$;
   COMMIT;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.

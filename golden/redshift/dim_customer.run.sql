@@ -208,9 +208,6 @@ BEGIN
     "valid_to" TIMESTAMP,
     PRIMARY KEY ("customer_id", "valid_from")
   );
-  SELECT *
-  FROM "dw"."dim_customer"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -207,9 +207,6 @@ BEGIN
     "valid_to" DATE,
     PRIMARY KEY ("plan_id", "valid_from")
   );
-  SELECT *
-  FROM "dw"."dim_plan"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

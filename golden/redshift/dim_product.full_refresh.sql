@@ -207,9 +207,6 @@ BEGIN
     "gone" BOOLEAN NOT NULL,
     PRIMARY KEY ("product_id", "starts")
   );
-  SELECT *
-  FROM "dw"."dim_product"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."dim_product_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -217,9 +214,6 @@ BEGIN
     "name" VARCHAR(65535),
     "price" DECIMAL(10,2)
   );
-  SELECT *
-  FROM "dw"."dim_product_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

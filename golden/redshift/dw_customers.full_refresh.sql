@@ -215,9 +215,6 @@ BEGIN
     "incrc_deleted_at" TIMESTAMP,
     PRIMARY KEY ("customer_id")
   );
-  SELECT *
-  FROM "dw"."customers_tombstones"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."customers_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -229,9 +226,6 @@ BEGIN
     "committed_at" TIMESTAMP,
     "ingested_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."customers_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -196,9 +196,6 @@ BEGIN
     "kind" VARCHAR(128),
     "ingested_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."events"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -198,9 +198,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     PRIMARY KEY ("order_id")
   );
-  SELECT *
-  FROM "dw"."orders"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."orders_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -209,9 +206,6 @@ BEGIN
     "amount" DECIMAL(12,2),
     "updated_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."orders_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

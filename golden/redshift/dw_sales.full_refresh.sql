@@ -197,9 +197,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     "customer_country" VARCHAR(8)
   );
-  SELECT *
-  FROM "dw"."sales"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -199,9 +199,6 @@ BEGIN
     "team_name" VARCHAR(128),
     PRIMARY KEY ("ticket_id")
   );
-  SELECT *
-  FROM "dw"."tickets"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

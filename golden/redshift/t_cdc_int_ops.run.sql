@@ -210,9 +210,6 @@ BEGIN
     "incrc_sequence" BIGINT NOT NULL,
     PRIMARY KEY ("id")
   );
-  SELECT *
-  FROM "dw"."documents_tombstones"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

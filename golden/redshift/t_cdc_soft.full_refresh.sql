@@ -221,9 +221,6 @@ BEGIN
     "incrc_deleted_at" TIMESTAMPTZ,
     PRIMARY KEY ("tenant", "account_id")
   );
-  SELECT *
-  FROM "dw"."accounts_tombstones"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."accounts_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -235,9 +232,6 @@ BEGIN
     "changed_at" TIMESTAMPTZ,
     "loaded_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."accounts_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

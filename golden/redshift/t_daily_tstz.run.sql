@@ -198,9 +198,6 @@ BEGIN
     "updated_at" TIMESTAMPTZ,
     PRIMARY KEY ("payment_id")
   );
-  SELECT *
-  FROM "dw"."payments"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

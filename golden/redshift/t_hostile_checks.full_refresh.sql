@@ -197,9 +197,6 @@ BEGIN
     "updated_at" TIMESTAMP,
     PRIMARY KEY ("id")
   );
-  SELECT *
-  FROM "dw"."hostile"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."hostile_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -208,9 +205,6 @@ BEGIN
     "note" VARCHAR(65535),
     "updated_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."hostile_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -200,9 +200,6 @@ BEGIN
     "version" BIGINT,
     "ingested_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."clicks_hourly"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

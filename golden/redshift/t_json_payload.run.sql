@@ -194,9 +194,6 @@ BEGIN
     "changed_at" TIMESTAMPTZ,
     PRIMARY KEY ("doc_id")
   );
-  SELECT *
-  FROM "dw"."json_documents"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

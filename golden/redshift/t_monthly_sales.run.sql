@@ -200,9 +200,6 @@ BEGIN
     "amount" DECIMAL(12,2),
     "updated_at" TIMESTAMPTZ
   );
-  SELECT *
-  FROM "dw"."sales_monthly"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."sales_monthly_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -211,9 +208,6 @@ BEGIN
     "amount" DECIMAL(12,2),
     "updated_at" TIMESTAMPTZ
   );
-  SELECT *
-  FROM "dw"."sales_monthly_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -195,9 +195,6 @@ BEGIN
     "balance" DECIMAL(18,4),
     "note" VARCHAR(65535)
   );
-  SELECT *
-  FROM "dw"."balances"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -191,9 +191,6 @@ BEGIN
     "payload_size" INTEGER,
     "seq" BIGINT
   );
-  SELECT *
-  FROM "staging_events"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -188,9 +188,6 @@ BEGIN
     "note" VARCHAR(65535),
     "updated_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."query_comments"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -226,9 +226,6 @@ BEGIN
     "incrc_sequence" DECIMAL(20,0) NOT NULL,
     PRIMARY KEY ("tenant", "account_id", "starts")
   );
-  SELECT *
-  FROM "dw"."account_history_tombstones"
-  WHERE 1 = 0;
   CREATE TABLE IF NOT EXISTS "dw"."account_history_quarantine" (
     "incrc_run_id" VARCHAR(256),
     "incrc_reason" VARCHAR(65535),
@@ -241,9 +238,6 @@ BEGIN
     "committed_at" TIMESTAMPTZ,
     "ingested_at" TIMESTAMP
   );
-  SELECT *
-  FROM "dw"."account_history_quarantine"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -228,9 +228,6 @@ BEGIN
     "VALID_TO" TIMESTAMP_NTZ,
     PRIMARY KEY ("CUSTOMER_ID", "VALID_FROM")
   );
-  SELECT *
-  FROM "DW"."DIM_CUSTOMER"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

@@ -216,9 +216,6 @@ BEGIN
     "KIND" VARCHAR(32),
     "INGESTED_AT" TIMESTAMP_NTZ
   );
-  SELECT *
-  FROM "DW"."EVENTS"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

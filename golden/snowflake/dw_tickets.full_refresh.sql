@@ -219,9 +219,6 @@ BEGIN
     "TEAM_NAME" VARCHAR(32),
     PRIMARY KEY ("TICKET_ID")
   );
-  SELECT *
-  FROM "DW"."TICKETS"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

@@ -230,9 +230,6 @@ BEGIN
     "INCRC_SEQUENCE" BIGINT NOT NULL,
     PRIMARY KEY ("ID")
   );
-  SELECT *
-  FROM "DW"."DOCUMENTS_TOMBSTONES"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

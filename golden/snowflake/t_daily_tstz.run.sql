@@ -218,9 +218,6 @@ BEGIN
     "UPDATED_AT" TIMESTAMP_TZ,
     PRIMARY KEY ("PAYMENT_ID")
   );
-  SELECT *
-  FROM "DW"."PAYMENTS"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

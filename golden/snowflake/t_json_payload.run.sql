@@ -214,9 +214,6 @@ BEGIN
     "CHANGED_AT" TIMESTAMP_TZ,
     PRIMARY KEY ("DOC_ID")
   );
-  SELECT *
-  FROM "DW"."JSON_DOCUMENTS"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

@@ -215,9 +215,6 @@ BEGIN
     "BALANCE" NUMBER(18,4),
     "NOTE" VARCHAR
   );
-  SELECT *
-  FROM "DW"."BALANCES"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

@@ -211,9 +211,6 @@ BEGIN
     "PAYLOAD_SIZE" INTEGER,
     "SEQ" BIGINT
   );
-  SELECT *
-  FROM "STAGING_EVENTS"
-  WHERE 1 = 0;
 
   -- The lease: read the state, create the row if absent, take it by compare-and-set.
   v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
