@@ -181,24 +181,35 @@ func (c *compiled) stmtErr(name string, err error, ctx context.Context) error {
 func (c *compiled) query(ctx context.Context, q querier, name string, vals params) ([][]any, error) {
 	var out [][]any
 	err := c.rows(ctx, q, name, vals, func(rows *sql.Rows) error {
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				return err
-			}
+		return eachRow(rows, func(vals []any) error {
 			out = append(out, vals)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	return out, err
+}
+
+// eachRow hands every row to do as the driver's values, one new slice a
+// row.
+func eachRow(rows *sql.Rows, do func([]any) error) error {
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		if err := do(vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // columns runs a statement that returns no rows and reads what the driver

@@ -369,32 +369,20 @@ func fillLengths(ctx context.Context, c *compiled, q querier, table compiler.Tab
 		return err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
+	return eachRow(rows, func(vals []any) error {
 		field, _ := text(vals[0])
 		typ, _ := text(vals[1])
 		var n int64
 		if _, err := fmt.Sscanf(strings.ToLower(typ), "varchar(%d)", &n); err != nil {
-			continue
+			return nil // not a varchar: its length is known or unneeded
 		}
 		for i := range infos {
 			if strings.EqualFold(infos[i].Name, field) {
 				infos[i].Length, infos[i].HasLength = n, true
 			}
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // isSchemaError reports whether err is a table that needs incrc migrate.
