@@ -61,6 +61,7 @@ const (
 	StmtQuarantineNullWMSrc  = "quarantine_null_watermark_source"
 	StmtAdvance              = "advance_watermark"
 	StmtRecordFinish         = "record_finish"
+	StmtRecordDuration       = "record_duration"
 	StmtReconcileSrc         = "reconcile_source"
 	StmtReconcileSrcFlat     = "reconcile_source_flat"
 	StmtVersionedKeys        = "versioned_keys"
@@ -713,6 +714,10 @@ func (l *lowerer) advanceAndRecord() {
 	}
 	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
 		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
+	pFinished, pDuration := Param{"finished_at", PText}, Param{"duration_ms", PInt}
+	l.add(StmtRecordDuration, PhaseState, "After the write transaction committed: the run's end and duration, the commit included.",
+		Update{Table: RunsTable, Set: []Assign{{"finished_at", ref(pFinished)}, {"duration_ms", ref(pDuration)}}, Where: colEq("run_id", pRunID)},
+		pFinished, pDuration, pRunID)
 }
 
 // measures are count and the spec's reconcile measures.

@@ -111,7 +111,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	if o.DryRun {
 		return res, b.decide(ctx)
 	}
-	if err := setup(ctx, c, conn); err != nil {
+	if err := setup(ctx, c, conn, nil); err != nil {
 		return nil, err
 	}
 	hook := func(name string) error {

@@ -116,7 +116,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
-		saved, err := savedMark(ctx, c, conn, r.res)
+		saved, err := savedMark(ctx, c, m.q(), r.res)
 		if err != nil {
 			return window{}, err
 		}
@@ -169,13 +169,25 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) error {
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
+	if r.t.Dialect.Caps().GroupState {
+		// One transaction for the setup, the lease and the run's start:
+		// the first step that is not bookkeeping commits it.
+		tx, err := r.conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		m.stateTx = tx
+	}
 	if r.pr.Setup {
-		if err := setup(ctx, r.c, r.conn); err != nil {
+		if err := setup(ctx, r.c, r.conn, m); err != nil {
 			return err
 		}
 	}
-	l, err := r.t.acquire(ctx, r.conn, r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
+	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
 	if err != nil {
+		if m.stateTx != nil {
+			m.stateTx.Rollback()
+		}
 		return err
 	}
 	if r.concurrent {
@@ -189,15 +201,74 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.vals["duration_ms"] = r.opts.Now().Sub(r.start).Milliseconds()
 	}
 	err = r.walk(ctx, m, fix)
+	if err == nil {
+		err = m.endState() // a program of bookkeeping alone
+	}
+	if m.stateTx != nil {
+		// The program failed before its first step that is not
+		// bookkeeping: nothing of it is kept, the lease included.
+		m.stateTx.Rollback()
+		m.stateTx = nil
+	}
 	if err != nil {
 		r.fail(ctx, err)
 	}
 	r.read(m)
+	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
+		return nil
+	}
+	if err == nil && r.pr.Record != "" {
+		r.recordDuration(ctx, r.conn)
+	}
 	r.cleanup(ctx)
 	if rerr := l.release(ctx, r.conn); rerr != nil && err == nil {
 		err = fmt.Errorf("release the lease: %w", rerr)
 	}
 	return err
+}
+
+// recordDuration writes the run's end and duration to the run log once
+// the write transaction has committed: record_finish, inside it, cannot
+// know what the commit costs.
+func (r *recorder) recordDuration(ctx context.Context, q querier) error {
+	r.vals["finished_at"] = stateTime(r.opts.Now())
+	d := r.opts.Now().Sub(r.start).Milliseconds()
+	r.vals["duration_ms"] = d
+	r.res.DurationMS = d
+	r.res.FinishedAt = r.vals["finished_at"].(string)
+	_, err := r.c.exec(ctx, q, compiler.StmtRecordDuration, r.vals)
+	return err
+}
+
+// finishGrouped runs what follows a successful program in one
+// transaction (dialects.Caps.GroupState): the cleanup, the run's
+// duration, the lease's release. When it fails, nothing of it is kept and
+// the caller does each on its own.
+func (r *recorder) finishGrouped(ctx context.Context, l *lease) error {
+	l.stop()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	tx, err := r.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, name := range r.pr.Cleanup {
+		if _, err := r.c.exec(ctx, tx, name, r.vals); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if r.pr.Record != "" {
+		if err := r.recordDuration(ctx, tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := l.releaseOn(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (window, error)) error {
@@ -297,14 +368,24 @@ func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
 }
 
 // setup walks the setup program: idempotent DDL, each statement on its
-// own, before any transaction. Two runs creating the same table at once
-// can collide in the catalog; the second attempt finds it there.
-func setup(ctx context.Context, c *compiled, conn *sql.Conn) error {
+// own, before any transaction, or in the run's bookkeeping transaction
+// when in (a machine) has one open (dialects.Caps.GroupState). Two runs
+// creating the same table at once can collide in the catalog; the second
+// attempt finds it there (and runs each statement on its own).
+func setup(ctx context.Context, c *compiled, conn *sql.Conn, in *machine) error {
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
 		return err
 	}
-	err = newMachine(c, conn, params{}).walk(ctx, pr)
+	first := newMachine(c, conn, params{})
+	if in != nil {
+		first.stateTx = in.stateTx
+	}
+	err = first.walk(ctx, pr)
+	if err != nil && first.stateTx != nil {
+		first.stateTx.Rollback()
+		in.stateTx = nil
+	}
 	if err != nil {
 		err = newMachine(c, conn, params{}).walk(ctx, pr)
 	}

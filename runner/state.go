@@ -126,7 +126,7 @@ func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error)
 		return false, err
 	}
 	defer conn.Close()
-	if err := setup(ctx, c, conn); err != nil {
+	if err := setup(ctx, c, conn, nil); err != nil {
 		return false, err
 	}
 	n, err := c.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})

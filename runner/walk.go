@@ -33,6 +33,40 @@ type machine struct {
 	between func(ctx context.Context) error
 	// before, when set, runs before each step (the run's clock values).
 	before func()
+	// stateTx, when set, is an open transaction of the run's bookkeeping
+	// (dialects.Caps.GroupState): the program's leading setup and state
+	// steps join it, and the first other step commits it.
+	stateTx *sql.Tx
+}
+
+// q is what a step outside the write transaction runs on.
+func (m *machine) q() querier {
+	if m.stateTx != nil {
+		return m.stateTx
+	}
+	return m.conn
+}
+
+// endState commits the bookkeeping transaction, if one is open.
+func (m *machine) endState() error {
+	if m.stateTx == nil {
+		return nil
+	}
+	err := m.stateTx.Commit()
+	m.stateTx = nil
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// joinsState: the step may run in the bookkeeping transaction.
+func (m *machine) joinsState(s compiler.Step) bool {
+	if s.Tx || s.Each {
+		return false
+	}
+	st := m.c.plan.Statement(s.Stmt)
+	return st != nil && (st.Phase == compiler.PhaseState || st.Phase == compiler.PhaseSetup)
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -76,6 +110,11 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 	steps := pr.Steps
 	for i := 0; i < len(steps); {
 		s := steps[i]
+		if m.stateTx != nil && !m.joinsState(s) {
+			if err := m.endState(); err != nil {
+				return err
+			}
+		}
 		switch {
 		case s.Tx && tx == nil:
 			if err := m.betweenSteps(ctx); err != nil {
@@ -91,7 +130,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			}
 			tx = nil
 		}
-		var q querier = m.conn
+		q := m.q()
 		if tx != nil {
 			q = tx
 		} else if err := m.betweenSteps(ctx); err != nil {

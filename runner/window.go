@@ -194,7 +194,7 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 		if b.until != nil {
 			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
 		}
-		max, ok, err := m.c.count(ctx, m.conn, wm.MaxStatement, m.vals)
+		max, ok, err := m.c.count(ctx, m.q(), wm.MaxStatement, m.vals)
 		if err != nil {
 			return mark{}, err
 		}

@@ -25,7 +25,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true,
 		Note: "DuckDB allows one writing process per database file."}
 }
 

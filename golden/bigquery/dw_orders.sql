@@ -464,6 +464,15 @@ SET `status` = ?,
     `error` = ?
 WHERE `run_id` = ?;
 
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
 -- name: reconcile_source
 -- phase: query
 -- Reconcile, source side: what a full refresh would write, per order_date in [from, to).

@@ -357,3 +357,12 @@ SET "status" = $1,
     "duration_ms" = $11,
     "error" = $12
 WHERE "run_id" = $13;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;

@@ -500,6 +500,15 @@ SET "STATUS" = ?,
     "ERROR" = ?
 WHERE "RUN_ID" = ?;
 
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
 -- name: count_partition
 -- phase: write
 -- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).

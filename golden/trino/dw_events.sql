@@ -413,6 +413,15 @@ SET "status" = ?,
     "error" = ?
 WHERE "run_id" = ?;
 
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "incrc_runs"
+SET "finished_at" = ?,
+    "duration_ms" = ?
+WHERE "run_id" = ?;
+
 -- name: count_partition
 -- phase: write
 -- The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).
