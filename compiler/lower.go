@@ -56,12 +56,20 @@ const (
 	StmtCountMatched         = "count_matched"
 	StmtWrite                = "write"
 	StmtClearTarget          = "clear_target"
-	StmtInsertAll            = "insert_all"
 	StmtQuarantineNullWM     = "quarantine_null_watermark"
 	StmtQuarantineNullWMSrc  = "quarantine_null_watermark_source"
 	StmtAdvance              = "advance_watermark"
 	StmtRecordFinish         = "record_finish"
 	StmtRecordDuration       = "record_duration"
+	StmtSourceUnique         = "source_unique"
+	StmtCountSource          = "count_source"
+	StmtCountInvalidSource   = "count_invalid_source"
+	StmtCountInvalidUnique   = "count_invalid_source_unique"
+	StmtQuarantineSource     = "quarantine_source"
+	StmtQuarantineUnique     = "quarantine_source_unique"
+	StmtCountTarget          = "count_target"
+	StmtReplaceTarget        = "replace_target"
+	StmtReplaceUnique        = "replace_target_unique"
 	StmtReconcileSrc         = "reconcile_source"
 	StmtReconcileSrcFlat     = "reconcile_source_flat"
 	StmtVersionedKeys        = "versioned_keys"
@@ -156,6 +164,7 @@ func Lower(s *Spec) (*Plan, error) {
 	default:
 		l.stage()
 		l.write()
+		l.refresh()
 		l.partitions()
 		l.reconcile()
 	}
@@ -505,8 +514,10 @@ func (l *lowerer) stage() {
 		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
 			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
-		StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+	if !l.refreshes() { // (refresh.go reads the source in the write transaction)
+		l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
+			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+	}
 	if d := l.dedupe(); d != nil {
 		var where Expr
 		if wm := p.Watermark; wm != nil {
@@ -674,10 +685,9 @@ func (l *lowerer) write() {
 	case SCD2Strategy:
 		l.scd.write(l)
 	}
-	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target})
-	if p.Strategy != SCD2Strategy {
-		l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	if !l.refreshes() {
+		l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+			DeleteRows{Table: p.Target})
 	}
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()
@@ -700,7 +710,7 @@ func (l *lowerer) advanceAndRecord() {
 				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, Call{"coalesce", []Expr{ref(pExpected), Str{""}}}))},
 		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
 	finishCols := append([]string{"status", "watermark_after"}, Counters...)
-	finishCols = append(finishCols, "finished_at", "duration_ms", "error")
+	finishCols = append(finishCols, "finished_at", "duration_ms", "error", "note")
 	var set []Assign
 	var params []Param
 	for _, c := range finishCols {

@@ -82,6 +82,9 @@ type Step struct {
 	// Fail, with ReadCount: a count other than zero fails the program with
 	// this message (%d is the count).
 	Fail string
+	// Note, when the step runs, is added to the run's note in the run log:
+	// which of two variants ran.
+	Note string
 }
 
 // Read is what the runner reads back from a step.
@@ -218,6 +221,9 @@ func (pr *Program) Listing() []string {
 		}
 		if r := s.readText(); r != "" {
 			notes = append(notes, r)
+		}
+		if s.Note != "" {
+			notes = append(notes, "run log note: "+s.Note)
 		}
 		line := indent + s.Stmt
 		if len(notes) > 0 {

@@ -179,29 +179,6 @@ func (l *lowerer) incremental() *Program {
 	return pr
 }
 
-// fullRefresh is incrc run --full-refresh: the target rebuilt from every
-// source row in [start, hi), in one transaction.
-func (l *lowerer) fullRefresh() *Program {
-	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
-	pr.Doc = "A full refresh: the target emptied and rewritten from the whole source, in one transaction."
-	pr.Steps = append(pr.Steps, l.stageSteps("")...)
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
-	before, inTx := l.nullStaged("")
-	pr.Steps = append(pr.Steps, before...)
-	if l.dedupe() != nil {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage})
-	}
-	pr.Steps = append(pr.Steps, inTx...)
-	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
-	pr.Steps = append(pr.Steps,
-		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}},
-		Step{Stmt: StmtInsertAll, Tx: true})
-	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = l.cleanup()
-	return pr
-}
-
 // backfill is the program of one partition [plo, phi) of incrc backfill:
 // rebuilt from the source in its own transaction with its completion
 // marker, then checked against the source. The backfill itself holds the

@@ -1,9 +1,14 @@
 package runner
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/incrc/incrc/compiler"
 )
 
 // TestDurationCoversCommit: the run log's duration_ms and finished_at are
@@ -45,6 +50,63 @@ func TestDurationCoversCommit(t *testing.T) {
 			}
 			if st := e.state(p); st.LeaseOwner != "" {
 				t.Errorf("the lease is still held by %s", st.LeaseOwner)
+			}
+		})
+	}
+}
+
+// TestFullRefreshSkipsProvenDedupe: a full refresh reads the source's
+// catalog, and when a primary key (or unique constraint on NOT NULL
+// columns) on exactly the unique key proves the dedupe a no-op, it runs
+// the statements without it and says so in the run log; the target, the
+// quarantine and the counts are those of the deduped variant on the same
+// rows. A key over more columns proves nothing. SQLite and MariaDB read no
+// catalog: the dedupe always runs there.
+func TestFullRefreshSkipsProvenDedupe(t *testing.T) {
+	cols := []string{"order_id", "order_date", "amount", "updated_at"}
+	rows := append(append([][]any(nil), orders5...),
+		[]any{106, "2026-01-21", "-1.00", "2026-01-21 08:00:00"}, // breaks amount >= 0
+		[]any{107, "2026-01-22", "5.00", nil},                    // no watermark
+	)
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			type outcome struct {
+				Counts           counts
+				Note             string
+				Rows, Quarantine []string
+			}
+			run := func(src string, pk []string) outcome {
+				spec := strings.ReplaceAll(orders("", amountCheck), "app_{id}.orders", "app_{id}.orders_"+src)
+				p := e.spec(strings.ReplaceAll(spec, "{target}", src))
+				tb := e.table("app_{id}.orders_" + src)
+				if s := tb.Schema(); s != nil {
+					e.exec(e.render(compiler.CreateSchema{Schema: s}), nil)
+				}
+				e.exec(e.render(compiler.CreateTable{Table: tb, Columns: nullableCols(p.Columns), PrimaryKey: pk}), nil)
+				e.insert("app_{id}.orders_"+src, p.Columns, rows...)
+				res := mustRun(t, e, p, Options{Until: until("2026-01-24"), FullRefresh: true})
+				// And again, over the target the first one wrote.
+				res = mustRun(t, e, p, Options{Until: until("2026-01-25"), FullRefresh: true})
+				q := e.rows("dw_{id}.orders_"+src+"_quarantine", append([]string{"incrc_reason"}, cols...))
+				return outcome{countsOf(res), res.Note, e.rows("dw_{id}.orders_"+src, cols), sorted(q)}
+			}
+			flat := run("flat", nil)
+			pk := run("pk", []string{"order_id"})
+			wide := run("wide", []string{"order_id", "order_date"})
+			if diff := cmp.Diff(flat, outcome{Counts: pk.Counts, Note: flat.Note, Rows: pk.Rows, Quarantine: pk.Quarantine}); diff != "" {
+				t.Errorf("a source keyed by order_id (-deduped +without the dedupe):\n%s", diff)
+			}
+			if len(flat.Rows) != 5 || len(flat.Quarantine) != 4 {
+				t.Errorf("target %v, quarantine %v: want 5 rows written, 2 quarantined per run", flat.Rows, flat.Quarantine)
+			}
+			skips := eng.name == "duckdb" || eng.name == "postgres"
+			if got := strings.Contains(pk.Note, "dedupe skipped"); got != skips {
+				t.Errorf("a source keyed by order_id: the run log's note is %q", pk.Note)
+			}
+			if flat.Note != "" || wide.Note != "" {
+				t.Errorf("a source that does not enforce the key: the run log's note is %q, %q", flat.Note, wide.Note)
 			}
 		})
 	}

@@ -203,6 +203,9 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
 	}
+	if s.Note != "" {
+		m.note(s.Note)
+	}
 	c := m.c
 	switch s.Read {
 	case compiler.ReadNothing:
@@ -248,6 +251,14 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		return checkTypes(c, cols)
 	}
 	return fmt.Errorf("%s: the runner does not know how to read %q", s.Stmt, s.Read)
+}
+
+// note adds to the run's note, which record_finish writes to the run log.
+func (m *machine) note(text string) {
+	if prev, _ := m.vals["note"].(string); prev != "" {
+		text = prev + "; " + text
+	}
+	m.vals["note"] = text
 }
 
 func (m *machine) into(s compiler.Step, n int64) {

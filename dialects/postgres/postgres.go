@@ -81,12 +81,45 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compil
 
 // RenderOp creates the indexes the plan asks for: a partition's DELETE and
 // check then read only that partition of the target.
+//
+// A full refresh empties the target with TRUNCATE, in the write
+// transaction: no dead row per old one, and an INSERT into an empty heap
+// and indexes. The table stays the same object (grants, indexes, views
+// over it keep working); readers wait on its lock until the commit and
+// then see the new rows, never an empty table.
 func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
-	if op, ok := op.(compiler.CreateIndex); ok {
+	switch op := op.(type) {
+	case compiler.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
+		return true, nil
+	case compiler.ReplaceAll:
+		dialects.ReplaceAll(w, op, func() { w.S("TRUNCATE ", w.Table(op.Target)) })
+		return true, nil
+	case compiler.SourceUnique:
+		sourceUnique(w, op)
 		return true, nil
 	}
 	return false, nil
+}
+
+// sourceUnique counts the unique indexes (a primary key's, a unique
+// constraint's) on exactly the key's columns, without a predicate, an
+// expression or included columns, every column NOT NULL.
+func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
+	names := make([]string, len(op.Key))
+	for i, k := range op.Key {
+		names[i] = w.String(k)
+	}
+	parts := op.Source.Parts
+	schema := "pg_catalog.pg_table_is_visible(c.oid)" // an unqualified name: the one the search path finds
+	if len(parts) > 1 {
+		schema = "n.nspname = " + w.String(parts[len(parts)-2])
+	}
+	w.Printf("SELECT COUNT(*)\nFROM pg_catalog.pg_index AS i\nWHERE i.indrelid IN (\n    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\n    WHERE c.relname = %s AND %s\n  )",
+		w.String(parts[len(parts)-1]), schema)
+	w.Printf("\n  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL\n  AND i.indnatts = %d AND i.indnkeyatts = %d", len(op.Key), len(op.Key))
+	w.Printf("\n  AND (\n    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a\n    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull\n      AND a.attname IN (%s)\n  ) = %d",
+		strings.Join(names, ", "), len(op.Key))
 }
 
 // SourceType reads pgx's type names (the catalog's short names) with the
