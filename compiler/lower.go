@@ -48,6 +48,7 @@ const (
 	StmtDropRaw              = "drop_raw"
 	StmtCreateRaw            = "create_raw"
 	StmtDedupeStage          = "dedupe_stage"
+	StmtAnalyzeStage         = "analyze_stage"
 	StmtQuarantine           = "quarantine"
 	StmtCountInvalid         = "count_invalid"
 	StmtDeleteInvalid        = "delete_invalid"
@@ -532,6 +533,9 @@ func (l *lowerer) stage() {
 		l.add(StmtDedupeStage, PhaseStage, doc,
 			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
 	}
+	if l.scd == nil && p.Strategy != OverwritePartitions {
+		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage})
+	}
 	if wm := p.Watermark; wm != nil {
 		isNull := IsNull{X: col(wm.Name)}
 		if l.nullMode() == "fail" {
@@ -572,10 +576,7 @@ func (l *lowerer) stage() {
 	if l.scd == nil {
 		l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
 	}
-	if p.Strategy == Merge {
-		l.add(StmtCountMatched, PhaseWrite, "Rows the merge will update (the rest it inserts).",
-			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
-	}
+
 }
 
 // nullMode is what happens to a source row whose watermark is NULL: no
@@ -678,8 +679,8 @@ func (l *lowerer) write() {
 	case OverwritePartitions:
 		// The write is replace_partition, once per touched partition.
 	case Merge:
-		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()})
+		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:

@@ -186,6 +186,11 @@ type (
 		Columns []string
 	}
 
+	// AnalyzeTable gathers a table's statistics for the planner (a stage
+	// just filled, which the planner would otherwise take for empty or
+	// huge). An optimization: engines that need none render nothing.
+	AnalyzeTable struct{ Table Table }
+
 	// DropTable drops a table if it exists.
 	DropTable struct {
 		Table     Table
@@ -411,12 +416,18 @@ type (
 	// MergeRows upserts every staged row into the target by key: matched
 	// rows get the staged values, unmatched rows are inserted. The staged
 	// rows hold at most one row per key.
+	//
+	// With Count, the statement also returns one integer: the staged rows
+	// whose key the target held, which it updated. An engine that can count
+	// in the write does (PostgreSQL: RETURNING); the shared spelling counts
+	// them first (CountMatched), in a part of its own.
 	MergeRows struct {
 		Target   Table
 		Stage    Table
 		Key      []string
 		Columns  []string
 		NullSafe bool // a key column may be NULL: match NULL to NULL
+		Count    bool
 	}
 
 	// Aggregate groups a relation by one column within [from, to) and
@@ -445,6 +456,7 @@ func (Update) op()             {}
 func (SelectRows) op()         {}
 func (StageRows) op()          {}
 func (CountSource) op()        {}
+func (AnalyzeTable) op()       {}
 func (ReplaceAll) op()         {}
 func (SourceUnique) op()       {}
 func (SourceMax) op()          {}

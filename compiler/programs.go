@@ -166,13 +166,16 @@ func (l *lowerer) incremental() *Program {
 		if l.dedupe() != nil {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
 		}
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtAnalyzeStage, If: RegRead})
 		pr.Steps = append(pr.Steps, inTx...)
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
+		write := Step{Stmt: StmtWrite, Tx: true, If: RegRead}
 		if p.Strategy == Merge {
-			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountMatched, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}})
+			// The merge counts what it updates: the rest it inserted.
+			write.Read, write.Into = ReadCount, []string{RegUpdated, "-" + RegInserted}
 		}
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtWrite, Tx: true, If: RegRead})
+		pr.Steps = append(pr.Steps, write)
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)
 	pr.Cleanup = l.cleanup()

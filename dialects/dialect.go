@@ -75,6 +75,14 @@ type OpRenderer interface {
 	RenderOp(w *Writer, op compiler.Op) (handled bool, err error)
 }
 
+// CountingMerger is implemented by dialects that can count, in the write
+// itself, the rows a merge updated (compiler.MergeRows with Count): one
+// statement that writes and returns that one integer. Others get the
+// shared spelling: the count (CountMatched) first, then their merge.
+type CountingMerger interface {
+	CountingMerge(w *Writer, op compiler.MergeRows) (handled bool)
+}
+
 // Unsupported is the error a dialect returns for an operation it cannot
 // spell (yet): it names the dialect, never emits wrong SQL.
 func Unsupported(d Dialect, what string) error {

@@ -39,7 +39,18 @@ func Render(d Dialect, p *compiler.Plan) ([]Rendered, error) {
 func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params}
 	handled := false
-	if r, ok := d.(OpRenderer); ok {
+	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
+		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
+			// The rows the merge will update, counted first, in a part of
+			// their own; then the merge.
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe})
+			w.End()
+			m.Count = false
+			RenderVia(w, m)
+		}
+		handled = true
+	}
+	if r, ok := d.(OpRenderer); ok && !handled {
 		var err error
 		if handled, err = r.RenderOp(w, st.Op); err != nil {
 			return nil, err
@@ -69,6 +80,9 @@ func renderOp(w *Writer, op compiler.Op) {
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
 		// Engines that benefit spell it with CreateIndexIfNotExists.
+	case compiler.AnalyzeTable:
+		// Nothing by default: an optimization for planners that read
+		// statistics (PostgreSQL spells it).
 	case compiler.InsertValues:
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
@@ -410,6 +424,10 @@ func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.D
 	terms = append(terms, WindowPred(w, "incrc_k", rng))
 	return "EXISTS (\n      SELECT 1 FROM " + strings.ReplaceAll(from, "\n", "\n      ") + "\n      WHERE " + strings.Join(terms, "\n        AND ") + "\n    )"
 }
+
+// Capture returns what f writes instead of appending it; parameters f
+// uses are recorded in order as usual.
+func (w *Writer) Capture(f func()) string { return w.capture(f) }
 
 // capture returns what f writes instead of appending it; parameters f
 // uses are recorded in order as usual.

@@ -109,7 +109,7 @@ func writeEngines() []writeEngine {
 			url:  func(b *testing.B) string { return "duckdb:" + filepath.Join(b.TempDir(), "bench.duckdb") },
 			load: `INSERT INTO {source}
 SELECT i, 1 + (i * 7919) % 50000, CAST(((i * 104729) % 50000) / 100.0 AS DECIMAL(12,2)),
-  TIMESTAMP '2025-01-01' + to_seconds(CAST(i * 31536000 // {n} AS BIGINT))
+  TIMESTAMP '2025-01-01' + to_seconds(CAST((i - 1) * 31536000 // {n} AS BIGINT))
 FROM range(1, {n} + 1) AS r(i)`,
 			change: `UPDATE {source} SET amount = amount + 1, updated_at = {at} + to_seconds(id % 3000) WHERE id % 200 = {k}`,
 			rebuild: []string{`MERGE INTO {hand} AS t
@@ -133,7 +133,7 @@ WHEN NOT MATCHED BY SOURCE THEN DELETE`},
 			},
 			load: `INSERT INTO {source}
 SELECT i, 1 + (i * 7919) % 50000, CAST(((i * 104729) % 50000) / 100.0 AS DECIMAL(12,2)),
-  TIMESTAMP '2025-01-01' + (i * 31536000 / {n}) * INTERVAL '1 second'
+  TIMESTAMP '2025-01-01' + ((i - 1) * 31536000 / {n}) * INTERVAL '1 second'
 FROM generate_series(1::bigint, {n}) AS g(i)`,
 			change:  `UPDATE {source} SET amount = amount + 1, updated_at = {at} + (id % 3000) * INTERVAL '1 second' WHERE id % 200 = {k}`,
 			indexes: []string{"CREATE INDEX ON {source} (updated_at)"},
@@ -178,7 +178,7 @@ func newWriteBench(b *testing.B, eng writeEngine, rows int) *writeBench {
 	q := tg.Dialect.QuoteIdent
 	f := &writeBench{eng: eng, ctx: ctx, tg: tg, url: url, plan: plan, rows: rows,
 		source: q("app_"+id) + "." + q("orders"), hand: q("dw_"+id) + "." + q("hand"), target: q("dw_"+id) + "." + q("orders"),
-		hi: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		hi: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
 	b.Cleanup(func() {
 		if eng.name == "postgres" {
 			for _, sch := range []string{"app_" + id, "dw_" + id} {
@@ -337,15 +337,15 @@ func (f *writeBench) run(b *testing.B, steps *stepTimes, full bool) time.Duratio
 	return d
 }
 
-// change moves 0.5% of the source into a new window: [hi, hi + 50m),
-// and the next hi is an hour after that, so that the 1-hour lookback
-// holds none of the previous change.
+// change moves 0.5% of the source into a new window: [hi + 1m,
+// hi + 51m), and the next hi is three hours after hi, so that the next
+// window's 1-hour lookback holds none of this change.
 func (f *writeBench) change(b *testing.B) (lo time.Time) {
-	at := f.hi.Add(time.Hour)
+	at := f.hi.Add(time.Minute)
 	f.sql(b, f.fill(f.eng.change, map[string]string{"{at}": ts(at), "{k}": fmt.Sprint(f.steps % 200)}))
 	f.steps++
 	lo = f.hi.Add(-time.Hour)
-	f.hi = at.Add(time.Hour)
+	f.hi = f.hi.Add(3 * time.Hour)
 	return lo
 }
 

@@ -20,6 +20,7 @@ var (
 	_ dialects.TimeTruncer  = (*Dialect)(nil)
 	_ dialects.SourceTyper  = (*Dialect)(nil)
 	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.CountingMerger = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "postgres" }
@@ -98,6 +99,30 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.SourceUnique:
 		sourceUnique(w, op)
 		return true, nil
+	case compiler.MergeRows:
+		if op.NullSafe {
+			return false, nil // no unique index can serve a nullable key: MERGE
+		}
+		// An upsert probes the target's primary key once per staged row,
+		// whatever the planner thinks of the stage; a MERGE is a join,
+		// which it may plan as a hash of the whole target.
+		upsert(w, op)
+		return true, nil
+	case compiler.CountMatched:
+		if op.NullSafe {
+			return false, nil
+		}
+		// LIMIT 1 in a lateral subquery: a probe of the target's key per
+		// staged row, never a scan of the whole target.
+		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
+			dialects.KeyMatch(w, op.Key, false), "\n  LIMIT 1\n) AS m")
+		return true, nil
+	case compiler.AnalyzeTable:
+		// Autovacuum never analyzes a temporary table: without this the
+		// planner guesses its size, and hashes the whole target to join
+		// a few thousand staged rows.
+		w.S("ANALYZE ", w.Table(op.Table))
+		return true, nil
 	}
 	return false, nil
 }
@@ -159,4 +184,32 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 		return compiler.Type{Kind: compiler.JSON}, true
 	}
 	return compiler.Type{}, false
+}
+
+// upsert spells a merge of a target keyed by its primary key as INSERT ...
+// ON CONFLICT DO UPDATE: a probe of the key per staged row, whatever the
+// planner thinks of the stage (a MERGE is a join, which it may plan as a
+// hash of the whole target).
+func upsert(w *dialects.Writer, op compiler.MergeRows) {
+	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
+		"\nFROM ", w.Table(op.Stage), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+	set := dialects.NonKey(op.Columns, op.Key)
+	if len(set) == 0 {
+		w.S("NOTHING")
+		return
+	}
+	w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "EXCLUDED." + w.Col("", c) }, ",\n  "))
+}
+
+// CountingMerge counts the rows the upsert updated in the upsert itself:
+// a row it inserted has no xmax, one it updated has the transaction's.
+// No second read of the target.
+func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
+	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
+		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
+	}
+	w.S("WITH incrc_written AS (\n  ")
+	w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, op) }), "\n", "\n  "))
+	w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\nSELECT COUNT(*)\nFROM incrc_written\nWHERE NOT incrc_inserted")
+	return true
 }

@@ -447,10 +447,11 @@ FROM "incrc_stage_dw_customers";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_customers" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."customers" AS t
   WHERE t."customer_id" = s."customer_id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -470,16 +471,14 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."customers" AS t
-USING "incrc_stage_dw_customers" AS s
-ON t."customer_id" = s."customer_id"
-WHEN MATCHED THEN UPDATE SET
-  "name" = s."name",
-  "country" = s."country",
-  "committed_at" = s."committed_at",
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("customer_id", "name", "country", "committed_at", "incrc_sequence")
-  VALUES (s."customer_id", s."name", s."country", s."committed_at", s."incrc_sequence");
+INSERT INTO "dw"."customers" AS t ("customer_id", "name", "country", "committed_at", "incrc_sequence")
+SELECT "customer_id", "name", "country", "committed_at", "incrc_sequence"
+FROM "incrc_stage_dw_customers"
+ON CONFLICT ("customer_id") DO UPDATE SET
+  "name" = EXCLUDED."name",
+  "country" = EXCLUDED."country",
+  "committed_at" = EXCLUDED."committed_at",
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: apply_deletes
 -- phase: write
@@ -493,14 +492,12 @@ WHERE EXISTS (
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."customers_tombstones" AS t
-USING "incrc_deletes_dw_customers" AS s
-ON t."customer_id" = s."customer_id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence",
-  "incrc_deleted_at" = s."incrc_deleted_at"
-WHEN NOT MATCHED THEN INSERT ("customer_id", "incrc_sequence", "incrc_deleted_at")
-  VALUES (s."customer_id", s."incrc_sequence", s."incrc_deleted_at");
+INSERT INTO "dw"."customers_tombstones" AS t ("customer_id", "incrc_sequence", "incrc_deleted_at")
+SELECT "customer_id", "incrc_sequence", "incrc_deleted_at"
+FROM "incrc_deletes_dw_customers"
+ON CONFLICT ("customer_id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "incrc_deleted_at" = EXCLUDED."incrc_deleted_at";
 
 -- name: clear_target
 -- phase: write

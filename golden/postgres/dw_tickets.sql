@@ -27,11 +27,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -341,6 +341,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_dw_tickets";
+
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -377,31 +382,25 @@ WHERE "ticket_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_dw_tickets";
 
--- name: count_matched
--- phase: write
--- Rows the merge will update (the rest it inserts).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_tickets" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."tickets" AS t
-  WHERE t."ticket_id" = s."ticket_id"
-);
-
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
-MERGE INTO "dw"."tickets" AS t
-USING "incrc_stage_dw_tickets" AS s
-ON t."ticket_id" = s."ticket_id"
-WHEN MATCHED THEN UPDATE SET
-  "opened_at" = s."opened_at",
-  "agent_id" = s."agent_id",
-  "team_id" = s."team_id",
-  "updated_at" = s."updated_at",
-  "agent_name" = s."agent_name",
-  "team_name" = s."team_name"
-WHEN NOT MATCHED THEN INSERT ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
-  VALUES (s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name");
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+WITH incrc_written AS (
+  INSERT INTO "dw"."tickets" AS t ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
+  SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
+  FROM "incrc_stage_dw_tickets"
+  ON CONFLICT ("ticket_id") DO UPDATE SET
+    "opened_at" = EXCLUDED."opened_at",
+    "agent_id" = EXCLUDED."agent_id",
+    "team_id" = EXCLUDED."team_id",
+    "updated_at" = EXCLUDED."updated_at",
+    "agent_name" = EXCLUDED."agent_name",
+    "team_name" = EXCLUDED."team_name"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*)
+FROM incrc_written
+WHERE NOT incrc_inserted;
 
 -- name: advance_watermark
 -- phase: write

@@ -413,10 +413,11 @@ FROM "incrc_stage_t_cdc_int_ops";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_cdc_int_ops" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."documents" AS t
   WHERE t."id" = s."id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -436,14 +437,12 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."documents" AS t
-USING "incrc_stage_t_cdc_int_ops" AS s
-ON t."id" = s."id"
-WHEN MATCHED THEN UPDATE SET
-  "body" = s."body",
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("id", "body", "incrc_sequence")
-  VALUES (s."id", s."body", s."incrc_sequence");
+INSERT INTO "dw"."documents" AS t ("id", "body", "incrc_sequence")
+SELECT "id", "body", "incrc_sequence"
+FROM "incrc_stage_t_cdc_int_ops"
+ON CONFLICT ("id") DO UPDATE SET
+  "body" = EXCLUDED."body",
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: apply_deletes
 -- phase: write
@@ -457,13 +456,11 @@ WHERE EXISTS (
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."documents_tombstones" AS t
-USING "incrc_deletes_t_cdc_int_ops" AS s
-ON t."id" = s."id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("id", "incrc_sequence")
-  VALUES (s."id", s."incrc_sequence");
+INSERT INTO "dw"."documents_tombstones" AS t ("id", "incrc_sequence")
+SELECT "id", "incrc_sequence"
+FROM "incrc_deletes_t_cdc_int_ops"
+ON CONFLICT ("id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: clear_target
 -- phase: write

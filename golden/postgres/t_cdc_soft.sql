@@ -462,10 +462,11 @@ FROM "incrc_stage_t_cdc_soft";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_cdc_soft" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."accounts" AS t
   WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -486,20 +487,18 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."accounts" AS t
-USING "incrc_stage_t_cdc_soft" AS s
-ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-WHEN MATCHED THEN UPDATE SET
-  "plan" = s."plan",
-  "seats" = s."seats",
-  "change_type" = s."change_type",
-  "changed_at" = s."changed_at",
-  "loaded_at" = s."loaded_at",
-  "incrc_sequence" = s."incrc_sequence",
-  "is_deleted" = s."is_deleted",
-  "removed_at" = s."removed_at"
-WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-  VALUES (s."tenant", s."account_id", s."plan", s."seats", s."change_type", s."changed_at", s."loaded_at", s."incrc_sequence", s."is_deleted", s."removed_at");
+INSERT INTO "dw"."accounts" AS t ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at"
+FROM "incrc_stage_t_cdc_soft"
+ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+  "plan" = EXCLUDED."plan",
+  "seats" = EXCLUDED."seats",
+  "change_type" = EXCLUDED."change_type",
+  "changed_at" = EXCLUDED."changed_at",
+  "loaded_at" = EXCLUDED."loaded_at",
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "is_deleted" = EXCLUDED."is_deleted",
+  "removed_at" = EXCLUDED."removed_at";
 
 -- name: apply_deletes
 -- phase: write
@@ -514,14 +513,12 @@ WHEN MATCHED THEN UPDATE SET
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."accounts_tombstones" AS t
-USING "incrc_deletes_t_cdc_soft" AS s
-ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence",
-  "incrc_deleted_at" = s."incrc_deleted_at"
-WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-  VALUES (s."tenant", s."account_id", s."incrc_sequence", s."incrc_deleted_at");
+INSERT INTO "dw"."accounts_tombstones" AS t ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
+SELECT "tenant", "account_id", "incrc_sequence", "incrc_deleted_at"
+FROM "incrc_deletes_t_cdc_soft"
+ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "incrc_deleted_at" = EXCLUDED."incrc_deleted_at";
 
 -- name: clear_target
 -- phase: write

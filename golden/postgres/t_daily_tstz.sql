@@ -27,11 +27,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -326,6 +326,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_t_daily_tstz";
+
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -383,28 +388,22 @@ WHERE "payment_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz";
 
--- name: count_matched
--- phase: write
--- Rows the merge will update (the rest it inserts).
-SELECT COUNT(*)
-FROM "incrc_stage_t_daily_tstz" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."payments" AS t
-  WHERE t."payment_id" = s."payment_id"
-);
-
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
-MERGE INTO "dw"."payments" AS t
-USING "incrc_stage_t_daily_tstz" AS s
-ON t."payment_id" = s."payment_id"
-WHEN MATCHED THEN UPDATE SET
-  "paid_at" = s."paid_at",
-  "amount" = s."amount",
-  "updated_at" = s."updated_at"
-WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
-  VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+WITH incrc_written AS (
+  INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
+  SELECT "payment_id", "paid_at", "amount", "updated_at"
+  FROM "incrc_stage_t_daily_tstz"
+  ON CONFLICT ("payment_id") DO UPDATE SET
+    "paid_at" = EXCLUDED."paid_at",
+    "amount" = EXCLUDED."amount",
+    "updated_at" = EXCLUDED."updated_at"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*)
+FROM incrc_written
+WHERE NOT incrc_inserted;
 
 -- name: advance_watermark
 -- phase: write

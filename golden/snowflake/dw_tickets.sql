@@ -28,11 +28,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -344,6 +344,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
+
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -380,19 +385,15 @@ WHERE "TICKET_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."TICKETS" AS t
   WHERE t."TICKET_ID" = s."TICKET_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."TICKETS" AS t
 USING "INCRC_STAGE_DW_TICKETS" AS s
 ON t."TICKET_ID" = s."TICKET_ID"

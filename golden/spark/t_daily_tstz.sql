@@ -32,11 +32,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -335,6 +335,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on spark)
+
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -394,19 +399,15 @@ WHERE `payment_id` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`;
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`payments` AS t
   WHERE t.`payment_id` = s.`payment_id`
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO `dw`.`payments` AS t
 USING `incrc_stage_t_daily_tstz` AS s
 ON t.`payment_id` = s.`payment_id`

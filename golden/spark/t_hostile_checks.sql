@@ -31,6 +31,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -38,8 +39,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -325,6 +325,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on spark)
+
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
@@ -392,19 +397,15 @@ WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`n
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks`;
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`hostile` AS t
   WHERE t.`id` = s.`id`
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO `dw`.`hostile` AS t
 USING `incrc_stage_t_hostile_checks` AS s
 ON t.`id` = s.`id`

@@ -27,6 +27,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_invalid          if rows_read; count -> invalid; fails if not 0
@@ -288,6 +289,11 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on spark)
 
 -- name: count_null_watermark
 -- phase: stage

@@ -23,6 +23,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -273,6 +274,11 @@ FROM (
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
 WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on sqlite)
 
 -- name: count_null_watermark
 -- phase: stage
