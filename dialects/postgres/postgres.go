@@ -15,11 +15,11 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect      = (*Dialect)(nil)
-	_ dialects.OpRenderer   = (*Dialect)(nil)
-	_ dialects.TimeTruncer  = (*Dialect)(nil)
-	_ dialects.SourceTyper  = (*Dialect)(nil)
-	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.OpRenderer     = (*Dialect)(nil)
+	_ dialects.TimeTruncer    = (*Dialect)(nil)
+	_ dialects.SourceTyper    = (*Dialect)(nil)
+	_ dialects.StringQuoter   = (*Dialect)(nil)
 	_ dialects.CountingMerger = (*Dialect)(nil)
 )
 
