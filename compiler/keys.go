@@ -47,6 +47,8 @@ var SpecKeys = []Key{
 			{Name: "table", Kind: KindScalar, Example: "app.orders", Doc: "A plain schema.table."},
 			{Name: "query", Kind: KindScalar, Example: "SELECT order_id, updated_at FROM app.orders",
 				Doc: "One SELECT (no ';', no bind parameters); the window wraps it, so it must not filter the watermark column with BETWEEN or <=."},
+			{Name: "unique", Kind: KindBool, Example: "true",
+				Doc: "The source holds one row per unique_key (a key it enforces, or one it is known to keep): runs skip the dedupe, and reconcile reports keys with several rows. Without it a full refresh still skips the dedupe when the source table's catalog shows a primary key or unique constraint on exactly the key."},
 		}},
 	{Name: "target", Kind: KindMapping, Required: true,
 		Doc: "Where rows are written; no two pipelines write one table.",

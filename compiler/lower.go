@@ -399,8 +399,8 @@ func runLogColumns() []string {
 // to it. Without a unique_key there is nothing to dedupe by.
 func (l *lowerer) dedupe() *Dedupe {
 	p, s := l.p, l.spec
-	if len(p.Key) == 0 {
-		return nil
+	if len(p.Key) == 0 || s.UniqueSource() {
+		return nil // nothing to dedupe by, or the spec says there is nothing to dedupe
 	}
 	order := s.DedupeBy.Value
 	if order == "" && p.Watermark != nil {
@@ -812,6 +812,10 @@ func (l *lowerer) reconcile() {
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
 		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+	if l.spec.UniqueSource() {
+		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
+			VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
+	}
 	if d := l.dedupe(); d != nil {
 		// Keeping one row per key costs a sort of the whole source; when no
 		// key has two versions it changes nothing, and a hash aggregate over

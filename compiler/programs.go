@@ -220,6 +220,10 @@ func (l *lowerer) reconcileProgram() *Program {
 	if l.p.Watermark == nil {
 		pr.Lo = LoNone
 	}
+	if l.spec.UniqueSource() {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtVersionedKeys, Read: ReadCount, Into: []string{RegVersioned},
+			Fail: "%d key(s) have several rows in the source, which the spec declares unique (source.unique: true): runs do not dedupe it, so the target holds an arbitrary row of each (or the write fails); remove source.unique, or fix the source"})
+	}
 	if l.dedupe() != nil {
 		pr.Steps = append(pr.Steps,
 			Step{Stmt: StmtVersionedKeys, Read: ReadCount, Into: []string{RegVersioned}},

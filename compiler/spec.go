@@ -94,8 +94,14 @@ func (d Duration) Set() bool { return d.Pos.Line != 0 }
 type Source struct {
 	Table String // schema.table, or empty when Query is set
 	Query String // a SELECT whose rows are filtered by the window outside it
-	Pos   Pos
+	// Unique is "true" when the spec declares that the source holds one
+	// row per unique_key: no run dedupes, and reconcile checks it.
+	Unique String
+	Pos    Pos
 }
+
+// UniqueSource: the spec declares that the source holds one row per key.
+func (s *Spec) UniqueSource() bool { return s.Source.Unique.Value == "true" }
 
 type Target struct {
 	Table String

@@ -111,3 +111,39 @@ func TestFullRefreshSkipsProvenDedupe(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredUniqueSource: source.unique: true removes the dedupe from
+// every run (the plan has no raw stage), and reconcile checks the
+// declaration: keys with several rows fail it, naming the count.
+func TestDeclaredUniqueSource(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			spec := strings.Replace(orders("", ""), "  table: app_{id}.orders\n", "  table: app_{id}.orders\n  unique: true\n", 1)
+			p := e.spec(strings.ReplaceAll(spec, "{target}", "uniq"))
+			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtSourceUnique) != nil {
+				t.Fatalf("a source declared unique still dedupes")
+			}
+			seedOrders(e, p)
+			res := mustRun(t, e, p, Options{Until: until("2026-01-24")})
+			if res.RowsRead != 5 || res.RowsInserted != 5 {
+				t.Errorf("first run: %+v", countsOf(res))
+			}
+			mustRun(t, e, p, Options{Until: until("2026-01-24"), FullRefresh: true})
+			if got := e.rows("dw_{id}.orders_uniq", orderCols); len(got) != 5 {
+				t.Errorf("target after a full refresh: %v", got)
+			}
+			from, to := until("2026-01-01"), until("2026-02-01")
+			if _, err := e.tg.Reconcile(e.ctx, p, *from, *to); err != nil {
+				t.Fatalf("reconcile of a unique source: %v", err)
+			}
+			// A second version of order 101 breaks the declaration.
+			e.insert("app_{id}.orders", p.Columns, []any{101, "2026-01-20", "55.00", "2026-01-23 09:00:00"})
+			_, err := e.tg.Reconcile(e.ctx, p, *from, *to)
+			if err == nil || !strings.Contains(err.Error(), "1 key(s) have several rows") {
+				t.Fatalf("reconcile of a source with a duplicate key: %v", err)
+			}
+		})
+	}
+}
