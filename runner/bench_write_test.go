@@ -376,6 +376,7 @@ func (f *writeBench) incremental(b *testing.B) {
 func (f *writeBench) emptyWindow(b *testing.B) {
 	f.tg.Close()
 	var run, bare time.Duration
+	steps := newStepTimes()
 	load := loadAvg()
 	open := func() *Target {
 		tg, err := Open(f.ctx, f.url, "")
@@ -403,8 +404,13 @@ func (f *writeBench) emptyWindow(b *testing.B) {
 			}
 			t0 := time.Now()
 			tg := open()
-			res, err := tg.Run(f.ctx, f.plan, Options{Until: &f.hi})
+			steps.add("open", time.Since(t0))
+			steps.begin()
+			res, err := tg.Run(f.ctx, f.plan, Options{Until: &f.hi, BeforeStatement: steps.hook})
+			steps.end()
+			t1 := time.Now()
 			tg.Close()
+			steps.add("close", time.Since(t1))
 			run += time.Since(t0)
 			if err != nil {
 				b.Fatal(err)
@@ -417,7 +423,7 @@ func (f *writeBench) emptyWindow(b *testing.B) {
 	b.ReportMetric(ms(run)/float64(b.N), "run-ms/op")
 	b.ReportMetric(ms(bare)/float64(b.N), "open-close-ms/op")
 	b.ReportMetric(float64(run)/float64(bare), "run/open-close")
-	b.Logf("load average %s -> %s", load, loadAvg())
+	b.Logf("load average %s -> %s; the run, per statement: %s", load, loadAvg(), steps.report(b.N))
 	f.tg = open()
 }
 
