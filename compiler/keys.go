@@ -55,6 +55,8 @@ var SpecKeys = []Key{
 				Doc: "A local folder glob of files (** crosses folders; key=value folders become columns), read through the embedded DuckDB reader whatever the target. s3:// and gs:// are a later step."},
 			{Name: "format", Kind: KindScalar, Enum: []string{"parquet", "csv", "json"}, Example: "parquet",
 				Doc: "With files: parquet, csv or json; default from the glob's extension."},
+			{Name: "unique", Kind: KindBool, Example: "true",
+				Doc: "The source holds one row per unique_key (a key it enforces, or one it is known to keep): runs skip the dedupe, and reconcile reports keys with several rows. Without it a full refresh still skips the dedupe when the source table's catalog shows a primary key or unique constraint on exactly the key."},
 		}},
 	{Name: "target", Kind: KindMapping, Required: true,
 		Doc: "Where rows are written; no two pipelines write one table.",

@@ -52,6 +52,7 @@ const (
 	StmtDropRaw              = "drop_raw"
 	StmtCreateRaw            = "create_raw"
 	StmtDedupeStage          = "dedupe_stage"
+	StmtAnalyzeStage         = "analyze_stage"
 	StmtQuarantine           = "quarantine"
 	StmtCountInvalid         = "count_invalid"
 	StmtDeleteInvalid        = "delete_invalid"
@@ -65,6 +66,16 @@ const (
 	StmtQuarantineNullWMSrc  = "quarantine_null_watermark_source"
 	StmtAdvance              = "advance_watermark"
 	StmtRecordFinish         = "record_finish"
+	StmtRecordDuration       = "record_duration"
+	StmtSourceUnique         = "source_unique"
+	StmtCountSource          = "count_source"
+	StmtCountInvalidSource   = "count_invalid_source"
+	StmtCountInvalidUnique   = "count_invalid_source_unique"
+	StmtQuarantineSource     = "quarantine_source"
+	StmtQuarantineUnique     = "quarantine_source_unique"
+	StmtCountTarget          = "count_target"
+	StmtReplaceTarget        = "replace_target"
+	StmtReplaceUnique        = "replace_target_unique"
 	StmtReconcileSrc         = "reconcile_source"
 	StmtReconcileSrcFlat     = "reconcile_source_flat"
 	StmtVersionedKeys        = "versioned_keys"
@@ -176,6 +187,7 @@ func Lower(s *Spec) (*Plan, error) {
 	default:
 		l.stage()
 		l.write()
+		l.refresh()
 		l.partitions()
 		l.reconcile()
 	}
@@ -441,8 +453,8 @@ func runLogColumns() []string {
 // to it. Without a unique_key there is nothing to dedupe by.
 func (l *lowerer) dedupe() *Dedupe {
 	p, s := l.p, l.spec
-	if len(p.Key) == 0 {
-		return nil
+	if len(p.Key) == 0 || s.UniqueSource() {
+		return nil // nothing to dedupe by, or the spec says there is nothing to dedupe
 	}
 	order := s.DedupeBy.Value
 	if order == "" && p.Watermark != nil {
@@ -560,8 +572,10 @@ func (l *lowerer) stage() {
 		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
 			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
-		StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+	if !l.refreshes() { // (refresh.go reads the source in the write transaction)
+		l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
+			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+	}
 	if d := l.dedupe(); d != nil {
 		var where Expr
 		if wm := p.Watermark; wm != nil {
@@ -575,6 +589,9 @@ func (l *lowerer) stage() {
 		}
 		l.add(StmtDedupeStage, PhaseStage, doc,
 			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
+	}
+	if l.scd == nil && p.Strategy != OverwritePartitions {
+		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage})
 	}
 	if wm := p.Watermark; wm != nil {
 		isNull := IsNull{X: col(wm.Name)}
@@ -616,10 +633,7 @@ func (l *lowerer) stage() {
 	if l.scd == nil {
 		l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
 	}
-	if p.Strategy == Merge {
-		l.add(StmtCountMatched, PhaseWrite, "Rows the merge will update (the rest it inserts).",
-			CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
-	}
+
 }
 
 // nullMode is what happens to a source row whose watermark is NULL: no
@@ -722,16 +736,18 @@ func (l *lowerer) write() {
 	case OverwritePartitions:
 		// The write is replace_partition, once per touched partition.
 	case Merge:
-		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows.",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey()})
+		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:
 		l.scd.write(l)
 	}
-	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target})
-	if p.Strategy != SCD2Strategy {
+	if !l.refreshes() {
+		l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+			DeleteRows{Table: p.Target})
+	}
+	if !l.refreshes() && l.rebuildsPlain() {
 		l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	}
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
@@ -757,7 +773,7 @@ func (l *lowerer) advanceAndRecord() {
 				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, ref(pExpected)))},
 		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
 	finishCols := append([]string{"status", "watermark_after"}, Counters...)
-	finishCols = append(finishCols, "finished_at", "duration_ms", "error")
+	finishCols = append(finishCols, "finished_at", "duration_ms", "error", "note")
 	var set []Assign
 	var params []Param
 	for _, c := range finishCols {
@@ -771,6 +787,10 @@ func (l *lowerer) advanceAndRecord() {
 	}
 	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
 		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
+	pFinished, pDuration := Param{"finished_at", PText}, Param{"duration_ms", PInt}
+	l.add(StmtRecordDuration, PhaseState, "After the write transaction committed: the run's end and duration, the commit included.",
+		Update{Table: RunsTable, Set: []Assign{{"finished_at", ref(pFinished)}, {"duration_ms", ref(pDuration)}}, Where: colEq("run_id", pRunID)},
+		pFinished, pDuration, pRunID)
 }
 
 // measures are count and the spec's reconcile measures.
@@ -862,6 +882,10 @@ func (l *lowerer) reconcile() {
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
 		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+	if l.spec.UniqueSource() {
+		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
+			VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
+	}
 	if d := l.dedupe(); d != nil {
 		// Keeping one row per key costs a sort of the whole source; when no
 		// key has two versions it changes nothing, and a hash aggregate over

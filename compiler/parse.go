@@ -136,6 +136,11 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					s.Source.Files = p.str("source."+key, v)
 				case "format":
 					s.Source.Format = p.str("source."+key, v)
+				case "unique":
+					s.Source.Unique = p.str("source."+key, v)
+					if b := s.Source.Unique.Value; b != "true" && b != "false" && b != "" {
+						p.diags.add(s.Source.Unique.Pos, "source.unique must be true or false, got %s", quote(b))
+					}
 				default:
 					p.unread(key)
 				}

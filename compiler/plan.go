@@ -234,6 +234,11 @@ type (
 		Columns []string
 	}
 
+	// AnalyzeTable gathers a table's statistics for the planner (a stage
+	// just filled, which the planner would otherwise take for empty or
+	// huge). An optimization: engines that need none render nothing.
+	AnalyzeTable struct{ Table Table }
+
 	// DropTable drops a table if it exists.
 	DropTable struct {
 		Table     Table
@@ -312,11 +317,41 @@ type (
 	}
 
 	// CountSource counts the source rows of the window that match Where
-	// (nil: all of them).
+	// (nil: all of them). With Keep, it counts the rows a full refresh
+	// keeps of the window (see Keep) that match Where.
 	CountSource struct {
 		Source Relation
 		Window Window
 		Where  Expr
+		Keep   *Keep
+	}
+
+	// ReplaceAll makes the target exactly the rows a full refresh keeps
+	// of the source's window (see Keep), that pass Valid (nil: all), in
+	// the write transaction: rows of the target no kept row has are gone,
+	// never an append. The shared spelling is DELETE then INSERT ...
+	// SELECT; PostgreSQL truncates; DuckDB, when Key is set (the target's
+	// primary key), merges on it and deletes what the source no longer
+	// holds, so unchanged rows are not rewritten.
+	ReplaceAll struct {
+		Target  Table
+		Source  Relation
+		Columns []string
+		Window  Window
+		Keep    Keep
+		Valid   Expr
+		Key     []string
+	}
+
+	// SourceUnique counts the constraints of a source table that make
+	// its rows unique on exactly Key, every column of it NOT NULL (a
+	// primary key, or a unique constraint on NOT NULL columns): not zero
+	// means no two rows share a key, and a dedupe by it changes nothing.
+	// Engines whose catalog is not read here count nothing (zero): the
+	// dedupe then always runs.
+	SourceUnique struct {
+		Source Table
+		Key    []string
 	}
 
 	// ProbeColumns reads no row of a relation, only its columns (all of
@@ -368,13 +403,15 @@ type (
 
 	// QuarantineRows copies the rows of From (in Window, when set) that
 	// break a rule into the quarantine table, with the run id and the first
-	// rule they break.
+	// rule they break. With Keep, the rules are checked on the rows a full
+	// refresh keeps of the window (see Keep).
 	QuarantineRows struct {
 		Into    Table
 		From    Relation
 		Window  Window
 		Columns []string
 		Rules   []Rule
+		Keep    *Keep
 	}
 
 	// DeleteRows deletes the rows of a table matching Where (nil: all).
@@ -459,12 +496,18 @@ type (
 	// MergeRows upserts every staged row into the target by key: matched
 	// rows get the staged values, unmatched rows are inserted. The staged
 	// rows hold at most one row per key.
+	//
+	// With Count, the statement also returns one integer: the staged rows
+	// whose key the target held, which it updated. An engine that can count
+	// in the write does (PostgreSQL: RETURNING); the shared spelling counts
+	// them first (CountMatched), in a part of its own.
 	MergeRows struct {
 		Target   Table
 		Stage    Table
 		Key      []string
 		Columns  []string
 		NullSafe bool // a key column may be NULL: match NULL to NULL
+		Count    bool
 	}
 
 	// Aggregate groups a relation by one column within [from, to) and
@@ -493,6 +536,9 @@ func (Update) op()             {}
 func (SelectRows) op()         {}
 func (StageRows) op()          {}
 func (CountSource) op()        {}
+func (AnalyzeTable) op()       {}
+func (ReplaceAll) op()         {}
+func (SourceUnique) op()       {}
 func (SourceMax) op()          {}
 func (CountRows) op()          {}
 func (QuarantineRows) op()     {}
@@ -518,6 +564,15 @@ func (UpdateMatched) op()      {}
 type Assign struct {
 	Column string
 	Value  Expr
+}
+
+// Keep is what a full refresh keeps of a source's window: the rows that
+// pass Where, then one row per key when Dedupe is set. Reading the source
+// this way in the write transaction replaces staging it.
+type Keep struct {
+	Where   Expr
+	Dedupe  *Dedupe
+	Columns []string // the columns a kept row has
 }
 
 // Order is one ORDER BY term.

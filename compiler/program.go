@@ -91,6 +91,9 @@ type Step struct {
 	// EachFile: once per file of the list a ReadFiles step made (a files
 	// source with the bookmark), binding path, size and mtime.
 	EachFile bool
+	// Note, when the step runs, is added to the run's note in the run log:
+	// which of two variants ran.
+	Note string
 }
 
 // On is the database a statement runs on.
@@ -265,6 +268,9 @@ func (pr *Program) Listing() []string {
 		}
 		if r := s.readText(); r != "" {
 			notes = append(notes, r)
+		}
+		if s.Note != "" {
+			notes = append(notes, "run log note: "+s.Note)
 		}
 		line := indent + s.Stmt
 		if len(notes) > 0 {

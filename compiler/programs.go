@@ -185,37 +185,17 @@ func (l *lowerer) incremental() *Program {
 		if l.dedupe() != nil {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
 		}
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtAnalyzeStage, If: RegRead})
 		pr.Steps = append(pr.Steps, inTx...)
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
+		write := Step{Stmt: StmtWrite, Tx: true, If: RegRead}
 		if p.Strategy == Merge {
-			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountMatched, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}})
+			// The merge counts what it updates: the rest it inserted.
+			write.Read, write.Into = ReadCount, []string{RegUpdated, "-" + RegInserted}
 		}
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtWrite, Tx: true, If: RegRead})
+		pr.Steps = append(pr.Steps, write)
 	}
-	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = l.cleanup()
-	return pr
-}
-
-// fullRefresh is incrc run --full-refresh: the target rebuilt from every
-// source row in [start, hi), in one transaction.
-func (l *lowerer) fullRefresh() *Program {
-	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
-	pr.Doc = "A full refresh: the target emptied and rewritten from the whole source, in one transaction."
-	pr.Steps = append(pr.Steps, l.stageSteps("")...)
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
-	before, inTx := l.nullStaged("")
-	pr.Steps = append(pr.Steps, before...)
-	if l.dedupe() != nil {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage})
-	}
-	pr.Steps = append(pr.Steps, inTx...)
-	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
-	pr.Steps = append(pr.Steps,
-		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}},
-		Step{Stmt: StmtInsertAll, Tx: true})
 	pr.Steps = append(pr.Steps, l.finish()...)
 	pr.Cleanup = l.cleanup()
 	return pr
@@ -258,6 +238,10 @@ func (l *lowerer) reconcileProgram() *Program {
 	pr := &Program{Mode: ModeReconcile, Lo: LoStart, Doc: "Source and target per " + l.p.ReconcileBy + " in [from, to); read-only."}
 	if l.p.Watermark == nil {
 		pr.Lo = LoNone
+	}
+	if l.spec.UniqueSource() {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtVersionedKeys, Read: ReadCount, Into: []string{RegVersioned},
+			Fail: "%d key(s) have several rows in the source, which the spec declares unique (source.unique: true): runs do not dedupe it, so the target holds an arbitrary row of each (or the write fails); remove source.unique, or fix the source"})
 	}
 	if l.dedupe() != nil {
 		pr.Steps = append(pr.Steps,

@@ -111,8 +111,14 @@ type Source struct {
 	// loaded before. Parse moves it here when the watermark says nothing
 	// else (no column).
 	ByFile String
+	// Unique is "true" when the spec declares that the source holds one
+	// row per unique_key: no run dedupes, and reconcile checks it.
+	Unique String
 	Pos    Pos
 }
+
+// UniqueSource: the spec declares that the source holds one row per key.
+func (s *Spec) UniqueSource() bool { return s.Source.Unique.Value == "true" }
 
 type Target struct {
 	Table String

@@ -298,6 +298,14 @@ func (v *validator) watermark(strategy Strategy) {
 
 func (v *validator) dedupe(strategy Strategy) {
 	s := v.s
+	if s.UniqueSource() {
+		switch {
+		case len(s.UniqueKey) == 0:
+			v.errf(s.Source.Unique.Pos, "source.unique says the source holds one row per unique_key, and there is no unique_key: add unique_key, or remove source.unique")
+		case strategy == CDCApply || strategy == SCD2Strategy:
+			v.errf(s.Source.Unique.Pos, "source.unique does not apply to strategy %s, whose source holds several rows per key: remove it", strategy)
+		}
+	}
 	if !s.DedupeBy.Set() {
 		return
 	}

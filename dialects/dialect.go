@@ -58,6 +58,12 @@ type Caps struct {
 	// the run's own advance, SQLite has one writer) it renews between
 	// steps only.
 	Heartbeat bool
+	// GroupState: each commit costs a write to the engine's log (DuckDB's
+	// WAL), so the runner groups a run's bookkeeping: the setup DDL, the
+	// lease and the run's start share one transaction, and after the
+	// write the cleanup, the run's duration and the lease's release share
+	// another. Elsewhere each statement commits on its own.
+	GroupState bool
 	// Note is said in each compiled file's header: what the user must know
 	// about atomicity on this engine.
 	Note string
@@ -67,6 +73,14 @@ type Caps struct {
 // own way. RenderOp returns handled=false to take the shared spelling.
 type OpRenderer interface {
 	RenderOp(w *Writer, op compiler.Op) (handled bool, err error)
+}
+
+// CountingMerger is implemented by dialects that can count, in the write
+// itself, the rows a merge updated (compiler.MergeRows with Count): one
+// statement that writes and returns that one integer. Others get the
+// shared spelling: the count (CountMatched) first, then their merge.
+type CountingMerger interface {
+	CountingMerge(w *Writer, op compiler.MergeRows) (handled bool)
 }
 
 // Unsupported is the error a dialect returns for an operation it cannot

@@ -90,7 +90,18 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params, types: types}
 	handled := false
-	if r, ok := d.(OpRenderer); ok {
+	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
+		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
+			// The rows the merge will update, counted first, in a part of
+			// their own; then the merge.
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe})
+			w.End()
+			m.Count = false
+			RenderVia(w, m)
+		}
+		handled = true
+	}
+	if r, ok := d.(OpRenderer); ok && !handled {
 		var err error
 		if handled, err = r.RenderOp(w, st.Op); err != nil {
 			return nil, err
@@ -120,6 +131,9 @@ func renderOp(w *Writer, op compiler.Op) {
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
 		// Engines that benefit spell it with CreateIndexIfNotExists.
+	case compiler.AnalyzeTable:
+		// Nothing by default: an optimization for planners that read
+		// statistics (PostgreSQL spells it).
 	case compiler.InsertValues:
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
@@ -172,10 +186,20 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
 			"\nFROM ", w.Table(op.Stage), "\nWHERE ", WindowPred(w, "", op.Range))
 	case compiler.CountSource:
+		if op.Keep != nil && op.Keep.Dedupe != nil {
+			w.S("SELECT COUNT(*)\nFROM ", Kept(w, op.Source, nil, op.Window, *op.Keep))
+			if op.Where != nil {
+				w.S("\nWHERE ", Expr(w, "", op.Where))
+			}
+			break
+		}
 		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
 		var terms []string
 		if where := WindowPred(w, "", op.Window); where != "" {
 			terms = append(terms, where)
+		}
+		if op.Keep != nil && op.Keep.Where != nil {
+			terms = append(terms, Expr(w, "", op.Keep.Where))
 		}
 		if op.Where != nil {
 			terms = append(terms, Expr(w, "", op.Where))
@@ -206,6 +230,11 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.QuarantineRows:
 		QuarantineRows(w, op)
+	case compiler.ReplaceAll:
+		ReplaceAll(w, op, func() { RenderVia(w, compiler.DeleteRows{Table: op.Target}) })
+	case compiler.SourceUnique:
+		// The engine's catalog is not read here: the dedupe always runs.
+		w.S("SELECT 0")
 	case compiler.DeleteRows:
 		w.S("DELETE FROM ", w.Table(op.Table))
 		if op.Where != nil {
@@ -490,6 +519,10 @@ func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.D
 	return "EXISTS (\n      SELECT 1 FROM " + strings.ReplaceAll(from, "\n", "\n      ") + "\n      WHERE " + strings.Join(terms, "\n        AND ") + "\n    )"
 }
 
+// Capture returns what f writes instead of appending it; parameters f
+// uses are recorded in order as usual.
+func (w *Writer) Capture(f func()) string { return w.capture(f) }
+
 // capture returns what f writes instead of appending it; parameters f
 // uses are recorded in order as usual.
 func (w *Writer) capture(f func()) string {
@@ -509,10 +542,23 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	for _, r := range op.Rules {
 		w.S("\n    WHEN ", Expr(w, "", r.Invalid), " THEN ", w.String(r.Reason))
 	}
-	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", From(w, op.From), "\nWHERE ")
+	var from string
+	var terms []string
+	if op.Keep != nil && op.Keep.Dedupe != nil {
+		from = Kept(w, op.From, op.Columns, op.Window, *op.Keep)
+	} else {
+		from = From(w, op.From)
+		if where := WindowPred(w, "", op.Window); where != "" {
+			terms = append(terms, where)
+		}
+		if op.Keep != nil && op.Keep.Where != nil {
+			terms = append(terms, Expr(w, "", op.Keep.Where))
+		}
+	}
+	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", from, "\nWHERE ")
 	open, close := "", ""
-	if where := WindowPred(w, "", op.Window); where != "" {
-		w.S(where, "\n  AND ")
+	if len(terms) > 0 {
+		w.S(strings.Join(terms, "\n  AND "), "\n  AND ")
 		if len(op.Rules) > 1 {
 			open, close = "(", ")"
 		}
@@ -527,6 +573,77 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 		w.S(Expr(w, "", r.Invalid))
 	}
 	w.S(close)
+}
+
+// Kept spells the rows a full refresh keeps of a source's window as a
+// derived table, incrc_rows: the window's rows that pass keep.Where, one
+// per key by keep.Dedupe. cols are the columns it selects (nil: all the
+// columns of keep).
+func Kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) string {
+	if cols == nil {
+		cols = keep.Columns
+	}
+	inner := w.capture(func() {
+		Deduped(w, Selection{Source: src, Columns: cols, Window: win, Where: keep.Where, Dedupe: keep.Dedupe})
+	})
+	return "(\n" + indent(inner, "  ") + "\n) AS incrc_rows"
+}
+
+// KeptRows spells SELECT cols of the rows a full refresh keeps that pass
+// valid (nil: all): what it writes.
+func KeptRows(w *Writer, op compiler.ReplaceAll) {
+	Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Keep.Where, Dedupe: op.Keep.Dedupe,
+		Extra: func() []string {
+			if op.Valid == nil {
+				return nil
+			}
+			return []string{Expr(w, "", op.Valid)}
+		}})
+}
+
+// ReplaceAll spells a full refresh's rewrite as clear (the engine's way
+// of emptying the target, in the write transaction), then one INSERT ...
+// SELECT of the rows kept.
+func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
+	clear()
+	w.End()
+	w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\n")
+	KeptRows(w, op)
+}
+
+// MergeAll spells a full refresh's rewrite of a target keyed by op.Key as
+// one MERGE from the rows kept: a row that differs is updated, a new key
+// inserted, a key the source no longer holds deleted, and an unchanged
+// row left alone.
+func MergeAll(w *Writer, op compiler.ReplaceAll) {
+	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n")
+	rows := w.capture(func() { KeptRows(w, op) })
+	w.S(indent(rows, "  "), "\n) AS s\nON ", KeyMatch(w, op.Key, false))
+	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
+		differ := make([]string, len(set))
+		for i, c := range set {
+			differ[i] = w.d.NullSafeEqual(w.Col("t", c), w.Col("s", c))
+		}
+		w.S("\nWHEN MATCHED AND NOT (", strings.Join(differ, " AND "), ") THEN UPDATE SET\n  ", SetList(w, "", set, FromStage(w), ",\n  "))
+	}
+	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")",
+		"\nWHEN NOT MATCHED BY SOURCE THEN DELETE")
+}
+
+// RenderVia spells an operation the way the dialect does: its own
+// spelling when it has one, the shared one otherwise.
+func RenderVia(w *Writer, op compiler.Op) {
+	if r, ok := w.d.(OpRenderer); ok {
+		handled, err := r.RenderOp(w, op)
+		if err != nil {
+			w.Fail(err)
+			return
+		}
+		if handled {
+			return
+		}
+	}
+	renderOp(w, op)
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.

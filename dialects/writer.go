@@ -257,15 +257,21 @@ func StringLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 // (MySQL's NO_BACKSLASH_ESCAPES, Snowflake, Redshift), and means the value
 // where it does.
 func DoubledString(s string) string {
-	return "'" + strings.NewReplacer("'", "''", `\`, `\\`).Replace(s) + "'"
+	return "'" + doubled.Replace(s) + "'"
 }
+
+// The replacers are built once: a Replacer builds its tables on first use.
+var (
+	doubled   = strings.NewReplacer("'", "''", `\`, `\\`)
+	backslash = strings.NewReplacer(`\`, `\\`, "'", `\'`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+)
 
 // BackslashString spells a string literal with backslash escapes, for the
 // engines that read a doubled quote as two adjacent literals (BigQuery,
 // Spark). Line ends and tabs are escaped too: BigQuery ends a '...' string
 // at a raw line end.
 func BackslashString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s) + "'"
+	return "'" + backslash.Replace(s) + "'"
 }
 
 // queryMark is the placeholder From writes where the source query goes;

@@ -181,10 +181,19 @@ func (c *compiled) stmtErr(name string, err error, ctx context.Context) error {
 func (c *compiled) query(ctx context.Context, q querier, name string, vals params) ([][]any, error) {
 	var out [][]any
 	err := c.rows(ctx, q, name, vals, func(rows *sql.Rows) error {
-		return eachRow(rows, func(vals []any) error {
-			out = append(out, vals)
-			return nil
-		})
+		var err error
+		out, err = scanAll(rows)
+		return err
+	})
+	return out, err
+}
+
+// scanAll reads every row.
+func scanAll(rows *sql.Rows) ([][]any, error) {
+	var out [][]any
+	err := eachRow(rows, func(vals []any) error {
+		out = append(out, vals)
+		return nil
 	})
 	return out, err
 }
@@ -258,20 +267,30 @@ func (c *compiled) rowsOf(ctx context.Context, q querier, name string, vals para
 	if len(st.Parts) != 1 {
 		return fmt.Errorf("%s: a query must be one statement, the %s spelling has %d", name, c.d.Name(), len(st.Parts))
 	}
-	args, err := bind(st.Parts[0], vals)
+	var on dialects.Dialect
+	if uncached {
+		on = c.d
+		if st.On == compiler.OnSource {
+			on = c.src // the statement runs on the source's engine
+		}
+	}
+	return c.partRows(ctx, q, name, st.Parts[0], vals, on, read)
+}
+
+// partRows runs one part of a statement and hands its rows to read; with
+// uncachedOn, the engine it runs on, not as a cached prepared statement
+// (uncachedArgs).
+func (c *compiled) partRows(ctx context.Context, q querier, name string, part dialects.Part, vals params, uncachedOn dialects.Dialect, read func(*sql.Rows) error) error {
+	args, err := bind(part, vals)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if uncached {
-		d := c.d
-		if st.On == compiler.OnSource {
-			d = c.src // the statement runs on the source's engine
-		}
-		args = uncachedArgs(d, args)
+	if uncachedOn != nil {
+		args = uncachedArgs(uncachedOn, args)
 	}
 	sctx, cancel := c.deadline(ctx)
 	defer cancel()
-	rows, err := q.QueryContext(sctx, st.Parts[0].SQL, args...)
+	rows, err := q.QueryContext(sctx, part.SQL, args...)
 	if err != nil {
 		return c.stmtErr(name, err, sctx)
 	}
@@ -283,10 +302,39 @@ func (c *compiled) rowsOf(ctx context.Context, q querier, name string, vals para
 }
 
 // count runs a statement that returns one integer (NULL reads as ok=false).
+//
+// A count spelled in several parts reads its value from the first and
+// then runs the others: a write whose count must be taken before it (the
+// rows a merge will update), where the engine cannot return it from the
+// write itself.
 func (c *compiled) count(ctx context.Context, q querier, name string, vals params) (n int64, ok bool, err error) {
-	rows, err := c.query(ctx, q, name, vals)
+	st, err := c.statement(name)
 	if err != nil {
 		return 0, false, err
+	}
+	if len(st.Parts) == 0 {
+		return 0, false, fmt.Errorf("%s: the %s spelling is empty, and a count needs one value", name, c.d.Name())
+	}
+	var rows [][]any
+	err = c.partRows(ctx, q, name, st.Parts[0], vals, nil, func(r *sql.Rows) error {
+		var err error
+		rows, err = scanAll(r)
+		return err
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	for _, part := range st.Parts[1:] {
+		args, err := bind(part, vals)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", name, err)
+		}
+		sctx, cancel := c.deadline(ctx)
+		_, err = q.ExecContext(sctx, part.SQL, args...)
+		cancel()
+		if err != nil {
+			return 0, false, c.stmtErr(name, err, sctx)
+		}
 	}
 	if len(rows) != 1 || len(rows[0]) != 1 {
 		return 0, false, fmt.Errorf("%s: expected one value, got %d row(s)", name, len(rows))

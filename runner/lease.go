@@ -53,7 +53,7 @@ type lease struct {
 // holder's write transaction (SQLite has one writer at a time), creates
 // the state row if there is none, and takes the lease by compare-and-set.
 // Runs still marked running are then abandoned: their lease is gone.
-func (t *Target) acquire(ctx context.Context, conn *sql.Conn, c *compiled, vals params, ttl time.Duration, now func() time.Time, hook func(string) error) (*lease, error) {
+func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals params, ttl time.Duration, now func() time.Time, hook func(string) error) (*lease, error) {
 	l := &lease{t: t, c: c, pipeline: c.plan.Pipeline, owner: vals["owner"].(string), ttl: ttl, now: now, stop: func() {}}
 	step := func(name string) (int64, error) {
 		if hook != nil {
@@ -94,7 +94,7 @@ func (t *Target) acquire(ctx context.Context, conn *sql.Conn, c *compiled, vals 
 	}
 	l.renewed = at
 	if _, err := step(compiler.StmtAbandonRuns); err != nil {
-		l.release(ctx, conn)
+		l.releaseOn(ctx, conn)
 		return nil, err
 	}
 	return l, nil
@@ -161,6 +161,14 @@ func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
 	return l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
 		return l.c.run(ctx, q, compiler.StmtReleaseLease, vals)
 	})
+}
+
+// releaseOn gives the lease back on q: in a transaction of the run's
+// bookkeeping, or after a failure that left the connection alive.
+func (l *lease) releaseOn(ctx context.Context, q querier) error {
+	l.stop()
+	_, err := l.c.exec(ctx, q, compiler.StmtReleaseLease, params{"pipeline": l.pipeline, "owner": l.owner})
+	return err
 }
 
 // cleanupTimeout bounds what runs after a program failed (its record, the

@@ -130,7 +130,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
-		saved, err := savedMark(ctx, c, conn, r.res)
+		saved, err := savedMark(ctx, c, m.q(), r.res)
 		if err != nil {
 			return window{}, err
 		}
@@ -184,8 +184,25 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
 	m.reloadRewritten = r.opts.ReloadRewritten
+	var planned map[string][]SchemaChange
 	if r.pr.Setup {
-		changes, err := setup(ctx, r.c, r.conn)
+		// Every table first, outside any transaction, changing nothing.
+		var err error
+		if planned, err = planSchema(ctx, r.c, r.conn); err != nil {
+			return err
+		}
+	}
+	if r.t.Dialect.Caps().GroupState {
+		// One transaction for the setup, the lease and the run's start:
+		// the first step that is not bookkeeping commits it.
+		tx, err := r.conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		m.stateTx = tx
+	}
+	if r.pr.Setup {
+		changes, err := setupWith(ctx, r.c, r.conn, schemaRun, planned, m)
 		if err != nil {
 			return err
 		}
@@ -194,8 +211,11 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 			r.vals["note"] = note
 		}
 	}
-	l, err := r.t.acquire(ctx, r.conn, r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
+	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
 	if err != nil {
+		if m.stateTx != nil {
+			m.stateTx.Rollback()
+		}
 		return err
 	}
 	if r.concurrent {
@@ -209,15 +229,74 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.vals["duration_ms"] = r.opts.Now().Sub(r.start).Milliseconds()
 	}
 	err = r.walk(ctx, m, fix)
+	if err == nil {
+		err = m.endState() // a program of bookkeeping alone
+	}
+	if m.stateTx != nil {
+		// The program failed before its first step that is not
+		// bookkeeping: nothing of it is kept, the lease included.
+		m.stateTx.Rollback()
+		m.stateTx = nil
+	}
 	if err != nil {
 		r.fail(ctx, err)
 	}
 	r.read(m)
+	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
+		return nil
+	}
+	if err == nil && r.pr.Record != "" {
+		r.recordDuration(ctx, r.conn)
+	}
 	r.cleanup(ctx)
 	if rerr := l.release(ctx, r.conn); rerr != nil && err == nil {
 		err = fmt.Errorf("release the lease: %w", rerr)
 	}
 	return err
+}
+
+// recordDuration writes the run's end and duration to the run log once
+// the write transaction has committed: record_finish, inside it, cannot
+// know what the commit costs.
+func (r *recorder) recordDuration(ctx context.Context, q querier) error {
+	r.vals["finished_at"] = stateTime(r.opts.Now())
+	d := r.opts.Now().Sub(r.start).Milliseconds()
+	r.vals["duration_ms"] = d
+	r.res.DurationMS = d
+	r.res.FinishedAt = r.vals["finished_at"].(string)
+	_, err := r.c.exec(ctx, q, compiler.StmtRecordDuration, r.vals)
+	return err
+}
+
+// finishGrouped runs what follows a successful program in one
+// transaction (dialects.Caps.GroupState): the cleanup, the run's
+// duration, the lease's release. When it fails, nothing of it is kept and
+// the caller does each on its own.
+func (r *recorder) finishGrouped(ctx context.Context, l *lease) error {
+	l.stop()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	tx, err := r.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, name := range r.pr.Cleanup {
+		if _, err := r.c.exec(ctx, tx, name, r.vals); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if r.pr.Record != "" {
+		if err := r.recordDuration(ctx, tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := l.releaseOn(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (window, error)) error {
@@ -319,8 +398,10 @@ func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
 }
 
 // setup walks the setup program: idempotent DDL, each statement on its
-// own, before any transaction. Two runs creating the same table at once
-// can collide in the catalog; the second attempt finds it there.
+// own, before any transaction, or in the run's bookkeeping transaction
+// when a run's machine has one open (dialects.Caps.GroupState). Two runs
+// creating the same table at once can collide in the catalog; the second
+// attempt finds it there (and runs each statement on its own).
 //
 // It returns the changes its schema checks applied to the target and the
 // quarantine (columns added, types widened); a change no run makes on its
@@ -330,32 +411,60 @@ func setup(ctx context.Context, c *compiled, conn *sql.Conn) ([]SchemaChange, er
 }
 
 func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode) ([]SchemaChange, error) {
+	var planned map[string][]SchemaChange
+	if mode == schemaRun {
+		var err error
+		if planned, err = planSchema(ctx, c, conn); err != nil {
+			return nil, err
+		}
+	}
+	return setupWith(ctx, c, conn, mode, planned, nil)
+}
+
+// planSchema reads every table a setup checks, changing nothing: a run
+// refused names all that its tables need, and applies none of it.
+func planSchema(ctx context.Context, c *compiled, conn *sql.Conn) (map[string][]SchemaChange, error) {
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
 		return nil, err
 	}
-	var planned map[string][]SchemaChange
-	if mode == schemaRun {
-		// Every table first, changing nothing: a run refused names all that
-		// its tables need, and applies none of it.
-		if planned, err = pendingByStep(ctx, c, conn); err != nil {
-			return nil, fmt.Errorf("setup: %w", err)
-		}
-		var pending []SchemaChange
-		for _, s := range pr.Steps {
-			pending = append(pending, planned[s.Stmt]...)
-		}
-		for _, ch := range pending {
-			if !ch.Automatic() {
-				return nil, fmt.Errorf("setup: %w", &SchemaError{Pipeline: c.plan.Pipeline, Changes: pending})
-			}
+	planned, err := pendingByStep(ctx, c, conn)
+	if err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	var pending []SchemaChange
+	for _, s := range pr.Steps {
+		pending = append(pending, planned[s.Stmt]...)
+	}
+	for _, ch := range pending {
+		if !ch.Automatic() {
+			return nil, fmt.Errorf("setup: %w", &SchemaError{Pipeline: c.plan.Pipeline, Changes: pending})
 		}
 	}
+	return planned, nil
+}
+
+// setupWith walks the setup program, applying planned (planSchema) at its
+// schema checks, in the bookkeeping transaction of in when it has one.
+func setupWith(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode, planned map[string][]SchemaChange, in *machine) ([]SchemaChange, error) {
+	pr, err := c.program(compiler.ModeSetup)
+	if err != nil {
+		return nil, err
+	}
 	m := newMachine(c, conn, params{})
+	if in != nil {
+		m.stateTx = in.stateTx
+	}
 	m.schemaMode, m.planned = mode, planned
 	err = m.walk(ctx, pr)
+	if err != nil && m.stateTx != nil {
+		// Nothing of the grouped attempt is kept, what it applied included.
+		m.stateTx.Rollback()
+		in.stateTx, m.stateTx, m.schema = nil, nil, nil
+	}
 	if err != nil && !isSchemaError(err) {
-		// The second attempt reads again: the first may have applied some.
+		// The second attempt, each statement on its own, reads again: the
+		// first may have applied some.
 		applied := m.schema
 		m = newMachine(c, conn, params{})
 		m.schemaMode = mode

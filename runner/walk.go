@@ -46,6 +46,40 @@ type machine struct {
 	// planned, when set, is what a run found before its setup, by schema
 	// check step: those steps apply it instead of reading again.
 	planned map[string][]SchemaChange
+	// stateTx, when set, is an open transaction of the run's bookkeeping
+	// (dialects.Caps.GroupState): the program's leading setup and state
+	// steps join it, and the first other step commits it.
+	stateTx *sql.Tx
+}
+
+// q is what a step outside the write transaction runs on.
+func (m *machine) q() querier {
+	if m.stateTx != nil {
+		return m.stateTx
+	}
+	return m.conn
+}
+
+// endState commits the bookkeeping transaction, if one is open.
+func (m *machine) endState() error {
+	if m.stateTx == nil {
+		return nil
+	}
+	err := m.stateTx.Commit()
+	m.stateTx = nil
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// joinsState: the step may run in the bookkeeping transaction.
+func (m *machine) joinsState(s compiler.Step) bool {
+	if s.Tx || s.Each {
+		return false
+	}
+	st := m.c.plan.Statement(s.Stmt)
+	return st != nil && (st.Phase == compiler.PhaseState || st.Phase == compiler.PhaseSetup)
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -89,6 +123,11 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 	steps := pr.Steps
 	for i := 0; i < len(steps); {
 		s := steps[i]
+		if m.stateTx != nil && !m.joinsState(s) {
+			if err := m.endState(); err != nil {
+				return err
+			}
+		}
 		switch {
 		case s.Tx && tx == nil && m.c.d.Caps().Transactions:
 			if err := m.betweenSteps(ctx); err != nil {
@@ -104,7 +143,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			}
 			tx = nil
 		}
-		var q querier = m.conn
+		q := m.q()
 		if tx != nil {
 			q = tx
 		} else if err := m.betweenSteps(ctx); err != nil {
@@ -187,6 +226,9 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
 	}
+	if s.Note != "" {
+		m.note(s.Note)
+	}
 	c := m.c
 	vals := m.vals
 	if s.On == compiler.OnSource {
@@ -251,6 +293,14 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		return checkTypes(c, d, cols)
 	}
 	return fmt.Errorf("%s: the runner does not know how to read %q", s.Stmt, s.Read)
+}
+
+// note adds to the run's note, which record_finish writes to the run log.
+func (m *machine) note(text string) {
+	if prev, _ := m.vals["note"].(string); prev != "" {
+		text = prev + "; " + text
+	}
+	m.vals["note"] = text
 }
 
 func (m *machine) into(s compiler.Step, n int64) {

@@ -267,7 +267,7 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 		if b.until != nil {
 			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
 		}
-		var q querier = m.conn
+		var q querier = m.q()
 		vals := m.vals
 		if m.c.plan.From != nil {
 			src, err := m.c.source(ctx)

@@ -91,7 +91,7 @@ func writeFiles(out string, files []compiled, dirs []string) (written, removed i
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.path] = true
-		if old, err := os.ReadFile(f.path); err == nil && bytes.Equal(old, f.data) {
+		if f.same {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -246,6 +249,7 @@ func dialectsFor(flag string, cfg *compiler.Config) ([]dialects.Dialect, error) 
 type compiled struct {
 	path string // out/<dialect>/<pipeline>.sql
 	data []byte
+	same bool // the file there holds these bytes already
 }
 
 // compileAll lowers and renders every spec for every dialect, in memory.
@@ -256,54 +260,98 @@ type compiled struct {
 // of its URL in incrc.yaml). With scripts, each pipeline whose source is in
 // its target also gets its engine-side scripts, for the engines that have
 // them.
+// Specs are compiled in parallel, one worker per CPU; the files and errors
+// come back in the order of the specs and dialects, as a sequential
+// compile would list them, and each file's bytes depend only on its spec
+// and dialect.
 func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) ([]compiled, []error) {
+	type result struct {
+		files []compiled
+		errs  []error
+	}
+	results := make([]result, len(specs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(specs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts)
+			}
+		}()
+	}
+	for i := range specs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var (
 		files []compiled
 		errs  []error
 	)
-	for _, s := range specs {
-		plan, err := compiler.Lower(s)
-		if err != nil {
+	for _, r := range results {
+		files = append(files, r.files...)
+		errs = append(errs, r.errs...)
+	}
+	return files, errs
+}
+
+// compileSpec lowers one spec and renders it for every dialect, with its
+// scripts when asked.
+func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) (files []compiled, errs []error) {
+	plan, err := compiler.Lower(s)
+	if err != nil {
+		return nil, []error{err}
+	}
+	src, err := all.Source(plan, dialectOf)
+	if err != nil {
+		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
+	}
+	for _, d := range ds {
+		data, err := dialects.File(d, plan, specPath(s.File), src)
+		var placed compiler.Diagnostics
+		switch {
+		case errors.As(err, &placed):
+			// The engine's reading of the source query: already at
+			// its place in the spec.
 			errs = append(errs, err)
 			continue
-		}
-		src, err := all.Source(plan, dialectOf)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.Source.Connection.Pos, err))
+		case err != nil:
+			// What a dialect cannot spell follows from the strategy:
+			// point there, as every other error points at a line.
+			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
 			continue
 		}
-		for _, d := range ds {
-			data, err := dialects.File(d, plan, specPath(s.File), src)
-			var placed compiler.Diagnostics
-			switch {
-			case errors.As(err, &placed):
-				// The engine's reading of the source query: already at
-				// its place in the spec.
-				errs = append(errs, err)
-				continue
-			case err != nil:
-				// What a dialect cannot spell follows from the strategy:
-				// point there, as every other error points at a line.
-				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
-				continue
-			}
-			files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql"), data: data})
-			if !scripts || !script.Supported(d) || plan.From != nil {
-				// A pipeline whose source is outside the target has no
-				// script: the engine cannot reach its source.
-				continue
-			}
-			sc, err := script.Render(d, plan, specPath(s.File))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
-				continue
-			}
-			for _, f := range sc {
-				files = append(files, compiled{path: filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql"), data: f.Data})
-			}
+		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
+		files = append(files, compiled{path: path, data: data, same: sameFile(path, data)})
+		if !scripts || !script.Supported(d) || plan.From != nil {
+			// A pipeline whose source is outside the target has no
+			// script: the engine cannot reach its source.
+			continue
+		}
+		sc, err := script.Render(d, plan, specPath(s.File))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
+			continue
+		}
+		for _, f := range sc {
+			path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql")
+			files = append(files, compiled{path: path, data: f.Data, same: sameFile(path, f.Data)})
 		}
 	}
 	return files, errs
+}
+
+// sameFile: the file at path holds exactly data (a compile that changed
+// nothing leaves it untouched). The size is compared before the bytes.
+func sameFile(path string, data []byte) bool {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // specPath is the spec's path as compiled files name it: relative to the

@@ -98,7 +98,7 @@ type lexer struct {
 }
 
 func lex(r *Rules, s string, strict bool) ([]Token, error) {
-	l := &lexer{r: r, s: s, strict: strict}
+	l := &lexer{r: r, s: s, strict: strict, toks: make([]Token, 0, len(s)/6+4)}
 	if err := l.run(); err != nil {
 		return nil, err
 	}
@@ -427,8 +427,11 @@ func (l *lexer) block(i int) (int, error) {
 // prefix, which starts at from) with quote q.
 func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, oneLine bool) (int, error) {
 	s := l.s
+	// The value is a slice of s unless an escape or a doubled quote
+	// makes it differ: then val holds what came before start.
 	var val strings.Builder
 	j := open + 1
+	start, escaped := j, false
 	for {
 		if j >= len(s) {
 			if kind == Quoted {
@@ -449,19 +452,28 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(s[j+1:])
+			val.WriteString(s[start:j])
 			val.WriteString(unescape(r))
 			j += 1 + size
+			start, escaped = j, true
 			continue
 		case c == q:
 			if doubled && l.at(j+1) == q {
+				val.WriteString(s[start:j])
 				val.WriteByte(q)
 				j += 2
+				start, escaped = j, true
 				continue
 			}
 			if l.r.Portable && q != '`' && strings.Contains(s[open:j+1], strings.Repeat(string(q), 3)) {
 				return 0, errAt(open, "three %c in a row: BigQuery reads a triple-quoted string there", q)
 			}
-			l.emit(kind, from, j+1, val.String())
+			value := s[start:j]
+			if escaped {
+				val.WriteString(value)
+				value = val.String()
+			}
+			l.emit(kind, from, j+1, value)
 			return j + 1, nil
 		case (c == '\n' || c == '\r') && oneLine:
 			if kind == Quoted {
@@ -469,11 +481,10 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 			}
 			return 0, errAt(open, "unterminated string literal: %s ends a quoted string at the line end (use a triple-quoted string)", l.r.Name)
 		}
-		r, size, err := l.quotedChar(j, kind)
+		_, size, err := l.quotedChar(j, kind)
 		if err != nil {
 			return 0, err
 		}
-		val.WriteRune(r)
 		j += size
 	}
 }

@@ -66,8 +66,10 @@ func (*Dialect) Caps() dialects.Caps {
 // but part by part keeps every name's parts separate. A quoted name has
 // the escapes of a string literal.
 func (*Dialect) QuoteIdent(s string) string {
-	return "`" + strings.NewReplacer(`\`, `\\`, "`", "\\`").Replace(s) + "`"
+	return "`" + identEscapes.Replace(s) + "`"
 }
+
+var identEscapes = strings.NewReplacer(`\`, `\\`, "`", "\\`")
 
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.BigQuery }
 

@@ -18,6 +18,7 @@ type Dialect struct{}
 
 var (
 	_ dialects.Dialect     = (*Dialect)(nil)
+	_ dialects.OpRenderer  = (*Dialect)(nil)
 	_ dialects.TimeTruncer = (*Dialect)(nil)
 	_ dialects.SourceTyper = (*Dialect)(nil)
 )
@@ -25,7 +26,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true,
 		Note: "DuckDB allows one writing process per database file."}
 }
 
@@ -102,4 +103,50 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 		return compiler.Type{Kind: compiler.JSON}, true
 	}
 	return compiler.Type{}, false
+}
+
+// RenderOp spells a full refresh's rewrite of a keyed target as one MERGE
+// that leaves unchanged rows alone and deletes what the source no longer
+// holds (1.4 or later: WHEN NOT MATCHED BY SOURCE), rather than deleting
+// every row and inserting them again; and reads the catalog for a source's
+// unique key.
+func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+	switch op := op.(type) {
+	case compiler.ReplaceAll:
+		if len(op.Key) == 0 {
+			return false, nil
+		}
+		dialects.MergeAll(w, op)
+		return true, nil
+	case compiler.SourceUnique:
+		sourceUnique(w, op)
+		return true, nil
+	}
+	return false, nil
+}
+
+// sourceUnique counts the primary keys and unique constraints on exactly
+// the key's columns, none of them nullable.
+func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
+	parts := op.Source.Parts
+	name := w.String(parts[len(parts)-1])
+	schema, db := "current_schema()", "current_database()"
+	if len(parts) > 1 {
+		schema = w.String(parts[len(parts)-2])
+	}
+	if len(parts) > 2 {
+		db = w.String(parts[len(parts)-3])
+	}
+	key := make([]string, len(op.Key))
+	for i, k := range op.Key {
+		key[i] = w.String(k)
+	}
+	w.S("SELECT COUNT(*)\nFROM duckdb_constraints() AS c\nWHERE c.database_name = ", db,
+		"\n  AND c.schema_name = ", schema,
+		"\n  AND c.table_name = ", name,
+		"\n  AND c.constraint_type IN (", w.String("PRIMARY KEY"), ", ", w.String("UNIQUE"), ")",
+		"\n  AND list_sort(c.constraint_column_names) = list_sort([", strings.Join(key, ", "), "])",
+		"\n  AND NOT EXISTS (\n    SELECT 1 FROM duckdb_columns() AS k",
+		"\n    WHERE k.database_name = c.database_name AND k.schema_name = c.schema_name AND k.table_name = c.table_name",
+		"\n      AND list_contains(c.constraint_column_names, k.column_name) AND k.is_nullable\n  )")
 }

@@ -15,11 +15,12 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect      = (*Dialect)(nil)
-	_ dialects.OpRenderer   = (*Dialect)(nil)
-	_ dialects.TimeTruncer  = (*Dialect)(nil)
-	_ dialects.SourceTyper  = (*Dialect)(nil)
-	_ dialects.StringQuoter = (*Dialect)(nil)
+	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.OpRenderer     = (*Dialect)(nil)
+	_ dialects.TimeTruncer    = (*Dialect)(nil)
+	_ dialects.SourceTyper    = (*Dialect)(nil)
+	_ dialects.StringQuoter   = (*Dialect)(nil)
+	_ dialects.CountingMerger = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "postgres" }
@@ -81,12 +82,69 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compil
 
 // RenderOp creates the indexes the plan asks for: a partition's DELETE and
 // check then read only that partition of the target.
+//
+// A full refresh empties the target with TRUNCATE, in the write
+// transaction: no dead row per old one, and an INSERT into an empty heap
+// and indexes. The table stays the same object (grants, indexes, views
+// over it keep working); readers wait on its lock until the commit and
+// then see the new rows, never an empty table.
 func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
-	if op, ok := op.(compiler.CreateIndex); ok {
+	switch op := op.(type) {
+	case compiler.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
+		return true, nil
+	case compiler.ReplaceAll:
+		dialects.ReplaceAll(w, op, func() { w.S("TRUNCATE ", w.Table(op.Target)) })
+		return true, nil
+	case compiler.SourceUnique:
+		sourceUnique(w, op)
+		return true, nil
+	case compiler.MergeRows:
+		if op.NullSafe {
+			return false, nil // no unique index can serve a nullable key: MERGE
+		}
+		// An upsert probes the target's primary key once per staged row,
+		// whatever the planner thinks of the stage; a MERGE is a join,
+		// which it may plan as a hash of the whole target.
+		upsert(w, op)
+		return true, nil
+	case compiler.CountMatched:
+		if op.NullSafe {
+			return false, nil
+		}
+		// LIMIT 1 in a lateral subquery: a probe of the target's key per
+		// staged row, never a scan of the whole target.
+		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
+			dialects.KeyMatch(w, op.Key, false), "\n  LIMIT 1\n) AS m")
+		return true, nil
+	case compiler.AnalyzeTable:
+		// Autovacuum never analyzes a temporary table: without this the
+		// planner guesses its size, and hashes the whole target to join
+		// a few thousand staged rows.
+		w.S("ANALYZE ", w.Table(op.Table))
 		return true, nil
 	}
 	return false, nil
+}
+
+// sourceUnique counts the unique indexes (a primary key's, a unique
+// constraint's) on exactly the key's columns, without a predicate, an
+// expression or included columns, every column NOT NULL.
+func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
+	names := make([]string, len(op.Key))
+	for i, k := range op.Key {
+		names[i] = w.String(k)
+	}
+	parts := op.Source.Parts
+	schema := "pg_catalog.pg_table_is_visible(c.oid)" // an unqualified name: the one the search path finds
+	if len(parts) > 1 {
+		schema = "n.nspname = " + w.String(parts[len(parts)-2])
+	}
+	w.Printf("SELECT COUNT(*)\nFROM pg_catalog.pg_index AS i\nWHERE i.indrelid IN (\n    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\n    WHERE c.relname = %s AND %s\n  )",
+		w.String(parts[len(parts)-1]), schema)
+	w.Printf("\n  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL\n  AND i.indnatts = %d AND i.indnkeyatts = %d", len(op.Key), len(op.Key))
+	w.Printf("\n  AND (\n    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a\n    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull\n      AND a.attname IN (%s)\n  ) = %d",
+		strings.Join(names, ", "), len(op.Key))
 }
 
 // SourceType reads pgx's type names (the catalog's short names) with the
@@ -126,4 +184,32 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 		return compiler.Type{Kind: compiler.JSON}, true
 	}
 	return compiler.Type{}, false
+}
+
+// upsert spells a merge of a target keyed by its primary key as INSERT ...
+// ON CONFLICT DO UPDATE: a probe of the key per staged row, whatever the
+// planner thinks of the stage (a MERGE is a join, which it may plan as a
+// hash of the whole target).
+func upsert(w *dialects.Writer, op compiler.MergeRows) {
+	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
+		"\nFROM ", w.Table(op.Stage), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+	set := dialects.NonKey(op.Columns, op.Key)
+	if len(set) == 0 {
+		w.S("NOTHING")
+		return
+	}
+	w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "EXCLUDED." + w.Col("", c) }, ",\n  "))
+}
+
+// CountingMerge counts the rows the upsert updated in the upsert itself:
+// a row it inserted has no xmax, one it updated has the transaction's.
+// No second read of the target.
+func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
+	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
+		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
+	}
+	w.S("WITH incrc_written AS (\n  ")
+	w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, op) }), "\n", "\n  "))
+	w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\nSELECT COUNT(*)\nFROM incrc_written\nWHERE NOT incrc_inserted")
+	return true
 }

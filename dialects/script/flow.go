@@ -536,8 +536,14 @@ func (f *flow) step(g *gen, s compiler.Step) {
 			l.endIf(g)
 		case compiler.ReadCount:
 			l.set(g, "x_n", "NULL")
-			for _, part := range g.parts(s.Stmt) {
-				l.into(g, part, "x_n")
+			// The value is the first part's; the others run after it (a
+			// write whose count is taken before it), as the runner does.
+			for i, part := range g.parts(s.Stmt) {
+				if i == 0 {
+					l.into(g, part, "x_n")
+				} else {
+					l.exec(g, part, "")
+				}
 			}
 			l.set(g, "x_n", "COALESCE(x_n, 0)")
 			f.into(g, s, "x_n")

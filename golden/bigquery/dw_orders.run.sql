@@ -11,6 +11,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -18,8 +19,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -399,6 +399,9 @@ BEGIN
     ) AS ranked
     WHERE incrc_rn = 1;
   END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'analyze_stage';
+  END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   IF v_rows_read <> 0 THEN
@@ -470,7 +473,7 @@ BEGIN
     SET v_rows_inserted = v_rows_inserted + x_n;
   END IF;
   IF v_rows_read <> 0 THEN
-    SET x_step = 'count_matched';
+    SET x_step = 'write';
     SET x_n = NULL;
     SET x_n = (
       SELECT COUNT(*)
@@ -480,12 +483,6 @@ BEGIN
         WHERE t.`order_id` = s.`order_id`
       )
     );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_updated = v_rows_updated + x_n;
-    SET v_rows_inserted = v_rows_inserted - x_n;
-  END IF;
-  IF v_rows_read <> 0 THEN
-    SET x_step = 'write';
     MERGE INTO `dw`.`orders` AS t
     USING `incrc_stage_dw_orders` AS s
     ON t.`order_id` = s.`order_id`
@@ -495,6 +492,9 @@ BEGIN
       `updated_at` = s.`updated_at`
     WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
       VALUES (s.`order_id`, s.`order_date`, s.`amount`, s.`updated_at`);
+    SET x_n = COALESCE(x_n, 0);
+    SET v_rows_updated = v_rows_updated + x_n;
+    SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -530,7 +530,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -568,7 +569,8 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.

@@ -4,21 +4,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -43,7 +39,6 @@ DECLARE v_expected STRING;
 DECLARE v_expires_at STRING;
 DECLARE v_finished_at STRING;
 DECLARE v_hi DATETIME;
-DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo DATETIME;
 DECLARE v_logic_hash STRING;
@@ -100,7 +95,6 @@ DECLARE x_parts ARRAY<DATETIME>;
 -- Every time below is UTC by name (CURRENT_DATETIME('UTC'), DATETIME(ts, 'UTC')): the session's
 -- @@time_zone changes nothing here.
 SET v_duration_ms = 0;
-SET v_invalid = 0;
 SET v_partitions = 0;
 SET v_rows_deleted = 0;
 SET v_rows_ignored = 0;
@@ -340,37 +334,32 @@ BEGIN
       AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
   ) AS src
   WHERE 1 = 0;
-  SET x_step = 'drop_stage';
-  DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
-  SET x_step = 'create_stage';
-  CREATE TABLE `incrc_stage_dw_sales` (
-    `sale_id` INT64,
-    `sale_date` DATE,
-    `customer_id` INT64,
-    `amount` NUMERIC(12,2),
-    `updated_at` DATETIME,
-    `customer_country` STRING(2)
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'stage_all';
-  SET x_rows = 0;
-  INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
-  SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-  FROM (
-    SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
-    FROM `app`.`sales` AS src
-    LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
-      AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
-      AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
-  ) AS src
-  WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_read = v_rows_read + x_rows;
-  SET x_step = 'count_null_watermark';
+  SET x_step = 'count_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_dw_sales`
+    FROM (
+      SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+      FROM `app`.`sales` AS src
+      LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+        AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
+        AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
+    ) AS src
+    WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL)
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_read = v_rows_read + x_n;
+  SET x_step = 'count_null_watermark_source';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM (
+      SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+      FROM `app`.`sales` AS src
+      LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+        AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
+        AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
+    ) AS src
     WHERE `updated_at` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
@@ -379,43 +368,60 @@ BEGIN
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  BEGIN TRANSACTION;
-  SET x_in_tx = 1;
-  SET x_step = 'delete_null_watermark';
-  DELETE FROM `incrc_stage_dw_sales`
-  WHERE `updated_at` IS NULL;
-  SET x_step = 'count_invalid';
+  SET x_step = 'count_invalid_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_dw_sales`
-    WHERE `sale_date` IS NULL
+    FROM (
+      SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+      FROM `app`.`sales` AS src
+      LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+        AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
+        AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
+    ) AS src
+    WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+      AND `updated_at` IS NOT NULL
+      AND `sale_date` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
-  SET v_invalid = v_invalid + x_n;
   IF x_n <> 0 THEN
     SET x_error_text = CONCAT(CAST(x_n AS STRING), ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  SET x_step = 'count_staged';
+  BEGIN TRANSACTION;
+  SET x_in_tx = 1;
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_dw_sales`
+    FROM `dw`.`sales`
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_deleted = v_rows_deleted + x_n;
+  SET x_step = 'replace_target';
+  DELETE FROM `dw`.`sales`
+  WHERE true;
+  INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
+  SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
+  FROM (
+    SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+    FROM `app`.`sales` AS src
+    LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+      AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS DATETIME)
+      AND CAST(src.`sale_date` AS DATETIME) < incrc_l1.`valid_to`
+  ) AS src
+  WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+    AND `updated_at` IS NOT NULL
+    AND NOT COALESCE(`sale_date` IS NULL, FALSE);
+  SET x_step = 'count_target';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `dw`.`sales`
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
-  SET x_step = 'clear_target';
-  SET x_rows = 0;
-  DELETE FROM `dw`.`sales`
-  WHERE true;
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_deleted = v_rows_deleted + x_rows;
-  SET x_step = 'insert_all';
-  INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
-  SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-  FROM `incrc_stage_dw_sales`;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -450,7 +456,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -488,15 +495,11 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.
-BEGIN
-  DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL

@@ -4,24 +4,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -46,7 +40,6 @@ DECLARE v_expected STRING;
 DECLARE v_expires_at STRING;
 DECLARE v_finished_at STRING;
 DECLARE v_hi DATETIME;
-DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo DATETIME;
 DECLARE v_logic_hash STRING;
@@ -100,7 +93,6 @@ DECLARE x_parts ARRAY<DATETIME>;
 -- Every time below is UTC by name (CURRENT_DATETIME('UTC'), DATETIME(ts, 'UTC')): the session's
 -- @@time_zone changes nothing here.
 SET v_duration_ms = 0;
-SET v_invalid = 0;
 SET v_partitions = 0;
 SET v_rows_deleted = 0;
 SET v_rows_ignored = 0;
@@ -361,52 +353,34 @@ BEGIN
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  SET x_step = 'drop_stage';
-  DROP TABLE IF EXISTS `incrc_stage_dw_tickets`;
-  SET x_step = 'create_stage';
-  CREATE TABLE `incrc_stage_dw_tickets` (
-    `ticket_id` INT64,
-    `opened_at` DATETIME,
-    `agent_id` INT64,
-    `team_id` INT64,
-    `updated_at` DATETIME,
-    `agent_name` STRING,
-    `team_name` STRING(32)
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'drop_raw';
-  DROP TABLE IF EXISTS `incrc_raw_dw_tickets`;
-  SET x_step = 'create_raw';
-  CREATE TABLE `incrc_raw_dw_tickets` (
-    `ticket_id` INT64,
-    `opened_at` DATETIME,
-    `agent_id` INT64,
-    `team_id` INT64,
-    `updated_at` DATETIME,
-    `agent_name` STRING,
-    `team_name` STRING(32)
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'stage_all';
-  SET x_rows = 0;
-  INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-  FROM (
-    SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
-    FROM `app`.`tickets` AS src
-    LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
-      AND incrc_l1.`since` <= src.`opened_at`
-      AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
-    LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
-  ) AS src
-  WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_read = v_rows_read + x_rows;
-  SET x_step = 'count_null_watermark';
+  SET x_step = 'count_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_raw_dw_tickets`
+    FROM (
+      SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+      FROM `app`.`tickets` AS src
+      LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+        AND incrc_l1.`since` <= src.`opened_at`
+        AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+      LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+    ) AS src
+    WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL)
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_read = v_rows_read + x_n;
+  SET x_step = 'count_null_watermark_source';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM (
+      SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+      FROM `app`.`tickets` AS src
+      LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+        AND incrc_l1.`since` <= src.`opened_at`
+        AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+      LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+    ) AS src
     WHERE `updated_at` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
@@ -415,50 +389,75 @@ BEGIN
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  SET x_step = 'dedupe_stage';
-  INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-  FROM (
-    SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
-      ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC, `opened_at` DESC, `agent_id` DESC, `team_id` DESC, `agent_name` DESC, `team_name` DESC) AS incrc_rn
-    FROM `incrc_raw_dw_tickets` AS src
-    WHERE `updated_at` IS NOT NULL
-  ) AS ranked
-  WHERE incrc_rn = 1;
-  BEGIN TRANSACTION;
-  SET x_in_tx = 1;
-  SET x_step = 'count_invalid';
+  SET x_step = 'count_invalid_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_dw_tickets`
+    FROM (
+      SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+      FROM (
+        SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
+          ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC, `opened_at` DESC, `agent_id` DESC, `team_id` DESC, `agent_name` DESC, `team_name` DESC) AS incrc_rn
+        FROM (
+          SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+          FROM `app`.`tickets` AS src
+          LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+            AND incrc_l1.`since` <= src.`opened_at`
+            AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+          LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+        ) AS src
+        WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+          AND `updated_at` IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+    ) AS incrc_rows
     WHERE `ticket_id` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
-  SET v_invalid = v_invalid + x_n;
   IF x_n <> 0 THEN
     SET x_error_text = CONCAT(CAST(x_n AS STRING), ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  SET x_step = 'count_staged';
+  BEGIN TRANSACTION;
+  SET x_in_tx = 1;
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_dw_tickets`
+    FROM `dw`.`tickets`
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_deleted = v_rows_deleted + x_n;
+  SET x_step = 'replace_target';
+  DELETE FROM `dw`.`tickets`
+  WHERE true;
+  INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
+  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+  FROM (
+    SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
+      ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC, `opened_at` DESC, `agent_id` DESC, `team_id` DESC, `agent_name` DESC, `team_name` DESC) AS incrc_rn
+    FROM (
+      SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+      FROM `app`.`tickets` AS src
+      LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+        AND incrc_l1.`since` <= src.`opened_at`
+        AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+      LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+    ) AS src
+    WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+    AND NOT COALESCE(`ticket_id` IS NULL, FALSE);
+  SET x_step = 'count_target';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `dw`.`tickets`
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
-  SET x_step = 'clear_target';
-  SET x_rows = 0;
-  DELETE FROM `dw`.`tickets`
-  WHERE true;
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_deleted = v_rows_deleted + x_rows;
-  SET x_step = 'insert_all';
-  INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-  FROM `incrc_stage_dw_tickets`;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -493,7 +492,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -531,20 +531,11 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.
-BEGIN
-  DROP TABLE IF EXISTS `incrc_stage_dw_tickets`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
-BEGIN
-  DROP TABLE IF EXISTS `incrc_raw_dw_tickets`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL

@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -45,7 +41,6 @@ DECLARE v_expected STRING;
 DECLARE v_expires_at STRING;
 DECLARE v_finished_at STRING;
 DECLARE v_hi TIMESTAMP;
-DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo TIMESTAMP;
 DECLARE v_logic_hash STRING;
@@ -71,6 +66,7 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start TIMESTAMP;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_unique BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
 DECLARE v_watermark STRING;
@@ -102,7 +98,6 @@ DECLARE x_parts ARRAY<DATETIME>;
 -- Every time below is UTC by name (CURRENT_DATETIME('UTC'), DATETIME(ts, 'UTC')): the session's
 -- @@time_zone changes nothing here.
 SET v_duration_ms = 0;
-SET v_invalid = 0;
 SET v_partitions = 0;
 SET v_rows_deleted = 0;
 SET v_rows_ignored = 0;
@@ -112,6 +107,7 @@ SET v_rows_read = 0;
 SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
+SET v_unique = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
 SET x_failed = 0;
@@ -334,39 +330,27 @@ BEGIN
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
   FROM `app`.`payments`
   WHERE 1 = 0;
-  SET x_step = 'drop_stage';
-  DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
-  SET x_step = 'create_stage';
-  CREATE TABLE `incrc_stage_t_daily_tstz` (
-    `payment_id` INT64,
-    `paid_at` TIMESTAMP,
-    `amount` NUMERIC(12,2),
-    `updated_at` TIMESTAMP
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'drop_raw';
-  DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
-  SET x_step = 'create_raw';
-  CREATE TABLE `incrc_raw_t_daily_tstz` (
-    `payment_id` INT64,
-    `paid_at` TIMESTAMP,
-    `amount` NUMERIC(12,2),
-    `updated_at` TIMESTAMP
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'stage_all';
-  SET x_rows = 0;
-  INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-  FROM `app`.`payments`
-  WHERE ((`updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL);
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_read = v_rows_read + x_rows;
-  SET x_step = 'count_null_watermark';
+  SET x_step = 'source_unique';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT 0
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_unique = v_unique + x_n;
+  SET x_step = 'count_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_raw_t_daily_tstz`
+    FROM `app`.`payments`
+    WHERE ((`updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL)
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_read = v_rows_read + x_n;
+  SET x_step = 'count_null_watermark_source';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `app`.`payments`
     WHERE `updated_at` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
@@ -375,50 +359,75 @@ BEGIN
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;
-  SET x_step = 'dedupe_stage';
-  INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-  FROM (
-    SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
-      ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
-    FROM `incrc_raw_t_daily_tstz` AS src
-    WHERE `updated_at` IS NOT NULL
-  ) AS ranked
-  WHERE incrc_rn = 1;
+  IF v_unique = 0 THEN
+    SET x_step = 'count_invalid_source';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT COUNT(*)
+      FROM (
+        SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+        FROM (
+          SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
+            ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
+          FROM `app`.`payments` AS src
+          WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+            AND `updated_at` IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
+      WHERE `payment_id` IS NULL
+    );
+    SET x_n = COALESCE(x_n, 0);
+    IF x_n <> 0 THEN
+      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
+      SET x_raised = 1;
+      RAISE USING MESSAGE = x_error_text;
+    END IF;
+  END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
-  SET x_step = 'count_invalid';
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_t_daily_tstz`
-    WHERE `payment_id` IS NULL
+    FROM `dw`.`payments`
   );
   SET x_n = COALESCE(x_n, 0);
-  SET v_invalid = v_invalid + x_n;
-  IF x_n <> 0 THEN
-    SET x_error_text = CONCAT(CAST(x_n AS STRING), ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
-    SET x_raised = 1;
-    RAISE USING MESSAGE = x_error_text;
+  SET v_rows_deleted = v_rows_deleted + x_n;
+  IF v_unique = 0 THEN
+    SET x_step = 'replace_target';
+    DELETE FROM `dw`.`payments`
+    WHERE true;
+    INSERT INTO `dw`.`payments` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+    SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+    FROM (
+      SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
+        ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC, `paid_at` DESC, `amount` DESC) AS incrc_rn
+      FROM `app`.`payments` AS src
+      WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+        AND `updated_at` IS NOT NULL
+    ) AS ranked
+    WHERE incrc_rn = 1
+      AND NOT COALESCE(`payment_id` IS NULL, FALSE);
   END IF;
-  SET x_step = 'count_staged';
+  IF v_unique <> 0 THEN
+    SET x_step = 'replace_target_unique';
+    DELETE FROM `dw`.`payments`
+    WHERE true;
+    INSERT INTO `dw`.`payments` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+    SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+    FROM `app`.`payments`
+    WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+      AND `updated_at` IS NOT NULL;
+  END IF;
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_t_daily_tstz`
+    FROM `dw`.`payments`
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
-  SET x_step = 'clear_target';
-  SET x_rows = 0;
-  DELETE FROM `dw`.`payments`
-  WHERE true;
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_deleted = v_rows_deleted + x_rows;
-  SET x_step = 'insert_all';
-  INSERT INTO `dw`.`payments` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-  FROM `incrc_stage_t_daily_tstz`;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -453,7 +462,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -491,20 +501,11 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.
-BEGIN
-  DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
-BEGIN
-  DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL

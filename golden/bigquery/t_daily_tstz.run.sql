@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -406,6 +406,9 @@ BEGIN
     ) AS ranked
     WHERE incrc_rn = 1;
   END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'analyze_stage';
+  END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   IF v_rows_read <> 0 THEN
@@ -435,7 +438,7 @@ BEGIN
     SET v_rows_inserted = v_rows_inserted + x_n;
   END IF;
   IF v_rows_read <> 0 THEN
-    SET x_step = 'count_matched';
+    SET x_step = 'write';
     SET x_n = NULL;
     SET x_n = (
       SELECT COUNT(*)
@@ -445,12 +448,6 @@ BEGIN
         WHERE t.`payment_id` = s.`payment_id`
       )
     );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_updated = v_rows_updated + x_n;
-    SET v_rows_inserted = v_rows_inserted - x_n;
-  END IF;
-  IF v_rows_read <> 0 THEN
-    SET x_step = 'write';
     MERGE INTO `dw`.`payments` AS t
     USING `incrc_stage_t_daily_tstz` AS s
     ON t.`payment_id` = s.`payment_id`
@@ -460,6 +457,9 @@ BEGIN
       `updated_at` = s.`updated_at`
     WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
       VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
+    SET x_n = COALESCE(x_n, 0);
+    SET v_rows_updated = v_rows_updated + x_n;
+    SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -495,7 +495,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -533,7 +534,8 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.

@@ -529,7 +529,8 @@ SET `status` = v_status,
     `rows_ignored` = v_rows_ignored,
     `finished_at` = v_finished_at,
     `duration_ms` = v_duration_ms,
-    `error` = v_error
+    `error` = v_error,
+    `note` = v_note
 WHERE `run_id` = v_run_id;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,

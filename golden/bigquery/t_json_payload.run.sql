@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -400,6 +400,9 @@ BEGIN
     ) AS ranked
     WHERE incrc_rn = 1;
   END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'analyze_stage';
+  END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   IF v_rows_read <> 0 THEN
@@ -429,7 +432,7 @@ BEGIN
     SET v_rows_inserted = v_rows_inserted + x_n;
   END IF;
   IF v_rows_read <> 0 THEN
-    SET x_step = 'count_matched';
+    SET x_step = 'write';
     SET x_n = NULL;
     SET x_n = (
       SELECT COUNT(*)
@@ -439,12 +442,6 @@ BEGIN
         WHERE t.`doc_id` = s.`doc_id`
       )
     );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_updated = v_rows_updated + x_n;
-    SET v_rows_inserted = v_rows_inserted - x_n;
-  END IF;
-  IF v_rows_read <> 0 THEN
-    SET x_step = 'write';
     MERGE INTO `dw`.`json_documents` AS t
     USING `incrc_stage_t_json_payload` AS s
     ON t.`doc_id` = s.`doc_id`
@@ -453,6 +450,9 @@ BEGIN
       `changed_at` = s.`changed_at`
     WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
       VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
+    SET x_n = COALESCE(x_n, 0);
+    SET v_rows_updated = v_rows_updated + x_n;
+    SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
@@ -488,7 +488,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -526,7 +527,8 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.

@@ -4,25 +4,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -47,7 +42,6 @@ DECLARE v_expected STRING;
 DECLARE v_expires_at STRING;
 DECLARE v_finished_at STRING;
 DECLARE v_hi TIMESTAMP;
-DECLARE v_invalid BIGINT;
 DECLARE v_kind STRING;
 DECLARE v_lo TIMESTAMP;
 DECLARE v_logic_hash STRING;
@@ -73,6 +67,7 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start TIMESTAMP;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_unique BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
 DECLARE v_watermark STRING;
@@ -104,7 +99,6 @@ DECLARE x_parts ARRAY<DATETIME>;
 -- Every time below is UTC by name (CURRENT_DATETIME('UTC'), DATETIME(ts, 'UTC')): the session's
 -- @@time_zone changes nothing here.
 SET v_duration_ms = 0;
-SET v_invalid = 0;
 SET v_partitions = 0;
 SET v_rows_deleted = 0;
 SET v_rows_ignored = 0;
@@ -114,6 +108,7 @@ SET v_rows_read = 0;
 SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
+SET v_unique = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
 SET x_failed = 0;
@@ -347,47 +342,25 @@ BEGIN
   SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
   FROM `app`.`sales`
   WHERE 1 = 0;
-  SET x_step = 'drop_stage';
-  DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
-  SET x_step = 'create_stage';
-  CREATE TABLE `incrc_stage_t_monthly_sales` (
-    `sale_id` INT64,
-    `sale_date` DATE,
-    `amount` NUMERIC(12,2),
-    `updated_at` TIMESTAMP
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'drop_raw';
-  DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
-  SET x_step = 'create_raw';
-  CREATE TABLE `incrc_raw_t_monthly_sales` (
-    `sale_id` INT64,
-    `sale_date` DATE,
-    `amount` NUMERIC(12,2),
-    `updated_at` TIMESTAMP
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'stage_all';
-  SET x_rows = 0;
-  INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-  FROM `app`.`sales`
-  WHERE ((`updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL);
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_read = v_rows_read + x_rows;
-  SET x_step = 'dedupe_stage';
-  INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-  FROM (
-    SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
-      ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
-    FROM `incrc_raw_t_monthly_sales` AS src
-    WHERE `updated_at` IS NOT NULL
-  ) AS ranked
-  WHERE incrc_rn = 1;
+  SET x_step = 'source_unique';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT 0
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_unique = v_unique + x_n;
+  SET x_step = 'count_source';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `app`.`sales`
+    WHERE ((`updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL)
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_read = v_rows_read + x_n;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
-  SET x_step = 'quarantine_null_watermark';
+  SET x_step = 'quarantine_null_watermark_source';
   SET x_rows = 0;
   INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
   SELECT v_run_id,
@@ -395,22 +368,13 @@ BEGIN
       WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
     END,
     `sale_id`, `sale_date`, `amount`, `updated_at`
-  FROM `incrc_raw_t_monthly_sales`
+  FROM `app`.`sales`
   WHERE `updated_at` IS NULL;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_quarantined = v_rows_quarantined + x_rows;
-  SET x_step = 'count_invalid';
-  SET x_n = NULL;
-  SET x_n = (
-    SELECT COUNT(*)
-    FROM `incrc_stage_t_monthly_sales`
-    WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0)
-  );
-  SET x_n = COALESCE(x_n, 0);
-  SET v_invalid = v_invalid + x_n;
-  SET v_rows_quarantined = v_rows_quarantined + x_n;
-  IF v_invalid <> 0 THEN
-    SET x_step = 'quarantine';
+  IF v_unique = 0 THEN
+    SET x_step = 'quarantine_source';
+    SET x_rows = 0;
     INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
     SELECT v_run_id,
       CASE
@@ -419,34 +383,84 @@ BEGIN
         WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
       END,
       `sale_id`, `sale_date`, `amount`, `updated_at`
-    FROM `incrc_stage_t_monthly_sales`
+    FROM (
+      SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+      FROM (
+        SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+          ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
+        FROM `app`.`sales` AS src
+        WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+          AND `updated_at` IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+    ) AS incrc_rows
     WHERE `sale_id` IS NULL
        OR `sale_date` IS NULL
        OR NOT (`amount` >= 0);
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_quarantined = v_rows_quarantined + x_rows;
   END IF;
-  IF v_invalid <> 0 THEN
-    SET x_step = 'delete_invalid';
-    DELETE FROM `incrc_stage_t_monthly_sales`
-    WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
+  IF v_unique <> 0 THEN
+    SET x_step = 'quarantine_source_unique';
+    SET x_rows = 0;
+    INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+    SELECT v_run_id,
+      CASE
+        WHEN `sale_date` IS NULL THEN 'not_null(sale_date)'
+        WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+      END,
+      `sale_id`, `sale_date`, `amount`, `updated_at`
+    FROM `app`.`sales`
+    WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+      AND `updated_at` IS NOT NULL
+      AND (`sale_date` IS NULL
+       OR NOT (`amount` >= 0));
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_quarantined = v_rows_quarantined + x_rows;
   END IF;
-  SET x_step = 'count_staged';
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_t_monthly_sales`
+    FROM `dw`.`sales_monthly`
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_deleted = v_rows_deleted + x_n;
+  IF v_unique = 0 THEN
+    SET x_step = 'replace_target';
+    DELETE FROM `dw`.`sales_monthly`
+    WHERE true;
+    INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+    SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+    FROM (
+      SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+        ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC, `sale_date` DESC, `amount` DESC) AS incrc_rn
+      FROM `app`.`sales` AS src
+      WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+        AND `updated_at` IS NOT NULL
+    ) AS ranked
+    WHERE incrc_rn = 1
+      AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+  END IF;
+  IF v_unique <> 0 THEN
+    SET x_step = 'replace_target_unique';
+    DELETE FROM `dw`.`sales_monthly`
+    WHERE true;
+    INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+    SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+    FROM `app`.`sales`
+    WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+      AND `updated_at` IS NOT NULL
+      AND NOT COALESCE(`sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+  END IF;
+  SET x_step = 'count_target';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `dw`.`sales_monthly`
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
-  SET x_step = 'clear_target';
-  SET x_rows = 0;
-  DELETE FROM `dw`.`sales_monthly`
-  WHERE true;
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_deleted = v_rows_deleted + x_rows;
-  SET x_step = 'insert_all';
-  INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-  FROM `incrc_stage_t_monthly_sales`;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -481,7 +495,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -519,20 +534,11 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.
-BEGIN
-  DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
-BEGIN
-  DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL

@@ -4,20 +4,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -330,33 +326,28 @@ BEGIN
     WHERE note <> '-- not a comment' AND note <> '/* nor this */'
   ) AS src
   WHERE 1 = 0;
-  SET x_step = 'drop_stage';
-  DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
-  SET x_step = 'create_stage';
-  CREATE TABLE `incrc_stage_t_query_comments` (
-    `id` INT64,
-    `amount` NUMERIC(12,2),
-    `note` STRING,
-    `updated_at` DATETIME
-  )
-  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
-  SET x_step = 'stage_all';
-  SET x_rows = 0;
-  INSERT INTO `incrc_stage_t_query_comments` (`id`, `amount`, `note`, `updated_at`)
-  SELECT `id`, `amount`, `note`, `updated_at`
-  FROM (
-    SELECT id, amount, note, updated_at
-    FROM app.payments
-    WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-  ) AS src
-  WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_read = v_rows_read + x_rows;
-  SET x_step = 'count_null_watermark';
+  SET x_step = 'count_source';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_t_query_comments`
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
+    WHERE ((`updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL)
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_read = v_rows_read + x_n;
+  SET x_step = 'count_null_watermark_source';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
     WHERE `updated_at` IS NULL
   );
   SET x_n = COALESCE(x_n, 0);
@@ -367,27 +358,34 @@ BEGIN
   END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
-  SET x_step = 'delete_null_watermark';
-  DELETE FROM `incrc_stage_t_query_comments`
-  WHERE `updated_at` IS NULL;
-  SET x_step = 'count_staged';
+  SET x_step = 'count_target';
   SET x_n = NULL;
   SET x_n = (
     SELECT COUNT(*)
-    FROM `incrc_stage_t_query_comments`
+    FROM `dw`.`query_comments`
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_rows_deleted = v_rows_deleted + x_n;
+  SET x_step = 'replace_target';
+  DELETE FROM `dw`.`query_comments`
+  WHERE true;
+  INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
+  SELECT `id`, `amount`, `note`, `updated_at`
+  FROM (
+    SELECT id, amount, note, updated_at
+    FROM app.payments
+    WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+  ) AS src
+  WHERE `updated_at` >= CAST(v_start AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)
+    AND `updated_at` IS NOT NULL;
+  SET x_step = 'count_target';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT COUNT(*)
+    FROM `dw`.`query_comments`
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
-  SET x_step = 'clear_target';
-  SET x_rows = 0;
-  DELETE FROM `dw`.`query_comments`
-  WHERE true;
-  SET x_rows = x_rows + COALESCE(@@row_count, 0);
-  SET v_rows_deleted = v_rows_deleted + x_rows;
-  SET x_step = 'insert_all';
-  INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
-  SELECT `id`, `amount`, `note`, `updated_at`
-  FROM `incrc_stage_t_query_comments`;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -422,7 +420,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -460,15 +459,11 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.
-BEGIN
-  DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
-EXCEPTION WHEN ERROR THEN
-  SET x_rc = 0;
-END;
 UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL

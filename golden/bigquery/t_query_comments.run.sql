@@ -9,6 +9,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -379,6 +380,9 @@ BEGIN
       RAISE USING MESSAGE = x_error_text;
     END IF;
   END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'analyze_stage';
+  END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   IF v_rows_read <> 0 THEN
@@ -436,7 +440,8 @@ BEGIN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
   COMMIT TRANSACTION;
   SET x_in_tx = 0;
@@ -474,7 +479,8 @@ EXCEPTION WHEN ERROR THEN
       `rows_ignored` = v_rows_ignored,
       `finished_at` = v_finished_at,
       `duration_ms` = v_duration_ms,
-      `error` = v_error
+      `error` = v_error,
+      `note` = v_note
   WHERE `run_id` = v_run_id;
 END;
 -- Then, failed or not: the cleanup, the lease given back.

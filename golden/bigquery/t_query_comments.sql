@@ -45,6 +45,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -56,20 +57,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -326,18 +323,10 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
 
--- name: stage_all
+-- name: analyze_stage
 -- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_stage_t_query_comments` (`id`, `amount`, `note`, `updated_at`)
-SELECT `id`, `amount`, `note`, `updated_at`
-FROM (
-  SELECT id, amount, note, updated_at
-  FROM app.payments
-  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-) AS src
-WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on bigquery)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -365,19 +354,6 @@ INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `incrc_stage_t_query_comments`;
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`query_comments`
-WHERE true;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
-SELECT `id`, `amount`, `note`, `updated_at`
-FROM `incrc_stage_t_query_comments`;
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -391,7 +367,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -404,5 +380,60 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE ((`updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)) OR `updated_at` IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE `updated_at` IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`query_comments`
+WHERE true;
+-- params: start, hi
+INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
+SELECT `id`, `amount`, `note`, `updated_at`
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
+  AND `updated_at` IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`query_comments`;

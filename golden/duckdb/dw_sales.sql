@@ -61,21 +61,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -396,21 +392,6 @@ CREATE TEMPORARY TABLE "incrc_stage_dw_sales" (
   "customer_country" VARCHAR(2)
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: $1 = start, $2 = hi
-INSERT INTO "incrc_stage_dw_sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
-SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"
-FROM (
-  SELECT src."sale_id", src."sale_date", src."customer_id", src."amount", src."updated_at", incrc_l1."country" AS "customer_country"
-  FROM "app"."sales" AS src
-  LEFT JOIN "dw"."dim_customer" AS incrc_l1 ON incrc_l1."customer_id" = src."customer_id"
-    AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP)
-    AND CAST(src."sale_date" AS TIMESTAMP) < incrc_l1."valid_to"
-) AS src
-WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
-
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -459,18 +440,6 @@ WHERE "sale_date" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_dw_sales";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."sales";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
-SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"
-FROM "incrc_stage_dw_sales";
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -484,7 +453,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -497,8 +466,72 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM (
+  SELECT src."sale_id", src."sale_date", src."customer_id", src."amount", src."updated_at", incrc_l1."country" AS "customer_country"
+  FROM "app"."sales" AS src
+  LEFT JOIN "dw"."dim_customer" AS incrc_l1 ON incrc_l1."customer_id" = src."customer_id"
+    AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP)
+    AND CAST(src."sale_date" AS TIMESTAMP) < incrc_l1."valid_to"
+) AS src
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM (
+  SELECT src."sale_id", src."sale_date", src."customer_id", src."amount", src."updated_at", incrc_l1."country" AS "customer_country"
+  FROM "app"."sales" AS src
+  LEFT JOIN "dw"."dim_customer" AS incrc_l1 ON incrc_l1."customer_id" = src."customer_id"
+    AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP)
+    AND CAST(src."sale_date" AS TIMESTAMP) < incrc_l1."valid_to"
+) AS src
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+  AND "updated_at" IS NOT NULL
+  AND "sale_date" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "dw"."sales";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
+SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"
+FROM (
+  SELECT src."sale_id", src."sale_date", src."customer_id", src."amount", src."updated_at", incrc_l1."country" AS "customer_country"
+  FROM "app"."sales" AS src
+  LEFT JOIN "dw"."dim_customer" AS incrc_l1 ON incrc_l1."customer_id" = src."customer_id"
+    AND incrc_l1."valid_from" <= CAST(src."sale_date" AS TIMESTAMP)
+    AND CAST(src."sale_date" AS TIMESTAMP) < incrc_l1."valid_to"
+) AS src
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+  AND "updated_at" IS NOT NULL
+  AND NOT COALESCE("sale_date" IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."sales";
 
 -- name: count_partition
 -- phase: write

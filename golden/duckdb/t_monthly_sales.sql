@@ -69,25 +69,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -409,15 +404,6 @@ CREATE TEMPORARY TABLE "incrc_raw_t_monthly_sales" (
   "updated_at" TIMESTAMPTZ
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: $1 = start, $2 = hi
-INSERT INTO "incrc_raw_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
-SELECT "sale_id", "sale_date", "amount", "updated_at"
-FROM "app"."sales"
-WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -501,18 +487,6 @@ WHERE "sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0);
 SELECT COUNT(*)
 FROM "incrc_stage_t_monthly_sales";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."sales_monthly";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
-SELECT "sale_id", "sale_date", "amount", "updated_at"
-FROM "incrc_stage_t_monthly_sales";
-
 -- name: quarantine_unpartitioned
 -- phase: write
 -- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
@@ -540,7 +514,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -553,8 +527,121 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT COUNT(*)
+FROM duckdb_constraints() AS c
+WHERE c.database_name = current_database()
+  AND c.schema_name = 'app'
+  AND c.table_name = 'sales'
+  AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+  AND list_sort(c.constraint_column_names) = list_sort(['sale_id'])
+  AND NOT EXISTS (
+    SELECT 1 FROM duckdb_columns() AS k
+    WHERE k.database_name = c.database_name AND k.schema_name = c.schema_name AND k.table_name = c.table_name
+      AND list_contains(c.constraint_column_names, k.column_name) AND k.is_nullable
+  );
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM "app"."sales"
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: $1 = run_id, $2 = start, $3 = hi
+INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "sale_id" IS NULL THEN 'not_null(sale_id)'
+    WHEN "sale_date" IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM (
+  SELECT "sale_id", "sale_date", "amount", "updated_at"
+  FROM (
+    SELECT "sale_id", "sale_date", "amount", "updated_at",
+      ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+    FROM "app"."sales" AS src
+    WHERE "updated_at" >= $2 AND "updated_at" < $3
+      AND "updated_at" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "sale_id" IS NULL
+   OR "sale_date" IS NULL
+   OR NOT ("amount" >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "dw"."sales_monthly";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
+SELECT "sale_id", "sale_date", "amount", "updated_at"
+FROM (
+  SELECT "sale_id", "sale_date", "amount", "updated_at",
+    ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+  FROM "app"."sales" AS src
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
+    AND "updated_at" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: $1 = run_id, $2 = start, $3 = hi
+INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "sale_date" IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+  END,
+  "sale_id", "sale_date", "amount", "updated_at"
+FROM "app"."sales"
+WHERE "updated_at" >= $2 AND "updated_at" < $3
+  AND "updated_at" IS NOT NULL
+  AND ("sale_date" IS NULL
+   OR NOT ("amount" >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "dw"."sales_monthly";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
+SELECT "sale_id", "sale_date", "amount", "updated_at"
+FROM "app"."sales"
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+  AND "updated_at" IS NOT NULL
+  AND NOT COALESCE("sale_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."sales_monthly";
 
 -- name: count_partition
 -- phase: write

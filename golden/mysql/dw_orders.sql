@@ -50,6 +50,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -57,8 +58,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -66,25 +66,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program reconcile (window [start, )):
 --   versioned_keys         count -> versioned
@@ -370,15 +365,6 @@ SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
-SELECT `order_id`, `order_date`, `amount`, `updated_at`
-FROM `app`.`orders`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -391,6 +377,11 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on mysql)
 
 -- name: quarantine_null_watermark
 -- phase: write
@@ -451,19 +442,15 @@ WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`orders` AS t
   WHERE t.`order_id` = s.`order_id`
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_stage_dw_orders`
@@ -471,18 +458,6 @@ ON DUPLICATE KEY UPDATE
   `order_date` = VALUES(`order_date`),
   `amount` = VALUES(`amount`),
   `updated_at` = VALUES(`updated_at`);
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`orders`;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
-SELECT `order_id`, `order_date`, `amount`, `updated_at`
-FROM `incrc_stage_dw_orders`;
 
 -- name: advance_watermark
 -- phase: write
@@ -497,7 +472,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -510,8 +485,123 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM `app`.`orders`
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  `order_id`, `order_date`, `amount`, `updated_at`
+FROM `app`.`orders`
+WHERE `updated_at` IS NULL;
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `order_id` IS NULL THEN 'not_null(order_id)'
+    WHEN `order_date` IS NULL THEN 'not_null(order_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `order_id`, `order_date`, `amount`, `updated_at`
+FROM (
+  SELECT `order_id`, `order_date`, `amount`, `updated_at`
+  FROM (
+    SELECT `order_id`, `order_date`, `amount`, `updated_at`,
+      ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
+    FROM `app`.`orders` AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `order_id` IS NULL
+   OR `order_date` IS NULL
+   OR NOT (`amount` >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`orders`;
+-- params: start, hi
+INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
+SELECT `order_id`, `order_date`, `amount`, `updated_at`
+FROM (
+  SELECT `order_id`, `order_date`, `amount`, `updated_at`,
+    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` IS NULL, `updated_at` DESC, `order_date` IS NULL, `order_date` DESC, `amount` IS NULL, `amount` DESC) AS incrc_rn
+  FROM `app`.`orders` AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `order_date` IS NULL THEN 'not_null(order_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `order_id`, `order_date`, `amount`, `updated_at`
+FROM `app`.`orders`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND (`order_date` IS NULL
+   OR NOT (`amount` >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM `dw`.`orders`;
+-- params: start, hi
+INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
+SELECT `order_id`, `order_date`, `amount`, `updated_at`
+FROM `app`.`orders`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`orders`;
 
 -- name: reconcile_source
 -- phase: query

@@ -65,23 +65,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
+--   count_invalid_source_unique  if unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -391,15 +388,6 @@ CREATE TEMPORARY TABLE `incrc_raw_t_hourly_clicks` (
   `ingested_at` DATETIME(6)
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_raw_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
-SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
-FROM `app`.`clicks`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -460,18 +448,6 @@ WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`;
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`clicks_hourly`;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
-SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
-FROM `incrc_stage_t_hourly_clicks`;
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -485,7 +461,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -498,8 +474,94 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM `app`.`clicks`
+WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+  FROM (
+    SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
+      ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
+    FROM `app`.`clicks` AS src
+    WHERE `ingested_at` >= ? AND `ingested_at` < ?
+      AND `ingested_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`clicks_hourly`;
+-- params: start, hi
+INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
+SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+FROM (
+  SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`,
+    ROW_NUMBER() OVER (PARTITION BY `click_id` ORDER BY `version` IS NULL, `version` DESC, `clicked_at` IS NULL, `clicked_at` DESC, `user_id` IS NULL, `user_id` DESC, `url` IS NULL, `url` DESC, `ingested_at` IS NULL, `ingested_at` DESC) AS incrc_rn
+  FROM `app`.`clicks` AS src
+  WHERE `ingested_at` >= ? AND `ingested_at` < ?
+    AND `ingested_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`click_id` IS NULL OR `clicked_at` IS NULL, FALSE);
+
+-- name: count_invalid_source_unique
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any). The source enforces the unique key: no dedupe.
+-- params: start, hi
+SELECT COUNT(*)
+FROM `app`.`clicks`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  AND `ingested_at` IS NOT NULL
+  AND `clicked_at` IS NULL;
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM `dw`.`clicks_hourly`;
+-- params: start, hi
+INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
+SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+FROM `app`.`clicks`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  AND `ingested_at` IS NOT NULL
+  AND NOT COALESCE(`clicked_at` IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`clicks_hourly`;
 
 -- name: count_partition
 -- phase: write

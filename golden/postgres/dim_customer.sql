@@ -571,7 +571,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -584,5 +584,15 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;

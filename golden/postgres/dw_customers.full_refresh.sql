@@ -476,16 +476,14 @@ BEGIN
     END IF;
     IF v_upserts <> 0 THEN
       x_step := 'write';
-      EXECUTE $s$MERGE INTO "dw"."customers" AS t
-      USING "incrc_stage_dw_customers" AS s
-      ON t."customer_id" = s."customer_id"
-      WHEN MATCHED THEN UPDATE SET
-        "name" = s."name",
-        "country" = s."country",
-        "committed_at" = s."committed_at",
-        "incrc_sequence" = s."incrc_sequence"
-      WHEN NOT MATCHED THEN INSERT ("customer_id", "name", "country", "committed_at", "incrc_sequence")
-        VALUES (s."customer_id", s."name", s."country", s."committed_at", s."incrc_sequence")$s$;
+      EXECUTE $s$INSERT INTO "dw"."customers" AS t ("customer_id", "name", "country", "committed_at", "incrc_sequence")
+      SELECT "customer_id", "name", "country", "committed_at", "incrc_sequence"
+      FROM "incrc_stage_dw_customers"
+      ON CONFLICT ("customer_id") DO UPDATE SET
+        "name" = EXCLUDED."name",
+        "country" = EXCLUDED."country",
+        "committed_at" = EXCLUDED."committed_at",
+        "incrc_sequence" = EXCLUDED."incrc_sequence"$s$;
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'apply_deletes';
@@ -497,14 +495,12 @@ BEGIN
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'write_tombstones';
-      EXECUTE $s$MERGE INTO "dw"."customers_tombstones" AS t
-      USING "incrc_deletes_dw_customers" AS s
-      ON t."customer_id" = s."customer_id"
-      WHEN MATCHED THEN UPDATE SET
-        "incrc_sequence" = s."incrc_sequence",
-        "incrc_deleted_at" = s."incrc_deleted_at"
-      WHEN NOT MATCHED THEN INSERT ("customer_id", "incrc_sequence", "incrc_deleted_at")
-        VALUES (s."customer_id", s."incrc_sequence", s."incrc_deleted_at")$s$;
+      EXECUTE $s$INSERT INTO "dw"."customers_tombstones" AS t ("customer_id", "incrc_sequence", "incrc_deleted_at")
+      SELECT "customer_id", "incrc_sequence", "incrc_deleted_at"
+      FROM "incrc_deletes_dw_customers"
+      ON CONFLICT ("customer_id") DO UPDATE SET
+        "incrc_sequence" = EXCLUDED."incrc_sequence",
+        "incrc_deleted_at" = EXCLUDED."incrc_deleted_at"$s$;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -539,8 +535,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -573,8 +570,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

@@ -507,10 +507,11 @@ FROM "incrc_stage_dw_customers";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_customers" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."customers" AS t
   WHERE t."customer_id" = s."customer_id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -530,16 +531,14 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."customers" AS t
-USING "incrc_stage_dw_customers" AS s
-ON t."customer_id" = s."customer_id"
-WHEN MATCHED THEN UPDATE SET
-  "name" = s."name",
-  "country" = s."country",
-  "committed_at" = s."committed_at",
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("customer_id", "name", "country", "committed_at", "incrc_sequence")
-  VALUES (s."customer_id", s."name", s."country", s."committed_at", s."incrc_sequence");
+INSERT INTO "dw"."customers" AS t ("customer_id", "name", "country", "committed_at", "incrc_sequence")
+SELECT "customer_id", "name", "country", "committed_at", "incrc_sequence"
+FROM "incrc_stage_dw_customers"
+ON CONFLICT ("customer_id") DO UPDATE SET
+  "name" = EXCLUDED."name",
+  "country" = EXCLUDED."country",
+  "committed_at" = EXCLUDED."committed_at",
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: apply_deletes
 -- phase: write
@@ -553,14 +552,12 @@ WHERE EXISTS (
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."customers_tombstones" AS t
-USING "incrc_deletes_dw_customers" AS s
-ON t."customer_id" = s."customer_id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence",
-  "incrc_deleted_at" = s."incrc_deleted_at"
-WHEN NOT MATCHED THEN INSERT ("customer_id", "incrc_sequence", "incrc_deleted_at")
-  VALUES (s."customer_id", s."incrc_sequence", s."incrc_deleted_at");
+INSERT INTO "dw"."customers_tombstones" AS t ("customer_id", "incrc_sequence", "incrc_deleted_at")
+SELECT "customer_id", "incrc_sequence", "incrc_deleted_at"
+FROM "incrc_deletes_dw_customers"
+ON CONFLICT ("customer_id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "incrc_deleted_at" = EXCLUDED."incrc_deleted_at";
 
 -- name: clear_target
 -- phase: write
@@ -585,7 +582,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -598,5 +595,15 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;

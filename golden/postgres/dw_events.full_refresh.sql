@@ -4,21 +4,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -44,7 +40,6 @@ DECLARE
   v_expires_at TEXT;
   v_finished_at TEXT;
   v_hi TIMESTAMP;
-  v_invalid BIGINT;
   v_kind TEXT;
   v_lo TIMESTAMP;
   v_logic_hash TEXT;
@@ -99,7 +94,6 @@ DECLARE
   x_parts TIMESTAMP[];
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -315,63 +309,53 @@ BEGIN
     EXECUTE $s$SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
     FROM "app"."events"
     WHERE 1 = 0$s$;
-    x_step := 'drop_stage';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_dw_events"$s$;
-    x_step := 'create_stage';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_stage_dw_events" (
-      "event_id" BIGINT,
-      "event_date" DATE,
-      "user_id" BIGINT,
-      "kind" VARCHAR(32),
-      "ingested_at" TIMESTAMP
-    )$s$;
-    x_step := 'stage_all';
-    x_rows := 0;
-    EXECUTE $s$INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
-    SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
-    FROM "app"."events"
-    WHERE (("ingested_at" >= $1 AND "ingested_at" < $2) OR "ingested_at" IS NULL)$s$ USING v_start, v_hi;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_dw_events"
+    FROM "app"."events"
+    WHERE (("ingested_at" >= $1 AND "ingested_at" < $2) OR "ingested_at" IS NULL)$s$ INTO x_n USING v_start, v_hi;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "app"."events"
     WHERE "ingested_at" IS NULL$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% source row(s) have a NULL ingested_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
-    x_step := 'delete_null_watermark';
-    EXECUTE $s$DELETE FROM "incrc_stage_dw_events"
-    WHERE "ingested_at" IS NULL$s$;
-    x_step := 'count_invalid';
+    x_step := 'count_invalid_source';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_dw_events"
-    WHERE "event_date" IS NULL$s$ INTO x_n;
+    FROM "app"."events"
+    WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+      AND "ingested_at" IS NOT NULL
+      AND "event_date" IS NULL$s$ INTO x_n USING v_start, v_hi;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
     END IF;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_dw_events"$s$ INTO x_n;
+    FROM "dw"."events"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
-    v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    EXECUTE $s$DELETE FROM "dw"."events"$s$;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    EXECUTE $s$TRUNCATE "dw"."events"$s$;
     EXECUTE $s$INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
     SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
-    FROM "incrc_stage_dw_events"$s$;
+    FROM "app"."events"
+    WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+      AND "ingested_at" IS NOT NULL
+      AND NOT COALESCE("event_date" IS NULL, FALSE)$s$ USING v_start, v_hi;
+    x_step := 'count_target';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "dw"."events"$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_rows_inserted := v_rows_inserted + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -405,8 +389,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -439,14 +424,11 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_dw_events"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   EXECUTE $s$UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -47,11 +47,11 @@
 --   create_raw           if window
 --   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
 --   dedupe_stage         if rows_read
+--   analyze_stage        if rows_read
 --   begin
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
---     count_matched      if rows_read; count -> rows_updated, minus rows_inserted
---     write              if rows_read
+--     write              if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -369,6 +369,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_dw_landed_orders";
+
 -- name: count_invalid
 -- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
@@ -398,28 +403,22 @@ WHERE "order_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_dw_landed_orders";
 
--- name: count_matched
--- phase: write
--- Rows the merge will update (the rest it inserts).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_landed_orders" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."landed_orders" AS t
-  WHERE t."order_id" = s."order_id"
-);
-
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
-MERGE INTO "dw"."landed_orders" AS t
-USING "incrc_stage_dw_landed_orders" AS s
-ON t."order_id" = s."order_id"
-WHEN MATCHED THEN UPDATE SET
-  "amount" = s."amount",
-  "updated_at" = s."updated_at",
-  "day" = s."day"
-WHEN NOT MATCHED THEN INSERT ("order_id", "amount", "updated_at", "day")
-  VALUES (s."order_id", s."amount", s."updated_at", s."day");
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+WITH incrc_written AS (
+  INSERT INTO "dw"."landed_orders" AS t ("order_id", "amount", "updated_at", "day")
+  SELECT "order_id", "amount", "updated_at", "day"
+  FROM "incrc_stage_dw_landed_orders"
+  ON CONFLICT ("order_id") DO UPDATE SET
+    "amount" = EXCLUDED."amount",
+    "updated_at" = EXCLUDED."updated_at",
+    "day" = EXCLUDED."day"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*)
+FROM incrc_written
+WHERE NOT incrc_inserted;
 
 -- name: clear_target
 -- phase: write
@@ -446,7 +445,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -459,8 +458,18 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
 
 -- name: reconcile_source
 -- phase: query

@@ -4,25 +4,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -48,7 +43,6 @@ DECLARE
   v_expires_at TEXT;
   v_finished_at TEXT;
   v_hi TIMESTAMP;
-  v_invalid BIGINT;
   v_kind TEXT;
   v_lo TIMESTAMP;
   v_logic_hash TEXT;
@@ -71,6 +65,7 @@ DECLARE
   v_start TIMESTAMP;
   v_started_at TEXT;
   v_status TEXT;
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at TEXT;
   v_watermark TEXT;
@@ -100,7 +95,6 @@ DECLARE
   x_parts TIMESTAMP[];
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -110,6 +104,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -320,44 +315,31 @@ BEGIN
     EXECUTE $s$SELECT "order_id", "order_date", "amount", "updated_at"
     FROM "app"."orders"
     WHERE 1 = 0$s$;
-    x_step := 'drop_stage';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_dw_orders"$s$;
-    x_step := 'create_stage';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_stage_dw_orders" (
-      "order_id" BIGINT,
-      "order_date" DATE,
-      "amount" NUMERIC(12,2),
-      "updated_at" TIMESTAMP
-    )$s$;
-    x_step := 'drop_raw';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_raw_dw_orders"$s$;
-    x_step := 'create_raw';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_raw_dw_orders" (
-      "order_id" BIGINT,
-      "order_date" DATE,
-      "amount" NUMERIC(12,2),
-      "updated_at" TIMESTAMP
-    )$s$;
-    x_step := 'stage_all';
-    x_rows := 0;
-    EXECUTE $s$INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
-    SELECT "order_id", "order_date", "amount", "updated_at"
+    x_step := 'source_unique';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM pg_catalog.pg_index AS i
+    WHERE i.indrelid IN (
+        SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+        WHERE c.relname = 'orders' AND n.nspname = 'app'
+      )
+      AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+      AND i.indnatts = 1 AND i.indnkeyatts = 1
+      AND (
+        SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a
+        WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull
+          AND a.attname IN ('order_id')
+      ) = 1$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_unique := v_unique + x_n;
+    x_step := 'count_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
     FROM "app"."orders"
-    WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ USING v_start, v_hi;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'dedupe_stage';
-    EXECUTE $s$INSERT INTO "incrc_stage_dw_orders" ("order_id", "order_date", "amount", "updated_at")
-    SELECT "order_id", "order_date", "amount", "updated_at"
-    FROM (
-      SELECT "order_id", "order_date", "amount", "updated_at",
-        ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-      FROM "incrc_raw_dw_orders" AS src
-      WHERE "updated_at" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1$s$;
-    x_step := 'quarantine_null_watermark';
+    WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ INTO x_n USING v_start, v_hi;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'quarantine_null_watermark_source';
     x_rows := 0;
     EXECUTE $s$INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
     SELECT $1,
@@ -365,21 +347,14 @@ BEGIN
         WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
       END,
       "order_id", "order_date", "amount", "updated_at"
-    FROM "incrc_raw_dw_orders"
+    FROM "app"."orders"
     WHERE "updated_at" IS NULL$s$ USING v_run_id;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_quarantined := v_rows_quarantined + x_rows;
-    x_step := 'count_invalid';
-    x_n := NULL;
-    EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_dw_orders"
-    WHERE "order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0)$s$ INTO x_n;
-    x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    v_rows_quarantined := v_rows_quarantined + x_n;
-    IF v_invalid <> 0 THEN
-      x_step := 'quarantine';
+    IF v_unique = 0 THEN
+      x_step := 'quarantine_source';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
       SELECT $1,
         CASE
@@ -388,32 +363,80 @@ BEGIN
           WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
         END,
         "order_id", "order_date", "amount", "updated_at"
-      FROM "incrc_stage_dw_orders"
+      FROM (
+        SELECT "order_id", "order_date", "amount", "updated_at"
+        FROM (
+          SELECT "order_id", "order_date", "amount", "updated_at",
+            ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+          FROM "app"."orders" AS src
+          WHERE "updated_at" >= $2 AND "updated_at" < $3
+            AND "updated_at" IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
       WHERE "order_id" IS NULL
          OR "order_date" IS NULL
-         OR NOT ("amount" >= 0)$s$ USING v_run_id;
+         OR NOT ("amount" >= 0)$s$ USING v_run_id, v_start, v_hi;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
-    IF v_invalid <> 0 THEN
-      x_step := 'delete_invalid';
-      EXECUTE $s$DELETE FROM "incrc_stage_dw_orders"
-      WHERE "order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0)$s$;
+    IF v_unique <> 0 THEN
+      x_step := 'quarantine_source_unique';
+      x_rows := 0;
+      EXECUTE $s$INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
+      SELECT $1,
+        CASE
+          WHEN "order_date" IS NULL THEN 'not_null(order_date)'
+          WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+        END,
+        "order_id", "order_date", "amount", "updated_at"
+      FROM "app"."orders"
+      WHERE "updated_at" >= $2 AND "updated_at" < $3
+        AND "updated_at" IS NOT NULL
+        AND ("order_date" IS NULL
+         OR NOT ("amount" >= 0))$s$ USING v_run_id, v_start, v_hi;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_dw_orders"$s$ INTO x_n;
+    FROM "dw"."orders"$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    IF v_unique = 0 THEN
+      x_step := 'replace_target';
+      EXECUTE $s$TRUNCATE "dw"."orders"$s$;
+      EXECUTE $s$INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
+      SELECT "order_id", "order_date", "amount", "updated_at"
+      FROM (
+        SELECT "order_id", "order_date", "amount", "updated_at",
+          ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+        FROM "app"."orders" AS src
+        WHERE "updated_at" >= $1 AND "updated_at" < $2
+          AND "updated_at" IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+        AND NOT COALESCE("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0), FALSE)$s$ USING v_start, v_hi;
+    END IF;
+    IF v_unique <> 0 THEN
+      x_step := 'replace_target_unique';
+      EXECUTE $s$TRUNCATE "dw"."orders"$s$;
+      EXECUTE $s$INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
+      SELECT "order_id", "order_date", "amount", "updated_at"
+      FROM "app"."orders"
+      WHERE "updated_at" >= $1 AND "updated_at" < $2
+        AND "updated_at" IS NOT NULL
+        AND NOT COALESCE("order_date" IS NULL OR NOT ("amount" >= 0), FALSE)$s$ USING v_start, v_hi;
+    END IF;
+    x_step := 'count_target';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "dw"."orders"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    EXECUTE $s$DELETE FROM "dw"."orders"$s$;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    EXECUTE $s$INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
-    SELECT "order_id", "order_date", "amount", "updated_at"
-    FROM "incrc_stage_dw_orders"$s$;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -447,8 +470,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -481,18 +505,11 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_dw_orders"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_raw_dw_orders"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   EXECUTE $s$UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -50,6 +50,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -57,8 +58,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -66,25 +66,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program reconcile (window [start, )):
 --   versioned_keys         count -> versioned
@@ -370,15 +365,6 @@ SELECT "order_id", "order_date", "amount", "updated_at"
 FROM "app"."orders"
 WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: $1 = start, $2 = hi
-INSERT INTO "incrc_raw_dw_orders" ("order_id", "order_date", "amount", "updated_at")
-SELECT "order_id", "order_date", "amount", "updated_at"
-FROM "app"."orders"
-WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -391,6 +377,11 @@ FROM (
   WHERE "updated_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_dw_orders";
 
 -- name: quarantine_null_watermark
 -- phase: write
@@ -451,40 +442,22 @@ WHERE "order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0);
 SELECT COUNT(*)
 FROM "incrc_stage_dw_orders";
 
--- name: count_matched
--- phase: write
--- Rows the merge will update (the rest it inserts).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_orders" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."orders" AS t
-  WHERE t."order_id" = s."order_id"
-);
-
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
-MERGE INTO "dw"."orders" AS t
-USING "incrc_stage_dw_orders" AS s
-ON t."order_id" = s."order_id"
-WHEN MATCHED THEN UPDATE SET
-  "order_date" = s."order_date",
-  "amount" = s."amount",
-  "updated_at" = s."updated_at"
-WHEN NOT MATCHED THEN INSERT ("order_id", "order_date", "amount", "updated_at")
-  VALUES (s."order_id", s."order_date", s."amount", s."updated_at");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."orders";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
-SELECT "order_id", "order_date", "amount", "updated_at"
-FROM "incrc_stage_dw_orders";
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+WITH incrc_written AS (
+  INSERT INTO "dw"."orders" AS t ("order_id", "order_date", "amount", "updated_at")
+  SELECT "order_id", "order_date", "amount", "updated_at"
+  FROM "incrc_stage_dw_orders"
+  ON CONFLICT ("order_id") DO UPDATE SET
+    "order_date" = EXCLUDED."order_date",
+    "amount" = EXCLUDED."amount",
+    "updated_at" = EXCLUDED."updated_at"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*)
+FROM incrc_written
+WHERE NOT incrc_inserted;
 
 -- name: advance_watermark
 -- phase: write
@@ -499,7 +472,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -512,8 +485,135 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT COUNT(*)
+FROM pg_catalog.pg_index AS i
+WHERE i.indrelid IN (
+    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE c.relname = 'orders' AND n.nspname = 'app'
+  )
+  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+  AND i.indnatts = 1 AND i.indnkeyatts = 1
+  AND (
+    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a
+    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull
+      AND a.attname IN ('order_id')
+  ) = 1;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM "app"."orders"
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: $1 = run_id
+INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE "updated_at" IS NULL;
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: $1 = run_id, $2 = start, $3 = hi
+INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "order_id" IS NULL THEN 'not_null(order_id)'
+    WHEN "order_date" IS NULL THEN 'not_null(order_date)'
+    WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+  END,
+  "order_id", "order_date", "amount", "updated_at"
+FROM (
+  SELECT "order_id", "order_date", "amount", "updated_at"
+  FROM (
+    SELECT "order_id", "order_date", "amount", "updated_at",
+      ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+    FROM "app"."orders" AS src
+    WHERE "updated_at" >= $2 AND "updated_at" < $3
+      AND "updated_at" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "order_id" IS NULL
+   OR "order_date" IS NULL
+   OR NOT ("amount" >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+TRUNCATE "dw"."orders";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
+SELECT "order_id", "order_date", "amount", "updated_at"
+FROM (
+  SELECT "order_id", "order_date", "amount", "updated_at",
+    ROW_NUMBER() OVER (PARTITION BY "order_id" ORDER BY "updated_at" DESC NULLS LAST, "order_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+  FROM "app"."orders" AS src
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
+    AND "updated_at" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("order_id" IS NULL OR "order_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: $1 = run_id, $2 = start, $3 = hi
+INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
+SELECT $1,
+  CASE
+    WHEN "order_date" IS NULL THEN 'not_null(order_date)'
+    WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+  END,
+  "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE "updated_at" >= $2 AND "updated_at" < $3
+  AND "updated_at" IS NOT NULL
+  AND ("order_date" IS NULL
+   OR NOT ("amount" >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+TRUNCATE "dw"."orders";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
+SELECT "order_id", "order_date", "amount", "updated_at"
+FROM "app"."orders"
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+  AND "updated_at" IS NOT NULL
+  AND NOT COALESCE("order_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."orders";
 
 -- name: reconcile_source
 -- phase: query

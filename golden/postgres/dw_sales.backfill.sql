@@ -473,8 +473,9 @@ BEGIN
       "rows_ignored" = $9,
       "finished_at" = $10,
       "duration_ms" = $11,
-      "error" = $12
-  WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+      "error" = $12,
+      "note" = $13
+  WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXECUTE $s$UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -13,11 +13,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -417,6 +417,10 @@ BEGIN
       WHERE incrc_rn = 1$s$;
     END IF;
     IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+      EXECUTE $s$ANALYZE "incrc_stage_dw_tickets"$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
@@ -437,32 +441,27 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
-      EXECUTE $s$SELECT COUNT(*)
-      FROM "incrc_stage_dw_tickets" AS s
-      WHERE EXISTS (
-        SELECT 1 FROM "dw"."tickets" AS t
-        WHERE t."ticket_id" = s."ticket_id"
-      )$s$ INTO x_n;
+      EXECUTE $s$WITH incrc_written AS (
+        INSERT INTO "dw"."tickets" AS t ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
+        SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
+        FROM "incrc_stage_dw_tickets"
+        ON CONFLICT ("ticket_id") DO UPDATE SET
+          "opened_at" = EXCLUDED."opened_at",
+          "agent_id" = EXCLUDED."agent_id",
+          "team_id" = EXCLUDED."team_id",
+          "updated_at" = EXCLUDED."updated_at",
+          "agent_name" = EXCLUDED."agent_name",
+          "team_name" = EXCLUDED."team_name"
+        RETURNING t."xmax" = 0 AS incrc_inserted
+      )
+      SELECT COUNT(*)
+      FROM incrc_written
+      WHERE NOT incrc_inserted$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
-      EXECUTE $s$MERGE INTO "dw"."tickets" AS t
-      USING "incrc_stage_dw_tickets" AS s
-      ON t."ticket_id" = s."ticket_id"
-      WHEN MATCHED THEN UPDATE SET
-        "opened_at" = s."opened_at",
-        "agent_id" = s."agent_id",
-        "team_id" = s."team_id",
-        "updated_at" = s."updated_at",
-        "agent_name" = s."agent_name",
-        "team_name" = s."team_name"
-      WHEN NOT MATCHED THEN INSERT ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
-        VALUES (s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name")$s$;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -497,8 +496,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -531,8 +531,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

@@ -459,10 +459,11 @@ BEGIN
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
       FROM "incrc_stage_t_cdc_int_ops" AS s
-      WHERE EXISTS (
+      CROSS JOIN LATERAL (
         SELECT 1 FROM "dw"."documents" AS t
         WHERE t."id" = s."id"
-      )$s$ INTO x_n;
+        LIMIT 1
+      ) AS m$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
@@ -486,14 +487,12 @@ BEGIN
     END IF;
     IF v_upserts <> 0 THEN
       x_step := 'write';
-      EXECUTE $s$MERGE INTO "dw"."documents" AS t
-      USING "incrc_stage_t_cdc_int_ops" AS s
-      ON t."id" = s."id"
-      WHEN MATCHED THEN UPDATE SET
-        "body" = s."body",
-        "incrc_sequence" = s."incrc_sequence"
-      WHEN NOT MATCHED THEN INSERT ("id", "body", "incrc_sequence")
-        VALUES (s."id", s."body", s."incrc_sequence")$s$;
+      EXECUTE $s$INSERT INTO "dw"."documents" AS t ("id", "body", "incrc_sequence")
+      SELECT "id", "body", "incrc_sequence"
+      FROM "incrc_stage_t_cdc_int_ops"
+      ON CONFLICT ("id") DO UPDATE SET
+        "body" = EXCLUDED."body",
+        "incrc_sequence" = EXCLUDED."incrc_sequence"$s$;
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'apply_deletes';
@@ -505,13 +504,11 @@ BEGIN
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'write_tombstones';
-      EXECUTE $s$MERGE INTO "dw"."documents_tombstones" AS t
-      USING "incrc_deletes_t_cdc_int_ops" AS s
-      ON t."id" = s."id"
-      WHEN MATCHED THEN UPDATE SET
-        "incrc_sequence" = s."incrc_sequence"
-      WHEN NOT MATCHED THEN INSERT ("id", "incrc_sequence")
-        VALUES (s."id", s."incrc_sequence")$s$;
+      EXECUTE $s$INSERT INTO "dw"."documents_tombstones" AS t ("id", "incrc_sequence")
+      SELECT "id", "incrc_sequence"
+      FROM "incrc_deletes_t_cdc_int_ops"
+      ON CONFLICT ("id") DO UPDATE SET
+        "incrc_sequence" = EXCLUDED."incrc_sequence"$s$;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -546,8 +543,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -580,8 +578,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

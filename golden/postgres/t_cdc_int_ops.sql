@@ -459,10 +459,11 @@ FROM "incrc_stage_t_cdc_int_ops";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_cdc_int_ops" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."documents" AS t
   WHERE t."id" = s."id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -482,14 +483,12 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."documents" AS t
-USING "incrc_stage_t_cdc_int_ops" AS s
-ON t."id" = s."id"
-WHEN MATCHED THEN UPDATE SET
-  "body" = s."body",
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("id", "body", "incrc_sequence")
-  VALUES (s."id", s."body", s."incrc_sequence");
+INSERT INTO "dw"."documents" AS t ("id", "body", "incrc_sequence")
+SELECT "id", "body", "incrc_sequence"
+FROM "incrc_stage_t_cdc_int_ops"
+ON CONFLICT ("id") DO UPDATE SET
+  "body" = EXCLUDED."body",
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: apply_deletes
 -- phase: write
@@ -503,13 +502,11 @@ WHERE EXISTS (
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."documents_tombstones" AS t
-USING "incrc_deletes_t_cdc_int_ops" AS s
-ON t."id" = s."id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence"
-WHEN NOT MATCHED THEN INSERT ("id", "incrc_sequence")
-  VALUES (s."id", s."incrc_sequence");
+INSERT INTO "dw"."documents_tombstones" AS t ("id", "incrc_sequence")
+SELECT "id", "incrc_sequence"
+FROM "incrc_deletes_t_cdc_int_ops"
+ON CONFLICT ("id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence";
 
 -- name: clear_target
 -- phase: write
@@ -534,7 +531,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -547,5 +544,15 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;

@@ -506,10 +506,11 @@ BEGIN
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
       FROM "incrc_stage_t_cdc_soft" AS s
-      WHERE EXISTS (
+      CROSS JOIN LATERAL (
         SELECT 1 FROM "dw"."accounts" AS t
         WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-      )$s$ INTO x_n;
+        LIMIT 1
+      ) AS m$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
@@ -534,20 +535,18 @@ BEGIN
     END IF;
     IF v_upserts <> 0 THEN
       x_step := 'write';
-      EXECUTE $s$MERGE INTO "dw"."accounts" AS t
-      USING "incrc_stage_t_cdc_soft" AS s
-      ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-      WHEN MATCHED THEN UPDATE SET
-        "plan" = s."plan",
-        "seats" = s."seats",
-        "change_type" = s."change_type",
-        "changed_at" = s."changed_at",
-        "loaded_at" = s."loaded_at",
-        "incrc_sequence" = s."incrc_sequence",
-        "is_deleted" = s."is_deleted",
-        "removed_at" = s."removed_at"
-      WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-        VALUES (s."tenant", s."account_id", s."plan", s."seats", s."change_type", s."changed_at", s."loaded_at", s."incrc_sequence", s."is_deleted", s."removed_at")$s$;
+      EXECUTE $s$INSERT INTO "dw"."accounts" AS t ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+      SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at"
+      FROM "incrc_stage_t_cdc_soft"
+      ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+        "plan" = EXCLUDED."plan",
+        "seats" = EXCLUDED."seats",
+        "change_type" = EXCLUDED."change_type",
+        "changed_at" = EXCLUDED."changed_at",
+        "loaded_at" = EXCLUDED."loaded_at",
+        "incrc_sequence" = EXCLUDED."incrc_sequence",
+        "is_deleted" = EXCLUDED."is_deleted",
+        "removed_at" = EXCLUDED."removed_at"$s$;
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'apply_deletes';
@@ -560,14 +559,12 @@ BEGIN
     END IF;
     IF v_rows_deleted <> 0 THEN
       x_step := 'write_tombstones';
-      EXECUTE $s$MERGE INTO "dw"."accounts_tombstones" AS t
-      USING "incrc_deletes_t_cdc_soft" AS s
-      ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-      WHEN MATCHED THEN UPDATE SET
-        "incrc_sequence" = s."incrc_sequence",
-        "incrc_deleted_at" = s."incrc_deleted_at"
-      WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-        VALUES (s."tenant", s."account_id", s."incrc_sequence", s."incrc_deleted_at")$s$;
+      EXECUTE $s$INSERT INTO "dw"."accounts_tombstones" AS t ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
+      SELECT "tenant", "account_id", "incrc_sequence", "incrc_deleted_at"
+      FROM "incrc_deletes_t_cdc_soft"
+      ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+        "incrc_sequence" = EXCLUDED."incrc_sequence",
+        "incrc_deleted_at" = EXCLUDED."incrc_deleted_at"$s$;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -602,8 +599,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -636,8 +634,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

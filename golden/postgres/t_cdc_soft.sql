@@ -524,10 +524,11 @@ FROM "incrc_stage_t_cdc_soft";
 -- Of those, the ones whose key the target holds (updated; the rest are inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_cdc_soft" AS s
-WHERE EXISTS (
+CROSS JOIN LATERAL (
   SELECT 1 FROM "dw"."accounts" AS t
   WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-);
+  LIMIT 1
+) AS m;
 
 -- name: count_deletes
 -- phase: write
@@ -548,20 +549,18 @@ WHERE EXISTS (
 -- name: write
 -- phase: write
 -- Upsert the inserts and updates by unique key, with their sequence.
-MERGE INTO "dw"."accounts" AS t
-USING "incrc_stage_t_cdc_soft" AS s
-ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-WHEN MATCHED THEN UPDATE SET
-  "plan" = s."plan",
-  "seats" = s."seats",
-  "change_type" = s."change_type",
-  "changed_at" = s."changed_at",
-  "loaded_at" = s."loaded_at",
-  "incrc_sequence" = s."incrc_sequence",
-  "is_deleted" = s."is_deleted",
-  "removed_at" = s."removed_at"
-WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-  VALUES (s."tenant", s."account_id", s."plan", s."seats", s."change_type", s."changed_at", s."loaded_at", s."incrc_sequence", s."is_deleted", s."removed_at");
+INSERT INTO "dw"."accounts" AS t ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at"
+FROM "incrc_stage_t_cdc_soft"
+ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+  "plan" = EXCLUDED."plan",
+  "seats" = EXCLUDED."seats",
+  "change_type" = EXCLUDED."change_type",
+  "changed_at" = EXCLUDED."changed_at",
+  "loaded_at" = EXCLUDED."loaded_at",
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "is_deleted" = EXCLUDED."is_deleted",
+  "removed_at" = EXCLUDED."removed_at";
 
 -- name: apply_deletes
 -- phase: write
@@ -576,14 +575,12 @@ WHEN MATCHED THEN UPDATE SET
 -- name: write_tombstones
 -- phase: write
 -- Each applied delete leaves (or replaces) its key's tombstone.
-MERGE INTO "dw"."accounts_tombstones" AS t
-USING "incrc_deletes_t_cdc_soft" AS s
-ON t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-WHEN MATCHED THEN UPDATE SET
-  "incrc_sequence" = s."incrc_sequence",
-  "incrc_deleted_at" = s."incrc_deleted_at"
-WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-  VALUES (s."tenant", s."account_id", s."incrc_sequence", s."incrc_deleted_at");
+INSERT INTO "dw"."accounts_tombstones" AS t ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
+SELECT "tenant", "account_id", "incrc_sequence", "incrc_deleted_at"
+FROM "incrc_deletes_t_cdc_soft"
+ON CONFLICT ("tenant", "account_id") DO UPDATE SET
+  "incrc_sequence" = EXCLUDED."incrc_sequence",
+  "incrc_deleted_at" = EXCLUDED."incrc_deleted_at";
 
 -- name: clear_target
 -- phase: write
@@ -608,7 +605,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -621,5 +618,15 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;

@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -382,6 +382,10 @@ BEGIN
       WHERE incrc_rn = 1$s$;
     END IF;
     IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+      EXECUTE $s$ANALYZE "incrc_stage_t_daily_tstz"$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
@@ -402,29 +406,24 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
-      EXECUTE $s$SELECT COUNT(*)
-      FROM "incrc_stage_t_daily_tstz" AS s
-      WHERE EXISTS (
-        SELECT 1 FROM "dw"."payments" AS t
-        WHERE t."payment_id" = s."payment_id"
-      )$s$ INTO x_n;
+      EXECUTE $s$WITH incrc_written AS (
+        INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
+        SELECT "payment_id", "paid_at", "amount", "updated_at"
+        FROM "incrc_stage_t_daily_tstz"
+        ON CONFLICT ("payment_id") DO UPDATE SET
+          "paid_at" = EXCLUDED."paid_at",
+          "amount" = EXCLUDED."amount",
+          "updated_at" = EXCLUDED."updated_at"
+        RETURNING t."xmax" = 0 AS incrc_inserted
+      )
+      SELECT COUNT(*)
+      FROM incrc_written
+      WHERE NOT incrc_inserted$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
-      EXECUTE $s$MERGE INTO "dw"."payments" AS t
-      USING "incrc_stage_t_daily_tstz" AS s
-      ON t."payment_id" = s."payment_id"
-      WHEN MATCHED THEN UPDATE SET
-        "paid_at" = s."paid_at",
-        "amount" = s."amount",
-        "updated_at" = s."updated_at"
-      WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
-        VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at")$s$;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -459,8 +458,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -493,8 +493,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

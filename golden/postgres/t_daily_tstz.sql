@@ -48,11 +48,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -60,23 +60,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -364,15 +360,6 @@ SELECT "payment_id", "paid_at", "amount", "updated_at"
 FROM "app"."payments"
 WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: $1 = start, $2 = hi
-INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
-SELECT "payment_id", "paid_at", "amount", "updated_at"
-FROM "app"."payments"
-WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -385,6 +372,11 @@ FROM (
   WHERE "updated_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_t_daily_tstz";
 
 -- name: count_null_watermark
 -- phase: stage
@@ -443,40 +435,22 @@ WHERE "payment_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz";
 
--- name: count_matched
--- phase: write
--- Rows the merge will update (the rest it inserts).
-SELECT COUNT(*)
-FROM "incrc_stage_t_daily_tstz" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."payments" AS t
-  WHERE t."payment_id" = s."payment_id"
-);
-
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
-MERGE INTO "dw"."payments" AS t
-USING "incrc_stage_t_daily_tstz" AS s
-ON t."payment_id" = s."payment_id"
-WHEN MATCHED THEN UPDATE SET
-  "paid_at" = s."paid_at",
-  "amount" = s."amount",
-  "updated_at" = s."updated_at"
-WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
-  VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."payments";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
-SELECT "payment_id", "paid_at", "amount", "updated_at"
-FROM "incrc_stage_t_daily_tstz";
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+WITH incrc_written AS (
+  INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
+  SELECT "payment_id", "paid_at", "amount", "updated_at"
+  FROM "incrc_stage_t_daily_tstz"
+  ON CONFLICT ("payment_id") DO UPDATE SET
+    "paid_at" = EXCLUDED."paid_at",
+    "amount" = EXCLUDED."amount",
+    "updated_at" = EXCLUDED."updated_at"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*)
+FROM incrc_written
+WHERE NOT incrc_inserted;
 
 -- name: advance_watermark
 -- phase: write
@@ -491,7 +465,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -504,8 +478,102 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT COUNT(*)
+FROM pg_catalog.pg_index AS i
+WHERE i.indrelid IN (
+    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE c.relname = 'payments' AND n.nspname = 'app'
+  )
+  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+  AND i.indnatts = 1 AND i.indnkeyatts = 1
+  AND (
+    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a
+    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull
+      AND a.attname IN ('payment_id')
+  ) = 1;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM "app"."payments"
+WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app"."payments"
+WHERE "updated_at" IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM (
+  SELECT "payment_id", "paid_at", "amount", "updated_at"
+  FROM (
+    SELECT "payment_id", "paid_at", "amount", "updated_at",
+      ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+    FROM "app"."payments" AS src
+    WHERE "updated_at" >= $1 AND "updated_at" < $2
+      AND "updated_at" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "payment_id" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+TRUNCATE "dw"."payments";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
+SELECT "payment_id", "paid_at", "amount", "updated_at"
+FROM (
+  SELECT "payment_id", "paid_at", "amount", "updated_at",
+    ROW_NUMBER() OVER (PARTITION BY "payment_id" ORDER BY "updated_at" DESC NULLS LAST, "paid_at" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+  FROM "app"."payments" AS src
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
+    AND "updated_at" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("payment_id" IS NULL, FALSE);
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+TRUNCATE "dw"."payments";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
+SELECT "payment_id", "paid_at", "amount", "updated_at"
+FROM "app"."payments"
+WHERE "updated_at" >= $1 AND "updated_at" < $2
+  AND "updated_at" IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."payments";
 
 -- name: count_partition
 -- phase: write

@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -46,7 +42,6 @@ DECLARE
   v_expires_at TEXT;
   v_finished_at TEXT;
   v_hi DATE;
-  v_invalid BIGINT;
   v_kind TEXT;
   v_lo DATE;
   v_logic_hash TEXT;
@@ -69,6 +64,7 @@ DECLARE
   v_start DATE;
   v_started_at TEXT;
   v_status TEXT;
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at TEXT;
   v_watermark TEXT;
@@ -98,7 +94,6 @@ DECLARE
   x_parts TIMESTAMP[];
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -108,6 +103,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -310,80 +306,96 @@ BEGIN
     EXECUTE $s$SELECT "account_id", "currency", "day", "balance", "note"
     FROM "app"."balances"
     WHERE 1 = 0$s$;
-    x_step := 'drop_stage';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_t_nullable_key"$s$;
-    x_step := 'create_stage';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_stage_t_nullable_key" (
-      "account_id" BIGINT,
-      "currency" VARCHAR(3),
-      "day" DATE,
-      "balance" NUMERIC(18,4),
-      "note" TEXT
-    )$s$;
-    x_step := 'drop_raw';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_raw_t_nullable_key"$s$;
-    x_step := 'create_raw';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_raw_t_nullable_key" (
-      "account_id" BIGINT,
-      "currency" VARCHAR(3),
-      "day" DATE,
-      "balance" NUMERIC(18,4),
-      "note" TEXT
-    )$s$;
-    x_step := 'stage_all';
-    x_rows := 0;
-    EXECUTE $s$INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
-    SELECT "account_id", "currency", "day", "balance", "note"
-    FROM "app"."balances"
-    WHERE (("day" >= $1 AND "day" < $2) OR "day" IS NULL)$s$ USING v_start, v_hi;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'source_unique';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_raw_t_nullable_key"
+    FROM pg_catalog.pg_index AS i
+    WHERE i.indrelid IN (
+        SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+        WHERE c.relname = 'balances' AND n.nspname = 'app'
+      )
+      AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+      AND i.indnatts = 2 AND i.indnkeyatts = 2
+      AND (
+        SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a
+        WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull
+          AND a.attname IN ('account_id', 'currency')
+      ) = 2$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_unique := v_unique + x_n;
+    x_step := 'count_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "app"."balances"
+    WHERE (("day" >= $1 AND "day" < $2) OR "day" IS NULL)$s$ INTO x_n USING v_start, v_hi;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "app"."balances"
     WHERE "day" IS NULL$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% source row(s) have a NULL day, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
-    x_step := 'dedupe_stage';
-    EXECUTE $s$INSERT INTO "incrc_stage_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
-    SELECT "account_id", "currency", "day", "balance", "note"
-    FROM (
-      SELECT "account_id", "currency", "day", "balance", "note",
-        ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
-      FROM "incrc_raw_t_nullable_key" AS src
-      WHERE "day" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1$s$;
-    x_step := 'count_invalid';
-    x_n := NULL;
-    EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_t_nullable_key"
-    WHERE "account_id" IS NULL$s$ INTO x_n;
-    x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    IF x_n <> 0 THEN
-      RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
+    IF v_unique = 0 THEN
+      x_step := 'count_invalid_source';
+      x_n := NULL;
+      EXECUTE $s$SELECT COUNT(*)
+      FROM (
+        SELECT "account_id", "currency", "day", "balance", "note"
+        FROM (
+          SELECT "account_id", "currency", "day", "balance", "note",
+            ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+          FROM "app"."balances" AS src
+          WHERE "day" >= $1 AND "day" < $2
+            AND "day" IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
+      WHERE "account_id" IS NULL$s$ INTO x_n USING v_start, v_hi;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
+      END IF;
     END IF;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_t_nullable_key"$s$ INTO x_n;
+    FROM "dw"."balances"$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    IF v_unique = 0 THEN
+      x_step := 'replace_target';
+      EXECUTE $s$TRUNCATE "dw"."balances"$s$;
+      EXECUTE $s$INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
+      SELECT "account_id", "currency", "day", "balance", "note"
+      FROM (
+        SELECT "account_id", "currency", "day", "balance", "note",
+          ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+        FROM "app"."balances" AS src
+        WHERE "day" >= $1 AND "day" < $2
+          AND "day" IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+        AND NOT COALESCE("account_id" IS NULL, FALSE)$s$ USING v_start, v_hi;
+    END IF;
+    IF v_unique <> 0 THEN
+      x_step := 'replace_target_unique';
+      EXECUTE $s$TRUNCATE "dw"."balances"$s$;
+      EXECUTE $s$INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
+      SELECT "account_id", "currency", "day", "balance", "note"
+      FROM "app"."balances"
+      WHERE "day" >= $1 AND "day" < $2
+        AND "day" IS NOT NULL$s$ USING v_start, v_hi;
+    END IF;
+    x_step := 'count_target';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "dw"."balances"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    EXECUTE $s$DELETE FROM "dw"."balances"$s$;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    EXECUTE $s$INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
-    SELECT "account_id", "currency", "day", "balance", "note"
-    FROM "incrc_stage_t_nullable_key"$s$;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -417,8 +429,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -451,18 +464,11 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_t_nullable_key"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_raw_t_nullable_key"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   EXECUTE $s$UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -380,6 +380,10 @@ BEGIN
       WHERE incrc_rn = 1$s$;
     END IF;
     IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+      EXECUTE $s$ANALYZE "incrc_stage_t_nullable_key"$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
@@ -400,7 +404,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
       FROM "incrc_stage_t_nullable_key" AS s
@@ -408,12 +412,6 @@ BEGIN
         SELECT 1 FROM "dw"."balances" AS t
         WHERE t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
       )$s$ INTO x_n;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
       EXECUTE $s$MERGE INTO "dw"."balances" AS t
       USING "incrc_stage_t_nullable_key" AS s
       ON t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
@@ -423,6 +421,9 @@ BEGIN
         "note" = s."note"
       WHEN NOT MATCHED THEN INSERT ("account_id", "currency", "day", "balance", "note")
         VALUES (s."account_id", s."currency", s."day", s."balance", s."note")$s$;
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -457,8 +458,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -491,8 +493,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

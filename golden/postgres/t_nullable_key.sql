@@ -45,11 +45,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -57,23 +57,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program reconcile (window [start, )):
 --   versioned_keys         count -> versioned
@@ -342,15 +338,6 @@ SELECT "account_id", "currency", "day", "balance", "note"
 FROM "app"."balances"
 WHERE (("day" >= $1 AND "day" < $2) OR "day" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: $1 = start, $2 = hi
-INSERT INTO "incrc_raw_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
-SELECT "account_id", "currency", "day", "balance", "note"
-FROM "app"."balances"
-WHERE (("day" >= $1 AND "day" < $2) OR "day" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -363,6 +350,11 @@ FROM (
   WHERE "day" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+ANALYZE "incrc_stage_t_nullable_key";
 
 -- name: count_null_watermark
 -- phase: stage
@@ -400,19 +392,15 @@ WHERE "account_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_nullable_key" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw"."balances" AS t
   WHERE t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "dw"."balances" AS t
 USING "incrc_stage_t_nullable_key" AS s
 ON t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
@@ -422,18 +410,6 @@ WHEN MATCHED THEN UPDATE SET
   "note" = s."note"
 WHEN NOT MATCHED THEN INSERT ("account_id", "currency", "day", "balance", "note")
   VALUES (s."account_id", s."currency", s."day", s."balance", s."note");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."balances";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
-SELECT "account_id", "currency", "day", "balance", "note"
-FROM "incrc_stage_t_nullable_key";
 
 -- name: advance_watermark
 -- phase: write
@@ -448,7 +424,7 @@ WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = run_id
+-- params: $1 = status, $2 = watermark_after, $3 = rows_read, $4 = rows_inserted, $5 = rows_updated, $6 = rows_deleted, $7 = rows_quarantined, $8 = rows_skipped, $9 = rows_ignored, $10 = finished_at, $11 = duration_ms, $12 = error, $13 = note, $14 = run_id
 UPDATE "incrc_runs"
 SET "status" = $1,
     "watermark_after" = $2,
@@ -461,8 +437,102 @@ SET "status" = $1,
     "rows_ignored" = $9,
     "finished_at" = $10,
     "duration_ms" = $11,
-    "error" = $12
-WHERE "run_id" = $13;
+    "error" = $12,
+    "note" = $13
+WHERE "run_id" = $14;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: $1 = finished_at, $2 = duration_ms, $3 = run_id
+UPDATE "incrc_runs"
+SET "finished_at" = $1,
+    "duration_ms" = $2
+WHERE "run_id" = $3;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT COUNT(*)
+FROM pg_catalog.pg_index AS i
+WHERE i.indrelid IN (
+    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE c.relname = 'balances' AND n.nspname = 'app'
+  )
+  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+  AND i.indnatts = 2 AND i.indnkeyatts = 2
+  AND (
+    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a
+    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull
+      AND a.attname IN ('account_id', 'currency')
+  ) = 2;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM "app"."balances"
+WHERE (("day" >= $1 AND "day" < $2) OR "day" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app"."balances"
+WHERE "day" IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: $1 = start, $2 = hi
+SELECT COUNT(*)
+FROM (
+  SELECT "account_id", "currency", "day", "balance", "note"
+  FROM (
+    SELECT "account_id", "currency", "day", "balance", "note",
+      ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+    FROM "app"."balances" AS src
+    WHERE "day" >= $1 AND "day" < $2
+      AND "day" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "account_id" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+TRUNCATE "dw"."balances";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
+SELECT "account_id", "currency", "day", "balance", "note"
+FROM (
+  SELECT "account_id", "currency", "day", "balance", "note",
+    ROW_NUMBER() OVER (PARTITION BY "account_id", "currency" ORDER BY "day" DESC NULLS LAST, "balance" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+  FROM "app"."balances" AS src
+  WHERE "day" >= $1 AND "day" < $2
+    AND "day" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("account_id" IS NULL, FALSE);
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+TRUNCATE "dw"."balances";
+-- params: $1 = start, $2 = hi
+INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
+SELECT "account_id", "currency", "day", "balance", "note"
+FROM "app"."balances"
+WHERE "day" >= $1 AND "day" < $2
+  AND "day" IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."balances";
 
 -- name: reconcile_source
 -- phase: query

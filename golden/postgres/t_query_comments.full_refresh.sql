@@ -4,20 +4,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -308,56 +304,53 @@ BEGIN
       WHERE note <> '-- not a comment' AND note <> '/* nor this */'
     ) AS src
     WHERE 1 = 0$s$;
-    x_step := 'drop_stage';
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_t_query_comments"$s$;
-    x_step := 'create_stage';
-    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_stage_t_query_comments" (
-      "id" BIGINT,
-      "amount" NUMERIC(12,2),
-      "note" TEXT,
-      "updated_at" TIMESTAMP
-    )$s$;
-    x_step := 'stage_all';
-    x_rows := 0;
-    EXECUTE $s$INSERT INTO "incrc_stage_t_query_comments" ("id", "amount", "note", "updated_at")
+    x_step := 'count_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
+    WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ INTO x_n USING v_start, v_hi;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
+    WHERE "updated_at" IS NULL$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    IF x_n <> 0 THEN
+      RAISE EXCEPTION '% source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
+    END IF;
+    x_step := 'count_target';
+    x_n := NULL;
+    EXECUTE $s$SELECT COUNT(*)
+    FROM "dw"."query_comments"$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    EXECUTE $s$TRUNCATE "dw"."query_comments"$s$;
+    EXECUTE $s$INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")
     SELECT "id", "amount", "note", "updated_at"
     FROM (
       SELECT id, amount, note, updated_at
       FROM app.payments
       WHERE note <> '-- not a comment' AND note <> '/* nor this */'
     ) AS src
-    WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL)$s$ USING v_start, v_hi;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    WHERE "updated_at" >= $1 AND "updated_at" < $2
+      AND "updated_at" IS NOT NULL$s$ USING v_start, v_hi;
+    x_step := 'count_target';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_t_query_comments"
-    WHERE "updated_at" IS NULL$s$ INTO x_n;
-    x_n := COALESCE(x_n, 0);
-    IF x_n <> 0 THEN
-      RAISE EXCEPTION '% source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
-    END IF;
-    x_step := 'delete_null_watermark';
-    EXECUTE $s$DELETE FROM "incrc_stage_t_query_comments"
-    WHERE "updated_at" IS NULL$s$;
-    x_step := 'count_staged';
-    x_n := NULL;
-    EXECUTE $s$SELECT COUNT(*)
-    FROM "incrc_stage_t_query_comments"$s$ INTO x_n;
+    FROM "dw"."query_comments"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    EXECUTE $s$DELETE FROM "dw"."query_comments"$s$;
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    EXECUTE $s$INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")
-    SELECT "id", "amount", "note", "updated_at"
-    FROM "incrc_stage_t_query_comments"$s$;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -391,8 +384,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -425,14 +419,11 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    EXECUTE $s$DROP TABLE IF EXISTS "incrc_stage_t_query_comments"$s$;
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   EXECUTE $s$UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

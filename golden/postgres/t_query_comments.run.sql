@@ -9,6 +9,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -354,6 +355,10 @@ BEGIN
       END IF;
     END IF;
     IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+      EXECUTE $s$ANALYZE "incrc_stage_t_query_comments"$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
       x_step := 'delete_null_watermark';
       EXECUTE $s$DELETE FROM "incrc_stage_t_query_comments"
       WHERE "updated_at" IS NULL$s$;
@@ -405,8 +410,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   EXCEPTION WHEN OTHERS THEN
     IF SQLSTATE = 'P0001' THEN
       x_error_text := SQLERRM;
@@ -439,8 +445,9 @@ BEGIN
         "rows_ignored" = $9,
         "finished_at" = $10,
         "duration_ms" = $11,
-        "error" = $12
-    WHERE "run_id" = $13$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_run_id;
+        "error" = $12,
+        "note" = $13
+    WHERE "run_id" = $14$s$ USING v_status, v_watermark_after, v_rows_read, v_rows_inserted, v_rows_updated, v_rows_deleted, v_rows_quarantined, v_rows_skipped, v_rows_ignored, v_finished_at, v_duration_ms, v_error, v_note, v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
   BEGIN

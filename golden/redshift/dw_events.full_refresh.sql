@@ -4,21 +4,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -44,7 +40,6 @@ DECLARE
   v_expires_at VARCHAR(65535);
   v_finished_at VARCHAR(65535);
   v_hi TIMESTAMP;
-  v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMP;
   v_logic_hash VARCHAR(65535);
@@ -99,7 +94,6 @@ DECLARE
   x_prec RECORD;
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -314,70 +308,64 @@ BEGIN
     SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
     FROM "app"."events"
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "incrc_stage_dw_events";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "incrc_stage_dw_events" (
-      "event_id" BIGINT,
-      "event_date" DATE,
-      "user_id" BIGINT,
-      "kind" VARCHAR(128),
-      "ingested_at" TIMESTAMP
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "incrc_stage_dw_events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
-    SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
-    FROM "app"."events"
-    WHERE (("ingested_at" >= v_start AND "ingested_at" < v_hi) OR "ingested_at" IS NULL);
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_dw_events"
+      FROM "app"."events"
+      WHERE (("ingested_at" >= v_start AND "ingested_at" < v_hi) OR "ingested_at" IS NULL)
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "app"."events"
       WHERE "ingested_at" IS NULL
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% source row(s) have a NULL ingested_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
-    START TRANSACTION;
-    x_step := 'delete_null_watermark';
-    DELETE FROM "incrc_stage_dw_events"
-    WHERE "ingested_at" IS NULL;
-    x_step := 'count_invalid';
+    x_step := 'count_invalid_source';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_dw_events"
-      WHERE "event_date" IS NULL
+      FROM "app"."events"
+      WHERE "ingested_at" >= v_start AND "ingested_at" < v_hi
+        AND "ingested_at" IS NOT NULL
+        AND "event_date" IS NULL
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
     END IF;
-    x_step := 'count_staged';
+    START TRANSACTION;
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_dw_events"
+      FROM "dw"."events"
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "dw"."events";
+    INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
+    SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
+    FROM "app"."events"
+    WHERE "ingested_at" >= v_start AND "ingested_at" < v_hi
+      AND "ingested_at" IS NOT NULL
+      AND NOT COALESCE("event_date" IS NULL, FALSE);
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "dw"."events"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "dw"."events";
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
-    SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"
-    FROM "incrc_stage_dw_events";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -411,7 +399,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -447,14 +436,11 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_stage_dw_events";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -4,24 +4,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -47,7 +41,6 @@ DECLARE
   v_expires_at VARCHAR(65535);
   v_finished_at VARCHAR(65535);
   v_hi TIMESTAMP;
-  v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMP;
   v_logic_hash VARCHAR(65535);
@@ -99,7 +92,6 @@ DECLARE
   x_prec RECORD;
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -338,98 +330,105 @@ BEGIN
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% row(s) of lookup tables would match a source row more than once (a key twice, or versions of a key that overlap), so the row would be written once per match: fix the lookup table', x_n;
     END IF;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "incrc_stage_dw_tickets";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "incrc_stage_dw_tickets" (
-      "ticket_id" BIGINT,
-      "opened_at" TIMESTAMP,
-      "agent_id" BIGINT,
-      "team_id" BIGINT,
-      "updated_at" TIMESTAMP,
-      "agent_name" VARCHAR(65535),
-      "team_name" VARCHAR(128)
-    );
-    x_step := 'drop_raw';
-    DROP TABLE IF EXISTS "incrc_raw_dw_tickets";
-    x_step := 'create_raw';
-    CREATE TEMPORARY TABLE "incrc_raw_dw_tickets" (
-      "ticket_id" BIGINT,
-      "opened_at" TIMESTAMP,
-      "agent_id" BIGINT,
-      "team_id" BIGINT,
-      "updated_at" TIMESTAMP,
-      "agent_name" VARCHAR(65535),
-      "team_name" VARCHAR(128)
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "incrc_raw_dw_tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
-    SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
-    FROM (
-      SELECT src."ticket_id", src."opened_at", src."agent_id", src."team_id", src."updated_at", incrc_l1."full_name" AS "agent_name", incrc_l2."name" AS "team_name"
-      FROM "app"."tickets" AS src
-      LEFT JOIN "hr"."agent_history" AS incrc_l1 ON incrc_l1."agent_id" = src."agent_id"
-        AND incrc_l1."since" <= src."opened_at"
-        AND (src."opened_at" < incrc_l1."until" OR incrc_l1."until" IS NULL)
-      LEFT JOIN "hr"."teams" AS incrc_l2 ON incrc_l2."id" = src."team_id"
-    ) AS src
-    WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL);
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_raw_dw_tickets"
+      FROM (
+        SELECT src."ticket_id", src."opened_at", src."agent_id", src."team_id", src."updated_at", incrc_l1."full_name" AS "agent_name", incrc_l2."name" AS "team_name"
+        FROM "app"."tickets" AS src
+        LEFT JOIN "hr"."agent_history" AS incrc_l1 ON incrc_l1."agent_id" = src."agent_id"
+          AND incrc_l1."since" <= src."opened_at"
+          AND (src."opened_at" < incrc_l1."until" OR incrc_l1."until" IS NULL)
+        LEFT JOIN "hr"."teams" AS incrc_l2 ON incrc_l2."id" = src."team_id"
+      ) AS src
+      WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL)
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM (
+        SELECT src."ticket_id", src."opened_at", src."agent_id", src."team_id", src."updated_at", incrc_l1."full_name" AS "agent_name", incrc_l2."name" AS "team_name"
+        FROM "app"."tickets" AS src
+        LEFT JOIN "hr"."agent_history" AS incrc_l1 ON incrc_l1."agent_id" = src."agent_id"
+          AND incrc_l1."since" <= src."opened_at"
+          AND (src."opened_at" < incrc_l1."until" OR incrc_l1."until" IS NULL)
+        LEFT JOIN "hr"."teams" AS incrc_l2 ON incrc_l2."id" = src."team_id"
+      ) AS src
       WHERE "updated_at" IS NULL
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
-    x_step := 'dedupe_stage';
-    INSERT INTO "incrc_stage_dw_tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
+    x_step := 'count_invalid_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM (
+        SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
+        FROM (
+          SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name",
+            ROW_NUMBER() OVER (PARTITION BY "ticket_id" ORDER BY "updated_at" DESC NULLS LAST, "opened_at" DESC NULLS LAST, "agent_id" DESC NULLS LAST, "team_id" DESC NULLS LAST, "agent_name" DESC NULLS LAST, "team_name" DESC NULLS LAST) AS incrc_rn
+          FROM (
+            SELECT src."ticket_id", src."opened_at", src."agent_id", src."team_id", src."updated_at", incrc_l1."full_name" AS "agent_name", incrc_l2."name" AS "team_name"
+            FROM "app"."tickets" AS src
+            LEFT JOIN "hr"."agent_history" AS incrc_l1 ON incrc_l1."agent_id" = src."agent_id"
+              AND incrc_l1."since" <= src."opened_at"
+              AND (src."opened_at" < incrc_l1."until" OR incrc_l1."until" IS NULL)
+            LEFT JOIN "hr"."teams" AS incrc_l2 ON incrc_l2."id" = src."team_id"
+          ) AS src
+          WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+            AND "updated_at" IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
+      WHERE "ticket_id" IS NULL
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    IF x_n <> 0 THEN
+      RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
+    END IF;
+    START TRANSACTION;
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "dw"."tickets"
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "dw"."tickets";
+    INSERT INTO "dw"."tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
     SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
     FROM (
       SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name",
         ROW_NUMBER() OVER (PARTITION BY "ticket_id" ORDER BY "updated_at" DESC NULLS LAST, "opened_at" DESC NULLS LAST, "agent_id" DESC NULLS LAST, "team_id" DESC NULLS LAST, "agent_name" DESC NULLS LAST, "team_name" DESC NULLS LAST) AS incrc_rn
-      FROM "incrc_raw_dw_tickets" AS src
-      WHERE "updated_at" IS NOT NULL
+      FROM (
+        SELECT src."ticket_id", src."opened_at", src."agent_id", src."team_id", src."updated_at", incrc_l1."full_name" AS "agent_name", incrc_l2."name" AS "team_name"
+        FROM "app"."tickets" AS src
+        LEFT JOIN "hr"."agent_history" AS incrc_l1 ON incrc_l1."agent_id" = src."agent_id"
+          AND incrc_l1."since" <= src."opened_at"
+          AND (src."opened_at" < incrc_l1."until" OR incrc_l1."until" IS NULL)
+        LEFT JOIN "hr"."teams" AS incrc_l2 ON incrc_l2."id" = src."team_id"
+      ) AS src
+      WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+        AND "updated_at" IS NOT NULL
     ) AS ranked
-    WHERE incrc_rn = 1;
-    START TRANSACTION;
-    x_step := 'count_invalid';
+    WHERE incrc_rn = 1
+      AND NOT COALESCE("ticket_id" IS NULL, FALSE);
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_dw_tickets"
-      WHERE "ticket_id" IS NULL
-    ) AS incrc_q;
-    x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    IF x_n <> 0 THEN
-      RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
-    END IF;
-    x_step := 'count_staged';
-    x_n := NULL;
-    SELECT INTO x_n * FROM (
-      SELECT COUNT(*)
-      FROM "incrc_stage_dw_tickets"
+      FROM "dw"."tickets"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "dw"."tickets";
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "dw"."tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
-    SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
-    FROM "incrc_stage_dw_tickets";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -463,7 +462,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -499,18 +499,11 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_stage_dw_tickets";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_raw_dw_tickets";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

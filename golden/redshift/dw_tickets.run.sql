@@ -13,11 +13,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -420,6 +420,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1;
     END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+    END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -446,7 +449,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
@@ -456,12 +459,6 @@ BEGIN
           WHERE t."ticket_id" = s."ticket_id"
         )
       ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
       MERGE INTO "dw"."tickets"
       USING "incrc_stage_dw_tickets" AS s
       ON "dw"."tickets"."ticket_id" = s."ticket_id"
@@ -474,6 +471,9 @@ BEGIN
         "team_name" = s."team_name"
       WHEN NOT MATCHED THEN INSERT ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
         VALUES (s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name");
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -508,7 +508,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -544,7 +545,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -382,6 +382,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1;
     END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+    END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -408,7 +411,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
@@ -418,12 +421,6 @@ BEGIN
           WHERE t."payment_id" = s."payment_id"
         )
       ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
       MERGE INTO "dw"."payments"
       USING "incrc_stage_t_daily_tstz" AS s
       ON "dw"."payments"."payment_id" = s."payment_id"
@@ -433,6 +430,9 @@ BEGIN
         "updated_at" = s."updated_at"
       WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
         VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -467,7 +467,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -503,7 +504,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

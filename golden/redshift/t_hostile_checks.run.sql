@@ -11,6 +11,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -18,8 +19,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -377,6 +377,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1;
     END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+    END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
       x_step := 'quarantine_null_watermark';
@@ -455,7 +458,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
@@ -465,12 +468,6 @@ BEGIN
           WHERE t."id" = s."id"
         )
       ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
       MERGE INTO "dw"."hostile"
       USING "incrc_stage_t_hostile_checks" AS s
       ON "dw"."hostile"."id" = s."id"
@@ -480,6 +477,9 @@ BEGIN
         "updated_at" = s."updated_at"
       WHEN NOT MATCHED THEN INSERT ("id", "amount", "note", "updated_at")
         VALUES (s."id", s."amount", s."note", s."updated_at");
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -514,7 +514,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -550,7 +551,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

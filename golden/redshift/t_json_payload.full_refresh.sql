@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -46,7 +42,6 @@ DECLARE
   v_expires_at VARCHAR(65535);
   v_finished_at VARCHAR(65535);
   v_hi TIMESTAMPTZ;
-  v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMPTZ;
   v_logic_hash VARCHAR(65535);
@@ -69,6 +64,7 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -98,7 +94,6 @@ DECLARE
   x_prec RECORD;
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -108,6 +103,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -309,83 +305,97 @@ BEGIN
     SELECT "doc_id", "payload", "changed_at"
     FROM "app"."json_documents"
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "incrc_stage_t_json_payload";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "incrc_stage_t_json_payload" (
-      "doc_id" BIGINT,
-      "payload" VARCHAR(65535),
-      "changed_at" TIMESTAMPTZ
-    );
-    x_step := 'drop_raw';
-    DROP TABLE IF EXISTS "incrc_raw_t_json_payload";
-    x_step := 'create_raw';
-    CREATE TEMPORARY TABLE "incrc_raw_t_json_payload" (
-      "doc_id" BIGINT,
-      "payload" VARCHAR(65535),
-      "changed_at" TIMESTAMPTZ
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "incrc_raw_t_json_payload" ("doc_id", "payload", "changed_at")
-    SELECT "doc_id", "payload", "changed_at"
-    FROM "app"."json_documents"
-    WHERE (("changed_at" >= v_start AND "changed_at" < v_hi) OR "changed_at" IS NULL);
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'source_unique';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT 0
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_unique := v_unique + x_n;
+    x_step := 'count_source';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_raw_t_json_payload"
+      FROM "app"."json_documents"
+      WHERE (("changed_at" >= v_start AND "changed_at" < v_hi) OR "changed_at" IS NULL)
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "app"."json_documents"
       WHERE "changed_at" IS NULL
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
       RAISE EXCEPTION '% source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
-    x_step := 'dedupe_stage';
-    INSERT INTO "incrc_stage_t_json_payload" ("doc_id", "payload", "changed_at")
-    SELECT "doc_id", "payload", "changed_at"
-    FROM (
-      SELECT "doc_id", "payload", "changed_at",
-        ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "changed_at" DESC NULLS LAST, "payload" DESC NULLS LAST) AS incrc_rn
-      FROM "incrc_raw_t_json_payload" AS src
-      WHERE "changed_at" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1;
+    IF v_unique = 0 THEN
+      x_step := 'count_invalid_source';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM (
+          SELECT "doc_id", "payload", "changed_at"
+          FROM (
+            SELECT "doc_id", "payload", "changed_at",
+              ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "changed_at" DESC NULLS LAST, "payload" DESC NULLS LAST) AS incrc_rn
+            FROM "app"."json_documents" AS src
+            WHERE "changed_at" >= v_start AND "changed_at" < v_hi
+              AND "changed_at" IS NOT NULL
+          ) AS ranked
+          WHERE incrc_rn = 1
+        ) AS incrc_rows
+        WHERE "doc_id" IS NULL
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
+      END IF;
+    END IF;
     START TRANSACTION;
-    x_step := 'count_invalid';
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_t_json_payload"
-      WHERE "doc_id" IS NULL
+      FROM "dw"."json_documents"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    IF x_n <> 0 THEN
-      RAISE EXCEPTION '% staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written', x_n;
+    v_rows_deleted := v_rows_deleted + x_n;
+    IF v_unique = 0 THEN
+      x_step := 'replace_target';
+      DELETE FROM "dw"."json_documents";
+      INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+      SELECT "doc_id", "payload", "changed_at"
+      FROM (
+        SELECT "doc_id", "payload", "changed_at",
+          ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "changed_at" DESC NULLS LAST, "payload" DESC NULLS LAST) AS incrc_rn
+        FROM "app"."json_documents" AS src
+        WHERE "changed_at" >= v_start AND "changed_at" < v_hi
+          AND "changed_at" IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+        AND NOT COALESCE("doc_id" IS NULL, FALSE);
     END IF;
-    x_step := 'count_staged';
+    IF v_unique <> 0 THEN
+      x_step := 'replace_target_unique';
+      DELETE FROM "dw"."json_documents";
+      INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+      SELECT "doc_id", "payload", "changed_at"
+      FROM "app"."json_documents"
+      WHERE "changed_at" >= v_start AND "changed_at" < v_hi
+        AND "changed_at" IS NOT NULL;
+    END IF;
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_t_json_payload"
+      FROM "dw"."json_documents"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "dw"."json_documents";
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
-    SELECT "doc_id", "payload", "changed_at"
-    FROM "incrc_stage_t_json_payload";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -419,7 +429,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -455,18 +466,11 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_stage_t_json_payload";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_raw_t_json_payload";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -376,6 +376,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1;
     END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+    END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -402,7 +405,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF v_rows_read <> 0 THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
@@ -412,12 +415,6 @@ BEGIN
           WHERE t."doc_id" = s."doc_id"
         )
       ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'write';
       MERGE INTO "dw"."json_documents"
       USING "incrc_stage_t_json_payload" AS s
       ON "dw"."json_documents"."doc_id" = s."doc_id"
@@ -426,6 +423,9 @@ BEGIN
         "changed_at" = s."changed_at"
       WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
         VALUES (s."doc_id", s."payload", s."changed_at");
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -460,7 +460,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -496,7 +497,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

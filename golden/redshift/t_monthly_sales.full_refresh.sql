@@ -4,25 +4,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -48,7 +43,6 @@ DECLARE
   v_expires_at VARCHAR(65535);
   v_finished_at VARCHAR(65535);
   v_hi TIMESTAMPTZ;
-  v_invalid BIGINT;
   v_kind VARCHAR(65535);
   v_lo TIMESTAMPTZ;
   v_logic_hash VARCHAR(65535);
@@ -74,6 +68,7 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -103,7 +98,6 @@ DECLARE
   x_prec RECORD;
 BEGIN
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -113,6 +107,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -325,45 +320,24 @@ BEGIN
     SELECT "sale_id", "sale_date", "amount", "updated_at"
     FROM "app"."sales"
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "incrc_stage_t_monthly_sales";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "incrc_stage_t_monthly_sales" (
-      "sale_id" BIGINT,
-      "sale_date" DATE,
-      "amount" DECIMAL(12,2),
-      "updated_at" TIMESTAMPTZ
-    );
-    x_step := 'drop_raw';
-    DROP TABLE IF EXISTS "incrc_raw_t_monthly_sales";
-    x_step := 'create_raw';
-    CREATE TEMPORARY TABLE "incrc_raw_t_monthly_sales" (
-      "sale_id" BIGINT,
-      "sale_date" DATE,
-      "amount" DECIMAL(12,2),
-      "updated_at" TIMESTAMPTZ
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "incrc_raw_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
-    SELECT "sale_id", "sale_date", "amount", "updated_at"
-    FROM "app"."sales"
-    WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL);
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'dedupe_stage';
-    INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
-    SELECT "sale_id", "sale_date", "amount", "updated_at"
-    FROM (
-      SELECT "sale_id", "sale_date", "amount", "updated_at",
-        ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
-      FROM "incrc_raw_t_monthly_sales" AS src
-      WHERE "updated_at" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1;
+    x_step := 'source_unique';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT 0
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_unique := v_unique + x_n;
+    x_step := 'count_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "app"."sales"
+      WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL)
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
     START TRANSACTION;
-    x_step := 'quarantine_null_watermark';
+    x_step := 'quarantine_null_watermark_source';
     x_rows := 0;
     INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
     SELECT v_run_id,
@@ -371,23 +345,14 @@ BEGIN
         WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
       END,
       "sale_id", "sale_date", "amount", "updated_at"
-    FROM "incrc_raw_t_monthly_sales"
+    FROM "app"."sales"
     WHERE "updated_at" IS NULL;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_quarantined := v_rows_quarantined + x_rows;
-    x_step := 'count_invalid';
-    x_n := NULL;
-    SELECT INTO x_n * FROM (
-      SELECT COUNT(*)
-      FROM "incrc_stage_t_monthly_sales"
-      WHERE "sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0)
-    ) AS incrc_q;
-    x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    v_rows_quarantined := v_rows_quarantined + x_n;
-    IF v_invalid <> 0 THEN
-      x_step := 'quarantine';
+    IF v_unique = 0 THEN
+      x_step := 'quarantine_source';
+      x_rows := 0;
       INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
       SELECT v_run_id,
         CASE
@@ -396,34 +361,84 @@ BEGIN
           WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
         END,
         "sale_id", "sale_date", "amount", "updated_at"
-      FROM "incrc_stage_t_monthly_sales"
+      FROM (
+        SELECT "sale_id", "sale_date", "amount", "updated_at"
+        FROM (
+          SELECT "sale_id", "sale_date", "amount", "updated_at",
+            ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+          FROM "app"."sales" AS src
+          WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+            AND "updated_at" IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
       WHERE "sale_id" IS NULL
          OR "sale_date" IS NULL
          OR NOT ("amount" >= 0);
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
-    IF v_invalid <> 0 THEN
-      x_step := 'delete_invalid';
-      DELETE FROM "incrc_stage_t_monthly_sales"
-      WHERE "sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0);
+    IF v_unique <> 0 THEN
+      x_step := 'quarantine_source_unique';
+      x_rows := 0;
+      INSERT INTO "dw"."sales_monthly_quarantine" ("incrc_run_id", "incrc_reason", "sale_id", "sale_date", "amount", "updated_at")
+      SELECT v_run_id,
+        CASE
+          WHEN "sale_date" IS NULL THEN 'not_null(sale_date)'
+          WHEN NOT ("amount" >= 0) THEN 'check: amount >= 0'
+        END,
+        "sale_id", "sale_date", "amount", "updated_at"
+      FROM "app"."sales"
+      WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+        AND "updated_at" IS NOT NULL
+        AND ("sale_date" IS NULL
+         OR NOT ("amount" >= 0));
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_quarantined := v_rows_quarantined + x_rows;
     END IF;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_t_monthly_sales"
+      FROM "dw"."sales_monthly"
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    IF v_unique = 0 THEN
+      x_step := 'replace_target';
+      DELETE FROM "dw"."sales_monthly";
+      INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
+      SELECT "sale_id", "sale_date", "amount", "updated_at"
+      FROM (
+        SELECT "sale_id", "sale_date", "amount", "updated_at",
+          ROW_NUMBER() OVER (PARTITION BY "sale_id" ORDER BY "updated_at" DESC NULLS LAST, "sale_date" DESC NULLS LAST, "amount" DESC NULLS LAST) AS incrc_rn
+        FROM "app"."sales" AS src
+        WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+          AND "updated_at" IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+        AND NOT COALESCE("sale_id" IS NULL OR "sale_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+    END IF;
+    IF v_unique <> 0 THEN
+      x_step := 'replace_target_unique';
+      DELETE FROM "dw"."sales_monthly";
+      INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
+      SELECT "sale_id", "sale_date", "amount", "updated_at"
+      FROM "app"."sales"
+      WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+        AND "updated_at" IS NOT NULL
+        AND NOT COALESCE("sale_date" IS NULL OR NOT ("amount" >= 0), FALSE);
+    END IF;
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "dw"."sales_monthly"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "dw"."sales_monthly";
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
-    SELECT "sale_id", "sale_date", "amount", "updated_at"
-    FROM "incrc_stage_t_monthly_sales";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -457,7 +472,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -493,18 +509,11 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_stage_t_monthly_sales";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_raw_t_monthly_sales";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

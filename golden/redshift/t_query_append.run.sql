@@ -9,6 +9,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_invalid          if rows_read; count -> invalid; fails if not 0
@@ -369,6 +370,9 @@ BEGIN
         RAISE EXCEPTION '% source row(s) have a NULL seq, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
       END IF;
     END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'analyze_stage';
+    END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
       x_step := 'delete_null_watermark';
@@ -438,7 +442,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -474,7 +479,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

@@ -4,20 +4,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -308,33 +304,28 @@ BEGIN
       WHERE note <> '-- not a comment' AND note <> '/* nor this */'
     ) AS src
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "incrc_stage_t_query_comments";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "incrc_stage_t_query_comments" (
-      "id" BIGINT,
-      "amount" DECIMAL(12,2),
-      "note" VARCHAR(65535),
-      "updated_at" TIMESTAMP
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "incrc_stage_t_query_comments" ("id", "amount", "note", "updated_at")
-    SELECT "id", "amount", "note", "updated_at"
-    FROM (
-      SELECT id, amount, note, updated_at
-      FROM app.payments
-      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-    ) AS src
-    WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL);
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_t_query_comments"
+      FROM (
+        SELECT id, amount, note, updated_at
+        FROM app.payments
+        WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+      ) AS src
+      WHERE (("updated_at" >= v_start AND "updated_at" < v_hi) OR "updated_at" IS NULL)
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM (
+        SELECT id, amount, note, updated_at
+        FROM app.payments
+        WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+      ) AS src
       WHERE "updated_at" IS NULL
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
@@ -342,27 +333,33 @@ BEGIN
       RAISE EXCEPTION '% source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
     END IF;
     START TRANSACTION;
-    x_step := 'delete_null_watermark';
-    DELETE FROM "incrc_stage_t_query_comments"
-    WHERE "updated_at" IS NULL;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
-      FROM "incrc_stage_t_query_comments"
+      FROM "dw"."query_comments"
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "dw"."query_comments";
+    INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")
+    SELECT "id", "amount", "note", "updated_at"
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
+    WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+      AND "updated_at" IS NOT NULL;
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT COUNT(*)
+      FROM "dw"."query_comments"
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "dw"."query_comments";
-    GET DIAGNOSTICS x_rc := ROW_COUNT;
-    x_rows := x_rows + x_rc;
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")
-    SELECT "id", "amount", "note", "updated_at"
-    FROM "incrc_stage_t_query_comments";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -396,7 +393,8 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
     COMMIT;
   EXCEPTION WHEN OTHERS THEN
@@ -432,14 +430,11 @@ BEGIN
         "rows_ignored" = v_rows_ignored,
         "finished_at" = v_finished_at,
         "duration_ms" = v_duration_ms,
-        "error" = v_error
+        "error" = v_error,
+        "note" = v_note
     WHERE "run_id" = v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "incrc_stage_t_query_comments";
-  EXCEPTION WHEN OTHERS THEN NULL;
-  END;
   UPDATE "incrc_state"
   SET "lease_owner" = NULL,
       "lease_expires_at" = NULL

@@ -576,7 +576,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -589,5 +589,15 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
 WHERE "RUN_ID" = ?;

@@ -57,6 +57,7 @@
 --   create_raw                   if window
 --   stage_window                 on source; if window; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -64,8 +65,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -411,6 +411,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
+
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
@@ -470,19 +475,15 @@ WHERE "ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_APP_ORDERS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_APP_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."APP_ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."APP_ORDERS" AS t
 USING "INCRC_STAGE_DW_APP_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
@@ -520,7 +521,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -533,7 +534,17 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
 WHERE "RUN_ID" = ?;
 
 -- name: reconcile_source

@@ -4,21 +4,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -50,7 +46,6 @@ DECLARE
   v_expires_at VARCHAR;
   v_finished_at VARCHAR;
   v_hi TIMESTAMP_NTZ;
-  v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_NTZ;
   v_logic_hash VARCHAR;
@@ -109,7 +104,6 @@ DECLARE
 BEGIN
   -- Every time below is UTC by name (CONVERT_TIMEZONE('UTC', ...)); the session's TIMEZONE changes nothing.
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -363,29 +357,20 @@ BEGIN
     SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
     FROM "APP"."EVENTS"
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "INCRC_STAGE_DW_EVENTS";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "INCRC_STAGE_DW_EVENTS" (
-      "EVENT_ID" BIGINT,
-      "EVENT_DATE" DATE,
-      "USER_ID" BIGINT,
-      "KIND" VARCHAR(32),
-      "INGESTED_AT" TIMESTAMP_NTZ
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
-    SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
-    FROM "APP"."EVENTS"
-    WHERE (("INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_DW_EVENTS"
+      FROM "APP"."EVENTS"
+      WHERE (("INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL)
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM "APP"."EVENTS"
       WHERE "INGESTED_AT" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
@@ -394,42 +379,47 @@ BEGIN
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    BEGIN TRANSACTION;
-    x_in_tx := 1;
-    x_step := 'delete_null_watermark';
-    DELETE FROM "INCRC_STAGE_DW_EVENTS"
-    WHERE "INGESTED_AT" IS NULL;
-    x_step := 'count_invalid';
+    x_step := 'count_invalid_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_DW_EVENTS"
-      WHERE "EVENT_DATE" IS NULL
+      FROM "APP"."EVENTS"
+      WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+        AND "INGESTED_AT" IS NOT NULL
+        AND "EVENT_DATE" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
     IF (x_n <> 0) THEN
       x_error_text := (CAST(x_n AS VARCHAR) || ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    x_step := 'count_staged';
+    BEGIN TRANSACTION;
+    x_in_tx := 1;
+    x_step := 'count_target';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_DW_EVENTS"
+      FROM "DW"."EVENTS"
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "DW"."EVENTS";
+    INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
+    SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
+    FROM "APP"."EVENTS"
+    WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+      AND "INGESTED_AT" IS NOT NULL
+      AND NOT COALESCE("EVENT_DATE" IS NULL, FALSE);
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM "DW"."EVENTS"
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "DW"."EVENTS";
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
-    SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
-    FROM "INCRC_STAGE_DW_EVENTS";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -464,7 +454,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -503,16 +494,11 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_STAGE_DW_EVENTS";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
   UPDATE "INCRC_STATE"
   SET "LEASE_OWNER" = NULL,
       "LEASE_EXPIRES_AT" = NULL

@@ -50,11 +50,11 @@
 --   create_raw           if window
 --   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
 --   dedupe_stage         if rows_read
+--   analyze_stage        if rows_read
 --   begin
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
---     count_matched      if rows_read; count -> rows_updated, minus rows_inserted
---     write              if rows_read
+--     write              if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -374,6 +374,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
+
 -- name: count_invalid
 -- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
@@ -403,19 +408,15 @@ WHERE "ORDER_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."LANDED_ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."LANDED_ORDERS" AS t
 USING "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
@@ -451,7 +452,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -464,7 +465,17 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
 WHERE "RUN_ID" = ?;
 
 -- name: reconcile_source

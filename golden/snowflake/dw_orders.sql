@@ -53,6 +53,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -60,8 +61,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -69,25 +69,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program reconcile (window [start, )):
 --   versioned_keys         count -> versioned
@@ -375,15 +370,6 @@ SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
 FROM "APP"."ORDERS"
 WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
-SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
-FROM "APP"."ORDERS"
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -396,6 +382,11 @@ FROM (
   WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
 
 -- name: quarantine_null_watermark
 -- phase: write
@@ -456,19 +447,15 @@ WHERE "ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."ORDERS" AS t
 USING "INCRC_STAGE_DW_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
@@ -478,18 +465,6 @@ WHEN MATCHED THEN UPDATE SET
   "UPDATED_AT" = s."UPDATED_AT"
 WHEN NOT MATCHED THEN INSERT ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
   VALUES (s."ORDER_ID", s."ORDER_DATE", s."AMOUNT", s."UPDATED_AT");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."ORDERS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
-SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
-FROM "INCRC_STAGE_DW_ORDERS";
 
 -- name: advance_watermark
 -- phase: write
@@ -504,7 +479,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -517,8 +492,123 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."ORDERS"
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."ORDERS"
+WHERE "UPDATED_AT" IS NULL;
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "ORDER_ID" IS NULL THEN 'not_null(order_id)'
+    WHEN "ORDER_DATE" IS NULL THEN 'not_null(order_date)'
+    WHEN NOT ("AMOUNT" >= 0) THEN 'check: amount >= 0'
+  END,
+  "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM (
+  SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+  FROM (
+    SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
+      ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
+    FROM "APP"."ORDERS" AS src
+    WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+      AND "UPDATED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "ORDER_ID" IS NULL
+   OR "ORDER_DATE" IS NULL
+   OR NOT ("AMOUNT" >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."ORDERS";
+-- params: start, hi
+INSERT INTO "DW"."ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM (
+  SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT",
+    ROW_NUMBER() OVER (PARTITION BY "ORDER_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "ORDER_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
+  FROM "APP"."ORDERS" AS src
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+    AND "UPDATED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "ORDER_DATE" IS NULL THEN 'not_null(order_date)'
+    WHEN NOT ("AMOUNT" >= 0) THEN 'check: amount >= 0'
+  END,
+  "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."ORDERS"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND ("ORDER_DATE" IS NULL
+   OR NOT ("AMOUNT" >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "DW"."ORDERS";
+-- params: start, hi
+INSERT INTO "DW"."ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."ORDERS"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND NOT COALESCE("ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."ORDERS";
 
 -- name: reconcile_source
 -- phase: query

@@ -64,21 +64,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -401,21 +397,6 @@ CREATE TEMPORARY TABLE "INCRC_STAGE_DW_SALES" (
   "CUSTOMER_COUNTRY" VARCHAR(2)
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_STAGE_DW_SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
-SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
-FROM (
-  SELECT src."SALE_ID", src."SALE_DATE", src."CUSTOMER_ID", src."AMOUNT", src."UPDATED_AT", incrc_l1."COUNTRY" AS "CUSTOMER_COUNTRY"
-  FROM "APP"."SALES" AS src
-  LEFT JOIN "DW"."DIM_CUSTOMER" AS incrc_l1 ON incrc_l1."CUSTOMER_ID" = src."CUSTOMER_ID"
-    AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
-    AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
-) AS src
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -464,18 +445,6 @@ WHERE "SALE_DATE" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_SALES";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."SALES";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
-SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
-FROM "INCRC_STAGE_DW_SALES";
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -489,7 +458,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -502,8 +471,72 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src."SALE_ID", src."SALE_DATE", src."CUSTOMER_ID", src."AMOUNT", src."UPDATED_AT", incrc_l1."COUNTRY" AS "CUSTOMER_COUNTRY"
+  FROM "APP"."SALES" AS src
+  LEFT JOIN "DW"."DIM_CUSTOMER" AS incrc_l1 ON incrc_l1."CUSTOMER_ID" = src."CUSTOMER_ID"
+    AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
+    AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
+) AS src
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src."SALE_ID", src."SALE_DATE", src."CUSTOMER_ID", src."AMOUNT", src."UPDATED_AT", incrc_l1."COUNTRY" AS "CUSTOMER_COUNTRY"
+  FROM "APP"."SALES" AS src
+  LEFT JOIN "DW"."DIM_CUSTOMER" AS incrc_l1 ON incrc_l1."CUSTOMER_ID" = src."CUSTOMER_ID"
+    AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
+    AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
+) AS src
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND "SALE_DATE" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."SALES";
+-- params: start, hi
+INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")
+SELECT "SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY"
+FROM (
+  SELECT src."SALE_ID", src."SALE_DATE", src."CUSTOMER_ID", src."AMOUNT", src."UPDATED_AT", incrc_l1."COUNTRY" AS "CUSTOMER_COUNTRY"
+  FROM "APP"."SALES" AS src
+  LEFT JOIN "DW"."DIM_CUSTOMER" AS incrc_l1 ON incrc_l1."CUSTOMER_ID" = src."CUSTOMER_ID"
+    AND incrc_l1."VALID_FROM" <= CAST(src."SALE_DATE" AS TIMESTAMP_NTZ)
+    AND CAST(src."SALE_DATE" AS TIMESTAMP_NTZ) < incrc_l1."VALID_TO"
+) AS src
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND NOT COALESCE("SALE_DATE" IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."SALES";
 
 -- name: count_partition
 -- phase: write

@@ -4,24 +4,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -53,7 +47,6 @@ DECLARE
   v_expires_at VARCHAR;
   v_finished_at VARCHAR;
   v_hi TIMESTAMP_NTZ;
-  v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_NTZ;
   v_logic_hash VARCHAR;
@@ -109,7 +102,6 @@ DECLARE
 BEGIN
   -- Every time below is UTC by name (CONVERT_TIMEZONE('UTC', ...)); the session's TIMEZONE changes nothing.
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -389,50 +381,34 @@ BEGIN
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "INCRC_STAGE_DW_TICKETS";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "INCRC_STAGE_DW_TICKETS" (
-      "TICKET_ID" BIGINT,
-      "OPENED_AT" TIMESTAMP_NTZ,
-      "AGENT_ID" BIGINT,
-      "TEAM_ID" BIGINT,
-      "UPDATED_AT" TIMESTAMP_NTZ,
-      "AGENT_NAME" VARCHAR,
-      "TEAM_NAME" VARCHAR(32)
-    );
-    x_step := 'drop_raw';
-    DROP TABLE IF EXISTS "INCRC_RAW_DW_TICKETS";
-    x_step := 'create_raw';
-    CREATE TEMPORARY TABLE "INCRC_RAW_DW_TICKETS" (
-      "TICKET_ID" BIGINT,
-      "OPENED_AT" TIMESTAMP_NTZ,
-      "AGENT_ID" BIGINT,
-      "TEAM_ID" BIGINT,
-      "UPDATED_AT" TIMESTAMP_NTZ,
-      "AGENT_NAME" VARCHAR,
-      "TEAM_NAME" VARCHAR(32)
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "INCRC_RAW_DW_TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
-    SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
-    FROM (
-      SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
-      FROM "APP"."TICKETS" AS src
-      LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
-        AND incrc_l1."SINCE" <= src."OPENED_AT"
-        AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
-      LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
-    ) AS src
-    WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_RAW_DW_TICKETS"
+      FROM (
+        SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+        FROM "APP"."TICKETS" AS src
+        LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+          AND incrc_l1."SINCE" <= src."OPENED_AT"
+          AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+        LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+      ) AS src
+      WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL)
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM (
+        SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+        FROM "APP"."TICKETS" AS src
+        LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+          AND incrc_l1."SINCE" <= src."OPENED_AT"
+          AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+        LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+      ) AS src
       WHERE "UPDATED_AT" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
@@ -441,49 +417,74 @@ BEGIN
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    x_step := 'dedupe_stage';
-    INSERT INTO "INCRC_STAGE_DW_TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
-    SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
-    FROM (
-      SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME",
-        ROW_NUMBER() OVER (PARTITION BY "TICKET_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "OPENED_AT" DESC NULLS LAST, "AGENT_ID" DESC NULLS LAST, "TEAM_ID" DESC NULLS LAST, "AGENT_NAME" DESC NULLS LAST, "TEAM_NAME" DESC NULLS LAST) AS incrc_rn
-      FROM "INCRC_RAW_DW_TICKETS" AS src
-      WHERE "UPDATED_AT" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1;
-    BEGIN TRANSACTION;
-    x_in_tx := 1;
-    x_step := 'count_invalid';
+    x_step := 'count_invalid_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_DW_TICKETS"
+      FROM (
+        SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
+        FROM (
+          SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME",
+            ROW_NUMBER() OVER (PARTITION BY "TICKET_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "OPENED_AT" DESC NULLS LAST, "AGENT_ID" DESC NULLS LAST, "TEAM_ID" DESC NULLS LAST, "AGENT_NAME" DESC NULLS LAST, "TEAM_NAME" DESC NULLS LAST) AS incrc_rn
+          FROM (
+            SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+            FROM "APP"."TICKETS" AS src
+            LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+              AND incrc_l1."SINCE" <= src."OPENED_AT"
+              AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+            LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+          ) AS src
+          WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+            AND "UPDATED_AT" IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1
+      ) AS incrc_rows
       WHERE "TICKET_ID" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
     IF (x_n <> 0) THEN
       x_error_text := (CAST(x_n AS VARCHAR) || ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    x_step := 'count_staged';
+    BEGIN TRANSACTION;
+    x_in_tx := 1;
+    x_step := 'count_target';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_DW_TICKETS"
+      FROM "DW"."TICKETS"
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "DW"."TICKETS";
+    INSERT INTO "DW"."TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
+    SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
+    FROM (
+      SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME",
+        ROW_NUMBER() OVER (PARTITION BY "TICKET_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "OPENED_AT" DESC NULLS LAST, "AGENT_ID" DESC NULLS LAST, "TEAM_ID" DESC NULLS LAST, "AGENT_NAME" DESC NULLS LAST, "TEAM_NAME" DESC NULLS LAST) AS incrc_rn
+      FROM (
+        SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+        FROM "APP"."TICKETS" AS src
+        LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+          AND incrc_l1."SINCE" <= src."OPENED_AT"
+          AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+        LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+      ) AS src
+      WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+        AND "UPDATED_AT" IS NOT NULL
+    ) AS ranked
+    WHERE incrc_rn = 1
+      AND NOT COALESCE("TICKET_ID" IS NULL, FALSE);
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM "DW"."TICKETS"
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "DW"."TICKETS";
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "DW"."TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
-    SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
-    FROM "INCRC_STAGE_DW_TICKETS";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -518,7 +519,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -557,22 +559,11 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_STAGE_DW_TICKETS";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_RAW_DW_TICKETS";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
   UPDATE "INCRC_STATE"
   SET "LEASE_OWNER" = NULL,
       "LEASE_EXPIRES_AT" = NULL

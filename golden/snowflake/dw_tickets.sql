@@ -50,11 +50,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -62,24 +62,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -385,22 +379,6 @@ FROM (
 ) AS src
 WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_DW_TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
-SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
-FROM (
-  SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
-  FROM "APP"."TICKETS" AS src
-  LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
-    AND incrc_l1."SINCE" <= src."OPENED_AT"
-    AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
-  LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
-) AS src
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -413,6 +391,11 @@ FROM (
   WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -450,19 +433,15 @@ WHERE "TICKET_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."TICKETS" AS t
   WHERE t."TICKET_ID" = s."TICKET_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."TICKETS" AS t
 USING "INCRC_STAGE_DW_TICKETS" AS s
 ON t."TICKET_ID" = s."TICKET_ID"
@@ -475,18 +454,6 @@ WHEN MATCHED THEN UPDATE SET
   "TEAM_NAME" = s."TEAM_NAME"
 WHEN NOT MATCHED THEN INSERT ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
   VALUES (s."TICKET_ID", s."OPENED_AT", s."AGENT_ID", s."TEAM_ID", s."UPDATED_AT", s."AGENT_NAME", s."TEAM_NAME");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."TICKETS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
-SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
-FROM "INCRC_STAGE_DW_TICKETS";
 
 -- name: advance_watermark
 -- phase: write
@@ -501,7 +468,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -514,5 +481,99 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+  FROM "APP"."TICKETS" AS src
+  LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+    AND incrc_l1."SINCE" <= src."OPENED_AT"
+    AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+  LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+) AS src
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+  FROM "APP"."TICKETS" AS src
+  LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+    AND incrc_l1."SINCE" <= src."OPENED_AT"
+    AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+  LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+) AS src
+WHERE "UPDATED_AT" IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
+  FROM (
+    SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME",
+      ROW_NUMBER() OVER (PARTITION BY "TICKET_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "OPENED_AT" DESC NULLS LAST, "AGENT_ID" DESC NULLS LAST, "TEAM_ID" DESC NULLS LAST, "AGENT_NAME" DESC NULLS LAST, "TEAM_NAME" DESC NULLS LAST) AS incrc_rn
+    FROM (
+      SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+      FROM "APP"."TICKETS" AS src
+      LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+        AND incrc_l1."SINCE" <= src."OPENED_AT"
+        AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+      LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+    ) AS src
+    WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+      AND "UPDATED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "TICKET_ID" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."TICKETS";
+-- params: start, hi
+INSERT INTO "DW"."TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
+SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
+FROM (
+  SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME",
+    ROW_NUMBER() OVER (PARTITION BY "TICKET_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "OPENED_AT" DESC NULLS LAST, "AGENT_ID" DESC NULLS LAST, "TEAM_ID" DESC NULLS LAST, "AGENT_NAME" DESC NULLS LAST, "TEAM_NAME" DESC NULLS LAST) AS incrc_rn
+  FROM (
+    SELECT src."TICKET_ID", src."OPENED_AT", src."AGENT_ID", src."TEAM_ID", src."UPDATED_AT", incrc_l1."FULL_NAME" AS "AGENT_NAME", incrc_l2."NAME" AS "TEAM_NAME"
+    FROM "APP"."TICKETS" AS src
+    LEFT JOIN "HR"."AGENT_HISTORY" AS incrc_l1 ON incrc_l1."AGENT_ID" = src."AGENT_ID"
+      AND incrc_l1."SINCE" <= src."OPENED_AT"
+      AND (src."OPENED_AT" < incrc_l1."UNTIL" OR incrc_l1."UNTIL" IS NULL)
+    LEFT JOIN "HR"."TEAMS" AS incrc_l2 ON incrc_l2."ID" = src."TEAM_ID"
+  ) AS src
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+    AND "UPDATED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("TICKET_ID" IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."TICKETS";

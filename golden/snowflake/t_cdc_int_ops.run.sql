@@ -613,7 +613,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -652,7 +653,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

@@ -51,6 +51,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -58,8 +59,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -67,25 +67,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -367,15 +362,6 @@ SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "APP"."PAYMENTS"
 WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_T_HOSTILE_CHECKS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-FROM "APP"."PAYMENTS"
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -388,6 +374,11 @@ FROM (
   WHERE "UPDATED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
 
 -- name: quarantine_null_watermark
 -- phase: write
@@ -454,19 +445,15 @@ WHERE "ID" IS NULL OR NOT ("AMOUNT" >= -(-1)) OR NOT ("NOTE" <> '--') OR NOT ("N
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOSTILE_CHECKS";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOSTILE_CHECKS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."HOSTILE" AS t
   WHERE t."ID" = s."ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."HOSTILE" AS t
 USING "INCRC_STAGE_T_HOSTILE_CHECKS" AS s
 ON t."ID" = s."ID"
@@ -476,18 +463,6 @@ WHEN MATCHED THEN UPDATE SET
   "UPDATED_AT" = s."UPDATED_AT"
 WHEN NOT MATCHED THEN INSERT ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
   VALUES (s."ID", s."AMOUNT", s."NOTE", s."UPDATED_AT");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."HOSTILE";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."HOSTILE" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-FROM "INCRC_STAGE_T_HOSTILE_CHECKS";
 
 -- name: advance_watermark
 -- phase: write
@@ -502,7 +477,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -515,5 +490,132 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."PAYMENTS"
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "DW"."HOSTILE_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "UPDATED_AT" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM "APP"."PAYMENTS"
+WHERE "UPDATED_AT" IS NULL;
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO "DW"."HOSTILE_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "ID" IS NULL THEN 'not_null(id)'
+    WHEN NOT ("AMOUNT" >= -(-1)) THEN 'check: amount >= - -1'
+    WHEN NOT ("NOTE" <> '--') THEN 'check: note <> ''--'''
+    WHEN NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*') THEN 'check: note <> ''a''''b'' AND note <> '';'' AND note <> ''/*'''
+    WHEN NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5) THEN 'check: -amount < 100 AND amount - -amount >= 0 AND -(amount) <= 5e2 AND amount > -.5'
+    WHEN NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?')) THEN 'check: note NOT IN (''#'', ''//'', ''*/'', ''$$'', ''?'')'
+  END,
+  "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM (
+  SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+  FROM (
+    SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT",
+      ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
+    FROM "APP"."PAYMENTS" AS src
+    WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+      AND "UPDATED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "ID" IS NULL
+   OR NOT ("AMOUNT" >= -(-1))
+   OR NOT ("NOTE" <> '--')
+   OR NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*')
+   OR NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5)
+   OR NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?'));
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."HOSTILE";
+-- params: start, hi
+INSERT INTO "DW"."HOSTILE" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM (
+  SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT",
+    ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST, "NOTE" DESC NULLS LAST) AS incrc_rn
+  FROM "APP"."PAYMENTS" AS src
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+    AND "UPDATED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("ID" IS NULL OR NOT ("AMOUNT" >= -(-1)) OR NOT ("NOTE" <> '--') OR NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*') OR NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5) OR NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?')), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO "DW"."HOSTILE_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN NOT ("AMOUNT" >= -(-1)) THEN 'check: amount >= - -1'
+    WHEN NOT ("NOTE" <> '--') THEN 'check: note <> ''--'''
+    WHEN NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*') THEN 'check: note <> ''a''''b'' AND note <> '';'' AND note <> ''/*'''
+    WHEN NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5) THEN 'check: -amount < 100 AND amount - -amount >= 0 AND -(amount) <= 5e2 AND amount > -.5'
+    WHEN NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?')) THEN 'check: note NOT IN (''#'', ''//'', ''*/'', ''$$'', ''?'')'
+  END,
+  "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM "APP"."PAYMENTS"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND (NOT ("AMOUNT" >= -(-1))
+   OR NOT ("NOTE" <> '--')
+   OR NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*')
+   OR NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5)
+   OR NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?')));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "DW"."HOSTILE";
+-- params: start, hi
+INSERT INTO "DW"."HOSTILE" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM "APP"."PAYMENTS"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND NOT COALESCE(NOT ("AMOUNT" >= -(-1)) OR NOT ("NOTE" <> '--') OR NOT ("NOTE" <> 'a''b' AND "NOTE" <> ';' AND "NOTE" <> '/*') OR NOT (-"AMOUNT" < 100 AND "AMOUNT" - -"AMOUNT" >= 0 AND -"AMOUNT" <= 5e2 AND "AMOUNT" > -0.5) OR NOT ("NOTE" NOT IN ('#', '//', '*/', '$$', '?')), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."HOSTILE";

@@ -555,7 +555,8 @@ BEGIN
       "ROWS_IGNORED" = :v_rows_ignored,
       "FINISHED_AT" = :v_finished_at,
       "DURATION_MS" = :v_duration_ms,
-      "ERROR" = :v_error
+      "ERROR" = :v_error,
+      "NOTE" = :v_note
   WHERE "RUN_ID" = :v_run_id;
   UPDATE "INCRC_STATE"
   SET "LEASE_OWNER" = NULL,

@@ -68,23 +68,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
+--   count_invalid_source_unique  if unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -396,15 +393,6 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_HOURLY_CLICKS" (
   "INGESTED_AT" TIMESTAMP_NTZ
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
-SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
-FROM "APP"."CLICKS"
-WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -465,18 +453,6 @@ WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOURLY_CLICKS";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."CLICKS_HOURLY";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
-SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
-FROM "INCRC_STAGE_T_HOURLY_CLICKS";
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -490,7 +466,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -503,8 +479,94 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."CLICKS"
+WHERE (("INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "INGESTED_AT" IS NULL);
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
+  FROM (
+    SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
+      ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
+    FROM "APP"."CLICKS" AS src
+    WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
+      AND "INGESTED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."CLICKS_HOURLY";
+-- params: start, hi
+INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
+SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
+FROM (
+  SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT",
+    ROW_NUMBER() OVER (PARTITION BY "CLICK_ID" ORDER BY "VERSION" DESC NULLS LAST, "CLICKED_AT" DESC NULLS LAST, "USER_ID" DESC NULLS LAST, "URL" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
+  FROM "APP"."CLICKS" AS src
+  WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
+    AND "INGESTED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("CLICK_ID" IS NULL OR "CLICKED_AT" IS NULL, FALSE);
+
+-- name: count_invalid_source_unique
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any). The source enforces the unique key: no dedupe.
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."CLICKS"
+WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "INGESTED_AT" IS NOT NULL
+  AND "CLICKED_AT" IS NULL;
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "DW"."CLICKS_HOURLY";
+-- params: start, hi
+INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
+SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
+FROM "APP"."CLICKS"
+WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "INGESTED_AT" IS NOT NULL
+  AND NOT COALESCE("CLICKED_AT" IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."CLICKS_HOURLY";
 
 -- name: count_partition
 -- phase: write

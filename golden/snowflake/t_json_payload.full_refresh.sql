@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -52,7 +48,6 @@ DECLARE
   v_expires_at VARCHAR;
   v_finished_at VARCHAR;
   v_hi TIMESTAMP_TZ;
-  v_invalid BIGINT;
   v_kind VARCHAR;
   v_lo TIMESTAMP_TZ;
   v_logic_hash VARCHAR;
@@ -75,6 +70,7 @@ DECLARE
   v_start TIMESTAMP_TZ;
   v_started_at VARCHAR;
   v_status VARCHAR;
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR;
   v_watermark VARCHAR;
@@ -108,7 +104,6 @@ DECLARE
 BEGIN
   -- Every time below is UTC by name (CONVERT_TIMEZONE('UTC', ...)); the session's TIMEZONE changes nothing.
   v_duration_ms := 0;
-  v_invalid := 0;
   v_partitions := 0;
   v_rows_deleted := 0;
   v_rows_ignored := 0;
@@ -118,6 +113,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -358,35 +354,27 @@ BEGIN
     SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
     FROM "APP"."JSON_DOCUMENTS"
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "INCRC_STAGE_T_JSON_PAYLOAD";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "INCRC_STAGE_T_JSON_PAYLOAD" (
-      "DOC_ID" BIGINT,
-      "PAYLOAD" VARIANT,
-      "CHANGED_AT" TIMESTAMP_TZ
-    );
-    x_step := 'drop_raw';
-    DROP TABLE IF EXISTS "INCRC_RAW_T_JSON_PAYLOAD";
-    x_step := 'create_raw';
-    CREATE TEMPORARY TABLE "INCRC_RAW_T_JSON_PAYLOAD" (
-      "DOC_ID" BIGINT,
-      "PAYLOAD" VARIANT,
-      "CHANGED_AT" TIMESTAMP_TZ
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "INCRC_RAW_T_JSON_PAYLOAD" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
-    SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
-    FROM "APP"."JSON_DOCUMENTS"
-    WHERE (("CHANGED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL);
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'source_unique';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT 0
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_unique := v_unique + x_n;
+    x_step := 'count_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_RAW_T_JSON_PAYLOAD"
+      FROM "APP"."JSON_DOCUMENTS"
+      WHERE (("CHANGED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL)
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM "APP"."JSON_DOCUMENTS"
       WHERE "CHANGED_AT" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
@@ -395,49 +383,73 @@ BEGIN
       x_raised := 1;
       RAISE x_fail;
     END IF;
-    x_step := 'dedupe_stage';
-    INSERT INTO "INCRC_STAGE_T_JSON_PAYLOAD" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
-    SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
-    FROM (
-      SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT",
-        ROW_NUMBER() OVER (PARTITION BY "DOC_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PAYLOAD" DESC NULLS LAST) AS incrc_rn
-      FROM "INCRC_RAW_T_JSON_PAYLOAD" AS src
-      WHERE "CHANGED_AT" IS NOT NULL
-    ) AS ranked
-    WHERE incrc_rn = 1;
+    IF (v_unique = 0) THEN
+      x_step := 'count_invalid_source';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT COUNT(*)
+        FROM (
+          SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+          FROM (
+            SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT",
+              ROW_NUMBER() OVER (PARTITION BY "DOC_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PAYLOAD" DESC NULLS LAST) AS incrc_rn
+            FROM "APP"."JSON_DOCUMENTS" AS src
+            WHERE "CHANGED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+              AND "CHANGED_AT" IS NOT NULL
+          ) AS ranked
+          WHERE incrc_rn = 1
+        ) AS incrc_rows
+        WHERE "DOC_ID" IS NULL
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      IF (x_n <> 0) THEN
+        x_error_text := (CAST(x_n AS VARCHAR) || ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+    END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
-    x_step := 'count_invalid';
+    x_step := 'count_target';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_T_JSON_PAYLOAD"
-      WHERE "DOC_ID" IS NULL
+      FROM "DW"."JSON_DOCUMENTS"
     ) AS q;
     x_n := COALESCE(x_n, 0);
-    v_invalid := v_invalid + x_n;
-    IF (x_n <> 0) THEN
-      x_error_text := (CAST(x_n AS VARCHAR) || ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
-      x_raised := 1;
-      RAISE x_fail;
+    v_rows_deleted := v_rows_deleted + x_n;
+    IF (v_unique = 0) THEN
+      x_step := 'replace_target';
+      DELETE FROM "DW"."JSON_DOCUMENTS";
+      INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+      SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+      FROM (
+        SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT",
+          ROW_NUMBER() OVER (PARTITION BY "DOC_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PAYLOAD" DESC NULLS LAST) AS incrc_rn
+        FROM "APP"."JSON_DOCUMENTS" AS src
+        WHERE "CHANGED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+          AND "CHANGED_AT" IS NOT NULL
+      ) AS ranked
+      WHERE incrc_rn = 1
+        AND NOT COALESCE("DOC_ID" IS NULL, FALSE);
     END IF;
-    x_step := 'count_staged';
+    IF (v_unique <> 0) THEN
+      x_step := 'replace_target_unique';
+      DELETE FROM "DW"."JSON_DOCUMENTS";
+      INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+      SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+      FROM "APP"."JSON_DOCUMENTS"
+      WHERE "CHANGED_AT" >= CAST(:v_start AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+        AND "CHANGED_AT" IS NOT NULL;
+    END IF;
+    x_step := 'count_target';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_T_JSON_PAYLOAD"
+      FROM "DW"."JSON_DOCUMENTS"
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "DW"."JSON_DOCUMENTS";
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
-    SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
-    FROM "INCRC_STAGE_T_JSON_PAYLOAD";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -472,7 +484,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -511,22 +524,11 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_STAGE_T_JSON_PAYLOAD";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_RAW_T_JSON_PAYLOAD";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
   UPDATE "INCRC_STATE"
   SET "LEASE_OWNER" = NULL,
       "LEASE_EXPIRES_AT" = NULL

@@ -44,11 +44,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -56,23 +56,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -332,15 +328,6 @@ SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
 FROM "APP"."JSON_DOCUMENTS"
 WHERE (("CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_T_JSON_PAYLOAD" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
-SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
-FROM "APP"."JSON_DOCUMENTS"
-WHERE (("CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -353,6 +340,11 @@ FROM (
   WHERE "CHANGED_AT" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -390,19 +382,15 @@ WHERE "DOC_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_JSON_PAYLOAD";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_JSON_PAYLOAD" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."JSON_DOCUMENTS" AS t
   WHERE t."DOC_ID" = s."DOC_ID"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "DW"."JSON_DOCUMENTS" AS t
 USING "INCRC_STAGE_T_JSON_PAYLOAD" AS s
 ON t."DOC_ID" = s."DOC_ID"
@@ -411,18 +399,6 @@ WHEN MATCHED THEN UPDATE SET
   "CHANGED_AT" = s."CHANGED_AT"
 WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
   VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."JSON_DOCUMENTS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
-SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
-FROM "INCRC_STAGE_T_JSON_PAYLOAD";
 
 -- name: advance_watermark
 -- phase: write
@@ -437,7 +413,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -450,5 +426,87 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."JSON_DOCUMENTS"
+WHERE (("CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "APP"."JSON_DOCUMENTS"
+WHERE "CHANGED_AT" IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+  FROM (
+    SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT",
+      ROW_NUMBER() OVER (PARTITION BY "DOC_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PAYLOAD" DESC NULLS LAST) AS incrc_rn
+    FROM "APP"."JSON_DOCUMENTS" AS src
+    WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
+      AND "CHANGED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "DOC_ID" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."JSON_DOCUMENTS";
+-- params: start, hi
+INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+FROM (
+  SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT",
+    ROW_NUMBER() OVER (PARTITION BY "DOC_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PAYLOAD" DESC NULLS LAST) AS incrc_rn
+  FROM "APP"."JSON_DOCUMENTS" AS src
+  WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
+    AND "CHANGED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("DOC_ID" IS NULL, FALSE);
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "DW"."JSON_DOCUMENTS";
+-- params: start, hi
+INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+FROM "APP"."JSON_DOCUMENTS"
+WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
+  AND "CHANGED_AT" IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."JSON_DOCUMENTS";

@@ -72,25 +72,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -414,15 +409,6 @@ CREATE TEMPORARY TABLE "INCRC_RAW_T_MONTHLY_SALES" (
   "UPDATED_AT" TIMESTAMP_TZ
 );
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_RAW_T_MONTHLY_SALES" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
-SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
-FROM "APP"."SALES"
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "UPDATED_AT" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -506,18 +492,6 @@ WHERE "SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_MONTHLY_SALES";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."SALES_MONTHLY";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
-SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
-FROM "INCRC_STAGE_T_MONTHLY_SALES";
-
 -- name: quarantine_unpartitioned
 -- phase: write
 -- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
@@ -545,7 +519,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -558,8 +532,110 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "APP"."SALES"
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "SALE_ID" IS NULL THEN 'not_null(sale_id)'
+    WHEN "SALE_DATE" IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT ("AMOUNT" >= 0) THEN 'check: amount >= 0'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM (
+  SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+  FROM (
+    SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
+      ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
+    FROM "APP"."SALES" AS src
+    WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+      AND "UPDATED_AT" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "SALE_ID" IS NULL
+   OR "SALE_DATE" IS NULL
+   OR NOT ("AMOUNT" >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."SALES_MONTHLY";
+-- params: start, hi
+INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM (
+  SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT",
+    ROW_NUMBER() OVER (PARTITION BY "SALE_ID" ORDER BY "UPDATED_AT" DESC NULLS LAST, "SALE_DATE" DESC NULLS LAST, "AMOUNT" DESC NULLS LAST) AS incrc_rn
+  FROM "APP"."SALES" AS src
+  WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+    AND "UPDATED_AT" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("SALE_ID" IS NULL OR "SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO "DW"."SALES_MONTHLY_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT ?,
+  CASE
+    WHEN "SALE_DATE" IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT ("AMOUNT" >= 0) THEN 'check: amount >= 0'
+  END,
+  "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND ("SALE_DATE" IS NULL
+   OR NOT ("AMOUNT" >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "DW"."SALES_MONTHLY";
+-- params: start, hi
+INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
+SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"
+FROM "APP"."SALES"
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
+  AND "UPDATED_AT" IS NOT NULL
+  AND NOT COALESCE("SALE_DATE" IS NULL OR NOT ("AMOUNT" >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."SALES_MONTHLY";
 
 -- name: count_partition
 -- phase: write

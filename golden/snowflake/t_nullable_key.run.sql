@@ -12,11 +12,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -431,6 +431,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1;
     END IF;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'analyze_stage';
+    END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
     IF (v_rows_read <> 0) THEN
@@ -460,7 +463,7 @@ BEGIN
       v_rows_inserted := v_rows_inserted + x_n;
     END IF;
     IF (v_rows_read <> 0) THEN
-      x_step := 'count_matched';
+      x_step := 'write';
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
@@ -470,12 +473,6 @@ BEGIN
           WHERE t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
         )
       ) AS q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
-    END IF;
-    IF (v_rows_read <> 0) THEN
-      x_step := 'write';
       MERGE INTO "DW"."BALANCES" AS t
       USING "INCRC_STAGE_T_NULLABLE_KEY" AS s
       ON t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
@@ -485,6 +482,9 @@ BEGIN
         "NOTE" = s."NOTE"
       WHEN NOT MATCHED THEN INSERT ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
         VALUES (s."ACCOUNT_ID", s."CURRENCY", s."DAY", s."BALANCE", s."NOTE");
+      x_n := COALESCE(x_n, 0);
+      v_rows_updated := v_rows_updated + x_n;
+      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
@@ -520,7 +520,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -559,7 +560,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

@@ -4,20 +4,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -357,32 +353,28 @@ BEGIN
       WHERE note <> '-- not a comment' AND note <> '/* nor this */'
     ) AS src
     WHERE 1 = 0;
-    x_step := 'drop_stage';
-    DROP TABLE IF EXISTS "INCRC_STAGE_T_QUERY_COMMENTS";
-    x_step := 'create_stage';
-    CREATE TEMPORARY TABLE "INCRC_STAGE_T_QUERY_COMMENTS" (
-      "ID" BIGINT,
-      "AMOUNT" NUMBER(12,2),
-      "NOTE" VARCHAR,
-      "UPDATED_AT" TIMESTAMP_NTZ
-    );
-    x_step := 'stage_all';
-    x_rows := 0;
-    INSERT INTO "INCRC_STAGE_T_QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-    SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-    FROM (
-      SELECT id, amount, note, updated_at
-      FROM app.payments
-      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-    ) AS src
-    WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_read := v_rows_read + x_rows;
-    x_step := 'count_null_watermark';
+    x_step := 'count_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_T_QUERY_COMMENTS"
+      FROM (
+        SELECT id, amount, note, updated_at
+        FROM app.payments
+        WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+      ) AS src
+      WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL)
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_read := v_rows_read + x_n;
+    x_step := 'count_null_watermark_source';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM (
+        SELECT id, amount, note, updated_at
+        FROM app.payments
+        WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+      ) AS src
       WHERE "UPDATED_AT" IS NULL
     ) AS q;
     x_n := COALESCE(x_n, 0);
@@ -393,26 +385,33 @@ BEGIN
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
-    x_step := 'delete_null_watermark';
-    DELETE FROM "INCRC_STAGE_T_QUERY_COMMENTS"
-    WHERE "UPDATED_AT" IS NULL;
-    x_step := 'count_staged';
+    x_step := 'count_target';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
-      FROM "INCRC_STAGE_T_QUERY_COMMENTS"
+      FROM "DW"."QUERY_COMMENTS"
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_rows_deleted := v_rows_deleted + x_n;
+    x_step := 'replace_target';
+    DELETE FROM "DW"."QUERY_COMMENTS";
+    INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
+    SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+    FROM (
+      SELECT id, amount, note, updated_at
+      FROM app.payments
+      WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+    ) AS src
+    WHERE "UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+      AND "UPDATED_AT" IS NOT NULL;
+    x_step := 'count_target';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT COUNT(*)
+      FROM "DW"."QUERY_COMMENTS"
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
-    x_step := 'clear_target';
-    x_rows := 0;
-    DELETE FROM "DW"."QUERY_COMMENTS";
-    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-    v_rows_deleted := v_rows_deleted + x_rows;
-    x_step := 'insert_all';
-    INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-    SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-    FROM "INCRC_STAGE_T_QUERY_COMMENTS";
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -447,7 +446,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -486,16 +486,11 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.
-  BEGIN
-    DROP TABLE IF EXISTS "INCRC_STAGE_T_QUERY_COMMENTS";
-  EXCEPTION
-    WHEN OTHER THEN
-      x_rc := 0;
-  END;
   UPDATE "INCRC_STATE"
   SET "LEASE_OWNER" = NULL,
       "LEASE_EXPIRES_AT" = NULL

@@ -9,6 +9,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -405,6 +406,9 @@ BEGIN
         RAISE x_fail;
       END IF;
     END IF;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'analyze_stage';
+    END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
     IF (v_rows_read <> 0) THEN
@@ -462,7 +466,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
     COMMIT;
     x_in_tx := 0;
@@ -501,7 +506,8 @@ BEGIN
         "ROWS_IGNORED" = :v_rows_ignored,
         "FINISHED_AT" = :v_finished_at,
         "DURATION_MS" = :v_duration_ms,
-        "ERROR" = :v_error
+        "ERROR" = :v_error,
+        "NOTE" = :v_note
     WHERE "RUN_ID" = :v_run_id;
   END;
   -- Then, failed or not: the cleanup, the lease given back.

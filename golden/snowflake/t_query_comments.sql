@@ -40,6 +40,7 @@
 --   create_stage             if window
 --   stage_window             if window; rows changed -> rows_read
 --   count_null_watermark     if rows_read; count; fails if not 0
+--   analyze_stage            if rows_read
 --   begin
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
@@ -51,20 +52,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -323,18 +320,10 @@ FROM (
 ) AS src
 WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
 
--- name: stage_all
+-- name: analyze_stage
 -- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "INCRC_STAGE_T_QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-FROM (
-  SELECT id, amount, note, updated_at
-  FROM app.payments
-  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
-) AS src
-WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on snowflake)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -362,18 +351,6 @@ INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
 SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
 FROM "INCRC_STAGE_T_QUERY_COMMENTS";
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "DW"."QUERY_COMMENTS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
-SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
-FROM "INCRC_STAGE_T_QUERY_COMMENTS";
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -387,7 +364,7 @@ WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "INCRC_RUNS"
 SET "STATUS" = ?,
     "WATERMARK_AFTER" = ?,
@@ -400,5 +377,59 @@ SET "STATUS" = ?,
     "ROWS_IGNORED" = ?,
     "FINISHED_AT" = ?,
     "DURATION_MS" = ?,
-    "ERROR" = ?
+    "ERROR" = ?,
+    "NOTE" = ?
 WHERE "RUN_ID" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "INCRC_RUNS"
+SET "FINISHED_AT" = ?,
+    "DURATION_MS" = ?
+WHERE "RUN_ID" = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE (("UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE "UPDATED_AT" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "DW"."QUERY_COMMENTS";
+-- params: start, hi
+INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")
+SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_NTZ)
+  AND "UPDATED_AT" IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "DW"."QUERY_COMMENTS";

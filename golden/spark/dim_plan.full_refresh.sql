@@ -391,7 +391,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 42: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -404,7 +404,8 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
 -- step 43: drop_stage

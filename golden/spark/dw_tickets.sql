@@ -54,11 +54,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -66,24 +66,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -391,22 +385,6 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-FROM (
-  SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
-  FROM `app`.`tickets` AS src
-  LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
-    AND incrc_l1.`since` <= src.`opened_at`
-    AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
-  LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
-) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -419,6 +397,11 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on spark)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -458,19 +441,15 @@ WHERE `ticket_id` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_dw_tickets`;
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_tickets` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`tickets` AS t
   WHERE t.`ticket_id` = s.`ticket_id`
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO `dw`.`tickets` AS t
 USING `incrc_stage_dw_tickets` AS s
 ON t.`ticket_id` = s.`ticket_id`
@@ -483,18 +462,6 @@ WHEN MATCHED THEN UPDATE SET
   `team_name` = s.`team_name`
 WHEN NOT MATCHED THEN INSERT (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
   VALUES (s.`ticket_id`, s.`opened_at`, s.`agent_id`, s.`team_id`, s.`updated_at`, s.`agent_name`, s.`team_name`);
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`tickets`;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-FROM `incrc_stage_dw_tickets`;
 
 -- name: advance_watermark
 -- phase: write
@@ -509,7 +476,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -522,5 +489,99 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+  FROM `app`.`tickets` AS src
+  LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+    AND incrc_l1.`since` <= src.`opened_at`
+    AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+  LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+) AS src
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM (
+  SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+  FROM `app`.`tickets` AS src
+  LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+    AND incrc_l1.`since` <= src.`opened_at`
+    AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+  LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+) AS src
+WHERE `updated_at` IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+  FROM (
+    SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
+      ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC NULLS LAST, `opened_at` DESC NULLS LAST, `agent_id` DESC NULLS LAST, `team_id` DESC NULLS LAST, `agent_name` DESC NULLS LAST, `team_name` DESC NULLS LAST) AS incrc_rn
+    FROM (
+      SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+      FROM `app`.`tickets` AS src
+      LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+        AND incrc_l1.`since` <= src.`opened_at`
+        AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+      LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+    ) AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `ticket_id` IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`tickets`;
+-- params: start, hi
+INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
+SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+FROM (
+  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
+    ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC NULLS LAST, `opened_at` DESC NULLS LAST, `agent_id` DESC NULLS LAST, `team_id` DESC NULLS LAST, `agent_name` DESC NULLS LAST, `team_name` DESC NULLS LAST) AS incrc_rn
+  FROM (
+    SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+    FROM `app`.`tickets` AS src
+    LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+      AND incrc_l1.`since` <= src.`opened_at`
+      AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+    LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+  ) AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`ticket_id` IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`tickets`;

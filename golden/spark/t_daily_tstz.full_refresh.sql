@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -193,82 +189,77 @@ SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
 WHERE 1 = 0;
 
--- step 21: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
+-- step 21: source_unique
+-- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
+SELECT 0;
 
--- step 22: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_t_daily_tstz` (
-  `payment_id` BIGINT,
-  `paid_at` TIMESTAMP,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING DELTA;
-
--- step 23: drop_raw
--- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
-
--- step 24: create_raw
--- job: run it.
-CREATE TABLE `incrc_raw_t_daily_tstz` (
-  `payment_id` BIGINT,
-  `paid_at` TIMESTAMP,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING DELTA;
-
--- step 25: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 22: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+SELECT COUNT(*)
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 26: count_null_watermark
+-- step 23: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
-FROM `incrc_raw_t_daily_tstz`
+FROM `app`.`payments`
 WHERE `updated_at` IS NULL;
 
--- step 27: dedupe_stage
--- job: run it.
-INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+-- step 24: count_invalid_source
+-- job: only when unique is 0; read one integer (NULL is 0); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+  FROM (
+    SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
+      ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+    FROM `app`.`payments` AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `payment_id` IS NULL;
+
+-- step 25: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`payments`;
+
+-- step 26: replace_target
+-- job: only when unique is 0.
+DELETE FROM `dw`.`payments`;
+-- params: start, hi
+INSERT INTO `dw`.`payments` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM (
   SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_daily_tstz` AS src
-  WHERE `updated_at` IS NOT NULL
+  FROM `app`.`payments` AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
 ) AS ranked
-WHERE incrc_rn = 1;
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`payment_id` IS NULL, FALSE);
 
--- step 28: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
-SELECT COUNT(*)
-FROM `incrc_stage_t_daily_tstz`
-WHERE `payment_id` IS NULL;
-
--- step 29: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_daily_tstz`;
-
--- step 30: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
+-- step 27: replace_target_unique
+-- job: only when unique is not 0.
 DELETE FROM `dw`.`payments`;
-
--- step 31: insert_all
--- job: run it.
+-- params: start, hi
 INSERT INTO `dw`.`payments` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-FROM `incrc_stage_t_daily_tstz`;
+FROM `app`.`payments`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL;
 
--- step 32: advance_watermark
+-- step 28: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`payments`;
+
+-- step 29: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -277,9 +268,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 33: record_finish
+-- step 30: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -292,18 +283,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 34: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
-
--- step 35: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
-
--- step 36: release_lease
+-- step 31: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

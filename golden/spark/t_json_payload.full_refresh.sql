@@ -4,23 +4,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -188,80 +184,77 @@ SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE 1 = 0;
 
--- step 20: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_json_payload`;
+-- step 20: source_unique
+-- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
+SELECT 0;
 
--- step 21: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_t_json_payload` (
-  `doc_id` BIGINT,
-  `payload` STRING,
-  `changed_at` TIMESTAMP
-)
-USING DELTA;
-
--- step 22: drop_raw
--- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_json_payload`;
-
--- step 23: create_raw
--- job: run it.
-CREATE TABLE `incrc_raw_t_json_payload` (
-  `doc_id` BIGINT,
-  `payload` STRING,
-  `changed_at` TIMESTAMP
-)
-USING DELTA;
-
--- step 24: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 21: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
-SELECT `doc_id`, `payload`, `changed_at`
+SELECT COUNT(*)
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
 
--- step 25: count_null_watermark
+-- step 22: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
-FROM `incrc_raw_t_json_payload`
+FROM `app`.`json_documents`
 WHERE `changed_at` IS NULL;
 
--- step 26: dedupe_stage
--- job: run it.
-INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
+-- step 23: count_invalid_source
+-- job: only when unique is 0; read one integer (NULL is 0); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT `doc_id`, `payload`, `changed_at`
+  FROM (
+    SELECT `doc_id`, `payload`, `changed_at`,
+      ROW_NUMBER() OVER (PARTITION BY `doc_id` ORDER BY `changed_at` DESC NULLS LAST, `payload` DESC NULLS LAST) AS incrc_rn
+    FROM `app`.`json_documents` AS src
+    WHERE `changed_at` >= ? AND `changed_at` < ?
+      AND `changed_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `doc_id` IS NULL;
+
+-- step 24: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`json_documents`;
+
+-- step 25: replace_target
+-- job: only when unique is 0.
+DELETE FROM `dw`.`json_documents`;
+-- params: start, hi
+INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM (
   SELECT `doc_id`, `payload`, `changed_at`,
     ROW_NUMBER() OVER (PARTITION BY `doc_id` ORDER BY `changed_at` DESC NULLS LAST, `payload` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_json_payload` AS src
-  WHERE `changed_at` IS NOT NULL
+  FROM `app`.`json_documents` AS src
+  WHERE `changed_at` >= ? AND `changed_at` < ?
+    AND `changed_at` IS NOT NULL
 ) AS ranked
-WHERE incrc_rn = 1;
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`doc_id` IS NULL, FALSE);
 
--- step 27: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
-SELECT COUNT(*)
-FROM `incrc_stage_t_json_payload`
-WHERE `doc_id` IS NULL;
-
--- step 28: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_json_payload`;
-
--- step 29: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
+-- step 26: replace_target_unique
+-- job: only when unique is not 0.
 DELETE FROM `dw`.`json_documents`;
-
--- step 30: insert_all
--- job: run it.
+-- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
-FROM `incrc_stage_t_json_payload`;
+FROM `app`.`json_documents`
+WHERE `changed_at` >= ? AND `changed_at` < ?
+  AND `changed_at` IS NOT NULL;
 
--- step 31: advance_watermark
+-- step 27: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`json_documents`;
+
+-- step 28: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -270,9 +263,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 32: record_finish
+-- step 29: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -285,18 +278,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 33: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_json_payload`;
-
--- step 34: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_json_payload`;
-
--- step 35: release_lease
+-- step 30: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -4,20 +4,16 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -190,25 +186,10 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 20: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
-
--- step 21: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_t_query_comments` (
-  `id` BIGINT,
-  `amount` DECIMAL(12,2),
-  `note` STRING,
-  `updated_at` TIMESTAMP_NTZ
-)
-USING DELTA;
-
--- step 22: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 20: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_stage_t_query_comments` (`id`, `amount`, `note`, `updated_at`)
-SELECT `id`, `amount`, `note`, `updated_at`
+SELECT COUNT(*)
 FROM (
   SELECT id, amount, note, updated_at
   FROM app.payments
@@ -216,33 +197,41 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 23: count_null_watermark
+-- step 21: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
-FROM `incrc_stage_t_query_comments`
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
 WHERE `updated_at` IS NULL;
 
--- step 24: delete_null_watermark
--- job: run it.
-DELETE FROM `incrc_stage_t_query_comments`
-WHERE `updated_at` IS NULL;
-
--- step 25: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- step 22: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_t_query_comments`;
+FROM `dw`.`query_comments`;
 
--- step 26: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
-DELETE FROM `dw`.`query_comments`;
-
--- step 27: insert_all
+-- step 23: replace_target
 -- job: run it.
+DELETE FROM `dw`.`query_comments`;
+-- params: start, hi
 INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
-FROM `incrc_stage_t_query_comments`;
+FROM (
+  SELECT id, amount, note, updated_at
+  FROM app.payments
+  WHERE note <> '-- not a comment' AND note <> '/* nor this */'
+) AS src
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL;
 
--- step 28: advance_watermark
+-- step 24: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`query_comments`;
+
+-- step 25: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_query_comments changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -251,9 +240,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 29: record_finish
+-- step 26: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -266,14 +255,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 30: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_query_comments`;
-
--- step 31: release_lease
+-- step 27: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

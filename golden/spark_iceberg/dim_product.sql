@@ -577,7 +577,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -590,5 +590,15 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
+WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
 WHERE `run_id` = ?;

@@ -55,11 +55,11 @@
 --   create_raw           if window
 --   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
 --   dedupe_stage         if rows_read
+--   analyze_stage        if rows_read
 --   begin
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
---     count_matched      if rows_read; count -> rows_updated, minus rows_inserted
---     write              if rows_read
+--     write              if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -381,6 +381,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on spark_iceberg)
+
 -- name: count_invalid
 -- phase: write
 -- Rows that break a quality rule (on_invalid: fail stops the run when there are any).
@@ -412,19 +417,15 @@ WHERE `order_id` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_dw_landed_orders`;
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_landed_orders` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`landed_orders` AS t
   WHERE t.`order_id` = s.`order_id`
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO `dw`.`landed_orders` AS t
 USING `incrc_stage_dw_landed_orders` AS s
 ON t.`order_id` = s.`order_id`
@@ -460,7 +461,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -473,7 +474,17 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
+WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
 WHERE `run_id` = ?;
 
 -- name: reconcile_source

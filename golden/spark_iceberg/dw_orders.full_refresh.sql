@@ -4,25 +4,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -209,55 +204,18 @@ SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 22: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
+-- step 22: source_unique
+-- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
+SELECT 0;
 
--- step 23: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_dw_orders` (
-  `order_id` BIGINT,
-  `order_date` DATE,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP_NTZ
-)
-USING iceberg;
-
--- step 24: drop_raw
--- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
-
--- step 25: create_raw
--- job: run it.
-CREATE TABLE `incrc_raw_dw_orders` (
-  `order_id` BIGINT,
-  `order_date` DATE,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP_NTZ
-)
-USING iceberg;
-
--- step 26: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 23: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
-SELECT `order_id`, `order_date`, `amount`, `updated_at`
+SELECT COUNT(*)
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 27: dedupe_stage
--- job: run it.
-INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
-SELECT `order_id`, `order_date`, `amount`, `updated_at`
-FROM (
-  SELECT `order_id`, `order_date`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC NULLS LAST, `order_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_dw_orders` AS src
-  WHERE `updated_at` IS NOT NULL
-) AS ranked
-WHERE incrc_rn = 1;
-
--- step 28: quarantine_null_watermark
+-- step 24: quarantine_null_watermark_source
 -- job: add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -266,18 +224,12 @@ SELECT ?,
     WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
   END,
   `order_id`, `order_date`, `amount`, `updated_at`
-FROM `incrc_raw_dw_orders`
+FROM `app`.`orders`
 WHERE `updated_at` IS NULL;
 
--- step 29: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_dw_orders`
-WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
-
--- step 30: quarantine
--- job: only when invalid is not 0.
--- params: run_id
+-- step 25: quarantine_source
+-- job: only when unique is 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
   CASE
@@ -286,32 +238,75 @@ SELECT ?,
     WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
   END,
   `order_id`, `order_date`, `amount`, `updated_at`
-FROM `incrc_stage_dw_orders`
+FROM (
+  SELECT `order_id`, `order_date`, `amount`, `updated_at`
+  FROM (
+    SELECT `order_id`, `order_date`, `amount`, `updated_at`,
+      ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC NULLS LAST, `order_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+    FROM `app`.`orders` AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 31: delete_invalid
--- job: only when invalid is not 0.
-DELETE FROM `incrc_stage_dw_orders`
-WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
+-- step 26: quarantine_source_unique
+-- job: only when unique is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- params: run_id, start, hi
+INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `order_date` IS NULL THEN 'not_null(order_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `order_id`, `order_date`, `amount`, `updated_at`
+FROM `app`.`orders`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND (`order_date` IS NULL
+   OR NOT (`amount` >= 0));
 
--- step 32: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- step 27: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_dw_orders`;
+FROM `dw`.`orders`;
 
--- step 33: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
+-- step 28: replace_target
+-- job: only when unique is 0.
 DELETE FROM `dw`.`orders`;
-
--- step 34: insert_all
--- job: run it.
+-- params: start, hi
 INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
-FROM `incrc_stage_dw_orders`;
+FROM (
+  SELECT `order_id`, `order_date`, `amount`, `updated_at`,
+    ROW_NUMBER() OVER (PARTITION BY `order_id` ORDER BY `updated_at` DESC NULLS LAST, `order_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+  FROM `app`.`orders` AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 35: advance_watermark
+-- step 29: replace_target_unique
+-- job: only when unique is not 0.
+DELETE FROM `dw`.`orders`;
+-- params: start, hi
+INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
+SELECT `order_id`, `order_date`, `amount`, `updated_at`
+FROM `app`.`orders`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- step 30: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`orders`;
+
+-- step 31: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -320,9 +315,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 36: record_finish
+-- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -335,18 +330,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 37: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
-
--- step 38: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
-
--- step 39: release_lease
+-- step 33: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -4,21 +4,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -199,27 +195,10 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 21: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
-
--- step 22: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_dw_sales` (
-  `sale_id` BIGINT,
-  `sale_date` DATE,
-  `customer_id` BIGINT,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP_NTZ,
-  `customer_country` STRING
-)
-USING iceberg;
-
--- step 23: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 21: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
-SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
+SELECT COUNT(*)
 FROM (
   SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
   FROM `app`.`sales` AS src
@@ -229,39 +208,61 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 24: count_null_watermark
+-- step 22: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
-FROM `incrc_stage_dw_sales`
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
 WHERE `updated_at` IS NULL;
 
--- step 25: delete_null_watermark
+-- step 23: count_invalid_source
+-- job: read one integer (NULL is 0); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND `sale_date` IS NULL;
+
+-- step 24: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`sales`;
+
+-- step 25: replace_target
 -- job: run it.
-DELETE FROM `incrc_stage_dw_sales`
-WHERE `updated_at` IS NULL;
-
--- step 26: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
-SELECT COUNT(*)
-FROM `incrc_stage_dw_sales`
-WHERE `sale_date` IS NULL;
-
--- step 27: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_dw_sales`;
-
--- step 28: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
 DELETE FROM `dw`.`sales`;
-
--- step 29: insert_all
--- job: run it.
+-- params: start, hi
 INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-FROM `incrc_stage_dw_sales`;
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`sale_date` IS NULL, FALSE);
 
--- step 30: advance_watermark
+-- step 26: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`sales`;
+
+-- step 27: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -270,9 +271,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 31: record_finish
+-- step 28: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -285,14 +286,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 32: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
-
--- step 33: release_lease
+-- step 29: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

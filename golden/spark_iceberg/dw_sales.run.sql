@@ -320,7 +320,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 32: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -333,7 +333,8 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
 -- step 33: drop_stage

@@ -69,21 +69,17 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source             column types must fit the declared ones
---   drop_stage
---   create_stage
---   stage_all                rows changed -> rows_read
---   count_null_watermark     count; fails if not 0
+--   probe_source                 column types must fit the declared ones
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     delete_null_watermark
---     count_invalid          count -> invalid; fails if not 0
---     count_staged           count -> rows_inserted
---     clear_target           rows changed -> rows_deleted
---     insert_all
---     advance_watermark      exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -408,21 +404,6 @@ CREATE TABLE `incrc_stage_dw_sales` (
 )
 USING iceberg;
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
-SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-FROM (
-  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
-  FROM `app`.`sales` AS src
-  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
-    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
-    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
-) AS src
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
-
 -- name: count_null_watermark
 -- phase: stage
 -- Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
@@ -471,18 +452,6 @@ WHERE `sale_date` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`;
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`sales`;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
-SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-FROM `incrc_stage_dw_sales`;
-
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -496,7 +465,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -509,8 +478,72 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND `sale_date` IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`sales`;
+-- params: start, hi
+INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
+SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
+FROM (
+  SELECT src.`sale_id`, src.`sale_date`, src.`customer_id`, src.`amount`, src.`updated_at`, incrc_l1.`country` AS `customer_country`
+  FROM `app`.`sales` AS src
+  LEFT JOIN `dw`.`dim_customer` AS incrc_l1 ON incrc_l1.`customer_id` = src.`customer_id`
+    AND incrc_l1.`valid_from` <= CAST(src.`sale_date` AS TIMESTAMP_NTZ)
+    AND CAST(src.`sale_date` AS TIMESTAMP_NTZ) < incrc_l1.`valid_to`
+) AS src
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`sale_date` IS NULL, FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`sales`;
 
 -- name: count_partition
 -- phase: write

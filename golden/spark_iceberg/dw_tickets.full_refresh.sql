@@ -4,24 +4,18 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   check_lookups         count; fails if not 0
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   check_lookups                count; fails if not 0
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -212,45 +206,10 @@ FROM (
   SELECT 1 AS incrc_one FROM `hr`.`teams` GROUP BY `id` HAVING COUNT(*) > 1
 ) AS incrc_overlaps;
 
--- step 21: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_dw_tickets` PURGE;
-
--- step 22: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_dw_tickets` (
-  `ticket_id` BIGINT,
-  `opened_at` TIMESTAMP_NTZ,
-  `agent_id` BIGINT,
-  `team_id` BIGINT,
-  `updated_at` TIMESTAMP_NTZ,
-  `agent_name` STRING,
-  `team_name` STRING
-)
-USING iceberg;
-
--- step 23: drop_raw
--- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_dw_tickets` PURGE;
-
--- step 24: create_raw
--- job: run it.
-CREATE TABLE `incrc_raw_dw_tickets` (
-  `ticket_id` BIGINT,
-  `opened_at` TIMESTAMP_NTZ,
-  `agent_id` BIGINT,
-  `team_id` BIGINT,
-  `updated_at` TIMESTAMP_NTZ,
-  `agent_name` STRING,
-  `team_name` STRING
-)
-USING iceberg;
-
--- step 25: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 21: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+SELECT COUNT(*)
 FROM (
   SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
   FROM `app`.`tickets` AS src
@@ -261,46 +220,77 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 26: count_null_watermark
+-- step 22: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
-FROM `incrc_raw_dw_tickets`
+FROM (
+  SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+  FROM `app`.`tickets` AS src
+  LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+    AND incrc_l1.`since` <= src.`opened_at`
+    AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+  LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+) AS src
 WHERE `updated_at` IS NULL;
 
--- step 27: dedupe_stage
+-- step 23: count_invalid_source
+-- job: read one integer (NULL is 0); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
+  FROM (
+    SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
+      ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC NULLS LAST, `opened_at` DESC NULLS LAST, `agent_id` DESC NULLS LAST, `team_id` DESC NULLS LAST, `agent_name` DESC NULLS LAST, `team_name` DESC NULLS LAST) AS incrc_rn
+    FROM (
+      SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+      FROM `app`.`tickets` AS src
+      LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+        AND incrc_l1.`since` <= src.`opened_at`
+        AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+      LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+    ) AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `ticket_id` IS NULL;
+
+-- step 24: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`tickets`;
+
+-- step 25: replace_target
 -- job: run it.
-INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
+DELETE FROM `dw`.`tickets`;
+-- params: start, hi
+INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
 FROM (
   SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`,
     ROW_NUMBER() OVER (PARTITION BY `ticket_id` ORDER BY `updated_at` DESC NULLS LAST, `opened_at` DESC NULLS LAST, `agent_id` DESC NULLS LAST, `team_id` DESC NULLS LAST, `agent_name` DESC NULLS LAST, `team_name` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_dw_tickets` AS src
-  WHERE `updated_at` IS NOT NULL
+  FROM (
+    SELECT src.`ticket_id`, src.`opened_at`, src.`agent_id`, src.`team_id`, src.`updated_at`, incrc_l1.`full_name` AS `agent_name`, incrc_l2.`name` AS `team_name`
+    FROM `app`.`tickets` AS src
+    LEFT JOIN `hr`.`agent_history` AS incrc_l1 ON incrc_l1.`agent_id` = src.`agent_id`
+      AND incrc_l1.`since` <= src.`opened_at`
+      AND (src.`opened_at` < incrc_l1.`until` OR incrc_l1.`until` IS NULL)
+    LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
+  ) AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
 ) AS ranked
-WHERE incrc_rn = 1;
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`ticket_id` IS NULL, FALSE);
 
--- step 28: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
-SELECT COUNT(*)
-FROM `incrc_stage_dw_tickets`
-WHERE `ticket_id` IS NULL;
-
--- step 29: count_staged
+-- step 26: count_target
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_dw_tickets`;
+FROM `dw`.`tickets`;
 
--- step 30: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
-DELETE FROM `dw`.`tickets`;
-
--- step 31: insert_all
--- job: run it.
-INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
-SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
-FROM `incrc_stage_dw_tickets`;
-
--- step 32: advance_watermark
+-- step 27: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_tickets changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -309,9 +299,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 33: record_finish
+-- step 28: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -324,18 +314,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 34: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_dw_tickets` PURGE;
-
--- step 35: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_dw_tickets` PURGE;
-
--- step 36: release_lease
+-- step 29: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

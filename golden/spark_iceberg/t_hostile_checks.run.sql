@@ -11,6 +11,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -18,8 +19,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -258,7 +258,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 28: quarantine_null_watermark
+-- step 28: analyze_stage
+-- job: only when rows_read is not 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 29: quarantine_null_watermark
 -- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -270,13 +274,13 @@ SELECT ?,
 FROM `incrc_raw_t_hostile_checks`
 WHERE `updated_at` IS NULL;
 
--- step 29: count_invalid
+-- step 30: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks`
 WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*') OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5) OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
 
--- step 30: quarantine
+-- step 31: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -298,7 +302,7 @@ WHERE `id` IS NULL
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
 
--- step 31: retract_invalid
+-- step 32: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
 MERGE INTO `dw`.`hostile` AS t
 USING (
@@ -309,17 +313,17 @@ USING (
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
 
--- step 32: delete_invalid
+-- step 33: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_t_hostile_checks`
 WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*') OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5) OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
 
--- step 33: count_staged
+-- step 34: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks`;
 
--- step 34: count_matched
+-- step 35: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks` AS s
@@ -327,9 +331,6 @@ WHERE EXISTS (
   SELECT 1 FROM `dw`.`hostile` AS t
   WHERE t.`id` = s.`id`
 );
-
--- step 35: write
--- job: only when rows_read is not 0.
 MERGE INTO `dw`.`hostile` AS t
 USING `incrc_stage_t_hostile_checks` AS s
 ON t.`id` = s.`id`
@@ -351,7 +352,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- step 37: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -364,7 +365,8 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
 -- step 38: drop_stage

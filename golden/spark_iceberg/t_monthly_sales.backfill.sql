@@ -347,7 +347,7 @@ ORDER BY trunc(`sale_date`, 'MONTH');
 -- step 36: record_finish
 -- job: once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,
 -- job: the watermark before and after as read_state found it; failed, with the error, when a partition failed.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -360,7 +360,8 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
 -- step 37: drop_stage

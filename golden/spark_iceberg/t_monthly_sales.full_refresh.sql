@@ -4,25 +4,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -214,55 +209,18 @@ SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE 1 = 0;
 
--- step 23: drop_stage
--- job: run it.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
+-- step 23: source_unique
+-- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
+SELECT 0;
 
--- step 24: create_stage
--- job: run it.
-CREATE TABLE `incrc_stage_t_monthly_sales` (
-  `sale_id` BIGINT,
-  `sale_date` DATE,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING iceberg;
-
--- step 25: drop_raw
--- job: run it.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
-
--- step 26: create_raw
--- job: run it.
-CREATE TABLE `incrc_raw_t_monthly_sales` (
-  `sale_id` BIGINT,
-  `sale_date` DATE,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING iceberg;
-
--- step 27: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 24: count_source
+-- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
-INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+SELECT COUNT(*)
 FROM `app`.`sales`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 28: dedupe_stage
--- job: run it.
-INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM (
-  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_monthly_sales` AS src
-  WHERE `updated_at` IS NOT NULL
-) AS ranked
-WHERE incrc_rn = 1;
-
--- step 29: quarantine_null_watermark
+-- step 25: quarantine_null_watermark_source
 -- job: add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
@@ -271,18 +229,12 @@ SELECT ?,
     WHEN `updated_at` IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
   END,
   `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `incrc_raw_t_monthly_sales`
+FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
 
--- step 30: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_monthly_sales`
-WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
-
--- step 31: quarantine
--- job: only when invalid is not 0.
--- params: run_id
+-- step 26: quarantine_source
+-- job: only when unique is 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- params: run_id, start, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
   CASE
@@ -291,32 +243,75 @@ SELECT ?,
     WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
   END,
   `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `incrc_stage_t_monthly_sales`
+FROM (
+  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+  FROM (
+    SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+      ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+    FROM `app`.`sales` AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 32: delete_invalid
--- job: only when invalid is not 0.
-DELETE FROM `incrc_stage_t_monthly_sales`
-WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
+-- step 27: quarantine_source_unique
+-- job: only when unique is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- params: run_id, start, hi
+INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `sale_date` IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND (`sale_date` IS NULL
+   OR NOT (`amount` >= 0));
 
--- step 33: count_staged
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- step 28: count_target
+-- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_t_monthly_sales`;
+FROM `dw`.`sales_monthly`;
 
--- step 34: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
+-- step 29: replace_target
+-- job: only when unique is 0.
 DELETE FROM `dw`.`sales_monthly`;
-
--- step 35: insert_all
--- job: run it.
+-- params: start, hi
 INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `incrc_stage_t_monthly_sales`;
+FROM (
+  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+    ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+  FROM `app`.`sales` AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 36: advance_watermark
+-- step 30: replace_target_unique
+-- job: only when unique is not 0.
+DELETE FROM `dw`.`sales_monthly`;
+-- params: start, hi
+INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- step 31: count_target
+-- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+SELECT COUNT(*)
+FROM `dw`.`sales_monthly`;
+
+-- step 32: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -325,9 +320,9 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 37: record_finish
+-- step 33: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -340,18 +335,11 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
 
--- step 38: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
-
--- step 39: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
-
--- step 40: release_lease
+-- step 34: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

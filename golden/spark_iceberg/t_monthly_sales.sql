@@ -77,25 +77,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program backfill (window [start, hi)):
 --   drop_stage
@@ -423,15 +418,6 @@ CREATE TABLE `incrc_raw_t_monthly_sales` (
 )
 USING iceberg;
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO `incrc_raw_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `app`.`sales`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -515,18 +501,6 @@ WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`;
 
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM `dw`.`sales_monthly`;
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
-SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-FROM `incrc_stage_t_monthly_sales`;
-
 -- name: quarantine_unpartitioned
 -- phase: write
 -- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
@@ -554,7 +528,7 @@ WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
 SET `status` = ?,
     `watermark_after` = ?,
@@ -567,8 +541,110 @@ SET `status` = ?,
     `rows_ignored` = ?,
     `finished_at` = ?,
     `duration_ms` = ?,
-    `error` = ?
+    `error` = ?,
+    `note` = ?
 WHERE `run_id` = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE `incrc_runs`
+SET `finished_at` = ?,
+    `duration_ms` = ?
+WHERE `run_id` = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM `app`.`sales`
+WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `sale_id` IS NULL THEN 'not_null(sale_id)'
+    WHEN `sale_date` IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM (
+  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+  FROM (
+    SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+      ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+    FROM `app`.`sales` AS src
+    WHERE `updated_at` >= ? AND `updated_at` < ?
+      AND `updated_at` IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE `sale_id` IS NULL
+   OR `sale_date` IS NULL
+   OR NOT (`amount` >= 0);
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM `dw`.`sales_monthly`;
+-- params: start, hi
+INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM (
+  SELECT `sale_id`, `sale_date`, `amount`, `updated_at`,
+    ROW_NUMBER() OVER (PARTITION BY `sale_id` ORDER BY `updated_at` DESC NULLS LAST, `sale_date` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+  FROM `app`.`sales` AS src
+  WHERE `updated_at` >= ? AND `updated_at` < ?
+    AND `updated_at` IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE(`sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT ?,
+  CASE
+    WHEN `sale_date` IS NULL THEN 'not_null(sale_date)'
+    WHEN NOT (`amount` >= 0) THEN 'check: amount >= 0'
+  END,
+  `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND (`sale_date` IS NULL
+   OR NOT (`amount` >= 0));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM `dw`.`sales_monthly`;
+-- params: start, hi
+INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
+SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `updated_at` IS NOT NULL
+  AND NOT COALESCE(`sale_date` IS NULL OR NOT (`amount` >= 0), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM `dw`.`sales_monthly`;
 
 -- name: count_partition
 -- phase: write

@@ -48,6 +48,7 @@
 --   create_raw                   if window
 --   stage_window                 if window; rows changed -> rows_read
 --   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -55,8 +56,7 @@
 --     retract_invalid            if invalid; rows changed -> rows_deleted
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
---     count_matched              if rows_read; count -> rows_updated, minus rows_inserted
---     write                      if rows_read
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -64,25 +64,20 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source                 column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all                    rows changed -> rows_read
---   dedupe_stage
+--   probe_source                        column types must fit the declared ones
+--   source_unique                       count -> unique
+--   count_source                        count -> rows_read
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
---     count_invalid              count -> invalid, rows_quarantined
---     quarantine                 if invalid
---     delete_invalid             if invalid
---     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
---     advance_watermark          exactly one row must change
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     count_target                      count -> rows_deleted
+--     replace_target                    if no unique
+--     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target                      count -> rows_inserted
+--     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -362,15 +357,6 @@ SELECT "id", "amount", "note", "updated_at"
 FROM "app_payments"
 WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "incrc_raw_t_hostile_checks" ("id", "amount", "note", "updated_at")
-SELECT "id", "amount", "note", "updated_at"
-FROM "app_payments"
-WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -383,6 +369,11 @@ FROM (
   WHERE "updated_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on sqlite)
 
 -- name: quarantine_null_watermark
 -- phase: write
@@ -449,19 +440,15 @@ WHERE "id" IS NULL OR NOT ("amount" >= -(-1)) OR NOT ("note" <> '--') OR NOT ("n
 SELECT COUNT(*)
 FROM "incrc_stage_t_hostile_checks";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_hostile_checks" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw_hostile" AS t
   WHERE t."id" = s."id"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 INSERT INTO "dw_hostile" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
 FROM "incrc_stage_t_hostile_checks"
@@ -470,18 +457,6 @@ ON CONFLICT ("id") DO UPDATE SET
   "amount" = excluded."amount",
   "note" = excluded."note",
   "updated_at" = excluded."updated_at";
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw_hostile";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw_hostile" ("id", "amount", "note", "updated_at")
-SELECT "id", "amount", "note", "updated_at"
-FROM "incrc_stage_t_hostile_checks";
 
 -- name: advance_watermark
 -- phase: write
@@ -496,7 +471,7 @@ WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "incrc_runs"
 SET "status" = ?,
     "watermark_after" = ?,
@@ -509,5 +484,132 @@ SET "status" = ?,
     "rows_ignored" = ?,
     "finished_at" = ?,
     "duration_ms" = ?,
-    "error" = ?
+    "error" = ?,
+    "note" = ?
 WHERE "run_id" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "incrc_runs"
+SET "finished_at" = ?,
+    "duration_ms" = ?
+WHERE "run_id" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "app_payments"
+WHERE (("updated_at" >= ? AND "updated_at" < ?) OR "updated_at" IS NULL);
+
+-- name: quarantine_null_watermark_source
+-- phase: write
+-- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+-- params: run_id
+INSERT INTO "dw_hostile_quarantine" ("incrc_run_id", "incrc_reason", "id", "amount", "note", "updated_at")
+SELECT ?,
+  CASE
+    WHEN "updated_at" IS NULL THEN 'not_null(updated_at): the watermark, so no window reads the row'
+  END,
+  "id", "amount", "note", "updated_at"
+FROM "app_payments"
+WHERE "updated_at" IS NULL;
+
+-- name: quarantine_source
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+-- params: run_id, start, hi
+INSERT INTO "dw_hostile_quarantine" ("incrc_run_id", "incrc_reason", "id", "amount", "note", "updated_at")
+SELECT ?,
+  CASE
+    WHEN "id" IS NULL THEN 'not_null(id)'
+    WHEN NOT ("amount" >= -(-1)) THEN 'check: amount >= - -1'
+    WHEN NOT ("note" <> '--') THEN 'check: note <> ''--'''
+    WHEN NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*') THEN 'check: note <> ''a''''b'' AND note <> '';'' AND note <> ''/*'''
+    WHEN NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5) THEN 'check: -amount < 100 AND amount - -amount >= 0 AND -(amount) <= 5e2 AND amount > -.5'
+    WHEN NOT ("note" NOT IN ('#', '//', '*/', '$$', '?')) THEN 'check: note NOT IN (''#'', ''//'', ''*/'', ''$$'', ''?'')'
+  END,
+  "id", "amount", "note", "updated_at"
+FROM (
+  SELECT "id", "amount", "note", "updated_at"
+  FROM (
+    SELECT "id", "amount", "note", "updated_at",
+      ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "updated_at" DESC NULLS LAST, "amount" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+    FROM "app_payments" AS src
+    WHERE "updated_at" >= ? AND "updated_at" < ?
+      AND "updated_at" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "id" IS NULL
+   OR NOT ("amount" >= -(-1))
+   OR NOT ("note" <> '--')
+   OR NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*')
+   OR NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5)
+   OR NOT ("note" NOT IN ('#', '//', '*/', '$$', '?'));
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "dw_hostile";
+-- params: start, hi
+INSERT INTO "dw_hostile" ("id", "amount", "note", "updated_at")
+SELECT "id", "amount", "note", "updated_at"
+FROM (
+  SELECT "id", "amount", "note", "updated_at",
+    ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "updated_at" DESC NULLS LAST, "amount" DESC NULLS LAST, "note" DESC NULLS LAST) AS incrc_rn
+  FROM "app_payments" AS src
+  WHERE "updated_at" >= ? AND "updated_at" < ?
+    AND "updated_at" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("id" IS NULL OR NOT ("amount" >= -(-1)) OR NOT ("note" <> '--') OR NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*') OR NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5) OR NOT ("note" NOT IN ('#', '//', '*/', '$$', '?')), FALSE);
+
+-- name: quarantine_source_unique
+-- phase: write
+-- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+-- params: run_id, start, hi
+INSERT INTO "dw_hostile_quarantine" ("incrc_run_id", "incrc_reason", "id", "amount", "note", "updated_at")
+SELECT ?,
+  CASE
+    WHEN NOT ("amount" >= -(-1)) THEN 'check: amount >= - -1'
+    WHEN NOT ("note" <> '--') THEN 'check: note <> ''--'''
+    WHEN NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*') THEN 'check: note <> ''a''''b'' AND note <> '';'' AND note <> ''/*'''
+    WHEN NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5) THEN 'check: -amount < 100 AND amount - -amount >= 0 AND -(amount) <= 5e2 AND amount > -.5'
+    WHEN NOT ("note" NOT IN ('#', '//', '*/', '$$', '?')) THEN 'check: note NOT IN (''#'', ''//'', ''*/'', ''$$'', ''?'')'
+  END,
+  "id", "amount", "note", "updated_at"
+FROM "app_payments"
+WHERE "updated_at" >= ? AND "updated_at" < ?
+  AND "updated_at" IS NOT NULL
+  AND (NOT ("amount" >= -(-1))
+   OR NOT ("note" <> '--')
+   OR NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*')
+   OR NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5)
+   OR NOT ("note" NOT IN ('#', '//', '*/', '$$', '?')));
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "dw_hostile";
+-- params: start, hi
+INSERT INTO "dw_hostile" ("id", "amount", "note", "updated_at")
+SELECT "id", "amount", "note", "updated_at"
+FROM "app_payments"
+WHERE "updated_at" >= ? AND "updated_at" < ?
+  AND "updated_at" IS NOT NULL
+  AND NOT COALESCE(NOT ("amount" >= -(-1)) OR NOT ("note" <> '--') OR NOT ("note" <> 'a''b' AND "note" <> ';' AND "note" <> '/*') OR NOT (-"amount" < 100 AND "amount" - -"amount" >= 0 AND -"amount" <= 5e2 AND "amount" > -0.5) OR NOT ("note" NOT IN ('#', '//', '*/', '$$', '?')), FALSE);
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw_hostile";

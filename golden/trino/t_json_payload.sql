@@ -52,11 +52,11 @@
 --   stage_window          if window; rows changed -> rows_read
 --   count_null_watermark  if rows_read; count; fails if not 0
 --   dedupe_stage          if rows_read
+--   analyze_stage         if rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
---     count_matched       if rows_read; count -> rows_updated, minus rows_inserted
---     write               if rows_read
+--     write               if rows_read; count -> rows_updated, minus rows_inserted
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -64,23 +64,19 @@
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage
---   create_stage
---   drop_raw
---   create_raw
---   stage_all             rows changed -> rows_read
---   count_null_watermark  count; fails if not 0
---   dedupe_stage
+--   probe_source                 column types must fit the declared ones
+--   source_unique                count -> unique
+--   count_source                 count -> rows_read
+--   count_null_watermark_source  count; fails if not 0
+--   count_invalid_source         if no unique; count; fails if not 0
 --   begin
---     count_invalid       count -> invalid; fails if not 0
---     count_staged        count -> rows_inserted
---     clear_target        rows changed -> rows_deleted
---     insert_all
---     advance_watermark   exactly one row must change
+--     count_target               count -> rows_deleted
+--     replace_target             if no unique
+--     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
+--     count_target               count -> rows_inserted
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -336,15 +332,6 @@ SELECT "doc_id", "payload", "changed_at"
 FROM "app"."json_documents"
 WHERE (("changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "changed_at" IS NULL);
 
--- name: stage_all
--- phase: stage
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
--- params: start, hi
-INSERT INTO "incrc_raw_t_json_payload" ("doc_id", "payload", "changed_at")
-SELECT "doc_id", "payload", "changed_at"
-FROM "app"."json_documents"
-WHERE (("changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "changed_at" IS NULL);
-
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
@@ -357,6 +344,11 @@ FROM (
   WHERE "changed_at" IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+
+-- name: analyze_stage
+-- phase: stage
+-- The staged rows' statistics, for the planner's joins to the target.
+-- (nothing to run on trino)
 
 -- name: count_null_watermark
 -- phase: stage
@@ -394,19 +386,15 @@ WHERE "doc_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_t_json_payload";
 
--- name: count_matched
+-- name: write
 -- phase: write
--- Rows the merge will update (the rest it inserts).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_json_payload" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw"."json_documents" AS t
   WHERE t."doc_id" = s."doc_id"
 );
-
--- name: write
--- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows.
 MERGE INTO "dw"."json_documents" AS t
 USING "incrc_stage_t_json_payload" AS s
 ON t."doc_id" = s."doc_id"
@@ -415,18 +403,6 @@ WHEN MATCHED THEN UPDATE SET
   "changed_at" = s."changed_at"
 WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
   VALUES (s."doc_id", s."payload", s."changed_at");
-
--- name: clear_target
--- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."json_documents";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
-SELECT "doc_id", "payload", "changed_at"
-FROM "incrc_stage_t_json_payload";
 
 -- name: advance_watermark
 -- phase: write
@@ -441,7 +417,7 @@ WHERE "pipeline" = ? AND "lease_owner" = ? AND COALESCE("watermark", '') = ?;
 -- name: record_finish
 -- phase: write
 -- Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, run_id
+-- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE "incrc_runs"
 SET "status" = ?,
     "watermark_after" = ?,
@@ -454,5 +430,87 @@ SET "status" = ?,
     "rows_ignored" = ?,
     "finished_at" = ?,
     "duration_ms" = ?,
-    "error" = ?
+    "error" = ?,
+    "note" = ?
 WHERE "run_id" = ?;
+
+-- name: record_duration
+-- phase: state
+-- After the write transaction committed: the run's end and duration, the commit included.
+-- params: finished_at, duration_ms, run_id
+UPDATE "incrc_runs"
+SET "finished_at" = ?,
+    "duration_ms" = ?
+WHERE "run_id" = ?;
+
+-- name: source_unique
+-- phase: stage
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+SELECT 0;
+
+-- name: count_source
+-- phase: stage
+-- Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).
+-- params: start, hi
+SELECT COUNT(*)
+FROM "app"."json_documents"
+WHERE (("changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)) OR "changed_at" IS NULL);
+
+-- name: count_null_watermark_source
+-- phase: stage
+-- Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.
+SELECT COUNT(*)
+FROM "app"."json_documents"
+WHERE "changed_at" IS NULL;
+
+-- name: count_invalid_source
+-- phase: stage
+-- Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any).
+-- params: start, hi
+SELECT COUNT(*)
+FROM (
+  SELECT "doc_id", "payload", "changed_at"
+  FROM (
+    SELECT "doc_id", "payload", "changed_at",
+      ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "changed_at" DESC NULLS LAST, "payload" DESC NULLS LAST) AS incrc_rn
+    FROM "app"."json_documents" AS src
+    WHERE "changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+      AND "changed_at" IS NOT NULL
+  ) AS ranked
+  WHERE incrc_rn = 1
+) AS incrc_rows
+WHERE "doc_id" IS NULL;
+
+-- name: replace_target
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+DELETE FROM "dw"."json_documents";
+-- params: start, hi
+INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+SELECT "doc_id", "payload", "changed_at"
+FROM (
+  SELECT "doc_id", "payload", "changed_at",
+    ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "changed_at" DESC NULLS LAST, "payload" DESC NULLS LAST) AS incrc_rn
+  FROM "app"."json_documents" AS src
+  WHERE "changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+    AND "changed_at" IS NOT NULL
+) AS ranked
+WHERE incrc_rn = 1
+  AND NOT COALESCE("doc_id" IS NULL, FALSE);
+
+-- name: replace_target_unique
+-- phase: write
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+DELETE FROM "dw"."json_documents";
+-- params: start, hi
+INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+SELECT "doc_id", "payload", "changed_at"
+FROM "app"."json_documents"
+WHERE "changed_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "changed_at" < CAST(? AS TIMESTAMP(6) WITH TIME ZONE)
+  AND "changed_at" IS NOT NULL;
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.
+SELECT COUNT(*)
+FROM "dw"."json_documents";

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// TestDurationCoversCommit: the run log's duration_ms and finished_at are
+// written after the write transaction committed, so a slow commit (a
+// DuckDB checkpoint, a PostgreSQL flush) shows in them. The clock jumps an
+// hour at the commit: a duration taken before it would miss that hour.
+func TestDurationCoversCommit(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := ordersPlan(e, "dur", "lookback: 2d")
+			seedOrders(e, p)
+			var mu sync.Mutex
+			clock := time.Date(2026, 1, 24, 12, 0, 0, 0, time.UTC)
+			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+			hook := func(name string) error {
+				if name == "commit" {
+					mu.Lock()
+					clock = clock.Add(time.Hour)
+					mu.Unlock()
+				}
+				return nil
+			}
+			for _, full := range []bool{true, false} {
+				res := mustRun(t, e, p, Options{Until: until("2026-01-24"), Now: now, BeforeStatement: hook, FullRefresh: full})
+				if res.DurationMS < time.Hour.Milliseconds() {
+					t.Errorf("full refresh %v: the result's duration %d ms misses the commit", full, res.DurationMS)
+				}
+				st := e.state(p)
+				if len(st.Runs) == 0 || st.Runs[0].RunID != res.RunID {
+					t.Fatalf("full refresh %v: the run log's latest run is not this one: %+v", full, st.Runs)
+				}
+				got := st.Runs[0]
+				if got.DurationMS != res.DurationMS || got.FinishedAt != res.FinishedAt || got.Status != "succeeded" {
+					t.Errorf("full refresh %v: the run log says %d ms, finished %s, %s; the result %d ms, finished %s",
+						full, got.DurationMS, got.FinishedAt, got.Status, res.DurationMS, res.FinishedAt)
+				}
+			}
+			if st := e.state(p); st.LeaseOwner != "" {
+				t.Errorf("the lease is still held by %s", st.LeaseOwner)
+			}
+		})
+	}
+}
+
+// TestFullRefreshSkipsProvenDedupe: a full refresh reads the source's
+// catalog, and when a primary key (or unique constraint on NOT NULL
+// columns) on exactly the unique key proves the dedupe a no-op, it runs
+// the statements without it and says so in the run log; the target, the
+// quarantine and the counts are those of the deduped variant on the same
+// rows. A key over more columns proves nothing. SQLite and MariaDB read no
+// catalog: the dedupe always runs there.
+func TestFullRefreshSkipsProvenDedupe(t *testing.T) {
+	cols := []string{"order_id", "order_date", "amount", "updated_at"}
+	rows := append(append([][]any(nil), orders5...),
+		[]any{106, "2026-01-21", "-1.00", "2026-01-21 08:00:00"}, // breaks amount >= 0
+		[]any{107, "2026-01-22", "5.00", nil},                    // no watermark
+	)
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			type outcome struct {
+				Counts           counts
+				Note             string
+				Rows, Quarantine []string
+			}
+			run := func(src string, pk []string) outcome {
+				spec := strings.ReplaceAll(orders("", amountCheck), "app_{id}.orders", "app_{id}.orders_"+src)
+				p := e.spec(strings.ReplaceAll(spec, "{target}", src))
+				tb := e.table("app_{id}.orders_" + src)
+				if s := tb.Schema(); s != nil {
+					e.exec(e.render(compiler.CreateSchema{Schema: s}), nil)
+				}
+				e.exec(e.render(compiler.CreateTable{Table: tb, Columns: nullableCols(p.Columns), PrimaryKey: pk}), nil)
+				e.insert("app_{id}.orders_"+src, p.Columns, rows...)
+				res := mustRun(t, e, p, Options{Until: until("2026-01-24"), FullRefresh: true})
+				// And again, over the target the first one wrote.
+				res = mustRun(t, e, p, Options{Until: until("2026-01-25"), FullRefresh: true})
+				q := e.rows("dw_{id}.orders_"+src+"_quarantine", append([]string{"incrc_reason"}, cols...))
+				return outcome{countsOf(res), res.Note, e.rows("dw_{id}.orders_"+src, cols), sorted(q)}
+			}
+			flat := run("flat", nil)
+			pk := run("pk", []string{"order_id"})
+			wide := run("wide", []string{"order_id", "order_date"})
+			if diff := cmp.Diff(flat, outcome{Counts: pk.Counts, Note: flat.Note, Rows: pk.Rows, Quarantine: pk.Quarantine}); diff != "" {
+				t.Errorf("a source keyed by order_id (-deduped +without the dedupe):\n%s", diff)
+			}
+			if len(flat.Rows) != 5 || len(flat.Quarantine) != 4 {
+				t.Errorf("target %v, quarantine %v: want 5 rows written, 2 quarantined per run", flat.Rows, flat.Quarantine)
+			}
+			skips := eng.name == "duckdb" || eng.name == "postgres"
+			if got := strings.Contains(pk.Note, "dedupe skipped"); got != skips {
+				t.Errorf("a source keyed by order_id: the run log's note is %q", pk.Note)
+			}
+			if flat.Note != "" || wide.Note != "" {
+				t.Errorf("a source that does not enforce the key: the run log's note is %q, %q", flat.Note, wide.Note)
+			}
+		})
+	}
+}
+
+// TestDeclaredUniqueSource: source.unique: true removes the dedupe from
+// every run (the plan has no raw stage), and reconcile checks the
+// declaration: keys with several rows fail it, naming the count.
+func TestDeclaredUniqueSource(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			spec := strings.Replace(orders("", ""), "  table: app_{id}.orders\n", "  table: app_{id}.orders\n  unique: true\n", 1)
+			p := e.spec(strings.ReplaceAll(spec, "{target}", "uniq"))
+			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtSourceUnique) != nil {
+				t.Fatalf("a source declared unique still dedupes")
+			}
+			seedOrders(e, p)
+			res := mustRun(t, e, p, Options{Until: until("2026-01-24")})
+			if res.RowsRead != 5 || res.RowsInserted != 5 {
+				t.Errorf("first run: %+v", countsOf(res))
+			}
+			mustRun(t, e, p, Options{Until: until("2026-01-24"), FullRefresh: true})
+			if got := e.rows("dw_{id}.orders_uniq", orderCols); len(got) != 5 {
+				t.Errorf("target after a full refresh: %v", got)
+			}
+			from, to := until("2026-01-01"), until("2026-02-01")
+			if _, err := e.tg.Reconcile(e.ctx, p, *from, *to); err != nil {
+				t.Fatalf("reconcile of a unique source: %v", err)
+			}
+			// A second version of order 101 breaks the declaration.
+			e.insert("app_{id}.orders", p.Columns, []any{101, "2026-01-20", "55.00", "2026-01-23 09:00:00"})
+			_, err := e.tg.Reconcile(e.ctx, p, *from, *to)
+			if err == nil || !strings.Contains(err.Error(), "1 key(s) have several rows") {
+				t.Fatalf("reconcile of a source with a duplicate key: %v", err)
+			}
+		})
+	}
+}
