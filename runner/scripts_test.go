@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +196,9 @@ func (s *sided) snapshot(t *testing.T, timeFree bool, backfills map[string]bool)
 		}
 		sn.Markers[i].BackfillID = ""
 	}
+	// State lists markers newest first; the two sides write them at their
+	// own clock's times, so the snapshot compares them by partition.
+	sort.SliceStable(sn.Markers, func(i, j int) bool { return sn.Markers[i].Partition < sn.Markers[j].Partition })
 	if !timeFree {
 		sn.Watermark = ""
 	}
