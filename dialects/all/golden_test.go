@@ -132,6 +132,9 @@ func TestGoldenScripts(t *testing.T) {
 				}
 				continue
 			}
+			if errors.Is(err, script.ErrDelimiter) {
+				continue // a check's literal holds the body's delimiter: TestScriptsHostile
+			}
 			if err != nil {
 				t.Errorf("%s/%s: %v", name, s.Pipeline.Value, err)
 				continue

@@ -1,6 +1,7 @@
 package all_test
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
+	"github.com/incrc/incrc/dialects/script"
 )
 
 // hostileTemplate is the spec every hostile case is written into: the
@@ -198,5 +200,66 @@ func TestHeaderStaysComment(t *testing.T) {
 				t.Errorf("the header does not show the line break escaped:\n%s", header)
 			}
 		})
+	}
+}
+
+// TestScriptsHostile: a check's string literal cannot end the body of an
+// engine-side script. PL/pgSQL quotes each statement with a dollar tag the
+// statement does not hold; Snowflake's body is delimited by $$, which
+// nothing escapes, so a statement holding $$ gets no Snowflake script.
+func TestScriptsHostile(t *testing.T) {
+	check := "note <> '$$; DROP TABLE dw.hostile; SELECT $$' AND note <> '$s$; DROP TABLE dw.hostile; SELECT $s$'"
+	s, err := compiler.Parse("hostile.yaml", []byte(hostileSpec(check, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diags := compiler.Validate(s).Err(); diags != nil {
+		t.Fatal(diags)
+	}
+	plan, err := compiler.Lower(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"postgres", "redshift", "snowflake", "bigquery"} {
+		d, err := all.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "postgres" || name == "redshift" {
+			// The procedure's own quote in a literal: no procedure.
+			tagged, err := compiler.Parse("hostile.yaml", []byte(hostileSpec("note <> '$incrc$; DROP TABLE dw.hostile; SELECT $incrc$'", "")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp, err := compiler.Lower(tagged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := script.Render(d, tp, "hostile.yaml"); !errors.Is(err, script.ErrDelimiter) {
+				t.Errorf("%s: rendered a script whose body holds its own delimiter (err %v)", name, err)
+			}
+		}
+		files, err := script.Render(d, plan, "hostile.yaml")
+		if name == "snowflake" {
+			if !errors.Is(err, script.ErrDelimiter) {
+				t.Errorf("snowflake: rendered a script whose body holds $$ (err %v)", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, f := range files {
+			text := string(f.Data)
+			if name == "bigquery" {
+				continue // statements are the script's own: the literal stays a literal
+			}
+			// Every EXECUTE's text is quoted with a tag it does not hold:
+			// the check's literal holds $s$, so the tag is another
+			// (Redshift runs its statements as they are, inside $incrc$).
+			if name == "postgres" && !strings.Contains(text, "$s0$") {
+				t.Errorf("%s %s: no statement quoted with a tag other than $s$", name, f.Suffix)
+			}
+		}
 	}
 }

@@ -397,6 +397,13 @@ func (l *plpgsql) begin(g *gen) {
 func (l *plpgsql) close(g *gen) {
 	g.out()
 	g.line("END;")
+	// The body is quoted with $incrc$: a statement holding that tag (a
+	// string literal of a check, say) would end it there and run the rest
+	// as statements of their own. Such a pipeline gets no procedure.
+	text := g.b.String()
+	if open := strings.Index(text, "\nAS $incrc$\n"); open >= 0 && strings.Contains(text[open+len("\nAS $incrc$\n"):], "$incrc$") {
+		g.fail(fmt.Errorf("the procedure's body is quoted with $incrc$: %w", ErrDelimiter))
+	}
 	g.line("$incrc$;")
 }
 

@@ -70,6 +70,12 @@ func ProcName(pipeline string, m compiler.Mode) string {
 // such a pipeline runs with incrc run, which streams the source in.
 var ErrSourceOutside = errors.New("its source is outside the target, which a script running in the target engine cannot reach: run it with incrc run")
 
+// ErrDelimiter is Render's error for a script whose body would hold its
+// own delimiter (Snowflake's $$, the procedures' $incrc$), from a string
+// literal of the spec: the body would end there and the rest run as
+// statements of their own, so the pipeline gets no script for that engine.
+var ErrDelimiter = errors.New("a statement holds the delimiter of the script's body (a string literal?): no script for this engine; run the pipeline with incrc run")
+
 // Render renders the scripts of one pipeline for one dialect: one per mode
 // the plan has. The bytes depend only on the spec and the dialect.
 func Render(d dialects.Dialect, p *compiler.Plan, specPath string) ([]File, error) {

@@ -310,6 +310,14 @@ func (l *snowflake) close(g *gen) {
 	g.line("RETURN 'succeeded';")
 	g.out()
 	g.line("END;")
+	// The body is delimited by $$, which nothing in it can escape: a $$
+	// inside (a string literal of a check, say) would end the body there
+	// and run the rest as statements of their own. Such a pipeline gets no
+	// Snowflake script.
+	text := g.b.String()
+	if open := strings.Index(text, "\n$$\n"); open >= 0 && strings.Contains(text[open+len("\n$$\n"):], "$$") {
+		g.fail(fmt.Errorf("the procedure's body is delimited by $$: %w", ErrDelimiter))
+	}
 	g.line("$$;")
 }
 
