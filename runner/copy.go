@@ -216,6 +216,7 @@ func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string,
 			if !ok {
 				return fmt.Errorf("the PostgreSQL driver's connection is a %T", dc)
 			}
+			usePGDecimal(conn.Conn().TypeMap())
 			_, err := conn.Conn().CopyFrom(ctx, pgx.Identifier(table.Parts), cols, rs)
 			return err
 		})
@@ -352,6 +353,16 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 		d, err := asDecimal(v)
 		if err != nil {
 			return nil, err
+		}
+		if cv.flavor == "postgres" {
+			// Most values fit an int64: no big.Int, and COPY encodes
+			// them without one (pgNumericCodec).
+			if u, ok, err := d.fit64(t.Precision, t.Scale); ok {
+				if err != nil {
+					return nil, fmt.Errorf("%s does not fit %s: %v", d, t, err)
+				}
+				return pgDecimal{unscaled: u, scale: int16(t.Scale)}, nil
+			}
 		}
 		unscaled, err := d.fit(t.Precision, t.Scale)
 		if err != nil {
