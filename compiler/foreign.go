@@ -217,7 +217,10 @@ func (l *lowerer) foreign() error {
 			st := p.Statement(s.Stmt)
 			if st != nil && st.On == OnSource {
 				s.On = OnSource
-				if s.Tx {
+				if into, ok := copies[s.Stmt]; s.Tx && !(ok && reflect.DeepEqual(into, p.Target)) {
+					// A copy into the target itself streams in the write
+					// transaction (an append that stages nothing); any
+					// other read of the source there is not supported.
 					return fmt.Errorf("program %s: step %s reads the source inside the write transaction, and the source is outside the target: not supported yet", pr.Mode, s.Stmt)
 				}
 				if into, ok := copies[s.Stmt]; ok {

@@ -49,6 +49,7 @@ const (
 	StmtCreateStage          = "create_stage"
 	StmtStageWindow          = "stage_window"
 	StmtStageAll             = "stage_all"
+	StmtCopyWindow           = "copy_window"
 	StmtDropRaw              = "drop_raw"
 	StmtCreateRaw            = "create_raw"
 	StmtDedupeStage          = "dedupe_stage"
@@ -571,6 +572,10 @@ func (l *lowerer) stage() {
 	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh && !l.snapshot() {
 		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
 			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
+	}
+	if l.direct() {
+		l.add(StmtCopyWindow, PhaseWrite, "Append the window's rows straight into the target, inside the write transaction: nothing reads them staged (an append without quality rules, dedupe or watermark column, from a source outside the target).",
+			StageRows{Into: p.Target, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
 	if !l.refreshes() { // (refresh.go reads the source in the write transaction)
 		l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",

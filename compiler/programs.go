@@ -177,6 +177,10 @@ func (l *lowerer) incremental() *Program {
 		if p.Watermark != nil && l.nullMode() == "quarantine" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
 		}
+	} else if l.direct() {
+		// Nothing reads the rows between the read and the write: they go
+		// into the target as they are read, in the write's transaction.
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtCopyWindow, Tx: true, If: RegWindow, Read: ReadAffected, Into: []string{RegRead, RegInserted}})
 	} else {
 		pr.Steps = append(pr.Steps, l.stageSteps(RegWindow)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
@@ -197,8 +201,22 @@ func (l *lowerer) incremental() *Program {
 		pr.Steps = append(pr.Steps, write)
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = l.cleanup()
+	if !l.direct() {
+		pr.Cleanup = l.cleanup()
+	}
 	return pr
+}
+
+// direct: an incremental run may copy the window's rows straight into the
+// target inside its write transaction, without a staging table. Only when
+// the rows come from outside the target (a copy step streams them either
+// way) and nothing reads them staged: an append without quality rules,
+// without a dedupe, and without a watermark column (whose NULL rows the
+// staged flow counts or quarantines); not a snapshot, nor partitioned.
+func (l *lowerer) direct() bool {
+	p := l.p
+	return p.From != nil && p.CDC == nil && l.scd == nil && p.Strategy == Append && p.Watermark == nil &&
+		l.dedupe() == nil && len(l.rules) == 0 && !l.snapshot() && p.Partition == nil
 }
 
 // backfill is the program of one partition [plo, phi) of incrc backfill:

@@ -216,6 +216,7 @@ func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string,
 			if !ok {
 				return fmt.Errorf("the PostgreSQL driver's connection is a %T", dc)
 			}
+			usePGDecimal(conn.Conn().TypeMap())
 			_, err := conn.Conn().CopyFrom(ctx, pgx.Identifier(table.Parts), cols, rs)
 			return err
 		})
@@ -349,9 +350,28 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 		}
 		return n, nil
 	case compiler.Decimal:
+		if s, ok := v.(string); ok {
+			// A number as text (PostgreSQL's numeric, MariaDB's decimal)
+			// that fits an int64 is read and rescaled without a big.Int;
+			// anything else, or a value that does not fit, takes the
+			// exact path below (and its error).
+			if u, from, ok := parseDecimal64(s); ok {
+				if r, ok, err := rescale64(u, from, t.Precision, t.Scale); ok && err == nil {
+					return cv.decimal64(r, t), nil
+				}
+			}
+		}
 		d, err := asDecimal(v)
 		if err != nil {
 			return nil, err
+		}
+		if u, ok, err := d.fit64(t.Precision, t.Scale); ok {
+			// Most values fit an int64: no big.Int for PostgreSQL, whose
+			// COPY encodes them without one (pgNumericCodec).
+			if err != nil {
+				return nil, fmt.Errorf("%s does not fit %s: %v", d, t, err)
+			}
+			return cv.decimal64(u, t), nil
 		}
 		unscaled, err := d.fit(t.Precision, t.Scale)
 		if err != nil {
@@ -539,14 +559,67 @@ var pow10 = func() (p [19]int64) {
 	return p
 }()
 
+// decimal64 is the value the target's bulk path takes for the decimal
+// u * 10^-t.Scale.
+func (cv *converter) decimal64(u int64, t compiler.Type) any {
+	switch cv.flavor {
+	case "duckdb":
+		return duckdb.Decimal{Width: uint8(t.Precision), Scale: uint8(t.Scale), Value: big.NewInt(u)}
+	case "postgres":
+		return pgDecimal{unscaled: u, scale: int16(t.Scale)}
+	}
+	return decimalText(big.NewInt(u), t.Scale)
+}
+
+// parseDecimal64 reads [-+]digits[.digits] of at most 18 digits into an
+// int64 and its scale; ok is false for anything else (parseDecimal
+// decides then).
+func parseDecimal64(s string) (u int64, scale int, ok bool) {
+	i, neg := 0, false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg, i = s[i] == '-', i+1
+	}
+	digits, dot := 0, false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			if digits++; digits > 18 {
+				return 0, 0, false
+			}
+			u = u*10 + int64(c-'0')
+			if dot {
+				scale++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, 0, false
+		}
+	}
+	if digits == 0 {
+		return 0, 0, false
+	}
+	if neg {
+		u = -u
+	}
+	return u, scale, true
+}
+
 // fit64 is fit for the numbers that fit an int64 throughout (almost all):
 // ok is false when the big path must decide.
 func (d decimal) fit64(precision, scale int) (int64, bool, error) {
-	if !d.unscaled.IsInt64() || scale-d.scale > 18 || d.scale-scale > 18 {
+	if !d.unscaled.IsInt64() {
 		return 0, false, nil
 	}
-	u := d.unscaled.Int64()
-	switch k := scale - d.scale; {
+	return rescale64(d.unscaled.Int64(), d.scale, precision, scale)
+}
+
+// rescale64 is fit64 for unscaled u at scale from.
+func rescale64(u int64, from, precision, scale int) (int64, bool, error) {
+	if scale-from > 18 || from-scale > 18 {
+		return 0, false, nil
+	}
+	switch k := scale - from; {
 	case k > 0:
 		if u > math.MaxInt64/pow10[k] || u < math.MinInt64/pow10[k] {
 			return 0, false, nil

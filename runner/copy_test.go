@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -61,4 +64,43 @@ func TestConvertValue(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConvertDecimalText: a decimal read as text takes a short path
+// without big.Int when it fits an int64; it gives what the exact path
+// gives (the same text as bytes takes the exact path), value or error,
+// for every target's flavor.
+func TestConvertDecimalText(t *testing.T) {
+	inputs := []string{"0", "-0", "+1", "1.5", "-1.5", ".5", "5.", "10.505", "1234.5", "12345.00", "999999999999999999",
+		"-999999999999999999", "9999999999999999999", "0.000000000000000001", "1e3", " 1", "1-", "", ".", "-", "1.2.3", "123456789012.34", "-0.01"}
+	types := []compiler.Type{{Kind: compiler.Decimal, Precision: 12, Scale: 2}, {Kind: compiler.Decimal, Precision: 6, Scale: 2},
+		{Kind: compiler.Decimal, Precision: 18, Scale: 0}, {Kind: compiler.Decimal, Precision: 38, Scale: 10}, {Kind: compiler.Decimal, Precision: 18, Scale: 18}}
+	for _, flavor := range []string{"duckdb", "postgres", "mysql"} {
+		cv := &converter{flavor: flavor}
+		for _, typ := range types {
+			for _, in := range inputs {
+				fast, ferr := cv.value(in, typ)
+				exact, eerr := cv.value([]byte(in), typ)
+				if (ferr == nil) != (eerr == nil) || (ferr != nil && ferr.Error() != eerr.Error()) {
+					t.Errorf("%s %s %q: error %v, the exact path's %v", flavor, typ, in, ferr, eerr)
+					continue
+				}
+				if ferr == nil && decimalString(fast) != decimalString(exact) {
+					t.Errorf("%s %s %q: %s, the exact path gives %s", flavor, typ, in, decimalString(fast), decimalString(exact))
+				}
+			}
+		}
+	}
+}
+
+func decimalString(v any) string {
+	switch x := v.(type) {
+	case duckdb.Decimal:
+		return fmt.Sprintf("%s/%d/%d", decimalText(x.Value, int(x.Scale)), x.Width, x.Scale)
+	case pgDecimal:
+		return decimalText(big.NewInt(x.unscaled), int(x.scale))
+	case pgtype.Numeric:
+		return decimalText(x.Int, int(-x.Exp))
+	}
+	return fmt.Sprint(v)
 }

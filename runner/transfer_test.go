@@ -440,3 +440,84 @@ func TestFilesFullRefreshStrategy(t *testing.T) {
 		t.Errorf("target: %q, want both files' rows", got)
 	}
 }
+
+// TestFilesAppendDirect: an append of files loaded by file, without
+// quality rules or dedupe, copies the rows straight into the target in the
+// write's transaction (no staging table; the compiled program says so),
+// on every target: the counts in the result and the run log are the rows
+// copied, a run that dies after its copy leaves the target and the
+// bookmark as they were (its files load again, nothing twice), a value
+// that does not fit fails the run with nothing written, and the target
+// equals a full refresh of the folder.
+func TestFilesAppendDirect(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			spec := strings.ReplaceAll(filesSpec, "{dir}", dir)
+			spec = strings.Replace(spec, "strategy: merge\nunique_key: [order_id]\n", "strategy: append\n", 1)
+			inc := e.spec(strings.ReplaceAll(spec, "{name}", "orders"))
+			full := e.spec(strings.ReplaceAll(spec, "{name}", "orders_full"))
+			var listing strings.Builder
+			for _, pr := range inc.Programs {
+				if pr.Mode == compiler.ModeRun {
+					for _, s := range pr.Steps {
+						fmt.Fprintf(&listing, "%s tx=%v read=%s copy=%s\n", s.Stmt, s.Tx, s.Read, strings.Join(s.Copy.Parts, "."))
+					}
+				}
+			}
+			if !strings.Contains(listing.String(), "copy_window tx=true read=copy copy=dw_"+e.id+".orders\n") || strings.Contains(listing.String(), "stage") {
+				t.Fatalf("the run program does not copy straight into the target:\n%s", listing.String())
+			}
+			writeParquet(t, dir+"/day=2026-01-10/a.parquet", "(1, 'ann', 10.5, TIMESTAMP '2026-01-10 09:00:00'), (2, 'bob', 20.0, TIMESTAMP '2026-01-10 10:00:00')")
+			writeParquet(t, dir+"/day=2026-01-11/b.parquet", "(3, 'cy', 3.25, TIMESTAMP '2026-01-11 09:00:00')")
+			res := mustRun(t, e, inc, Options{})
+			checkCounts(t, "first run", res, counts{Read: 3, Inserted: 3})
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "nothing new", res, counts{})
+
+			// The run dies after its copy, before it commits.
+			writeParquet(t, dir+"/day=2026-01-12/c.parquet", "(4, 'dee', 4.0, TIMESTAMP '2026-01-12 11:00:00')")
+			for _, at := range []string{"record_finish", "commit"} {
+				_, err := e.tg.Run(e.ctx, inc, Options{BeforeStatement: func(name string) error {
+					if name == at {
+						return fmt.Errorf("killed")
+					}
+					return nil
+				}})
+				if err == nil {
+					t.Fatalf("the run killed at %s succeeded", at)
+				}
+				if got := e.rows("dw_{id}.orders", []string{"order_id"}); len(got) != 3 {
+					t.Fatalf("target after a run killed at %s: %q", at, got)
+				}
+			}
+			// A value that does not fit, in the second file the copy reads:
+			// the first file's rows, already copied, go with the rollback.
+			writeParquet(t, dir+"/day=2026-01-13/d.parquet", "(5, 'eve', 123456789012.5, TIMESTAMP '2026-01-13 10:00:00')")
+			if _, err := e.tg.Run(e.ctx, inc, Options{}); err == nil || !strings.Contains(err.Error(), "column amount") {
+				t.Fatalf("run over a value that does not fit: %v, want a failure naming column amount", err)
+			}
+			if got := e.rows("dw_{id}.orders", []string{"order_id"}); len(got) != 3 {
+				t.Fatalf("target after the failed copy: %q", got)
+			}
+			writeParquet(t, dir+"/day=2026-01-13/d.parquet", "(5, 'eve', 5.0, TIMESTAMP '2026-01-13 10:00:00')")
+			res = mustRun(t, e, inc, Options{})
+			checkCounts(t, "after the failures", res, counts{Read: 2, Inserted: 2})
+			st := e.state(inc)
+			if len(st.Runs) == 0 || st.Runs[0].RowsRead != 2 || st.Runs[0].RowsInserted != 2 {
+				t.Errorf("run log: %+v", st.Runs)
+			}
+
+			mustRun(t, e, full, Options{FullRefresh: true})
+			cols := []string{"order_id", "customer", "amount", "updated_at", "day"}
+			got, want := e.rows("dw_{id}.orders", cols), e.rows("dw_{id}.orders_full", cols)
+			if diff := cmp.Diff(sorted(want), sorted(got)); diff != "" {
+				t.Errorf("incremental target differs from a full refresh (-full +incremental):\n%s", diff)
+			}
+			if len(got) != 5 {
+				t.Errorf("target: %q", got)
+			}
+		})
+	}
+}
