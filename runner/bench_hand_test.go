@@ -279,17 +279,7 @@ func newHandBench(b *testing.B, eng handEngine, hc handCase, keys int) *handBenc
 	}
 	b.Cleanup(func() { tg.Close() })
 	id := uniq()
-	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(hc.spec, "{id}", id)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if d := compiler.Validate(s); len(d) > 0 {
-		b.Fatal(d.Err())
-	}
-	plan, err := compiler.Lower(s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	plan := benchPlan(b, hc.spec, id)
 	q := tg.Dialect.QuoteIdent
 	f := &handBench{eng: eng, hc: hc, ctx: ctx, tg: tg, plan: plan, keys: keys, target: plan.Target,
 		source: q("app_"+id) + "." + q(hc.source), hand: q("dw_"+id) + "." + q("hand"), lookback: plan.Watermark.Lookback.Value}

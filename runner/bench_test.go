@@ -229,17 +229,7 @@ func newBenchFixture(b *testing.B, eng benchEngine, rows int) *benchFixture {
 	}
 	b.Logf("%s: %s", eng.name, version)
 	id := uniq()
-	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(benchSpec, "{id}", id)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if d := compiler.Validate(s); len(d) > 0 {
-		b.Fatal(d.Err())
-	}
-	plan, err := compiler.Lower(s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	plan := benchPlan(b, benchSpec, id)
 	q := tg.Dialect.QuoteIdent
 	f := &benchFixture{eng: eng, ctx: ctx, tg: tg, plan: plan, rows: rows,
 		source: q("app_"+id) + "." + q("orders"), target: q("dw_"+id) + "." + q("orders")}
@@ -431,4 +421,22 @@ func (f *benchFixture) drop(id string) {
 	for _, t := range []string{"incrc_state", "incrc_runs"} {
 		f.tg.DB.ExecContext(f.ctx, "DELETE FROM "+q(t)+" WHERE "+q("pipeline")+" = $1", f.plan.Pipeline)
 	}
+}
+
+// benchPlan parses, validates and lowers a benchmark's spec template, {id}
+// replaced by id.
+func benchPlan(b *testing.B, spec, id string) *compiler.Plan {
+	b.Helper()
+	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(spec, "{id}", id)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if d := compiler.Validate(s); len(d) > 0 {
+		b.Fatal(d.Err())
+	}
+	plan, err := compiler.Lower(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return plan
 }

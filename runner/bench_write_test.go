@@ -164,17 +164,7 @@ func newWriteBench(b *testing.B, eng writeEngine, rows int) *writeBench {
 		b.Fatal(err)
 	}
 	id := uniq()
-	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(writeSpec, "{id}", id)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if d := compiler.Validate(s); len(d) > 0 {
-		b.Fatal(d.Err())
-	}
-	plan, err := compiler.Lower(s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	plan := benchPlan(b, writeSpec, id)
 	q := tg.Dialect.QuoteIdent
 	f := &writeBench{eng: eng, ctx: ctx, tg: tg, url: url, plan: plan, rows: rows,
 		source: q("app_"+id) + "." + q("orders"), hand: q("dw_"+id) + "." + q("hand"), target: q("dw_"+id) + "." + q("orders"),
