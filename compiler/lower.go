@@ -535,13 +535,7 @@ func (l *lowerer) stage() {
 	if wm := p.Watermark; wm != nil && p.Strategy == OverwritePartitions {
 		// A partition rewrite reads whole partitions, not the window: the
 		// rows whose watermark is NULL are read on their own.
-		if l.nullMode() == "fail" {
-			l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-				CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
-		} else {
-			l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-				QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
-		}
+		l.nullWatermarkSource(wm.Name, cols)
 	}
 	if p.Strategy == OverwritePartitions {
 		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
@@ -639,6 +633,20 @@ func (l *lowerer) stage() {
 		l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
 	}
 
+}
+
+// nullWatermarkSource adds the read of the source rows whose watermark
+// (column wm) is NULL, which no window reads: counted to fail the run, or
+// quarantined with the reason.
+func (l *lowerer) nullWatermarkSource(wm string, cols []string) {
+	p := l.p
+	if l.nullMode() == "fail" {
+		l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+			CountSource{Source: p.Source, Where: IsNull{X: col(wm)}})
+		return
+	}
+	l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+		QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
 }
 
 // nullMode is what happens to a source row whose watermark is NULL: no

@@ -88,13 +88,7 @@ func (l *lowerer) refresh() {
 		CountSource{Source: p.Source, Window: withNull(upTo)}, up...)
 	if wm := p.Watermark; wm != nil && p.Strategy != OverwritePartitions {
 		// (overwrite_partitions has them already, for its runs)
-		if l.nullMode() == "fail" {
-			l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-				CountSource{Source: p.Source, Where: IsNull{X: col(wm.Name)}})
-		} else {
-			l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-				QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
-		}
+		l.nullWatermarkSource(wm.Name, cols)
 	}
 	variants := []struct {
 		dedupe          bool
