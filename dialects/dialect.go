@@ -59,7 +59,8 @@ type Caps struct {
 	// steps only.
 	Heartbeat bool
 	// GroupState: each commit costs a write to the engine's log (DuckDB's
-	// WAL), so the runner groups a run's bookkeeping: the setup DDL, the
+	// WAL; PostgreSQL's WAL flush, and a round trip), so the runner
+	// groups a run's bookkeeping: the setup DDL, the
 	// lease and the run's start share one transaction, and after the
 	// write the cleanup, the run's duration and the lease's release share
 	// another. Elsewhere each statement commits on its own.
