@@ -59,20 +59,11 @@ type Caps struct {
 	// steps only.
 	Heartbeat bool
 	// GroupState: each commit costs a write to the engine's log (DuckDB's
-	// WAL; PostgreSQL's WAL flush, and a round trip), so the runner
-	// groups a run's bookkeeping: the setup DDL, the
+	// WAL), so the runner groups a run's bookkeeping: the setup DDL, the
 	// lease and the run's start share one transaction, and after the
 	// write the cleanup, the run's duration and the lease's release share
 	// another. Elsewhere each statement commits on its own.
 	GroupState bool
-	// SetupApart: with GroupState, the setup still runs before the
-	// bookkeeping transaction opens, each statement on its own. On an
-	// engine whose DDL and probes hold their locks to the end of the
-	// transaction (PostgreSQL), two pipelines' first runs, or a run log
-	// being upgraded by two runs at once, would otherwise wait on each
-	// other's setup (or deadlock); once set up, setup writes nothing, so
-	// its statements cost no commit.
-	SetupApart bool
 	// Note is said in each compiled file's header: what the user must know
 	// about atomicity on this engine.
 	Note string

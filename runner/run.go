@@ -192,22 +192,14 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 			return err
 		}
 	}
-	caps := r.t.Dialect.Caps()
-	group := func() error {
-		// One transaction for the setup (unless SetupApart), the lease
-		// and the run's start: the first step that is not bookkeeping
-		// commits it.
+	if r.t.Dialect.Caps().GroupState {
+		// One transaction for the setup, the lease and the run's start:
+		// the first step that is not bookkeeping commits it.
 		tx, err := r.conn.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
 		m.stateTx = tx
-		return nil
-	}
-	if caps.GroupState && !caps.SetupApart {
-		if err := group(); err != nil {
-			return err
-		}
 	}
 	if r.pr.Setup {
 		changes, err := setupWith(ctx, r.c, r.conn, schemaRun, planned, m)
@@ -217,11 +209,6 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.res.Schema = changes
 		if note := schemaNote(changes); note != "" {
 			r.vals["note"] = note
-		}
-	}
-	if caps.GroupState && caps.SetupApart {
-		if err := group(); err != nil {
-			return err
 		}
 	}
 	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)

@@ -26,7 +26,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true, GroupState: true, SetupApart: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true,
 		Note: "PostgreSQL 15 or later (MERGE)."}
 }
 
