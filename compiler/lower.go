@@ -590,7 +590,7 @@ func (l *lowerer) stage() {
 			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
 	}
 	if l.scd == nil && p.Strategy != OverwritePartitions {
-		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage})
+		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage, Columns: p.Key})
 	}
 	if wm := p.Watermark; wm != nil {
 		isNull := IsNull{X: col(wm.Name)}

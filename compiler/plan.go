@@ -237,7 +237,13 @@ type (
 	// AnalyzeTable gathers a table's statistics for the planner (a stage
 	// just filled, which the planner would otherwise take for empty or
 	// huge). An optimization: engines that need none render nothing.
-	AnalyzeTable struct{ Table Table }
+	// Columns, when set, are the only columns whose statistics are
+	// gathered (the key the stage is joined to the target on): the row
+	// count is gathered either way, and the rest costs time for nothing.
+	AnalyzeTable struct {
+		Table   Table
+		Columns []string
+	}
 
 	// DropTable drops a table if it exists.
 	DropTable struct {

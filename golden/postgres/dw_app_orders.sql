@@ -409,7 +409,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_dw_app_orders";
+ANALYZE "incrc_stage_dw_app_orders" ("order_id");
 
 -- name: quarantine_null_watermark
 -- phase: write

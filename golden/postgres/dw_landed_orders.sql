@@ -372,7 +372,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_dw_landed_orders";
+ANALYZE "incrc_stage_dw_landed_orders" ("order_id");
 
 -- name: count_invalid
 -- phase: write

@@ -418,7 +418,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
-      EXECUTE $s$ANALYZE "incrc_stage_dw_tickets"$s$;
+      EXECUTE $s$ANALYZE "incrc_stage_dw_tickets" ("ticket_id")$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';

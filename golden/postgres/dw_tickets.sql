@@ -390,7 +390,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_dw_tickets";
+ANALYZE "incrc_stage_dw_tickets" ("ticket_id");
 
 -- name: count_null_watermark
 -- phase: stage

@@ -383,7 +383,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
-      EXECUTE $s$ANALYZE "incrc_stage_t_daily_tstz"$s$;
+      EXECUTE $s$ANALYZE "incrc_stage_t_daily_tstz" ("payment_id")$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';

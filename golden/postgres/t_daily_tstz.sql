@@ -376,7 +376,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_t_daily_tstz";
+ANALYZE "incrc_stage_t_daily_tstz" ("payment_id");
 
 -- name: count_null_watermark
 -- phase: stage

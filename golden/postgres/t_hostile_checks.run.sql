@@ -379,7 +379,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
-      EXECUTE $s$ANALYZE "incrc_stage_t_hostile_checks"$s$;
+      EXECUTE $s$ANALYZE "incrc_stage_t_hostile_checks" ("id")$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'quarantine_null_watermark';

@@ -373,7 +373,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_t_hostile_checks";
+ANALYZE "incrc_stage_t_hostile_checks" ("id");
 
 -- name: quarantine_null_watermark
 -- phase: write

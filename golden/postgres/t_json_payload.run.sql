@@ -376,7 +376,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
-      EXECUTE $s$ANALYZE "incrc_stage_t_json_payload"$s$;
+      EXECUTE $s$ANALYZE "incrc_stage_t_json_payload" ("doc_id")$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';

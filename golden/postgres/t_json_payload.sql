@@ -339,7 +339,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_t_json_payload";
+ANALYZE "incrc_stage_t_json_payload" ("doc_id");
 
 -- name: count_null_watermark
 -- phase: stage

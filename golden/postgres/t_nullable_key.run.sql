@@ -381,7 +381,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
-      EXECUTE $s$ANALYZE "incrc_stage_t_nullable_key"$s$;
+      EXECUTE $s$ANALYZE "incrc_stage_t_nullable_key" ("account_id", "currency")$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';

@@ -354,7 +354,7 @@ WHERE incrc_rn = 1;
 -- name: analyze_stage
 -- phase: stage
 -- The staged rows' statistics, for the planner's joins to the target.
-ANALYZE "incrc_stage_t_nullable_key";
+ANALYZE "incrc_stage_t_nullable_key" ("account_id", "currency");
 
 -- name: count_null_watermark
 -- phase: stage
