@@ -119,7 +119,7 @@ func (l *lowerer) refresh() {
 					CountSource{Source: p.Source, Window: upTo, Where: invalid, Keep: &k}, up...)
 			}
 		}
-		l.add(v.rp, PhaseWrite, "Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits)."+v.doc,
+		l.add(v.rp, PhaseWrite, "Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md)."+v.doc,
 			ReplaceAll{Target: p.Target, Source: p.Source, Columns: cols, Window: upTo, Keep: k, Valid: validOf(rules), Key: key}, up...)
 	}
 	l.add(StmtCountTarget, PhaseWrite, "Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.",

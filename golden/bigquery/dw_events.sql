@@ -467,7 +467,7 @@ WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIM
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`events`
 WHERE true;
 -- params: start, hi

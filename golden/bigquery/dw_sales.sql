@@ -519,7 +519,7 @@ WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`sales`
 WHERE true;
 -- params: start, hi

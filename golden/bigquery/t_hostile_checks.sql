@@ -567,7 +567,7 @@ WHERE `id` IS NULL
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`hostile`
 WHERE true;
 -- params: start, hi
@@ -608,7 +608,7 @@ WHERE `updated_at` >= CAST(? AS DATETIME) AND `updated_at` < CAST(? AS DATETIME)
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM `dw`.`hostile`
 WHERE true;
 -- params: start, hi

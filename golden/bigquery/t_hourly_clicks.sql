@@ -529,7 +529,7 @@ WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`clicks_hourly`
 WHERE true;
 -- params: start, hi
@@ -557,7 +557,7 @@ WHERE `ingested_at` >= CAST(? AS DATETIME) AND `ingested_at` < CAST(? AS DATETIM
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM `dw`.`clicks_hourly`
 WHERE true;
 -- params: start, hi

@@ -545,7 +545,7 @@ WHERE "ticket_id" IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 -- params: $1 = start, $2 = hi
 MERGE INTO "dw"."tickets" AS t
 USING (

@@ -570,7 +570,7 @@ WHERE "id" IS NULL
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 -- params: $1 = start, $2 = hi
 MERGE INTO "dw"."hostile" AS t
 USING (
@@ -619,7 +619,7 @@ WHERE "updated_at" >= $2 AND "updated_at" < $3
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 -- params: $1 = start, $2 = hi
 MERGE INTO "dw"."hostile" AS t
 USING (

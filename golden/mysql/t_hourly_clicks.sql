@@ -520,7 +520,7 @@ WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`clicks_hourly`;
 -- params: start, hi
 INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
@@ -547,7 +547,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM `dw`.`clicks_hourly`;
 -- params: start, hi
 INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)

@@ -459,7 +459,7 @@ WHERE "ingested_at" >= $1 AND "ingested_at" < $2
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 TRUNCATE "dw"."events";
 -- params: $1 = start, $2 = hi
 INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")

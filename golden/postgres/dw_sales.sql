@@ -511,7 +511,7 @@ WHERE "updated_at" >= $1 AND "updated_at" < $2
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 TRUNCATE "dw"."sales";
 -- params: $1 = start, $2 = hi
 INSERT INTO "dw"."sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")

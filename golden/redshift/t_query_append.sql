@@ -450,7 +450,7 @@ WHERE "seq" >= $1 AND "seq" < $2
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "staging_events";
 -- params: $1 = start, $2 = hi
 INSERT INTO "staging_events" ("id", "kind", "payload_size", "seq")

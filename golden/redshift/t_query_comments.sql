@@ -414,7 +414,7 @@ WHERE "updated_at" IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw"."query_comments";
 -- params: $1 = start, $2 = hi
 INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")

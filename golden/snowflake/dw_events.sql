@@ -464,7 +464,7 @@ WHERE "INGESTED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(? AS TI
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."EVENTS";
 -- params: start, hi
 INSERT INTO "DW"."EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")

@@ -516,7 +516,7 @@ WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(? AS TIME
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."SALES";
 -- params: start, hi
 INSERT INTO "DW"."SALES" ("SALE_ID", "SALE_DATE", "CUSTOMER_ID", "AMOUNT", "UPDATED_AT", "CUSTOMER_COUNTRY")

@@ -550,7 +550,7 @@ WHERE "TICKET_ID" IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."TICKETS";
 -- params: start, hi
 INSERT INTO "DW"."TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")

@@ -495,7 +495,7 @@ WHERE "ACCOUNT_ID" IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."BALANCES";
 -- params: start, hi
 INSERT INTO "DW"."BALANCES" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
@@ -512,7 +512,7 @@ WHERE incrc_rn = 1
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM "DW"."BALANCES";
 -- params: start, hi
 INSERT INTO "DW"."BALANCES" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")

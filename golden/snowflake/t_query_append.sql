@@ -451,7 +451,7 @@ WHERE "SEQ" >= ? AND "SEQ" < ?
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "STAGING_EVENTS";
 -- params: start, hi
 INSERT INTO "STAGING_EVENTS" ("ID", "KIND", "PAYLOAD_SIZE", "SEQ")

@@ -415,7 +415,7 @@ WHERE "UPDATED_AT" IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."QUERY_COMMENTS";
 -- params: start, hi
 INSERT INTO "DW"."QUERY_COMMENTS" ("ID", "AMOUNT", "NOTE", "UPDATED_AT")

@@ -487,7 +487,7 @@ WHERE `doc_id` IS NULL;
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
@@ -504,7 +504,7 @@ WHERE incrc_rn = 1
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)

@@ -554,7 +554,7 @@ WHERE "order_id" IS NULL
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw_orders";
 -- params: start, hi
 INSERT INTO "dw_orders" ("order_id", "order_date", "amount", "updated_at")
@@ -588,7 +588,7 @@ WHERE "updated_at" >= ? AND "updated_at" < ?
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM "dw_orders";
 -- params: start, hi
 INSERT INTO "dw_orders" ("order_id", "order_date", "amount", "updated_at")

@@ -511,7 +511,7 @@ WHERE "updated_at" >= ? AND "updated_at" < ?
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw_sales";
 -- params: start, hi
 INSERT INTO "dw_sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")

@@ -592,7 +592,7 @@ WHERE "sale_id" IS NULL
 
 -- name: replace_target
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits).
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw"."sales_monthly";
 -- params: start, hi
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
@@ -626,7 +626,7 @@ WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < 
 
 -- name: replace_target_unique
 -- phase: write
--- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction (readers see the old rows until it commits). The source enforces the unique key: no dedupe.
+-- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
 DELETE FROM "dw"."sales_monthly";
 -- params: start, hi
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
