@@ -325,12 +325,13 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 		}
 		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
 		files = append(files, compiled{path: path, data: data, same: sameFile(path, data)})
-		if !scripts || !script.Supported(d) || plan.From != nil {
-			// A pipeline whose source is outside the target has no
-			// script: the engine cannot reach its source.
+		if !scripts || !script.Supported(d) {
 			continue
 		}
 		sc, err := script.Render(d, plan, specPath(s.File))
+		if errors.Is(err, script.ErrSourceOutside) {
+			continue // the engine cannot reach the source: incrc run streams it in
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
 			continue
