@@ -115,6 +115,15 @@ func (m *machine) checkSchema(ctx context.Context, q querier, s compiler.Step) e
 // reports each type, so a spelling the engine folds (a length DuckDB
 // ignores) is never taken for a change.
 func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]SchemaChange, error) {
+	have, err := c.columns(ctx, q, stmt, params{})
+	if err != nil {
+		return nil, err
+	}
+	return diffColumns(ctx, c, q, stmt, have)
+}
+
+// diffColumns is schemaDiff of the columns the step's probe read (have).
+func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have []dialects.ColumnInfo) ([]SchemaChange, error) {
 	st := c.plan.Statement(stmt)
 	if st == nil {
 		return nil, fmt.Errorf("pipeline %s has no statement %q", c.plan.Pipeline, stmt)
@@ -124,11 +133,8 @@ func schemaDiff(ctx context.Context, c *compiled, q querier, stmt string) ([]Sch
 		return nil, fmt.Errorf("%s: a schema check must probe a table", stmt)
 	}
 	table := probe.Source.Table
-	have, err := c.columns(ctx, q, stmt, params{})
+	err := fillLengths(ctx, c, q, table, have)
 	if err != nil {
-		return nil, err
-	}
-	if err := fillLengths(ctx, c, q, table, have); err != nil {
 		return nil, fmt.Errorf("%s: %w", stmt, err)
 	}
 	typer, _ := c.d.(dialects.SourceTyper)
@@ -500,10 +506,11 @@ func pendingByStep(ctx context.Context, c *compiled, conn querier) (map[string][
 		if s.Read != compiler.ReadSchema {
 			continue
 		}
-		if _, err := c.columns(ctx, conn, s.Stmt, params{}); err != nil {
+		have, err := c.columns(ctx, conn, s.Stmt, params{})
+		if err != nil {
 			continue // not there yet
 		}
-		changes, err := schemaDiff(ctx, c, conn, s.Stmt)
+		changes, err := diffColumns(ctx, c, conn, s.Stmt, have)
 		if err != nil {
 			return nil, err
 		}
