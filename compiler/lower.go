@@ -321,7 +321,7 @@ func (l *lowerer) setup() {
 	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
 		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
 	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
-		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}})
+		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true})
 	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
 		ProbeColumns{Source: Relation{Table: RunsTable}})
 	for _, name := range addedRunColumns {

@@ -223,6 +223,13 @@ type (
 		Columns    []Col
 		PrimaryKey []string
 		Temporary  bool
+		// Log: rows are only appended, one per run, and updated by their
+		// key, never upserted (the run log). The key says what identifies
+		// a row; an engine whose index costs every append more than it
+		// gives may leave it undeclared (DuckDB: an appended row of an
+		// indexed table rewrites the table's last row group, up to 122,880
+		// rows, at the next checkpoint, which every run's close is).
+		Log bool
 	}
 
 	// CreateIndex creates an index if it does not exist. It is an

@@ -154,8 +154,7 @@ CREATE TABLE IF NOT EXISTS "incrc_runs" (
   "rows_skipped" BIGINT,
   "note" VARCHAR,
   "rows_ignored" BIGINT,
-  "logic_hash" VARCHAR(64),
-  PRIMARY KEY ("run_id")
+  "logic_hash" VARCHAR(64)
 );
 
 -- name: probe_runs
