@@ -33,7 +33,8 @@ import (
 // crosses the WAL's threshold pays for both). After every pair the target
 // and the copy must be equal (EXCEPT both ways, untimed). On DuckDB,
 // empty_window then compares an empty-window run, whole (open the file,
-// run, close it) with opening and closing the same file.
+// run, close it) with opening and closing the same file, and
+// empty_window_long_log does the same once the run log holds 100,000 rows.
 //
 // It asserts no time: BENCHMARKS.md has the numbers and ratios.
 //
@@ -51,6 +52,7 @@ func BenchmarkWritePath(b *testing.B) {
 				b.Run("incremental", f.incremental)
 				if eng.name == "duckdb" {
 					b.Run("empty_window", f.emptyWindow)
+					b.Run("empty_window_long_log", f.emptyWindowLongLog)
 				}
 			})
 		}
@@ -364,7 +366,27 @@ func (f *writeBench) incremental(b *testing.B) {
 
 // emptyWindow: the whole of an empty-window run (open the file, run,
 // close) against opening and closing the same file.
-func (f *writeBench) emptyWindow(b *testing.B) {
+func (f *writeBench) emptyWindow(b *testing.B) { f.emptyWindowRuns(b) }
+
+// longLog is the run log's length in empty_window_long_log: about a year
+// of hourly runs of eleven pipelines.
+const longLog = 100_000
+
+// emptyWindowLongLog is emptyWindow once the run log holds longLog rows
+// of other pipelines (written untimed): what an empty-window run costs a
+// database that has been run for a while, where each run's row is
+// appended to a long log.
+func (f *writeBench) emptyWindowLongLog(b *testing.B) {
+	f.sql(b, fmt.Sprintf(`INSERT INTO incrc_runs (run_id, pipeline, kind, status, window_lo, window_hi, watermark_before, watermark_after,
+  rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, started_at, finished_at, duration_ms, spec_hash, logic_hash)
+SELECT '20250101T000000Z-' || i, 'other_' || (i %% 11), 'run', 'succeeded', '2025-01-01 00:00:00', '2025-01-01 01:00:00', '2025-01-01 00:00:00', '2025-01-01 01:00:00',
+  i %% 5000, i %% 5000, 0, 0, 0, 0, 0, '2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:01.000000Z', 1000, sha256(CAST(i %% 7 AS VARCHAR)), '0123456789abcdef'
+FROM range(%d) AS r(i)`, longLog))
+	f.checkpoint(b)
+	f.emptyWindowRuns(b)
+}
+
+func (f *writeBench) emptyWindowRuns(b *testing.B) {
 	f.tg.Close()
 	var run, bare time.Duration
 	steps := newStepTimes()
