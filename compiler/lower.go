@@ -60,6 +60,8 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtCountMatched         = "count_matched"
+	StmtCountWindow          = "count_window"
+	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
 	StmtClearTarget          = "clear_target"
 	StmtInsertAll            = "insert_all"
@@ -751,6 +753,14 @@ func (l *lowerer) write() {
 	case Merge:
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
 			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
+		if l.directMerge() {
+			window, _ := l.windows()
+			src := p.Source
+			l.add(StmtCountWindow, PhaseWrite, "Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).",
+				CountSource{Source: src, Window: window}, windowParams(window)...)
+			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.",
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Count: true}, windowParams(window)...)
+		}
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:

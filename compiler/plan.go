@@ -484,9 +484,12 @@ type (
 	}
 
 	// CountMatched counts the staged rows whose key is already in the
-	// target: the rows a merge will update.
+	// target: the rows a merge will update. With Source, the rows are the
+	// source's in Window, as MergeRows reads them.
 	CountMatched struct {
 		Stage    Table
+		Source   *Relation
+		Window   Window
 		Target   Table
 		Key      []string
 		NullSafe bool
@@ -503,6 +506,11 @@ type (
 	// rows get the staged values, unmatched rows are inserted. The staged
 	// rows hold at most one row per key.
 	//
+	// With Source set (a table: Source.Table), the rows are not staged:
+	// they are the source's rows in Window, read in the write itself, which
+	// the source's catalog proved hold at most one row per key (see
+	// SourceUnique); Stage is then unused.
+	//
 	// With Count, the statement also returns one integer: the staged rows
 	// whose key the target held, which it updated. An engine that can count
 	// in the write does (PostgreSQL: RETURNING); the shared spelling counts
@@ -510,6 +518,8 @@ type (
 	MergeRows struct {
 		Target   Table
 		Stage    Table
+		Source   *Relation
+		Window   Window
 		Key      []string
 		Columns  []string
 		NullSafe bool // a key column may be NULL: match NULL to NULL

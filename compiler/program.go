@@ -72,7 +72,8 @@ type Step struct {
 	Tx   bool   // inside the program's write transaction
 	Each bool   // once per partition of the program's list (see ReadPartitions)
 	// If names a register that must not be zero for the step to run;
-	// "!name", one that must be zero. Empty: always.
+	// "!name", one that must be zero; terms joined by "&" must all hold
+	// (see When and Guards). Empty: always.
 	If   string
 	Read Read
 	// Into lists the registers the value read is added to; "-name"
@@ -94,6 +95,32 @@ type Step struct {
 	// Note, when the step runs, is added to the run's note in the run log:
 	// which of two variants ran.
 	Note string
+}
+
+// Guard is one term of a step's If: a register that must not be zero, or
+// with Not one that must be zero.
+type Guard struct {
+	Reg string
+	Not bool
+}
+
+// When joins guard terms ("window", "!unique") into a step's If: the step
+// runs when every term holds.
+func When(terms ...string) string { return strings.Join(terms, "&") }
+
+// Guards are the terms of the step's If, all of which must hold; none for
+// a step that always runs.
+func (s Step) Guards() []Guard {
+	if s.If == "" {
+		return nil
+	}
+	terms := strings.Split(s.If, "&")
+	out := make([]Guard, len(terms))
+	for i, t := range terms {
+		reg, not := strings.CutPrefix(t, "!")
+		out[i] = Guard{Reg: reg, Not: not}
+	}
+	return out
 }
 
 // On is the database a statement runs on.
@@ -259,12 +286,15 @@ func (pr *Program) Listing() []string {
 		if s.EachFile {
 			notes = append(notes, "each file")
 		}
-		if s.If != "" {
-			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-				notes = append(notes, "if no "+reg)
-			} else {
-				notes = append(notes, "if "+s.If)
+		if gs := s.Guards(); len(gs) > 0 {
+			terms := make([]string, len(gs))
+			for i, g := range gs {
+				terms[i] = g.Reg
+				if g.Not {
+					terms[i] = "no " + g.Reg
+				}
 			}
+			notes = append(notes, "if "+strings.Join(terms, " and "))
 		}
 		if r := s.readText(); r != "" {
 			notes = append(notes, r)

@@ -122,7 +122,7 @@ func TestDeclaredUniqueSource(t *testing.T) {
 			e := newEnv(t, eng)
 			spec := strings.Replace(orders("", ""), "  table: app_{id}.orders\n", "  table: app_{id}.orders\n  unique: true\n", 1)
 			p := e.spec(strings.ReplaceAll(spec, "{target}", "uniq"))
-			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtSourceUnique) != nil {
+			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtCreateRaw) != nil {
 				t.Fatalf("a source declared unique still dedupes")
 			}
 			seedOrders(e, p)

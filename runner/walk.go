@@ -100,14 +100,14 @@ func (m *machine) add(name string, n int64) {
 	m.vals[name] = m.reg(name) + n
 }
 
+// guard: every term of the step's If holds.
 func (m *machine) guard(s compiler.Step) bool {
-	switch {
-	case s.If == "":
-		return true
-	case strings.HasPrefix(s.If, "!"):
-		return m.reg(s.If[1:]) == 0
+	for _, g := range s.Guards() {
+		if (m.reg(g.Reg) == 0) != g.Not {
+			return false
+		}
 	}
-	return m.reg(s.If) != 0
+	return true
 }
 
 // walk runs the program's steps. A failed step rolls back the open

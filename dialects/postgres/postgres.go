@@ -114,7 +114,7 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		// LIMIT 1 in a lateral subquery: a probe of the target's key per
 		// staged row, never a scan of the whole target.
-		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
+		w.S("SELECT COUNT(*)\nFROM ", dialects.Rows(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
 			dialects.KeyMatch(w, op.Key, false), "\n  LIMIT 1\n) AS m")
 		return true, nil
 	case compiler.AnalyzeTable:
@@ -198,7 +198,7 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // hash of the whole target).
 func upsert(w *dialects.Writer, op compiler.MergeRows) {
 	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-		"\nFROM ", w.Table(op.Stage), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+		"\nFROM ", dialects.MergeFrom(w, op), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
 	set := dialects.NonKey(op.Columns, op.Key)
 	if len(set) == 0 {
 		w.S("NOTHING")

@@ -237,15 +237,19 @@ func (f *flow) exec(g *gen, name, acc string) {
 
 func (f *flow) guarded(g *gen, s compiler.Step, body func()) {
 	l := f.p
-	if s.If == "" {
+	gs := s.Guards()
+	if len(gs) == 0 {
 		body()
 		return
 	}
-	if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-		l.ifOpen(g, varName(reg)+" = 0")
-	} else {
-		l.ifOpen(g, varName(s.If)+" <> 0")
+	terms := make([]string, len(gs))
+	for i, t := range gs {
+		terms[i] = varName(t.Reg) + " <> 0"
+		if t.Not {
+			terms[i] = varName(t.Reg) + " = 0"
+		}
 	}
+	l.ifOpen(g, strings.Join(terms, " AND "))
 	body()
 	l.endIf(g)
 }
@@ -517,6 +521,15 @@ func (f *flow) step(g *gen, s compiler.Step) {
 	l := f.p
 	f.guarded(g, s, func() {
 		l.set(g, "x_step", l.lit(s.Stmt))
+		if s.Note != "" {
+			// Which variant ran, added to the run log's note as the
+			// runner adds it.
+			l.ifOpen(g, "v_note IS NULL")
+			l.set(g, "v_note", l.lit(s.Note))
+			l.elseOpen(g)
+			l.set(g, "v_note", l.concat("v_note", l.lit("; "+s.Note)))
+			l.endIf(g)
+		}
 		if f.usesClock(g, s.Stmt) {
 			f.tick(g)
 		}

@@ -82,12 +82,15 @@ func (l *sparkJob) render(g *gen) {
 		if s.Each {
 			notes = append(notes, "once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)\nand partition_key")
 		}
-		if s.If != "" {
-			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-				notes = append(notes, "only when "+reg+" is 0")
-			} else {
-				notes = append(notes, "only when "+s.If+" is not 0")
+		if gs := s.Guards(); len(gs) > 0 {
+			terms := make([]string, len(gs))
+			for i, t := range gs {
+				terms[i] = t.Reg + " is not 0"
+				if t.Not {
+					terms[i] = t.Reg + " is 0"
+				}
 			}
+			notes = append(notes, "only when "+strings.Join(terms, " and "))
 		}
 		switch s.Read {
 		case compiler.ReadAffected:
