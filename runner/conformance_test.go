@@ -37,13 +37,13 @@ type scenario struct {
 	// test and "ref" for the full refresh it is measured against, {src}
 	// the source table as a source.query names it, {id} the env's suffix.
 	spec   string
-	source string  // the fixture table, "app_{id}.NAME"; its columns are the spec's
-	nulls  bool    // create the source without NOT NULL: it holds rows the pipeline must reject
+	source string // the fixture table, "app_{id}.NAME"; its columns are the spec's
+	nulls  bool   // create the source without NOT NULL: it holds rows the pipeline must reject
 	// keyed: the source's primary key is the spec's unique key, which a
 	// run may read in its catalog.
 	keyed bool
-	seed   [][]any // the source's first rows, one value per column
-	steps  []act
+	seed  [][]any // the source's first rows, one value per column
+	steps []act
 	// serial: the scenario runs a child process (a kill), alone.
 	serial bool
 	// bug names a defect the scenario exposes: until it is fixed the
@@ -80,14 +80,14 @@ type run struct {
 	// quarantine is the quarantine table after the run; {runN} stands for
 	// the run id of the scenario's n-th successful run.
 	quarantine []string
-	wm         string        // the watermark after the run
+	wm         string // the watermark after the run
 	// catalogNote is in the run log's note on the engines whose runs read
 	// a source's catalog (DuckDB, PostgreSQL), and not on the others.
 	catalogNote string
-	fails      string        // the run fails with this: nothing committed, logged as failed
-	refused    string        // the run is refused before its window: nothing logged
-	locked     string        // another run holds the lease: a *LockedError naming this owner
-	clock      time.Duration // the run's clock runs this far ahead (a dead run's lease expired)
+	fails       string        // the run fails with this: nothing committed, logged as failed
+	refused     string        // the run is refused before its window: nothing logged
+	locked      string        // another run holds the lease: a *LockedError naming this owner
+	clock       time.Duration // the run's clock runs this far ahead (a dead run's lease expired)
 	// missed is the contract's edge (a change behind the window): why the
 	// target must differ from the full refresh after this run.
 	missed string
