@@ -60,7 +60,6 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtCountMatched         = "count_matched"
-	StmtCountWindow          = "count_window"
 	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
 	StmtClearTarget          = "clear_target"
@@ -756,10 +755,8 @@ func (l *lowerer) write() {
 		if l.directMerge() {
 			window, _ := l.windows()
 			src := p.Source
-			l.add(StmtCountWindow, PhaseWrite, "Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).",
-				CountSource{Source: src, Window: window}, windowParams(window)...)
-			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.",
-				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Count: true}, windowParams(window)...)
+			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.",
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true}, windowParams(window)...)
 		}
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})

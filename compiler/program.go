@@ -138,6 +138,9 @@ const (
 	ReadNothing  Read = ""         // executes; the result is not read
 	ReadAffected Read = "affected" // the rows the statement changed, summed over its parts
 	ReadCount    Read = "count"    // one integer
+	// ReadCounts reads one row of integers, one per register of Into,
+	// each column named as its register: the i-th is added to Into[i].
+	ReadCounts Read = "counts"
 	// ReadRows keeps the rows for the program's caller, under the first
 	// register of Into.
 	ReadRows Read = "rows"
@@ -363,6 +366,8 @@ func (s Step) readText() string {
 		if s.Fail != "" {
 			t += "; fails if not 0"
 		}
+	case ReadCounts:
+		t = "counts -> " + into()
 	case ReadRows:
 		t = "rows -> " + into()
 	case ReadPartitions:
@@ -400,6 +405,8 @@ func (pr *Program) check(p *Plan) error {
 			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
 		case s.Each && !listed:
 			return fmt.Errorf("program %s: step %s repeats per partition before any step lists them", pr.Mode, s.Stmt)
+		case s.Read == ReadCounts && len(s.Into) == 0:
+			return fmt.Errorf("program %s: step %s reads counts into no register", pr.Mode, s.Stmt)
 		case (s.Read == ReadRows || s.Read == ReadColumns) && len(s.Into) != 1:
 			return fmt.Errorf("program %s: step %s reads into %d registers, not one", pr.Mode, s.Stmt, len(s.Into))
 		}

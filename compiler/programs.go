@@ -216,9 +216,8 @@ func (l *lowerer) incremental() *Program {
 			if l.nullMode() == "quarantine" {
 				pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, If: direct, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
 			}
-			pr.Steps = append(pr.Steps,
-				Step{Stmt: StmtCountWindow, Tx: true, If: direct, Read: ReadCount, Into: []string{RegRead, RegInserted}},
-				Step{Stmt: StmtWriteWindow, Tx: true, If: direct, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}, Note: noteDirect})
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtWriteWindow, Tx: true, If: direct, Read: ReadCounts,
+				Into: []string{RegRead, RegInserted, RegUpdated}, Note: noteDirect})
 		}
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)

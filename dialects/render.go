@@ -90,13 +90,13 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params, types: types}
 	handled := false
-	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
+	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
 			// The rows the merge will update, counted first, in a part of
 			// their own; then the merge.
-			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe})
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally})
 			w.End()
-			m.Count = false
+			m.Count, m.Tally = false, false
 			RenderVia(w, m)
 		}
 		handled = true
@@ -247,7 +247,15 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 		w.S("\n  GROUP BY ", w.Idents("", op.Key), "\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
-		w.S("SELECT COUNT(*)\nFROM ", Rows(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+		if op.Tally {
+			// The target is keyed by Key: a row matches at most one.
+			k := w.Col("t", op.Key[0])
+			w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", COUNT(*) - COUNT(", k, ") AS ", w.Col("", compiler.RegInserted),
+				", COUNT(", k, ") AS ", w.Col("", compiler.RegUpdated), "\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key),
+				" AS s\nLEFT JOIN ", w.Table(op.Target), " AS t ON ", KeyMatch(w, op.Key, op.NullSafe))
+			break
+		}
+		w.S("SELECT COUNT(*)\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
 	case compiler.MergeRows:
@@ -684,10 +692,10 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-// Rows is what a merge (or its count) reads, to be aliased by the
+// MergeSource is what a merge (or its count) reads, to be aliased by the
 // caller: the stage, or with src the source's rows in the window, as a
-// subquery of the key and the columns cols.
-func Rows(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
+// subquery of the columns cols.
+func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
 	if src == nil {
 		return w.Table(stage)
 	}
@@ -695,10 +703,10 @@ func Rows(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.
 	return "(\n  " + strings.ReplaceAll(sel, "\n", "\n  ") + "\n)"
 }
 
-// MergeInput is what a merge reads (see Rows): the stage, or the
+// MergeInput is what a merge reads (see MergeSource): the stage, or the
 // source's window.
 func MergeInput(w *Writer, op compiler.MergeRows) string {
-	return Rows(w, op.Stage, op.Source, op.Window, op.Columns)
+	return MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
 }
 
 // MergeFrom is MergeInput for a FROM clause that takes no alias of its

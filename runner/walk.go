@@ -267,6 +267,15 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			return fmt.Errorf(s.Fail, n)
 		}
 		return nil
+	case compiler.ReadCounts:
+		ns, err := c.counts(ctx, q, s.Stmt, vals, len(s.Into))
+		if err != nil {
+			return err
+		}
+		for i, r := range s.Into {
+			m.add(r, ns[i])
+		}
+		return nil
 	case compiler.ReadRows:
 		rows, err := c.query(ctx, q, s.Stmt, vals)
 		m.rows[s.Into[0]] = rows

@@ -566,6 +566,25 @@ func (f *flow) step(g *gen, s compiler.Step) {
 				l.raise(g, a, "x_n", b)
 				l.endIf(g)
 			}
+		case compiler.ReadCounts:
+			// One row, its columns named as the registers; the other
+			// parts run after it, as for a count.
+			for i, part := range g.parts(s.Stmt) {
+				if i > 0 {
+					l.exec(g, part, "")
+					continue
+				}
+				l.loopRows(g, part, func(inner string) string { return inner }, "x_rec", func() {
+					for _, r := range s.Into {
+						name, minus := strings.CutPrefix(r, "-")
+						op := " + "
+						if minus {
+							op = " - "
+						}
+						l.set(g, varName(name), varName(name)+op+"COALESCE("+l.field("x_rec", name)+", 0)")
+					}
+				})
+			}
 		case compiler.ReadRows:
 			v := "x_source"
 			if s.Into[0] == compiler.RegTarget {

@@ -104,6 +104,9 @@ func (l *sparkJob) render(g *gen) {
 				t += "; not 0: fail with \"" + s.Fail + "\""
 			}
 			notes = append(notes, t)
+		case compiler.ReadCounts:
+			notes = append(notes, "read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: "+
+				strings.Join(s.Into, ", ")+" (a leading - subtracts)")
 		case compiler.ReadSwap:
 			sa, sb := g.swapMessage(s.Stmt)
 			notes = append(notes, "it must change exactly one row (num_affected_rows), or fail with \""+sa+"N"+sb+"\"")

@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -492,37 +491,25 @@ BEGIN
     SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   IF v_window <> 0 AND v_unique <> 0 THEN
-    SET x_step = 'count_window';
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
-      FROM `app`.`payments`
-      WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
-    );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_read = v_rows_read + x_n;
-    SET v_rows_inserted = v_rows_inserted + x_n;
-  END IF;
-  IF v_window <> 0 AND v_unique <> 0 THEN
     SET x_step = 'write_window';
     IF v_note IS NULL THEN
       SET v_note = 'stage skipped: the source enforces the unique key, the window was merged straight from it';
     ELSE
       SET v_note = CONCAT(v_note, '; stage skipped: the source enforces the unique key, the window was merged straight from it');
     END IF;
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
+    FOR x_rec IN (
+      SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
       FROM (
         SELECT `payment_id`
         FROM `app`.`payments`
         WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
       ) AS s
-      WHERE EXISTS (
-        SELECT 1 FROM `dw`.`payments` AS t
-        WHERE t.`payment_id` = s.`payment_id`
-      )
-    );
+      LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`
+    ) DO
+      SET v_rows_read = v_rows_read + COALESCE(x_rec.`rows_read`, 0);
+      SET v_rows_inserted = v_rows_inserted + COALESCE(x_rec.`rows_inserted`, 0);
+      SET v_rows_updated = v_rows_updated + COALESCE(x_rec.`rows_updated`, 0);
+    END FOR;
     MERGE INTO `dw`.`payments` AS t
     USING (
       SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
@@ -536,9 +523,6 @@ BEGIN
       `updated_at` = s.`updated_at`
     WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
       VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_updated = v_rows_updated + x_n;
-    SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

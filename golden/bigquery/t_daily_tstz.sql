@@ -63,8 +63,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -466,28 +465,17 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- name: count_window
--- phase: write
--- Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).
--- params: lo, hi
-SELECT COUNT(*)
-FROM `app`.`payments`
-WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP);
-
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: lo, hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
 FROM (
   SELECT `payment_id`
   FROM `app`.`payments`
   WHERE `updated_at` >= CAST(? AS TIMESTAMP) AND `updated_at` < CAST(? AS TIMESTAMP)
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`payments` AS t
-  WHERE t.`payment_id` = s.`payment_id`
-);
+LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`;
 -- params: lo, hi
 MERGE INTO `dw`.`payments` AS t
 USING (

@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -485,37 +484,25 @@ BEGIN
     SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   IF v_window <> 0 AND v_unique <> 0 THEN
-    SET x_step = 'count_window';
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
-      FROM `app`.`json_documents`
-      WHERE `changed_at` >= CAST(v_lo AS TIMESTAMP) AND `changed_at` < CAST(v_hi AS TIMESTAMP)
-    );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_read = v_rows_read + x_n;
-    SET v_rows_inserted = v_rows_inserted + x_n;
-  END IF;
-  IF v_window <> 0 AND v_unique <> 0 THEN
     SET x_step = 'write_window';
     IF v_note IS NULL THEN
       SET v_note = 'stage skipped: the source enforces the unique key, the window was merged straight from it';
     ELSE
       SET v_note = CONCAT(v_note, '; stage skipped: the source enforces the unique key, the window was merged straight from it');
     END IF;
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
+    FOR x_rec IN (
+      SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
       FROM (
         SELECT `doc_id`
         FROM `app`.`json_documents`
         WHERE `changed_at` >= CAST(v_lo AS TIMESTAMP) AND `changed_at` < CAST(v_hi AS TIMESTAMP)
       ) AS s
-      WHERE EXISTS (
-        SELECT 1 FROM `dw`.`json_documents` AS t
-        WHERE t.`doc_id` = s.`doc_id`
-      )
-    );
+      LEFT JOIN `dw`.`json_documents` AS t ON t.`doc_id` = s.`doc_id`
+    ) DO
+      SET v_rows_read = v_rows_read + COALESCE(x_rec.`rows_read`, 0);
+      SET v_rows_inserted = v_rows_inserted + COALESCE(x_rec.`rows_inserted`, 0);
+      SET v_rows_updated = v_rows_updated + COALESCE(x_rec.`rows_updated`, 0);
+    END FOR;
     MERGE INTO `dw`.`json_documents` AS t
     USING (
       SELECT `doc_id`, `payload`, `changed_at`
@@ -528,9 +515,6 @@ BEGIN
       `changed_at` = s.`changed_at`
     WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
       VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_updated = v_rows_updated + x_n;
-    SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -48,8 +48,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -399,28 +398,17 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
   VALUES (s."doc_id", s."payload", s."changed_at");
 
--- name: count_window
--- phase: write
--- Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).
--- params: $1 = lo, $2 = hi
-SELECT COUNT(*)
-FROM "app"."json_documents"
-WHERE "changed_at" >= $1 AND "changed_at" < $2;
-
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: $1 = lo, $2 = hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") AS "rows_updated"
 FROM (
   SELECT "doc_id"
   FROM "app"."json_documents"
   WHERE "changed_at" >= $1 AND "changed_at" < $2
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."json_documents" AS t
-  WHERE t."doc_id" = s."doc_id"
-);
+LEFT JOIN "dw"."json_documents" AS t ON t."doc_id" = s."doc_id";
 -- params: $1 = lo, $2 = hi
 MERGE INTO "dw"."json_documents" AS t
 USING (

@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -454,24 +453,13 @@ BEGIN
       v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     IF v_window <> 0 AND v_unique <> 0 THEN
-      x_step := 'count_window';
-      x_n := NULL;
-      EXECUTE $s$SELECT COUNT(*)
-      FROM "app"."json_documents"
-      WHERE "changed_at" >= $1 AND "changed_at" < $2$s$ INTO x_n USING v_lo, v_hi;
-      x_n := COALESCE(x_n, 0);
-      v_rows_read := v_rows_read + x_n;
-      v_rows_inserted := v_rows_inserted + x_n;
-    END IF;
-    IF v_window <> 0 AND v_unique <> 0 THEN
       x_step := 'write_window';
       IF v_note IS NULL THEN
         v_note := 'stage skipped: the source enforces the unique key, the window was merged straight from it';
       ELSE
         v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
       END IF;
-      x_n := NULL;
-      EXECUTE $s$WITH incrc_written AS (
+      FOR x_rec IN EXECUTE $s$WITH incrc_written AS (
         INSERT INTO "dw"."json_documents" AS t ("doc_id", "payload", "changed_at")
         SELECT "doc_id", "payload", "changed_at"
         FROM (
@@ -484,12 +472,12 @@ BEGIN
           "changed_at" = EXCLUDED."changed_at"
         RETURNING t."xmax" = 0 AS incrc_inserted
       )
-      SELECT COUNT(*)
-      FROM incrc_written
-      WHERE NOT incrc_inserted$s$ INTO x_n USING v_lo, v_hi;
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
+      SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated"
+      FROM incrc_written$s$ USING v_lo, v_hi LOOP
+        v_rows_read := v_rows_read + COALESCE(x_rec."rows_read", 0);
+        v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
+        v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
+      END LOOP;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

@@ -58,8 +58,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -463,28 +462,17 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
   VALUES (s."PAYMENT_ID", s."PAID_AT", s."AMOUNT", s."UPDATED_AT");
 
--- name: count_window
--- phase: write
--- Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).
--- params: lo, hi
-SELECT COUNT(*)
-FROM "APP"."PAYMENTS"
-WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ);
-
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: lo, hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."PAYMENT_ID") AS "ROWS_INSERTED", COUNT(t."PAYMENT_ID") AS "ROWS_UPDATED"
 FROM (
   SELECT "PAYMENT_ID"
   FROM "APP"."PAYMENTS"
   WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."PAYMENTS" AS t
-  WHERE t."PAYMENT_ID" = s."PAYMENT_ID"
-);
+LEFT JOIN "DW"."PAYMENTS" AS t ON t."PAYMENT_ID" = s."PAYMENT_ID";
 -- params: lo, hi
 MERGE INTO "DW"."PAYMENTS" AS t
 USING (

@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -511,37 +510,29 @@ BEGIN
       v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     IF (v_window <> 0 AND v_unique <> 0) THEN
-      x_step := 'count_window';
-      x_n := NULL;
-      SELECT q.$1 INTO :x_n FROM (
-        SELECT COUNT(*)
-        FROM "APP"."JSON_DOCUMENTS"
-        WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
-      ) AS q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_read := v_rows_read + x_n;
-      v_rows_inserted := v_rows_inserted + x_n;
-    END IF;
-    IF (v_window <> 0 AND v_unique <> 0) THEN
       x_step := 'write_window';
       IF (v_note IS NULL) THEN
         v_note := 'stage skipped: the source enforces the unique key, the window was merged straight from it';
       ELSE
         v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
       END IF;
-      x_n := NULL;
-      SELECT q.$1 INTO :x_n FROM (
-        SELECT COUNT(*)
-        FROM (
-          SELECT "DOC_ID"
-          FROM "APP"."JSON_DOCUMENTS"
-          WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
-        ) AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "DW"."JSON_DOCUMENTS" AS t
-          WHERE t."DOC_ID" = s."DOC_ID"
-        )
-      ) AS q;
+      BEGIN
+        LET x_res RESULTSET := (
+          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") AS "ROWS_UPDATED"
+          FROM (
+            SELECT "DOC_ID"
+            FROM "APP"."JSON_DOCUMENTS"
+            WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+          ) AS s
+          LEFT JOIN "DW"."JSON_DOCUMENTS" AS t ON t."DOC_ID" = s."DOC_ID"
+        );
+        LET x_cur CURSOR FOR x_res;
+        FOR x_rec IN x_cur DO
+          v_rows_read := v_rows_read + COALESCE(x_rec.ROWS_READ, 0);
+          v_rows_inserted := v_rows_inserted + COALESCE(x_rec.ROWS_INSERTED, 0);
+          v_rows_updated := v_rows_updated + COALESCE(x_rec.ROWS_UPDATED, 0);
+        END FOR;
+      END;
       MERGE INTO "DW"."JSON_DOCUMENTS" AS t
       USING (
         SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
@@ -554,9 +545,6 @@ BEGIN
         "CHANGED_AT" = s."CHANGED_AT"
       WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
         VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
-      x_n := COALESCE(x_n, 0);
-      v_rows_updated := v_rows_updated + x_n;
-      v_rows_inserted := v_rows_inserted - x_n;
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

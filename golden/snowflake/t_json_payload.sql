@@ -51,8 +51,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -404,28 +403,17 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
   VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
 
--- name: count_window
--- phase: write
--- Direct merge: the source rows in [lo, hi) (rows read; the ones the merge does not update it inserts).
--- params: lo, hi
-SELECT COUNT(*)
-FROM "APP"."JSON_DOCUMENTS"
-WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ);
-
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: lo, hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") AS "ROWS_UPDATED"
 FROM (
   SELECT "DOC_ID"
   FROM "APP"."JSON_DOCUMENTS"
   WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."JSON_DOCUMENTS" AS t
-  WHERE t."DOC_ID" = s."DOC_ID"
-);
+LEFT JOIN "DW"."JSON_DOCUMENTS" AS t ON t."DOC_ID" = s."DOC_ID";
 -- params: lo, hi
 MERGE INTO "DW"."JSON_DOCUMENTS" AS t
 USING (

@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -294,26 +293,16 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 34: count_window
--- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0) and add it to rows_read, rows_inserted (a leading - subtracts).
+-- step 34: write_window
+-- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
 -- params: lo, hi
-SELECT COUNT(*)
-FROM `app`.`payments`
-WHERE `updated_at` >= ? AND `updated_at` < ?;
-
--- step 35: write_window
--- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
--- params: lo, hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
 FROM (
   SELECT `payment_id`
   FROM `app`.`payments`
   WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`payments` AS t
-  WHERE t.`payment_id` = s.`payment_id`
-);
+LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`;
 -- params: lo, hi
 MERGE INTO `dw`.`payments` AS t
 USING (
@@ -329,7 +318,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 36: advance_watermark
+-- step 35: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -338,7 +327,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 37: record_finish
+-- step 36: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -357,15 +346,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 38: drop_stage
+-- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 39: drop_raw
+-- step 38: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 40: release_lease
+-- step 39: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

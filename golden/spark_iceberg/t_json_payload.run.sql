@@ -19,8 +19,7 @@
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     count_window               if window and unique; count -> rows_read, rows_inserted
---     write_window               if window and unique; count -> rows_updated, minus rows_inserted; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -286,26 +285,16 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 33: count_window
--- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0) and add it to rows_read, rows_inserted (a leading - subtracts).
+-- step 33: write_window
+-- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
 -- params: lo, hi
-SELECT COUNT(*)
-FROM `app`.`json_documents`
-WHERE `changed_at` >= ? AND `changed_at` < ?;
-
--- step 34: write_window
--- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
--- params: lo, hi
-SELECT COUNT(*)
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
 FROM (
   SELECT `doc_id`
   FROM `app`.`json_documents`
   WHERE `changed_at` >= ? AND `changed_at` < ?
 ) AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`json_documents` AS t
-  WHERE t.`doc_id` = s.`doc_id`
-);
+LEFT JOIN `dw`.`json_documents` AS t ON t.`doc_id` = s.`doc_id`;
 -- params: lo, hi
 MERGE INTO `dw`.`json_documents` AS t
 USING (
@@ -320,7 +309,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 35: advance_watermark
+-- step 34: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -329,7 +318,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 36: record_finish
+-- step 35: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -348,15 +337,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 37: drop_stage
+-- step 36: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 38: drop_raw
+-- step 37: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 39: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
