@@ -126,7 +126,6 @@ func (e *env) exec(parts []dialects.Part, vals map[string]any) {
 	}
 }
 
-// createTable creates a source table from the plan's columns.
 // createTable creates a table of cols, with the primary key key (none:
 // no key).
 func (e *env) createTable(name string, cols []compiler.Col, key ...string) {

@@ -145,12 +145,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 
 func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 	set := dialects.NonKey(op.Columns, op.Key)
-	if op.NullSafe {
+	if op.NullSafe || op.Source != nil {
 		// MERGE's match condition is equalities only: NULL keys would
-		// never match and be inserted again on every run.
+		// never match and be inserted again on every run. And it reads a
+		// table, not a query: a source's window is merged in two steps.
 		dialects.UpdateThenInsert(w, op, func() {
 			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    "))
-			w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+			w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, op.NullSafe))
 		})
 		return
 	}

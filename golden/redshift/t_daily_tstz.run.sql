@@ -479,19 +479,27 @@ BEGIN
         v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
         v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
       END LOOP;
-      MERGE INTO "dw"."payments"
-      USING (
+      UPDATE "dw"."payments" AS t
+      SET "paid_at" = s."paid_at",
+          "amount" = s."amount",
+          "updated_at" = s."updated_at"
+      FROM (
         SELECT "payment_id", "paid_at", "amount", "updated_at"
         FROM "app"."payments"
         WHERE "updated_at" >= v_lo AND "updated_at" < v_hi
       ) AS s
-      ON "dw"."payments"."payment_id" = s."payment_id"
-      WHEN MATCHED THEN UPDATE SET
-        "paid_at" = s."paid_at",
-        "amount" = s."amount",
-        "updated_at" = s."updated_at"
-      WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
-        VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+      WHERE t."payment_id" = s."payment_id";
+      INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
+      SELECT s."payment_id", s."paid_at", s."amount", s."updated_at"
+      FROM (
+        SELECT "payment_id", "paid_at", "amount", "updated_at"
+        FROM "app"."payments"
+        WHERE "updated_at" >= v_lo AND "updated_at" < v_hi
+      ) AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."payments" AS t
+        WHERE t."payment_id" = s."payment_id"
+      );
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

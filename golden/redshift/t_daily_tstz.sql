@@ -473,19 +473,28 @@ FROM (
 ) AS s
 LEFT JOIN "dw"."payments" AS t ON t."payment_id" = s."payment_id";
 -- params: $1 = lo, $2 = hi
-MERGE INTO "dw"."payments"
-USING (
+UPDATE "dw"."payments" AS t
+SET "paid_at" = s."paid_at",
+    "amount" = s."amount",
+    "updated_at" = s."updated_at"
+FROM (
   SELECT "payment_id", "paid_at", "amount", "updated_at"
   FROM "app"."payments"
   WHERE "updated_at" >= $1 AND "updated_at" < $2
 ) AS s
-ON "dw"."payments"."payment_id" = s."payment_id"
-WHEN MATCHED THEN UPDATE SET
-  "paid_at" = s."paid_at",
-  "amount" = s."amount",
-  "updated_at" = s."updated_at"
-WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
-  VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+WHERE t."payment_id" = s."payment_id";
+-- params: $1 = lo, $2 = hi
+INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
+SELECT s."payment_id", s."paid_at", s."amount", s."updated_at"
+FROM (
+  SELECT "payment_id", "paid_at", "amount", "updated_at"
+  FROM "app"."payments"
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
+) AS s
+WHERE NOT EXISTS (
+  SELECT 1 FROM "dw"."payments" AS t
+  WHERE t."payment_id" = s."payment_id"
+);
 
 -- name: advance_watermark
 -- phase: write

@@ -472,18 +472,26 @@ BEGIN
         v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
         v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
       END LOOP;
-      MERGE INTO "dw"."json_documents"
-      USING (
+      UPDATE "dw"."json_documents" AS t
+      SET "payload" = s."payload",
+          "changed_at" = s."changed_at"
+      FROM (
         SELECT "doc_id", "payload", "changed_at"
         FROM "app"."json_documents"
         WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
       ) AS s
-      ON "dw"."json_documents"."doc_id" = s."doc_id"
-      WHEN MATCHED THEN UPDATE SET
-        "payload" = s."payload",
-        "changed_at" = s."changed_at"
-      WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
-        VALUES (s."doc_id", s."payload", s."changed_at");
+      WHERE t."doc_id" = s."doc_id";
+      INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+      SELECT s."doc_id", s."payload", s."changed_at"
+      FROM (
+        SELECT "doc_id", "payload", "changed_at"
+        FROM "app"."json_documents"
+        WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
+      ) AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."json_documents" AS t
+        WHERE t."doc_id" = s."doc_id"
+      );
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

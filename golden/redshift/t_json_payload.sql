@@ -414,18 +414,27 @@ FROM (
 ) AS s
 LEFT JOIN "dw"."json_documents" AS t ON t."doc_id" = s."doc_id";
 -- params: $1 = lo, $2 = hi
-MERGE INTO "dw"."json_documents"
-USING (
+UPDATE "dw"."json_documents" AS t
+SET "payload" = s."payload",
+    "changed_at" = s."changed_at"
+FROM (
   SELECT "doc_id", "payload", "changed_at"
   FROM "app"."json_documents"
   WHERE "changed_at" >= $1 AND "changed_at" < $2
 ) AS s
-ON "dw"."json_documents"."doc_id" = s."doc_id"
-WHEN MATCHED THEN UPDATE SET
-  "payload" = s."payload",
-  "changed_at" = s."changed_at"
-WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
-  VALUES (s."doc_id", s."payload", s."changed_at");
+WHERE t."doc_id" = s."doc_id";
+-- params: $1 = lo, $2 = hi
+INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+SELECT s."doc_id", s."payload", s."changed_at"
+FROM (
+  SELECT "doc_id", "payload", "changed_at"
+  FROM "app"."json_documents"
+  WHERE "changed_at" >= $1 AND "changed_at" < $2
+) AS s
+WHERE NOT EXISTS (
+  SELECT 1 FROM "dw"."json_documents" AS t
+  WHERE t."doc_id" = s."doc_id"
+);
 
 -- name: advance_watermark
 -- phase: write
