@@ -445,6 +445,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
   SELECT "payment_id", "paid_at", "amount", "updated_at"
   FROM "incrc_stage_t_daily_tstz"
+  ORDER BY "payment_id"
   ON CONFLICT ("payment_id") DO UPDATE SET
     "paid_at" = EXCLUDED."paid_at",
     "amount" = EXCLUDED."amount",
@@ -467,6 +468,7 @@ WITH incrc_written AS (
     FROM "app"."payments"
     WHERE "updated_at" >= $1 AND "updated_at" < $2
   ) AS s
+  ORDER BY "payment_id"
   ON CONFLICT ("payment_id") DO UPDATE SET
     "paid_at" = EXCLUDED."paid_at",
     "amount" = EXCLUDED."amount",

@@ -440,6 +440,7 @@ BEGIN
         INSERT INTO "dw"."json_documents" AS t ("doc_id", "payload", "changed_at")
         SELECT "doc_id", "payload", "changed_at"
         FROM "incrc_stage_t_json_payload"
+        ORDER BY "doc_id"
         ON CONFLICT ("doc_id") DO UPDATE SET
           "payload" = EXCLUDED."payload",
           "changed_at" = EXCLUDED."changed_at"
@@ -467,6 +468,7 @@ BEGIN
           FROM "app"."json_documents"
           WHERE "changed_at" >= $1 AND "changed_at" < $2
         ) AS s
+        ORDER BY "doc_id"
         ON CONFLICT ("doc_id") DO UPDATE SET
           "payload" = EXCLUDED."payload",
           "changed_at" = EXCLUDED."changed_at"
