@@ -237,6 +237,8 @@ func (l *lowerer) incremental() *Program {
 // are counted or quarantined from the source, as the full refresh does.
 // The source must be a table in the target's database (a catalog to read,
 // a read inside the write transaction), the target keyed by its primary key.
+// source.unique: true is not enough: it declares one row per key, not that
+// the key is never NULL, so the catalog decides there too.
 func (l *lowerer) directMerge() bool {
 	p, src := l.p, l.p.Source
 	return l.refreshes() && p.Strategy == Merge && p.Watermark != nil && len(p.Key) > 0 && !l.nullableKey() &&
