@@ -60,6 +60,7 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtCountMatched         = "count_matched"
+	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
 	StmtClearTarget          = "clear_target"
 	StmtInsertAll            = "insert_all"
@@ -751,6 +752,12 @@ func (l *lowerer) write() {
 	case Merge:
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
 			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
+		if l.directMerge() {
+			window, _ := l.windows()
+			src := p.Source
+			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.",
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true}, windowParams(window)...)
+		}
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:

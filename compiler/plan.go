@@ -491,12 +491,18 @@ type (
 	}
 
 	// CountMatched counts the staged rows whose key is already in the
-	// target: the rows a merge will update.
+	// target: the rows a merge will update. With Source, the rows are the
+	// source's in Window, as MergeRows reads them. With Tally, one row of
+	// three counts, as MergeRows' Tally: the rows, those whose key the
+	// target lacks, those whose key it holds (the target keyed by Key).
 	CountMatched struct {
 		Stage    Table
+		Source   *Relation
+		Window   Window
 		Target   Table
 		Key      []string
 		NullSafe bool
+		Tally    bool
 	}
 
 	// InsertFrom appends every row of From into Into.
@@ -510,17 +516,27 @@ type (
 	// rows get the staged values, unmatched rows are inserted. The staged
 	// rows hold at most one row per key.
 	//
+	// With Source set (a table: Source.Table), the rows are not staged:
+	// they are the source's rows in Window, read in the write itself, which
+	// the source's catalog proved hold at most one row per key (see
+	// SourceUnique); Stage is then unused.
+	//
 	// With Count, the statement also returns one integer: the staged rows
-	// whose key the target held, which it updated. An engine that can count
-	// in the write does (PostgreSQL: RETURNING); the shared spelling counts
-	// them first (CountMatched), in a part of its own.
+	// whose key the target held, which it updated. With Tally instead, one
+	// row of three: the rows it read, inserted and updated, named as the
+	// registers (rows_read, rows_inserted, rows_updated). An engine that
+	// can count in the write does (PostgreSQL: RETURNING); the shared
+	// spelling counts them first (CountMatched), in a part of its own.
 	MergeRows struct {
 		Target   Table
 		Stage    Table
+		Source   *Relation
+		Window   Window
 		Key      []string
 		Columns  []string
 		NullSafe bool // a key column may be NULL: match NULL to NULL
 		Count    bool
+		Tally    bool
 	}
 
 	// Aggregate groups a relation by one column within [from, to) and

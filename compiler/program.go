@@ -72,7 +72,8 @@ type Step struct {
 	Tx   bool   // inside the program's write transaction
 	Each bool   // once per partition of the program's list (see ReadPartitions)
 	// If names a register that must not be zero for the step to run;
-	// "!name", one that must be zero. Empty: always.
+	// "!name", one that must be zero; terms joined by "&" must all hold
+	// (see When and Guards). Empty: always.
 	If   string
 	Read Read
 	// Into lists the registers the value read is added to; "-name"
@@ -96,6 +97,32 @@ type Step struct {
 	Note string
 }
 
+// Guard is one term of a step's If: a register that must not be zero, or
+// with Not one that must be zero.
+type Guard struct {
+	Reg string
+	Not bool
+}
+
+// When joins guard terms ("window", "!unique") into a step's If: the step
+// runs when every term holds.
+func When(terms ...string) string { return strings.Join(terms, "&") }
+
+// Guards are the terms of the step's If, all of which must hold; none for
+// a step that always runs.
+func (s Step) Guards() []Guard {
+	if s.If == "" {
+		return nil
+	}
+	terms := strings.Split(s.If, "&")
+	out := make([]Guard, len(terms))
+	for i, t := range terms {
+		reg, not := strings.CutPrefix(t, "!")
+		out[i] = Guard{Reg: reg, Not: not}
+	}
+	return out
+}
+
 // On is the database a statement runs on.
 type On string
 
@@ -111,6 +138,9 @@ const (
 	ReadNothing  Read = ""         // executes; the result is not read
 	ReadAffected Read = "affected" // the rows the statement changed, summed over its parts
 	ReadCount    Read = "count"    // one integer
+	// ReadCounts reads one row of integers, one per register of Into,
+	// each column named as its register: the i-th is added to Into[i].
+	ReadCounts Read = "counts"
 	// ReadRows keeps the rows for the program's caller, under the first
 	// register of Into.
 	ReadRows Read = "rows"
@@ -259,12 +289,15 @@ func (pr *Program) Listing() []string {
 		if s.EachFile {
 			notes = append(notes, "each file")
 		}
-		if s.If != "" {
-			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-				notes = append(notes, "if no "+reg)
-			} else {
-				notes = append(notes, "if "+s.If)
+		if gs := s.Guards(); len(gs) > 0 {
+			terms := make([]string, len(gs))
+			for i, g := range gs {
+				terms[i] = g.Reg
+				if g.Not {
+					terms[i] = "no " + g.Reg
+				}
 			}
+			notes = append(notes, "if "+strings.Join(terms, " and "))
 		}
 		if r := s.readText(); r != "" {
 			notes = append(notes, r)
@@ -333,6 +366,8 @@ func (s Step) readText() string {
 		if s.Fail != "" {
 			t += "; fails if not 0"
 		}
+	case ReadCounts:
+		t = "counts -> " + into()
 	case ReadRows:
 		t = "rows -> " + into()
 	case ReadPartitions:
@@ -370,6 +405,8 @@ func (pr *Program) check(p *Plan) error {
 			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
 		case s.Each && !listed:
 			return fmt.Errorf("program %s: step %s repeats per partition before any step lists them", pr.Mode, s.Stmt)
+		case s.Read == ReadCounts && len(s.Into) == 0:
+			return fmt.Errorf("program %s: step %s reads counts into no register", pr.Mode, s.Stmt)
 		case (s.Read == ReadRows || s.Read == ReadColumns) && len(s.Into) != 1:
 			return fmt.Errorf("program %s: step %s reads into %d registers, not one", pr.Mode, s.Stmt, len(s.Into))
 		}

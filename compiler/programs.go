@@ -182,8 +182,20 @@ func (l *lowerer) incremental() *Program {
 		// into the target as they are read, in the write's transaction.
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCopyWindow, Tx: true, If: RegWindow, Read: ReadAffected, Into: []string{RegRead, RegInserted}})
 	} else {
-		pr.Steps = append(pr.Steps, l.stageSteps(RegWindow)...)
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+		// With the direct merge, the source's catalog decides which of the
+		// two runs: the staged steps below when it does not prove the key
+		// unique (every later staged step is guarded by rows_read, which
+		// only stage_window sets), the direct ones after them when it does.
+		staged := RegWindow
+		if l.directMerge() {
+			staged = When(RegWindow, "!"+RegUnique)
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtSourceUnique, If: RegWindow, Read: ReadCount, Into: []string{RegUnique}})
+			if l.nullMode() == "fail" {
+				pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWMSource, If: When(RegWindow, RegUnique), Read: ReadCount, Fail: l.nullFail()})
+			}
+		}
+		pr.Steps = append(pr.Steps, l.stageSteps(staged)...)
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: staged, Read: ReadAffected, Into: []string{RegRead}})
 		before, inTx := l.nullStaged(RegRead)
 		pr.Steps = append(pr.Steps, before...)
 		if l.dedupe() != nil {
@@ -199,12 +211,38 @@ func (l *lowerer) incremental() *Program {
 			write.Read, write.Into = ReadCount, []string{RegUpdated, "-" + RegInserted}
 		}
 		pr.Steps = append(pr.Steps, write)
+		if l.directMerge() {
+			direct := When(RegWindow, RegUnique)
+			if l.nullMode() == "quarantine" {
+				pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, If: direct, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
+			}
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtWriteWindow, Tx: true, If: direct, Read: ReadCounts,
+				Into: []string{RegRead, RegInserted, RegUpdated}, Note: noteDirect})
+		}
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)
 	if !l.direct() {
 		pr.Cleanup = l.cleanup()
 	}
 	return pr
+}
+
+// directMerge: a merge's run may write its window straight from the source
+// into the target, in one statement of the write transaction, when the
+// source's catalog proves the unique key at run time (source_unique: a
+// primary key or unique constraint on exactly the key, NOT NULL). There is
+// then nothing to stage: no dedupe (one row per key), no quality rule to
+// check (the key's implicit not_null is what the catalog proves, and any
+// other rule keeps the staged path), and the rows whose watermark is NULL
+// are counted or quarantined from the source, as the full refresh does.
+// The source must be a table in the target's database (a catalog to read,
+// a read inside the write transaction), the target keyed by its primary key.
+// source.unique: true is not enough: it declares one row per key, not that
+// the key is never NULL, so the catalog decides there too.
+func (l *lowerer) directMerge() bool {
+	p, src := l.p, l.p.Source
+	return l.refreshes() && p.Strategy == Merge && p.Watermark != nil && len(p.Key) > 0 && !l.nullableKey() &&
+		src.Query == "" && len(src.Lookups) == 0 && src.Files == nil && len(l.refreshRules(true)) == 0
 }
 
 // direct: an incremental run may copy the window's rows straight into the

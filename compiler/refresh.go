@@ -13,6 +13,10 @@ const RegUnique = "unique"
 // the dedupe because the source's catalog proves it changes nothing.
 const noteUnique = "dedupe skipped: the source enforces the unique key"
 
+// noteDirect is what the run log's note says when a merge's run wrote its
+// window straight from the source (directMerge).
+const noteDirect = "stage skipped: the source enforces the unique key, the window was merged straight from it"
+
 // refreshes: the strategies whose full refresh is refresh's program (scd2
 // and cdc rebuild their own way), when the source is in the target: a
 // source outside it cannot be read in the target's write transaction, and
@@ -80,8 +84,15 @@ func (l *lowerer) refresh() {
 	cols := columnNames(p.Columns)
 	_, upTo := l.windows()
 	up := windowParams(upTo)
-	if l.checksUnique() {
+	switch {
+	case l.checksUnique() && l.directMerge():
+		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.",
+			SourceUnique{Source: p.Source.Table, Key: p.Key})
+	case l.checksUnique():
 		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.",
+			SourceUnique{Source: p.Source.Table, Key: p.Key})
+	case l.directMerge():
+		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then a run merges its window straight from the source, without a stage.",
 			SourceUnique{Source: p.Source.Table, Key: p.Key})
 	}
 	l.add(StmtCountSource, PhaseStage, "Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).",

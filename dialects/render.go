@@ -90,13 +90,13 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params, types: types}
 	handled := false
-	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
+	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
 			// The rows the merge will update, counted first, in a part of
 			// their own; then the merge.
-			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe})
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally})
 			w.End()
-			m.Count = false
+			m.Count, m.Tally = false, false
 			RenderVia(w, m)
 		}
 		handled = true
@@ -247,7 +247,15 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 		w.S("\n  GROUP BY ", w.Idents("", op.Key), "\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
-		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+		if op.Tally {
+			// The target is keyed by Key: a row matches at most one.
+			k := w.Col("t", op.Key[0])
+			w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", COUNT(*) - COUNT(", k, ") AS ", w.Col("", compiler.RegInserted),
+				", COUNT(", k, ") AS ", w.Col("", compiler.RegUpdated), "\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key),
+				" AS s\nLEFT JOIN ", w.Table(op.Target), " AS t ON ", KeyMatch(w, op.Key, op.NullSafe))
+			break
+		}
+		w.S("SELECT COUNT(*)\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
 	case compiler.MergeRows:
@@ -684,9 +692,35 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
+// MergeSource is what a merge (or its count) reads, to be aliased by the
+// caller: the stage, or with src the source's rows in the window, as a
+// subquery of the columns cols.
+func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
+	if src == nil {
+		return w.Table(stage)
+	}
+	sel := w.capture(func() { Deduped(w, Selection{Source: *src, Columns: cols, Window: win}) })
+	return "(\n  " + strings.ReplaceAll(sel, "\n", "\n  ") + "\n)"
+}
+
+// MergeInput is what a merge reads (see MergeSource): the stage, or the
+// source's window.
+func MergeInput(w *Writer, op compiler.MergeRows) string {
+	return MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
+}
+
+// MergeFrom is MergeInput for a FROM clause that takes no alias of its
+// own: a subquery of the source's window is named s.
+func MergeFrom(w *Writer, op compiler.MergeRows) string {
+	if op.Source == nil {
+		return w.Table(op.Stage)
+	}
+	return MergeInput(w, op) + " AS s"
+}
+
 // Merge spells a standard MERGE of the stage into the target.
 func Merge(w *Writer, op compiler.MergeRows) {
-	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", w.Table(op.Stage), " AS s\nON ", KeyMatch(w, op.Key, op.NullSafe))
+	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", MergeInput(w, op), " AS s\nON ", KeyMatch(w, op.Key, op.NullSafe))
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
 		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ", SetList(w, "", set, FromStage(w), ",\n  "))
 	}
@@ -719,7 +753,7 @@ func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
 		w.End()
 	}
 	w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("s", op.Columns),
-		"\nFROM ", w.Table(op.Stage), " AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+		"\nFROM ", MergeInput(w, op), " AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
 }
 
 // Aggregate spells one side of a reconciliation: per By value (or per

@@ -302,6 +302,10 @@ var payment105 = update{key: 105, set: map[string]any{"amount": "22.00", "update
 // story1Runs are the daily runs before the payment lands.
 var story1Runs = []act{run{until: "2026-01-22"}, run{until: "2026-01-24"}, run{until: "2026-01-26"}}
 
+// directNote is the run log's note of a merge that wrote its window
+// straight from a source whose catalog proves the unique key.
+const directNote = "stage skipped: the source enforces the unique key"
+
 func scenarios() []scenario {
 	// Story 1's orders, 105 paid, and 106 with a NULL watermark.
 	nullWM := append(append([][]any{}, orders5[:4]...), []any{105, "2026-01-20", "22.00", "2026-01-20 13:00:00"}, []any{106, "2026-01-21", "9.00", nil})
@@ -611,6 +615,42 @@ func scenarios() []scenario {
 				run{until: "2026-01-22", fails: "1 source row(s) have a NULL updated_at"},
 				fixNullWM,
 				run{until: "2026-01-25", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-25T00:00:00Z", Read: 6, Inserted: 6}},
+			},
+		},
+		{
+			// A source whose primary key is the unique key: where the run
+			// reads the catalog, it merges its window straight from the
+			// source (no stage), and counts, quarantines and writes exactly
+			// what the staged run does elsewhere: the NULL watermark is
+			// quarantined on every run, a late row within the lookback and
+			// an update are read, and so right after a full refresh.
+			name: "merge/source keyed by the unique key", spec: orders("lookback: 2d", "quality:\n  on_invalid: quarantine"), source: "app_{id}.orders",
+			nulls: true, keyed: true, seed: nullWM,
+			steps: []act{
+				run{until: "2026-01-22", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-22T00:00:00Z", Read: 4, Inserted: 3, Quarantined: 1},
+					catalogNote: directNote,
+					quarantine:  []string{line("not_null(updated_at): the watermark, so no window reads the row", "{run1}", 106, "2026-01-21", "9.00", nil)}},
+				insert{{107, "2026-01-21", "7.00", "2026-01-21 18:00:00"}},
+				update{key: 101, set: map[string]any{"amount": "51.00", "updated_at": "2026-01-23 08:00:00"}},
+				run{until: "2026-01-24", want: &counts{Lo: "2026-01-20T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 7, Inserted: 3, Updated: 3, Quarantined: 1},
+					catalogNote: directNote},
+				run{until: "2026-01-24", full: true},
+				fixNullWM,
+				run{until: "2026-01-25", want: &counts{Lo: "2026-01-22T00:00:00Z", Hi: "2026-01-25T00:00:00Z", Read: 4, Inserted: 1, Updated: 3},
+					catalogNote: directNote},
+				run{until: "2026-01-25", want: &counts{Lo: "2026-01-23T00:00:00Z", Hi: "2026-01-25T00:00:00Z", Read: 3, Updated: 3}, catalogNote: directNote},
+			},
+		},
+		{
+			// The same without a quarantine: the NULL watermark fails the
+			// run before it writes, until the source is fixed.
+			name: "merge/source keyed, no quality", spec: orders("lookback: 2d", ""), source: "app_{id}.orders", nulls: true, keyed: true, seed: nullWM,
+			steps: []act{
+				run{until: "2026-01-22", fails: "1 source row(s) have a NULL updated_at"},
+				fixNullWM,
+				run{until: "2026-01-25", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-25T00:00:00Z", Read: 6, Inserted: 6}, catalogNote: directNote},
+				update{key: 102, set: map[string]any{"amount": "70.00", "updated_at": "2026-01-24 20:00:00"}},
+				run{until: "2026-01-26", want: &counts{Lo: "2026-01-23T00:00:00Z", Hi: "2026-01-26T00:00:00Z", Read: 3, Updated: 3}, catalogNote: directNote},
 			},
 		},
 		{

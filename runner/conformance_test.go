@@ -37,10 +37,13 @@ type scenario struct {
 	// test and "ref" for the full refresh it is measured against, {src}
 	// the source table as a source.query names it, {id} the env's suffix.
 	spec   string
-	source string  // the fixture table, "app_{id}.NAME"; its columns are the spec's
-	nulls  bool    // create the source without NOT NULL: it holds rows the pipeline must reject
-	seed   [][]any // the source's first rows, one value per column
-	steps  []act
+	source string // the fixture table, "app_{id}.NAME"; its columns are the spec's
+	nulls  bool   // create the source without NOT NULL: it holds rows the pipeline must reject
+	// keyed: the source's primary key is the spec's unique key, which a
+	// run may read in its catalog.
+	keyed bool
+	seed  [][]any // the source's first rows, one value per column
+	steps []act
 	// serial: the scenario runs a child process (a kill), alone.
 	serial bool
 	// bug names a defect the scenario exposes: until it is fixed the
@@ -77,11 +80,14 @@ type run struct {
 	// quarantine is the quarantine table after the run; {runN} stands for
 	// the run id of the scenario's n-th successful run.
 	quarantine []string
-	wm         string        // the watermark after the run
-	fails      string        // the run fails with this: nothing committed, logged as failed
-	refused    string        // the run is refused before its window: nothing logged
-	locked     string        // another run holds the lease: a *LockedError naming this owner
-	clock      time.Duration // the run's clock runs this far ahead (a dead run's lease expired)
+	wm         string // the watermark after the run
+	// catalogNote is in the run log's note on the engines whose runs read
+	// a source's catalog (DuckDB, PostgreSQL), and not on the others.
+	catalogNote string
+	fails       string        // the run fails with this: nothing committed, logged as failed
+	refused     string        // the run is refused before its window: nothing logged
+	locked      string        // another run holds the lease: a *LockedError naming this owner
+	clock       time.Duration // the run's clock runs this far ahead (a dead run's lease expired)
 	// missed is the contract's edge (a change behind the window): why the
 	// target must differ from the full refresh after this run.
 	missed string
@@ -225,7 +231,11 @@ func conform(t *testing.T, eng engine, sc scenario) {
 	if sc.nulls {
 		c.src = nullableCols(c.src)
 	}
-	e.createTable(sc.source, c.src)
+	var key []string
+	if sc.keyed {
+		key = c.inc.Key
+	}
+	e.createTable(sc.source, c.src, key...)
 	e.insert(sc.source, c.src, sc.seed...)
 	for i, s := range sc.steps {
 		what := fmt.Sprintf("step %d (%s)", i+1, describe(s))
@@ -420,6 +430,13 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	}
 	if s.want != nil {
 		checkCounts(t, what, res, *s.want)
+	}
+	if s.catalogNote != "" {
+		reads := c.e.tg.Dialect.Name() == "duckdb" || c.e.tg.Dialect.Name() == "postgres"
+		if strings.Contains(res.Note, s.catalogNote) != reads {
+			t.Errorf("%s: the run log's note is %q; on %s it should %s %q", what, res.Note, c.e.tg.Dialect.Name(),
+				map[bool]string{true: "hold", false: "not hold"}[reads], s.catalogNote)
+		}
 	}
 	st := c.state()
 	if st.Watermark != res.WatermarkAfter || st.LeaseOwner != "" || s.wm != "" && st.Watermark != s.wm {

@@ -126,13 +126,14 @@ func (e *env) exec(parts []dialects.Part, vals map[string]any) {
 	}
 }
 
-// createTable creates a source table from the plan's columns.
-func (e *env) createTable(name string, cols []compiler.Col) {
+// createTable creates a table of cols, with the primary key key (none:
+// no key).
+func (e *env) createTable(name string, cols []compiler.Col, key ...string) {
 	t := e.table(name)
 	if s := t.Schema(); s != nil {
 		e.exec(e.render(compiler.CreateSchema{Schema: s}), nil)
 	}
-	e.exec(e.render(compiler.CreateTable{Table: t, Columns: cols}), nil)
+	e.exec(e.render(compiler.CreateTable{Table: t, Columns: cols, PrimaryKey: key}), nil)
 }
 
 // insert adds rows; values are Go values, times as text the engine reads.

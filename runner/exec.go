@@ -302,18 +302,50 @@ func (c *compiled) partRows(ctx context.Context, q querier, name string, part di
 }
 
 // count runs a statement that returns one integer (NULL reads as ok=false).
-//
-// A count spelled in several parts reads its value from the first and
-// then runs the others: a write whose count must be taken before it (the
-// rows a merge will update), where the engine cannot return it from the
-// write itself.
 func (c *compiled) count(ctx context.Context, q querier, name string, vals params) (n int64, ok bool, err error) {
-	st, err := c.statement(name)
-	if err != nil {
+	row, err := c.countRow(ctx, q, name, vals, 1)
+	if err != nil || row[0] == nil {
 		return 0, false, err
 	}
+	n, err = asInt(row[0])
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, true, nil
+}
+
+// counts runs a statement that returns one row of n integers (NULL reads
+// as 0).
+func (c *compiled) counts(ctx context.Context, q querier, name string, vals params, n int) ([]int64, error) {
+	row, err := c.countRow(ctx, q, name, vals, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, n)
+	for i, v := range row {
+		if v == nil {
+			continue
+		}
+		if out[i], err = asInt(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+// countRow runs a statement that returns one row of n values.
+//
+// A count spelled in several parts reads its values from the first and
+// then runs the others: a write whose counts must be taken before it (the
+// rows a merge will update), where the engine cannot return them from the
+// write itself.
+func (c *compiled) countRow(ctx context.Context, q querier, name string, vals params, n int) ([]any, error) {
+	st, err := c.statement(name)
+	if err != nil {
+		return nil, err
+	}
 	if len(st.Parts) == 0 {
-		return 0, false, fmt.Errorf("%s: the %s spelling is empty, and a count needs one value", name, c.d.Name())
+		return nil, fmt.Errorf("%s: the %s spelling is empty, and a count needs a value", name, c.d.Name())
 	}
 	var rows [][]any
 	err = c.partRows(ctx, q, name, st.Parts[0], vals, nil, func(r *sql.Rows) error {
@@ -322,31 +354,27 @@ func (c *compiled) count(ctx context.Context, q querier, name string, vals param
 		return err
 	})
 	if err != nil {
-		return 0, false, err
+		return nil, err
 	}
 	for _, part := range st.Parts[1:] {
 		args, err := bind(part, vals)
 		if err != nil {
-			return 0, false, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		sctx, cancel := c.deadline(ctx)
 		_, err = q.ExecContext(sctx, part.SQL, args...)
 		cancel()
 		if err != nil {
-			return 0, false, c.stmtErr(name, err, sctx)
+			return nil, c.stmtErr(name, err, sctx)
 		}
 	}
-	if len(rows) != 1 || len(rows[0]) != 1 {
-		return 0, false, fmt.Errorf("%s: expected one value, got %d row(s)", name, len(rows))
+	if len(rows) != 1 || len(rows[0]) != n {
+		if len(rows) == 1 {
+			return nil, fmt.Errorf("%s: expected %d value(s), got %d", name, n, len(rows[0]))
+		}
+		return nil, fmt.Errorf("%s: expected one row of %d value(s), got %d row(s)", name, n, len(rows))
 	}
-	if rows[0][0] == nil {
-		return 0, false, nil
-	}
-	n, err = asInt(rows[0][0])
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", name, err)
-	}
-	return n, true, nil
+	return rows[0], nil
 }
 
 // asInt reads an integer as any driver returns one.

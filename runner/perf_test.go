@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
 )
 
 // TestDurationCoversCommit: the run log's duration_ms and finished_at are
@@ -122,7 +123,7 @@ func TestDeclaredUniqueSource(t *testing.T) {
 			e := newEnv(t, eng)
 			spec := strings.Replace(orders("", ""), "  table: app_{id}.orders\n", "  table: app_{id}.orders\n  unique: true\n", 1)
 			p := e.spec(strings.ReplaceAll(spec, "{target}", "uniq"))
-			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtSourceUnique) != nil {
+			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtCreateRaw) != nil {
 				t.Fatalf("a source declared unique still dedupes")
 			}
 			seedOrders(e, p)
@@ -143,6 +144,59 @@ func TestDeclaredUniqueSource(t *testing.T) {
 			_, err := e.tg.Reconcile(e.ctx, p, *from, *to)
 			if err == nil || !strings.Contains(err.Error(), "1 key(s) have several rows") {
 				t.Fatalf("reconcile of a source with a duplicate key: %v", err)
+			}
+		})
+	}
+}
+
+// TestSourceUniqueReadsTheCatalog: source_unique proves the key only for
+// a primary key or unique constraint on exactly the key's columns, all
+// NOT NULL, of the table named (not a same-named table of another
+// schema); engines whose catalog is not read prove nothing.
+func TestSourceUniqueReadsTheCatalog(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			reads := eng.name == "duckdb" || eng.name == "postgres"
+			app, dw := "app_"+e.id, "dw_"+e.id
+			if reads {
+				for _, s := range []string{app, dw} {
+					e.exec(e.render(compiler.CreateSchema{Schema: []string{s}}), nil)
+				}
+			}
+			ddl := map[string]string{
+				app + ".pk":           "id BIGINT PRIMARY KEY, v BIGINT",
+				app + ".uniq":         "id BIGINT NOT NULL UNIQUE, v BIGINT",
+				app + ".uniq_null":    "id BIGINT UNIQUE, v BIGINT",
+				app + ".wide":         "id BIGINT, v BIGINT, PRIMARY KEY (id, v)",
+				app + ".none":         "id BIGINT NOT NULL, v BIGINT",
+				dw + ".none":          "id BIGINT PRIMARY KEY, v BIGINT", // another schema's table of the same name
+				app + ".pk_other_col": "id BIGINT, v BIGINT PRIMARY KEY",
+			}
+			want := map[string]bool{app + ".pk": reads, app + ".uniq": reads}
+			if !reads {
+				// Nothing is read: a primary key proves nothing either.
+				ddl = map[string]string{app + ".pk": ""}
+				e.createTable(app+".pk", []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true}}, "id")
+			}
+			for name, cols := range ddl {
+				if reads {
+					e.exec([]dialects.Part{{SQL: "CREATE TABLE " + name + " (" + cols + ")"}}, nil)
+				}
+			}
+			for name := range ddl {
+				if strings.HasPrefix(name, dw) {
+					continue
+				}
+				parts := e.render(compiler.SourceUnique{Source: e.table(name), Key: []string{"id"}})
+				var n int64
+				if err := e.tg.DB.QueryRowContext(e.ctx, parts[0].SQL).Scan(&n); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if (n != 0) != want[name] {
+					t.Errorf("%s: source_unique counts %d, want proven %v", name, n, want[name])
+				}
 			}
 		})
 	}

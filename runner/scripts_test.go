@@ -98,7 +98,11 @@ func newSided(t *testing.T, eng engine, sc scenario) *sided {
 	if sc.nulls {
 		s.src = nullableCols(s.src)
 	}
-	e.createTable(sc.source, s.src)
+	var key []string
+	if sc.keyed {
+		key = s.plan.Key
+	}
+	e.createTable(sc.source, s.src, key...)
 	e.insert(sc.source, s.src, sc.seed...)
 	return s
 }

@@ -100,14 +100,14 @@ func (m *machine) add(name string, n int64) {
 	m.vals[name] = m.reg(name) + n
 }
 
+// guard: every term of the step's If holds.
 func (m *machine) guard(s compiler.Step) bool {
-	switch {
-	case s.If == "":
-		return true
-	case strings.HasPrefix(s.If, "!"):
-		return m.reg(s.If[1:]) == 0
+	for _, g := range s.Guards() {
+		if (m.reg(g.Reg) == 0) != g.Not {
+			return false
+		}
 	}
-	return m.reg(s.If) != 0
+	return true
 }
 
 // walk runs the program's steps. A failed step rolls back the open
@@ -265,6 +265,15 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		m.into(s, n)
 		if s.Fail != "" && n != 0 {
 			return fmt.Errorf(s.Fail, n)
+		}
+		return nil
+	case compiler.ReadCounts:
+		ns, err := c.counts(ctx, q, s.Stmt, vals, len(s.Into))
+		if err != nil {
+			return err
+		}
+		for i, r := range s.Into {
+			m.add(r, ns[i])
 		}
 		return nil
 	case compiler.ReadRows:

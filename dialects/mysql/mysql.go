@@ -114,14 +114,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
+				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", dialects.MergeInput(w, op), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
 					"\nSET ", dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
 			})
 			return true, nil
 		}
 		// VALUES(c) is the spelling MariaDB knows; MySQL 8 still accepts it.
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", w.Table(op.Stage), "\nON DUPLICATE KEY UPDATE\n  ")
+			"\nFROM ", dialects.MergeFrom(w, op), "\nON DUPLICATE KEY UPDATE\n  ")
 		set := dialects.NonKey(op.Columns, op.Key)
 		if len(set) == 0 {
 			set = op.Key[:1]

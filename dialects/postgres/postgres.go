@@ -109,12 +109,12 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		upsert(w, op)
 		return true, nil
 	case compiler.CountMatched:
-		if op.NullSafe {
+		if op.NullSafe || op.Tally {
 			return false, nil
 		}
 		// LIMIT 1 in a lateral subquery: a probe of the target's key per
 		// staged row, never a scan of the whole target.
-		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Stage), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
+		w.S("SELECT COUNT(*)\nFROM ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
 			dialects.KeyMatch(w, op.Key, false), "\n  LIMIT 1\n) AS m")
 		return true, nil
 	case compiler.AnalyzeTable:
@@ -195,10 +195,13 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // upsert spells a merge of a target keyed by its primary key as INSERT ...
 // ON CONFLICT DO UPDATE: a probe of the key per staged row, whatever the
 // planner thinks of the stage (a MERGE is a join, which it may plan as a
-// hash of the whole target).
+// hash of the whole target). The rows come in key order, so the probes and
+// updates walk the target's index and heap in order, not at random (a
+// window read by its watermark's index comes in watermark order: 1.7x the
+// time of the same upsert sorted, 5,000 rows into 1,000,000).
 func upsert(w *dialects.Writer, op compiler.MergeRows) {
 	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-		"\nFROM ", w.Table(op.Stage), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+		"\nFROM ", dialects.MergeFrom(w, op), "\nORDER BY ", w.Idents("", op.Key), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
 	set := dialects.NonKey(op.Columns, op.Key)
 	if len(set) == 0 {
 		w.S("NOTHING")
@@ -209,13 +212,20 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 
 // CountingMerge counts the rows the upsert updated in the upsert itself:
 // a row it inserted has no xmax, one it updated has the transaction's.
-// No second read of the target.
+// No second read of the target; with Tally, nor of the source: the one
+// statement reads, writes and counts the same rows.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
 	}
 	w.S("WITH incrc_written AS (\n  ")
 	w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, op) }), "\n", "\n  "))
-	w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\nSELECT COUNT(*)\nFROM incrc_written\nWHERE NOT incrc_inserted")
+	w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\n")
+	if op.Tally {
+		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", COUNT(*) FILTER (WHERE incrc_inserted) AS ", w.Col("", compiler.RegInserted),
+			", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ", w.Col("", compiler.RegUpdated), "\nFROM incrc_written")
+		return true
+	}
+	w.S("SELECT COUNT(*)\nFROM incrc_written\nWHERE NOT incrc_inserted")
 	return true
 }

@@ -145,12 +145,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 
 func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 	set := dialects.NonKey(op.Columns, op.Key)
-	if op.NullSafe {
+	if op.NullSafe || op.Source != nil {
 		// MERGE's match condition is equalities only: NULL keys would
-		// never match and be inserted again on every run.
+		// never match and be inserted again on every run. And it reads a
+		// table, not a query: a source's window is merged in two steps.
 		dialects.UpdateThenInsert(w, op, func() {
 			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    "))
-			w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+			w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, op.NullSafe))
 		})
 		return
 	}
@@ -164,7 +165,7 @@ func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 		// Both clauses are required: a key-only table sets the key to itself.
 		set = op.Key
 	}
-	w.S("MERGE INTO ", target, "\nUSING ", w.Table(op.Stage), " AS s\nON ", strings.Join(on, " AND "),
+	w.S("MERGE INTO ", target, "\nUSING ", dialects.MergeInput(w, op), " AS s\nON ", strings.Join(on, " AND "),
 		"\nWHEN MATCHED THEN UPDATE SET\n  ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n  "))
 	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
 }

@@ -237,15 +237,19 @@ func (f *flow) exec(g *gen, name, acc string) {
 
 func (f *flow) guarded(g *gen, s compiler.Step, body func()) {
 	l := f.p
-	if s.If == "" {
+	gs := s.Guards()
+	if len(gs) == 0 {
 		body()
 		return
 	}
-	if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-		l.ifOpen(g, varName(reg)+" = 0")
-	} else {
-		l.ifOpen(g, varName(s.If)+" <> 0")
+	terms := make([]string, len(gs))
+	for i, t := range gs {
+		terms[i] = varName(t.Reg) + " <> 0"
+		if t.Not {
+			terms[i] = varName(t.Reg) + " = 0"
+		}
 	}
+	l.ifOpen(g, strings.Join(terms, " AND "))
 	body()
 	l.endIf(g)
 }
@@ -517,6 +521,15 @@ func (f *flow) step(g *gen, s compiler.Step) {
 	l := f.p
 	f.guarded(g, s, func() {
 		l.set(g, "x_step", l.lit(s.Stmt))
+		if s.Note != "" {
+			// Which variant ran, added to the run log's note as the
+			// runner adds it.
+			l.ifOpen(g, "v_note IS NULL")
+			l.set(g, "v_note", l.lit(s.Note))
+			l.elseOpen(g)
+			l.set(g, "v_note", l.concat("v_note", l.lit("; "+s.Note)))
+			l.endIf(g)
+		}
 		if f.usesClock(g, s.Stmt) {
 			f.tick(g)
 		}
@@ -552,6 +565,25 @@ func (f *flow) step(g *gen, s compiler.Step) {
 				l.ifOpen(g, "x_n <> 0")
 				l.raise(g, a, "x_n", b)
 				l.endIf(g)
+			}
+		case compiler.ReadCounts:
+			// One row, its columns named as the registers; the other
+			// parts run after it, as for a count.
+			for i, part := range g.parts(s.Stmt) {
+				if i > 0 {
+					l.exec(g, part, "")
+					continue
+				}
+				l.loopRows(g, part, func(inner string) string { return inner }, "x_rec", func() {
+					for _, r := range s.Into {
+						name, minus := strings.CutPrefix(r, "-")
+						op := " + "
+						if minus {
+							op = " - "
+						}
+						l.set(g, varName(name), varName(name)+op+"COALESCE("+l.field("x_rec", name)+", 0)")
+					}
+				})
 			}
 		case compiler.ReadRows:
 			v := "x_source"

@@ -235,8 +235,8 @@ func (g *gen) names(stmts ...string) []string {
 		for _, r := range s.Into {
 			set[strings.TrimPrefix(r, "-")] = true
 		}
-		if s.If != "" {
-			set[strings.TrimPrefix(s.If, "!")] = true
+		for _, t := range s.Guards() {
+			set[t.Reg] = true
 		}
 	}
 	stmts = append(stmts, g.pr.Cleanup...)

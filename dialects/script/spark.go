@@ -82,12 +82,15 @@ func (l *sparkJob) render(g *gen) {
 		if s.Each {
 			notes = append(notes, "once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)\nand partition_key")
 		}
-		if s.If != "" {
-			if reg, ok := strings.CutPrefix(s.If, "!"); ok {
-				notes = append(notes, "only when "+reg+" is 0")
-			} else {
-				notes = append(notes, "only when "+s.If+" is not 0")
+		if gs := s.Guards(); len(gs) > 0 {
+			terms := make([]string, len(gs))
+			for i, t := range gs {
+				terms[i] = t.Reg + " is not 0"
+				if t.Not {
+					terms[i] = t.Reg + " is 0"
+				}
 			}
+			notes = append(notes, "only when "+strings.Join(terms, " and "))
 		}
 		switch s.Read {
 		case compiler.ReadAffected:
@@ -101,6 +104,9 @@ func (l *sparkJob) render(g *gen) {
 				t += "; not 0: fail with \"" + s.Fail + "\""
 			}
 			notes = append(notes, t)
+		case compiler.ReadCounts:
+			notes = append(notes, "read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: "+
+				strings.Join(s.Into, ", ")+" (a leading - subtracts)")
 		case compiler.ReadSwap:
 			sa, sb := g.swapMessage(s.Stmt)
 			notes = append(notes, "it must change exactly one row (num_affected_rows), or fail with \""+sa+"N"+sb+"\"")

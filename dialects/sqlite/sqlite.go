@@ -114,13 +114,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
 				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
-				w.S("\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+				w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
 			})
 			return true, nil
 		}
 		// WHERE true: without it SQLite's parser reads ON CONFLICT as a join constraint.
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", w.Table(op.Stage), "\nWHERE true\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
+			"\nFROM ", dialects.MergeFrom(w, op), "\nWHERE true\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
 		set := dialects.NonKey(op.Columns, op.Key)
 		if len(set) == 0 {
 			w.S("NOTHING")

@@ -438,6 +438,11 @@ BEGIN
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'replace_target_unique';
+    IF v_note IS NULL THEN
+      SET v_note = 'dedupe skipped: the source enforces the unique key';
+    ELSE
+      SET v_note = CONCAT(v_note, '; dedupe skipped: the source enforces the unique key');
+    END IF;
     DELETE FROM `dw`.`orders`
     WHERE true;
     INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)

@@ -4,20 +4,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -71,6 +74,7 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start TIMESTAMP;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_unique BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
 DECLARE v_watermark STRING;
@@ -112,6 +116,7 @@ SET v_rows_read = 0;
 SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
+SET v_unique = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
 SET x_failed = 0;
@@ -342,10 +347,34 @@ BEGIN
   FROM `app`.`payments`
   WHERE 1 = 0;
   IF v_window <> 0 THEN
+    SET x_step = 'source_unique';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT 0
+    );
+    SET x_n = COALESCE(x_n, 0);
+    SET v_unique = v_unique + x_n;
+  END IF;
+  IF v_window <> 0 AND v_unique <> 0 THEN
+    SET x_step = 'count_null_watermark_source';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT COUNT(*)
+      FROM `app`.`payments`
+      WHERE `updated_at` IS NULL
+    );
+    SET x_n = COALESCE(x_n, 0);
+    IF x_n <> 0 THEN
+      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}');
+      SET x_raised = 1;
+      RAISE USING MESSAGE = x_error_text;
+    END IF;
+  END IF;
+  IF v_window <> 0 AND v_unique = 0 THEN
     SET x_step = 'drop_stage';
     DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz`;
   END IF;
-  IF v_window <> 0 THEN
+  IF v_window <> 0 AND v_unique = 0 THEN
     SET x_step = 'create_stage';
     CREATE TABLE `incrc_stage_t_daily_tstz` (
       `payment_id` INT64,
@@ -355,11 +384,11 @@ BEGIN
     )
     OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   END IF;
-  IF v_window <> 0 THEN
+  IF v_window <> 0 AND v_unique = 0 THEN
     SET x_step = 'drop_raw';
     DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz`;
   END IF;
-  IF v_window <> 0 THEN
+  IF v_window <> 0 AND v_unique = 0 THEN
     SET x_step = 'create_raw';
     CREATE TABLE `incrc_raw_t_daily_tstz` (
       `payment_id` INT64,
@@ -369,7 +398,7 @@ BEGIN
     )
     OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   END IF;
-  IF v_window <> 0 THEN
+  IF v_window <> 0 AND v_unique = 0 THEN
     SET x_step = 'stage_window';
     SET x_rows = 0;
     INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
@@ -460,6 +489,40 @@ BEGIN
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_updated = v_rows_updated + x_n;
     SET v_rows_inserted = v_rows_inserted - x_n;
+  END IF;
+  IF v_window <> 0 AND v_unique <> 0 THEN
+    SET x_step = 'write_window';
+    IF v_note IS NULL THEN
+      SET v_note = 'stage skipped: the source enforces the unique key, the window was merged straight from it';
+    ELSE
+      SET v_note = CONCAT(v_note, '; stage skipped: the source enforces the unique key, the window was merged straight from it');
+    END IF;
+    FOR x_rec IN (
+      SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
+      FROM (
+        SELECT `payment_id`
+        FROM `app`.`payments`
+        WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+      ) AS s
+      LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`
+    ) DO
+      SET v_rows_read = v_rows_read + COALESCE(x_rec.`rows_read`, 0);
+      SET v_rows_inserted = v_rows_inserted + COALESCE(x_rec.`rows_inserted`, 0);
+      SET v_rows_updated = v_rows_updated + COALESCE(x_rec.`rows_updated`, 0);
+    END FOR;
+    MERGE INTO `dw`.`payments` AS t
+    USING (
+      SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+      FROM `app`.`payments`
+      WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+    ) AS s
+    ON t.`payment_id` = s.`payment_id`
+    WHEN MATCHED THEN UPDATE SET
+      `paid_at` = s.`paid_at`,
+      `amount` = s.`amount`,
+      `updated_at` = s.`updated_at`
+    WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
+      VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
   END IF;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));

@@ -450,6 +450,11 @@ BEGIN
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'replace_target_unique';
+    IF v_note IS NULL THEN
+      SET v_note = 'dedupe skipped: the source enforces the unique key';
+    ELSE
+      SET v_note = CONCAT(v_note, '; dedupe skipped: the source enforces the unique key');
+    END IF;
     DELETE FROM `dw`.`hostile`
     WHERE true;
     INSERT INTO `dw`.`hostile` (`id`, `amount`, `note`, `updated_at`)

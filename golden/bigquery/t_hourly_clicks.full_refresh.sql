@@ -435,6 +435,11 @@ BEGIN
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'replace_target_unique';
+    IF v_note IS NULL THEN
+      SET v_note = 'dedupe skipped: the source enforces the unique key';
+    ELSE
+      SET v_note = CONCAT(v_note, '; dedupe skipped: the source enforces the unique key');
+    END IF;
     DELETE FROM `dw`.`clicks_hourly`
     WHERE true;
     INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)

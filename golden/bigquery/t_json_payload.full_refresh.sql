@@ -408,6 +408,11 @@ BEGIN
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'replace_target_unique';
+    IF v_note IS NULL THEN
+      SET v_note = 'dedupe skipped: the source enforces the unique key';
+    ELSE
+      SET v_note = CONCAT(v_note, '; dedupe skipped: the source enforces the unique key');
+    END IF;
     DELETE FROM `dw`.`json_documents`
     WHERE true;
     INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)

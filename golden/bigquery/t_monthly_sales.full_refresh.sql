@@ -444,6 +444,11 @@ BEGIN
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'replace_target_unique';
+    IF v_note IS NULL THEN
+      SET v_note = 'dedupe skipped: the source enforces the unique key';
+    ELSE
+      SET v_note = CONCAT(v_note, '; dedupe skipped: the source enforces the unique key');
+    END IF;
     DELETE FROM `dw`.`sales_monthly`
     WHERE true;
     INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)

@@ -509,8 +509,8 @@ WHERE c.database_name = current_database()
   AND list_sort(c.constraint_column_names) = list_sort(['id'])
   AND NOT EXISTS (
     SELECT 1 FROM duckdb_columns() AS k
-    WHERE k.database_name = c.database_name AND k.schema_name = c.schema_name AND k.table_name = c.table_name
-      AND list_contains(c.constraint_column_names, k.column_name) AND k.is_nullable
+    WHERE k.database_name = current_database() AND k.schema_name = 'app' AND k.table_name = 'payments'
+      AND k.column_name IN ('id') AND k.is_nullable
   );
 
 -- name: count_source

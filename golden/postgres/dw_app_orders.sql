@@ -477,6 +477,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."app_orders" AS t ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
   SELECT "order_id", "customer_id", "amount", "status", "order_date", "updated_at"
   FROM "incrc_stage_dw_app_orders"
+  ORDER BY "order_id"
   ON CONFLICT ("order_id") DO UPDATE SET
     "customer_id" = EXCLUDED."customer_id",
     "amount" = EXCLUDED."amount",

@@ -522,6 +522,7 @@ BEGIN
       EXECUTE $s$INSERT INTO "dw"."customers" AS t ("customer_id", "name", "country", "committed_at", "incrc_sequence")
       SELECT "customer_id", "name", "country", "committed_at", "incrc_sequence"
       FROM "incrc_stage_dw_customers"
+      ORDER BY "customer_id"
       ON CONFLICT ("customer_id") DO UPDATE SET
         "name" = EXCLUDED."name",
         "country" = EXCLUDED."country",
@@ -541,6 +542,7 @@ BEGIN
       EXECUTE $s$INSERT INTO "dw"."customers_tombstones" AS t ("customer_id", "incrc_sequence", "incrc_deleted_at")
       SELECT "customer_id", "incrc_sequence", "incrc_deleted_at"
       FROM "incrc_deletes_dw_customers"
+      ORDER BY "customer_id"
       ON CONFLICT ("customer_id") DO UPDATE SET
         "incrc_sequence" = EXCLUDED."incrc_sequence",
         "incrc_deleted_at" = EXCLUDED."incrc_deleted_at"$s$;

@@ -410,6 +410,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."landed_orders" AS t ("order_id", "amount", "updated_at", "day")
   SELECT "order_id", "amount", "updated_at", "day"
   FROM "incrc_stage_dw_landed_orders"
+  ORDER BY "order_id"
   ON CONFLICT ("order_id") DO UPDATE SET
     "amount" = EXCLUDED."amount",
     "updated_at" = EXCLUDED."updated_at",

@@ -454,6 +454,7 @@ BEGIN
         INSERT INTO "dw"."orders" AS t ("order_id", "order_date", "amount", "updated_at")
         SELECT "order_id", "order_date", "amount", "updated_at"
         FROM "incrc_stage_dw_orders"
+        ORDER BY "order_id"
         ON CONFLICT ("order_id") DO UPDATE SET
           "order_date" = EXCLUDED."order_date",
           "amount" = EXCLUDED."amount",

@@ -435,6 +435,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."tickets" AS t ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
   SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
   FROM "incrc_stage_dw_tickets"
+  ORDER BY "ticket_id"
   ON CONFLICT ("ticket_id") DO UPDATE SET
     "opened_at" = EXCLUDED."opened_at",
     "agent_id" = EXCLUDED."agent_id",

@@ -486,6 +486,7 @@ WHERE EXISTS (
 INSERT INTO "dw"."documents" AS t ("id", "body", "incrc_sequence")
 SELECT "id", "body", "incrc_sequence"
 FROM "incrc_stage_t_cdc_int_ops"
+ORDER BY "id"
 ON CONFLICT ("id") DO UPDATE SET
   "body" = EXCLUDED."body",
   "incrc_sequence" = EXCLUDED."incrc_sequence";
@@ -505,6 +506,7 @@ WHERE EXISTS (
 INSERT INTO "dw"."documents_tombstones" AS t ("id", "incrc_sequence")
 SELECT "id", "incrc_sequence"
 FROM "incrc_deletes_t_cdc_int_ops"
+ORDER BY "id"
 ON CONFLICT ("id") DO UPDATE SET
   "incrc_sequence" = EXCLUDED."incrc_sequence";
 

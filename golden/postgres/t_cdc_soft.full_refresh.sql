@@ -494,6 +494,7 @@ BEGIN
       EXECUTE $s$INSERT INTO "dw"."accounts" AS t ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
       SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at"
       FROM "incrc_stage_t_cdc_soft"
+      ORDER BY "tenant", "account_id"
       ON CONFLICT ("tenant", "account_id") DO UPDATE SET
         "plan" = EXCLUDED."plan",
         "seats" = EXCLUDED."seats",
@@ -518,6 +519,7 @@ BEGIN
       EXECUTE $s$INSERT INTO "dw"."accounts_tombstones" AS t ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
       SELECT "tenant", "account_id", "incrc_sequence", "incrc_deleted_at"
       FROM "incrc_deletes_t_cdc_soft"
+      ORDER BY "tenant", "account_id"
       ON CONFLICT ("tenant", "account_id") DO UPDATE SET
         "incrc_sequence" = EXCLUDED."incrc_sequence",
         "incrc_deleted_at" = EXCLUDED."incrc_deleted_at"$s$;

@@ -387,6 +387,11 @@ BEGIN
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'replace_target_unique';
+      IF v_note IS NULL THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       EXECUTE $s$TRUNCATE "dw"."payments"$s$;
       EXECUTE $s$INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
       SELECT "payment_id", "paid_at", "amount", "updated_at"

@@ -447,6 +447,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."hostile" AS t ("id", "amount", "note", "updated_at")
   SELECT "id", "amount", "note", "updated_at"
   FROM "incrc_stage_t_hostile_checks"
+  ORDER BY "id"
   ON CONFLICT ("id") DO UPDATE SET
     "amount" = EXCLUDED."amount",
     "note" = EXCLUDED."note",

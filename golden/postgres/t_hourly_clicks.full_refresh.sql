@@ -405,6 +405,11 @@ BEGIN
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'replace_target_unique';
+      IF v_note IS NULL THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       EXECUTE $s$TRUNCATE "dw"."clicks_hourly"$s$;
       EXECUTE $s$INSERT INTO "dw"."clicks_hourly" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
       SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"

@@ -382,6 +382,11 @@ BEGIN
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'replace_target_unique';
+      IF v_note IS NULL THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       EXECUTE $s$TRUNCATE "dw"."json_documents"$s$;
       EXECUTE $s$INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
       SELECT "doc_id", "payload", "changed_at"

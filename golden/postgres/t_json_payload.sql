@@ -33,20 +33,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -384,6 +387,7 @@ WITH incrc_written AS (
   INSERT INTO "dw"."json_documents" AS t ("doc_id", "payload", "changed_at")
   SELECT "doc_id", "payload", "changed_at"
   FROM "incrc_stage_t_json_payload"
+  ORDER BY "doc_id"
   ON CONFLICT ("doc_id") DO UPDATE SET
     "payload" = EXCLUDED."payload",
     "changed_at" = EXCLUDED."changed_at"
@@ -392,6 +396,27 @@ WITH incrc_written AS (
 SELECT COUNT(*)
 FROM incrc_written
 WHERE NOT incrc_inserted;
+
+-- name: write_window
+-- phase: write
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- params: $1 = lo, $2 = hi
+WITH incrc_written AS (
+  INSERT INTO "dw"."json_documents" AS t ("doc_id", "payload", "changed_at")
+  SELECT "doc_id", "payload", "changed_at"
+  FROM (
+    SELECT "doc_id", "payload", "changed_at"
+    FROM "app"."json_documents"
+    WHERE "changed_at" >= $1 AND "changed_at" < $2
+  ) AS s
+  ORDER BY "doc_id"
+  ON CONFLICT ("doc_id") DO UPDATE SET
+    "payload" = EXCLUDED."payload",
+    "changed_at" = EXCLUDED."changed_at"
+  RETURNING t."xmax" = 0 AS incrc_inserted
+)
+SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated"
+FROM incrc_written;
 
 -- name: advance_watermark
 -- phase: write
@@ -434,7 +459,7 @@ WHERE "run_id" = $3;
 
 -- name: source_unique
 -- phase: stage
--- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.
 SELECT COUNT(*)
 FROM pg_catalog.pg_index AS i
 WHERE i.indrelid IN (

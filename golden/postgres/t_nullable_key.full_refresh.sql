@@ -383,6 +383,11 @@ BEGIN
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'replace_target_unique';
+      IF v_note IS NULL THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       EXECUTE $s$TRUNCATE "dw"."balances"$s$;
       EXECUTE $s$INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
       SELECT "account_id", "currency", "day", "balance", "note"

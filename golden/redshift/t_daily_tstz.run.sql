@@ -4,20 +4,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -72,6 +75,7 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -111,6 +115,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -321,10 +326,32 @@ BEGIN
     FROM "app"."payments"
     WHERE 1 = 0;
     IF v_window <> 0 THEN
+      x_step := 'source_unique';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT 0
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      v_unique := v_unique + x_n;
+    END IF;
+    IF v_window <> 0 AND v_unique <> 0 THEN
+      x_step := 'count_null_watermark_source';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "app"."payments"
+        WHERE "updated_at" IS NULL
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION '% source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
+      END IF;
+    END IF;
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'drop_stage';
       DROP TABLE IF EXISTS "incrc_stage_t_daily_tstz";
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'create_stage';
       CREATE TEMPORARY TABLE "incrc_stage_t_daily_tstz" (
         "payment_id" BIGINT,
@@ -333,11 +360,11 @@ BEGIN
         "updated_at" TIMESTAMPTZ
       );
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'drop_raw';
       DROP TABLE IF EXISTS "incrc_raw_t_daily_tstz";
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'create_raw';
       CREATE TEMPORARY TABLE "incrc_raw_t_daily_tstz" (
         "payment_id" BIGINT,
@@ -346,7 +373,7 @@ BEGIN
         "updated_at" TIMESTAMPTZ
       );
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "incrc_raw_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
@@ -433,6 +460,46 @@ BEGIN
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
+    END IF;
+    IF v_window <> 0 AND v_unique <> 0 THEN
+      x_step := 'write_window';
+      IF v_note IS NULL THEN
+        v_note := 'stage skipped: the source enforces the unique key, the window was merged straight from it';
+      ELSE
+        v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
+      END IF;
+      FOR x_rec IN SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."payment_id") AS "rows_inserted", COUNT(t."payment_id") AS "rows_updated"
+      FROM (
+        SELECT "payment_id"
+        FROM "app"."payments"
+        WHERE "updated_at" >= v_lo AND "updated_at" < v_hi
+      ) AS s
+      LEFT JOIN "dw"."payments" AS t ON t."payment_id" = s."payment_id" LOOP
+        v_rows_read := v_rows_read + COALESCE(x_rec."rows_read", 0);
+        v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
+        v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
+      END LOOP;
+      UPDATE "dw"."payments" AS t
+      SET "paid_at" = s."paid_at",
+          "amount" = s."amount",
+          "updated_at" = s."updated_at"
+      FROM (
+        SELECT "payment_id", "paid_at", "amount", "updated_at"
+        FROM "app"."payments"
+        WHERE "updated_at" >= v_lo AND "updated_at" < v_hi
+      ) AS s
+      WHERE t."payment_id" = s."payment_id";
+      INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
+      SELECT s."payment_id", s."paid_at", s."amount", s."updated_at"
+      FROM (
+        SELECT "payment_id", "paid_at", "amount", "updated_at"
+        FROM "app"."payments"
+        WHERE "updated_at" >= v_lo AND "updated_at" < v_hi
+      ) AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."payments" AS t
+        WHERE t."payment_id" = s."payment_id"
+      );
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

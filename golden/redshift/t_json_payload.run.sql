@@ -4,20 +4,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -69,6 +72,7 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -108,6 +112,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -317,10 +322,32 @@ BEGIN
     FROM "app"."json_documents"
     WHERE 1 = 0;
     IF v_window <> 0 THEN
+      x_step := 'source_unique';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT 0
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      v_unique := v_unique + x_n;
+    END IF;
+    IF v_window <> 0 AND v_unique <> 0 THEN
+      x_step := 'count_null_watermark_source';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "app"."json_documents"
+        WHERE "changed_at" IS NULL
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION '% source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
+      END IF;
+    END IF;
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'drop_stage';
       DROP TABLE IF EXISTS "incrc_stage_t_json_payload";
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'create_stage';
       CREATE TEMPORARY TABLE "incrc_stage_t_json_payload" (
         "doc_id" BIGINT,
@@ -328,11 +355,11 @@ BEGIN
         "changed_at" TIMESTAMPTZ
       );
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'drop_raw';
       DROP TABLE IF EXISTS "incrc_raw_t_json_payload";
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'create_raw';
       CREATE TEMPORARY TABLE "incrc_raw_t_json_payload" (
         "doc_id" BIGINT,
@@ -340,7 +367,7 @@ BEGIN
         "changed_at" TIMESTAMPTZ
       );
     END IF;
-    IF v_window <> 0 THEN
+    IF v_window <> 0 AND v_unique = 0 THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "incrc_raw_t_json_payload" ("doc_id", "payload", "changed_at")
@@ -426,6 +453,45 @@ BEGIN
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
+    END IF;
+    IF v_window <> 0 AND v_unique <> 0 THEN
+      x_step := 'write_window';
+      IF v_note IS NULL THEN
+        v_note := 'stage skipped: the source enforces the unique key, the window was merged straight from it';
+      ELSE
+        v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
+      END IF;
+      FOR x_rec IN SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") AS "rows_updated"
+      FROM (
+        SELECT "doc_id"
+        FROM "app"."json_documents"
+        WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
+      ) AS s
+      LEFT JOIN "dw"."json_documents" AS t ON t."doc_id" = s."doc_id" LOOP
+        v_rows_read := v_rows_read + COALESCE(x_rec."rows_read", 0);
+        v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
+        v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
+      END LOOP;
+      UPDATE "dw"."json_documents" AS t
+      SET "payload" = s."payload",
+          "changed_at" = s."changed_at"
+      FROM (
+        SELECT "doc_id", "payload", "changed_at"
+        FROM "app"."json_documents"
+        WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
+      ) AS s
+      WHERE t."doc_id" = s."doc_id";
+      INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+      SELECT s."doc_id", s."payload", s."changed_at"
+      FROM (
+        SELECT "doc_id", "payload", "changed_at"
+        FROM "app"."json_documents"
+        WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
+      ) AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."json_documents" AS t
+        WHERE t."doc_id" = s."doc_id"
+      );
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');

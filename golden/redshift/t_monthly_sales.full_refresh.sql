@@ -423,6 +423,11 @@ BEGIN
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'replace_target_unique';
+      IF v_note IS NULL THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "dw"."sales_monthly";
       INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
       SELECT "sale_id", "sale_date", "amount", "updated_at"

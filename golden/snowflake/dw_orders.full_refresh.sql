@@ -465,6 +465,11 @@ BEGIN
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'replace_target_unique';
+      IF (v_note IS NULL) THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "DW"."ORDERS";
       INSERT INTO "DW"."ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
       SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"

@@ -439,6 +439,11 @@ BEGIN
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'replace_target_unique';
+      IF (v_note IS NULL) THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "DW"."PAYMENTS";
       INSERT INTO "DW"."PAYMENTS" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
       SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"

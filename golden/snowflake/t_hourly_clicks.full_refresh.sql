@@ -461,6 +461,11 @@ BEGIN
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'replace_target_unique';
+      IF (v_note IS NULL) THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "DW"."CLICKS_HOURLY";
       INSERT INTO "DW"."CLICKS_HOURLY" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
       SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"

@@ -435,6 +435,11 @@ BEGIN
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'replace_target_unique';
+      IF (v_note IS NULL) THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "DW"."JSON_DOCUMENTS";
       INSERT INTO "DW"."JSON_DOCUMENTS" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
       SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"

@@ -4,20 +4,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -75,6 +78,7 @@ DECLARE
   v_start TIMESTAMP_TZ;
   v_started_at VARCHAR;
   v_status VARCHAR;
+  v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR;
   v_watermark VARCHAR;
@@ -118,6 +122,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -366,10 +371,34 @@ BEGIN
     FROM "APP"."JSON_DOCUMENTS"
     WHERE 1 = 0;
     IF (v_window <> 0) THEN
+      x_step := 'source_unique';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT 0
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      v_unique := v_unique + x_n;
+    END IF;
+    IF (v_window <> 0 AND v_unique <> 0) THEN
+      x_step := 'count_null_watermark_source';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT COUNT(*)
+        FROM "APP"."JSON_DOCUMENTS"
+        WHERE "CHANGED_AT" IS NULL
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      IF (x_n <> 0) THEN
+        x_error_text := (CAST(x_n AS VARCHAR) || ' source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+    END IF;
+    IF (v_window <> 0 AND v_unique = 0) THEN
       x_step := 'drop_stage';
       DROP TABLE IF EXISTS "INCRC_STAGE_T_JSON_PAYLOAD";
     END IF;
-    IF (v_window <> 0) THEN
+    IF (v_window <> 0 AND v_unique = 0) THEN
       x_step := 'create_stage';
       CREATE TEMPORARY TABLE "INCRC_STAGE_T_JSON_PAYLOAD" (
         "DOC_ID" BIGINT,
@@ -377,11 +406,11 @@ BEGIN
         "CHANGED_AT" TIMESTAMP_TZ
       );
     END IF;
-    IF (v_window <> 0) THEN
+    IF (v_window <> 0 AND v_unique = 0) THEN
       x_step := 'drop_raw';
       DROP TABLE IF EXISTS "INCRC_RAW_T_JSON_PAYLOAD";
     END IF;
-    IF (v_window <> 0) THEN
+    IF (v_window <> 0 AND v_unique = 0) THEN
       x_step := 'create_raw';
       CREATE TEMPORARY TABLE "INCRC_RAW_T_JSON_PAYLOAD" (
         "DOC_ID" BIGINT,
@@ -389,7 +418,7 @@ BEGIN
         "CHANGED_AT" TIMESTAMP_TZ
       );
     END IF;
-    IF (v_window <> 0) THEN
+    IF (v_window <> 0 AND v_unique = 0) THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "INCRC_RAW_T_JSON_PAYLOAD" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
@@ -479,6 +508,43 @@ BEGIN
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
+    END IF;
+    IF (v_window <> 0 AND v_unique <> 0) THEN
+      x_step := 'write_window';
+      IF (v_note IS NULL) THEN
+        v_note := 'stage skipped: the source enforces the unique key, the window was merged straight from it';
+      ELSE
+        v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
+      END IF;
+      BEGIN
+        LET x_res RESULTSET := (
+          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") AS "ROWS_UPDATED"
+          FROM (
+            SELECT "DOC_ID"
+            FROM "APP"."JSON_DOCUMENTS"
+            WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+          ) AS s
+          LEFT JOIN "DW"."JSON_DOCUMENTS" AS t ON t."DOC_ID" = s."DOC_ID"
+        );
+        LET x_cur CURSOR FOR x_res;
+        FOR x_rec IN x_cur DO
+          v_rows_read := v_rows_read + COALESCE(x_rec.ROWS_READ, 0);
+          v_rows_inserted := v_rows_inserted + COALESCE(x_rec.ROWS_INSERTED, 0);
+          v_rows_updated := v_rows_updated + COALESCE(x_rec.ROWS_UPDATED, 0);
+        END FOR;
+      END;
+      MERGE INTO "DW"."JSON_DOCUMENTS" AS t
+      USING (
+        SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+        FROM "APP"."JSON_DOCUMENTS"
+        WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
+      ) AS s
+      ON t."DOC_ID" = s."DOC_ID"
+      WHEN MATCHED THEN UPDATE SET
+        "PAYLOAD" = s."PAYLOAD",
+        "CHANGED_AT" = s."CHANGED_AT"
+      WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+        VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
     END IF;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');

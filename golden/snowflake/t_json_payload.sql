@@ -36,20 +36,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -400,6 +403,31 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
   VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
 
+-- name: write_window
+-- phase: write
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- params: lo, hi
+SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") AS "ROWS_UPDATED"
+FROM (
+  SELECT "DOC_ID"
+  FROM "APP"."JSON_DOCUMENTS"
+  WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
+) AS s
+LEFT JOIN "DW"."JSON_DOCUMENTS" AS t ON t."DOC_ID" = s."DOC_ID";
+-- params: lo, hi
+MERGE INTO "DW"."JSON_DOCUMENTS" AS t
+USING (
+  SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
+  FROM "APP"."JSON_DOCUMENTS"
+  WHERE "CHANGED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(? AS TIMESTAMP_TZ)
+) AS s
+ON t."DOC_ID" = s."DOC_ID"
+WHEN MATCHED THEN UPDATE SET
+  "PAYLOAD" = s."PAYLOAD",
+  "CHANGED_AT" = s."CHANGED_AT"
+WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
+  VALUES (s."DOC_ID", s."PAYLOAD", s."CHANGED_AT");
+
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -441,7 +469,7 @@ WHERE "RUN_ID" = ?;
 
 -- name: source_unique
 -- phase: stage
--- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.
 SELECT 0;
 
 -- name: count_source

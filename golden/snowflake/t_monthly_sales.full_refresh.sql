@@ -470,6 +470,11 @@ BEGIN
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'replace_target_unique';
+      IF (v_note IS NULL) THEN
+        v_note := 'dedupe skipped: the source enforces the unique key';
+      ELSE
+        v_note := (v_note || '; dedupe skipped: the source enforces the unique key');
+      END IF;
       DELETE FROM "DW"."SALES_MONTHLY";
       INSERT INTO "DW"."SALES_MONTHLY" ("SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT")
       SELECT "SALE_ID", "SALE_DATE", "AMOUNT", "UPDATED_AT"

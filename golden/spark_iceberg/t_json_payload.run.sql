@@ -4,20 +4,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -188,12 +191,22 @@ SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE 1 = 0;
 
--- step 20: drop_stage
--- job: only when window is not 0.
+-- step 20: source_unique
+-- job: only when window is not 0; read one integer (NULL is 0) and add it to unique (a leading - subtracts).
+SELECT 0;
+
+-- step 21: count_null_watermark_source
+-- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
+SELECT COUNT(*)
+FROM `app`.`json_documents`
+WHERE `changed_at` IS NULL;
+
+-- step 22: drop_stage
+-- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 21: create_stage
--- job: only when window is not 0.
+-- step 23: create_stage
+-- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_stage_t_json_payload` (
   `doc_id` BIGINT,
   `payload` STRING,
@@ -201,12 +214,12 @@ CREATE TABLE `incrc_stage_t_json_payload` (
 )
 USING iceberg;
 
--- step 22: drop_raw
--- job: only when window is not 0.
+-- step 24: drop_raw
+-- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 23: create_raw
--- job: only when window is not 0.
+-- step 25: create_raw
+-- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_raw_t_json_payload` (
   `doc_id` BIGINT,
   `payload` STRING,
@@ -214,21 +227,21 @@ CREATE TABLE `incrc_raw_t_json_payload` (
 )
 USING iceberg;
 
--- step 24: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- step 26: stage_window
+-- job: only when window is not 0 and unique is 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
 
--- step 25: count_null_watermark
+-- step 27: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_json_payload`
 WHERE `changed_at` IS NULL;
 
--- step 26: dedupe_stage
+-- step 28: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -240,22 +253,22 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 27: analyze_stage
+-- step 29: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 28: count_invalid
+-- step 30: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
 
--- step 29: count_staged
+-- step 31: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`;
 
--- step 30: write
+-- step 32: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload` AS s
@@ -272,7 +285,31 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 31: advance_watermark
+-- step 33: write_window
+-- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
+-- params: lo, hi
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
+FROM (
+  SELECT `doc_id`
+  FROM `app`.`json_documents`
+  WHERE `changed_at` >= ? AND `changed_at` < ?
+) AS s
+LEFT JOIN `dw`.`json_documents` AS t ON t.`doc_id` = s.`doc_id`;
+-- params: lo, hi
+MERGE INTO `dw`.`json_documents` AS t
+USING (
+  SELECT `doc_id`, `payload`, `changed_at`
+  FROM `app`.`json_documents`
+  WHERE `changed_at` >= ? AND `changed_at` < ?
+) AS s
+ON t.`doc_id` = s.`doc_id`
+WHEN MATCHED THEN UPDATE SET
+  `payload` = s.`payload`,
+  `changed_at` = s.`changed_at`
+WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
+  VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
+
+-- step 34: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -281,7 +318,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 32: record_finish
+-- step 35: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -300,15 +337,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 33: drop_stage
+-- step 36: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 34: drop_raw
+-- step 37: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 35: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

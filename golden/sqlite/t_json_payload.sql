@@ -33,20 +33,23 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
---   probe_source          column types must fit the declared ones
---   drop_stage            if window
---   create_stage          if window
---   drop_raw              if window
---   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
---   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
---   analyze_stage         if rows_read
+--   probe_source                 column types must fit the declared ones
+--   source_unique                if window; count -> unique
+--   count_null_watermark_source  if window and unique; count; fails if not 0
+--   drop_stage                   if window and no unique
+--   create_stage                 if window and no unique
+--   drop_raw                     if window and no unique
+--   create_raw                   if window and no unique
+--   stage_window                 if window and no unique; rows changed -> rows_read
+--   count_null_watermark         if rows_read; count; fails if not 0
+--   dedupe_stage                 if rows_read
+--   analyze_stage                if rows_read
 --   begin
---     count_invalid       if rows_read; count -> invalid; fails if not 0
---     count_staged        if rows_read; count -> rows_inserted
---     write               if rows_read; count -> rows_updated, minus rows_inserted
---     advance_watermark   exactly one row must change
+--     count_invalid              if rows_read; count -> invalid; fails if not 0
+--     count_staged               if rows_read; count -> rows_inserted
+--     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --   then, failed or not: drop_stage, drop_raw
@@ -394,6 +397,30 @@ ON CONFLICT ("doc_id") DO UPDATE SET
   "payload" = excluded."payload",
   "changed_at" = excluded."changed_at";
 
+-- name: write_window
+-- phase: write
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- params: lo, hi
+SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") AS "rows_updated"
+FROM (
+  SELECT "doc_id"
+  FROM "app_json_documents"
+  WHERE "changed_at" >= ? AND "changed_at" < ?
+) AS s
+LEFT JOIN "dw_json_documents" AS t ON t."doc_id" = s."doc_id";
+-- params: lo, hi
+INSERT INTO "dw_json_documents" ("doc_id", "payload", "changed_at")
+SELECT "doc_id", "payload", "changed_at"
+FROM (
+  SELECT "doc_id", "payload", "changed_at"
+  FROM "app_json_documents"
+  WHERE "changed_at" >= ? AND "changed_at" < ?
+) AS s
+WHERE true
+ON CONFLICT ("doc_id") DO UPDATE SET
+  "payload" = excluded."payload",
+  "changed_at" = excluded."changed_at";
+
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
@@ -435,7 +462,7 @@ WHERE "run_id" = ?;
 
 -- name: source_unique
 -- phase: stage
--- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
+-- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.
 SELECT 0;
 
 -- name: count_source
