@@ -81,11 +81,16 @@ func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Ms
 // Lex reads s with r, strictly: it refuses what engines are known to read
 // differently (see the package comment) on top of what r cannot classify.
 // The last token is EOF.
-func Lex(r *Rules, s string) ([]Token, error) { return lex(r, s, true) }
+func Lex(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, true) }
 
 // LexExact reads s as the engine of r does. It still refuses what r cannot
 // classify. The last token is EOF.
-func LexExact(r *Rules, s string) ([]Token, error) { return lex(r, s, false) }
+func LexExact(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, false) }
+
+// AppendExact is LexExact appending the tokens to dst: a caller that lexes
+// many statements (the dialects' lex-back) reuses one slice instead of
+// allocating one per statement. On error it returns dst unchanged.
+func AppendExact(dst []Token, r *Rules, s string) ([]Token, error) { return lex(dst, r, s, false) }
 
 type lexer struct {
 	r      *Rules
@@ -97,10 +102,15 @@ type lexer struct {
 	inExec bool
 }
 
-func lex(r *Rules, s string, strict bool) ([]Token, error) {
-	l := &lexer{r: r, s: s, strict: strict, toks: make([]Token, 0, len(s)/6+4)}
+// lex appends the tokens of s to dst; a nil dst is a new slice sized for
+// s.
+func lex(dst []Token, r *Rules, s string, strict bool) ([]Token, error) {
+	l := lexer{r: r, s: s, strict: strict, toks: dst}
+	if dst == nil {
+		l.toks = make([]Token, 0, len(s)/4+4)
+	}
 	if err := l.run(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	return append(l.toks, Token{Kind: EOF, Off: len(s)}), nil
 }
