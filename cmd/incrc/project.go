@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -308,8 +309,9 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
+	filer := dialects.NewFiler(plan, specPath(s.File))
 	for _, d := range ds {
-		data, err := dialects.File(d, plan, specPath(s.File), src)
+		data, err := filer.File(d, src)
 		var placed compiler.Diagnostics
 		switch {
 		case errors.As(err, &placed):
@@ -345,15 +347,39 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 }
 
 // sameFile: the file at path holds exactly data (a compile that changed
-// nothing leaves it untouched). The size is compared before the bytes.
+// nothing leaves it untouched). The size is compared before the bytes,
+// which are read a block at a time into a reused buffer.
 func sameFile(path string, data []byte) bool {
-	info, err := os.Stat(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
 		return false
 	}
-	old, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(old, data)
+	bp := blockPool.Get().(*[]byte)
+	defer blockPool.Put(bp)
+	for block := *bp; ; {
+		n, err := io.ReadFull(f, block[:min(len(block), len(data))])
+		if !bytes.Equal(block[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+		switch {
+		case len(data) == 0:
+			// The end, unless the file grew since the stat.
+			n, _ := f.Read(block[:1])
+			return n == 0
+		case err != nil:
+			return false
+		}
+	}
 }
+
+// blockPool holds the buffers sameFile reads into.
+var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // specPath is the spec's path as compiled files name it: relative to the
 // working directory when possible, with forward slashes, so the bytes are
