@@ -161,6 +161,20 @@ func (sc *scratch) check(d Dialect, p Part) error {
 // names (-1 when there is none): the Writer never writes one, so one there
 // was formed by two pieces written side by side.
 func openers(text string) (int, string) {
+	// One pass finds whether there is any; the search in the list's order
+	// below then names the same one as always.
+	found := false
+	for i := 0; i < len(text) && !found; i++ {
+		switch text[i] {
+		case '#':
+			found = true
+		case '-', '/', '*':
+			found = i+1 < len(text) && (text[i:i+2] == "--" || text[i:i+2] == "/*" || text[i:i+2] == "*/" || text[i:i+2] == "//")
+		}
+	}
+	if !found {
+		return -1, ""
+	}
 	for _, o := range [...]string{"--", "/*", "*/", "//", "#"} {
 		if i := strings.Index(text, o); i >= 0 {
 			return i, o
