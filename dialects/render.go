@@ -31,12 +31,13 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
+	quoted := map[Dialect]map[string]quotedName{d: {}, sd: {}}
 	for _, st := range p.Statements {
 		on := d
 		if st.On == compiler.OnSource {
 			on = sd
 		}
-		parts, err := renderStatement(on, st, types)
+		parts, err := renderStatement(on, st, types, quoted[on])
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -65,7 +66,7 @@ func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) 
 // RenderStatement spells one statement. No parts and no error means the
 // dialect has nothing to do for it (SQLite has no schemas to create).
 func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
-	return renderStatement(d, st, nil)
+	return renderStatement(d, st, nil, nil)
 }
 
 // paramTypes are the column types a plan's typed parameters stand for: a
@@ -87,8 +88,10 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 	return types
 }
 
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params, types: types}
+// renderStatement spells st for d. quoted are the names d's statements
+// have spelled so far (see Writer.quoted); nil for a lone statement.
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, quoted map[string]quotedName) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params, types: types, quoted: quoted}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {

@@ -30,8 +30,16 @@ type Writer struct {
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
-	err   error
+	// quoted are the names spelled so far and what each reads back as:
+	// shared by the statements of one Render, which quote the same names
+	// over and over (QuoteIdent and FoldIdent are functions of the name).
+	quoted map[string]quotedName
+	err    error
 }
+
+// quotedName is a name as QuoteIdent spells it and the name it reads back
+// as (FoldIdent).
+type quotedName struct{ spelled, value string }
 
 // Part is one SQL statement and the names of the parameters it binds, in
 // the order of its markers.
@@ -91,17 +99,23 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
-	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
-		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-		return ""
+	q, ok := w.quoted[name]
+	if !ok {
+		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
+			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
+			return ""
+		}
+		q = quotedName{spelled: w.d.QuoteIdent(name), value: name}
+		if f, ok := w.d.(IdentFolder); ok {
+			q.value = f.FoldIdent(name)
+		}
+		if w.quoted == nil {
+			w.quoted = map[string]quotedName{}
+		}
+		w.quoted[name] = q
 	}
-	spelled := w.d.QuoteIdent(name)
-	value := name
-	if f, ok := w.d.(IdentFolder); ok {
-		value = f.FoldIdent(name)
-	}
-	w.meant.name(spelled, value)
-	return spelled
+	w.meant.name(q.spelled, q.value)
+	return q.spelled
 }
 
 // Ident appends a quoted identifier.
