@@ -249,8 +249,8 @@ func dialectsFor(flag string, cfg *compiler.Config) ([]dialects.Dialect, error) 
 // compiled is one output file: its path under the output folder and bytes.
 type compiled struct {
 	path string // out/<dialect>/<pipeline>.sql
-	data []byte
-	same bool // the file there holds these bytes already
+	data []byte // nil when same and the compile asked only for changed bytes
+	same bool   // the file there holds these bytes already
 }
 
 // compileAll lowers and renders every spec for every dialect, in memory.
@@ -265,7 +265,11 @@ type compiled struct {
 // come back in the order of the specs and dialects, as a sequential
 // compile would list them, and each file's bytes depend only on its spec
 // and dialect.
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) ([]compiled, []error) {
+//
+// With changedOnly, a file whose bytes are there already comes back
+// without them (what is the same is not written): a compile of a large
+// project that changed little holds little in memory.
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) ([]compiled, []error) {
 	type result struct {
 		files []compiled
 		errs  []error
@@ -278,7 +282,7 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts)
+				results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts, changedOnly)
 			}
 		}()
 	}
@@ -300,7 +304,7 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 
 // compileSpec lowers one spec and renders it for every dialect, with its
 // scripts when asked.
-func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) (files []compiled, errs []error) {
+func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) (files []compiled, errs []error) {
 	plan, err := compiler.Lower(s)
 	if err != nil {
 		return nil, []error{err}
@@ -310,8 +314,9 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
 	filer := dialects.NewFiler(plan, specPath(s.File))
+	var buf []byte // the file's bytes until they are known to be new
 	for _, d := range ds {
-		data, err := filer.File(d, src)
+		data, err := filer.AppendFile(buf[:0], d, src)
 		var placed compiler.Diagnostics
 		switch {
 		case errors.As(err, &placed):
@@ -326,7 +331,13 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 			continue
 		}
 		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
-		files = append(files, compiled{path: path, data: data, same: sameFile(path, data)})
+		f := compiled{path: path, data: data, same: sameFile(path, data)}
+		if buf = data; f.same && changedOnly {
+			f.data = nil
+		} else {
+			f.data = bytes.Clone(data)
+		}
+		files = append(files, f)
 		if !scripts || !script.Supported(d) {
 			continue
 		}
