@@ -37,26 +37,77 @@ func CheckPart(d Dialect, p Part) error {
 // reused (scratchPool) rather than allocated each time.
 type scratch struct {
 	toks, alone []sqllex.Token
-	names, strs map[string]bool
+	names, strs meantSet
 	numbers     map[string]int
 	markers     []string
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{names: map[string]bool{}, strs: map[string]bool{}, numbers: map[string]int{}}
+	return &scratch{names: newMeantSet(), strs: newMeantSet(), numbers: map[string]int{}}
 }}
 
 // release empties the scratch and puts it back in the pool. Token slices
 // that grew past a large statement's are dropped, not kept.
 func (sc *scratch) release() {
-	clear(sc.names)
-	clear(sc.strs)
+	sc.names.reset()
+	sc.strs.reset()
 	clear(sc.numbers)
 	sc.toks, sc.alone, sc.markers = sc.toks[:0], sc.alone[:0], sc.markers[:0]
 	if cap(sc.toks) > 1<<16 || cap(sc.alone) > 1<<16 {
 		return
 	}
 	scratchPool.Put(sc)
+}
+
+// meantSet is what a statement was meant to hold of one kind (quoted
+// names, string literals), by spelling: what each must read back as, and
+// whether it did.
+type meantSet struct {
+	slot  map[string]int // spelling -> index in want
+	want  []Spelled
+	found []bool
+}
+
+func newMeantSet() meantSet { return meantSet{slot: map[string]int{}} }
+
+// fill lists what was meant; a spelling listed twice means what it is
+// listed with last.
+func (m *meantSet) fill(list []Spelled) {
+	for _, sp := range list {
+		if i, ok := m.slot[sp.Text]; ok {
+			m.want[i].Value = sp.Value
+			continue
+		}
+		m.slot[sp.Text] = len(m.want)
+		m.want = append(m.want, sp)
+		m.found = append(m.found, false)
+	}
+}
+
+// read records a token spelled text that reads as value: false unless it
+// was meant, as that.
+func (m *meantSet) read(text, value string) bool {
+	i, ok := m.slot[text]
+	if !ok || m.want[i].Value != value {
+		return false
+	}
+	m.found[i] = true
+	return true
+}
+
+// missing is the first spelling meant that was not read, if any.
+func (m *meantSet) missing() (string, bool) {
+	for i, f := range m.found {
+		if !f {
+			return m.want[i].Text, true
+		}
+	}
+	return "", false
+}
+
+func (m *meantSet) reset() {
+	clear(m.slot)
+	m.want, m.found = m.want[:0], m.found[:0]
 }
 
 // lexBackError is a lex-back refusal: what is wrong, where, and the
@@ -75,7 +126,9 @@ func (sc *scratch) check(d Dialect, p Part) error {
 	if err != nil {
 		return fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
 	}
-	names, strs, numbers := sc.names, sc.strs, sc.numbers
+	names, strs, numbers := &sc.names, &sc.strs, sc.numbers
+	names.fill(p.Meant.Names)
+	strs.fill(p.Meant.Strings)
 	markers := sc.markers
 	code := 0 // where the text outside literals and names resumes
 	for _, t := range toks {
@@ -110,17 +163,13 @@ func (sc *scratch) check(d Dialect, p Part) error {
 		}
 		switch t.Kind {
 		case sqllex.Quoted:
-			want, ok := p.Meant.Names[t.Text]
-			if !ok || want != t.Value {
+			if !names.read(t.Text, t.Value) {
 				return fail(t.Off, "the quoted name %s was not written as one", t.Text)
 			}
-			names[t.Text] = true
 		case sqllex.String:
-			want, ok := p.Meant.Strings[t.Text]
-			if !ok || want != t.Value {
+			if !strs.read(t.Text, t.Value) {
 				return fail(t.Off, "the string literal %s was not written as one (it reads as %q)", t.Text, t.Value)
 			}
-			strs[t.Text] = true
 		case sqllex.Number:
 			numbers[t.Text]++
 		case sqllex.Param:
@@ -131,15 +180,11 @@ func (sc *scratch) check(d Dialect, p Part) error {
 	if i, o := openers(p.SQL[code:]); i >= 0 {
 		return fail(code+i, "%q outside a literal", o)
 	}
-	for spelled := range p.Meant.Names {
-		if !names[spelled] {
-			return fail(0, "the quoted name %s does not read back as one token", spelled)
-		}
+	if spelled, ok := names.missing(); ok {
+		return fail(0, "the quoted name %s does not read back as one token", spelled)
 	}
-	for spelled := range p.Meant.Strings {
-		if !strs[spelled] {
-			return fail(0, "the string literal %s does not read back as one token", spelled)
-		}
+	if spelled, ok := strs.missing(); ok {
+		return fail(0, "the string literal %s does not read back as one token", spelled)
 	}
 	for _, n := range p.Meant.Numbers {
 		if numbers[n]--; numbers[n] < 0 {

@@ -31,7 +31,7 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
-	quoted := map[Dialect]map[string]quotedName{d: {}, sd: {}}
+	quoted := map[Dialect]*quotedNames{d: newQuotedNames(), sd: newQuotedNames()}
 	for _, st := range p.Statements {
 		on := d
 		if st.On == compiler.OnSource {
@@ -90,8 +90,11 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 
 // renderStatement spells st for d. quoted are the names d's statements
 // have spelled so far (see Writer.quoted); nil for a lone statement.
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, quoted map[string]quotedName) ([]Part, error) {
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, quoted *quotedNames) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params, types: types, quoted: quoted}
+	if quoted != nil {
+		quoted.part++ // a new part, whether the last one ended or failed
+	}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {

@@ -33,13 +33,24 @@ type Writer struct {
 	// quoted are the names spelled so far and what each reads back as:
 	// shared by the statements of one Render, which quote the same names
 	// over and over (QuoteIdent and FoldIdent are functions of the name).
-	quoted map[string]quotedName
+	quoted *quotedNames
 	err    error
 }
 
+// quotedNames are the names a Render has quoted for one dialect.
+type quotedNames struct {
+	names map[string]*quotedName
+	// part counts the parts ended (Writer.End): a name whose part is not
+	// this one is not in the current part's Meant yet.
+	part int
+}
+
 // quotedName is a name as QuoteIdent spells it and the name it reads back
-// as (FoldIdent).
-type quotedName struct{ spelled, value string }
+// as (FoldIdent), and the part that last spelled it.
+type quotedName struct {
+	Spelled
+	part int
+}
 
 // Part is one SQL statement and the names of the parameters it binds, in
 // the order of its markers.
@@ -53,31 +64,22 @@ type Part struct {
 
 // Meant is what a statement was written to hold, for the lex-back.
 type Meant struct {
-	// Names maps each quoted name's spelling to the name it must read
-	// back as; Strings each string literal's spelling to its value.
-	Names, Strings map[string]string
+	// Names are the quoted names it spelled, each with the name it must
+	// read back as; Strings the string literals, each with its value.
+	// A spelling listed twice means what it is listed with last.
+	Names, Strings []Spelled
 	// Numbers are the numbers re-spelled from the spec's expressions.
 	Numbers []string
 	// Queries are where the source query was embedded.
 	Queries []Span
 }
 
+// Spelled is a quoted name or a string literal as written, and what it
+// must read back as.
+type Spelled struct{ Text, Value string }
+
 // Span is a byte range of a statement: the embedded source query.
 type Span struct{ Off, End int }
-
-func (m *Meant) name(spelled, value string) {
-	if m.Names == nil {
-		m.Names = map[string]string{}
-	}
-	m.Names[spelled] = value
-}
-
-func (m *Meant) str(spelled, value string) {
-	if m.Strings == nil {
-		m.Strings = map[string]string{}
-	}
-	m.Strings[spelled] = value
-}
 
 // Dialect returns the dialect being rendered.
 func (w *Writer) Dialect() Dialect { return w.d }
@@ -99,24 +101,33 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
-	q, ok := w.quoted[name]
+	if w.quoted == nil {
+		w.quoted = newQuotedNames()
+	}
+	q, ok := w.quoted.names[name]
 	if !ok {
 		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
 			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
 			return ""
 		}
-		q = quotedName{spelled: w.d.QuoteIdent(name), value: name}
+		q = &quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: -1}
 		if f, ok := w.d.(IdentFolder); ok {
-			q.value = f.FoldIdent(name)
+			q.Value = f.FoldIdent(name)
 		}
-		if w.quoted == nil {
-			w.quoted = map[string]quotedName{}
-		}
-		w.quoted[name] = q
+		w.quoted.names[name] = q
 	}
-	w.meant.name(q.spelled, q.value)
-	return q.spelled
+	if q.part != w.quoted.part {
+		// The first time in this part.
+		q.part = w.quoted.part
+		if w.meant.Names == nil {
+			w.meant.Names = make([]Spelled, 0, 16) // most statements' names fit
+		}
+		w.meant.Names = append(w.meant.Names, q.Spelled)
+	}
+	return q.Text
 }
+
+func newQuotedNames() *quotedNames { return &quotedNames{names: map[string]*quotedName{}} }
 
 // Ident appends a quoted identifier.
 func (w *Writer) Ident(name string) { w.cur.WriteString(w.quote(name)) }
@@ -208,6 +219,9 @@ func (w *Writer) End() {
 	meant := w.meant
 	w.cur.Reset()
 	w.meant = Meant{}
+	if w.quoted != nil {
+		w.quoted.part++
+	}
 	params := w.params
 	w.params = nil
 	if sql == "" || w.err != nil {
@@ -244,7 +258,7 @@ func (w *Writer) String(s string) string {
 	} else {
 		spelled = StringLit(s)
 	}
-	w.meant.str(spelled, s)
+	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
 	return spelled
 }
 
