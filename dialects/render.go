@@ -31,13 +31,13 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
-	quoted := map[Dialect]*quotedNames{d: newQuotedNames(), sd: newQuotedNames()}
+	shared := map[Dialect]*shared{d: newShared(), sd: newShared()}
 	for _, st := range p.Statements {
 		on := d
 		if st.On == compiler.OnSource {
 			on = sd
 		}
-		parts, err := renderStatement(on, st, types, quoted[on])
+		parts, err := renderStatement(on, st, types, shared[on])
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -88,12 +88,14 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 	return types
 }
 
-// renderStatement spells st for d. quoted are the names d's statements
-// have spelled so far (see Writer.quoted); nil for a lone statement.
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, quoted *quotedNames) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params, types: types, quoted: quoted}
-	if quoted != nil {
-		quoted.part++ // a new part, whether the last one ended or failed
+// renderStatement spells st for d. sh is what d's statements share (see
+// Writer.shared); nil for a lone statement.
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params, types: types, shared: sh}
+	if sh != nil {
+		sh.part++ // a new part, whether the last one ended or failed
+		w.cur = sh.buf[:0]
+		defer func() { sh.buf = w.cur[:0] }()
 	}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && m.Count {
@@ -532,12 +534,10 @@ func (w *Writer) Capture(f func()) string { return w.capture(f) }
 // capture returns what f writes instead of appending it; parameters f
 // uses are recorded in order as usual.
 func (w *Writer) capture(f func()) string {
-	saved := w.cur.String()
-	w.cur.Reset()
+	mark := len(w.cur)
 	f()
-	out := w.cur.String()
-	w.cur.Reset()
-	w.cur.WriteString(saved)
+	out := string(w.cur[mark:])
+	w.cur = w.cur[:mark]
 	return out
 }
 

@@ -1,6 +1,7 @@
 package dialects
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,26 +24,31 @@ type Writer struct {
 	d        Dialect
 	declared []compiler.Param
 	parts    []Part
-	cur      strings.Builder
+	cur      []byte // the current statement, in shared.buf when there is one
 	params   []string
 	meant    Meant
 	queries  []string // source queries, by placeholder number
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
-	// quoted are the names spelled so far and what each reads back as:
-	// shared by the statements of one Render, which quote the same names
-	// over and over (QuoteIdent and FoldIdent are functions of the name).
-	quoted *quotedNames
+	// shared is what the statements of one Render for one dialect share.
+	shared *shared
 	err    error
 }
 
-// quotedNames are the names a Render has quoted for one dialect.
-type quotedNames struct {
+// shared is what the Writers of one Render for one dialect share, one
+// after the other.
+type shared struct {
+	// names are the names quoted so far and what each reads back as: the
+	// statements quote the same names over and over (QuoteIdent and
+	// FoldIdent are functions of the name).
 	names map[string]*quotedName
-	// part counts the parts ended (Writer.End): a name whose part is not
-	// this one is not in the current part's Meant yet.
+	// part counts the parts begun: a name whose part is not this one is
+	// not in the current part's Meant yet.
 	part int
+	// buf is the space the statements are written in, reused: End copies
+	// each out.
+	buf []byte
 }
 
 // quotedName is a name as QuoteIdent spells it and the name it reads back
@@ -87,13 +93,13 @@ func (w *Writer) Dialect() Dialect { return w.d }
 // Printf appends formatted text. It is for keywords and numbers the
 // renderer chose; names, literals and parameters go through their own
 // methods so that the lex-back knows them.
-func (w *Writer) Printf(format string, args ...any) { fmt.Fprintf(&w.cur, format, args...) }
+func (w *Writer) Printf(format string, args ...any) { w.cur = fmt.Appendf(w.cur, format, args...) }
 
 // S appends text: keywords, punctuation and what the Writer's methods
 // returned.
 func (w *Writer) S(parts ...string) {
 	for _, p := range parts {
-		w.cur.WriteString(p)
+		w.cur = append(w.cur, p...)
 	}
 }
 
@@ -101,10 +107,10 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
-	if w.quoted == nil {
-		w.quoted = newQuotedNames()
+	if w.shared == nil {
+		w.shared = newShared()
 	}
-	q, ok := w.quoted.names[name]
+	q, ok := w.shared.names[name]
 	if !ok {
 		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
 			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
@@ -114,11 +120,11 @@ func (w *Writer) quote(name string) string {
 		if f, ok := w.d.(IdentFolder); ok {
 			q.Value = f.FoldIdent(name)
 		}
-		w.quoted.names[name] = q
+		w.shared.names[name] = q
 	}
-	if q.part != w.quoted.part {
+	if q.part != w.shared.part {
 		// The first time in this part.
-		q.part = w.quoted.part
+		q.part = w.shared.part
 		if w.meant.Names == nil {
 			w.meant.Names = make([]Spelled, 0, 16) // most statements' names fit
 		}
@@ -127,10 +133,10 @@ func (w *Writer) quote(name string) string {
 	return q.Text
 }
 
-func newQuotedNames() *quotedNames { return &quotedNames{names: map[string]*quotedName{}} }
+func newShared() *shared { return &shared{names: map[string]*quotedName{}} }
 
 // Ident appends a quoted identifier.
-func (w *Writer) Ident(name string) { w.cur.WriteString(w.quote(name)) }
+func (w *Writer) Ident(name string) { w.cur = append(w.cur, w.quote(name)...) }
 
 // Idents returns quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
@@ -215,12 +221,12 @@ func (w *Writer) Fail(err error) {
 // engine spells as several statements. It embeds the source queries the
 // statement reads and lexes the statement back (CheckPart).
 func (w *Writer) End() {
-	sql := strings.TrimSpace(w.cur.String())
+	sql := string(bytes.TrimSpace(w.cur))
 	meant := w.meant
-	w.cur.Reset()
+	w.cur = w.cur[:0]
 	w.meant = Meant{}
-	if w.quoted != nil {
-		w.quoted.part++
+	if w.shared != nil {
+		w.shared.part++
 	}
 	params := w.params
 	w.params = nil
