@@ -31,13 +31,19 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
-	shared := map[Dialect]*shared{d: newShared(), sd: newShared()}
+	sh := sharedPool.Get().(*shared)
+	defer sh.release()
+	ssh := sh // the source's statements', when it is another dialect
+	if sd != d {
+		ssh = sharedPool.Get().(*shared)
+		defer ssh.release()
+	}
 	for _, st := range p.Statements {
-		on := d
+		on, onSh := d, sh
 		if st.On == compiler.OnSource {
-			on = sd
+			on, onSh = sd, ssh
 		}
-		parts, err := renderStatement(on, st, types, shared[on])
+		parts, err := renderStatement(on, st, types, onSh)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -93,7 +99,7 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
 	w := &Writer{d: d, declared: st.Params, types: types, shared: sh}
 	if sh != nil {
-		sh.part++ // a new part, whether the last one ended or failed
+		sh.begin() // a new part, whether the last one ended or failed
 		w.cur = sh.buf[:0]
 		defer func() { sh.buf = w.cur[:0] }()
 	}

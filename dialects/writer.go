@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/incrc/incrc/compiler"
@@ -37,18 +38,39 @@ type Writer struct {
 }
 
 // shared is what the Writers of one Render for one dialect share, one
-// after the other.
+// after the other. Render takes it from sharedPool and puts it back.
 type shared struct {
-	// names are the names quoted so far and what each reads back as: the
-	// statements quote the same names over and over (QuoteIdent and
-	// FoldIdent are functions of the name).
-	names map[string]*quotedName
+	// names index quoted by name: the names quoted so far and what each
+	// reads back as. The statements quote the same names over and over
+	// (QuoteIdent and FoldIdent are functions of the name).
+	names  map[string]int
+	quoted []quotedName
 	// part counts the parts begun: a name whose part is not this one is
 	// not in the current part's Meant yet.
 	part int
+	// spelled are the names the parts of this Render meant, part after
+	// part from the first: a part's Meant.Names is its stretch, from on.
+	spelled []Spelled
+	from    int
 	// buf is the space the statements are written in, reused: End copies
 	// each out.
 	buf []byte
+}
+
+var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
+
+// begin starts a part: the names quoted from now on are its own.
+func (sh *shared) begin() {
+	sh.part++
+	sh.from = len(sh.spelled)
+}
+
+// release empties sh for another Render and puts it in the pool. The
+// parts rendered keep spelled: it is dropped, not reused.
+func (sh *shared) release() {
+	clear(sh.names)
+	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sharedPool.Put(sh)
 }
 
 // quotedName is a name as QuoteIdent spells it and the name it reads back
@@ -108,32 +130,31 @@ func (w *Writer) S(parts ...string) {
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
 	if w.shared == nil {
-		w.shared = newShared()
+		w.shared = &shared{names: map[string]int{}}
 	}
-	q, ok := w.shared.names[name]
+	sh := w.shared
+	i, ok := sh.names[name]
 	if !ok {
 		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
 			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
 			return ""
 		}
-		q = &quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: -1}
+		q := quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: sh.part - 1}
 		if f, ok := w.d.(IdentFolder); ok {
 			q.Value = f.FoldIdent(name)
 		}
-		w.shared.names[name] = q
+		i = len(sh.quoted)
+		sh.quoted = append(sh.quoted, q)
+		sh.names[name] = i
 	}
-	if q.part != w.shared.part {
+	q := &sh.quoted[i]
+	if q.part != sh.part {
 		// The first time in this part.
-		q.part = w.shared.part
-		if w.meant.Names == nil {
-			w.meant.Names = make([]Spelled, 0, 16) // most statements' names fit
-		}
-		w.meant.Names = append(w.meant.Names, q.Spelled)
+		q.part = sh.part
+		sh.spelled = append(sh.spelled, q.Spelled)
 	}
 	return q.Text
 }
-
-func newShared() *shared { return &shared{names: map[string]*quotedName{}} }
 
 // Ident appends a quoted identifier.
 func (w *Writer) Ident(name string) { w.cur = append(w.cur, w.quote(name)...) }
@@ -225,8 +246,11 @@ func (w *Writer) End() {
 	meant := w.meant
 	w.cur = w.cur[:0]
 	w.meant = Meant{}
-	if w.shared != nil {
-		w.shared.part++
+	if sh := w.shared; sh != nil {
+		if n := len(sh.spelled); n > sh.from {
+			meant.Names = sh.spelled[sh.from:n:n]
+		}
+		sh.begin()
 	}
 	params := w.params
 	w.params = nil
