@@ -207,26 +207,24 @@ func (sc *scratch) check(d Dialect, p Part) error {
 // was formed by two pieces written side by side.
 func openers(text string) (int, string) {
 	// One pass finds whether there is any; the search in the list's order
-	// below then names the same one as always.
-	found := false
-	for i := 0; i < len(text) && !found; i++ {
-		switch text[i] {
-		case '#':
-			found = true
-		case '-', '/', '*':
-			found = i+1 < len(text) && (text[i:i+2] == "--" || text[i:i+2] == "/*" || text[i:i+2] == "*/" || text[i:i+2] == "//")
+	// then names the same one as always.
+	for i := 0; i < len(text); i++ {
+		if !openerStart[text[i]] {
+			continue
 		}
-	}
-	if !found {
-		return -1, ""
-	}
-	for _, o := range [...]string{"--", "/*", "*/", "//", "#"} {
-		if i := strings.Index(text, o); i >= 0 {
-			return i, o
+		if pair := text[i:min(i+2, len(text))]; text[i] == '#' || pair == "--" || pair == "/*" || pair == "*/" || pair == "//" {
+			for _, o := range [...]string{"--", "/*", "*/", "//", "#"} {
+				if i := strings.Index(text, o); i >= 0 {
+					return i, o
+				}
+			}
 		}
 	}
 	return -1, ""
 }
+
+// openerStart are the bytes a comment opener starts with.
+var openerStart = [256]bool{'-': true, '/': true, '*': true, '#': true}
 
 // checkMarkers compares the parameter markers read with the parameters
 // bound: one marker per bound parameter in order, or for engines that
