@@ -319,22 +319,7 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 		diags Diagnostics
 	}
 	results := make([]loaded, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i].spec, results[i].diags = loadSpec(files[i])
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i]) })
 	var (
 		specs []*Spec
 		diags Diagnostics
@@ -352,6 +337,28 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 	}
 	diags.Sort()
 	return ok, diags
+}
+
+// Parallel calls f for each i from 0 to n-1, on one worker per CPU, and
+// returns when every call has: for work on many specs, each on its own,
+// whose results f stores at i.
+func Parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // loadSpec reads, parses and validates one spec file: the spec, or nil and

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -275,22 +274,9 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 		errs  []error
 	}
 	results := make([]result, len(specs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(specs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts, changedOnly)
-			}
-		}()
-	}
-	for i := range specs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	compiler.Parallel(len(specs), func(i int) {
+		results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts, changedOnly)
+	})
 	var (
 		files []compiled
 		errs  []error
