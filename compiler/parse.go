@@ -87,6 +87,16 @@ type parser struct {
 	diags    Diagnostics
 	reported map[string]bool // see Spec.reported
 	split    map[Pos]string  // a type a flow mapping split at its comma, whole (joinFlowTypes)
+	lines    [][]byte        // src split at "\n", once (srcLines)
+}
+
+// srcLines is the file split into lines, split on first use: locate
+// looks at them for every string of the spec.
+func (p *parser) srcLines() [][]byte {
+	if p.lines == nil {
+		p.lines = bytes.Split(p.src, []byte("\n"))
+	}
+	return p.lines
 }
 
 // report records that what was reported, so that Validate does not say it
@@ -377,7 +387,7 @@ func (p *parser) str(what string, n *yaml.Node) String {
 // is (no escapes), or a literal block (|). String.At uses it to point at
 // the offending character of a check or query rather than its start.
 func (p *parser) locate(s *String, n *yaml.Node) {
-	lines := bytes.Split(p.src, []byte("\n"))
+	lines := p.srcLines()
 	if n.Line < 1 || n.Line > len(lines) {
 		return
 	}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -308,32 +310,23 @@ func TestFiles(paths []string) ([]string, error) {
 // LoadSpecs parses and validates every file and checks the project as a
 // whole (pipeline names and targets are unique). It returns the specs that
 // are valid and every diagnostic of all files.
+//
+// The files are read, parsed and validated in parallel, one worker per CPU:
+// each is on its own until checkProject, which sees them in files' order.
 func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
+	type loaded struct {
+		spec  *Spec // nil when the file is broken
+		diags Diagnostics
+	}
+	results := make([]loaded, len(files))
+	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i]) })
 	var (
 		specs []*Spec
 		diags Diagnostics
 	)
-	for _, f := range files {
-		data, err := readSpecFile(f, "a pipeline spec")
-		if err != nil {
-			var fe *fileError
-			if errors.As(err, &fe) {
-				diags.add(Pos{File: f}, "%s", fe.Msg)
-			} else {
-				diags.add(Pos{File: f}, "%v", err)
-			}
-			continue
-		}
-		s, err := Parse(f, data)
-		if err != nil {
-			diags = append(diags, err.(Diagnostics)...)
-		}
-		if vd := Validate(s); len(vd) > 0 || err != nil {
-			diags = append(diags, vd...)
-			specs = append(specs, nil) // keep cross-file checks from blaming a broken file
-			continue
-		}
-		specs = append(specs, s)
+	for _, r := range results {
+		diags = append(diags, r.diags...)
+		specs = append(specs, r.spec) // a nil keeps cross-file checks from blaming a broken file
 	}
 	diags = append(diags, checkProject(specs)...)
 	var ok []*Spec
@@ -344,6 +337,52 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 	}
 	diags.Sort()
 	return ok, diags
+}
+
+// Parallel calls f for each i from 0 to n-1, on one worker per CPU, and
+// returns when every call has: for work on many specs, each on its own,
+// whose results f stores at i.
+func Parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// loadSpec reads, parses and validates one spec file: the spec, or nil and
+// what is wrong with it.
+func loadSpec(f string) (*Spec, Diagnostics) {
+	var diags Diagnostics
+	data, err := readSpecFile(f, "a pipeline spec")
+	if err != nil {
+		var fe *fileError
+		if errors.As(err, &fe) {
+			diags.add(Pos{File: f}, "%s", fe.Msg)
+		} else {
+			diags.add(Pos{File: f}, "%v", err)
+		}
+		return nil, diags
+	}
+	s, err := Parse(f, data)
+	if err != nil {
+		diags = append(diags, err.(Diagnostics)...)
+	}
+	if vd := Validate(s); len(vd) > 0 || err != nil {
+		return nil, append(diags, vd...)
+	}
+	return s, nil
 }
 
 // CheckProject checks specs as one project, as LoadSpecs does: unique

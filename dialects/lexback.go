@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/incrc/incrc/compiler/sqllex"
 )
@@ -26,36 +27,125 @@ import (
 //   - each embedded source query lexes in place exactly as on its own:
 //     nothing around it changes how it reads.
 func CheckPart(d Dialect, p Part) error {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	return sc.check(d, p)
+}
+
+// scratch is what one lex-back uses and drops: the tokens and the sets of
+// what was read. CheckPart runs once per rendered statement, so they are
+// reused (scratchPool) rather than allocated each time.
+type scratch struct {
+	toks, alone []sqllex.Token
+	names, strs meantSet
+	numbers     map[string]int
+	markers     []string
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{names: newMeantSet(), strs: newMeantSet(), numbers: map[string]int{}}
+}}
+
+// release empties the scratch and puts it back in the pool. Token slices
+// that grew past a large statement's are dropped, not kept.
+func (sc *scratch) release() {
+	sc.names.reset()
+	sc.strs.reset()
+	clear(sc.numbers)
+	sc.toks, sc.alone, sc.markers = sc.toks[:0], sc.alone[:0], sc.markers[:0]
+	if cap(sc.toks) > 1<<16 || cap(sc.alone) > 1<<16 {
+		return
+	}
+	scratchPool.Put(sc)
+}
+
+// meantSet is what a statement was meant to hold of one kind (quoted
+// names, string literals), by spelling: what each must read back as, and
+// whether it did.
+type meantSet struct {
+	slot  map[string]int // spelling -> index in want
+	want  []Spelled
+	found []bool
+}
+
+func newMeantSet() meantSet { return meantSet{slot: map[string]int{}} }
+
+// fill lists what was meant; a spelling listed twice means what it is
+// listed with last.
+func (m *meantSet) fill(list []Spelled) {
+	for _, sp := range list {
+		if i, ok := m.slot[sp.Text]; ok {
+			m.want[i].Value = sp.Value
+			continue
+		}
+		m.slot[sp.Text] = len(m.want)
+		m.want = append(m.want, sp)
+		m.found = append(m.found, false)
+	}
+}
+
+// read records a token spelled text that reads as value: false unless it
+// was meant, as that.
+func (m *meantSet) read(text, value string) bool {
+	i, ok := m.slot[text]
+	if !ok || m.want[i].Value != value {
+		return false
+	}
+	m.found[i] = true
+	return true
+}
+
+// missing is the first spelling meant that was not read, if any.
+func (m *meantSet) missing() (string, bool) {
+	for i, f := range m.found {
+		if !f {
+			return m.want[i].Text, true
+		}
+	}
+	return "", false
+}
+
+func (m *meantSet) reset() {
+	clear(m.slot)
+	m.want, m.found = m.want[:0], m.found[:0]
+}
+
+// lexBackError is a lex-back refusal: what is wrong, where, and the
+// whole statement.
+func lexBackError(d Dialect, sql string, off int, format string, args ...any) error {
+	return fmt.Errorf("%s: lex-back: %s, at byte %d of:\n%s", d.Name(), fmt.Sprintf(format, args...), off, sql)
+}
+
+func (sc *scratch) check(d Dialect, p Part) error {
 	r := d.Lexer()
 	fail := func(off int, format string, args ...any) error {
-		return fmt.Errorf("%s: lex-back: %s, at byte %d of:\n%s", d.Name(), fmt.Sprintf(format, args...), off, p.SQL)
+		return lexBackError(d, p.SQL, off, format, args...)
 	}
-	toks, err := sqllex.LexExact(r, p.SQL)
+	toks, err := sqllex.AppendExact(sc.toks[:0], r, p.SQL)
+	sc.toks = toks
 	if err != nil {
 		return fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
 	}
-	span := func(t sqllex.Token) (inside bool, err error) {
-		for _, s := range p.Meant.Queries {
-			switch {
-			case t.Off >= s.Off && t.End() <= s.End:
-				return true, nil
-			case t.Off < s.End && t.End() > s.Off:
-				return false, fail(t.Off, "%s %q runs across the edge of the embedded source query", t.Kind, t.Text)
-			}
-		}
-		return false, nil
-	}
-	names, strs := map[string]bool{}, map[string]bool{}
-	numbers := map[string]int{}
-	var markers []string
+	names, strs, numbers := &sc.names, &sc.strs, sc.numbers
+	names.fill(p.Meant.Names)
+	strs.fill(p.Meant.Strings)
+	markers := sc.markers
 	code := 0 // where the text outside literals and names resumes
 	for _, t := range toks {
 		if t.Kind == sqllex.EOF {
 			break
 		}
-		inside, err := span(t)
-		if err != nil {
-			return err
+		inside := false
+		for _, s := range p.Meant.Queries {
+			switch {
+			case t.Off >= s.Off && t.End() <= s.End:
+				inside = true
+			case t.Off < s.End && t.End() > s.Off:
+				return fail(t.Off, "%s %q runs across the edge of the embedded source query", t.Kind, t.Text)
+			default:
+				continue
+			}
+			break
 		}
 		switch {
 		case t.Kind == sqllex.Comment:
@@ -63,8 +153,8 @@ func CheckPart(d Dialect, p Part) error {
 		case t.Kind == sqllex.Punct && t.Text == ";":
 			return fail(t.Off, "a ';': more than one statement")
 		case t.Kind == sqllex.String || t.Kind == sqllex.Quoted:
-			if err := openers(p.SQL[code:t.Off], code, fail); err != nil {
-				return err
+			if i, o := openers(p.SQL[code:t.Off]); i >= 0 {
+				return fail(code+i, "%q outside a literal", o)
 			}
 			code = t.End()
 		}
@@ -73,35 +163,28 @@ func CheckPart(d Dialect, p Part) error {
 		}
 		switch t.Kind {
 		case sqllex.Quoted:
-			want, ok := p.Meant.Names[t.Text]
-			if !ok || want != t.Value {
+			if !names.read(t.Text, t.Value) {
 				return fail(t.Off, "the quoted name %s was not written as one", t.Text)
 			}
-			names[t.Text] = true
 		case sqllex.String:
-			want, ok := p.Meant.Strings[t.Text]
-			if !ok || want != t.Value {
+			if !strs.read(t.Text, t.Value) {
 				return fail(t.Off, "the string literal %s was not written as one (it reads as %q)", t.Text, t.Value)
 			}
-			strs[t.Text] = true
 		case sqllex.Number:
 			numbers[t.Text]++
 		case sqllex.Param:
 			markers = append(markers, t.Text)
 		}
 	}
-	if err := openers(p.SQL[code:], code, fail); err != nil {
-		return err
+	sc.markers = markers
+	if i, o := openers(p.SQL[code:]); i >= 0 {
+		return fail(code+i, "%q outside a literal", o)
 	}
-	for spelled := range p.Meant.Names {
-		if !names[spelled] {
-			return fail(0, "the quoted name %s does not read back as one token", spelled)
-		}
+	if spelled, ok := names.missing(); ok {
+		return fail(0, "the quoted name %s does not read back as one token", spelled)
 	}
-	for spelled := range p.Meant.Strings {
-		if !strs[spelled] {
-			return fail(0, "the string literal %s does not read back as one token", spelled)
-		}
+	if spelled, ok := strs.missing(); ok {
+		return fail(0, "the string literal %s does not read back as one token", spelled)
 	}
 	for _, n := range p.Meant.Numbers {
 		if numbers[n]--; numbers[n] < 0 {
@@ -112,24 +195,36 @@ func CheckPart(d Dialect, p Part) error {
 		return fail(0, "%v", err)
 	}
 	for _, s := range p.Meant.Queries {
-		if err := sameReading(r, p.SQL, toks, s); err != nil {
+		if err := sc.sameReading(r, p.SQL, toks, s); err != nil {
 			return fail(s.Off, "%v", err)
 		}
 	}
 	return nil
 }
 
-// openers refuses a comment opener in text that is outside literals and
-// names: the Writer never writes one, so one there was formed by two
-// pieces written side by side.
-func openers(text string, off int, fail func(int, string, ...any) error) error {
-	for _, o := range []string{"--", "/*", "*/", "//", "#"} {
-		if i := strings.Index(text, o); i >= 0 {
-			return fail(off+i, "%q outside a literal", o)
+// openers finds a comment opener in text that is outside literals and
+// names (-1 when there is none): the Writer never writes one, so one there
+// was formed by two pieces written side by side.
+func openers(text string) (int, string) {
+	// One pass finds whether there is any; the search in the list's order
+	// then names the same one as always.
+	for i := 0; i < len(text); i++ {
+		if !openerStart[text[i]] {
+			continue
+		}
+		if pair := text[i:min(i+2, len(text))]; text[i] == '#' || pair == "--" || pair == "/*" || pair == "*/" || pair == "//" {
+			for _, o := range [...]string{"--", "/*", "*/", "//", "#"} {
+				if i := strings.Index(text, o); i >= 0 {
+					return i, o
+				}
+			}
 		}
 	}
-	return nil
+	return -1, ""
 }
+
+// openerStart are the bytes a comment opener starts with.
+var openerStart = [256]bool{'-': true, '/': true, '*': true, '#': true}
 
 // checkMarkers compares the parameter markers read with the parameters
 // bound: one marker per bound parameter in order, or for engines that
@@ -162,25 +257,32 @@ func checkMarkers(d Dialect, markers, params []string) error {
 
 // sameReading checks that the tokens of sql inside s are the tokens of the
 // embedded text read on its own.
-func sameReading(r *sqllex.Rules, sql string, toks []sqllex.Token, s Span) error {
-	alone, err := sqllex.LexExact(r, sql[s.Off:s.End])
+func (sc *scratch) sameReading(r *sqllex.Rules, sql string, toks []sqllex.Token, s Span) error {
+	alone, err := sqllex.AppendExact(sc.alone[:0], r, sql[s.Off:s.End])
+	sc.alone = alone
 	if err != nil {
 		return fmt.Errorf("the embedded source query does not lex on its own: %v", err)
 	}
-	var in []sqllex.Token
-	for _, t := range toks {
-		if t.Kind != sqllex.EOF && t.Off >= s.Off && t.End() <= s.End {
-			in = append(in, t)
-		}
-	}
 	alone = alone[:len(alone)-1]
-	if len(in) != len(alone) {
-		return fmt.Errorf("the embedded source query reads as %d tokens in place and %d alone", len(in), len(alone))
-	}
-	for i := range in {
-		if in[i].Kind != alone[i].Kind || in[i].Text != alone[i].Text || in[i].Off-s.Off != alone[i].Off {
-			return fmt.Errorf("the embedded source query reads differently in place: %s %q, alone %s %q", in[i].Kind, in[i].Text, alone[i].Kind, alone[i].Text)
+	inside := func(t sqllex.Token) bool { return t.Kind != sqllex.EOF && t.Off >= s.Off && t.End() <= s.End }
+	n := 0 // the tokens of sql inside s
+	for _, t := range toks {
+		if inside(t) {
+			n++
 		}
+	}
+	if n != len(alone) {
+		return fmt.Errorf("the embedded source query reads as %d tokens in place and %d alone", n, len(alone))
+	}
+	n = 0
+	for _, t := range toks {
+		if !inside(t) {
+			continue
+		}
+		if a := alone[n]; t.Kind != a.Kind || t.Text != a.Text || t.Off-s.Off != a.Off {
+			return fmt.Errorf("the embedded source query reads differently in place: %s %q, alone %s %q", t.Kind, t.Text, a.Kind, a.Text)
+		}
+		n++
 	}
 	return nil
 }

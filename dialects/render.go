@@ -31,12 +31,19 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
+	sh := sharedPool.Get().(*shared)
+	defer sh.release()
+	ssh := sh // the source's statements', when it is another dialect
+	if sd != d {
+		ssh = sharedPool.Get().(*shared)
+		defer ssh.release()
+	}
 	for _, st := range p.Statements {
-		on := d
+		on, onSh := d, sh
 		if st.On == compiler.OnSource {
-			on = sd
+			on, onSh = sd, ssh
 		}
-		parts, err := renderStatement(on, st, types)
+		parts, err := renderStatement(on, st, types, onSh)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -65,7 +72,7 @@ func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) 
 // RenderStatement spells one statement. No parts and no error means the
 // dialect has nothing to do for it (SQLite has no schemas to create).
 func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
-	return renderStatement(d, st, nil)
+	return renderStatement(d, st, nil, nil)
 }
 
 // paramTypes are the column types a plan's typed parameters stand for: a
@@ -87,8 +94,15 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 	return types
 }
 
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params, types: types}
+// renderStatement spells st for d. sh is what d's statements share (see
+// Writer.shared); nil for a lone statement.
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params, types: types, shared: sh}
+	if sh != nil {
+		sh.begin() // a new part, whether the last one ended or failed
+		w.cur = sh.buf[:0]
+		defer func() { sh.buf = w.cur[:0] }()
+	}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
@@ -534,12 +548,10 @@ func (w *Writer) Capture(f func()) string { return w.capture(f) }
 // capture returns what f writes instead of appending it; parameters f
 // uses are recorded in order as usual.
 func (w *Writer) capture(f func()) string {
-	saved := w.cur.String()
-	w.cur.Reset()
+	mark := len(w.cur)
 	f()
-	out := w.cur.String()
-	w.cur.Reset()
-	w.cur.WriteString(saved)
+	out := string(w.cur[mark:])
+	w.cur = w.cur[:mark]
 	return out
 }
 

@@ -1,9 +1,11 @@
 package dialects
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/incrc/incrc/compiler"
@@ -23,14 +25,59 @@ type Writer struct {
 	d        Dialect
 	declared []compiler.Param
 	parts    []Part
-	cur      strings.Builder
+	cur      []byte // the current statement, in shared.buf when there is one
 	params   []string
 	meant    Meant
 	queries  []string // source queries, by placeholder number
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
-	err   error
+	// shared is what the statements of one Render for one dialect share.
+	shared *shared
+	err    error
+}
+
+// shared is what the Writers of one Render for one dialect share, one
+// after the other. Render takes it from sharedPool and puts it back.
+type shared struct {
+	// names index quoted by name: the names quoted so far and what each
+	// reads back as. The statements quote the same names over and over
+	// (QuoteIdent and FoldIdent are functions of the name).
+	names  map[string]int
+	quoted []quotedName
+	// part counts the parts begun: a name whose part is not this one is
+	// not in the current part's Meant yet.
+	part int
+	// spelled are the names the parts of this Render meant, part after
+	// part from the first: a part's Meant.Names is its stretch, from on.
+	spelled []Spelled
+	from    int
+	// buf is the space the statements are written in, reused: End copies
+	// each out.
+	buf []byte
+}
+
+var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
+
+// begin starts a part: the names quoted from now on are its own.
+func (sh *shared) begin() {
+	sh.part++
+	sh.from = len(sh.spelled)
+}
+
+// release empties sh for another Render and puts it in the pool. The
+// parts rendered keep spelled: it is dropped, not reused.
+func (sh *shared) release() {
+	clear(sh.names)
+	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sharedPool.Put(sh)
+}
+
+// quotedName is a name as QuoteIdent spells it and the name it reads back
+// as (FoldIdent), and the part that last spelled it.
+type quotedName struct {
+	Spelled
+	part int
 }
 
 // Part is one SQL statement and the names of the parameters it binds, in
@@ -45,31 +92,22 @@ type Part struct {
 
 // Meant is what a statement was written to hold, for the lex-back.
 type Meant struct {
-	// Names maps each quoted name's spelling to the name it must read
-	// back as; Strings each string literal's spelling to its value.
-	Names, Strings map[string]string
+	// Names are the quoted names it spelled, each with the name it must
+	// read back as; Strings the string literals, each with its value.
+	// A spelling listed twice means what it is listed with last.
+	Names, Strings []Spelled
 	// Numbers are the numbers re-spelled from the spec's expressions.
 	Numbers []string
 	// Queries are where the source query was embedded.
 	Queries []Span
 }
 
+// Spelled is a quoted name or a string literal as written, and what it
+// must read back as.
+type Spelled struct{ Text, Value string }
+
 // Span is a byte range of a statement: the embedded source query.
 type Span struct{ Off, End int }
-
-func (m *Meant) name(spelled, value string) {
-	if m.Names == nil {
-		m.Names = map[string]string{}
-	}
-	m.Names[spelled] = value
-}
-
-func (m *Meant) str(spelled, value string) {
-	if m.Strings == nil {
-		m.Strings = map[string]string{}
-	}
-	m.Strings[spelled] = value
-}
 
 // Dialect returns the dialect being rendered.
 func (w *Writer) Dialect() Dialect { return w.d }
@@ -77,13 +115,13 @@ func (w *Writer) Dialect() Dialect { return w.d }
 // Printf appends formatted text. It is for keywords and numbers the
 // renderer chose; names, literals and parameters go through their own
 // methods so that the lex-back knows them.
-func (w *Writer) Printf(format string, args ...any) { fmt.Fprintf(&w.cur, format, args...) }
+func (w *Writer) Printf(format string, args ...any) { w.cur = fmt.Appendf(w.cur, format, args...) }
 
 // S appends text: keywords, punctuation and what the Writer's methods
 // returned.
 func (w *Writer) S(parts ...string) {
 	for _, p := range parts {
-		w.cur.WriteString(p)
+		w.cur = append(w.cur, p...)
 	}
 }
 
@@ -91,21 +129,35 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
-	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
-		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-		return ""
+	if w.shared == nil {
+		w.shared = &shared{names: map[string]int{}}
 	}
-	spelled := w.d.QuoteIdent(name)
-	value := name
-	if f, ok := w.d.(IdentFolder); ok {
-		value = f.FoldIdent(name)
+	sh := w.shared
+	i, ok := sh.names[name]
+	if !ok {
+		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
+			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
+			return ""
+		}
+		q := quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: sh.part - 1}
+		if f, ok := w.d.(IdentFolder); ok {
+			q.Value = f.FoldIdent(name)
+		}
+		i = len(sh.quoted)
+		sh.quoted = append(sh.quoted, q)
+		sh.names[name] = i
 	}
-	w.meant.name(spelled, value)
-	return spelled
+	q := &sh.quoted[i]
+	if q.part != sh.part {
+		// The first time in this part.
+		q.part = sh.part
+		sh.spelled = append(sh.spelled, q.Spelled)
+	}
+	return q.Text
 }
 
 // Ident appends a quoted identifier.
-func (w *Writer) Ident(name string) { w.cur.WriteString(w.quote(name)) }
+func (w *Writer) Ident(name string) { w.cur = append(w.cur, w.quote(name)...) }
 
 // Idents returns quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
@@ -190,10 +242,16 @@ func (w *Writer) Fail(err error) {
 // engine spells as several statements. It embeds the source queries the
 // statement reads and lexes the statement back (CheckPart).
 func (w *Writer) End() {
-	sql := strings.TrimSpace(w.cur.String())
+	sql := string(bytes.TrimSpace(w.cur))
 	meant := w.meant
-	w.cur.Reset()
+	w.cur = w.cur[:0]
 	w.meant = Meant{}
+	if sh := w.shared; sh != nil {
+		if n := len(sh.spelled); n > sh.from {
+			meant.Names = sh.spelled[sh.from:n:n]
+		}
+		sh.begin()
+	}
 	params := w.params
 	w.params = nil
 	if sql == "" || w.err != nil {
@@ -230,7 +288,7 @@ func (w *Writer) String(s string) string {
 	} else {
 		spelled = StringLit(s)
 	}
-	w.meant.str(spelled, s)
+	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
 	return spelled
 }
 

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -248,8 +248,8 @@ func dialectsFor(flag string, cfg *compiler.Config) ([]dialects.Dialect, error) 
 // compiled is one output file: its path under the output folder and bytes.
 type compiled struct {
 	path string // out/<dialect>/<pipeline>.sql
-	data []byte
-	same bool // the file there holds these bytes already
+	data []byte // nil when same and the compile asked only for changed bytes
+	same bool   // the file there holds these bytes already
 }
 
 // compileAll lowers and renders every spec for every dialect, in memory.
@@ -264,28 +264,19 @@ type compiled struct {
 // come back in the order of the specs and dialects, as a sequential
 // compile would list them, and each file's bytes depend only on its spec
 // and dialect.
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) ([]compiled, []error) {
+//
+// With changedOnly, a file whose bytes are there already comes back
+// without them (what is the same is not written): a compile of a large
+// project that changed little holds little in memory.
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) ([]compiled, []error) {
 	type result struct {
 		files []compiled
 		errs  []error
 	}
 	results := make([]result, len(specs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(specs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts)
-			}
-		}()
-	}
-	for i := range specs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	compiler.Parallel(len(specs), func(i int) {
+		results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts, changedOnly)
+	})
 	var (
 		files []compiled
 		errs  []error
@@ -299,7 +290,7 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 
 // compileSpec lowers one spec and renders it for every dialect, with its
 // scripts when asked.
-func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool) (files []compiled, errs []error) {
+func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) (files []compiled, errs []error) {
 	plan, err := compiler.Lower(s)
 	if err != nil {
 		return nil, []error{err}
@@ -308,8 +299,10 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
+	filer := dialects.NewFiler(plan, specPath(s.File))
+	var buf []byte // the file's bytes until they are known to be new
 	for _, d := range ds {
-		data, err := dialects.File(d, plan, specPath(s.File), src)
+		data, err := filer.AppendFile(buf[:0], d, src)
 		var placed compiler.Diagnostics
 		switch {
 		case errors.As(err, &placed):
@@ -324,7 +317,13 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 			continue
 		}
 		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
-		files = append(files, compiled{path: path, data: data, same: sameFile(path, data)})
+		f := compiled{path: path, data: data, same: sameFile(path, data)}
+		if buf = data; f.same && changedOnly {
+			f.data = nil
+		} else {
+			f.data = bytes.Clone(data)
+		}
+		files = append(files, f)
 		if !scripts || !script.Supported(d) {
 			continue
 		}
@@ -345,15 +344,39 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 }
 
 // sameFile: the file at path holds exactly data (a compile that changed
-// nothing leaves it untouched). The size is compared before the bytes.
+// nothing leaves it untouched). The size is compared before the bytes,
+// which are read a block at a time into a reused buffer.
 func sameFile(path string, data []byte) bool {
-	info, err := os.Stat(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
 		return false
 	}
-	old, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(old, data)
+	bp := blockPool.Get().(*[]byte)
+	defer blockPool.Put(bp)
+	for block := *bp; ; {
+		n, err := io.ReadFull(f, block[:min(len(block), len(data))])
+		if !bytes.Equal(block[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+		switch {
+		case len(data) == 0:
+			// The end, unless the file grew since the stat.
+			n, _ := f.Read(block[:1])
+			return n == 0
+		case err != nil:
+			return false
+		}
+	}
 }
+
+// blockPool holds the buffers sameFile reads into.
+var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // specPath is the spec's path as compiled files name it: relative to the
 // working directory when possible, with forward slashes, so the bytes are

@@ -81,11 +81,16 @@ func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Ms
 // Lex reads s with r, strictly: it refuses what engines are known to read
 // differently (see the package comment) on top of what r cannot classify.
 // The last token is EOF.
-func Lex(r *Rules, s string) ([]Token, error) { return lex(r, s, true) }
+func Lex(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, true) }
 
 // LexExact reads s as the engine of r does. It still refuses what r cannot
 // classify. The last token is EOF.
-func LexExact(r *Rules, s string) ([]Token, error) { return lex(r, s, false) }
+func LexExact(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, false) }
+
+// AppendExact is LexExact appending the tokens to dst: a caller that lexes
+// many statements (the dialects' lex-back) reuses one slice instead of
+// allocating one per statement. On error it returns dst unchanged.
+func AppendExact(dst []Token, r *Rules, s string) ([]Token, error) { return lex(dst, r, s, false) }
 
 type lexer struct {
 	r      *Rules
@@ -97,10 +102,15 @@ type lexer struct {
 	inExec bool
 }
 
-func lex(r *Rules, s string, strict bool) ([]Token, error) {
-	l := &lexer{r: r, s: s, strict: strict, toks: make([]Token, 0, len(s)/6+4)}
+// lex appends the tokens of s to dst; a nil dst is a new slice sized for
+// s.
+func lex(dst []Token, r *Rules, s string, strict bool) ([]Token, error) {
+	l := lexer{r: r, s: s, strict: strict, toks: dst}
+	if dst == nil {
+		l.toks = make([]Token, 0, len(s)/4+4)
+	}
 	if err := l.run(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	return append(l.toks, Token{Kind: EOF, Off: len(s)}), nil
 }
@@ -126,7 +136,16 @@ func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >=
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
+func isIdentPart(c byte) bool { return identPart[c] }
+
+// identPart is isIdentStart or isDigit, by byte: the lexer asks it of
+// nearly every byte of a statement.
+var identPart = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isIdentStart(byte(c)) || isDigit(byte(c))
+	}
+	return t
+}()
 
 func (l *lexer) run() error {
 	s, r := l.s, l.r
@@ -138,6 +157,12 @@ func (l *lexer) run() error {
 		case isSpace(c):
 			i++
 			continue
+		// Names and numbers first, the most common tokens: no case below
+		// but these two starts with a letter, '_' or a digit.
+		case isIdentStart(c):
+			i, err = l.wordOrPrefixed(i)
+		case isDigit(c):
+			i, err = l.number(i)
 		case c == '-' && l.at(i+1) == '-':
 			i, err = l.dash(i)
 		case c == '/' && l.at(i+1) == '*':
@@ -239,11 +264,9 @@ func (l *lexer) run() error {
 				break
 			}
 			i, err = l.op(i)
-		case isIdentStart(c):
-			i, err = l.wordOrPrefixed(i)
-		case isDigit(c) || c == '.' && isDigit(l.at(i+1)):
+		case c == '.' && isDigit(l.at(i+1)):
 			i, err = l.number(i)
-		case strings.IndexByte("()[]{},.;", c) >= 0:
+		case c == '(' || c == ')' || c == ',' || c == '.' || c == ';' || c == '[' || c == ']' || c == '{' || c == '}':
 			l.emit(Punct, i, i+1, s[i:i+1])
 			i++
 		default:
@@ -480,6 +503,10 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 				return 0, errAt(open, "unterminated quoted identifier: %s ends it at the line end", l.r.Name)
 			}
 			return 0, errAt(open, "unterminated string literal: %s ends a quoted string at the line end (use a triple-quoted string)", l.r.Name)
+		case c >= 0x20 && c < 0x7f:
+			// Printable ASCII, what quotedChar passes as it is.
+			j++
+			continue
 		}
 		_, size, err := l.quotedChar(j, kind)
 		if err != nil {
@@ -553,7 +580,7 @@ func (l *lexer) word(i int) int {
 func (l *lexer) wordOrPrefixed(i int) (int, error) {
 	s, r := l.s, l.r
 	j := l.word(i)
-	if strings.HasPrefix(s[j:], "://") && r.PathNames {
+	if r.PathNames && strings.HasPrefix(s[j:], "://") {
 		return 0, errAt(i, "%s reads %s:// and what follows as one name (a path): write the path as a string", r.Name, s[i:j])
 	}
 	if q := l.at(j); q == '\'' || q == '"' {

@@ -19,7 +19,7 @@ import (
 var update = flag.Bool("update", false, "update golden files")
 
 // goldenSpecs are the project's example specs and the test-only cases.
-func goldenSpecs(t *testing.T) []*compiler.Spec {
+func goldenSpecs(t testing.TB) []*compiler.Spec {
 	t.Helper()
 	files, err := compiler.SpecFiles([]string{"../../specs", "testdata/specs"})
 	if err != nil {
@@ -98,7 +98,7 @@ func TestGolden(t *testing.T) {
 }
 
 // sourceOf is the dialect of a plan's source outside the target, or nil.
-func sourceOf(t *testing.T, plan *compiler.Plan) dialects.Dialect {
+func sourceOf(t testing.TB, plan *compiler.Plan) dialects.Dialect {
 	t.Helper()
 	src, err := all.Source(plan, nil)
 	if err != nil {

@@ -52,10 +52,10 @@ func TestLexBackGolden(t *testing.T) {
 // TestCheckPartRefuses feeds the lex-back statements a renderer could get
 // wrong: each must be refused, naming what is wrong.
 func TestCheckPartRefuses(t *testing.T) {
-	names := func(kv ...string) map[string]string {
-		m := map[string]string{}
+	names := func(kv ...string) []dialects.Spelled {
+		var m []dialects.Spelled
 		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
+			m = append(m, dialects.Spelled{Text: kv[i], Value: kv[i+1]})
 		}
 		return m
 	}
@@ -70,12 +70,16 @@ func TestCheckPartRefuses(t *testing.T) {
 		{"two statements", "duckdb", dialects.Part{SQL: "SELECT 1; SELECT 2"}, "more than one statement"},
 		{"minus minus read as code", "mysql", dialects.Part{SQL: "SELECT 1 --1"}, `"--" outside a literal`},
 		{"hash read as an operator", "postgres", dialects.Part{SQL: "SELECT 5 # 3"}, `"#" outside a literal`},
+		{"a comment's end read as operators", "postgres", dialects.Part{SQL: "SELECT 4 */ 2"}, `"*/" outside a literal`},
+		{"slash slash read as operators", "duckdb", dialects.Part{SQL: `SELECT "a" // 2`, Meant: dialects.Meant{Names: names(`"a"`, "a")}}, `"//" outside a literal`},
+		{"the first opener in the list's order", "postgres", dialects.Part{SQL: "SELECT 4 # 2 */ 1"}, `"*/" outside a literal`},
 		{"a doubled quote on bigquery", "bigquery", dialects.Part{SQL: "SELECT 'a''b'", Meant: dialects.Meant{Strings: names("'a''b'", "a'b")}}, "was not written as one"},
 		{"a backslash on sqlite", "sqlite", dialects.Part{SQL: `SELECT 'a\'`, Meant: dialects.Meant{Strings: names(`'a\'`, `a'`)}}, "was not written as one"},
 		{"a literal not written", "trino", dialects.Part{SQL: "SELECT 'x'"}, "was not written as one"},
 		{"a literal written, not read", "trino", dialects.Part{SQL: "SELECT 1", Meant: dialects.Meant{Strings: names("'x'", "x")}}, "does not read back"},
 		{"a name not written", "duckdb", dialects.Part{SQL: `SELECT "a"`}, "was not written as one"},
 		{"a name read as another", "snowflake", dialects.Part{SQL: `SELECT "a"`, Meant: dialects.Meant{Names: names(`"a"`, "A")}}, "was not written as one"},
+		{"a spelling listed twice means the last", "snowflake", dialects.Part{SQL: `SELECT "A"`, Meant: dialects.Meant{Names: names(`"A"`, "A", `"A"`, "a")}}, "was not written as one"},
 		{"a number lost", "duckdb", dialects.Part{SQL: "SELECT 1", Meant: dialects.Meant{Numbers: []string{"5"}}}, "the number 5"},
 		{"a marker too many", "mysql", dialects.Part{SQL: "SELECT ?, ?", Params: []string{"a"}}, "2 parameter markers for 1 parameters"},
 		{"a marker missing", "postgres", dialects.Part{SQL: "SELECT $1", Params: []string{"a", "b"}}, "1 distinct markers for 2 parameters"},
@@ -143,9 +147,9 @@ func TestLiteralRules(t *testing.T) {
 				if len(parts) != 1 || len(parts[0].Meant.Strings) != 1 {
 					t.Fatalf("want one statement with one literal: %+v", parts)
 				}
-				for spelled, value := range parts[0].Meant.Strings {
-					if value != v || !strings.Contains(parts[0].SQL, spelled) {
-						t.Errorf("literal %s for %q in %s", spelled, v, parts[0].SQL)
+				for _, sp := range parts[0].Meant.Strings {
+					if sp.Value != v || !strings.Contains(parts[0].SQL, sp.Text) {
+						t.Errorf("literal %s for %q in %s", sp.Text, v, parts[0].SQL)
 					}
 				}
 			})

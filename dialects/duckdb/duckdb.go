@@ -2,7 +2,6 @@
 package duckdb
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ func (*Dialect) Caps() dialects.Caps {
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
+func (*Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 // Lexer: DuckDB reads no backslash escapes in '...', so the standard
 // literal (StringLit) is its own.

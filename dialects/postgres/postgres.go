@@ -2,7 +2,7 @@
 package postgres
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +32,7 @@ func (*Dialect) Caps() dialects.Caps {
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (*Dialect) Placeholder(n int) string { return fmt.Sprintf("$%d", n) }
+func (*Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Postgres }
 
