@@ -169,6 +169,7 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 				app + ".pk":           "id BIGINT PRIMARY KEY, v BIGINT",
 				app + ".uniq":         "id BIGINT NOT NULL UNIQUE, v BIGINT",
 				app + ".uniq_null":    "id BIGINT UNIQUE, v BIGINT",
+				app + ".uniq_null_v":  "id BIGINT UNIQUE, v BIGINT NOT NULL", // another column NOT NULL proves nothing of id
 				app + ".wide":         "id BIGINT, v BIGINT, PRIMARY KEY (id, v)",
 				app + ".none":         "id BIGINT NOT NULL, v BIGINT",
 				dw + ".none":          "id BIGINT PRIMARY KEY, v BIGINT", // another schema's table of the same name

@@ -464,18 +464,12 @@ WHERE "run_id" = $3;
 -- name: source_unique
 -- phase: stage
 -- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.
-SELECT COUNT(*)
+SELECT CASE WHEN COUNT(*) FILTER (WHERE c.constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND list_sort(c.constraint_column_names) = list_sort(['doc_id'])) > 0
+  AND COUNT(DISTINCT c.constraint_column_names[1]) FILTER (WHERE c.constraint_type = 'NOT NULL' AND c.constraint_column_names[1] IN ('doc_id')) = 1 THEN 1 ELSE 0 END
 FROM duckdb_constraints() AS c
 WHERE c.database_name = current_database()
   AND c.schema_name = 'app'
-  AND c.table_name = 'json_documents'
-  AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
-  AND list_sort(c.constraint_column_names) = list_sort(['doc_id'])
-  AND NOT EXISTS (
-    SELECT 1 FROM duckdb_columns() AS k
-    WHERE k.database_name = current_database() AND k.schema_name = 'app' AND k.table_name = 'json_documents'
-      AND k.column_name IN ('doc_id') AND k.is_nullable
-  );
+  AND c.table_name = 'json_documents';
 
 -- name: count_source
 -- phase: stage

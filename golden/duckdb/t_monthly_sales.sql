@@ -542,18 +542,12 @@ WHERE "run_id" = $3;
 -- name: source_unique
 -- phase: stage
 -- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
-SELECT COUNT(*)
+SELECT CASE WHEN COUNT(*) FILTER (WHERE c.constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND list_sort(c.constraint_column_names) = list_sort(['sale_id'])) > 0
+  AND COUNT(DISTINCT c.constraint_column_names[1]) FILTER (WHERE c.constraint_type = 'NOT NULL' AND c.constraint_column_names[1] IN ('sale_id')) = 1 THEN 1 ELSE 0 END
 FROM duckdb_constraints() AS c
 WHERE c.database_name = current_database()
   AND c.schema_name = 'app'
-  AND c.table_name = 'sales'
-  AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
-  AND list_sort(c.constraint_column_names) = list_sort(['sale_id'])
-  AND NOT EXISTS (
-    SELECT 1 FROM duckdb_columns() AS k
-    WHERE k.database_name = current_database() AND k.schema_name = 'app' AND k.table_name = 'sales'
-      AND k.column_name IN ('sale_id') AND k.is_nullable
-  );
+  AND c.table_name = 'sales';
 
 -- name: count_source
 -- phase: stage

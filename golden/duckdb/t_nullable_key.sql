@@ -452,18 +452,12 @@ WHERE "run_id" = $3;
 -- name: source_unique
 -- phase: stage
 -- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
-SELECT COUNT(*)
+SELECT CASE WHEN COUNT(*) FILTER (WHERE c.constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND list_sort(c.constraint_column_names) = list_sort(['account_id', 'currency'])) > 0
+  AND COUNT(DISTINCT c.constraint_column_names[1]) FILTER (WHERE c.constraint_type = 'NOT NULL' AND c.constraint_column_names[1] IN ('account_id', 'currency')) = 2 THEN 1 ELSE 0 END
 FROM duckdb_constraints() AS c
 WHERE c.database_name = current_database()
   AND c.schema_name = 'app'
-  AND c.table_name = 'balances'
-  AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
-  AND list_sort(c.constraint_column_names) = list_sort(['account_id', 'currency'])
-  AND NOT EXISTS (
-    SELECT 1 FROM duckdb_columns() AS k
-    WHERE k.database_name = current_database() AND k.schema_name = 'app' AND k.table_name = 'balances'
-      AND k.column_name IN ('account_id', 'currency') AND k.is_nullable
-  );
+  AND c.table_name = 'balances';
 
 -- name: count_source
 -- phase: stage
