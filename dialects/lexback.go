@@ -40,6 +40,7 @@ type scratch struct {
 	names, strs meantSet
 	numbers     map[string]int
 	markers     []string
+	seen        []bool // checkMarkers'
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -218,7 +219,7 @@ func (sc *scratch) check(d Dialect, p Part) error {
 			return fail(0, "the number %s does not read back as one token", n)
 		}
 	}
-	if err := checkMarkers(d, markers, p.Params); err != nil {
+	if err := sc.checkMarkers(d, markers, p.Params); err != nil {
 		return fail(0, "%v", err)
 	}
 	for _, s := range p.Meant.Queries {
@@ -256,7 +257,7 @@ var openerStart = [256]bool{'-': true, '/': true, '*': true, '#': true}
 // checkMarkers compares the parameter markers read with the parameters
 // bound: one marker per bound parameter in order, or for engines that
 // reuse markers ($1 ... $1), every $n for n up to the number bound.
-func checkMarkers(d Dialect, markers, params []string) error {
+func (sc *scratch) checkMarkers(d Dialect, markers, params []string) error {
 	if !d.Caps().ReusesParams {
 		if len(markers) != len(params) {
 			return fmt.Errorf("%d parameter markers for %d parameters", len(markers), len(params))
@@ -268,16 +269,24 @@ func checkMarkers(d Dialect, markers, params []string) error {
 		}
 		return nil
 	}
-	seen := map[int]bool{}
+	seen := sc.seen[:0] // seen[n-1]: $n was read
+	for range params {
+		seen = append(seen, false)
+	}
+	sc.seen = seen
+	distinct := 0
 	for _, m := range markers {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "$"))
 		if err != nil || n < 1 || n > len(params) || d.Placeholder(n) != m {
 			return fmt.Errorf("marker %q for %d parameters", m, len(params))
 		}
-		seen[n] = true
+		if !seen[n-1] {
+			seen[n-1] = true
+			distinct++
+		}
 	}
-	if len(seen) != len(params) {
-		return fmt.Errorf("%d distinct markers for %d parameters", len(seen), len(params))
+	if distinct != len(params) {
+		return fmt.Errorf("%d distinct markers for %d parameters", distinct, len(params))
 	}
 	return nil
 }

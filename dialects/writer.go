@@ -289,6 +289,22 @@ func (w *Writer) Type(t compiler.Type) string {
 	return s
 }
 
+// Dollar is the marker $n, for the engines that number their parameters
+// that way. The first ones are spelled once, not at every marker.
+func Dollar(n int) string {
+	if n > 0 && n < len(dollars) {
+		return dollars[n]
+	}
+	return "$" + strconv.Itoa(n)
+}
+
+var dollars = func() (d [100]string) {
+	for n := range d {
+		d[n] = "$" + strconv.Itoa(n)
+	}
+	return d
+}()
+
 // Fail records an error; the statement does not render.
 func (w *Writer) Fail(err error) {
 	if w.err == nil {
