@@ -57,6 +57,8 @@ type shared struct {
 	// buf is the space the statements are written in, reused: End copies
 	// each out.
 	buf []byte
+	// w is the Writer of the statement being rendered (renderStatement).
+	w Writer
 }
 
 var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
@@ -76,6 +78,7 @@ func (sh *shared) release() {
 	// rather than growing the list name by name.
 	sh.spelledCap = max(sh.spelledCap, len(sh.spelled))
 	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sh.w = Writer{}
 	sharedPool.Put(sh)
 }
 
