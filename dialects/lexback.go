@@ -40,6 +40,7 @@ type scratch struct {
 	names, strs meantSet
 	numbers     map[string]int
 	markers     []string
+	seen        []bool // checkMarkers'
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -62,10 +63,20 @@ func (sc *scratch) release() {
 // meantSet is what a statement was meant to hold of one kind (quoted
 // names, string literals), by spelling: what each must read back as, and
 // whether it did.
+//
+// The statements one scratch checks spell the same names over and over,
+// so a spelling keeps its slot from one statement to the next: a
+// statement looks each up rather than filling and clearing a map. A slot
+// counts for the statement being checked only when stamped with its turn.
 type meantSet struct {
-	slot  map[string]int // spelling -> index in want
-	want  []Spelled
-	found []bool
+	slot map[string]int // spelling -> index in the slices below
+	// By slot: the spelling, what it must read as, the turn it was last
+	// listed in, and whether this turn read it.
+	text, value []string
+	turn        []int
+	found       []bool
+	now         int   // the statement's turn
+	order       []int // this turn's slots, in the list's order
 }
 
 func newMeantSet() meantSet { return meantSet{slot: map[string]int{}} }
@@ -73,14 +84,22 @@ func newMeantSet() meantSet { return meantSet{slot: map[string]int{}} }
 // fill lists what was meant; a spelling listed twice means what it is
 // listed with last.
 func (m *meantSet) fill(list []Spelled) {
+	m.now++
 	for _, sp := range list {
-		if i, ok := m.slot[sp.Text]; ok {
-			m.want[i].Value = sp.Value
-			continue
+		i, ok := m.slot[sp.Text]
+		if !ok {
+			i = len(m.text)
+			m.slot[sp.Text] = i
+			m.text = append(m.text, sp.Text)
+			m.value = append(m.value, "")
+			m.turn = append(m.turn, 0)
+			m.found = append(m.found, false)
 		}
-		m.slot[sp.Text] = len(m.want)
-		m.want = append(m.want, sp)
-		m.found = append(m.found, false)
+		if m.turn[i] != m.now {
+			m.turn[i], m.found[i] = m.now, false
+			m.order = append(m.order, i)
+		}
+		m.value[i] = sp.Value
 	}
 }
 
@@ -88,7 +107,7 @@ func (m *meantSet) fill(list []Spelled) {
 // was meant, as that.
 func (m *meantSet) read(text, value string) bool {
 	i, ok := m.slot[text]
-	if !ok || m.want[i].Value != value {
+	if !ok || m.turn[i] != m.now || m.value[i] != value {
 		return false
 	}
 	m.found[i] = true
@@ -97,17 +116,24 @@ func (m *meantSet) read(text, value string) bool {
 
 // missing is the first spelling meant that was not read, if any.
 func (m *meantSet) missing() (string, bool) {
-	for i, f := range m.found {
-		if !f {
-			return m.want[i].Text, true
+	for _, i := range m.order {
+		if !m.found[i] {
+			return m.text[i], true
 		}
 	}
 	return "", false
 }
 
+// reset ends the turn. The slots stay for the next statement unless
+// there are so many that keeping them costs more than it saves.
 func (m *meantSet) reset() {
-	clear(m.slot)
-	m.want, m.found = m.want[:0], m.found[:0]
+	m.order = m.order[:0]
+	if len(m.text) > 1<<12 {
+		clear(m.slot)
+		clear(m.text)
+		clear(m.value)
+		m.text, m.value, m.turn, m.found, m.now = m.text[:0], m.value[:0], m.turn[:0], m.found[:0], 0
+	}
 }
 
 // lexBackError is a lex-back refusal: what is wrong, where, and the
@@ -171,7 +197,9 @@ func (sc *scratch) check(d Dialect, p Part) error {
 				return fail(t.Off, "the string literal %s was not written as one (it reads as %q)", t.Text, t.Value)
 			}
 		case sqllex.Number:
-			numbers[t.Text]++
+			if len(p.Meant.Numbers) > 0 { // only the numbers meant are counted
+				numbers[t.Text]++
+			}
 		case sqllex.Param:
 			markers = append(markers, t.Text)
 		}
@@ -191,7 +219,7 @@ func (sc *scratch) check(d Dialect, p Part) error {
 			return fail(0, "the number %s does not read back as one token", n)
 		}
 	}
-	if err := checkMarkers(d, markers, p.Params); err != nil {
+	if err := sc.checkMarkers(d, markers, p.Params); err != nil {
 		return fail(0, "%v", err)
 	}
 	for _, s := range p.Meant.Queries {
@@ -229,7 +257,7 @@ var openerStart = [256]bool{'-': true, '/': true, '*': true, '#': true}
 // checkMarkers compares the parameter markers read with the parameters
 // bound: one marker per bound parameter in order, or for engines that
 // reuse markers ($1 ... $1), every $n for n up to the number bound.
-func checkMarkers(d Dialect, markers, params []string) error {
+func (sc *scratch) checkMarkers(d Dialect, markers, params []string) error {
 	if !d.Caps().ReusesParams {
 		if len(markers) != len(params) {
 			return fmt.Errorf("%d parameter markers for %d parameters", len(markers), len(params))
@@ -241,16 +269,24 @@ func checkMarkers(d Dialect, markers, params []string) error {
 		}
 		return nil
 	}
-	seen := map[int]bool{}
+	seen := sc.seen[:0] // seen[n-1]: $n was read
+	for range params {
+		seen = append(seen, false)
+	}
+	sc.seen = seen
+	distinct := 0
 	for _, m := range markers {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "$"))
 		if err != nil || n < 1 || n > len(params) || d.Placeholder(n) != m {
 			return fmt.Errorf("marker %q for %d parameters", m, len(params))
 		}
-		seen[n] = true
+		if !seen[n-1] {
+			seen[n-1] = true
+			distinct++
+		}
 	}
-	if len(seen) != len(params) {
-		return fmt.Errorf("%d distinct markers for %d parameters", len(seen), len(params))
+	if distinct != len(params) {
+		return fmt.Errorf("%d distinct markers for %d parameters", distinct, len(params))
 	}
 	return nil
 }

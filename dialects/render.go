@@ -97,7 +97,16 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 // renderStatement spells st for d. sh is what d's statements share (see
 // Writer.shared); nil for a lone statement.
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params, types: types, shared: sh}
+	var w *Writer
+	if sh != nil {
+		// One Writer for the statements of a Render, one after the other:
+		// what it hands out (parts, parameters, what they meant) is each
+		// statement's own, only the struct is reused.
+		w = &sh.w
+		*w = Writer{d: d, declared: st.Params, types: types, shared: sh}
+	} else {
+		w = &Writer{d: d, declared: st.Params, types: types}
+	}
 	if sh != nil {
 		sh.begin() // a new part, whether the last one ended or failed
 		w.cur = sh.buf[:0]

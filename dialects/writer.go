@@ -52,9 +52,13 @@ type shared struct {
 	// part from the first: a part's Meant.Names is its stretch, from on.
 	spelled []Spelled
 	from    int
+	// spelledCap is the most names a Render through this shared spelled.
+	spelledCap int
 	// buf is the space the statements are written in, reused: End copies
 	// each out.
 	buf []byte
+	// w is the Writer of the statement being rendered (renderStatement).
+	w Writer
 }
 
 var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
@@ -69,7 +73,12 @@ func (sh *shared) begin() {
 // parts rendered keep spelled: it is dropped, not reused.
 func (sh *shared) release() {
 	clear(sh.names)
+	clear(sh.quoted) // the cols they hold go with them
+	// The next Render likely spells as many names: room for them at once
+	// rather than growing the list name by name.
+	sh.spelledCap = max(sh.spelledCap, len(sh.spelled))
 	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sh.w = Writer{}
 	sharedPool.Put(sh)
 }
 
@@ -78,7 +87,13 @@ func (sh *shared) release() {
 type quotedName struct {
 	Spelled
 	part int
+	// cols are alias.name as Col spelled it, one per alias: a statement
+	// names the same few aliases' columns over and over.
+	cols []aliased
 }
+
+// aliased is a quoted name prefixed with an alias and a dot.
+type aliased struct{ alias, text string }
 
 // Part is one SQL statement and the names of the parameters it binds, in
 // the order of its markers.
@@ -129,6 +144,15 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
+	if i := w.quoted(name); i >= 0 {
+		return w.shared.quoted[i].Text
+	}
+	return ""
+}
+
+// quoted records name as quote does and returns its index in the
+// shared's quoted, or -1 when it is refused.
+func (w *Writer) quoted(name string) int {
 	if w.shared == nil {
 		w.shared = &shared{names: map[string]int{}}
 	}
@@ -137,7 +161,7 @@ func (w *Writer) quote(name string) string {
 	if !ok {
 		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
 			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-			return ""
+			return -1
 		}
 		q := quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: sh.part - 1}
 		if f, ok := w.d.(IdentFolder); ok {
@@ -151,9 +175,12 @@ func (w *Writer) quote(name string) string {
 	if q.part != sh.part {
 		// The first time in this part.
 		q.part = sh.part
+		if sh.spelled == nil {
+			sh.spelled = make([]Spelled, 0, sh.spelledCap)
+		}
 		sh.spelled = append(sh.spelled, q.Spelled)
 	}
-	return q.Text
+	return i
 }
 
 // Ident appends a quoted identifier.
@@ -162,19 +189,46 @@ func (w *Writer) Ident(name string) { w.cur = append(w.cur, w.quote(name)...) }
 // Idents returns quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
 func (w *Writer) Idents(alias string, names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = w.Col(alias, n)
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return w.Col(alias, names[0])
 	}
-	return strings.Join(out, ", ")
+	var buf [256]byte // on the stack: the one allocation is the string
+	b := buf[:0]
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, w.Col(alias, n)...)
+	}
+	return string(b)
 }
 
-// Col returns alias.name quoted, or name alone without an alias.
+// Col returns alias.name quoted, or name alone without an alias. The
+// spelling with an alias is kept with the name: the statements of a
+// Render spell the same columns of the same aliases again and again.
 func (w *Writer) Col(alias, name string) string {
-	if alias == "" {
-		return w.quote(name)
+	i := w.quoted(name)
+	if i < 0 {
+		if alias == "" {
+			return ""
+		}
+		return alias + "."
 	}
-	return alias + "." + w.quote(name)
+	q := &w.shared.quoted[i]
+	if alias == "" {
+		return q.Text
+	}
+	for _, c := range q.cols {
+		if c.alias == alias {
+			return c.text
+		}
+	}
+	text := alias + "." + q.Text
+	q.cols = append(q.cols, aliased{alias: alias, text: text})
+	return text
 }
 
 // Table returns a qualified table name, each part quoted.
@@ -183,11 +237,18 @@ func (w *Writer) Table(t compiler.Table) string {
 	if n, ok := w.d.(TableNamer); ok {
 		parts = n.TableParts(t)
 	}
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = w.quote(p)
+	if len(parts) == 1 {
+		return w.quote(parts[0])
 	}
-	return strings.Join(out, ".")
+	var buf [128]byte // on the stack: the one allocation is the string
+	b := buf[:0]
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, w.quote(p)...)
+	}
+	return string(b)
 }
 
 // Param returns the marker for a declared parameter and records its use.
@@ -230,6 +291,22 @@ func (w *Writer) Type(t compiler.Type) string {
 	}
 	return s
 }
+
+// Dollar is the marker $n, for the engines that number their parameters
+// that way. The first ones are spelled once, not at every marker.
+func Dollar(n int) string {
+	if n > 0 && n < len(dollars) {
+		return dollars[n]
+	}
+	return "$" + strconv.Itoa(n)
+}
+
+var dollars = func() (d [100]string) {
+	for n := range d {
+		d[n] = "$" + strconv.Itoa(n)
+	}
+	return d
+}()
 
 // Fail records an error; the statement does not render.
 func (w *Writer) Fail(err error) {

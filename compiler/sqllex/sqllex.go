@@ -488,7 +488,7 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 				start, escaped = j, true
 				continue
 			}
-			if l.r.Portable && q != '`' && strings.Contains(s[open:j+1], strings.Repeat(string(q), 3)) {
+			if l.r.Portable && q != '`' && strings.Contains(s[open:j+1], tripled(q)) {
 				return 0, errAt(open, "three %c in a row: BigQuery reads a triple-quoted string there", q)
 			}
 			value := s[start:j]
@@ -514,6 +514,20 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 		}
 		j += size
 	}
+}
+
+// tripled is three quotes q in a row, without building it for each
+// literal: the lexer asks at every quoted string.
+func tripled(q byte) string {
+	switch q {
+	case '\'':
+		return "'''"
+	case '"':
+		return `"""`
+	case '`':
+		return "```"
+	}
+	return strings.Repeat(string(q), 3)
 }
 
 // quotedChar checks the character at j inside quotes and returns it.
@@ -601,7 +615,7 @@ func (l *lexer) wordOrPrefixed(i int) (int, error) {
 // starts at from), triple-quoted where the rules have it; a raw string
 // keeps its escapes in the value.
 func (l *lexer) str(from, open int, q byte, raw bool) (int, error) {
-	triple := strings.Repeat(string(q), 3)
+	triple := tripled(q)
 	if !l.r.Triple || !strings.HasPrefix(l.s[open:], triple) {
 		end, err := l.quoted(from, open, q, String, l.r.Backslash, !l.r.NoDoubledQuotes, l.r.NoNewlineInQuotes)
 		if err == nil && raw {

@@ -31,7 +31,7 @@ func (*Dialect) Caps() dialects.Caps {
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (*Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+func (*Dialect) Placeholder(n int) string { return dialects.Dollar(n) }
 
 // Lexer: DuckDB reads no backslash escapes in '...', so the standard
 // literal (StringLit) is its own.

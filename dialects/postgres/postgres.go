@@ -2,7 +2,6 @@
 package postgres
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +31,7 @@ func (*Dialect) Caps() dialects.Caps {
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (*Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+func (*Dialect) Placeholder(n int) string { return dialects.Dollar(n) }
 
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Postgres }
 

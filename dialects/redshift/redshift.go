@@ -19,7 +19,6 @@ package redshift
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +47,7 @@ func (*Dialect) Caps() dialects.Caps {
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (*Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+func (*Dialect) Placeholder(n int) string { return dialects.Dollar(n) }
 
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Redshift }
 
