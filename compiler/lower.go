@@ -14,6 +14,9 @@ var (
 	FilesTable      = Table{Parts: []string{"incrc_files"}}
 )
 
+// runsIndex is the run log's index by pipeline and status.
+const runsIndex = "incrc_runs_pipeline_status"
+
 // Statement names. The compiled file lists the statements in the order
 // Lower adds them; the programs say which of them each mode runs.
 const (
@@ -21,6 +24,8 @@ const (
 	StmtCreateState      = "create_state"
 	StmtCreateRuns       = "create_runs"
 	StmtProbeRuns        = "probe_runs"
+	StmtProbeRunsIndex   = "probe_runs_index"
+	StmtCreateRunsIndex  = "create_runs_index"
 	StmtCreatePartitions = "create_partitions"
 	StmtProbePartitions  = "probe_partitions"
 	StmtCreateTarget     = "create_target"
@@ -332,6 +337,10 @@ func (l *lowerer) setup() {
 			}
 		}
 	}
+	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
+		IndexExists{Name: runsIndex, Table: RunsTable})
+	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
+		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: []string{"pipeline", "status"}})
 	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
 		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
 	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",

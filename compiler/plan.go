@@ -241,6 +241,16 @@ type (
 		Columns []string
 	}
 
+	// IndexExists counts the indexes named Name on Table: 0 or 1. It
+	// guards a CreateIndex that must not run when the index is there
+	// (PostgreSQL's CREATE INDEX IF NOT EXISTS locks the table before it
+	// sees the index exists). An engine that creates no index (CreateIndex
+	// renders nothing) says 1: there is nothing to create.
+	IndexExists struct {
+		Name  string
+		Table Table
+	}
+
 	// AnalyzeTable gathers a table's statistics for the planner (a stage
 	// just filled, which the planner would otherwise take for empty or
 	// huge). An optimization: engines that need none render nothing.
@@ -580,6 +590,7 @@ func (DistinctPartitions) op() {}
 func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
+func (IndexExists) op()        {}
 func (VersionedKeys) op()      {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}

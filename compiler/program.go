@@ -230,7 +230,7 @@ func (p *Plan) StateSetup() *Program {
 	out := &Program{Mode: ModeSetup}
 	for _, s := range p.Program(ModeSetup).Steps {
 		switch {
-		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
+		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtProbeRunsIndex, s.Stmt == StmtCreateRunsIndex, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
 			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")):
 			out.Steps = append(out.Steps, s)
 		}

@@ -18,6 +18,10 @@ func (l *lowerer) programs() {
 		switch {
 		case st.Name == StmtProbeRuns:
 			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
+		case st.Name == StmtProbeRunsIndex:
+			s.Read, s.Into = ReadCount, []string{RegRunsIndexed}
+		case st.Name == StmtCreateRunsIndex:
+			s.If = "!" + RegRunsIndexed
 		case isAddRunsColumn(st.Name):
 			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
 		case st.Name == StmtProbePartitions:
@@ -60,6 +64,9 @@ func isSchemaCheck(st *Statement) bool {
 	pc, ok := st.Op.(ProbeColumns)
 	return ok && pc.Declared != nil
 }
+
+// RegRunsIndexed is 1 when the run log has its index (probe_runs_index).
+const RegRunsIndexed = "runs_indexed"
 
 // runsColumnPrefix names the registers probe_runs sets: one per column of
 // the run log, so that setup adds only the columns a table lacks.

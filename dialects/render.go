@@ -154,6 +154,9 @@ func renderOp(w *Writer, op compiler.Op) {
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
 		// Engines that benefit spell it with CreateIndexIfNotExists.
+	case compiler.IndexExists:
+		// Engines that create no index have every index they need.
+		w.S("SELECT 1")
 	case compiler.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).

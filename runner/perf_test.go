@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -198,6 +199,61 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 				if (n != 0) != want[name] {
 					t.Errorf("%s: source_unique counts %d, want proven %v", name, n, want[name])
 				}
+			}
+		})
+	}
+}
+
+// TestRunsIndexedOnce: setup gives the run log its index by pipeline and
+// status where the engine has one (abandon_runs reads a pipeline's running
+// rows by it, not the whole log), and a later run only asks whether it is
+// there: creating it again would lock the run log on PostgreSQL even when
+// it exists. DuckDB and MariaDB create none.
+func TestRunsIndexedOnce(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := ordersPlan(e, "ridx", "lookback: 2d")
+			seedOrders(e, p)
+			mustRun(t, e, p, Options{Until: until("2026-01-20")})
+			var probe string
+			switch eng.name {
+			case "postgres":
+				probe = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'incrc_runs' AND indexname = 'incrc_runs_pipeline_status'"
+			case "sqlite":
+				probe = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'incrc_runs_pipeline_status'"
+			case "duckdb":
+				probe = "SELECT COUNT(*) FROM duckdb_indexes() WHERE table_name = 'incrc_runs'"
+			case "mysql":
+				probe = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'incrc_runs' AND index_name = 'incrc_runs_pipeline_status'"
+			}
+			var n int64
+			if err := e.tg.DB.QueryRowContext(e.ctx, probe).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if want := eng.name == "postgres" || eng.name == "sqlite"; (n == 1) != want || n > 1 {
+				t.Errorf("the run log has %d index(es) incrc_runs_pipeline_status, want it: %v", n, want)
+			}
+			if eng.name != "postgres" {
+				return
+			}
+			// A transaction that wrote the run log (another pipeline's run,
+			// between its record_start and its commit) holds a lock that
+			// CREATE INDEX waits on even when the index exists: a run must
+			// not wait for it.
+			tx, err := e.tg.DB.BeginTx(e.ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := tx.ExecContext(e.ctx, "UPDATE incrc_runs SET status = status WHERE 1 = 0"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			defer cancel()
+			if _, err := e.tg.Run(ctx, p, Options{Until: until("2026-01-22")}); err != nil {
+				t.Fatalf("a run beside another's open write of the run log: %v", err)
 			}
 		})
 	}

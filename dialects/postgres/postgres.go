@@ -92,6 +92,16 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
+	case compiler.IndexExists:
+		// The index lives in its table's schema: the first of the search
+		// path's, for an unqualified table, as CREATE TABLE put it.
+		schema := "current_schema()"
+		if parts := op.Table.Parts; len(parts) > 1 {
+			schema = w.String(parts[len(parts)-2])
+		}
+		w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ", schema, " AND tablename = ", w.String(op.Table.Parts[len(op.Table.Parts)-1]),
+			" AND indexname = ", w.String(op.Name))
+		return true, nil
 	case compiler.ReplaceAll:
 		dialects.ReplaceAll(w, op, func() { w.S("TRUNCATE ", w.Table(op.Target)) })
 		return true, nil

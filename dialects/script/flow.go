@@ -201,7 +201,8 @@ func (f *flow) tick(g *gen) {
 }
 
 // setup runs the setup program: idempotent DDL; a column probe's guarded
-// additions run with their errors ignored (the column is there already).
+// additions run with their errors ignored (the column is there already);
+// any other read or guard as in the program's steps.
 func (f *flow) setup(g *gen) {
 	l := f.p
 	set := g.p.Program(compiler.ModeSetup)
@@ -219,14 +220,30 @@ func (f *flow) setup(g *gen) {
 			// columns, incrc migrate the rest): a script writes into the
 			// tables as they are, and a column they lack fails its write.
 			continue
-		case strings.HasPrefix(s.If, "!"):
+		case columnGuarded(set, s):
 			l.ignoreErrors(g, func() { f.exec(g, s.Stmt, "") })
+		case s.Read != compiler.ReadNothing || s.If != "":
+			f.step(g, s)
 		default:
 			f.exec(g, s.Stmt, "")
 		}
 	}
 	l.commit(g)
 	g.line("")
+}
+
+// columnGuarded: the step runs only when a column probe of the setup
+// (a ReadColumns step, which a script does not read) found no column: an
+// addition a script runs with its error ignored.
+func columnGuarded(set *compiler.Program, s compiler.Step) bool {
+	for _, g := range s.Guards() {
+		for _, p := range set.Steps {
+			if p.Read == compiler.ReadColumns && len(p.Into) > 0 && strings.HasPrefix(g.Reg, p.Into[0]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (f *flow) exec(g *gen, name, acc string) {

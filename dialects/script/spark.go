@@ -58,8 +58,12 @@ func (l *sparkJob) render(g *gen) {
 			switch {
 			case s.Read == compiler.ReadColumns:
 				job = "read the column names of the result; the add_runs_* steps run only for a column not there."
-			case s.If != "":
+			case columnGuarded(set, s):
 				job = "only when the run log lacks the column (see probe_runs)."
+			case s.Read == compiler.ReadCount:
+				job = "read the count into " + s.Into[0] + "."
+			case s.If != "":
+				job = "only when " + strings.TrimPrefix(s.If, "!") + " is 0."
 			}
 			step(s.Stmt, job)
 		}

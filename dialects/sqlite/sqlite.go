@@ -98,6 +98,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
+	case compiler.IndexExists:
+		master := "sqlite_master"
+		if parts := op.Table.Parts; len(parts) > 1 {
+			master = w.Table(compiler.Table{Parts: []string{parts[len(parts)-2], "sqlite_master"}})
+		}
+		w.S("SELECT COUNT(*)\nFROM ", master, "\nWHERE type = ", w.String("index"), " AND tbl_name = ", w.String(op.Table.Parts[len(op.Table.Parts)-1]),
+			" AND name = ", w.String(op.Name))
+		return true, nil
 	case compiler.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
 		return true, nil

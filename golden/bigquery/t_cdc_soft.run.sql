@@ -74,6 +74,7 @@ DECLARE v_rows_skipped BIGINT;
 DECLARE v_rows_updated BIGINT;
 DECLARE v_rows_written BIGINT;
 DECLARE v_run_id STRING;
+DECLARE v_runs_indexed BIGINT;
 DECLARE v_spec_hash STRING;
 DECLARE v_start DATETIME;
 DECLARE v_started_at STRING;
@@ -121,6 +122,7 @@ SET v_rows_read = 0;
 SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
+SET v_runs_indexed = 0;
 SET v_unpartitioned = 0;
 SET v_upserts = 0;
 SET v_window = 0;
@@ -189,6 +191,16 @@ BEGIN
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;
+SET x_step = 'probe_runs_index';
+SET x_n = NULL;
+SET x_n = (
+  SELECT 1
+);
+SET x_n = COALESCE(x_n, 0);
+SET v_runs_indexed = v_runs_indexed + x_n;
+IF v_runs_indexed = 0 THEN
+  SET x_step = 'create_runs_index';
+END IF;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,

@@ -39,6 +39,8 @@
 --   add_runs_note              if no runs.note
 --   add_runs_rows_ignored      if no runs.rows_ignored
 --   add_runs_logic_hash        if no runs.logic_hash
+--   probe_runs_index           count -> runs_indexed
+--   create_runs_index          if no runs_indexed
 --   create_partitions
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
@@ -168,6 +170,16 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` INT64;
 -- phase: setup
 -- Add logic_hash to a run log an older incrc created.
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING(64);
+
+-- name: probe_runs_index
+-- phase: setup
+-- Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)
+SELECT 1;
+
+-- name: create_runs_index
+-- phase: setup
+-- The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.
+-- (nothing to run on bigquery)
 
 -- name: create_partitions
 -- phase: setup

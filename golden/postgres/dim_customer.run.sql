@@ -76,6 +76,7 @@ DECLARE
   v_rows_updated BIGINT;
   v_rows_written BIGINT;
   v_run_id TEXT;
+  v_runs_indexed BIGINT;
   v_spec_hash TEXT;
   v_start TIMESTAMP;
   v_started_at TEXT;
@@ -119,6 +120,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_runs_indexed := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -184,6 +186,17 @@ BEGIN
     EXECUTE $s$ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(64)$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
+  x_step := 'probe_runs_index';
+  x_n := NULL;
+  EXECUTE $s$SELECT COUNT(*)
+  FROM pg_indexes
+  WHERE schemaname = current_schema() AND tablename = 'incrc_runs' AND indexname = 'incrc_runs_pipeline_status'$s$ INTO x_n;
+  x_n := COALESCE(x_n, 0);
+  v_runs_indexed := v_runs_indexed + x_n;
+  IF v_runs_indexed = 0 THEN
+    x_step := 'create_runs_index';
+    EXECUTE $s$CREATE INDEX IF NOT EXISTS "incrc_runs_pipeline_status" ON "incrc_runs" ("pipeline", "status")$s$;
+  END IF;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(64) NOT NULL,
     "backfill_id" VARCHAR(64) NOT NULL,

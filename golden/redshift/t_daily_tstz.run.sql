@@ -71,6 +71,7 @@ DECLARE
   v_rows_updated BIGINT;
   v_rows_written BIGINT;
   v_run_id VARCHAR(65535);
+  v_runs_indexed BIGINT;
   v_spec_hash VARCHAR(65535);
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
@@ -115,6 +116,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_runs_indexed := 0;
   v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
@@ -181,6 +183,16 @@ BEGIN
     ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" VARCHAR(256);
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
+  x_step := 'probe_runs_index';
+  x_n := NULL;
+  SELECT INTO x_n * FROM (
+    SELECT 1
+  ) AS incrc_q;
+  x_n := COALESCE(x_n, 0);
+  v_runs_indexed := v_runs_indexed + x_n;
+  IF v_runs_indexed = 0 THEN
+    x_step := 'create_runs_index';
+  END IF;
   CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(256) NOT NULL,
     "backfill_id" VARCHAR(256) NOT NULL,

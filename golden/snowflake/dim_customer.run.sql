@@ -82,6 +82,7 @@ DECLARE
   v_rows_updated BIGINT;
   v_rows_written BIGINT;
   v_run_id VARCHAR;
+  v_runs_indexed BIGINT;
   v_spec_hash VARCHAR;
   v_start TIMESTAMP_NTZ;
   v_started_at VARCHAR;
@@ -129,6 +130,7 @@ BEGIN
   v_rows_skipped := 0;
   v_rows_updated := 0;
   v_rows_written := 0;
+  v_runs_indexed := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -202,6 +204,16 @@ BEGIN
     WHEN OTHER THEN
       x_rc := 0;
   END;
+  x_step := 'probe_runs_index';
+  x_n := NULL;
+  SELECT q.$1 INTO :x_n FROM (
+    SELECT 1
+  ) AS q;
+  x_n := COALESCE(x_n, 0);
+  v_runs_indexed := v_runs_indexed + x_n;
+  IF (v_runs_indexed = 0) THEN
+    x_step := 'create_runs_index';
+  END IF;
   CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
     "PIPELINE" VARCHAR(64) NOT NULL,
     "BACKFILL_ID" VARCHAR(64) NOT NULL,

@@ -94,7 +94,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -108,17 +116,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`events` (
   `event_id` BIGINT,
@@ -129,17 +137,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`events` (
 )
 USING DELTA;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`events`
 WHERE 1 = 0;
 
--- step 14: create_partition_index
+-- step 16: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 15: read_state
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_events has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_events is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_events)".
 -- params: pipeline
@@ -147,7 +155,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 16: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -156,7 +164,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 17: acquire_lease
+-- step 19: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -165,7 +173,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 18: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -176,13 +184,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- sha256(pipeline|from|to|spec_hash), from and to as RFC 3339 in UTC (seconds): the same backfill resumes.
 -- start and hi as incrc run fixes them; finalized partitions need --restate.
 
--- step 19: clear_markers
+-- step 21: clear_markers
 -- job: only with --restart.
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
 
--- step 20: read_markers
+-- step 22: read_markers
 -- job: the partitions of this backfill already done are skipped.
 -- params: pipeline, backfill_id
 SELECT `partition_key`, `status`
@@ -190,11 +198,11 @@ FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?
 ORDER BY `partition_key`;
 
--- step 21: drop_stage
+-- step 23: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_dw_events`;
 
--- step 22: create_stage
+-- step 24: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_dw_events` (
   `event_id` BIGINT,
@@ -205,7 +213,7 @@ CREATE TABLE `incrc_stage_dw_events` (
 )
 USING DELTA;
 
--- step 23: stage_partition
+-- step 25: stage_partition
 -- job: run it.
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
@@ -214,25 +222,25 @@ FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
 
--- step 24: count_invalid
+-- step 26: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d row(s) break quality rules and on_invalid is fail: partition left as it was".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
 
--- step 25: count_staged
+-- step 27: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted, rows_written (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_events`;
 
--- step 26: count_partition
+-- step 28: count_partition
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`events`
 WHERE `event_date` >= ? AND `event_date` < ?;
 
--- step 27: replace_partition
+-- step 29: replace_partition
 -- job: run it.
 -- params: plo, phi, plo, phi
 INSERT INTO `dw`.`events` REPLACE WHERE `event_date` >= ? AND `event_date` < ?
@@ -240,19 +248,19 @@ SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `incrc_stage_dw_events`
 WHERE `event_date` >= ? AND `event_date` < ?;
 
--- step 28: delete_marker
+-- step 30: delete_marker
 -- job: run it.
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
 
--- step 29: insert_marker
+-- step 31: insert_marker
 -- job: run it.
 -- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at, logic_hash
 INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 
--- step 30: check_partition_source
+-- step 32: check_partition_source
 -- job: keep the row (count and measures) as source: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: start, hi, plo, phi
@@ -267,7 +275,7 @@ FROM (
 GROUP BY `event_date`
 ORDER BY `event_date`;
 
--- step 31: check_partition_target
+-- step 33: check_partition_target
 -- job: keep the row (count and measures) as target: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: plo, phi
@@ -277,7 +285,7 @@ WHERE `event_date` >= ? AND `event_date` < ?
 GROUP BY `event_date`
 ORDER BY `event_date`;
 
--- step 32: record_finish
+-- step 34: record_finish
 -- job: once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,
 -- job: the watermark before and after as read_state found it; failed, with the error, when a partition failed.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
@@ -297,11 +305,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 33: drop_stage
+-- step 35: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_events`;
 
--- step 34: release_lease
+-- step 36: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

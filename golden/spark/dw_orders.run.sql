@@ -101,7 +101,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -115,17 +123,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -135,13 +143,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING DELTA;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders`
 WHERE 1 = 0;
 
--- step 14: create_quarantine
+-- step 16: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -153,13 +161,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING DELTA;
 
--- step 15: check_quarantine_columns
+-- step 17: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders_quarantine`
 WHERE 1 = 0;
 
--- step 16: read_state
+-- step 18: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -167,7 +175,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 17: init_state
+-- step 19: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -176,7 +184,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 18: acquire_lease
+-- step 20: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -185,7 +193,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 19: abandon_runs
+-- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -198,23 +206,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (2d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 20: record_start
+-- step 22: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 21: probe_source
+-- step 23: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 22: drop_stage
+-- step 24: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
 
--- step 23: create_stage
+-- step 25: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dw_orders` (
   `order_id` BIGINT,
@@ -224,11 +232,11 @@ CREATE TABLE `incrc_stage_dw_orders` (
 )
 USING DELTA;
 
--- step 24: drop_raw
+-- step 26: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
 
--- step 25: create_raw
+-- step 27: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dw_orders` (
   `order_id` BIGINT,
@@ -238,7 +246,7 @@ CREATE TABLE `incrc_raw_dw_orders` (
 )
 USING DELTA;
 
--- step 26: stage_window
+-- step 28: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
@@ -246,7 +254,7 @@ SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 27: dedupe_stage
+-- step 29: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -258,11 +266,11 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 28: analyze_stage
+-- step 30: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark)
 
--- step 29: quarantine_null_watermark
+-- step 31: quarantine_null_watermark
 -- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -274,13 +282,13 @@ SELECT ?,
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
 
--- step 30: count_invalid
+-- step 32: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 31: quarantine
+-- step 33: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -296,7 +304,7 @@ WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 32: retract_invalid
+-- step 34: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
 MERGE INTO `dw`.`orders` AS t
 USING (
@@ -307,17 +315,17 @@ USING (
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
 
--- step 33: delete_invalid
+-- step 35: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 34: count_staged
+-- step 36: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- step 35: write
+-- step 37: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders` AS s
@@ -335,7 +343,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
   VALUES (s.`order_id`, s.`order_date`, s.`amount`, s.`updated_at`);
 
--- step 36: advance_watermark
+-- step 38: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -344,7 +352,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 37: record_finish
+-- step 39: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -363,15 +371,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 38: drop_stage
+-- step 40: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
 
--- step 39: drop_raw
+-- step 41: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
 
--- step 40: release_lease
+-- step 42: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -97,7 +97,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -111,17 +119,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `sale_id` BIGINT,
@@ -133,17 +141,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales` (
 )
 USING DELTA;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales`
 WHERE 1 = 0;
 
--- step 14: create_partition_index
+-- step 16: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 15: read_state
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_sales)".
 -- params: pipeline
@@ -151,7 +159,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 16: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -160,7 +168,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 17: acquire_lease
+-- step 19: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -169,7 +177,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 18: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -182,13 +190,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 19: record_start
+-- step 21: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 20: probe_source
+-- step 22: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
 FROM (
@@ -200,7 +208,7 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 21: count_null_watermark_source
+-- step 23: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM (
@@ -212,7 +220,7 @@ FROM (
 ) AS src
 WHERE `updated_at` IS NULL;
 
--- step 22: touched_partitions
+-- step 24: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -229,7 +237,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 GROUP BY `sale_date`
 ORDER BY incrc_partition;
 
--- step 23: count_unpartitioned
+-- step 25: count_unpartitioned
 -- job: only when unpartitioned is not 0; read one integer (NULL is 0); not 0: fail with "%d row(s) of the window have a NULL sale_date and belong to no partition, and on_invalid is fail: nothing written".
 -- params: lo, hi
 SELECT COUNT(*)
@@ -243,11 +251,11 @@ FROM (
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
 
--- step 24: drop_stage
+-- step 26: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
 
--- step 25: create_stage
+-- step 27: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_dw_sales` (
   `sale_id` BIGINT,
@@ -259,7 +267,7 @@ CREATE TABLE `incrc_stage_dw_sales` (
 )
 USING DELTA;
 
--- step 26: stage_partition
+-- step 28: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: start, hi, plo, phi
@@ -275,18 +283,18 @@ FROM (
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` >= ? AND `sale_date` < ?;
 
--- step 27: count_invalid
+-- step 29: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`
 WHERE `sale_date` IS NULL;
 
--- step 28: count_staged
+-- step 30: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`;
 
--- step 29: count_partition
+-- step 31: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -294,7 +302,7 @@ SELECT COUNT(*)
 FROM `dw`.`sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 30: replace_partition
+-- step 32: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -303,7 +311,7 @@ SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_
 FROM `incrc_stage_dw_sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 31: advance_watermark
+-- step 33: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -312,7 +320,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 32: record_finish
+-- step 34: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -331,11 +339,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 33: drop_stage
+-- step 35: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales`;
 
--- step 34: release_lease
+-- step 36: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

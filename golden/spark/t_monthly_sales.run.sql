@@ -101,7 +101,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -115,17 +123,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
   `sale_id` BIGINT NOT NULL,
@@ -135,17 +143,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
 )
 USING DELTA;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly`
 WHERE 1 = 0;
 
--- step 14: create_partition_index
+-- step 16: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 15: create_quarantine
+-- step 17: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
   `incrc_run_id` STRING,
@@ -157,13 +165,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
 )
 USING DELTA;
 
--- step 16: check_quarantine_columns
+-- step 18: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly_quarantine`
 WHERE 1 = 0;
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_monthly_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_monthly_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_monthly_sales)".
 -- params: pipeline
@@ -171,7 +179,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -180,7 +188,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
+-- step 21: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -189,7 +197,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -203,19 +211,19 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 -- Partitions that start before the saved watermark minus finalize_after (90d) are finalized.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE 1 = 0;
 
--- step 23: touched_partitions
+-- step 25: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -226,11 +234,11 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 GROUP BY trunc(`sale_date`, 'MONTH')
 ORDER BY incrc_partition;
 
--- step 24: drop_stage
+-- step 26: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 25: create_stage
+-- step 27: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_t_monthly_sales` (
   `sale_id` BIGINT,
@@ -240,11 +248,11 @@ CREATE TABLE `incrc_stage_t_monthly_sales` (
 )
 USING DELTA;
 
--- step 26: drop_raw
+-- step 28: drop_raw
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
 
--- step 27: create_raw
+-- step 29: create_raw
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_raw_t_monthly_sales` (
   `sale_id` BIGINT,
@@ -254,7 +262,7 @@ CREATE TABLE `incrc_raw_t_monthly_sales` (
 )
 USING DELTA;
 
--- step 28: stage_partition
+-- step 30: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: start, hi, start, hi, plo, phi, plo, phi
@@ -275,13 +283,13 @@ FROM (
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
 
--- step 29: count_invalid
+-- step 31: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 30: quarantine
+-- step 32: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
@@ -297,17 +305,17 @@ WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 31: delete_invalid
+-- step 33: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 32: count_staged
+-- step 34: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`;
 
--- step 33: count_partition
+-- step 35: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -315,7 +323,7 @@ SELECT COUNT(*)
 FROM `dw`.`sales_monthly`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 34: replace_partition
+-- step 36: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -324,7 +332,7 @@ SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 35: quarantine_unpartitioned
+-- step 37: quarantine_unpartitioned
 -- job: only when unpartitioned is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id, lo, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
@@ -337,7 +345,7 @@ FROM `app`.`sales`
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
 
--- step 36: quarantine_null_watermark_source
+-- step 38: quarantine_null_watermark_source
 -- job: add num_affected_rows to rows_read, rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
@@ -349,7 +357,7 @@ SELECT ?,
 FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
 
--- step 37: advance_watermark
+-- step 39: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -358,7 +366,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 38: record_finish
+-- step 40: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -377,15 +385,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 39: drop_stage
+-- step 41: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 40: drop_raw
+-- step 42: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
 
--- step 41: release_lease
+-- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -113,7 +113,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -127,17 +135,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
   `tenant` STRING NOT NULL,
@@ -152,7 +160,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
 )
 USING DELTA;
 
--- step 13: create_tombstones
+-- step 15: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `tenant` STRING NOT NULL,
@@ -162,13 +170,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
 )
 USING DELTA;
 
--- step 14: check_target_columns
+-- step 16: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`account_history_tombstones`
 WHERE 1 = 0;
 
--- step 15: create_quarantine
+-- step 17: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
   `incrc_run_id` STRING,
@@ -184,13 +192,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
 )
 USING DELTA;
 
--- step 16: check_quarantine_columns
+-- step 18: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`account_history_quarantine`
 WHERE 1 = 0;
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_scd2_cdc has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_scd2_cdc is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_scd2_cdc)".
 -- params: pipeline
@@ -198,7 +206,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -207,7 +215,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
+-- step 21: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -216,7 +224,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -229,23 +237,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (2h), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE 1 = 0;
 
--- step 23: drop_stage
+-- step 25: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
 
--- step 24: create_stage
+-- step 26: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_scd2_cdc` (
   `tenant` STRING,
@@ -261,11 +269,11 @@ CREATE TABLE `incrc_stage_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 25: drop_raw
+-- step 27: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
 
--- step 26: create_raw
+-- step 28: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_t_scd2_cdc` (
   `tenant` STRING,
@@ -279,11 +287,11 @@ CREATE TABLE `incrc_raw_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 27: drop_timeline
+-- step 29: drop_timeline
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
 
--- step 28: create_timeline
+-- step 30: create_timeline
 -- job: only when window is not 0.
 CREATE TABLE `incrc_timeline_t_scd2_cdc` (
   `tenant` STRING,
@@ -299,11 +307,11 @@ CREATE TABLE `incrc_timeline_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 29: drop_changes
+-- step 31: drop_changes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
 
--- step 30: create_changes
+-- step 32: create_changes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_changes_t_scd2_cdc` (
   `tenant` STRING,
@@ -319,7 +327,7 @@ CREATE TABLE `incrc_changes_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 31: stage_window
+-- step 33: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -327,13 +335,13 @@ SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 
--- step 32: count_invalid
+-- step 34: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
 
--- step 33: quarantine
+-- step 35: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -357,17 +365,17 @@ WHERE `ingested_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
 
--- step 34: delete_invalid
+-- step 36: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
 
--- step 35: count_changes
+-- step 37: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_scd2_cdc`;
 
--- step 36: resolve_versions
+-- step 38: resolve_versions
 -- job: only when changes is not 0.
 INSERT INTO `incrc_stage_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`balance`, r.`lsn`, r.`committed_at`, r.`lsn`, r.`committed_at`, CAST(NULL AS TIMESTAMP),
@@ -383,18 +391,18 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
--- step 37: count_staged
+-- step 39: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to new_events, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_scd2_cdc`;
 
--- step 38: timeline_candidates
+-- step 40: timeline_candidates
 -- job: only when new_events is not 0.
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
 
--- step 39: timeline_history
+-- step 41: timeline_history
 -- job: only when new_events is not 0.
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT t.`tenant`, t.`account_id`, t.`plan`, t.`balance`, t.`lsn`, t.`committed_at`, t.`incrc_sequence`, t.`starts`, t.`ends`, 0
@@ -404,7 +412,7 @@ WHERE EXISTS (
   WHERE s.`tenant` = t.`tenant` AND s.`account_id` = t.`account_id`
 );
 
--- step 40: timeline_tombstones
+-- step 42: timeline_tombstones
 -- job: only when new_events is not 0.
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `incrc_sequence`, `starts`, `incrc_kind`)
 SELECT b.`tenant`, b.`account_id`, b.`incrc_sequence`, b.`starts`, 1
@@ -414,7 +422,7 @@ WHERE EXISTS (
   WHERE s.`tenant` = b.`tenant` AND s.`account_id` = b.`account_id`
 );
 
--- step 41: timeline_changes
+-- step 43: timeline_changes
 -- job: only when new_events is not 0.
 INSERT INTO `incrc_changes_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_op`)
 SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_at`, x.`incrc_sequence`, x.`starts`,
@@ -436,31 +444,31 @@ WHERE x.`incrc_kind` = 2
    OR (x.`incrc_kind` = 3 AND x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`)
    OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`starts`);
 
--- step 42: check_versions
+-- step 44: check_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's committed_at is at or after scd2.open_end; fix the change log, or set a later open_end".
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
 
--- step 43: count_added_versions
+-- step 45: count_added_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 1;
 
--- step 44: count_rewritten_versions
+-- step 46: count_rewritten_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 2;
 
--- step 45: count_removed_versions
+-- step 47: count_removed_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 3;
 
--- step 46: retract_tombstones
+-- step 48: retract_tombstones
 -- job: only when new_events is not 0.
 MERGE INTO `dw`.`account_history_tombstones` AS t
 USING (
@@ -470,7 +478,7 @@ USING (
 ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
 WHEN MATCHED THEN DELETE;
 
--- step 47: apply_versions
+-- step 49: apply_versions
 -- job: only when new_events is not 0.
 MERGE INTO `dw`.`account_history` AS t
 USING `incrc_changes_t_scd2_cdc` AS s
@@ -486,14 +494,14 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`)
   VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`balance`, s.`lsn`, s.`committed_at`, s.`incrc_sequence`, s.`starts`, s.`ends`);
 
--- step 48: write_tombstones
+-- step 50: write_tombstones
 -- job: only when new_events is not 0.
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
 
--- step 49: advance_watermark
+-- step 51: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_scd2_cdc changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -502,7 +510,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 50: record_finish
+-- step 52: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -521,23 +529,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 51: drop_stage
+-- step 53: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
 
--- step 52: drop_raw
+-- step 54: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
 
--- step 53: drop_timeline
+-- step 55: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
 
--- step 54: drop_changes
+-- step 56: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
 
--- step 55: release_lease
+-- step 57: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -109,7 +109,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -123,17 +131,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_customer` (
   `customer_id` BIGINT NOT NULL,
@@ -145,13 +153,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_customer` (
 )
 USING iceberg;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`dim_customer`
 WHERE 1 = 0;
 
--- step 14: read_state
+-- step 16: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dim_customer has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dim_customer is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dim_customer)".
 -- params: pipeline
@@ -159,7 +167,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 15: init_state
+-- step 17: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -168,7 +176,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 16: acquire_lease
+-- step 18: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -177,7 +185,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 17: abandon_runs
+-- step 19: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -190,23 +198,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 18: record_start
+-- step 20: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 19: probe_source
+-- step 21: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
 WHERE 1 = 0;
 
--- step 20: drop_stage
+-- step 22: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
--- step 21: create_stage
+-- step 23: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dim_customer` (
   `customer_id` BIGINT,
@@ -216,11 +224,11 @@ CREATE TABLE `incrc_stage_dim_customer` (
 )
 USING iceberg;
 
--- step 22: drop_raw
+-- step 24: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
--- step 23: create_raw
+-- step 25: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dim_customer` (
   `customer_id` BIGINT,
@@ -230,11 +238,11 @@ CREATE TABLE `incrc_raw_dim_customer` (
 )
 USING iceberg;
 
--- step 24: drop_timeline
+-- step 26: drop_timeline
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
--- step 25: create_timeline
+-- step 27: create_timeline
 -- job: only when window is not 0.
 CREATE TABLE `incrc_timeline_dim_customer` (
   `customer_id` BIGINT,
@@ -247,11 +255,11 @@ CREATE TABLE `incrc_timeline_dim_customer` (
 )
 USING iceberg;
 
--- step 26: drop_changes
+-- step 28: drop_changes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
--- step 27: create_changes
+-- step 29: create_changes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_changes_dim_customer` (
   `customer_id` BIGINT,
@@ -264,7 +272,7 @@ CREATE TABLE `incrc_changes_dim_customer` (
 )
 USING iceberg;
 
--- step 28: stage_all
+-- step 30: stage_all
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
@@ -272,13 +280,13 @@ SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 29: count_null_watermark
+-- step 31: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_dim_customer`
 WHERE `updated_at` IS NULL;
 
--- step 30: dedupe_stage
+-- step 32: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
 SELECT `customer_id`, `name`, `country`, `updated_at`
@@ -290,13 +298,13 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 31: count_invalid
+-- step 33: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dim_customer`
 WHERE `customer_id` IS NULL;
 
--- step 32: timeline_candidates
+-- step 34: timeline_candidates
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
@@ -308,7 +316,7 @@ WHERE NOT EXISTS (
     AND t.`country` <=> s.`country`
 );
 
--- step 33: timeline_history
+-- step 35: timeline_history
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, 0
@@ -318,7 +326,7 @@ WHERE EXISTS (
   WHERE s.`customer_id` = t.`customer_id`
 );
 
--- step 34: timeline_reopen
+-- step 36: timeline_reopen
 -- job: only when rows_read is not 0.
 -- params: hi
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
@@ -338,7 +346,7 @@ WHERE incrc_rn = 1
     WHERE t.`customer_id` = r.`customer_id` AND t.`valid_to` < CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND t.`valid_to` > r.`updated_at`
   );
 
--- step 35: timeline_changes
+-- step 37: timeline_changes
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT x.`customer_id`, x.`name`, x.`country`, x.`updated_at`, x.`valid_from`,
@@ -359,7 +367,7 @@ FROM (
 WHERE x.`incrc_kind` = 1
    OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
--- step 36: close_vanished
+-- step 38: close_vanished
 -- job: only when window is not 0.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
@@ -372,31 +380,31 @@ WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
     WHERE src.`customer_id` = o.`customer_id`
   );
 
--- step 37: check_versions
+-- step 39: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
--- step 38: count_added_versions
+-- step 40: count_added_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 1;
 
--- step 39: count_rewritten_versions
+-- step 41: count_rewritten_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 2;
 
--- step 40: count_removed_versions
+-- step 42: count_removed_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 3;
 
--- step 41: apply_versions
+-- step 43: apply_versions
 -- job: only when window is not 0.
 MERGE INTO `dw`.`dim_customer` AS t
 USING `incrc_changes_dim_customer` AS s
@@ -410,7 +418,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`)
   VALUES (s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`valid_from`, s.`valid_to`);
 
--- step 42: advance_watermark
+-- step 44: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_customer changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -419,7 +427,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 43: record_finish
+-- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -438,23 +446,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 44: drop_stage
+-- step 46: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
--- step 45: drop_raw
+-- step 47: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
--- step 46: drop_timeline
+-- step 48: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
--- step 47: drop_changes
+-- step 49: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
--- step 48: release_lease
+-- step 50: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -107,7 +107,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -121,17 +129,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`customers` (
   `customer_id` BIGINT NOT NULL,
@@ -142,7 +150,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers` (
 )
 USING iceberg;
 
--- step 13: create_tombstones
+-- step 15: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`customers_tombstones` (
   `customer_id` BIGINT NOT NULL,
@@ -151,13 +159,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers_tombstones` (
 )
 USING iceberg;
 
--- step 14: check_target_columns
+-- step 16: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`customers_tombstones`
 WHERE 1 = 0;
 
--- step 15: create_quarantine
+-- step 17: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`customers_quarantine` (
   `incrc_run_id` STRING,
@@ -172,13 +180,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers_quarantine` (
 )
 USING iceberg;
 
--- step 16: check_quarantine_columns
+-- step 18: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`customers_quarantine`
 WHERE 1 = 0;
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_customers has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_customers is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_customers)".
 -- params: pipeline
@@ -186,7 +194,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -195,7 +203,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
+-- step 21: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -204,7 +212,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -217,23 +225,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1h), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
 WHERE 1 = 0;
 
--- step 23: drop_stage
+-- step 25: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_customers` PURGE;
 
--- step 24: create_stage
+-- step 26: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dw_customers` (
   `customer_id` BIGINT,
@@ -244,11 +252,11 @@ CREATE TABLE `incrc_stage_dw_customers` (
 )
 USING iceberg;
 
--- step 25: drop_raw
+-- step 27: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dw_customers` PURGE;
 
--- step 26: create_raw
+-- step 28: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dw_customers` (
   `customer_id` BIGINT,
@@ -261,11 +269,11 @@ CREATE TABLE `incrc_raw_dw_customers` (
 )
 USING iceberg;
 
--- step 27: drop_deletes
+-- step 29: drop_deletes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_deletes_dw_customers` PURGE;
 
--- step 28: create_deletes
+-- step 30: create_deletes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_deletes_dw_customers` (
   `customer_id` BIGINT,
@@ -274,7 +282,7 @@ CREATE TABLE `incrc_deletes_dw_customers` (
 )
 USING iceberg;
 
--- step 29: stage_window
+-- step 31: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -282,13 +290,13 @@ SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_
 FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 
--- step 30: count_invalid
+-- step 32: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 
--- step 31: quarantine
+-- step 33: quarantine
 -- job: only when invalid is not 0.
 -- params: run_id
 INSERT INTO `dw`.`customers_quarantine` (`incrc_run_id`, `incrc_reason`, `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -308,17 +316,17 @@ WHERE `ingested_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 
--- step 32: delete_invalid
+-- step 34: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 
--- step 33: count_changes
+-- step 35: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`;
 
--- step 34: resolve_upserts
+-- step 36: resolve_upserts
 -- job: only when changes is not 0.
 INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
 SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
@@ -334,7 +342,7 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
--- step 35: resolve_deletes
+-- step 37: resolve_deletes
 -- job: only when changes is not 0.
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
@@ -350,12 +358,12 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
--- step 36: count_staged
+-- step 38: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_customers`;
 
--- step 37: count_matched
+-- step 39: count_matched
 -- job: only when upserts is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_customers` AS s
@@ -364,12 +372,12 @@ WHERE EXISTS (
   WHERE t.`customer_id` = s.`customer_id`
 );
 
--- step 38: count_deletes
+-- step 40: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_dw_customers`;
 
--- step 39: retract_tombstones
+-- step 41: retract_tombstones
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`customers_tombstones` AS t
 USING (
@@ -379,7 +387,7 @@ USING (
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
 
--- step 40: write
+-- step 42: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`customers` AS t
 USING `incrc_stage_dw_customers` AS s
@@ -392,7 +400,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
   VALUES (s.`customer_id`, s.`name`, s.`country`, s.`committed_at`, s.`incrc_sequence`);
 
--- step 41: apply_deletes
+-- step 43: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`customers` AS t
 USING (
@@ -402,7 +410,7 @@ USING (
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
 
--- step 42: write_tombstones
+-- step 44: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`customers_tombstones` AS t
 USING `incrc_deletes_dw_customers` AS s
@@ -413,7 +421,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
   VALUES (s.`customer_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
 
--- step 43: advance_watermark
+-- step 45: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -422,7 +430,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 44: record_finish
+-- step 46: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -441,19 +449,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 45: drop_stage
+-- step 47: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_customers` PURGE;
 
--- step 46: drop_raw
+-- step 48: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_customers` PURGE;
 
--- step 47: drop_deletes
+-- step 49: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_dw_customers` PURGE;
 
--- step 48: release_lease
+-- step 50: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

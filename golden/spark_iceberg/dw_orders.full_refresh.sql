@@ -95,7 +95,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -109,17 +117,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -129,13 +137,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING iceberg;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders`
 WHERE 1 = 0;
 
--- step 14: create_quarantine
+-- step 16: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -147,13 +155,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING iceberg;
 
--- step 15: check_quarantine_columns
+-- step 17: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders_quarantine`
 WHERE 1 = 0;
 
--- step 16: read_state
+-- step 18: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -161,7 +169,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 17: init_state
+-- step 19: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -170,7 +178,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 18: acquire_lease
+-- step 20: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -179,7 +187,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 19: abandon_runs
+-- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -192,30 +200,30 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 20: record_start
+-- step 22: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 21: probe_source
+-- step 23: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 22: source_unique
+-- step 24: source_unique
 -- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
 SELECT 0;
 
--- step 23: count_source
+-- step 25: count_source
 -- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 24: quarantine_null_watermark_source
+-- step 26: quarantine_null_watermark_source
 -- job: add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -227,7 +235,7 @@ SELECT ?,
 FROM `app`.`orders`
 WHERE `updated_at` IS NULL;
 
--- step 25: quarantine_source
+-- step 27: quarantine_source
 -- job: only when unique is 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -253,7 +261,7 @@ WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
 
--- step 26: quarantine_source_unique
+-- step 28: quarantine_source_unique
 -- job: only when unique is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -269,12 +277,12 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND (`order_date` IS NULL
    OR NOT (`amount` >= 0));
 
--- step 27: count_target
+-- step 29: count_target
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`orders`;
 
--- step 28: replace_target
+-- step 30: replace_target
 -- job: only when unique is 0.
 DELETE FROM `dw`.`orders`;
 -- params: start, hi
@@ -290,7 +298,7 @@ FROM (
 WHERE incrc_rn = 1
   AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 29: replace_target_unique
+-- step 31: replace_target_unique
 -- job: only when unique is not 0.
 DELETE FROM `dw`.`orders`;
 -- params: start, hi
@@ -301,12 +309,12 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND NOT COALESCE(`order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 30: count_target
+-- step 32: count_target
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`orders`;
 
--- step 31: advance_watermark
+-- step 33: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -315,7 +323,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 32: record_finish
+-- step 34: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -334,7 +342,7 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 33: release_lease
+-- step 35: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -105,7 +105,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -119,17 +127,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`documents` (
   `id` BIGINT NOT NULL,
@@ -138,7 +146,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents` (
 )
 USING iceberg;
 
--- step 13: create_tombstones
+-- step 15: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `id` BIGINT NOT NULL,
@@ -146,13 +154,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
 )
 USING iceberg;
 
--- step 14: check_target_columns
+-- step 16: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`documents_tombstones`
 WHERE 1 = 0;
 
--- step 15: read_state
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_cdc_int_ops has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_cdc_int_ops is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_cdc_int_ops)".
 -- params: pipeline
@@ -160,7 +168,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 16: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -169,7 +177,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 17: acquire_lease
+-- step 19: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -178,7 +186,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 18: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -190,13 +198,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1000), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 19: record_start
+-- step 21: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 20: probe_source
+-- step 22: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `id`, `body`, `kind`, `seq`
 FROM (
@@ -204,11 +212,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 21: drop_stage
+-- step 23: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
--- step 22: create_stage
+-- step 24: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_cdc_int_ops` (
   `id` BIGINT,
@@ -217,11 +225,11 @@ CREATE TABLE `incrc_stage_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 23: drop_raw
+-- step 25: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
--- step 24: create_raw
+-- step 26: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_t_cdc_int_ops` (
   `id` BIGINT,
@@ -231,11 +239,11 @@ CREATE TABLE `incrc_raw_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 25: drop_deletes
+-- step 27: drop_deletes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
--- step 26: create_deletes
+-- step 28: create_deletes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
   `id` BIGINT,
@@ -243,7 +251,7 @@ CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 27: stage_window
+-- step 29: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
@@ -253,18 +261,18 @@ FROM (
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
 
--- step 28: count_invalid
+-- step 30: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written".
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`
 WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3));
 
--- step 29: count_changes
+-- step 31: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`;
 
--- step 30: resolve_upserts
+-- step 32: resolve_upserts
 -- job: only when changes is not 0.
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
@@ -280,7 +288,7 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
 
--- step 31: resolve_deletes
+-- step 33: resolve_deletes
 -- job: only when changes is not 0.
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
@@ -296,12 +304,12 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
 
--- step 32: count_staged
+-- step 34: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_int_ops`;
 
--- step 33: count_matched
+-- step 35: count_matched
 -- job: only when upserts is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_int_ops` AS s
@@ -310,12 +318,12 @@ WHERE EXISTS (
   WHERE t.`id` = s.`id`
 );
 
--- step 34: count_deletes
+-- step 36: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_int_ops`;
 
--- step 35: retract_tombstones
+-- step 37: retract_tombstones
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING (
@@ -325,7 +333,7 @@ USING (
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
 
--- step 36: write
+-- step 38: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`documents` AS t
 USING `incrc_stage_t_cdc_int_ops` AS s
@@ -336,7 +344,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
   VALUES (s.`id`, s.`body`, s.`incrc_sequence`);
 
--- step 37: apply_deletes
+-- step 39: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`documents` AS t
 USING (
@@ -346,7 +354,7 @@ USING (
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
 
--- step 38: write_tombstones
+-- step 40: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING `incrc_deletes_t_cdc_int_ops` AS s
@@ -356,7 +364,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
   VALUES (s.`id`, s.`incrc_sequence`);
 
--- step 39: advance_watermark
+-- step 41: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -365,7 +373,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 40: record_finish
+-- step 42: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -384,19 +392,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 41: drop_stage
+-- step 43: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
--- step 42: drop_raw
+-- step 44: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
--- step 43: drop_deletes
+-- step 45: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
--- step 44: release_lease
+-- step 46: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

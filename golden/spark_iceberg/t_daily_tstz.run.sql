@@ -101,7 +101,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -115,17 +123,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`payments` (
   `payment_id` BIGINT NOT NULL,
@@ -135,17 +143,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`payments` (
 )
 USING iceberg;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`payments`
 WHERE 1 = 0;
 
--- step 14: create_partition_index
+-- step 16: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark_iceberg)
 
--- step 15: read_state
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_daily_tstz is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_daily_tstz)".
 -- params: pipeline
@@ -153,7 +161,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 16: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -162,7 +170,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 17: acquire_lease
+-- step 19: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -171,7 +179,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 18: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -184,33 +192,33 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 19: record_start
+-- step 21: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 20: probe_source
+-- step 22: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
 WHERE 1 = 0;
 
--- step 21: source_unique
+-- step 23: source_unique
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to unique (a leading - subtracts).
 SELECT 0;
 
--- step 22: count_null_watermark_source
+-- step 24: count_null_watermark_source
 -- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `app`.`payments`
 WHERE `updated_at` IS NULL;
 
--- step 23: drop_stage
+-- step 25: drop_stage
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 24: create_stage
+-- step 26: create_stage
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_stage_t_daily_tstz` (
   `payment_id` BIGINT,
@@ -220,11 +228,11 @@ CREATE TABLE `incrc_stage_t_daily_tstz` (
 )
 USING iceberg;
 
--- step 25: drop_raw
+-- step 27: drop_raw
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 26: create_raw
+-- step 28: create_raw
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_raw_t_daily_tstz` (
   `payment_id` BIGINT,
@@ -234,7 +242,7 @@ CREATE TABLE `incrc_raw_t_daily_tstz` (
 )
 USING iceberg;
 
--- step 27: stage_window
+-- step 29: stage_window
 -- job: only when window is not 0 and unique is 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
@@ -242,13 +250,13 @@ SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 28: count_null_watermark
+-- step 30: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_daily_tstz`
 WHERE `updated_at` IS NULL;
 
--- step 29: dedupe_stage
+-- step 31: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
@@ -260,22 +268,22 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 30: analyze_stage
+-- step 32: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 31: count_invalid
+-- step 33: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`
 WHERE `payment_id` IS NULL;
 
--- step 32: count_staged
+-- step 34: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`;
 
--- step 33: write
+-- step 35: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz` AS s
@@ -293,7 +301,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 34: write_window
+-- step 36: write_window
 -- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
 -- params: lo, hi
 SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
@@ -318,7 +326,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 35: advance_watermark
+-- step 37: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -327,7 +335,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 36: record_finish
+-- step 38: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -346,15 +354,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 37: drop_stage
+-- step 39: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 38: drop_raw
+-- step 40: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 39: release_lease
+-- step 41: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

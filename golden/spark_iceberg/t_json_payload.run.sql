@@ -101,7 +101,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -115,17 +123,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`json_documents` (
   `doc_id` BIGINT NOT NULL,
@@ -134,13 +142,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`json_documents` (
 )
 USING iceberg;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`json_documents`
 WHERE 1 = 0;
 
--- step 14: read_state
+-- step 16: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_json_payload has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_json_payload is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_json_payload)".
 -- params: pipeline
@@ -148,7 +156,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 15: init_state
+-- step 17: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -157,7 +165,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 16: acquire_lease
+-- step 18: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -166,7 +174,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 17: abandon_runs
+-- step 19: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -179,33 +187,33 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1h), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 18: record_start
+-- step 20: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 19: probe_source
+-- step 21: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE 1 = 0;
 
--- step 20: source_unique
+-- step 22: source_unique
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to unique (a leading - subtracts).
 SELECT 0;
 
--- step 21: count_null_watermark_source
+-- step 23: count_null_watermark_source
 -- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `app`.`json_documents`
 WHERE `changed_at` IS NULL;
 
--- step 22: drop_stage
+-- step 24: drop_stage
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 23: create_stage
+-- step 25: create_stage
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_stage_t_json_payload` (
   `doc_id` BIGINT,
@@ -214,11 +222,11 @@ CREATE TABLE `incrc_stage_t_json_payload` (
 )
 USING iceberg;
 
--- step 24: drop_raw
+-- step 26: drop_raw
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 25: create_raw
+-- step 27: create_raw
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_raw_t_json_payload` (
   `doc_id` BIGINT,
@@ -227,7 +235,7 @@ CREATE TABLE `incrc_raw_t_json_payload` (
 )
 USING iceberg;
 
--- step 26: stage_window
+-- step 28: stage_window
 -- job: only when window is not 0 and unique is 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
@@ -235,13 +243,13 @@ SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
 
--- step 27: count_null_watermark
+-- step 29: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL changed_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_json_payload`
 WHERE `changed_at` IS NULL;
 
--- step 28: dedupe_stage
+-- step 30: dedupe_stage
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -253,22 +261,22 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1;
 
--- step 29: analyze_stage
+-- step 31: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 30: count_invalid
+-- step 32: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
 
--- step 31: count_staged
+-- step 33: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`;
 
--- step 32: write
+-- step 34: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload` AS s
@@ -285,7 +293,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 33: write_window
+-- step 35: write_window
 -- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
 -- params: lo, hi
 SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
@@ -309,7 +317,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 34: advance_watermark
+-- step 36: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -318,7 +326,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 35: record_finish
+-- step 37: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -337,15 +345,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 36: drop_stage
+-- step 38: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 37: drop_raw
+-- step 39: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 38: release_lease
+-- step 40: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

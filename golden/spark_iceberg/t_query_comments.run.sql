@@ -95,7 +95,15 @@ ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: create_partitions
+-- step 9: probe_runs_index
+-- job: read the count into runs_indexed.
+SELECT 1;
+
+-- step 10: create_runs_index
+-- job: only when runs_indexed is 0.
+-- (nothing to run on spark_iceberg)
+
+-- step 11: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -109,17 +117,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 10: probe_partitions
+-- step 12: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 11: add_partitions_logic_hash
+-- step 13: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 12: create_target
+-- step 14: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`query_comments` (
   `id` BIGINT,
@@ -129,13 +137,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`query_comments` (
 )
 USING iceberg;
 
--- step 13: check_target_columns
+-- step 15: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`query_comments`
 WHERE 1 = 0;
 
--- step 14: read_state
+-- step 16: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_query_comments has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_query_comments is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_query_comments)".
 -- params: pipeline
@@ -143,7 +151,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 15: init_state
+-- step 17: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -152,7 +160,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 16: acquire_lease
+-- step 18: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -161,7 +169,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 17: abandon_runs
+-- step 19: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -174,13 +182,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 18: record_start
+-- step 20: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 19: probe_source
+-- step 21: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM (
@@ -190,11 +198,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 20: drop_stage
+-- step 22: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_query_comments` PURGE;
 
--- step 21: create_stage
+-- step 23: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_query_comments` (
   `id` BIGINT,
@@ -204,7 +212,7 @@ CREATE TABLE `incrc_stage_t_query_comments` (
 )
 USING iceberg;
 
--- step 22: stage_window
+-- step 24: stage_window
 -- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_comments` (`id`, `amount`, `note`, `updated_at`)
@@ -216,33 +224,33 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 23: count_null_watermark
+-- step 25: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_comments`
 WHERE `updated_at` IS NULL;
 
--- step 24: analyze_stage
+-- step 26: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 25: delete_null_watermark
+-- step 27: delete_null_watermark
 -- job: only when rows_read is not 0.
 DELETE FROM `incrc_stage_t_query_comments`
 WHERE `updated_at` IS NULL;
 
--- step 26: count_staged
+-- step 28: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_comments`;
 
--- step 27: write
+-- step 29: write
 -- job: only when rows_read is not 0.
 INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `incrc_stage_t_query_comments`;
 
--- step 28: advance_watermark
+-- step 30: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_query_comments changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -251,7 +259,7 @@ SET `watermark` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 29: record_finish
+-- step 31: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -270,11 +278,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 30: drop_stage
+-- step 32: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_query_comments` PURGE;
 
--- step 31: release_lease
+-- step 33: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

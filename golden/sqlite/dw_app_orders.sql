@@ -37,6 +37,8 @@
 --   add_runs_note              if no runs.note
 --   add_runs_rows_ignored      if no runs.rows_ignored
 --   add_runs_logic_hash        if no runs.logic_hash
+--   probe_runs_index           count -> runs_indexed
+--   create_runs_index          if no runs_indexed
 --   create_partitions
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
@@ -179,6 +181,18 @@ ALTER TABLE "incrc_runs" ADD COLUMN "rows_ignored" INTEGER;
 -- phase: setup
 -- Add logic_hash to a run log an older incrc created.
 ALTER TABLE "incrc_runs" ADD COLUMN "logic_hash" TEXT;
+
+-- name: probe_runs_index
+-- phase: setup
+-- Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)
+SELECT COUNT(*)
+FROM sqlite_master
+WHERE type = 'index' AND tbl_name = 'incrc_runs' AND name = 'incrc_runs_pipeline_status';
+
+-- name: create_runs_index
+-- phase: setup
+-- The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.
+CREATE INDEX IF NOT EXISTS "incrc_runs_pipeline_status" ON "incrc_runs" ("pipeline", "status");
 
 -- name: create_partitions
 -- phase: setup
