@@ -208,7 +208,9 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 // status where the engine has one (abandon_runs reads a pipeline's running
 // rows by it, not the whole log), and a later run only asks whether it is
 // there: creating it again would lock the run log on PostgreSQL even when
-// it exists. DuckDB and MariaDB create none.
+// it exists. DuckDB creates none (see compiler.CreateTable.Log), nor
+// MariaDB: MySQL 8 has no CREATE INDEX IF NOT EXISTS, and two first runs
+// would race to create it.
 func TestRunsIndexedOnce(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
@@ -226,7 +228,7 @@ func TestRunsIndexedOnce(t *testing.T) {
 			case "duckdb":
 				probe = "SELECT COUNT(*) FROM duckdb_indexes() WHERE table_name = 'incrc_runs'"
 			case "mysql":
-				probe = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'incrc_runs' AND index_name = 'incrc_runs_pipeline_status'"
+				probe = "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'incrc_runs' AND index_name = 'incrc_runs_pipeline_status'"
 			}
 			var n int64
 			if err := e.tg.DB.QueryRowContext(e.ctx, probe).Scan(&n); err != nil {
