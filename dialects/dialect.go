@@ -75,9 +75,10 @@ type OpRenderer interface {
 	RenderOp(w *Writer, op compiler.Op) (handled bool, err error)
 }
 
-// CountingMerger is implemented by dialects that can count, in the write
-// itself, the rows a merge updated (compiler.MergeRows with Count): one
-// statement that writes and returns that one integer. Others get the
+// CountingMerger is implemented by dialects that count a merge's rows
+// (compiler.MergeRows with Count or Tally) their own way: in the write
+// itself, one statement that writes and returns the counts, or in parts
+// marked as read (Writer.EndReading) around the merge. Others get the
 // shared spelling: the count (CountMatched) first, then their merge.
 type CountingMerger interface {
 	CountingMerge(w *Writer, op compiler.MergeRows) (handled bool)

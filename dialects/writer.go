@@ -100,6 +100,10 @@ type aliased struct{ alias, text string }
 type Part struct {
 	SQL    string
 	Params []string
+	// Reads marks a part whose one row a count step reads (ReadCount,
+	// ReadCounts); the other parts of the statement only run. A count with
+	// no part marked reads its first (see Reading).
+	Reads bool
 	// Meant is what the writer meant SQL to hold: the lex-back compares it
 	// with what the engine's rules read.
 	Meant Meant
@@ -346,6 +350,30 @@ func (w *Writer) End() {
 		return
 	}
 	w.parts = append(w.parts, p)
+}
+
+// EndReading ends the current part as End does and marks it as one whose
+// row a count step reads: a count taken after a write, or before and after
+// it, where the engine cannot return it from the write itself.
+func (w *Writer) EndReading() {
+	n := len(w.parts)
+	w.End()
+	if len(w.parts) > n {
+		w.parts[n].Reads = true
+	}
+}
+
+// Reading reports whether a count step reads parts[i]: the parts marked
+// Reads, or the first when none is (a count taken before the write that
+// follows it). Every part runs, in order; a counts step adds up the rows
+// of those it reads, register by register.
+func Reading(parts []Part, i int) bool {
+	for _, p := range parts {
+		if p.Reads {
+			return parts[i].Reads
+		}
+	}
+	return i == 0
 }
 
 // String spells a string constant in the dialect's literal syntax and

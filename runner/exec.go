@@ -301,45 +301,54 @@ func (c *compiled) partRows(ctx context.Context, q querier, name string, part di
 	return nil
 }
 
-// count runs a statement that returns one integer (NULL reads as ok=false).
+// count runs a statement that returns one integer (NULL reads as
+// ok=false); spelled with several reading parts, their values add up.
 func (c *compiled) count(ctx context.Context, q querier, name string, vals params) (n int64, ok bool, err error) {
-	row, err := c.countRow(ctx, q, name, vals, 1)
-	if err != nil || row[0] == nil {
+	rows, err := c.countRows(ctx, q, name, vals, 1)
+	if err != nil {
 		return 0, false, err
 	}
-	n, err = asInt(row[0])
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", name, err)
+	for _, row := range rows {
+		if row[0] == nil {
+			continue
+		}
+		x, err := asInt(row[0])
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", name, err)
+		}
+		n, ok = n+x, true
 	}
-	return n, true, nil
+	return n, ok, nil
 }
 
 // counts runs a statement that returns one row of n integers (NULL reads
-// as 0).
+// as 0); spelled with several reading parts, their rows add up.
 func (c *compiled) counts(ctx context.Context, q querier, name string, vals params, n int) ([]int64, error) {
-	row, err := c.countRow(ctx, q, name, vals, n)
+	rows, err := c.countRows(ctx, q, name, vals, n)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]int64, n)
-	for i, v := range row {
-		if v == nil {
-			continue
-		}
-		if out[i], err = asInt(v); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+	for _, row := range rows {
+		for i, v := range row {
+			if v == nil {
+				continue
+			}
+			x, err := asInt(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			out[i] += x
 		}
 	}
 	return out, nil
 }
 
-// countRow runs a statement that returns one row of n values.
-//
-// A count spelled in several parts reads its values from the first and
-// then runs the others: a write whose counts must be taken before it (the
-// rows a merge will update), where the engine cannot return them from the
-// write itself.
-func (c *compiled) countRow(ctx context.Context, q querier, name string, vals params, n int) ([]any, error) {
+// countRows runs the parts of a count's statement in order and returns the
+// one row of n values of each part it reads (dialects.Reading): a count
+// taken before a write that follows it in the same statement, or before
+// and after one, where the engine cannot return it from the write itself.
+func (c *compiled) countRows(ctx context.Context, q querier, name string, vals params, n int) ([][]any, error) {
 	st, err := c.statement(name)
 	if err != nil {
 		return nil, err
@@ -347,34 +356,39 @@ func (c *compiled) countRow(ctx context.Context, q querier, name string, vals pa
 	if len(st.Parts) == 0 {
 		return nil, fmt.Errorf("%s: the %s spelling is empty, and a count needs a value", name, c.d.Name())
 	}
-	var rows [][]any
-	err = c.partRows(ctx, q, name, st.Parts[0], vals, nil, func(r *sql.Rows) error {
-		var err error
-		rows, err = scanAll(r)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, part := range st.Parts[1:] {
-		args, err := bind(part, vals)
+	var out [][]any
+	for i, part := range st.Parts {
+		if !dialects.Reading(st.Parts, i) {
+			args, err := bind(part, vals)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			sctx, cancel := c.deadline(ctx)
+			_, err = q.ExecContext(sctx, part.SQL, args...)
+			cancel()
+			if err != nil {
+				return nil, c.stmtErr(name, err, sctx)
+			}
+			continue
+		}
+		var rows [][]any
+		err = c.partRows(ctx, q, name, part, vals, nil, func(r *sql.Rows) error {
+			var err error
+			rows, err = scanAll(r)
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
-		sctx, cancel := c.deadline(ctx)
-		_, err = q.ExecContext(sctx, part.SQL, args...)
-		cancel()
-		if err != nil {
-			return nil, c.stmtErr(name, err, sctx)
+		if len(rows) != 1 || len(rows[0]) != n {
+			if len(rows) == 1 {
+				return nil, fmt.Errorf("%s: expected %d value(s), got %d", name, n, len(rows[0]))
+			}
+			return nil, fmt.Errorf("%s: expected one row of %d value(s), got %d row(s)", name, n, len(rows))
 		}
+		out = append(out, rows[0])
 	}
-	if len(rows) != 1 || len(rows[0]) != n {
-		if len(rows) == 1 {
-			return nil, fmt.Errorf("%s: expected %d value(s), got %d", name, n, len(rows[0]))
-		}
-		return nil, fmt.Errorf("%s: expected one row of %d value(s), got %d row(s)", name, n, len(rows))
-	}
-	return rows[0], nil
+	return out, nil
 }
 
 // asInt reads an integer as any driver returns one.

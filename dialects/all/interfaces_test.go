@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
 )
 
@@ -84,5 +85,30 @@ func TestOptionalInterfacesAsserted(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("nothing checked")
+	}
+}
+
+// TestReading: a count reads its first part unless a part is marked read,
+// and then only the marked ones (DuckDB's direct merge reads the parts
+// before and after its MERGE).
+func TestReading(t *testing.T) {
+	for _, c := range []struct {
+		marks []bool
+		want  []bool
+	}{
+		{[]bool{false}, []bool{true}},
+		{[]bool{false, false}, []bool{true, false}},
+		{[]bool{false, true}, []bool{false, true}},
+		{[]bool{true, false, true}, []bool{true, false, true}},
+	} {
+		parts := make([]dialects.Part, len(c.marks))
+		for i, m := range c.marks {
+			parts[i].Reads = m
+		}
+		for i := range parts {
+			if got := dialects.Reading(parts, i); got != c.want[i] {
+				t.Errorf("marks %v: part %d read = %v, want %v", c.marks, i, got, c.want[i])
+			}
+		}
 	}
 }

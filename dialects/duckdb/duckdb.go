@@ -20,7 +20,45 @@ var (
 	_ dialects.OpRenderer  = (*Dialect)(nil)
 	_ dialects.TimeTruncer = (*Dialect)(nil)
 	_ dialects.SourceTyper = (*Dialect)(nil)
+
+	_ dialects.CountingMerger = (*Dialect)(nil)
 )
+
+// CountingMerge counts a merge from the target's size before and after
+// it, in the write transaction: DuckDB keeps a table's row count, so
+// COUNT(*) of the target costs about a millisecond, where the shared
+// spelling's join of the window or stage with the target scans the
+// target's key (10-30 ms on 1,000,000 rows). Every row merged is inserted
+// or updated (one per key: the stage is deduped, or the source enforces
+// the key), so the rows inserted are after minus before and the rest were
+// updated. The reading parts (before and after the MERGE) add up.
+func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
+	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key) + " AS s"
+	if op.Tally {
+		// (merged, -before, merged + before), then (0, after, -after).
+		target := w.Table(op.Target)
+		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
+			", COUNT(*) + (SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegUpdated), "\nFROM ", merged)
+	} else {
+		// The rows updated: merged + before, then -after.
+		w.S("SELECT COUNT(*) + (SELECT COUNT(*) FROM ", w.Table(op.Target), ")\nFROM ", merged)
+	}
+	w.EndReading()
+	tally := op.Tally
+	op.Count, op.Tally = false, false
+	dialects.RenderVia(w, op)
+	w.End()
+	// Each part quotes its own names: the lex-back reads a part against
+	// what its Writer calls spelled.
+	if tally {
+		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated),
+			"\nFROM ", w.Table(op.Target))
+	} else {
+		w.S("SELECT -COUNT(*)\nFROM ", w.Table(op.Target))
+	}
+	w.EndReading()
+	return true
+}
 
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 

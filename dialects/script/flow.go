@@ -566,10 +566,16 @@ func (f *flow) step(g *gen, s compiler.Step) {
 			l.endIf(g)
 		case compiler.ReadCount:
 			l.set(g, "x_n", "NULL")
-			// The value is the first part's; the others run after it (a
-			// write whose count is taken before it), as the runner does.
-			for i, part := range g.parts(s.Stmt) {
-				if i == 0 {
+			// The value is the reading part's (the first, unless one is
+			// marked); the others run in their order, as the runner runs
+			// them.
+			parts := g.parts(s.Stmt)
+			if reads := readingParts(parts); reads > 1 {
+				// The runner adds them up; no script dialect spells one.
+				g.fail(fmt.Errorf("%s: a script reads a count from one part, the spelling reads %d", s.Stmt, reads))
+			}
+			for i, part := range parts {
+				if dialects.Reading(parts, i) {
 					l.into(g, part, "x_n")
 				} else {
 					l.exec(g, part, "")
@@ -584,10 +590,12 @@ func (f *flow) step(g *gen, s compiler.Step) {
 				l.endIf(g)
 			}
 		case compiler.ReadCounts:
-			// One row, its columns named as the registers; the other
-			// parts run after it, as for a count.
-			for i, part := range g.parts(s.Stmt) {
-				if i > 0 {
+			// One row per reading part, its columns named as the
+			// registers, added to them; the other parts run in their
+			// order, as for a count.
+			parts := g.parts(s.Stmt)
+			for i, part := range parts {
+				if !dialects.Reading(parts, i) {
 					l.exec(g, part, "")
 					continue
 				}
@@ -842,4 +850,15 @@ func (f *flow) backfill(g *gen) {
 	l.reraise(g, "x_err")
 	l.endIf(g)
 	l.close(g)
+}
+
+// readingParts is how many of a count's parts are read (dialects.Reading).
+func readingParts(parts []dialects.Part) int {
+	n := 0
+	for i := range parts {
+		if dialects.Reading(parts, i) {
+			n++
+		}
+	}
+	return n
 }

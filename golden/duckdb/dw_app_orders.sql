@@ -484,12 +484,8 @@ FROM "incrc_stage_dw_app_orders";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_app_orders" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."app_orders" AS t
-  WHERE t."order_id" = s."order_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."app_orders")
+FROM "incrc_stage_dw_app_orders" AS s;
 MERGE INTO "dw"."app_orders" AS t
 USING "incrc_stage_dw_app_orders" AS s
 ON t."order_id" = s."order_id"
@@ -501,6 +497,8 @@ WHEN MATCHED THEN UPDATE SET
   "updated_at" = s."updated_at"
 WHEN NOT MATCHED THEN INSERT ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
   VALUES (s."order_id", s."customer_id", s."amount", s."status", s."order_date", s."updated_at");
+SELECT -COUNT(*)
+FROM "dw"."app_orders";
 
 -- name: clear_target
 -- phase: write

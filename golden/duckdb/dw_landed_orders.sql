@@ -417,12 +417,8 @@ FROM "incrc_stage_dw_landed_orders";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_landed_orders" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."landed_orders" AS t
-  WHERE t."order_id" = s."order_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."landed_orders")
+FROM "incrc_stage_dw_landed_orders" AS s;
 MERGE INTO "dw"."landed_orders" AS t
 USING "incrc_stage_dw_landed_orders" AS s
 ON t."order_id" = s."order_id"
@@ -432,6 +428,8 @@ WHEN MATCHED THEN UPDATE SET
   "day" = s."day"
 WHEN NOT MATCHED THEN INSERT ("order_id", "amount", "updated_at", "day")
   VALUES (s."order_id", s."amount", s."updated_at", s."day");
+SELECT -COUNT(*)
+FROM "dw"."landed_orders";
 
 -- name: clear_target
 -- phase: write

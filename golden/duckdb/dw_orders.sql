@@ -456,12 +456,8 @@ FROM "incrc_stage_dw_orders";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_orders" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."orders" AS t
-  WHERE t."order_id" = s."order_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."orders")
+FROM "incrc_stage_dw_orders" AS s;
 MERGE INTO "dw"."orders" AS t
 USING "incrc_stage_dw_orders" AS s
 ON t."order_id" = s."order_id"
@@ -471,6 +467,8 @@ WHEN MATCHED THEN UPDATE SET
   "updated_at" = s."updated_at"
 WHEN NOT MATCHED THEN INSERT ("order_id", "order_date", "amount", "updated_at")
   VALUES (s."order_id", s."order_date", s."amount", s."updated_at");
+SELECT -COUNT(*)
+FROM "dw"."orders";
 
 -- name: advance_watermark
 -- phase: write

@@ -442,12 +442,8 @@ FROM "incrc_stage_dw_tickets";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_dw_tickets" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."tickets" AS t
-  WHERE t."ticket_id" = s."ticket_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."tickets")
+FROM "incrc_stage_dw_tickets" AS s;
 MERGE INTO "dw"."tickets" AS t
 USING "incrc_stage_dw_tickets" AS s
 ON t."ticket_id" = s."ticket_id"
@@ -460,6 +456,8 @@ WHEN MATCHED THEN UPDATE SET
   "team_name" = s."team_name"
 WHEN NOT MATCHED THEN INSERT ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
   VALUES (s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name");
+SELECT -COUNT(*)
+FROM "dw"."tickets";
 
 -- name: advance_watermark
 -- phase: write

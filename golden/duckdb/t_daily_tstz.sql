@@ -452,12 +452,8 @@ FROM "incrc_stage_t_daily_tstz";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_t_daily_tstz" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."payments" AS t
-  WHERE t."payment_id" = s."payment_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."payments")
+FROM "incrc_stage_t_daily_tstz" AS s;
 MERGE INTO "dw"."payments" AS t
 USING "incrc_stage_t_daily_tstz" AS s
 ON t."payment_id" = s."payment_id"
@@ -467,18 +463,19 @@ WHEN MATCHED THEN UPDATE SET
   "updated_at" = s."updated_at"
 WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
   VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+SELECT -COUNT(*)
+FROM "dw"."payments";
 
 -- name: write_window
 -- phase: write
 -- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: $1 = lo, $2 = hi
-SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."payment_id") AS "rows_inserted", COUNT(t."payment_id") AS "rows_updated"
+SELECT COUNT(*) AS "rows_read", -(SELECT COUNT(*) FROM "dw"."payments") AS "rows_inserted", COUNT(*) + (SELECT COUNT(*) FROM "dw"."payments") AS "rows_updated"
 FROM (
   SELECT "payment_id"
   FROM "app"."payments"
   WHERE "updated_at" >= $1 AND "updated_at" < $2
-) AS s
-LEFT JOIN "dw"."payments" AS t ON t."payment_id" = s."payment_id";
+) AS s;
 -- params: $1 = lo, $2 = hi
 MERGE INTO "dw"."payments" AS t
 USING (
@@ -493,6 +490,8 @@ WHEN MATCHED THEN UPDATE SET
   "updated_at" = s."updated_at"
 WHEN NOT MATCHED THEN INSERT ("payment_id", "paid_at", "amount", "updated_at")
   VALUES (s."payment_id", s."paid_at", s."amount", s."updated_at");
+SELECT 0 AS "rows_read", COUNT(*) AS "rows_inserted", -COUNT(*) AS "rows_updated"
+FROM "dw"."payments";
 
 -- name: advance_watermark
 -- phase: write

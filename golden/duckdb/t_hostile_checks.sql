@@ -454,12 +454,8 @@ FROM "incrc_stage_t_hostile_checks";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_t_hostile_checks" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."hostile" AS t
-  WHERE t."id" = s."id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."hostile")
+FROM "incrc_stage_t_hostile_checks" AS s;
 MERGE INTO "dw"."hostile" AS t
 USING "incrc_stage_t_hostile_checks" AS s
 ON t."id" = s."id"
@@ -469,6 +465,8 @@ WHEN MATCHED THEN UPDATE SET
   "updated_at" = s."updated_at"
 WHEN NOT MATCHED THEN INSERT ("id", "amount", "note", "updated_at")
   VALUES (s."id", s."amount", s."note", s."updated_at");
+SELECT -COUNT(*)
+FROM "dw"."hostile";
 
 -- name: advance_watermark
 -- phase: write

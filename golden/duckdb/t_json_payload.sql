@@ -394,12 +394,8 @@ FROM "incrc_stage_t_json_payload";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_t_json_payload" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."json_documents" AS t
-  WHERE t."doc_id" = s."doc_id"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."json_documents")
+FROM "incrc_stage_t_json_payload" AS s;
 MERGE INTO "dw"."json_documents" AS t
 USING "incrc_stage_t_json_payload" AS s
 ON t."doc_id" = s."doc_id"
@@ -408,18 +404,19 @@ WHEN MATCHED THEN UPDATE SET
   "changed_at" = s."changed_at"
 WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
   VALUES (s."doc_id", s."payload", s."changed_at");
+SELECT -COUNT(*)
+FROM "dw"."json_documents";
 
 -- name: write_window
 -- phase: write
 -- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
 -- params: $1 = lo, $2 = hi
-SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") AS "rows_updated"
+SELECT COUNT(*) AS "rows_read", -(SELECT COUNT(*) FROM "dw"."json_documents") AS "rows_inserted", COUNT(*) + (SELECT COUNT(*) FROM "dw"."json_documents") AS "rows_updated"
 FROM (
   SELECT "doc_id"
   FROM "app"."json_documents"
   WHERE "changed_at" >= $1 AND "changed_at" < $2
-) AS s
-LEFT JOIN "dw"."json_documents" AS t ON t."doc_id" = s."doc_id";
+) AS s;
 -- params: $1 = lo, $2 = hi
 MERGE INTO "dw"."json_documents" AS t
 USING (
@@ -433,6 +430,8 @@ WHEN MATCHED THEN UPDATE SET
   "changed_at" = s."changed_at"
 WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
   VALUES (s."doc_id", s."payload", s."changed_at");
+SELECT 0 AS "rows_read", COUNT(*) AS "rows_inserted", -COUNT(*) AS "rows_updated"
+FROM "dw"."json_documents";
 
 -- name: advance_watermark
 -- phase: write

@@ -406,12 +406,8 @@ FROM "incrc_stage_t_nullable_key";
 -- name: write
 -- phase: write
 -- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
-SELECT COUNT(*)
-FROM "incrc_stage_t_nullable_key" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."balances" AS t
-  WHERE t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
-);
+SELECT COUNT(*) + (SELECT COUNT(*) FROM "dw"."balances")
+FROM "incrc_stage_t_nullable_key" AS s;
 MERGE INTO "dw"."balances" AS t
 USING "incrc_stage_t_nullable_key" AS s
 ON t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
@@ -421,6 +417,8 @@ WHEN MATCHED THEN UPDATE SET
   "note" = s."note"
 WHEN NOT MATCHED THEN INSERT ("account_id", "currency", "day", "balance", "note")
   VALUES (s."account_id", s."currency", s."day", s."balance", s."note");
+SELECT -COUNT(*)
+FROM "dw"."balances";
 
 -- name: advance_watermark
 -- phase: write
