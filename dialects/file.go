@@ -79,16 +79,12 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	f.params = b.String()
 	// The programs first: what each mode runs, in order, so that a change
 	// in the order shows in a diff as plainly as a change in the SQL.
-	b.Reset()
+	var lines []byte
 	for _, pr := range p.Programs {
-		b.WriteString("--\n")
-		for _, line := range pr.Listing() {
-			b.WriteString("-- ")
-			b.WriteString(line)
-			b.WriteString("\n")
-		}
+		lines = append(lines, "--\n"...)
+		lines = pr.AppendListing(lines, "-- ")
 	}
-	f.programs = b.String()
+	f.programs = string(lines)
 	return f
 }
 
