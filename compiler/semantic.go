@@ -27,6 +27,22 @@ type SpecParam struct {
 // oneLine keeps a value on its comment line.
 var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 
+// toOneLine is oneLine.Replace, which builds a new string even when it
+// replaces nothing: a value without a byte that starts one of its
+// strings ("\r", "\n", and "\xe2" of U+2028 and U+2029) is returned
+// as it is.
+func toOneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || c == 0xe2 {
+			return oneLine.Replace(s)
+		}
+	}
+	return s
+}
+
+// lineBreaks spells the line breaks of a literal of a query.
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
 // Params lists the semantic parameters of a spec, in a fixed order: what
 // the compiled file's header keeps (so a diff of the files shows them)
 // and what incrc plan compares with the header of the file on disk.
@@ -36,7 +52,7 @@ func Params(s *Spec) []SpecParam {
 		if value != "" {
 			// A value goes into a comment line: a line break in it (a
 			// file glob, say) must not end the comment.
-			value = oneLine.Replace(value)
+			value = toOneLine(value)
 			out = append(out, SpecParam{Key: key, Value: value, Logic: logic})
 		}
 	}
@@ -149,7 +165,7 @@ func canonicalQuery(q string) string {
 			b.WriteByte(' ')
 		}
 		// A literal may span lines: the header's line must not end in it.
-		b.WriteString(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(t.Text))
+		lineBreaks.WriteString(&b, t.Text)
 		prev = t.Text
 	}
 	return b.String()
