@@ -300,7 +300,11 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
 	filer := dialects.NewFiler(plan, specPath(s.File))
-	var buf []byte // the file's bytes until they are known to be new
+	// The file's bytes until they are known to be new: a buffer the specs
+	// share, as no file keeps it (a new file's bytes are cloned).
+	bp := filePool.Get().(*[]byte)
+	buf := *bp
+	defer func() { *bp = buf[:0]; filePool.Put(bp) }()
 	for _, d := range ds {
 		data, err := filer.AppendFile(buf[:0], d, src)
 		var placed compiler.Diagnostics
@@ -374,6 +378,9 @@ func sameFile(path string, data []byte) bool {
 		}
 	}
 }
+
+// filePool holds the buffers compileSpec renders files into.
+var filePool = sync.Pool{New: func() any { return new([]byte) }}
 
 // blockPool holds the buffers sameFile reads into.
 var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
