@@ -176,6 +176,7 @@ func Lower(s *Spec) (*Plan, error) {
 		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
 		p.Quarantine = Table{Parts: parts}
 	}
+	p.Statements = make([]*Statement, 0, 64)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -203,8 +204,12 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
+	names := make(map[string]bool, len(p.Statements))
+	for _, st := range p.Statements {
+		names[st.Name] = true
+	}
 	for _, pr := range p.Programs {
-		if err := pr.check(p); err != nil {
+		if err := pr.check(names); err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 		}
 	}
@@ -217,10 +222,16 @@ type lowerer struct {
 	rules []Rule        // what a staged row must pass
 	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 	scd   *scd2Lowering // nil unless the strategy is scd2
+	block []Statement   // where add puts the next statements
 }
 
 func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
-	l.p.Statements = append(l.p.Statements, &Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
+	// The statements are allocated a block at a time: a plan has dozens.
+	if len(l.block) == cap(l.block) {
+		l.block = make([]Statement, 0, 32)
+	}
+	l.block = append(l.block, Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
+	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])
 }
 
 func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }

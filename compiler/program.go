@@ -510,13 +510,14 @@ func (s Step) appendRead(b []byte) []byte {
 	return b
 }
 
-// check verifies that every step names a statement of the plan, so that a
-// program can never refer to something the compiled file does not show.
-func (pr *Program) check(p *Plan) error {
+// check verifies that every step names a statement of the plan (names
+// holds theirs), so that a program can never refer to something the
+// compiled file does not show.
+func (pr *Program) check(names map[string]bool) error {
 	listed := false
 	for _, s := range pr.Steps {
 		switch {
-		case p.Statement(s.Stmt) == nil:
+		case !names[s.Stmt]:
 			return fmt.Errorf("program %s: step %s is not a statement of the plan", pr.Mode, s.Stmt)
 		case s.Fail != "" && s.Read != ReadCount:
 			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
@@ -530,7 +531,7 @@ func (pr *Program) check(p *Plan) error {
 		listed = listed || s.Read == ReadPartitions
 	}
 	for _, name := range pr.Cleanup {
-		if p.Statement(name) == nil {
+		if !names[name] {
 			return fmt.Errorf("program %s: cleanup %s is not a statement of the plan", pr.Mode, name)
 		}
 	}
