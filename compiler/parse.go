@@ -54,6 +54,14 @@ func Parse(file string, data []byte) (*Spec, error) {
 // true for a file without content (empty, comments only, or "---"), and
 // false after reporting a syntax error.
 func (p *parser) document(data []byte, second string) (*yaml.Node, bool) {
+	if fastYAML {
+		// Most specs keep to a subset of YAML that is read without the
+		// library, into the same nodes; anything else, and every error,
+		// is the library's.
+		if root, ok := plainYAML(data); ok {
+			return root, true
+		}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
