@@ -9,8 +9,14 @@ import (
 // in which order: the only place where strategies differ in what runs.
 func (l *lowerer) programs() {
 	p := l.p
+	n := 0
+	for _, st := range p.Statements {
+		if st.Phase == PhaseSetup {
+			n++
+		}
+	}
 	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction.",
-		Steps: make([]Step, 0, len(p.Statements))}
+		Steps: make([]Step, 0, n)}
 	for _, st := range p.Statements {
 		if st.Phase != PhaseSetup {
 			continue

@@ -38,6 +38,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	// comment.
 	f := &Filer{p: p, specPath: strings.NewReplacer("\n", " ", "\r", " ").Replace(specPath)}
 	var b strings.Builder
+	b.Grow(512 + 64*len(p.Params))
 	// The spec's semantic parameters, one a line: a diff of this file says
 	// what changed in the spec's own words, and incrc plan reads them back.
 	for _, sp := range p.Params {
@@ -79,7 +80,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	f.params = b.String()
 	// The programs first: what each mode runs, in order, so that a change
 	// in the order shows in a diff as plainly as a change in the SQL.
-	var lines []byte
+	lines := make([]byte, 0, 4096) // the listings of a pipeline's programs: 3 to 4 KB
 	for _, pr := range p.Programs {
 		lines = append(lines, "--\n"...)
 		lines = pr.AppendListing(lines, "-- ")
