@@ -351,7 +351,7 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 // nothing leaves it untouched). The size is compared before the bytes,
 // which are read a block at a time into a reused buffer.
 func sameFile(path string, data []byte) bool {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return false
 	}
