@@ -533,9 +533,9 @@ func (p *parser) columns(n *yaml.Node) []Column {
 		p.report("columns")
 		return nil
 	}
-	var cols []Column
 	seen := map[string]int{}
 	n = p.joinFlowTypes(n)
+	cols := make([]Column, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
@@ -597,6 +597,9 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			c.Type = t
 		}
 		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return nil // as without the room made ahead
 	}
 	return cols
 }

@@ -47,7 +47,7 @@ var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 // the compiled file's header keeps (so a diff of the files shows them)
 // and what incrc plan compares with the header of the file on disk.
 func Params(s *Spec) []SpecParam {
-	var out []SpecParam
+	out := make([]SpecParam, 0, 24+len(s.Columns))
 	add := func(key, value string, logic bool) {
 		if value != "" {
 			// A value goes into a comment line: a line break in it (a
@@ -139,6 +139,9 @@ func Params(s *Spec) []SpecParam {
 		}
 		add("lookups", v, true)
 	}
+	if len(out) == 0 {
+		return nil // as without the room made ahead
+	}
 	return out
 }
 
@@ -182,13 +185,26 @@ func LogicHash(s *Spec) string {
 
 // LogicHashOf hashes the logic parameters of a list.
 func LogicHashOf(ps []SpecParam) string {
-	var lines []string
+	// The hashed text: "key: value" lines of the logic parameters, joined
+	// by newlines, written into one buffer.
+	size := 0
 	for _, p := range ps {
 		if p.Logic {
-			lines = append(lines, p.Key+": "+p.Value)
+			size += len(p.Key) + 2 + len(p.Value) + 1
 		}
 	}
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	text := make([]byte, 0, size)
+	for _, p := range ps {
+		if p.Logic {
+			if len(text) > 0 {
+				text = append(text, '\n')
+			}
+			text = append(text, p.Key...)
+			text = append(text, ": "...)
+			text = append(text, p.Value...)
+		}
+	}
+	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:8])
 }
 
