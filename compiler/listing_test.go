@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -221,4 +222,54 @@ func readTextBefore(s Step) string {
 		t = "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"
 	}
 	return t
+}
+
+// TestSharedStatementsUnchanged: lowering every spec, in parallel, leaves
+// the statements plans share (state, sharedSetup) as they were made, and
+// each plan holds its own copies of them.
+func TestSharedStatementsUnchanged(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join("..", "dialects", "all", "testdata", "specs", "*.yaml"))
+	var specFiles []string
+	for _, f := range append(files, more...) {
+		if !IsTestFile(f) {
+			specFiles = append(specFiles, f)
+		}
+	}
+	specs, diags := LoadSpecs(specFiles)
+	if len(diags) > 0 || len(specs) < 10 {
+		t.Fatal(len(specs), diags)
+	}
+	plans := make([]*Plan, 4*len(specs))
+	Parallel(len(plans), func(i int) {
+		p, err := Lower(specs[i%len(specs)])
+		if err != nil {
+			t.Error(err)
+		}
+		plans[i] = p
+	})
+	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup} {
+		l := &lowerer{p: &Plan{}}
+		made(l)
+		want := make([]Statement, len(l.p.Statements))
+		for i, st := range l.p.Statements {
+			want[i] = *st
+		}
+		got := stateStatements()
+		if name == "shared setup" {
+			got = sharedSetup()
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("the %s statements changed after lowering", name)
+		}
+	}
+	seen := map[*Statement]bool{}
+	for _, p := range plans {
+		for _, st := range p.Statements {
+			if seen[st] {
+				t.Fatalf("statement %s is in two plans", st.Name)
+			}
+			seen[st] = true
+		}
+	}
 }
