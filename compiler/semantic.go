@@ -314,11 +314,22 @@ const (
 
 // ParamLine is a parameter as the compiled file's header writes it.
 func ParamLine(p SpecParam) string {
-	prefix := ParamLinePrefix
+	var b strings.Builder
+	b.Grow(len(LogicLinePrefix) + len(p.Key) + 2 + len(p.Value))
+	WriteParamLine(&b, p)
+	return b.String()
+}
+
+// WriteParamLine writes ParamLine(p) to b, without a string of its own.
+func WriteParamLine(b *strings.Builder, p SpecParam) {
 	if p.Logic {
-		prefix = LogicLinePrefix
+		b.WriteString(LogicLinePrefix)
+	} else {
+		b.WriteString(ParamLinePrefix)
 	}
-	return prefix + p.Key + ": " + p.Value
+	b.WriteString(p.Key)
+	b.WriteString(": ")
+	b.WriteString(p.Value)
 }
 
 // ReadParams reads the parameters back from a compiled file's header;
