@@ -225,7 +225,7 @@ func readTextBefore(s Step) string {
 }
 
 // TestSharedStatementsUnchanged: lowering every spec, in parallel, leaves
-// the statements plans share (state, sharedSetup) as they were made, and
+// the statements plans share (shared) as they were made, and
 // each plan holds its own copies of them.
 func TestSharedStatementsUnchanged(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
@@ -248,17 +248,14 @@ func TestSharedStatementsUnchanged(t *testing.T) {
 		}
 		plans[i] = p
 	})
-	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup} {
+	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup, "advance": (*lowerer).addAdvanceAndRecord} {
 		l := &lowerer{p: &Plan{}}
 		made(l)
 		want := make([]Statement, len(l.p.Statements))
 		for i, st := range l.p.Statements {
 			want[i] = *st
 		}
-		got := stateStatements()
-		if name == "shared setup" {
-			got = sharedSetup()
-		}
+		got := map[string][]Statement{"state": stateStatements(), "shared setup": sharedSetup(), "advance": advanceStatements()}[name]
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the %s statements changed after lowering", name)
 		}

@@ -849,6 +849,15 @@ func (l *lowerer) write() {
 // advanceAndRecord adds the end of every write: the watermark's
 // compare-and-set and the run's record.
 func (l *lowerer) advanceAndRecord() {
+	for _, st := range advanceStatements() {
+		l.addStatement(st)
+	}
+}
+
+// advanceStatements are advanceAndRecord's: the same for every pipeline.
+var advanceStatements = shared((*lowerer).addAdvanceAndRecord)
+
+func (l *lowerer) addAdvanceAndRecord() {
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
