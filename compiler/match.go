@@ -104,3 +104,36 @@ func durationParts(s string) (n, unit string, ok bool) {
 	}
 	return "", "", false
 }
+
+// numberParts matches ^([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?)([0-9]+))?$
+// and returns its groups: the integer part, the fraction, the exponent's
+// sign and digits ("" when absent).
+func numberParts(s string) (intPart, frac, sign, exp string, ok bool) {
+	i := 0
+	digits := func() string {
+		start := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		return s[start:i]
+	}
+	intPart = digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		frac = digits()
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			sign = s[i : i+1]
+			i++
+		}
+		if exp = digits(); exp == "" {
+			return "", "", "", "", false
+		}
+	}
+	if i != len(s) {
+		return "", "", "", "", false
+	}
+	return intPart, frac, sign, exp, true
+}
