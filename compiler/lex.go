@@ -3,7 +3,6 @@ package compiler
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/incrc/incrc/compiler/sqllex"
@@ -72,20 +71,17 @@ func offsetError(err error) *OffsetError {
 	return &OffsetError{Msg: err.Error()}
 }
 
-// numberRe is a number as every engine reads it: digits, a fraction, an
-// exponent.
-var numberRe = regexp.MustCompile(`^([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?)([0-9]+))?$`)
-
 // CanonicalNumber re-spells a number in the one form every engine reads
 // the same way (digits, an optional fraction with digits on both sides of
 // the point, an optional exponent "e" with a sign only when negative), or
 // reports that s is not a number.
 func CanonicalNumber(s string) (string, bool) {
-	m := numberRe.FindStringSubmatch(s)
-	if m == nil || m[1] == "" && m[2] == "" {
+	// A number as every engine reads it: digits, a fraction, an exponent
+	// (numberParts).
+	intPart, frac, sign, exp, ok := numberParts(s)
+	if !ok || intPart == "" && frac == "" {
 		return "", false
 	}
-	intPart, frac := m[1], m[2]
 	if intPart == "" {
 		intPart = "0"
 	}
@@ -96,12 +92,12 @@ func CanonicalNumber(s string) (string, bool) {
 		}
 		out += "." + frac
 	}
-	if m[4] != "" {
+	if exp != "" {
 		out += "e"
-		if m[3] == "-" {
+		if sign == "-" {
 			out += "-"
 		}
-		out += m[4]
+		out += exp
 	}
 	return out, true
 }

@@ -2,7 +2,9 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Names of the state tables every pipeline shares, in the target
@@ -176,6 +178,7 @@ func Lower(s *Spec) (*Plan, error) {
 		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
 		p.Quarantine = Table{Parts: parts}
 	}
+	p.Statements = make([]*Statement, 0, 64)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -203,8 +206,12 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
+	names := make(map[string]bool, len(p.Statements))
+	for _, st := range p.Statements {
+		names[st.Name] = true
+	}
 	for _, pr := range p.Programs {
-		if err := pr.check(p); err != nil {
+		if err := pr.check(names); err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 		}
 	}
@@ -217,10 +224,39 @@ type lowerer struct {
 	rules []Rule        // what a staged row must pass
 	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 	scd   *scd2Lowering // nil unless the strategy is scd2
+	block []Statement   // where add puts the next statements
 }
 
 func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
-	l.p.Statements = append(l.p.Statements, &Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
+	l.addStatement(Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
+}
+
+// addStatement adds a copy of st to the plan. The statements are
+// allocated a block at a time: a plan has dozens.
+func (l *lowerer) addStatement(st Statement) {
+	if len(l.block) == cap(l.block) {
+		l.block = make([]Statement, 0, 32)
+	}
+	l.block = append(l.block, st)
+	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])
+}
+
+// shared makes the statements that add adds the same for every pipeline
+// once: each plan gets copies of them, which share their operations, as
+// plans share the state tables' columns. An operation is a value no one
+// changes; a statement's parameters are clipped, so that appending to
+// them (foreign) copies them first.
+func shared(add func(l *lowerer)) func() []Statement {
+	return sync.OnceValue(func() []Statement {
+		l := &lowerer{p: &Plan{}}
+		add(l)
+		out := make([]Statement, len(l.p.Statements))
+		for i, st := range l.p.Statements {
+			out[i] = *st
+			out[i].Params = slices.Clip(out[i].Params)
+		}
+		return out
+	})
 }
 
 func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
@@ -324,33 +360,8 @@ func (l *lowerer) setup() {
 	if schema := p.Target.Schema(); schema != nil {
 		l.add(StmtCreateSchema, PhaseSetup, "The target's schema.", CreateSchema{Schema: schema})
 	}
-	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
-		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
-	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
-		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true})
-	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: RunsTable}})
-	for _, name := range addedRunColumns {
-		for _, c := range RunColumns {
-			if c.Name == name {
-				l.add(addRunsColumn(name), PhaseSetup, "Add "+name+" to a run log an older incrc created.", AddColumn{Table: RunsTable, Column: c})
-			}
-		}
-	}
-	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
-		IndexExists{Name: runsIndex, Table: RunsTable})
-	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
-		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: []string{"pipeline", "status"}})
-	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
-		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
-	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: PartitionsTable}})
-	for _, name := range addedPartitionColumns {
-		for _, c := range partitionColumns {
-			if c.Name == name {
-				l.add(addPartitionsColumn(name), PhaseSetup, "Add "+name+" to the markers of an older incrc.", AddColumn{Table: PartitionsTable, Column: c})
-			}
-		}
+	for _, st := range sharedSetup() {
+		l.addStatement(st)
 	}
 	var pk []string
 	if p.Strategy == Merge && !l.nullableKey() {
@@ -393,6 +404,41 @@ func (l *lowerer) schemaCheck(name, doc string) {
 	l.add(name, PhaseSetup, doc, ProbeColumns{Source: Relation{Table: ct.Table}, Declared: append([]Col{}, ct.Columns...), DeclaredKey: ct.PrimaryKey})
 }
 
+// sharedSetup are the setup statements of the tables every pipeline
+// shares: the same for every pipeline.
+var sharedSetup = shared((*lowerer).addSharedSetup)
+
+func (l *lowerer) addSharedSetup() {
+	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
+		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
+	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
+		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true})
+	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: RunsTable}})
+	for _, name := range addedRunColumns {
+		for _, c := range RunColumns {
+			if c.Name == name {
+				l.add(addRunsColumn(name), PhaseSetup, "Add "+name+" to a run log an older incrc created.", AddColumn{Table: RunsTable, Column: c})
+			}
+		}
+	}
+	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
+		IndexExists{Name: runsIndex, Table: RunsTable})
+	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
+		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: []string{"pipeline", "status"}})
+	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
+		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
+	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: PartitionsTable}})
+	for _, name := range addedPartitionColumns {
+		for _, c := range partitionColumns {
+			if c.Name == name {
+				l.add(addPartitionsColumn(name), PhaseSetup, "Add "+name+" to the markers of an older incrc.", AddColumn{Table: PartitionsTable, Column: c})
+			}
+		}
+	}
+}
+
 func addRunsColumn(name string) string { return "add_runs_" + name }
 
 func (l *lowerer) nullableKey() bool {
@@ -404,7 +450,17 @@ func (l *lowerer) nullableKey() bool {
 	return false
 }
 
+// state adds the statements of the pipeline's row of incrc_state and of
+// its runs: the same for every pipeline.
 func (l *lowerer) state() {
+	for _, st := range stateStatements() {
+		l.addStatement(st)
+	}
+}
+
+var stateStatements = shared((*lowerer).addState)
+
+func (l *lowerer) addState() {
 	free := or(or(IsNull{X: col("lease_owner")}, colEq("lease_owner", pOwner)), Binary{"<", col("lease_expires_at"), ref(pNow)})
 	mine := and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner))
 	l.add(StmtInitState, PhaseState, "The pipeline's state row, created once.",
@@ -793,6 +849,15 @@ func (l *lowerer) write() {
 // advanceAndRecord adds the end of every write: the watermark's
 // compare-and-set and the run's record.
 func (l *lowerer) advanceAndRecord() {
+	for _, st := range advanceStatements() {
+		l.addStatement(st)
+	}
+}
+
+// advanceStatements are advanceAndRecord's: the same for every pipeline.
+var advanceStatements = shared((*lowerer).addAdvanceAndRecord)
+
+func (l *lowerer) addAdvanceAndRecord() {
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
 			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},

@@ -54,6 +54,14 @@ func Parse(file string, data []byte) (*Spec, error) {
 // true for a file without content (empty, comments only, or "---"), and
 // false after reporting a syntax error.
 func (p *parser) document(data []byte, second string) (*yaml.Node, bool) {
+	if fastYAML {
+		// Most specs keep to a subset of YAML that is read without the
+		// library, into the same nodes; anything else, and every error,
+		// is the library's.
+		if root, ok := plainYAML(data); ok {
+			return root, true
+		}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -123,6 +131,19 @@ func (p *parser) pos(n *yaml.Node) Pos {
 // and the JSON Schema read the same names.
 var specKeys = keysAt(SpecKeys, "")
 
+var (
+	sourceKeys        = keysAt(SpecKeys, "source")
+	targetKeys        = keysAt(SpecKeys, "target")
+	watermarkKeys     = keysAt(SpecKeys, "watermark")
+	partitionKeys     = keysAt(SpecKeys, "partition")
+	qualityKeys       = keysAt(SpecKeys, "quality")
+	reconcileKeys     = keysAt(SpecKeys, "reconcile")
+	cdcKeys           = keysAt(SpecKeys, "cdc")
+	cdcSoftDeleteKeys = keysAt(SpecKeys, "cdc.soft_delete")
+	cdcOpsKeys        = keysAt(SpecKeys, "cdc.ops")
+	columnsKeys       = keysAt(SpecKeys, "columns")
+)
+
 func (p *parser) spec(s *Spec, n *yaml.Node) {
 	p.mapping(n, "spec", specKeys, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -132,7 +153,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 			s.Description = p.str(key, v)
 		case "source":
 			s.Source.Pos = p.pos(k)
-			p.mapping(v, key, keysAt(SpecKeys, "source"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, sourceKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "table":
 					s.Source.Table = p.str("source."+key, v)
@@ -157,7 +178,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 			})
 		case "target":
 			s.Target.Pos = p.pos(k)
-			p.mapping(v, key, keysAt(SpecKeys, "target"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, targetKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "table":
 					s.Target.Table = p.str("target.table", v)
@@ -174,7 +195,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "watermark":
 			w := &Watermark{Pos: p.pos(k)}
 			s.Watermark = w
-			p.mapping(v, key, keysAt(SpecKeys, "watermark"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, watermarkKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "column":
 					w.Column = p.str("watermark.column", v)
@@ -202,7 +223,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "partition":
 			pt := &Partition{Pos: p.pos(k)}
 			s.Partition = pt
-			p.mapping(v, key, keysAt(SpecKeys, "partition"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, partitionKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "column":
 					pt.Column = p.str("partition.column", v)
@@ -217,7 +238,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "quality":
 			q := &Quality{Pos: p.pos(k)}
 			s.Quality = q
-			p.mapping(v, key, keysAt(SpecKeys, "quality"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, qualityKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "not_null":
 					q.NotNull = p.strList("quality.not_null", v)
@@ -232,7 +253,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "reconcile":
 			r := &Reconcile{Pos: p.pos(k)}
 			s.Reconcile = r
-			p.mapping(v, key, keysAt(SpecKeys, "reconcile"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, key, reconcileKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "by":
 					r.By = p.str("reconcile.by", v)
@@ -245,7 +266,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "cdc":
 			c := &CDC{Pos: p.pos(k)}
 			s.CDC = c
-			p.mapping(v, key, keysAt(SpecKeys, "cdc"), func(key string, k, v *yaml.Node) {
+			p.mapping(v, key, cdcKeys, func(key string, k, v *yaml.Node) {
 				switch key {
 				case "op":
 					c.Op = p.str("cdc.op", v)
@@ -258,7 +279,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 				case "soft_delete":
 					sd := &SoftDelete{Pos: p.pos(k)}
 					c.SoftDelete = sd
-					p.mapping(v, "cdc.soft_delete", keysAt(SpecKeys, "cdc.soft_delete"), func(key string, _, v *yaml.Node) {
+					p.mapping(v, "cdc.soft_delete", cdcSoftDeleteKeys, func(key string, _, v *yaml.Node) {
 						switch key {
 						case "flag":
 							sd.Flag = p.str("cdc.soft_delete.flag", v)
@@ -271,7 +292,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 				case "ops":
 					ops := &CDCOps{Pos: p.pos(k)}
 					c.Ops = ops
-					p.mapping(v, "cdc.ops", keysAt(SpecKeys, "cdc.ops"), func(key string, _, v *yaml.Node) {
+					p.mapping(v, "cdc.ops", cdcOpsKeys, func(key string, _, v *yaml.Node) {
 						switch key {
 						case "insert":
 							ops.Insert = p.strList("cdc.ops.insert", v)
@@ -512,9 +533,9 @@ func (p *parser) columns(n *yaml.Node) []Column {
 		p.report("columns")
 		return nil
 	}
-	var cols []Column
 	seen := map[string]int{}
 	n = p.joinFlowTypes(n)
+	cols := make([]Column, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
@@ -538,7 +559,7 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			c.TypeText = p.str("column "+k.Value, v)
 		case yaml.MappingNode:
 			v = p.joinFlowTypes(v)
-			p.mapping(v, "column "+k.Value, keysAt(SpecKeys, "columns"), func(key string, _, v *yaml.Node) {
+			p.mapping(v, "column "+k.Value, columnsKeys, func(key string, _, v *yaml.Node) {
 				switch key {
 				case "type":
 					c.TypeText = p.str("type", v)
@@ -576,6 +597,9 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			c.Type = t
 		}
 		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return nil // as without the room made ahead
 	}
 	return cols
 }

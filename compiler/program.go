@@ -243,26 +243,79 @@ func (p *Plan) StateSetup() *Program {
 // what it reads into which register. The text is stable: it changes only
 // when what runs changes.
 func (pr *Program) Listing() []string {
-	var head []string
+	var bounds []int
+	b := pr.appendListing(nil, "", &bounds)
+	text := string(b)
+	lines := make([]string, len(bounds)/2)
+	for i := range lines {
+		lines[i] = text[bounds[2*i]:bounds[2*i+1]]
+	}
+	return lines
+}
+
+// AppendListing appends the program's Listing to dst, each line after
+// prefix and followed by a newline: what a compiled file shows, without a
+// string per line.
+func (pr *Program) AppendListing(dst []byte, prefix string) []byte {
+	return pr.appendListing(dst, prefix, nil)
+}
+
+// appendListing writes the lines of Listing, each after prefix and
+// followed by a newline; bounds, when not nil, gets where each line's text
+// starts and ends in the result.
+func (pr *Program) appendListing(b []byte, prefix string, bounds *[]int) []byte {
+	var start int // where the current line's text starts
+	begin := func() {
+		b = append(b, prefix...)
+		start = len(b)
+	}
+	end := func() {
+		if bounds != nil {
+			*bounds = append(*bounds, start, len(b))
+		}
+		b = append(b, '\n')
+	}
+	begin()
+	b = append(b, "program "...)
+	b = append(b, pr.Mode...)
+	head := 0 // the parts of the title's parenthesis so far
+	part := func(s string) {
+		if head == 0 {
+			b = append(b, " ("...)
+		} else {
+			b = append(b, "; "...)
+		}
+		b = append(b, s...)
+		head++
+	}
 	if pr.Setup {
-		head = append(head, "after setup")
+		part("after setup")
 	}
 	if pr.Lease {
-		head = append(head, "holds the lease")
+		part("holds the lease")
 	}
 	if pr.Record != "" {
-		head = append(head, "records a "+pr.Record+" in the run log")
+		part("records a ")
+		b = append(b, pr.Record...)
+		b = append(b, " in the run log"...)
 	}
-	if w := pr.window(); w != "" {
-		head = append(head, "window "+w)
+	if lo, hi := pr.bounds(); lo != "" || hi != "" {
+		part("window [")
+		b = append(b, lo...)
+		b = append(b, ", "...)
+		b = append(b, hi...)
+		b = append(b, ')')
 	}
-	title := "program " + string(pr.Mode)
-	if len(head) > 0 {
-		title += " (" + strings.Join(head, "; ") + ")"
+	if head > 0 {
+		b = append(b, ')')
 	}
-	lines := []string{title + ":"}
+	b = append(b, ':')
+	end()
 	if pr.Force != "" {
-		lines = append(lines, "  refused without --force: "+pr.Force)
+		begin()
+		b = append(b, "  refused without --force: "...)
+		b = append(b, pr.Force...)
+		end()
 	}
 	width := 0
 	for _, s := range pr.Steps {
@@ -271,53 +324,93 @@ func (pr *Program) Listing() []string {
 	inTx := false
 	for _, s := range pr.Steps {
 		if s.Tx != inTx {
+			begin()
 			if s.Tx {
-				lines = append(lines, "  begin")
+				b = append(b, "  begin"...)
 			} else {
-				lines = append(lines, "  commit")
+				b = append(b, "  commit"...)
 			}
+			end()
 			inTx = s.Tx
 		}
-		indent := stepIndent(s)
-		var notes []string
+		begin()
+		b = append(b, stepIndent(s)...)
+		b = append(b, s.Stmt...)
+		notes := 0 // the notes written so far
+		note := func() {
+			if notes == 0 {
+				for n := width - (len(b) - start) + 2; n > 0; n-- {
+					b = append(b, ' ')
+				}
+			} else {
+				b = append(b, "; "...)
+			}
+			notes++
+		}
 		if s.On == OnSource {
-			notes = append(notes, "on source")
+			note()
+			b = append(b, "on source"...)
 		}
 		if s.Each {
-			notes = append(notes, "each partition")
+			note()
+			b = append(b, "each partition"...)
 		}
 		if s.EachFile {
-			notes = append(notes, "each file")
+			note()
+			b = append(b, "each file"...)
 		}
-		if gs := s.Guards(); len(gs) > 0 {
-			terms := make([]string, len(gs))
-			for i, g := range gs {
-				terms[i] = g.Reg
-				if g.Not {
-					terms[i] = "no " + g.Reg
+		if s.If != "" {
+			note()
+			b = append(b, "if "...)
+			for rest, more := s.If, true; more; {
+				var t string
+				t, rest, more = strings.Cut(rest, "&")
+				if reg, not := strings.CutPrefix(t, "!"); not {
+					b = append(b, "no "...)
+					b = append(b, reg...)
+				} else {
+					b = append(b, t...)
+				}
+				if more {
+					b = append(b, " and "...)
 				}
 			}
-			notes = append(notes, "if "+strings.Join(terms, " and "))
 		}
-		if r := s.readText(); r != "" {
-			notes = append(notes, r)
+		// The separator goes before the read's text, and away again
+		// when the step reads nothing.
+		at, n := len(b), notes
+		note()
+		after := len(b)
+		if b = s.appendRead(b); len(b) == after {
+			b, notes = b[:at], n
 		}
 		if s.Note != "" {
-			notes = append(notes, "run log note: "+s.Note)
+			note()
+			b = append(b, "run log note: "...)
+			b = append(b, s.Note...)
 		}
-		line := indent + s.Stmt
-		if len(notes) > 0 {
-			line += strings.Repeat(" ", width-len(line)+2) + strings.Join(notes, "; ")
+		for len(b) > start && b[len(b)-1] == ' ' {
+			b = b[:len(b)-1]
 		}
-		lines = append(lines, strings.TrimRight(line, " "))
+		end()
 	}
 	if inTx {
-		lines = append(lines, "  commit")
+		begin()
+		b = append(b, "  commit"...)
+		end()
 	}
 	if len(pr.Cleanup) > 0 {
-		lines = append(lines, "  then, failed or not: "+strings.Join(pr.Cleanup, ", "))
+		begin()
+		b = append(b, "  then, failed or not: "...)
+		for i, c := range pr.Cleanup {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, c...)
+		}
+		end()
 	}
-	return lines
+	return b
 }
 
 // stepIndent shows a step's transaction: steps inside it are indented
@@ -329,77 +422,102 @@ func stepIndent(s Step) string {
 	return "  "
 }
 
-func (pr *Program) window() string {
-	lo := map[LoBound]string{LoStart: "start", LoWatermark: "watermark - lookback"}[pr.Lo]
-	hi := map[HiBound]string{HiNow: "hi", HiSaved: "saved watermark"}[pr.Hi]
-	switch {
-	case lo == "" && hi == "":
-		return ""
-	case hi == "":
-		return "[" + lo + ", )"
-	case lo == "":
-		return "[, " + hi + ")"
+// bounds are the ends of the program's window as its listing names them;
+// both empty when the program binds no window.
+func (pr *Program) bounds() (lo, hi string) {
+	switch pr.Lo {
+	case LoStart:
+		lo = "start"
+	case LoWatermark:
+		lo = "watermark - lookback"
 	}
-	return "[" + lo + ", " + hi + ")"
+	switch pr.Hi {
+	case HiNow:
+		hi = "hi"
+	case HiSaved:
+		hi = "saved watermark"
+	}
+	return lo, hi
 }
 
-func (s Step) readText() string {
-	into := func() string {
-		out := make([]string, len(s.Into))
+// appendRead appends what the listing says the step reads: nothing for a
+// step that reads nothing.
+func (s Step) appendRead(b []byte) []byte {
+	into := func() {
 		for i, r := range s.Into {
-			out[i] = r
-			if name, ok := strings.CutPrefix(r, "-"); ok {
-				out[i] = "minus " + name
+			if i > 0 {
+				b = append(b, ", "...)
 			}
+			if name, ok := strings.CutPrefix(r, "-"); ok {
+				b = append(b, "minus "...)
+				r = name
+			}
+			b = append(b, r...)
 		}
-		return strings.Join(out, ", ")
 	}
-	var t string
 	switch s.Read {
 	case ReadAffected:
-		t = "rows changed -> " + into()
+		b = append(b, "rows changed -> "...)
+		into()
 	case ReadCount:
-		t = "count"
+		b = append(b, "count"...)
 		if len(s.Into) > 0 {
-			t += " -> " + into()
+			b = append(b, " -> "...)
+			into()
 		}
 		if s.Fail != "" {
-			t += "; fails if not 0"
+			b = append(b, "; fails if not 0"...)
 		}
 	case ReadCounts:
-		t = "counts -> " + into()
+		b = append(b, "counts -> "...)
+		into()
 	case ReadRows:
-		t = "rows -> " + into()
+		b = append(b, "rows -> "...)
+		into()
 	case ReadPartitions:
-		t = "partitions; rows -> " + into() + " (finalized: also " + RegSkipped + ")"
+		b = append(b, "partitions; rows -> "...)
+		into()
+		b = append(b, " (finalized: also "+RegSkipped+")"...)
 	case ReadColumns:
-		t = "column names -> " + s.Into[0] + "<column>"
+		b = append(b, "column names -> "...)
+		b = append(b, s.Into[0]...)
+		b = append(b, "<column>"...)
 	case ReadSwap:
-		t = "exactly one row must change"
+		b = append(b, "exactly one row must change"...)
 	case ReadTypes:
-		t = "column types must fit the declared ones"
+		b = append(b, "column types must fit the declared ones"...)
 	case ReadCopy:
-		t = "copy rows -> " + strings.Join(s.Copy.Parts, ".")
+		b = append(b, "copy rows -> "...)
+		for i, part := range s.Copy.Parts {
+			if i > 0 {
+				b = append(b, '.')
+			}
+			b = append(b, part...)
+		}
 		if len(s.Into) > 0 {
-			t += "; rows -> " + into()
+			b = append(b, "; rows -> "...)
+			into()
 		}
 	case ReadNewFiles:
-		t = "files not loaded yet -> " + into()
+		b = append(b, "files not loaded yet -> "...)
+		into()
 	case ReadAllFiles:
-		t = "every file -> " + into()
+		b = append(b, "every file -> "...)
+		into()
 	case ReadSchema:
-		t = "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"
+		b = append(b, "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"...)
 	}
-	return t
+	return b
 }
 
-// check verifies that every step names a statement of the plan, so that a
-// program can never refer to something the compiled file does not show.
-func (pr *Program) check(p *Plan) error {
+// check verifies that every step names a statement of the plan (names
+// holds theirs), so that a program can never refer to something the
+// compiled file does not show.
+func (pr *Program) check(names map[string]bool) error {
 	listed := false
 	for _, s := range pr.Steps {
 		switch {
-		case p.Statement(s.Stmt) == nil:
+		case !names[s.Stmt]:
 			return fmt.Errorf("program %s: step %s is not a statement of the plan", pr.Mode, s.Stmt)
 		case s.Fail != "" && s.Read != ReadCount:
 			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
@@ -413,7 +531,7 @@ func (pr *Program) check(p *Plan) error {
 		listed = listed || s.Read == ReadPartitions
 	}
 	for _, name := range pr.Cleanup {
-		if p.Statement(name) == nil {
+		if !names[name] {
 			return fmt.Errorf("program %s: cleanup %s is not a statement of the plan", pr.Mode, name)
 		}
 	}

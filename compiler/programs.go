@@ -9,7 +9,14 @@ import (
 // in which order: the only place where strategies differ in what runs.
 func (l *lowerer) programs() {
 	p := l.p
-	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction."}
+	n := 0
+	for _, st := range p.Statements {
+		if st.Phase == PhaseSetup {
+			n++
+		}
+	}
+	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction.",
+		Steps: make([]Step, 0, n)}
 	for _, st := range p.Statements {
 		if st.Phase != PhaseSetup {
 			continue
@@ -86,6 +93,7 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 	if l.p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
+	pr.Steps = make([]Step, 0, 24) // a run's steps: room for most
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
 	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr

@@ -47,7 +47,7 @@ func readSpecFile(path, what string) ([]byte, error) {
 	if err := checkFile(path, what, info); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecSize+1))
+	data, err := readAll(io.LimitReader(f, MaxSpecSize+1), info.Size())
 	if err != nil {
 		return nil, cannotRead(path, err)
 	}
@@ -93,4 +93,24 @@ func fileKind(m fs.FileMode) string {
 		return "an irregular file"
 	}
 	return "a special file"
+}
+
+// readAll is io.ReadAll into a buffer of the size the stat said, and a
+// byte more to meet the end: one allocation for a file that did not
+// change since.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, 0, min(max(size, 0), MaxSpecSize)+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grow
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return data, err
+		}
+	}
 }

@@ -3,11 +3,16 @@
 package compiler
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -172,5 +177,30 @@ func TestConfigOnlyRegular(t *testing.T) {
 				t.Errorf("got  %v\nwant %s: %s", err, path, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadAllAsIOReadAll: readAll reads what io.ReadAll does, whatever size
+// the stat claimed, through readers that return little at a time, the end
+// with the last bytes, or an error.
+func TestReadAllAsIOReadAll(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 513, 1000, 4096, 70000} {
+		data := bytes.Repeat([]byte("spec: x\n"), n/8+1)[:n]
+		for _, size := range []int64{-1, 0, 1, int64(n) - 1, int64(n), int64(n) + 1, 10 * int64(n), MaxSpecSize * 2} {
+			readers := map[string]func() io.Reader{
+				"plain":    func() io.Reader { return bytes.NewReader(data) },
+				"one byte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) },
+				"half":     func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) },
+				"data+EOF": func() io.Reader { return iotest.DataErrReader(bytes.NewReader(data)) },
+				"error":    func() io.Reader { return io.MultiReader(bytes.NewReader(data), iotest.ErrReader(errors.New("broken"))) },
+			}
+			for name, r := range readers {
+				want, wantErr := io.ReadAll(r())
+				got, err := readAll(r(), size)
+				if !bytes.Equal(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Errorf("%d bytes, stat %d, %s reader: readAll read %d bytes, %v; io.ReadAll %d, %v", n, size, name, len(got), err, len(want), wantErr)
+				}
+			}
+		}
 	}
 }

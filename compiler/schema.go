@@ -66,7 +66,7 @@ func scalar() map[string]any {
 }
 
 func duration() map[string]any {
-	return map[string]any{"type": "string", "pattern": durationRe.String(), "examples": []string{"90s", "15m", "36h", "2d", "1w"}}
+	return map[string]any{"type": "string", "pattern": durationPattern, "examples": []string{"90s", "15m", "36h", "2d", "1w"}}
 }
 
 func keySchema(k Key) map[string]any {

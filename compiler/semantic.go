@@ -27,16 +27,32 @@ type SpecParam struct {
 // oneLine keeps a value on its comment line.
 var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 
+// toOneLine is oneLine.Replace, which builds a new string even when it
+// replaces nothing: a value without a byte that starts one of its
+// strings ("\r", "\n", and "\xe2" of U+2028 and U+2029) is returned
+// as it is.
+func toOneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || c == 0xe2 {
+			return oneLine.Replace(s)
+		}
+	}
+	return s
+}
+
+// lineBreaks spells the line breaks of a literal of a query.
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
 // Params lists the semantic parameters of a spec, in a fixed order: what
 // the compiled file's header keeps (so a diff of the files shows them)
 // and what incrc plan compares with the header of the file on disk.
 func Params(s *Spec) []SpecParam {
-	var out []SpecParam
+	out := make([]SpecParam, 0, 24+len(s.Columns))
 	add := func(key, value string, logic bool) {
 		if value != "" {
 			// A value goes into a comment line: a line break in it (a
 			// file glob, say) must not end the comment.
-			value = oneLine.Replace(value)
+			value = toOneLine(value)
 			out = append(out, SpecParam{Key: key, Value: value, Logic: logic})
 		}
 	}
@@ -123,6 +139,9 @@ func Params(s *Spec) []SpecParam {
 		}
 		add("lookups", v, true)
 	}
+	if len(out) == 0 {
+		return nil // as without the room made ahead
+	}
 	return out
 }
 
@@ -149,7 +168,7 @@ func canonicalQuery(q string) string {
 			b.WriteByte(' ')
 		}
 		// A literal may span lines: the header's line must not end in it.
-		b.WriteString(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(t.Text))
+		lineBreaks.WriteString(&b, t.Text)
 		prev = t.Text
 	}
 	return b.String()
@@ -166,13 +185,26 @@ func LogicHash(s *Spec) string {
 
 // LogicHashOf hashes the logic parameters of a list.
 func LogicHashOf(ps []SpecParam) string {
-	var lines []string
+	// The hashed text: "key: value" lines of the logic parameters, joined
+	// by newlines, written into one buffer.
+	size := 0
 	for _, p := range ps {
 		if p.Logic {
-			lines = append(lines, p.Key+": "+p.Value)
+			size += len(p.Key) + 2 + len(p.Value) + 1
 		}
 	}
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	text := make([]byte, 0, size)
+	for _, p := range ps {
+		if p.Logic {
+			if len(text) > 0 {
+				text = append(text, '\n')
+			}
+			text = append(text, p.Key...)
+			text = append(text, ": "...)
+			text = append(text, p.Value...)
+		}
+	}
+	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -282,11 +314,22 @@ const (
 
 // ParamLine is a parameter as the compiled file's header writes it.
 func ParamLine(p SpecParam) string {
-	prefix := ParamLinePrefix
+	var b strings.Builder
+	b.Grow(len(LogicLinePrefix) + len(p.Key) + 2 + len(p.Value))
+	WriteParamLine(&b, p)
+	return b.String()
+}
+
+// WriteParamLine writes ParamLine(p) to b, without a string of its own.
+func WriteParamLine(b *strings.Builder, p SpecParam) {
 	if p.Logic {
-		prefix = LogicLinePrefix
+		b.WriteString(LogicLinePrefix)
+	} else {
+		b.WriteString(ParamLinePrefix)
 	}
-	return prefix + p.Key + ": " + p.Value
+	b.WriteString(p.Key)
+	b.WriteString(": ")
+	b.WriteString(p.Value)
 }
 
 // ReadParams reads the parameters back from a compiled file's header;

@@ -3,7 +3,6 @@ package compiler
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -71,18 +70,17 @@ var typeAliases = map[string]string{
 	"timestamp_tz": "timestamptz", "jsonb": "json",
 }
 
-var typeRe = regexp.MustCompile(`^([a-z]+)(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$`)
-
-// ParseType parses a portable type name such as "decimal(12,2)".
+// ParseType parses a portable type name such as "decimal(12,2)": a name,
+// and in parentheses one or two numbers (typeParts).
 func ParseType(s string) (Type, error) {
-	m := typeRe.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
-	if m != nil && typeAliases[m[1]] != "" {
-		return Type{}, fmt.Errorf("unknown type %q: the portable name is %s", s, typeAliases[m[1]])
+	name, a, b, ok := typeParts(strings.ToLower(strings.TrimSpace(s)))
+	if ok && typeAliases[name] != "" {
+		return Type{}, fmt.Errorf("unknown type %q: the portable name is %s", s, typeAliases[name])
 	}
-	if m == nil {
+	if !ok {
 		return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
 	}
-	kind, a, b := TypeKind(m[1]), m[2], m[3]
+	kind := TypeKind(name)
 	num := func(x string) int { n, _ := strconv.Atoi(x); return n }
 	switch kind {
 	case Decimal:
@@ -108,19 +106,33 @@ func ParseType(s string) (Type, error) {
 	return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
 }
 
-var durationRe = regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`)
+// durationPattern is the regexp of a duration (the JSON Schema's; the
+// parser checks it with durationParts).
+const durationPattern = `^(\d+)(s|m|h|d|w)$`
 
 // ParseDuration parses 90s, 15m, 36h, 2d or 1w. A day is 24 hours: windows
 // are computed in UTC, where every day has 24 hours.
 func ParseDuration(s string) (time.Duration, error) {
-	m := durationRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
+	digits, u, ok := durationParts(strings.TrimSpace(s))
+	if !ok {
 		return 0, fmt.Errorf("bad duration %q (expected a whole number and a unit: 90s, 15m, 36h, 2d, 1w)", s)
 	}
-	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+	var unit time.Duration
+	switch u {
+	case "s":
+		unit = time.Second
+	case "m":
+		unit = time.Minute
+	case "h":
+		unit = time.Hour
+	case "d":
+		unit = 24 * time.Hour
+	case "w":
+		unit = 7 * 24 * time.Hour
+	}
 	// 100000 of a unit is already absurd for a lookback or a lag; the
 	// product must also fit a time.Duration (100000w would not).
-	n, err := strconv.ParseInt(m[1], 10, 64)
+	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n > 100000 || n > math.MaxInt64/int64(unit) {
 		return 0, fmt.Errorf("bad duration %q: too large", s)
 	}

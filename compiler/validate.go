@@ -30,11 +30,6 @@ func (s Strategy) Idempotent() bool { return s != Append }
 // NeedsKey reports whether the strategy matches rows by unique_key.
 func (s Strategy) NeedsKey() bool { return s == Merge || s == CDCApply || s == SCD2Strategy }
 
-var (
-	pipelineRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	identRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
-
 // MaxPipelineLen bounds pipeline names so that names derived from them
 // (staging tables) fit every engine's identifier limit (MySQL: 64).
 const MaxPipelineLen = 48
@@ -109,7 +104,7 @@ func (v *validator) pipeline() {
 	case !p.Set():
 		v.missing(s.Pos, "pipeline")
 	case p.Value == "":
-	case !pipelineRe.MatchString(p.Value):
+	case !isPipelineName(p.Value):
 		v.errf(p.Pos, "pipeline %s must be lower case letters, digits and _, starting with a letter, as in dw_orders", quote(p.Value))
 	case len(p.Value) > MaxPipelineLen:
 		v.errf(p.Pos, "pipeline %s is longer than %d characters: the staging table named after it must fit every engine's identifier limit", quote(p.Value), MaxPipelineLen)
@@ -125,7 +120,7 @@ func (v *validator) checkTable(what string, t String) {
 	parts := strings.Split(t.Value, ".")
 	off := 0
 	for _, part := range parts {
-		if !identRe.MatchString(part) {
+		if !isIdent(part) {
 			v.errf(t.At(off+badIdentChar(part)), "%s %s is not a plain name: use letters, digits and _, as in schema.table (no quotes, spaces, semicolons or comments)", what, quote(t.Value))
 			return
 		}
@@ -194,7 +189,7 @@ func (v *validator) columns() {
 	}
 	for _, c := range s.Columns {
 		switch {
-		case !identRe.MatchString(c.Name.Value):
+		case !isIdent(c.Name.Value):
 			v.errf(c.Name.At(badIdentChar(c.Name.Value)), "column %s is not a plain name: use letters, digits and _, starting with a letter or _", quote(c.Name.Value))
 		case len(c.Name.Value) > MaxIdentLen:
 			v.errf(c.Name.Pos, "column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(c.Name.Value), MaxIdentLen)
@@ -522,7 +517,7 @@ func (v *validator) cdc(strategy Strategy) {
 // tombstonesName checks that the tombstones table beside a change log's
 // target has a name every engine keeps whole.
 func (v *validator) tombstonesName() {
-	if t := v.s.Target.Table; t.Value != "" && identRe.MatchString(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
+	if t := v.s.Target.Table; t.Value != "" && isIdent(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
 		if name := t.Value[strings.LastIndexByte(t.Value, '.')+1:]; len(name+tombstonesSuffix) > MaxIdentLen {
 			v.errf(t.Pos, "target.table %s: its tombstones table %s would be longer than %d characters: shorten the name", quote(t.Value), quote(name+tombstonesSuffix), MaxIdentLen)
 		}
@@ -544,7 +539,7 @@ func (v *validator) softDelete(c *CDC, soft bool) {
 	for _, n := range []String{sd.Flag, sd.At} {
 		switch {
 		case n.Value == "":
-		case !identRe.MatchString(n.Value):
+		case !isIdent(n.Value):
 			v.errf(n.At(badIdentChar(n.Value)), "cdc.soft_delete column %s is not a plain name: use letters, digits and _", quote(n.Value))
 		case len(n.Value) > MaxIdentLen:
 			v.errf(n.Pos, "cdc.soft_delete column %s: a name is at most %d characters", quote(n.Value), MaxIdentLen)
@@ -671,7 +666,7 @@ func (v *validator) scd2(strategy Strategy) {
 	for _, name := range []String{c.ValidFrom, c.ValidTo, c.Deleted} {
 		switch {
 		case name.Value == "":
-		case !identRe.MatchString(name.Value):
+		case !isIdent(name.Value):
 			v.errf(name.At(badIdentChar(name.Value)), "scd2 column %s is not a plain name: use letters, digits and _", quote(name.Value))
 		case len(name.Value) > MaxIdentLen:
 			v.errf(name.Pos, "scd2 column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(name.Value), MaxIdentLen)

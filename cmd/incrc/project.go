@@ -274,8 +274,10 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 		errs  []error
 	}
 	results := make([]result, len(specs))
+	wd, wdErr := os.Getwd() // once, not for every absolute spec path
 	compiler.Parallel(len(specs), func(i int) {
-		results[i].files, results[i].errs = compileSpec(specs[i], ds, out, dialectOf, scripts, changedOnly)
+		shown := specPathIn(wd, wdErr, specs[i].File)
+		results[i].files, results[i].errs = compileSpec(specs[i], shown, ds, out, dialectOf, scripts, changedOnly)
 	})
 	var (
 		files []compiled
@@ -289,8 +291,9 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 }
 
 // compileSpec lowers one spec and renders it for every dialect, with its
-// scripts when asked.
-func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) (files []compiled, errs []error) {
+// scripts when asked. shown is the spec's path as the files name it
+// (specPath).
+func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) (files []compiled, errs []error) {
 	plan, err := compiler.Lower(s)
 	if err != nil {
 		return nil, []error{err}
@@ -299,8 +302,12 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
-	filer := dialects.NewFiler(plan, specPath(s.File))
-	var buf []byte // the file's bytes until they are known to be new
+	filer := dialects.NewFiler(plan, shown)
+	// The file's bytes until they are known to be new: a buffer the specs
+	// share, as no file keeps it (a new file's bytes are cloned).
+	bp := filePool.Get().(*[]byte)
+	buf := *bp
+	defer func() { *bp = buf[:0]; filePool.Put(bp) }()
 	for _, d := range ds {
 		data, err := filer.AppendFile(buf[:0], d, src)
 		var placed compiler.Diagnostics
@@ -327,7 +334,7 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 		if !scripts || !script.Supported(d) {
 			continue
 		}
-		sc, err := script.Render(d, plan, specPath(s.File))
+		sc, err := script.Render(d, plan, shown)
 		if errors.Is(err, script.ErrSourceOutside) {
 			continue // the engine cannot reach the source: incrc run streams it in
 		}
@@ -347,7 +354,7 @@ func compileSpec(s *compiler.Spec, ds []dialects.Dialect, out string, dialectOf 
 // nothing leaves it untouched). The size is compared before the bytes,
 // which are read a block at a time into a reused buffer.
 func sameFile(path string, data []byte) bool {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return false
 	}
@@ -375,6 +382,9 @@ func sameFile(path string, data []byte) bool {
 	}
 }
 
+// filePool holds the buffers compileSpec renders files into.
+var filePool = sync.Pool{New: func() any { return new([]byte) }}
+
 // blockPool holds the buffers sameFile reads into.
 var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
@@ -382,11 +392,19 @@ var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b
 // working directory when possible, with forward slashes, so the bytes are
 // the same on every machine.
 func specPath(file string) string {
-	if filepath.IsAbs(file) {
-		if wd, err := os.Getwd(); err == nil {
-			if rel, err := filepath.Rel(wd, file); err == nil {
-				file = rel
-			}
+	if !filepath.IsAbs(file) {
+		return specPathIn("", nil, file)
+	}
+	wd, err := os.Getwd()
+	return specPathIn(wd, err, file)
+}
+
+// specPathIn is specPath with the working directory given: os.Getwd's
+// answer.
+func specPathIn(wd string, wdErr error, file string) string {
+	if filepath.IsAbs(file) && wdErr == nil {
+		if rel, err := filepath.Rel(wd, file); err == nil {
+			file = rel
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(file))
