@@ -231,6 +231,47 @@ func (w *Writer) Col(alias, name string) string {
 	return text
 }
 
+// WriteCol appends what Col returns: alias.name quoted, or name alone
+// without an alias. The renderers' hot paths write names straight into
+// the statement rather than building each as a string first.
+func (w *Writer) WriteCol(alias, name string) {
+	i := w.quoted(name)
+	if alias != "" {
+		w.cur = append(w.cur, alias...)
+		w.cur = append(w.cur, '.')
+	}
+	if i >= 0 {
+		w.cur = append(w.cur, w.shared.quoted[i].Text...)
+	}
+}
+
+// WriteIdents appends what Idents returns.
+func (w *Writer) WriteIdents(alias string, names []string) {
+	for i, n := range names {
+		if i > 0 {
+			w.cur = append(w.cur, ", "...)
+		}
+		w.WriteCol(alias, n)
+	}
+}
+
+// WriteTable appends what Table returns.
+func (w *Writer) WriteTable(t compiler.Table) {
+	parts := t.Parts
+	if n, ok := w.d.(TableNamer); ok {
+		parts = n.TableParts(t)
+	}
+	for i, p := range parts {
+		if i > 0 {
+			w.cur = append(w.cur, '.')
+		}
+		w.cur = append(w.cur, w.quote(p)...)
+	}
+}
+
+// WriteParam appends what Param returns.
+func (w *Writer) WriteParam(name string) { w.cur = append(w.cur, w.Param(name)...) }
+
 // Table returns a qualified table name, each part quoted.
 func (w *Writer) Table(t compiler.Table) string {
 	parts := t.Parts
