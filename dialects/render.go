@@ -36,6 +36,7 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	types := paramTypes(p)
 	sh := sharedPool.Get().(*shared)
 	defer sh.release()
+	sh.size(len(p.Statements))
 	ssh := sh // the source's statements', when it is another dialect
 	if sd != d {
 		ssh = sharedPool.Get().(*shared)

@@ -59,6 +59,37 @@ type shared struct {
 	buf []byte
 	// w is the Writer of the statement being rendered (renderStatement).
 	w Writer
+	// parts, params and strings hold the parts the statements return, the
+	// parameters each part binds and the string literals each meant, one
+	// list after the other: a slab for many short lists rather than an
+	// allocation each (see grow). They are handed out, so release drops
+	// them.
+	parts   []Part
+	params  []string
+	strings []Spelled
+}
+
+// size makes the slabs room for the lists of n statements: about a part
+// each, twice as many parameters, fewer string literals.
+func (sh *shared) size(n int) {
+	sh.parts = make([]Part, 0, n+n/8+1)
+	sh.params = make([]string, 0, 2*n+8)
+	sh.strings = make([]Spelled, 0, n/4+4)
+}
+
+// grow appends v to list, which is empty or the last list appended to
+// *slab, and returns the longer list, capped: lists that grow one after
+// the other share the slab's allocation. A full slab is replaced by a new
+// one twice its size (size at first), the list copied to it; the lists
+// handed out keep the old one.
+func grow[T any](slab *[]T, list []T, v T, size int) []T {
+	n := len(list)
+	if len(*slab) == cap(*slab) {
+		*slab = append(make([]T, 0, max(size, 2*cap(*slab), 4*(n+1))), list...)
+	}
+	*slab = append(*slab, v)
+	end := len(*slab)
+	return (*slab)[end-n-1 : end : end]
 }
 
 var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
@@ -78,6 +109,7 @@ func (sh *shared) release() {
 	// rather than growing the list name by name.
 	sh.spelledCap = max(sh.spelledCap, len(sh.spelled))
 	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sh.parts, sh.params, sh.strings = nil, nil, nil
 	sh.w = Writer{}
 	sharedPool.Put(sh)
 }
@@ -320,7 +352,11 @@ func (w *Writer) param(name string) string {
 			}
 		}
 	}
-	w.params = append(w.params, name)
+	if sh := w.shared; sh != nil {
+		w.params = grow(&sh.params, w.params, name, 32)
+	} else {
+		w.params = append(w.params, name)
+	}
 	return w.d.Placeholder(len(w.params))
 }
 
@@ -386,7 +422,11 @@ func (w *Writer) End() {
 		w.Fail(err)
 		return
 	}
-	w.parts = append(w.parts, p)
+	if sh := w.shared; sh != nil {
+		w.parts = grow(&sh.parts, w.parts, p, 8)
+	} else {
+		w.parts = append(w.parts, p)
+	}
 }
 
 // String spells a string constant in the dialect's literal syntax and
@@ -406,7 +446,11 @@ func (w *Writer) String(s string) string {
 	} else {
 		spelled = StringLit(s)
 	}
-	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
+	if sh := w.shared; sh != nil {
+		w.meant.Strings = grow(&sh.strings, w.meant.Strings, Spelled{Text: spelled, Value: s}, 8)
+	} else {
+		w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
+	}
 	return spelled
 }
 
