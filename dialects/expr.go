@@ -2,7 +2,6 @@ package dialects
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -138,7 +137,7 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 		w.S(")")
 		return
 	case compiler.Call:
-		if !funcName.MatchString(e.Fn) {
+		if !isFuncName(e.Fn) {
 			break
 		}
 		for i := 0; i < len(e.Fn); i++ {
@@ -205,9 +204,18 @@ func minusOperand(w *Writer, alias string, x compiler.Expr) {
 	w.S(")")
 }
 
-// funcName is a function the grammar allows; its name is written as a
-// word, so nothing but letters, digits and _ may reach SQL through it.
-var funcName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// isFuncName says whether fn is a function name the grammar allows,
+// ^[a-z][a-z0-9_]*$: its name is written as a word, so nothing but
+// letters, digits and _ may reach SQL through it.
+func isFuncName(fn string) bool {
+	for i := 0; i < len(fn); i++ {
+		c := fn[i]
+		if !('a' <= c && c <= 'z' || i > 0 && ('0' <= c && c <= '9' || c == '_')) {
+			return false
+		}
+	}
+	return fn != ""
+}
 
 // wrap writes e, parenthesized when it binds less tightly than min.
 func wrap(w *Writer, alias string, e compiler.Expr, min int) {

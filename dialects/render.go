@@ -1105,7 +1105,7 @@ func writeDedupeOrder(w *Writer, order []compiler.Order, json []string) {
 func writeFrom(w *Writer, r compiler.Relation) {
 	switch {
 	case len(r.Lookups) > 0:
-		w.S(lookupFrom(w, r))
+		lookupFrom(w, r)
 	case r.Query != "":
 		w.S("(\n  ", w.Query(r.Query), "\n) AS src")
 	case r.Files != nil:

@@ -67,6 +67,9 @@ type shared struct {
 	parts   []Part
 	params  []string
 	strings []Spelled
+	// types are the engine's names of the column types spelled so far
+	// (ColumnType is a function of the type).
+	types map[compiler.Type]string
 }
 
 // size makes the slabs room for the lists of n statements: about a part
@@ -104,6 +107,7 @@ func (sh *shared) begin() {
 // parts rendered keep spelled: it is dropped, not reused.
 func (sh *shared) release() {
 	clear(sh.names)
+	clear(sh.types)
 	clear(sh.quoted) // the cols they hold go with them
 	// The next Render likely spells as many names: room for them at once
 	// rather than growing the list name by name.
@@ -329,7 +333,10 @@ func (w *Writer) Param(name string) string {
 	m := w.param(name)
 	if pt, ok := w.d.(ParamTyper); ok {
 		for _, p := range w.declared {
-			if t, typed := w.types[p.Type]; typed && p.Name == name {
+			if p.Name != name {
+				continue
+			}
+			if t, typed := w.types[p.Type]; typed {
 				return pt.TypedParam(m, t)
 			}
 		}
@@ -362,9 +369,24 @@ func (w *Writer) param(name string) string {
 
 // Type returns the engine's spelling of a portable type.
 func (w *Writer) Type(t compiler.Type) string {
+	sh := w.shared
+	if sh != nil {
+		if s, ok := sh.types[t]; ok {
+			return s
+		}
+	}
 	s, err := w.d.ColumnType(t)
-	if err != nil && w.err == nil {
-		w.err = err
+	if err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		return s
+	}
+	if sh != nil {
+		if sh.types == nil {
+			sh.types = map[compiler.Type]string{}
+		}
+		sh.types[t] = s
 	}
 	return s
 }
