@@ -19,46 +19,75 @@ import (
 // kept; and at most passedMax of them, ever.
 var passed = struct {
 	sync.Mutex
-	seed  maphash.Seed
-	once  [1 << 12]uint64 // hashes of statements that passed once, by their low bits
-	parts map[passedKey]Part
-}{seed: maphash.MakeSeed(), parts: map[passedKey]Part{}}
+	seed   maphash.Seed
+	tables []*passedTable // one a dialect
+	n      int            // statements remembered
+}{seed: maphash.MakeSeed()}
 
 const passedMax = 1 << 12
 
-type passedKey struct {
-	d    Dialect
-	hash uint64
+// passedTable is what passed remembers for one dialect.
+type passedTable struct {
+	d  Dialect
+	mu sync.Mutex
+	// once are hashes of statements that passed once, by their low bits;
+	// parts the statements remembered, by hash.
+	once  [1 << 10]uint64
+	parts map[uint64]Part
 }
 
-// remembered reports whether p passed the lex-back for d before. Only a
-// dialect that is a pointer is remembered: one is the same dialect
-// whenever it compares equal.
-func remembered(d Dialect, p Part) (passedKey, bool) {
+// passedFor is what passed remembers for d, nil when it remembers nothing
+// for it: only a dialect that is a pointer is remembered, as one is the
+// same dialect whenever it compares equal.
+func passedFor(d Dialect) *passedTable {
 	if reflect.TypeOf(d).Kind() != reflect.Pointer {
-		return passedKey{}, false
-	}
-	k := passedKey{d: d, hash: maphash.String(passed.seed, p.SQL)}
-	passed.Lock()
-	q, ok := passed.parts[k]
-	passed.Unlock()
-	return k, ok && samePart(p, q)
-}
-
-// remember records that p passed the lex-back for d (k, from remembered).
-func remember(k passedKey, p Part) {
-	if k.d == nil {
-		return
+		return nil
 	}
 	passed.Lock()
 	defer passed.Unlock()
-	slot := &passed.once[k.hash%uint64(len(passed.once))]
-	if *slot != k.hash {
-		*slot = k.hash
+	for _, t := range passed.tables {
+		if t.d == d {
+			return t
+		}
+	}
+	t := &passedTable{d: d, parts: map[uint64]Part{}}
+	passed.tables = append(passed.tables, t)
+	return t
+}
+
+// remembered reports whether p passed the lex-back for t's dialect
+// before, and p's hash for remember.
+func (t *passedTable) remembered(p Part) (uint64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	h := maphash.String(passed.seed, p.SQL)
+	t.mu.Lock()
+	q, ok := t.parts[h]
+	t.mu.Unlock()
+	return h, ok && samePart(p, q)
+}
+
+// remember records that p, whose hash is h, passed the lex-back.
+func (t *passedTable) remember(h uint64, p Part) {
+	if t == nil {
 		return
 	}
-	if len(passed.parts) < passedMax {
-		passed.parts[k] = p
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slot := &t.once[h%uint64(len(t.once))]
+	if *slot != h {
+		*slot = h
+		return
+	}
+	passed.Lock()
+	room := passed.n < passedMax
+	if room {
+		passed.n++
+	}
+	passed.Unlock()
+	if room {
+		t.parts[h] = p
 	}
 }
 

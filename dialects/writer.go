@@ -70,6 +70,10 @@ type shared struct {
 	// types are the engine's names of the column types spelled so far
 	// (ColumnType is a function of the type).
 	types map[compiler.Type]string
+	// passed is what the lex-back remembers for the dialect (passedFor),
+	// once looked up.
+	passed      *passedTable
+	passedKnown bool
 }
 
 // size makes the slabs room for the lists of n statements: about a part
@@ -108,6 +112,7 @@ func (sh *shared) begin() {
 func (sh *shared) release() {
 	clear(sh.names)
 	clear(sh.types)
+	sh.passed, sh.passedKnown = nil, false
 	clear(sh.quoted) // the cols they hold go with them
 	// The next Render likely spells as many names: room for them at once
 	// rather than growing the list name by name.
@@ -440,18 +445,31 @@ func (w *Writer) End() {
 	}
 	meant.Queries = spans
 	p := Part{SQL: sql, Params: params, Meant: meant}
-	if k, ok := remembered(w.d, p); !ok {
+	t := w.passed()
+	if h, ok := t.remembered(p); !ok {
 		if err := CheckPart(w.d, p); err != nil {
 			w.Fail(err)
 			return
 		}
-		remember(k, p)
+		t.remember(h, p)
 	}
 	if sh := w.shared; sh != nil {
 		w.parts = grow(&sh.parts, w.parts, p, 8)
 	} else {
 		w.parts = append(w.parts, p)
 	}
+}
+
+// passed is what the lex-back remembers for w's dialect.
+func (w *Writer) passed() *passedTable {
+	sh := w.shared
+	if sh == nil {
+		return passedFor(w.d)
+	}
+	if !sh.passedKnown {
+		sh.passed, sh.passedKnown = passedFor(w.d), true
+	}
+	return sh.passed
 }
 
 // String spells a string constant in the dialect's literal syntax and
