@@ -50,10 +50,9 @@ type shared struct {
 	part int
 	// spelled are the names the parts of this Render meant, part after
 	// part from the first: a part's Meant.Names is its stretch, from on.
+	// They are kept in chunks (see grow).
 	spelled []Spelled
 	from    int
-	// spelledCap is the most names a Render through this shared spelled.
-	spelledCap int
 	// buf is the space the statements are written in, reused: End copies
 	// each out.
 	buf []byte
@@ -76,23 +75,27 @@ type shared struct {
 	passedKnown bool
 }
 
-// size makes the slabs room for the lists of n statements: about a part
-// each, twice as many parameters, fewer string literals.
+// size makes the slabs room for the lists of a Render of n statements,
+// a little more than such a Render usually has (the golden specs'): a
+// part a statement, four or five names and one or two parameters a part,
+// a string literal every fifth part. A slab that runs out is followed by
+// another (grow).
 func (sh *shared) size(n int) {
 	sh.parts = make([]Part, 0, n+n/8+1)
-	sh.params = make([]string, 0, 2*n+8)
+	sh.params = make([]string, 0, 3*n/2+8)
 	sh.strings = make([]Spelled, 0, n/4+4)
+	sh.spelled = make([]Spelled, 0, 5*n+16)
 }
 
 // grow appends v to list, which is empty or the last list appended to
 // *slab, and returns the longer list, capped: lists that grow one after
 // the other share the slab's allocation. A full slab is replaced by a new
-// one twice its size (size at first), the list copied to it; the lists
-// handed out keep the old one.
+// one of size (or room for four such lists), the list copied to it; the
+// lists handed out keep the old one.
 func grow[T any](slab *[]T, list []T, v T, size int) []T {
 	n := len(list)
 	if len(*slab) == cap(*slab) {
-		*slab = append(make([]T, 0, max(size, 2*cap(*slab), 4*(n+1))), list...)
+		*slab = append(make([]T, 0, max(size, 4*(n+1))), list...)
 	}
 	*slab = append(*slab, v)
 	end := len(*slab)
@@ -114,9 +117,6 @@ func (sh *shared) release() {
 	clear(sh.types)
 	sh.passed, sh.passedKnown = nil, false
 	clear(sh.quoted) // the cols they hold go with them
-	// The next Render likely spells as many names: room for them at once
-	// rather than growing the list name by name.
-	sh.spelledCap = max(sh.spelledCap, len(sh.spelled))
 	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
 	sh.parts, sh.params, sh.strings = nil, nil, nil
 	sh.w = Writer{}
@@ -216,10 +216,8 @@ func (w *Writer) quoted(name string) int {
 	if q.part != sh.part {
 		// The first time in this part.
 		q.part = sh.part
-		if sh.spelled == nil {
-			sh.spelled = make([]Spelled, 0, sh.spelledCap)
-		}
-		sh.spelled = append(sh.spelled, q.Spelled)
+		names := grow(&sh.spelled, sh.spelled[sh.from:], q.Spelled, 64)
+		sh.from = len(sh.spelled) - len(names)
 	}
 	return i
 }
@@ -365,7 +363,7 @@ func (w *Writer) param(name string) string {
 		}
 	}
 	if sh := w.shared; sh != nil {
-		w.params = grow(&sh.params, w.params, name, 32)
+		w.params = grow(&sh.params, w.params, name, 64)
 	} else {
 		w.params = append(w.params, name)
 	}
@@ -454,7 +452,7 @@ func (w *Writer) End() {
 		t.remember(h, p)
 	}
 	if sh := w.shared; sh != nil {
-		w.parts = grow(&sh.parts, w.parts, p, 8)
+		w.parts = grow(&sh.parts, w.parts, p, 16)
 	} else {
 		w.parts = append(w.parts, p)
 	}
@@ -490,7 +488,7 @@ func (w *Writer) String(s string) string {
 		spelled = StringLit(s)
 	}
 	if sh := w.shared; sh != nil {
-		w.meant.Strings = grow(&sh.strings, w.meant.Strings, Spelled{Text: spelled, Value: s}, 8)
+		w.meant.Strings = grow(&sh.strings, w.meant.Strings, Spelled{Text: spelled, Value: s}, 16)
 	} else {
 		w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
 	}
