@@ -177,7 +177,22 @@ func (sc *scratch) check(d Dialect, p Part) error {
 	strs.fill(p.Meant.Strings)
 	markers := sc.markers
 	code := 0 // where the text outside literals and names resumes
-	for _, t := range toks {
+	queries := len(p.Meant.Queries) > 0
+	for i := range toks {
+		t := &toks[i]
+		switch t.Kind {
+		case sqllex.EOF:
+		case sqllex.Word, sqllex.Op:
+			// Nothing to check in a word or an operator, but whether it is
+			// inside an embedded query.
+			if !queries {
+				continue
+			}
+		case sqllex.Punct:
+			if !queries && t.Text != ";" {
+				continue
+			}
+		}
 		if t.Kind == sqllex.EOF {
 			break
 		}
