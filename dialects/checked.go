@@ -16,15 +16,15 @@ import (
 // pipeline (the state, run log and lease bookkeeping): about half of the
 // statements, a third of the bytes. A statement is remembered once it has
 // passed twice, so that the ones written once (a pipeline's own) are not
-// kept; and at most passedMax of them, ever.
+// kept; and at most passedMax of them a dialect, ever (a dialect's own,
+// so that compiling for one first leaves room for the others).
 var passed = struct {
 	sync.Mutex
 	seed   maphash.Seed
 	tables []*passedTable // one a dialect
-	n      int            // statements remembered
 }{seed: maphash.MakeSeed()}
 
-const passedMax = 1 << 12
+const passedMax = 1 << 10
 
 // passedTable is what passed remembers for one dialect.
 type passedTable struct {
@@ -80,14 +80,13 @@ func (t *passedTable) remember(h uint64, p Part) {
 		*slot = h
 		return
 	}
-	passed.Lock()
-	room := passed.n < passedMax
-	if room {
-		passed.n++
-	}
-	passed.Unlock()
-	if room {
-		t.parts[h] = p
+	if len(t.parts) < passedMax {
+		// A copy of its own: p's lists are stretches of its Render's
+		// slabs, which the memory would keep whole.
+		t.parts[h] = Part{SQL: p.SQL, Params: slices.Clone(p.Params), Meant: Meant{
+			Names: slices.Clone(p.Meant.Names), Strings: slices.Clone(p.Meant.Strings),
+			Numbers: slices.Clone(p.Meant.Numbers), Queries: slices.Clone(p.Meant.Queries),
+		}}
 	}
 }
 
