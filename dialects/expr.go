@@ -2,8 +2,6 @@ package dialects
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -25,8 +23,11 @@ import (
 // "/", and "#" is never written. Names and literals are each one token
 // (the lex-back checks it), and a number never runs into a name.
 func Expr(w *Writer, alias string, e compiler.Expr) string {
-	s, _ := expr(w, alias, e)
-	return s
+	mark := len(w.cur)
+	WriteExpr(w, alias, e)
+	out := string(w.cur[mark:])
+	w.cur = w.cur[:mark]
+	return out
 }
 
 // Precedence, lowest first.
@@ -49,28 +50,39 @@ var binaryPrec = map[string]int{
 	"+": precAdd, "-": precAdd, "*": precMul, "/": precMul,
 }
 
-func expr(w *Writer, alias string, e compiler.Expr) (string, int) {
+// WriteExpr appends what Expr returns, written straight into the
+// statement rather than built up as strings.
+func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 	switch e := e.(type) {
 	case compiler.ColRef:
-		return w.Col(alias, e.Name), precAtom
+		w.WriteCol(alias, e.Name)
+		return
 	case compiler.Lit:
 		switch e.Text {
 		case "TRUE", "FALSE", "NULL":
-			return e.Text, precAtom
+			w.S(e.Text)
+			return
 		}
-		return w.Number(e.Text), precAtom
+		w.S(w.Number(e.Text))
+		return
 	case compiler.Str:
-		return w.String(e.Value), precAtom
+		w.S(w.String(e.Value))
+		return
 	case compiler.ParamRef:
-		return w.Param(e.Name), precAtom
+		w.WriteParam(e.Name)
+		return
 	case compiler.Unary:
 		switch e.Op {
 		case "NOT":
 			// NOT's operand is always parenthesised unless it is an atom: its
 			// precedence against comparisons differs between engines' modes.
-			return "NOT " + wrap(w, alias, e.X, precAtom), precNot
+			w.S("NOT ")
+			wrap(w, alias, e.X, precAtom)
+			return
 		case "-":
-			return "-" + minusOperand(w, alias, e.X), precUnary
+			w.S("-")
+			minusOperand(w, alias, e.X)
+			return
 		}
 	case compiler.Binary:
 		p, ok := binaryPrec[e.Op]
@@ -84,67 +96,134 @@ func expr(w *Writer, alias string, e compiler.Expr) (string, int) {
 		if p == precCmp {
 			left = p + 1
 		}
-		return wrap(w, alias, e.L, left) + " " + e.Op + " " + wrap(w, alias, e.R, right), p
+		wrap(w, alias, e.L, left)
+		w.S(" ", e.Op, " ")
+		wrap(w, alias, e.R, right)
+		return
 	case compiler.Exact:
 		if x, ok := w.d.(ExactTexter); ok {
-			s, _ := expr(w, alias, e.X)
-			return x.ExactText(s), precAtom
+			w.S(x.ExactText(Expr(w, alias, e.X)))
+			return
 		}
-		return expr(w, alias, e.X)
+		WriteExpr(w, alias, e.X)
+		return
 	case compiler.IsNull:
+		wrap(w, alias, e.X, precCmp+1)
 		if e.Not {
-			return wrap(w, alias, e.X, precCmp+1) + " IS NOT NULL", precCmp
+			w.S(" IS NOT NULL")
+		} else {
+			w.S(" IS NULL")
 		}
-		return wrap(w, alias, e.X, precCmp+1) + " IS NULL", precCmp
+		return
 	case compiler.In:
+		// The items are spelled before the operand, as they always were:
+		// the parameters they bind keep their order.
 		items := make([]string, len(e.List))
 		for i, x := range e.List {
-			items[i], _ = expr(w, alias, x)
+			items[i] = Expr(w, alias, x)
 		}
-		op := " IN ("
+		wrap(w, alias, e.X, precCmp+1)
 		if e.Not {
-			op = " NOT IN ("
+			w.S(" NOT IN (")
+		} else {
+			w.S(" IN (")
 		}
-		return wrap(w, alias, e.X, precCmp+1) + op + strings.Join(items, ", ") + ")", precCmp
+		for i, it := range items {
+			if i > 0 {
+				w.S(", ")
+			}
+			w.S(it)
+		}
+		w.S(")")
+		return
 	case compiler.Call:
-		if !funcName.MatchString(e.Fn) {
+		if !isFuncName(e.Fn) {
 			break
 		}
-		args := make([]string, len(e.Args))
-		for i, x := range e.Args {
-			args[i], _ = expr(w, alias, x)
+		for i := 0; i < len(e.Fn); i++ {
+			c := e.Fn[i]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			w.cur = append(w.cur, c)
 		}
-		return strings.ToUpper(e.Fn) + "(" + strings.Join(args, ", ") + ")", precAtom
+		w.S("(")
+		for i, x := range e.Args {
+			if i > 0 {
+				w.S(", ")
+			}
+			WriteExpr(w, alias, x)
+		}
+		w.S(")")
+		return
 	}
 	w.Fail(Unsupported(w.d, fmt.Sprintf("expression %#v", e)))
-	return "", precAtom
+}
+
+// prec is the precedence of what WriteExpr writes for e, known from the
+// tree alone: an expression it cannot write fails the statement anyway.
+func prec(w *Writer, e compiler.Expr) int {
+	switch e := e.(type) {
+	case compiler.Unary:
+		switch e.Op {
+		case "NOT":
+			return precNot
+		case "-":
+			return precUnary
+		}
+	case compiler.Binary:
+		if p, ok := binaryPrec[e.Op]; ok {
+			return p
+		}
+	case compiler.Exact:
+		if _, ok := w.d.(ExactTexter); !ok {
+			return prec(w, e.X)
+		}
+	case compiler.IsNull, compiler.In:
+		return precCmp
+	}
+	return precAtom
 }
 
 // minusOperand spells the operand of a unary minus: bare when it is a
 // column, a number or a marker (none starts with "-"), parenthesized
 // otherwise, so that "- -1" is spelled -(-1) and never --1.
-func minusOperand(w *Writer, alias string, x compiler.Expr) string {
+func minusOperand(w *Writer, alias string, x compiler.Expr) {
 	switch x := x.(type) {
 	case compiler.ColRef, compiler.ParamRef:
-		s, _ := expr(w, alias, x)
-		return s
+		WriteExpr(w, alias, x)
+		return
 	case compiler.Lit:
 		if _, ok := compiler.CanonicalNumber(x.Text); ok {
-			return w.Number(x.Text)
+			w.S(w.Number(x.Text))
+			return
 		}
 	}
-	s, _ := expr(w, alias, x)
-	return "(" + s + ")"
+	w.S("(")
+	WriteExpr(w, alias, x)
+	w.S(")")
 }
 
-// funcName is a function the grammar allows; its name is written as a
-// word, so nothing but letters, digits and _ may reach SQL through it.
-var funcName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
-func wrap(w *Writer, alias string, e compiler.Expr, min int) string {
-	s, p := expr(w, alias, e)
-	if p < min {
-		return "(" + s + ")"
+// isFuncName says whether fn is a function name the grammar allows,
+// ^[a-z][a-z0-9_]*$: its name is written as a word, so nothing but
+// letters, digits and _ may reach SQL through it.
+func isFuncName(fn string) bool {
+	for i := 0; i < len(fn); i++ {
+		c := fn[i]
+		if !('a' <= c && c <= 'z' || i > 0 && ('0' <= c && c <= '9' || c == '_')) {
+			return false
+		}
 	}
-	return s
+	return fn != ""
+}
+
+// wrap writes e, parenthesized when it binds less tightly than min.
+func wrap(w *Writer, alias string, e compiler.Expr, min int) {
+	if prec(w, e) < min {
+		w.S("(")
+		WriteExpr(w, alias, e)
+		w.S(")")
+		return
+	}
+	WriteExpr(w, alias, e)
 }

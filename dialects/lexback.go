@@ -2,6 +2,8 @@ package dialects
 
 import (
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,75 +66,93 @@ func (sc *scratch) release() {
 // names, string literals), by spelling: what each must read back as, and
 // whether it did.
 //
-// The statements one scratch checks spell the same names over and over,
-// so a spelling keeps its slot from one statement to the next: a
-// statement looks each up rather than filling and clearing a map. A slot
-// counts for the statement being checked only when stamped with its turn.
+// It is an open-addressed table of its own rather than a map: the
+// lex-back looks up every quoted token of every statement, and a table
+// that a new statement empties by stamping it (an entry counts only with
+// the statement's turn) is filled and read with one hash and a probe or
+// two, and never cleared.
 type meantSet struct {
-	slot map[string]int // spelling -> index in the slices below
-	// By slot: the spelling, what it must read as, the turn it was last
-	// listed in, and whether this turn read it.
-	text, value []string
-	turn        []int
-	found       []bool
-	now         int   // the statement's turn
-	order       []int // this turn's slots, in the list's order
+	tab   []meantEntry // a power of two long, at most half full
+	now   uint64       // the statement's turn
+	order []int        // this turn's entries, in the list's order
+	seed  maphash.Seed
 }
 
-func newMeantSet() meantSet { return meantSet{slot: map[string]int{}} }
+// meantEntry is one spelling meant, in the turn it was listed in: what it
+// must read as, and whether this turn read it.
+type meantEntry struct {
+	turn        uint64
+	hash        uint64
+	text, value string
+	found       bool
+}
+
+func newMeantSet() meantSet { return meantSet{seed: maphash.MakeSeed()} }
 
 // fill lists what was meant; a spelling listed twice means what it is
 // listed with last.
 func (m *meantSet) fill(list []Spelled) {
 	m.now++
+	if n := 2 * len(list); len(m.tab) < n {
+		// Every entry is of an earlier turn: nothing to move.
+		m.tab = make([]meantEntry, max(64, 1<<bits.Len(uint(n-1))))
+	}
+	mask := uint64(len(m.tab) - 1)
 	for _, sp := range list {
-		i, ok := m.slot[sp.Text]
-		if !ok {
-			i = len(m.text)
-			m.slot[sp.Text] = i
-			m.text = append(m.text, sp.Text)
-			m.value = append(m.value, "")
-			m.turn = append(m.turn, 0)
-			m.found = append(m.found, false)
+		h := maphash.String(m.seed, sp.Text)
+		i := h & mask
+		for {
+			e := &m.tab[i]
+			if e.turn != m.now {
+				*e = meantEntry{turn: m.now, hash: h, text: sp.Text, value: sp.Value}
+				m.order = append(m.order, int(i))
+				break
+			}
+			if e.hash == h && e.text == sp.Text {
+				e.value = sp.Value
+				break
+			}
+			i = (i + 1) & mask
 		}
-		if m.turn[i] != m.now {
-			m.turn[i], m.found[i] = m.now, false
-			m.order = append(m.order, i)
-		}
-		m.value[i] = sp.Value
 	}
 }
 
 // read records a token spelled text that reads as value: false unless it
 // was meant, as that.
 func (m *meantSet) read(text, value string) bool {
-	i, ok := m.slot[text]
-	if !ok || m.turn[i] != m.now || m.value[i] != value {
+	if len(m.order) == 0 {
 		return false
 	}
-	m.found[i] = true
-	return true
+	mask := uint64(len(m.tab) - 1)
+	h := maphash.String(m.seed, text)
+	for i := h & mask; m.tab[i].turn == m.now; i = (i + 1) & mask {
+		if e := &m.tab[i]; e.hash == h && e.text == text {
+			if e.value != value {
+				return false
+			}
+			e.found = true
+			return true
+		}
+	}
+	return false
 }
 
 // missing is the first spelling meant that was not read, if any.
 func (m *meantSet) missing() (string, bool) {
 	for _, i := range m.order {
-		if !m.found[i] {
-			return m.text[i], true
+		if !m.tab[i].found {
+			return m.tab[i].text, true
 		}
 	}
 	return "", false
 }
 
-// reset ends the turn. The slots stay for the next statement unless
-// there are so many that keeping them costs more than it saves.
+// reset ends the turn. The table stays for the next statement unless it
+// grew so large that keeping it costs more than it saves.
 func (m *meantSet) reset() {
 	m.order = m.order[:0]
-	if len(m.text) > 1<<12 {
-		clear(m.slot)
-		clear(m.text)
-		clear(m.value)
-		m.text, m.value, m.turn, m.found, m.now = m.text[:0], m.value[:0], m.turn[:0], m.found[:0], 0
+	if len(m.tab) > 1<<13 {
+		m.tab, m.now = nil, 0
 	}
 }
 
@@ -157,7 +177,22 @@ func (sc *scratch) check(d Dialect, p Part) error {
 	strs.fill(p.Meant.Strings)
 	markers := sc.markers
 	code := 0 // where the text outside literals and names resumes
-	for _, t := range toks {
+	queries := len(p.Meant.Queries) > 0
+	for i := range toks {
+		t := &toks[i]
+		switch t.Kind {
+		case sqllex.EOF:
+		case sqllex.Word, sqllex.Op:
+			// Nothing to check in a word or an operator, but whether it is
+			// inside an embedded query.
+			if !queries {
+				continue
+			}
+		case sqllex.Punct:
+			if !queries && t.Text != ";" {
+				continue
+			}
+		}
 		if t.Kind == sqllex.EOF {
 			break
 		}

@@ -11,42 +11,79 @@ import (
 // named src: the relation's own columns, and each lookup's columns from
 // the row it matches (LEFT JOIN: a row without a match keeps its place,
 // with NULLs).
-func lookupFrom(w *Writer, r compiler.Relation) string {
+func lookupFrom(w *Writer, r compiler.Relation) {
 	inner := r
 	inner.Columns, inner.Lookups = nil, nil
-	sel := make([]string, 0, len(r.Columns))
+	w.S("(\n  SELECT ")
+	n := 0
 	for _, c := range r.Columns {
-		sel = append(sel, w.Col("src", c))
+		if n > 0 {
+			w.S(", ")
+		}
+		n++
+		w.WriteCol("src", c)
 	}
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
 		for _, c := range l.Columns {
-			sel = append(sel, w.Col(alias, c.Lookup)+" AS "+w.Col("", c.Source))
+			if n > 0 {
+				w.S(", ")
+			}
+			n++
+			w.WriteCol(alias, c.Lookup)
+			w.S(" AS ")
+			w.WriteCol("", c.Source)
 		}
 	}
-	b := "(\n  SELECT " + strings.Join(sel, ", ") + "\n  FROM " + strings.ReplaceAll(fromAs(w, inner, "src"), "\n", "\n  ")
+	w.S("\n  FROM ")
+	mark := len(w.cur)
+	writeFromAs(w, inner, "src")
+	w.indentSince(mark, "  ")
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
-		terms := make([]string, len(l.On))
-		for j, on := range l.On {
-			terms[j] = w.Col(alias, on.Lookup) + " = " + w.Col("src", on.Source)
+		w.S("\n  LEFT JOIN ")
+		w.WriteTable(l.Table)
+		w.S(" AS ", alias, " ON ")
+		t := terms{w: w, sep: "\n    AND "}
+		for _, on := range l.On {
+			t.next()
+			w.WriteCol(alias, on.Lookup)
+			w.S(" = ")
+			w.WriteCol("src", on.Source)
 		}
 		if a := l.AsOf; a != nil {
 			at := w.ConvertTime(w.Col("src", a.Column), a.Type, a.Valid)
-			terms = append(terms, w.Col(alias, a.ValidFrom)+" <= "+at)
+			t.next()
+			w.WriteCol(alias, a.ValidFrom)
+			w.S(" <= ", at)
+			t.next()
 			if a.OpenEnd == "" {
-				terms = append(terms, "("+at+" < "+w.Col(alias, a.ValidTo)+" OR "+w.Col(alias, a.ValidTo)+" IS NULL)")
+				to := w.Col(alias, a.ValidTo)
+				w.S("(", at, " < ", to, " OR ", to, " IS NULL)")
 			} else {
 				// The open end is later than every time a row holds.
-				terms = append(terms, at+" < "+w.Col(alias, a.ValidTo))
+				w.S(at, " < ")
+				w.WriteCol(alias, a.ValidTo)
 			}
 		}
-		b += "\n  LEFT JOIN " + w.Table(l.Table) + " AS " + alias + " ON " + strings.Join(terms, "\n    AND ")
 	}
-	return b + "\n) AS src"
+	w.S("\n) AS src")
 }
 
-func lookupAlias(i int) string { return "incrc_l" + strconv.Itoa(i+1) }
+func lookupAlias(i int) string {
+	if i < len(lookupAliases) {
+		return lookupAliases[i]
+	}
+	return "incrc_l" + strconv.Itoa(i+1)
+}
+
+// lookupAliases are the first aliases, spelled once.
+var lookupAliases = func() (a [8]string) {
+	for i := range a {
+		a[i] = "incrc_l" + strconv.Itoa(i+1)
+	}
+	return a
+}()
 
 // lookupOverlaps counts, in one statement, the rows of each lookup table
 // that would match a source row twice.

@@ -1,7 +1,10 @@
 package dialects
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/incrc/incrc/compiler"
@@ -33,6 +36,7 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	types := paramTypes(p)
 	sh := sharedPool.Get().(*shared)
 	defer sh.release()
+	sh.size(len(p.Statements))
 	ssh := sh // the source's statements', when it is another dialect
 	if sd != d {
 		ssh = sharedPool.Get().(*shared)
@@ -145,11 +149,13 @@ func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.Param
 func renderOp(w *Writer, op compiler.Op) {
 	switch op := op.(type) {
 	case compiler.CreateSchema:
-		w.S("CREATE SCHEMA IF NOT EXISTS ", w.Table(compiler.Table{Parts: op.Schema}))
+		w.S("CREATE SCHEMA IF NOT EXISTS ")
+		w.WriteTable(compiler.Table{Parts: op.Schema})
 	case compiler.CreateTable:
 		CreateTable(w, op, "TEMPORARY")
 	case compiler.DropTable:
-		w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+		w.S("DROP TABLE IF EXISTS ")
+		w.WriteTable(op.Table)
 	case compiler.CreateIndex:
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
@@ -163,29 +169,53 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.InsertValues:
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
-			w.S("\nON CONFLICT (", w.Idents("", op.IfAbsentKey), ") DO NOTHING")
+			w.S("\nON CONFLICT (")
+			w.WriteIdents("", op.IfAbsentKey)
+			w.S(") DO NOTHING")
 		}
 	case compiler.Update:
-		cols := make([]string, len(op.Set))
-		vals := map[string]compiler.Expr{}
+		w.S("UPDATE ")
+		w.WriteTable(op.Table)
+		w.S("\nSET ")
 		for i, a := range op.Set {
-			cols[i], vals[a.Column] = a.Column, a.Value
+			if i > 0 {
+				w.S(",\n    ")
+			}
+			// A column set twice takes the value it is set to last.
+			v := a.Value
+			for _, b := range op.Set[i+1:] {
+				if b.Column == a.Column {
+					v = b.Value
+				}
+			}
+			w.WriteCol("", a.Column)
+			w.S(" = ")
+			WriteExpr(w, "", v)
 		}
-		w.S("UPDATE ", w.Table(op.Table), "\nSET ", SetList(w, "", cols, func(c string) string { return Expr(w, "", vals[c]) }, ",\n    "))
 		if op.Where != nil {
-			w.S("\nWHERE ", Expr(w, "", op.Where))
+			w.S("\nWHERE ")
+			WriteExpr(w, "", op.Where)
 		}
 	case compiler.SelectRows:
-		w.S("SELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.Table))
+		w.S("SELECT ")
+		w.WriteIdents("", op.Columns)
+		w.S("\nFROM ")
+		w.WriteTable(op.Table)
 		if op.Where != nil {
-			w.S("\nWHERE ", Expr(w, "", op.Where))
+			w.S("\nWHERE ")
+			WriteExpr(w, "", op.Where)
 		}
 		OrderBy(w, op.OrderBy)
 		if op.Limit > 0 {
-			w.Printf("\nLIMIT %d", op.Limit)
+			w.S("\nLIMIT ")
+			w.cur = strconv.AppendInt(w.cur, int64(op.Limit), 10)
 		}
 	case compiler.StageRows:
-		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\n")
+		w.S("INSERT INTO ")
+		w.WriteTable(op.Into)
+		w.S(" (")
+		w.WriteIdents("", op.Columns)
+		w.S(")\n")
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.ReadSource:
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
@@ -200,59 +230,99 @@ func renderOp(w *Writer, op compiler.Op) {
 		} else {
 			target = w.Col("", op.Target.Name())
 		}
-		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Stage), " AS s\n  WHERE ",
-			keyMatch(w, target, op.Key, op.NullSafe))
+		w.S("DELETE FROM ")
+		w.WriteTable(op.Target)
+		w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
+		w.WriteTable(op.Stage)
+		w.S(" AS s\n  WHERE ")
+		writeKeyMatch(w, target, op.Key, op.NullSafe)
 		if op.Where != nil {
-			w.S("\n    AND (", Expr(w, "s", op.Where), ")")
+			w.S("\n    AND (")
+			WriteExpr(w, "s", op.Where)
+			w.S(")")
 		}
 		w.S("\n)")
 	case compiler.ReplacePartition:
-		w.S("DELETE FROM ", w.Table(op.Target), "\nWHERE ", WindowPred(w, "", op.Range))
+		w.S("DELETE FROM ")
+		w.WriteTable(op.Target)
+		w.S("\nWHERE ")
+		writeWindowPred(w, "", op.Range)
 		w.End()
-		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", w.Table(op.Stage), "\nWHERE ", WindowPred(w, "", op.Range))
+		w.S("INSERT INTO ")
+		w.WriteTable(op.Target)
+		w.S(" (")
+		w.WriteIdents("", op.Columns)
+		w.S(")\nSELECT ")
+		w.WriteIdents("", op.Columns)
+		w.S("\nFROM ")
+		w.WriteTable(op.Stage)
+		w.S("\nWHERE ")
+		writeWindowPred(w, "", op.Range)
 	case compiler.CountSource:
 		if op.Keep != nil && op.Keep.Dedupe != nil {
-			w.S("SELECT COUNT(*)\nFROM ", Kept(w, op.Source, nil, op.Window, *op.Keep))
+			w.S("SELECT COUNT(*)\nFROM ")
+			writeKept(w, op.Source, nil, op.Window, *op.Keep)
 			if op.Where != nil {
-				w.S("\nWHERE ", Expr(w, "", op.Where))
+				w.S("\nWHERE ")
+				WriteExpr(w, "", op.Where)
 			}
 			break
 		}
-		w.S("SELECT COUNT(*)\nFROM ", From(w, op.Source))
-		var terms []string
-		if where := WindowPred(w, "", op.Window); where != "" {
-			terms = append(terms, where)
+		w.S("SELECT COUNT(*)\nFROM ")
+		writeFrom(w, op.Source)
+		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
+		if windowed(op.Window) {
+			t.next()
+			writeWindowPred(w, "", op.Window)
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
-			terms = append(terms, Expr(w, "", op.Keep.Where))
+			t.next()
+			WriteExpr(w, "", op.Keep.Where)
 		}
 		if op.Where != nil {
-			terms = append(terms, Expr(w, "", op.Where))
-		}
-		if len(terms) > 0 {
-			w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
+			t.next()
+			WriteExpr(w, "", op.Where)
 		}
 	case compiler.ProbeColumns:
-		cols := "*"
+		w.S("SELECT ")
 		if len(op.Columns) > 0 {
-			cols = w.Idents("", op.Columns)
+			w.WriteIdents("", op.Columns)
+		} else {
+			w.S("*")
 		}
 		// A predicate no row passes: the engine plans the read, types the
 		// columns, and reads nothing.
-		w.S("SELECT ", cols, "\nFROM ", From(w, op.Source), "\nWHERE 1 = 0")
+		w.S("\nFROM ")
+		writeFrom(w, op.Source)
+		w.S("\nWHERE 1 = 0")
 	case compiler.AddColumn:
-		w.S("ALTER TABLE ", w.Table(op.Table), " ADD COLUMN ", w.Col("", op.Column.Name), " ", w.Type(op.Column.Type))
+		w.S("ALTER TABLE ")
+		w.WriteTable(op.Table)
+		w.S(" ADD COLUMN ")
+		w.WriteCol("", op.Column.Name)
+		w.S(" ", w.Type(op.Column.Type))
 	case compiler.AlterColumnType:
-		w.S("ALTER TABLE ", w.Table(op.Table), " ALTER COLUMN ", w.Col("", op.Column.Name), " TYPE ", w.Type(op.Column.Type))
+		w.S("ALTER TABLE ")
+		w.WriteTable(op.Table)
+		w.S(" ALTER COLUMN ")
+		w.WriteCol("", op.Column.Name)
+		w.S(" TYPE ", w.Type(op.Column.Type))
 	case compiler.DropColumn:
-		w.S("ALTER TABLE ", w.Table(op.Table), " DROP COLUMN ", w.Col("", op.Column))
+		w.S("ALTER TABLE ")
+		w.WriteTable(op.Table)
+		w.S(" DROP COLUMN ")
+		w.WriteCol("", op.Column)
 	case compiler.SourceMax:
-		w.S("SELECT MAX(", w.Col("", op.Column), ")\nFROM ", From(w, op.Source))
+		w.S("SELECT MAX(")
+		w.WriteCol("", op.Column)
+		w.S(")\nFROM ")
+		writeFrom(w, op.Source)
 	case compiler.CountRows:
-		w.S("SELECT COUNT(*)\nFROM ", w.Table(op.Table))
+		w.S("SELECT COUNT(*)\nFROM ")
+		w.WriteTable(op.Table)
 		if op.Where != nil {
-			w.S("\nWHERE ", Expr(w, "", op.Where))
+			w.S("\nWHERE ")
+			WriteExpr(w, "", op.Where)
 		}
 	case compiler.QuarantineRows:
 		QuarantineRows(w, op)
@@ -262,35 +332,73 @@ func renderOp(w *Writer, op compiler.Op) {
 		// The engine's catalog is not read here: the dedupe always runs.
 		w.S("SELECT 0")
 	case compiler.DeleteRows:
-		w.S("DELETE FROM ", w.Table(op.Table))
+		w.S("DELETE FROM ")
+		w.WriteTable(op.Table)
 		if op.Where != nil {
-			w.S("\nWHERE ", Expr(w, "", op.Where))
+			w.S("\nWHERE ")
+			WriteExpr(w, "", op.Where)
 		}
 	case compiler.VersionedKeys:
-		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ", w.Idents("", op.Key), "\n  FROM ", strings.ReplaceAll(From(w, op.Source), "\n", "\n  "))
-		if where := WindowPred(w, "", op.Window); where != "" {
-			w.S("\n  WHERE ", where)
+		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
+		w.WriteIdents("", op.Key)
+		w.S("\n  FROM ")
+		mark := len(w.cur)
+		writeFrom(w, op.Source)
+		w.indentSince(mark, "  ")
+		if windowed(op.Window) {
+			w.S("\n  WHERE ")
+			writeWindowPred(w, "", op.Window)
 		}
-		w.S("\n  GROUP BY ", w.Idents("", op.Key), "\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
+		w.S("\n  GROUP BY ")
+		w.WriteIdents("", op.Key)
+		w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
 		if op.Tally {
 			// The target is keyed by Key: a row matches at most one.
 			k := w.Col("t", op.Key[0])
-			w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", COUNT(*) - COUNT(", k, ") AS ", w.Col("", compiler.RegInserted),
-				", COUNT(", k, ") AS ", w.Col("", compiler.RegUpdated), "\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key),
-				" AS s\nLEFT JOIN ", w.Table(op.Target), " AS t ON ", KeyMatch(w, op.Key, op.NullSafe))
+			w.S("SELECT COUNT(*) AS ")
+			w.WriteCol("", compiler.RegRead)
+			w.S(", COUNT(*) - COUNT(", k, ") AS ")
+			w.WriteCol("", compiler.RegInserted)
+			w.S(", COUNT(", k, ") AS ")
+			w.WriteCol("", compiler.RegUpdated)
+			w.S("\nFROM ")
+			writeMergeSource(w, op.Stage, op.Source, op.Window, op.Key)
+			w.S(" AS s\nLEFT JOIN ")
+			w.WriteTable(op.Target)
+			w.S(" AS t ON ")
+			writeKeyMatch(w, "t", op.Key, op.NullSafe)
 			break
 		}
-		w.S("SELECT COUNT(*)\nFROM ", MergeSource(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nWHERE EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+		w.S("SELECT COUNT(*)\nFROM ")
+		writeMergeSource(w, op.Stage, op.Source, op.Window, op.Key)
+		w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
+		w.WriteTable(op.Target)
+		w.S(" AS t\n  WHERE ")
+		writeKeyMatch(w, "t", op.Key, op.NullSafe)
+		w.S("\n)")
 	case compiler.InsertFrom:
-		w.S("INSERT INTO ", w.Table(op.Into), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.From))
+		w.S("INSERT INTO ")
+		w.WriteTable(op.Into)
+		w.S(" (")
+		w.WriteIdents("", op.Columns)
+		w.S(")\nSELECT ")
+		w.WriteIdents("", op.Columns)
+		w.S("\nFROM ")
+		w.WriteTable(op.From)
 	case compiler.MergeRows:
 		Merge(w, op)
 	case compiler.ResolveChanges:
 		ResolveChanges(w, op)
 	case compiler.UpdateMatched:
-		w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", w.Table(op.Stage), " AS s\nON ", KeyMatch(w, op.Key, false),
-			"\nWHEN MATCHED THEN UPDATE SET\n  ", Assignments(w, "", op.Set, ",\n  "))
+		w.S("MERGE INTO ")
+		w.WriteTable(op.Target)
+		w.S(" AS t\nUSING ")
+		w.WriteTable(op.Stage)
+		w.S(" AS s\nON ")
+		writeKeyMatch(w, "t", op.Key, false)
+		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
+		writeAssignments(w, "", op.Set, ",\n  ")
 	case compiler.Aggregate:
 		Aggregate(w, op)
 	case compiler.LookupOverlaps:
@@ -312,16 +420,29 @@ func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
 // CreateIndexIfNotExists spells CREATE INDEX IF NOT EXISTS. The index
 // lives in the table's schema, where its name must be unique.
 func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
-	w.S("CREATE INDEX IF NOT EXISTS ", w.Col("", op.Name), " ON ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")")
+	w.S("CREATE INDEX IF NOT EXISTS ")
+	w.WriteCol("", op.Name)
+	w.S(" ON ")
+	w.WriteTable(op.Table)
+	w.S(" (")
+	w.WriteIdents("", op.Columns)
+	w.S(")")
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).
 func InsertValues(w *Writer, op compiler.InsertValues) {
-	vals := make([]string, len(op.Values))
+	w.S("INSERT INTO ")
+	w.WriteTable(op.Table)
+	w.S(" (")
+	w.WriteIdents("", op.Columns)
+	w.S(")\nVALUES (")
 	for i, v := range op.Values {
-		vals[i] = Expr(w, "", v)
+		if i > 0 {
+			w.S(", ")
+		}
+		WriteExpr(w, "", v)
 	}
-	w.S("INSERT INTO ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")\nVALUES (", strings.Join(vals, ", "), ")")
+	w.S(")")
 }
 
 // OrderBy appends an ORDER BY clause.
@@ -329,18 +450,16 @@ func OrderBy(w *Writer, order []compiler.Order) {
 	if len(order) == 0 {
 		return
 	}
-	w.S("\nORDER BY ", orderList(w, order))
-}
-
-func orderList(w *Writer, order []compiler.Order) string {
-	terms := make([]string, len(order))
+	w.S("\nORDER BY ")
 	for i, o := range order {
-		terms[i] = w.Col("", o.Column)
+		if i > 0 {
+			w.S(", ")
+		}
+		w.WriteCol("", o.Column)
 		if o.Desc {
-			terms[i] += " DESC"
+			w.S(" DESC")
 		}
 	}
-	return strings.Join(terms, ", ")
 }
 
 // dedupeOrder spells the version order of a dedupe with NULLs last: a
@@ -348,45 +467,18 @@ func orderList(w *Writer, order []compiler.Order) string {
 // default (PostgreSQL puts them first in a descending order) keep the same
 // row.
 func dedupeOrder(w *Writer, order []compiler.Order) string {
-	return dedupeOrderJSON(w, order, nil)
-}
-
-// dedupeOrderJSON is dedupeOrder where the json columns are ordered by
-// their text form on an engine that cannot order json (JSONOrderer).
-func dedupeOrderJSON(w *Writer, order []compiler.Order, json []string) string {
-	terms := make([]string, len(order))
-	for i, o := range order {
-		col := w.Col("", o.Column)
-		if j, ok := w.d.(JSONOrderer); ok && containsStr(json, o.Column) {
-			col = j.OrderJSON(col)
-		}
-		if n, ok := w.d.(NullsLaster); ok {
-			terms[i] = n.NullsLast(col, o.Desc)
-			continue
-		}
-		terms[i] = col
-		if o.Desc {
-			terms[i] += " DESC"
-		}
-		terms[i] += " NULLS LAST"
-	}
-	return strings.Join(terms, ", ")
+	mark := len(w.cur)
+	writeDedupeOrder(w, order, nil)
+	return w.cut(mark)
 }
 
 // From spells a relation in a FROM clause: a table, or the source query
 // wrapped as a derived table named src. The query itself is embedded when
 // the statement ends, as the engine reads it (see EmbedQuery).
 func From(w *Writer, r compiler.Relation) string {
-	if len(r.Lookups) > 0 {
-		return lookupFrom(w, r)
-	}
-	if r.Query != "" {
-		return "(\n  " + w.Query(r.Query) + "\n) AS src"
-	}
-	if r.Files != nil {
-		return fileScan(w, r.Files)
-	}
-	return w.Table(r.Table)
+	mark := len(w.cur)
+	writeFrom(w, r)
+	return w.cut(mark)
 }
 
 // fileScan spells the read of a files source: DuckDB's reader of the
@@ -414,37 +506,12 @@ func fileScan(w *Writer, f *compiler.FileScan) string {
 	return "read_parquet(" + arg + ", " + opts + ") AS src"
 }
 
-// indent prefixes every non-empty line of s: s is SQL the Writer spelled,
-// whose line ends are all outside literals (source queries are embedded
-// later, by End).
-func indent(s, prefix string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = prefix + l
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 // WindowPred spells the half-open window col >= :lo AND col < :hi, or ""
 // when the window is open on both sides.
 func WindowPred(w *Writer, alias string, win compiler.Window) string {
-	var terms []string
-	if win.Lo != "" {
-		terms = append(terms, w.Col(alias, win.Column)+" >= "+w.Param(win.Lo))
-	}
-	if win.Hi != "" {
-		terms = append(terms, w.Col(alias, win.Column)+" < "+w.Param(win.Hi))
-	}
-	pred := strings.Join(terms, " AND ")
-	if win.OrNull && pred != "" {
-		if len(terms) > 1 {
-			pred = "(" + pred + ")"
-		}
-		pred = "(" + pred + " OR " + w.Col(alias, win.Column) + " IS NULL)"
-	}
-	return pred
+	mark := len(w.cur)
+	writeWindowPred(w, alias, win)
+	return w.cut(mark)
 }
 
 // Selection is what Deduped reads: the columns of a source in a window,
@@ -465,135 +532,152 @@ type Selection struct {
 	// range: the same rows, without ranking the whole source for one
 	// partition (a wide range is cheaper without the semi-join).
 	Narrow bool
-	// Extra, when set, returns more predicates ANDed outside the dedupe;
-	// it is called after the window is written, so parameter markers stay
-	// in text order.
-	Extra func() []string
+	// Also, when set, is a predicate ANDed outside the dedupe (after the
+	// window, so parameter markers stay in text order).
+	Also compiler.Expr
 }
 
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
 // key with ROW_NUMBER(), the spelling every engine has.
 func Deduped(w *Writer, sel Selection) {
 	d := sel.Dedupe
-	more := func() []string {
-		var terms []string
-		if sel.Extra != nil {
-			terms = sel.Extra()
+	more := func(t *terms) {
+		if sel.Also != nil {
+			t.next()
+			WriteExpr(w, "", sel.Also)
 		}
 		if sel.Range.Column != "" {
-			terms = append(terms, WindowPred(w, "", sel.Range))
+			t.next()
+			writeWindowPred(w, "", sel.Range)
 		}
-		return terms
 	}
 	if d == nil {
-		w.S("SELECT ", w.Idents("", sel.Columns), "\nFROM ", From(w, sel.Source))
-		var terms []string
-		if where := WindowPred(w, "", sel.Window); where != "" {
-			terms = append(terms, where)
+		w.S("SELECT ")
+		w.WriteIdents("", sel.Columns)
+		w.S("\nFROM ")
+		writeFrom(w, sel.Source)
+		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
+		if windowed(sel.Window) {
+			t.next()
+			writeWindowPred(w, "", sel.Window)
 		}
 		if sel.Where != nil {
-			terms = append(terms, Expr(w, "", sel.Where))
+			t.next()
+			WriteExpr(w, "", sel.Where)
 		}
-		terms = append(terms, more()...)
-		if len(terms) > 0 {
-			w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
-		}
+		more(&t)
 		return
 	}
-	w.S("SELECT ", w.Idents("", sel.Columns), "\nFROM (\n")
-	w.S("  SELECT ", w.Idents("", sel.Columns), ",\n")
-	w.S("    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", d.Key))
+	w.S("SELECT ")
+	w.WriteIdents("", sel.Columns)
+	w.S("\nFROM (\n  SELECT ")
+	w.WriteIdents("", sel.Columns)
+	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
+	w.WriteIdents("", d.Key)
 	if len(d.OrderBy) > 0 {
-		w.S(" ORDER BY ", dedupeOrderJSON(w, d.OrderBy, d.JSON))
+		w.S(" ORDER BY ")
+		writeDedupeOrder(w, d.OrderBy, d.JSON)
 	}
-	from := From(w, sel.Source)
+	w.S(") AS incrc_rn\n  FROM ")
+	mark := len(w.cur)
+	writeFrom(w, sel.Source)
 	if !sel.Source.Derived() {
-		from += " AS src"
+		w.S(" AS src")
 	}
-	w.S(") AS incrc_rn\n  FROM ", strings.ReplaceAll(from, "\n", "\n  "))
-	var terms []string
-	if where := WindowPred(w, "", sel.Window); where != "" {
-		terms = append(terms, where)
+	w.indentSince(mark, "  ")
+	t := terms{w: w, first: "\n  WHERE ", sep: "\n    AND "}
+	if windowed(sel.Window) {
+		t.next()
+		writeWindowPred(w, "", sel.Window)
 	}
 	if sel.Where != nil {
-		terms = append(terms, Expr(w, "", sel.Where))
+		t.next()
+		WriteExpr(w, "", sel.Where)
 	}
 	if sel.Narrow && sel.Range.Column != "" {
-		terms = append(terms, keysIn(w, sel.Source, sel.Window, d, sel.Range))
+		t.next()
+		keysIn(w, sel.Source, sel.Window, d, sel.Range)
 	}
-	if len(terms) > 0 {
-		w.S("\n  WHERE ", strings.Join(terms, "\n    AND "))
-	}
-	w.S("\n) AS ranked\nWHERE ", strings.Join(append([]string{"incrc_rn = 1"}, more()...), "\n  AND "))
+	w.S("\n) AS ranked\nWHERE incrc_rn = 1")
+	more(&terms{w: w, sep: "\n  AND ", n: 1})
 }
 
 // keysIn spells EXISTS (a version of src's key in the window and the
 // range): the semi-join that restricts a dedupe to the keys it can keep.
 // A nullable key matches NULL-safely, so a NULL key part is never lost;
 // others match with =, which every engine can serve from an index.
-func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) string {
-	from := From(w, src)
-	if src.Derived() {
-		from = strings.TrimSuffix(from, " AS src") + " AS incrc_k"
-	} else {
-		from += " AS incrc_k"
-	}
-	terms := make([]string, 0, len(d.Key)+2)
+func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) {
+	w.S("EXISTS (\n      SELECT 1 FROM ")
+	mark := len(w.cur)
+	writeFromAs(w, src, "incrc_k")
+	w.indentSince(mark, "      ")
+	t := terms{w: w, first: "\n      WHERE ", sep: "\n        AND "}
 	for _, k := range d.Key {
+		t.next()
 		if d.NullSafe {
-			terms = append(terms, w.d.NullSafeEqual(w.Col("incrc_k", k), w.Col("src", k)))
+			w.S(w.d.NullSafeEqual(w.Col("incrc_k", k), w.Col("src", k)))
 		} else {
-			terms = append(terms, w.Col("incrc_k", k)+" = "+w.Col("src", k))
+			w.WriteCol("incrc_k", k)
+			w.S(" = ")
+			w.WriteCol("src", k)
 		}
 	}
-	if where := WindowPred(w, "incrc_k", win); where != "" {
-		terms = append(terms, where)
+	if windowed(win) {
+		t.next()
+		writeWindowPred(w, "incrc_k", win)
 	}
-	terms = append(terms, WindowPred(w, "incrc_k", rng))
-	return "EXISTS (\n      SELECT 1 FROM " + strings.ReplaceAll(from, "\n", "\n      ") + "\n      WHERE " + strings.Join(terms, "\n        AND ") + "\n    )"
+	t.next()
+	writeWindowPred(w, "incrc_k", rng)
+	w.S("\n    )")
 }
 
 // Capture returns what f writes instead of appending it; parameters f
 // uses are recorded in order as usual.
 func (w *Writer) Capture(f func()) string { return w.capture(f) }
 
-// capture returns what f writes instead of appending it; parameters f
-// uses are recorded in order as usual.
-func (w *Writer) capture(f func()) string {
-	mark := len(w.cur)
-	f()
-	out := string(w.cur[mark:])
-	w.cur = w.cur[:mark]
-	return out
-}
-
 // QuarantineRows spells the copy of invalid rows into quarantine.
 func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
-	w.S("INSERT INTO ", w.Table(op.Into), " (", w.Col("", "incrc_run_id"), ", ", w.Col("", "incrc_reason"), ", ", w.Idents("", op.Columns), ")\n")
-	w.S("SELECT ", w.Param("run_id"), ",\n  CASE")
+	w.S("INSERT INTO ")
+	w.WriteTable(op.Into)
+	w.S(" (")
+	w.WriteCol("", "incrc_run_id")
+	w.S(", ")
+	w.WriteCol("", "incrc_reason")
+	w.S(", ")
+	w.WriteIdents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.WriteParam("run_id")
+	w.S(",\n  CASE")
 	for _, r := range op.Rules {
-		w.S("\n    WHEN ", Expr(w, "", r.Invalid), " THEN ", w.String(r.Reason))
+		w.S("\n    WHEN ")
+		WriteExpr(w, "", r.Invalid)
+		w.S(" THEN ", w.String(r.Reason))
 	}
-	var from string
-	var terms []string
+	w.S("\n  END,\n  ")
+	w.WriteIdents("", op.Columns)
+	w.S("\nFROM ")
+	t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 	if op.Keep != nil && op.Keep.Dedupe != nil {
-		from = Kept(w, op.From, op.Columns, op.Window, *op.Keep)
+		writeKept(w, op.From, op.Columns, op.Window, *op.Keep)
 	} else {
-		from = From(w, op.From)
-		if where := WindowPred(w, "", op.Window); where != "" {
-			terms = append(terms, where)
+		writeFrom(w, op.From)
+		if windowed(op.Window) {
+			t.next()
+			writeWindowPred(w, "", op.Window)
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
-			terms = append(terms, Expr(w, "", op.Keep.Where))
+			t.next()
+			WriteExpr(w, "", op.Keep.Where)
 		}
 	}
-	w.S("\n  END,\n  ", w.Idents("", op.Columns), "\nFROM ", from, "\nWHERE ")
 	open, close := "", ""
-	if len(terms) > 0 {
-		w.S(strings.Join(terms, "\n  AND "), "\n  AND ")
+	if t.n > 0 {
+		w.S("\n  AND ")
 		if len(op.Rules) > 1 {
 			open, close = "(", ")"
 		}
+	} else {
+		w.S("\nWHERE ")
 	}
 	// Each rule is spelled again rather than its text reused: a marker
 	// written twice is bound twice, in the order of the text.
@@ -602,7 +686,7 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 		if i > 0 {
 			w.S("\n   OR ")
 		}
-		w.S(Expr(w, "", r.Invalid))
+		WriteExpr(w, "", r.Invalid)
 	}
 	w.S(close)
 }
@@ -612,25 +696,15 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 // per key by keep.Dedupe. cols are the columns it selects (nil: all the
 // columns of keep).
 func Kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) string {
-	if cols == nil {
-		cols = keep.Columns
-	}
-	inner := w.capture(func() {
-		Deduped(w, Selection{Source: src, Columns: cols, Window: win, Where: keep.Where, Dedupe: keep.Dedupe})
-	})
-	return "(\n" + indent(inner, "  ") + "\n) AS incrc_rows"
+	mark := len(w.cur)
+	writeKept(w, src, cols, win, keep)
+	return w.cut(mark)
 }
 
 // KeptRows spells SELECT cols of the rows a full refresh keeps that pass
 // valid (nil: all): what it writes.
 func KeptRows(w *Writer, op compiler.ReplaceAll) {
-	Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Keep.Where, Dedupe: op.Keep.Dedupe,
-		Extra: func() []string {
-			if op.Valid == nil {
-				return nil
-			}
-			return []string{Expr(w, "", op.Valid)}
-		}})
+	Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Keep.Where, Dedupe: op.Keep.Dedupe, Also: op.Valid})
 }
 
 // ReplaceAll spells a full refresh's rewrite as clear (the engine's way
@@ -639,7 +713,11 @@ func KeptRows(w *Writer, op compiler.ReplaceAll) {
 func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 	clear()
 	w.End()
-	w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\n")
+	w.S("INSERT INTO ")
+	w.WriteTable(op.Target)
+	w.S(" (")
+	w.WriteIdents("", op.Columns)
+	w.S(")\n")
 	KeptRows(w, op)
 }
 
@@ -648,18 +726,30 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 // inserted, a key the source no longer holds deleted, and an unchanged
 // row left alone.
 func MergeAll(w *Writer, op compiler.ReplaceAll) {
-	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n")
-	rows := w.capture(func() { KeptRows(w, op) })
-	w.S(indent(rows, "  "), "\n) AS s\nON ", KeyMatch(w, op.Key, false))
+	w.S("MERGE INTO ")
+	w.WriteTable(op.Target)
+	w.S(" AS t\nUSING (\n")
+	mark := len(w.cur)
+	KeptRows(w, op)
+	w.indentLines(mark, "  ")
+	w.S("\n) AS s\nON ")
+	writeKeyMatch(w, "t", op.Key, false)
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
-		differ := make([]string, len(set))
+		w.S("\nWHEN MATCHED AND NOT (")
 		for i, c := range set {
-			differ[i] = w.d.NullSafeEqual(w.Col("t", c), w.Col("s", c))
+			if i > 0 {
+				w.S(" AND ")
+			}
+			w.S(w.d.NullSafeEqual(w.Col("t", c), w.Col("s", c)))
 		}
-		w.S("\nWHEN MATCHED AND NOT (", strings.Join(differ, " AND "), ") THEN UPDATE SET\n  ", SetList(w, "", set, FromStage(w), ",\n  "))
+		w.S(") THEN UPDATE SET\n  ")
+		writeSetList(w, "", set, fromStage(w), ",\n  ")
 	}
-	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")",
-		"\nWHEN NOT MATCHED BY SOURCE THEN DELETE")
+	w.S("\nWHEN NOT MATCHED THEN INSERT (")
+	w.WriteIdents("", op.Columns)
+	w.S(")\n  VALUES (")
+	w.WriteIdents("s", op.Columns)
+	w.S(")\nWHEN NOT MATCHED BY SOURCE THEN DELETE")
 }
 
 // RenderVia spells an operation the way the dialect does: its own
@@ -680,20 +770,9 @@ func RenderVia(w *Writer, op compiler.Op) {
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
 func KeyMatch(w *Writer, key []string, nullSafe bool) string {
-	return keyMatch(w, "t", key, nullSafe)
-}
-
-// keyMatch spells target.k = s.k AND ..., the target named by target.
-func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
-	terms := make([]string, len(key))
-	for i, k := range key {
-		if nullSafe {
-			terms[i] = w.d.NullSafeEqual(w.Col(target, k), w.Col("s", k))
-		} else {
-			terms[i] = w.Col(target, k) + " = " + w.Col("s", k)
-		}
-	}
-	return strings.Join(terms, " AND ")
+	mark := len(w.cur)
+	writeKeyMatch(w, "t", key, nullSafe)
+	return w.cut(mark)
 }
 
 // NonKey returns the columns that are not part of the key.
@@ -720,11 +799,9 @@ func containsStr(list []string, s string) bool {
 // caller: the stage, or with src the source's rows in the window, as a
 // subquery of the columns cols.
 func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
-	if src == nil {
-		return w.Table(stage)
-	}
-	sel := w.capture(func() { Deduped(w, Selection{Source: *src, Columns: cols, Window: win}) })
-	return "(\n  " + strings.ReplaceAll(sel, "\n", "\n  ") + "\n)"
+	mark := len(w.cur)
+	writeMergeSource(w, stage, src, win, cols)
+	return w.cut(mark)
 }
 
 // MergeInput is what a merge reads (see MergeSource): the stage, or the
@@ -736,30 +813,37 @@ func MergeInput(w *Writer, op compiler.MergeRows) string {
 // MergeFrom is MergeInput for a FROM clause that takes no alias of its
 // own: a subquery of the source's window is named s.
 func MergeFrom(w *Writer, op compiler.MergeRows) string {
-	if op.Source == nil {
-		return w.Table(op.Stage)
-	}
-	return MergeInput(w, op) + " AS s"
+	mark := len(w.cur)
+	WriteMergeFrom(w, op)
+	return w.cut(mark)
 }
 
 // Merge spells a standard MERGE of the stage into the target.
 func Merge(w *Writer, op compiler.MergeRows) {
-	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING ", MergeInput(w, op), " AS s\nON ", KeyMatch(w, op.Key, op.NullSafe))
+	w.S("MERGE INTO ")
+	w.WriteTable(op.Target)
+	w.S(" AS t\nUSING ")
+	WriteMergeInput(w, op)
+	w.S(" AS s\nON ")
+	writeKeyMatch(w, "t", op.Key, op.NullSafe)
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
-		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ", SetList(w, "", set, FromStage(w), ",\n  "))
+		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
+		writeSetList(w, "", set, fromStage(w), ",\n  ")
 	}
-	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+	w.S("\nWHEN NOT MATCHED THEN INSERT (")
+	w.WriteIdents("", op.Columns)
+	w.S(")\n  VALUES (")
+	w.WriteIdents("s", op.Columns)
+	w.S(")")
 }
 
 // SetList spells the assignments of an UPDATE's SET or of a merge's
 // update clause, alias.col = value(col) for each column, joined by sep:
 // the one loop every engine's spelling of an update shares.
 func SetList(w *Writer, alias string, cols []string, value func(col string) string, sep string) string {
-	terms := make([]string, len(cols))
-	for i, c := range cols {
-		terms[i] = w.Col(alias, c) + " = " + value(c)
-	}
-	return strings.Join(terms, sep)
+	mark := len(w.cur)
+	writeSetList(w, alias, cols, func(c string) { w.S(value(c)) }, sep)
+	return w.cut(mark)
 }
 
 // FromStage is the value of a column in an update from the stage: s.col.
@@ -776,8 +860,19 @@ func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
 		updateFrom()
 		w.End()
 	}
-	w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("s", op.Columns),
-		"\nFROM ", MergeInput(w, op), " AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ", KeyMatch(w, op.Key, op.NullSafe), "\n)")
+	w.S("INSERT INTO ")
+	w.WriteTable(op.Target)
+	w.S(" (")
+	w.WriteIdents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.WriteIdents("s", op.Columns)
+	w.S("\nFROM ")
+	WriteMergeInput(w, op)
+	w.S(" AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ")
+	w.WriteTable(op.Target)
+	w.S(" AS t\n  WHERE ")
+	writeKeyMatch(w, "t", op.Key, op.NullSafe)
+	w.S("\n)")
 }
 
 // Aggregate spells one side of a reconciliation: per By value (or per
@@ -788,35 +883,36 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 	if op.Partition != nil {
 		key = Trunc(w, by, *op.Partition)
 	}
-	sel := []string{key + " AS incrc_key"}
+	w.S("SELECT ", key, " AS incrc_key")
 	for i, m := range op.Measures {
-		var e string
+		w.S(", ")
 		switch {
 		case m.Fn == "count" && m.Column == "":
-			e = "COUNT(*)"
+			w.S("COUNT(*)")
 		default:
-			e = strings.ToUpper(m.Fn) + "(" + w.Col("", m.Column) + ")"
+			w.S(strings.ToUpper(m.Fn), "(")
+			w.WriteCol("", m.Column)
+			w.S(")")
 		}
-		sel = append(sel, fmt.Sprintf("%s AS m%d", e, i))
+		w.S(" AS m")
+		w.cur = strconv.AppendInt(w.cur, int64(i), 10)
 	}
 	rng := op.Range
 	if rng.Column == "" {
 		rng = compiler.Window{Column: op.By, Lo: "from", Hi: "to"}
 	}
-	w.S("SELECT ", strings.Join(sel, ", "), "\nFROM ")
+	w.S("\nFROM ")
 	if op.Dedupe == nil && op.Valid == nil && op.Window.Column == "" {
-		w.S(From(w, op.Source), "\nWHERE ", WindowPred(w, "", rng))
+		writeFrom(w, op.Source)
+		w.S("\nWHERE ")
+		writeWindowPred(w, "", rng)
 	} else {
-		inner := w.capture(func() {
-			Deduped(w, Selection{Source: op.Source, Columns: allColumns(op), Window: op.Window, Dedupe: op.Dedupe, Range: rng, Narrow: op.Range.Column != "",
-				Extra: func() []string {
-					if op.Valid == nil {
-						return nil
-					}
-					return []string{Expr(w, "", op.Valid)}
-				}})
-		})
-		w.S("(\n", indent(inner, "  "), "\n) AS r")
+		w.S("(\n")
+		mark := len(w.cur)
+		Deduped(w, Selection{Source: op.Source, Columns: allColumns(op), Window: op.Window, Dedupe: op.Dedupe, Range: rng, Narrow: op.Range.Column != "",
+			Also: op.Valid})
+		w.indentLines(mark, "  ")
+		w.S("\n) AS r")
 	}
 	w.S("\nGROUP BY ", key, "\nORDER BY ", key)
 }
@@ -839,9 +935,11 @@ func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
 // the number of rows in each.
 func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
 	key := Trunc(w, w.Col("", op.Partition.Column), op.Partition)
-	w.S("SELECT ", key, " AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ", From(w, op.Source))
-	if where := WindowPred(w, "", op.Window); where != "" {
-		w.S("\nWHERE ", where)
+	w.S("SELECT ", key, " AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ")
+	writeFrom(w, op.Source)
+	if windowed(op.Window) {
+		w.S("\nWHERE ")
+		writeWindowPred(w, "", op.Window)
 	}
 	w.S("\nGROUP BY ", key, "\nORDER BY incrc_partition")
 }
@@ -878,11 +976,9 @@ func allColumns(op compiler.Aggregate) []string {
 // Assignments spells an UpdateMatched's SET list: alias.col = value, each
 // value an expression of the stage row s.
 func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) string {
-	terms := make([]string, len(set))
-	for i, a := range set {
-		terms[i] = w.Col(alias, a.Column) + " = " + Expr(w, "s", a.Value)
-	}
-	return strings.Join(terms, sep)
+	mark := len(w.cur)
+	writeAssignments(w, alias, set, sep)
+	return w.cut(mark)
 }
 
 // ResolveChanges spells the resolution of a window's changes into what a
@@ -974,4 +1070,273 @@ func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, err
 		return Part{}, fmt.Errorf("%s: a copy's INSERT is one statement, got %d", d.Name(), len(w.parts))
 	}
 	return w.parts[0], nil
+}
+
+// writeDedupeOrder writes dedupeOrder, where the json columns are ordered
+// by their text form on an engine that cannot order json (JSONOrderer).
+func writeDedupeOrder(w *Writer, order []compiler.Order, json []string) {
+	j, jsonOrderer := w.d.(JSONOrderer)
+	n, nullsLaster := w.d.(NullsLaster)
+	for i, o := range order {
+		if i > 0 {
+			w.S(", ")
+		}
+		if !jsonOrderer && !nullsLaster {
+			w.WriteCol("", o.Column)
+		} else {
+			col := w.Col("", o.Column)
+			if jsonOrderer && containsStr(json, o.Column) {
+				col = j.OrderJSON(col)
+			}
+			if nullsLaster {
+				w.S(n.NullsLast(col, o.Desc))
+				continue
+			}
+			w.S(col)
+		}
+		if o.Desc {
+			w.S(" DESC")
+		}
+		w.S(" NULLS LAST")
+	}
+}
+
+// writeFrom appends what From returns.
+func writeFrom(w *Writer, r compiler.Relation) {
+	switch {
+	case len(r.Lookups) > 0:
+		lookupFrom(w, r)
+	case r.Query != "":
+		w.S("(\n  ", w.Query(r.Query), "\n) AS src")
+	case r.Files != nil:
+		w.S(fileScan(w, r.Files))
+	default:
+		w.WriteTable(r.Table)
+	}
+}
+
+// writeFromAs appends the relation r named alias: a derived table is
+// renamed from src.
+func writeFromAs(w *Writer, r compiler.Relation, alias string) {
+	mark := len(w.cur)
+	writeFrom(w, r)
+	if r.Derived() && bytes.HasSuffix(w.cur[mark:], []byte(" AS src")) {
+		w.cur = w.cur[:len(w.cur)-len(" AS src")]
+	}
+	w.S(" AS ", alias)
+}
+
+// cut returns what was written since mark and takes it back out.
+func (w *Writer) cut(mark int) string {
+	out := string(w.cur[mark:])
+	w.cur = w.cur[:mark]
+	return out
+}
+
+// indentSince puts prefix after every line end written since mark: it
+// indents what was written there (the lines after the first) in place.
+func (w *Writer) indentSince(mark int, prefix string) {
+	n := bytes.Count(w.cur[mark:], []byte{'\n'})
+	if n == 0 || prefix == "" {
+		return
+	}
+	end := len(w.cur)
+	w.cur = slices.Grow(w.cur, n*len(prefix))[:end+n*len(prefix)]
+	// From the end back, each byte moves by the prefixes before it.
+	j := len(w.cur)
+	for i := end - 1; i >= mark; i-- {
+		c := w.cur[i]
+		if c == '\n' {
+			j -= len(prefix)
+			copy(w.cur[j:], prefix)
+		}
+		j--
+		w.cur[j] = c
+	}
+}
+
+// indentLines prefixes every non-empty line written since mark, the
+// first included.
+func (w *Writer) indentLines(mark int, prefix string) {
+	// The lines that get a prefix are those that start at mark or after a
+	// line end and hold something.
+	starts := 0
+	for i := mark; i < len(w.cur); i++ {
+		if (i == mark || w.cur[i-1] == '\n') && w.cur[i] != '\n' {
+			starts++
+		}
+	}
+	if starts == 0 || prefix == "" {
+		return
+	}
+	end := len(w.cur)
+	w.cur = slices.Grow(w.cur, starts*len(prefix))[:end+starts*len(prefix)]
+	j := len(w.cur)
+	for i := end - 1; i >= mark; i-- {
+		c := w.cur[i]
+		j--
+		w.cur[j] = c
+		if (i == mark || w.cur[i-1] == '\n') && c != '\n' {
+			j -= len(prefix)
+			copy(w.cur[j:], prefix)
+		}
+	}
+}
+
+// windowed says whether a window is bounded on some side: whether
+// WindowPred spells anything.
+func windowed(win compiler.Window) bool { return win.Lo != "" || win.Hi != "" }
+
+// terms writes a list of predicates: first before the first, sep between
+// the others.
+type terms struct {
+	w          *Writer
+	first, sep string
+	n          int
+}
+
+// next starts a term.
+func (t *terms) next() {
+	if t.n == 0 {
+		t.w.S(t.first)
+	} else {
+		t.w.S(t.sep)
+	}
+	t.n++
+}
+
+// writeWindowPred appends what WindowPred returns.
+func writeWindowPred(w *Writer, alias string, win compiler.Window) {
+	if !windowed(win) {
+		return
+	}
+	both := win.Lo != "" && win.Hi != ""
+	if win.OrNull {
+		w.S("(")
+		if both {
+			w.S("(")
+		}
+	}
+	if win.Lo != "" {
+		w.WriteCol(alias, win.Column)
+		w.S(" >= ")
+		w.WriteParam(win.Lo)
+	}
+	if win.Hi != "" {
+		if both {
+			w.S(" AND ")
+		}
+		w.WriteCol(alias, win.Column)
+		w.S(" < ")
+		w.WriteParam(win.Hi)
+	}
+	if win.OrNull {
+		if both {
+			w.S(")")
+		}
+		w.S(" OR ")
+		w.WriteCol(alias, win.Column)
+		w.S(" IS NULL)")
+	}
+}
+
+// capture returns what f writes instead of appending it; parameters f
+// uses are recorded in order as usual.
+func (w *Writer) capture(f func()) string {
+	mark := len(w.cur)
+	f()
+	return w.cut(mark)
+}
+
+// writeKept appends what Kept returns.
+func writeKept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) {
+	if cols == nil {
+		cols = keep.Columns
+	}
+	w.S("(\n")
+	mark := len(w.cur)
+	Deduped(w, Selection{Source: src, Columns: cols, Window: win, Where: keep.Where, Dedupe: keep.Dedupe})
+	w.indentLines(mark, "  ")
+	w.S("\n) AS incrc_rows")
+}
+
+// writeKeyMatch writes target.k = s.k AND ..., the target named by target.
+func writeKeyMatch(w *Writer, target string, key []string, nullSafe bool) {
+	for i, k := range key {
+		if i > 0 {
+			w.S(" AND ")
+		}
+		if nullSafe {
+			w.S(w.d.NullSafeEqual(w.Col(target, k), w.Col("s", k)))
+		} else {
+			w.WriteCol(target, k)
+			w.S(" = ")
+			w.WriteCol("s", k)
+		}
+	}
+}
+
+// writeMergeSource appends what MergeSource returns.
+func writeMergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) {
+	if src == nil {
+		w.WriteTable(stage)
+		return
+	}
+	w.S("(\n  ")
+	mark := len(w.cur)
+	Deduped(w, Selection{Source: *src, Columns: cols, Window: win})
+	w.indentSince(mark, "  ")
+	w.S("\n)")
+}
+
+// WriteMergeInput appends what MergeInput returns.
+func WriteMergeInput(w *Writer, op compiler.MergeRows) {
+	writeMergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
+}
+
+// WriteMergeFrom appends what MergeFrom returns.
+func WriteMergeFrom(w *Writer, op compiler.MergeRows) {
+	WriteMergeInput(w, op)
+	if op.Source != nil {
+		w.S(" AS s")
+	}
+}
+
+// WriteSetList appends what SetList returns, value writing each value.
+func WriteSetList(w *Writer, alias string, cols []string, value func(col string), sep string) {
+	writeSetList(w, alias, cols, value, sep)
+}
+
+func writeSetList(w *Writer, alias string, cols []string, value func(col string), sep string) {
+	for i, c := range cols {
+		if i > 0 {
+			w.S(sep)
+		}
+		w.WriteCol(alias, c)
+		w.S(" = ")
+		value(c)
+	}
+}
+
+// fromStage writes what FromStage returns.
+func fromStage(w *Writer) func(string) {
+	return func(c string) { w.WriteCol("s", c) }
+}
+
+func writeAssignments(w *Writer, alias string, set []compiler.Assign, sep string) {
+	for i, a := range set {
+		if i > 0 {
+			w.S(sep)
+		}
+		w.WriteCol(alias, a.Column)
+		w.S(" = ")
+		WriteExpr(w, "s", a.Value)
+	}
+}
+
+// keyMatch is what writeKeyMatch writes.
+func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
+	mark := len(w.cur)
+	writeKeyMatch(w, target, key, nullSafe)
+	return w.cut(mark)
 }

@@ -25,21 +25,27 @@ type TableStyle struct {
 // CreateTableStyled spells CREATE TABLE in an engine's style.
 func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 	if op.Temporary {
-		w.S(st.Temporary, " ", w.Table(op.Table), " (\n")
+		w.S(st.Temporary, " ")
 	} else {
-		w.S("CREATE TABLE IF NOT EXISTS ", w.Table(op.Table), " (\n")
+		w.S("CREATE TABLE IF NOT EXISTS ")
 	}
+	w.WriteTable(op.Table)
+	w.S(" (\n")
 	for i, c := range op.Columns {
 		if i > 0 {
 			w.S(",\n")
 		}
-		w.S("  ", w.Col("", c.Name), " ", w.Type(c.Type))
+		w.S("  ")
+		w.WriteCol("", c.Name)
+		w.S(" ", w.Type(c.Type))
 		if c.NotNull {
 			w.S(" NOT NULL")
 		}
 	}
 	if st.PrimaryKey && len(op.PrimaryKey) > 0 {
-		w.S(",\n  PRIMARY KEY (", w.Idents("", op.PrimaryKey), ")")
+		w.S(",\n  PRIMARY KEY (")
+		w.WriteIdents("", op.PrimaryKey)
+		w.S(")")
 	}
 	w.S("\n)")
 	opts := st.Options

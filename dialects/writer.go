@@ -50,15 +50,56 @@ type shared struct {
 	part int
 	// spelled are the names the parts of this Render meant, part after
 	// part from the first: a part's Meant.Names is its stretch, from on.
+	// They are kept in chunks (see grow).
 	spelled []Spelled
 	from    int
-	// spelledCap is the most names a Render through this shared spelled.
-	spelledCap int
 	// buf is the space the statements are written in, reused: End copies
 	// each out.
 	buf []byte
 	// w is the Writer of the statement being rendered (renderStatement).
 	w Writer
+	// parts, params and strings hold the parts the statements return, the
+	// parameters each part binds and the string literals each meant, one
+	// list after the other: a slab for many short lists rather than an
+	// allocation each (see grow). They are handed out, so release drops
+	// them.
+	parts   []Part
+	params  []string
+	strings []Spelled
+	// types are the engine's names of the column types spelled so far
+	// (ColumnType is a function of the type).
+	types map[compiler.Type]string
+	// passed is what the lex-back remembers for the dialect (passedFor),
+	// once looked up.
+	passed      *passedTable
+	passedKnown bool
+}
+
+// size makes the slabs room for the lists of a Render of n statements,
+// a little more than such a Render usually has (the golden specs'): a
+// part a statement, four or five names and one or two parameters a part,
+// a string literal every fifth part. A slab that runs out is followed by
+// another (grow).
+func (sh *shared) size(n int) {
+	sh.parts = make([]Part, 0, n+n/8+1)
+	sh.params = make([]string, 0, 3*n/2+8)
+	sh.strings = make([]Spelled, 0, n/4+4)
+	sh.spelled = make([]Spelled, 0, 5*n+16)
+}
+
+// grow appends v to list, which is empty or the last list appended to
+// *slab, and returns the longer list, capped: lists that grow one after
+// the other share the slab's allocation. A full slab is replaced by a new
+// one of size (or room for four such lists), the list copied to it; the
+// lists handed out keep the old one.
+func grow[T any](slab *[]T, list []T, v T, size int) []T {
+	n := len(list)
+	if len(*slab) == cap(*slab) {
+		*slab = append(make([]T, 0, max(size, 4*(n+1))), list...)
+	}
+	*slab = append(*slab, v)
+	end := len(*slab)
+	return (*slab)[end-n-1 : end : end]
 }
 
 var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
@@ -73,11 +114,11 @@ func (sh *shared) begin() {
 // parts rendered keep spelled: it is dropped, not reused.
 func (sh *shared) release() {
 	clear(sh.names)
+	clear(sh.types)
+	sh.passed, sh.passedKnown = nil, false
 	clear(sh.quoted) // the cols they hold go with them
-	// The next Render likely spells as many names: room for them at once
-	// rather than growing the list name by name.
-	sh.spelledCap = max(sh.spelledCap, len(sh.spelled))
 	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
+	sh.parts, sh.params, sh.strings = nil, nil, nil
 	sh.w = Writer{}
 	sharedPool.Put(sh)
 }
@@ -179,10 +220,8 @@ func (w *Writer) quoted(name string) int {
 	if q.part != sh.part {
 		// The first time in this part.
 		q.part = sh.part
-		if sh.spelled == nil {
-			sh.spelled = make([]Spelled, 0, sh.spelledCap)
-		}
-		sh.spelled = append(sh.spelled, q.Spelled)
+		names := grow(&sh.spelled, sh.spelled[sh.from:], q.Spelled, 64)
+		sh.from = len(sh.spelled) - len(names)
 	}
 	return i
 }
@@ -235,6 +274,47 @@ func (w *Writer) Col(alias, name string) string {
 	return text
 }
 
+// WriteCol appends what Col returns: alias.name quoted, or name alone
+// without an alias. The renderers' hot paths write names straight into
+// the statement rather than building each as a string first.
+func (w *Writer) WriteCol(alias, name string) {
+	i := w.quoted(name)
+	if alias != "" {
+		w.cur = append(w.cur, alias...)
+		w.cur = append(w.cur, '.')
+	}
+	if i >= 0 {
+		w.cur = append(w.cur, w.shared.quoted[i].Text...)
+	}
+}
+
+// WriteIdents appends what Idents returns.
+func (w *Writer) WriteIdents(alias string, names []string) {
+	for i, n := range names {
+		if i > 0 {
+			w.cur = append(w.cur, ", "...)
+		}
+		w.WriteCol(alias, n)
+	}
+}
+
+// WriteTable appends what Table returns.
+func (w *Writer) WriteTable(t compiler.Table) {
+	parts := t.Parts
+	if n, ok := w.d.(TableNamer); ok {
+		parts = n.TableParts(t)
+	}
+	for i, p := range parts {
+		if i > 0 {
+			w.cur = append(w.cur, '.')
+		}
+		w.cur = append(w.cur, w.quote(p)...)
+	}
+}
+
+// WriteParam appends what Param returns.
+func (w *Writer) WriteParam(name string) { w.cur = append(w.cur, w.Param(name)...) }
+
 // Table returns a qualified table name, each part quoted.
 func (w *Writer) Table(t compiler.Table) string {
 	parts := t.Parts
@@ -260,7 +340,10 @@ func (w *Writer) Param(name string) string {
 	m := w.param(name)
 	if pt, ok := w.d.(ParamTyper); ok {
 		for _, p := range w.declared {
-			if t, typed := w.types[p.Type]; typed && p.Name == name {
+			if p.Name != name {
+				continue
+			}
+			if t, typed := w.types[p.Type]; typed {
 				return pt.TypedParam(m, t)
 			}
 		}
@@ -283,15 +366,34 @@ func (w *Writer) param(name string) string {
 			}
 		}
 	}
-	w.params = append(w.params, name)
+	if sh := w.shared; sh != nil {
+		w.params = grow(&sh.params, w.params, name, 64)
+	} else {
+		w.params = append(w.params, name)
+	}
 	return w.d.Placeholder(len(w.params))
 }
 
 // Type returns the engine's spelling of a portable type.
 func (w *Writer) Type(t compiler.Type) string {
+	sh := w.shared
+	if sh != nil {
+		if s, ok := sh.types[t]; ok {
+			return s
+		}
+	}
 	s, err := w.d.ColumnType(t)
-	if err != nil && w.err == nil {
-		w.err = err
+	if err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		return s
+	}
+	if sh != nil {
+		if sh.types == nil {
+			sh.types = map[compiler.Type]string{}
+		}
+		sh.types[t] = s
 	}
 	return s
 }
@@ -345,11 +447,31 @@ func (w *Writer) End() {
 	}
 	meant.Queries = spans
 	p := Part{SQL: sql, Params: params, Meant: meant}
-	if err := CheckPart(w.d, p); err != nil {
-		w.Fail(err)
-		return
+	t := w.passed()
+	if h, ok := t.remembered(p); !ok {
+		if err := CheckPart(w.d, p); err != nil {
+			w.Fail(err)
+			return
+		}
+		t.remember(h, p)
 	}
-	w.parts = append(w.parts, p)
+	if sh := w.shared; sh != nil {
+		w.parts = grow(&sh.parts, w.parts, p, 16)
+	} else {
+		w.parts = append(w.parts, p)
+	}
+}
+
+// passed is what the lex-back remembers for w's dialect.
+func (w *Writer) passed() *passedTable {
+	sh := w.shared
+	if sh == nil {
+		return passedFor(w.d)
+	}
+	if !sh.passedKnown {
+		sh.passed, sh.passedKnown = passedFor(w.d), true
+	}
+	return sh.passed
 }
 
 // EndReading ends the current part as End does and marks it as one whose
@@ -393,7 +515,11 @@ func (w *Writer) String(s string) string {
 	} else {
 		spelled = StringLit(s)
 	}
-	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
+	if sh := w.shared; sh != nil {
+		w.meant.Strings = grow(&sh.strings, w.meant.Strings, Spelled{Text: spelled, Value: s}, 16)
+	} else {
+		w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
+	}
 	return spelled
 }
 
