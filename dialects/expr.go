@@ -116,23 +116,20 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 		}
 		return
 	case compiler.In:
-		// The items are spelled before the operand, as they always were:
-		// the parameters they bind keep their order.
-		items := make([]string, len(e.List))
-		for i, x := range e.List {
-			items[i] = Expr(w, alias, x)
-		}
+		// In the order of the text: a parameter is recorded where it is
+		// spelled, and an engine with positional markers (?) binds them in
+		// that order.
 		wrap(w, alias, e.X, precCmp+1)
 		if e.Not {
 			w.S(" NOT IN (")
 		} else {
 			w.S(" IN (")
 		}
-		for i, it := range items {
+		for i, x := range e.List {
 			if i > 0 {
 				w.S(", ")
 			}
-			w.S(it)
+			WriteExpr(w, alias, x)
 		}
 		w.S(")")
 		return

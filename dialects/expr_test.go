@@ -2,7 +2,10 @@ package dialects
 
 import (
 	"regexp"
+	"slices"
 	"testing"
+
+	"github.com/incrc/incrc/compiler"
 )
 
 // TestIsFuncName holds isFuncName to the pattern it stands for.
@@ -20,5 +23,28 @@ func TestIsFuncName(t *testing.T) {
 				t.Errorf("isFuncName(%q) = %v, the pattern says %v", fn, got, want)
 			}
 		}
+	}
+}
+
+// positional is a dialect whose markers are positional (?), as MySQL's:
+// only what a parameter's spelling asks of it.
+type positional struct{ Dialect }
+
+func (positional) Caps() Caps               { return Caps{} }
+func (positional) Placeholder(int) string   { return "?" }
+func (positional) Name() Name               { return "positional" }
+func (positional) QuoteIdent(string) string { return `"x"` }
+
+// TestInBindsInTextOrder: a parameter in an IN's operand is bound before
+// those of its items, as the text spells them, on an engine whose markers
+// are positional.
+func TestInBindsInTextOrder(t *testing.T) {
+	w := &Writer{d: positional{}, declared: []compiler.Param{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	WriteExpr(w, "", compiler.In{X: compiler.ParamRef{Name: "a"}, List: []compiler.Expr{compiler.ParamRef{Name: "b"}, compiler.ParamRef{Name: "c"}}})
+	if got := string(w.cur); got != "? IN (?, ?)" {
+		t.Fatalf("spelled %q", got)
+	}
+	if !slices.Equal(w.params, []string{"a", "b", "c"}) {
+		t.Fatalf("binds %v, want [a b c]", w.params)
 	}
 }
