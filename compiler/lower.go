@@ -415,13 +415,7 @@ func (l *lowerer) addSharedSetup() {
 		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true})
 	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
 		ProbeColumns{Source: Relation{Table: RunsTable}})
-	for _, name := range addedRunColumns {
-		for _, c := range RunColumns {
-			if c.Name == name {
-				l.add(addRunsColumn(name), PhaseSetup, "Add "+name+" to a run log an older incrc created.", AddColumn{Table: RunsTable, Column: c})
-			}
-		}
-	}
+	l.addColumns(RunsTable, RunColumns, addedRunColumns, addRunsColumn, "a run log an older incrc created")
 	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
 		IndexExists{Name: runsIndex, Table: RunsTable})
 	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
@@ -430,10 +424,16 @@ func (l *lowerer) addSharedSetup() {
 		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
 	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
 		ProbeColumns{Source: Relation{Table: PartitionsTable}})
-	for _, name := range addedPartitionColumns {
-		for _, c := range partitionColumns {
+	l.addColumns(PartitionsTable, partitionColumns, addedPartitionColumns, addPartitionsColumn, "the markers of an older incrc")
+}
+
+// addColumns adds the setup statements that add the columns named added
+// (of cols) to table, which an older incrc created without them.
+func (l *lowerer) addColumns(table Table, cols []Col, added []string, stmt func(string) string, older string) {
+	for _, name := range added {
+		for _, c := range cols {
 			if c.Name == name {
-				l.add(addPartitionsColumn(name), PhaseSetup, "Add "+name+" to the markers of an older incrc.", AddColumn{Table: PartitionsTable, Column: c})
+				l.add(stmt(name), PhaseSetup, "Add "+name+" to "+older+".", AddColumn{Table: table, Column: c})
 			}
 		}
 	}
