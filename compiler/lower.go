@@ -19,6 +19,10 @@ var (
 // runsIndex is the run log's index by pipeline and status.
 const runsIndex = "incrc_runs_pipeline_status"
 
+// runsIndexColumns are runsIndex's: abandon_runs finds a pipeline's
+// running rows by them.
+var runsIndexColumns = []string{"pipeline", "status"}
+
 // Statement names. The compiled file lists the statements in the order
 // Lower adds them; the programs say which of them each mode runs.
 const (
@@ -412,14 +416,15 @@ func (l *lowerer) addSharedSetup() {
 	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
 		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
 	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
-		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true})
+		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true,
+			Indexes: []TableIndex{{Name: runsIndex, Columns: runsIndexColumns}}})
 	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
 		ProbeColumns{Source: Relation{Table: RunsTable}})
 	l.addColumns(RunsTable, RunColumns, addedRunColumns, addRunsColumn, "a run log an older incrc created")
 	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
 		IndexExists{Name: runsIndex, Table: RunsTable})
 	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
-		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: []string{"pipeline", "status"}})
+		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: runsIndexColumns})
 	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
 		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
 	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",

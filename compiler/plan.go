@@ -230,6 +230,19 @@ type (
 		// indexed table rewrites the table's last row group, up to 122,880
 		// rows, at the next checkpoint, which every run's close is).
 		Log bool
+		// Indexes are declared in the CREATE TABLE itself by an engine that
+		// cannot create an index idempotently afterwards (MySQL has no
+		// CREATE INDEX IF NOT EXISTS, and two first runs would race to
+		// create it): a new table gets them with it, atomically; a table
+		// that exists keeps what it has. Other engines leave them to the
+		// CreateIndex steps that follow.
+		Indexes []TableIndex
+	}
+
+	// TableIndex is an index declared with its table (CreateTable.Indexes).
+	TableIndex struct {
+		Name    string
+		Columns []string
 	}
 
 	// CreateIndex creates an index if it does not exist. It is an

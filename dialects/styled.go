@@ -17,6 +17,10 @@ type TableStyle struct {
 	// PrimaryKey keeps the key clause; engines that cannot declare one, or
 	// whose optimizer trusts an unenforced one, leave it out.
 	PrimaryKey bool
+	// Indexes declares a table's CreateTable.Indexes in its CREATE TABLE
+	// (INDEX name (columns)): engines that cannot create an index
+	// idempotently afterwards.
+	Indexes bool
 	// Options follows the column list of every table ("USING DELTA");
 	// StageOptions that of the staging table (an expiration).
 	Options, StageOptions string
@@ -46,6 +50,15 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 		w.S(",\n  PRIMARY KEY (")
 		w.WriteIdents("", op.PrimaryKey)
 		w.S(")")
+	}
+	if st.Indexes {
+		for _, ix := range op.Indexes {
+			w.S(",\n  INDEX ")
+			w.WriteCol("", ix.Name)
+			w.S(" (")
+			w.WriteIdents("", ix.Columns)
+			w.S(")")
+		}
 	}
 	w.S("\n)")
 	opts := st.Options

@@ -82,7 +82,9 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			return false, err
 		}
 		op.Columns = cols
-		dialects.CreateTable(w, op, "TEMPORARY")
+		// The run log's index with the table: MySQL has no CREATE INDEX IF
+		// NOT EXISTS (CreateIndex renders nothing here).
+		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true, Indexes: true})
 		return true, nil
 	case compiler.DropTable:
 		if op.Temporary {

@@ -155,7 +155,8 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `note` LONGTEXT,
   `rows_ignored` BIGINT,
   `logic_hash` VARCHAR(64),
-  PRIMARY KEY (`run_id`)
+  PRIMARY KEY (`run_id`),
+  INDEX `incrc_runs_pipeline_status` (`pipeline`, `status`)
 );
 
 -- name: probe_runs
