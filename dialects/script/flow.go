@@ -535,6 +535,9 @@ func (f *flow) usesClock(g *gen, name string) bool {
 }
 
 func (f *flow) step(g *gen, s compiler.Step) {
+	if s.Read == compiler.ReadNothing && s.Note == "" && len(g.parts(s.Stmt)) == 0 {
+		return // the dialect has nothing to do for it: nothing to guard, name or run
+	}
 	l := f.p
 	f.guarded(g, s, func() {
 		l.set(g, "x_step", l.lit(s.Stmt))

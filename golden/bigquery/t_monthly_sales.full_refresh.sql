@@ -185,9 +185,6 @@ SET x_n = (
 );
 SET x_n = COALESCE(x_n, 0);
 SET v_runs_indexed = v_runs_indexed + x_n;
-IF v_runs_indexed = 0 THEN
-  SET x_step = 'create_runs_index';
-END IF;
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING(64) NOT NULL,
   `backfill_id` STRING(64) NOT NULL,

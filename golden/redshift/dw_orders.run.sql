@@ -185,9 +185,6 @@ BEGIN
   ) AS incrc_q;
   x_n := COALESCE(x_n, 0);
   v_runs_indexed := v_runs_indexed + x_n;
-  IF v_runs_indexed = 0 THEN
-    x_step := 'create_runs_index';
-  END IF;
   CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(256) NOT NULL,
     "backfill_id" VARCHAR(256) NOT NULL,
@@ -388,9 +385,6 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'analyze_stage';
     END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN

@@ -179,9 +179,6 @@ BEGIN
   ) AS incrc_q;
   x_n := COALESCE(x_n, 0);
   v_runs_indexed := v_runs_indexed + x_n;
-  IF v_runs_indexed = 0 THEN
-    x_step := 'create_runs_index';
-  END IF;
   CREATE TABLE IF NOT EXISTS "incrc_partitions" (
     "pipeline" VARCHAR(256) NOT NULL,
     "backfill_id" VARCHAR(256) NOT NULL,
@@ -381,9 +378,6 @@ BEGIN
       IF x_n <> 0 THEN
         RAISE EXCEPTION '% source row(s) have a NULL seq, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}', x_n;
       END IF;
-    END IF;
-    IF v_rows_read <> 0 THEN
-      x_step := 'analyze_stage';
     END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN

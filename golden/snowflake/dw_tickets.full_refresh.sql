@@ -193,9 +193,6 @@ BEGIN
   ) AS q;
   x_n := COALESCE(x_n, 0);
   v_runs_indexed := v_runs_indexed + x_n;
-  IF (v_runs_indexed = 0) THEN
-    x_step := 'create_runs_index';
-  END IF;
   CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
     "PIPELINE" VARCHAR(64) NOT NULL,
     "BACKFILL_ID" VARCHAR(64) NOT NULL,

@@ -201,9 +201,6 @@ BEGIN
   ) AS q;
   x_n := COALESCE(x_n, 0);
   v_runs_indexed := v_runs_indexed + x_n;
-  IF (v_runs_indexed = 0) THEN
-    x_step := 'create_runs_index';
-  END IF;
   CREATE TABLE IF NOT EXISTS "INCRC_PARTITIONS" (
     "PIPELINE" VARCHAR(64) NOT NULL,
     "BACKFILL_ID" VARCHAR(64) NOT NULL,
@@ -483,9 +480,6 @@ BEGIN
         WHERE "UPDATED_AT" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
-    END IF;
-    IF (v_rows_read <> 0) THEN
-      x_step := 'analyze_stage';
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
