@@ -176,8 +176,15 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 				app + ".none":         "id BIGINT NOT NULL, v BIGINT",
 				dw + ".none":          "id BIGINT PRIMARY KEY, v BIGINT", // another schema's table of the same name
 				app + ".pk_other_col": "id BIGINT, v BIGINT PRIMARY KEY",
+				app + ".wide_uniq":    "id BIGINT NOT NULL, v BIGINT NOT NULL, w BIGINT, UNIQUE (v, id)",
+				app + ".wide_null":    "id BIGINT NOT NULL, v BIGINT, UNIQUE (id, v)",
+				app + ".two_uniq":     "id BIGINT NOT NULL UNIQUE, v BIGINT NOT NULL UNIQUE",
+				app + ".wider":        "id BIGINT, v BIGINT, w BIGINT, PRIMARY KEY (id, v, w)",
 			}
-			want := map[string]bool{app + ".pk": reads, app + ".uniq": reads}
+			want := map[string]bool{app + ".pk": reads, app + ".uniq": reads, app + ".two_uniq": reads}
+			// A key of two columns, in another order than the constraint's:
+			// proven by a constraint on exactly both, all NOT NULL.
+			wide := map[string]bool{app + ".wide": reads, app + ".wide_uniq": reads}
 			if !reads {
 				// Nothing is read: a primary key proves nothing either.
 				ddl = map[string]string{app + ".pk": ""}
@@ -192,13 +199,18 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 				if strings.HasPrefix(name, dw) {
 					continue
 				}
-				parts := e.render(compiler.SourceUnique{Source: e.table(name), Key: []string{"id"}})
-				var n int64
-				if err := e.tg.DB.QueryRowContext(e.ctx, parts[0].SQL).Scan(&n); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if (n != 0) != want[name] {
-					t.Errorf("%s: source_unique counts %d, want proven %v", name, n, want[name])
+				for _, k := range []struct {
+					key  []string
+					want map[string]bool
+				}{{[]string{"id"}, want}, {[]string{"v", "id"}, wide}} {
+					parts := e.render(compiler.SourceUnique{Source: e.table(name), Key: k.key})
+					var n int64
+					if err := e.tg.DB.QueryRowContext(e.ctx, parts[0].SQL).Scan(&n); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					if (n != 0) != k.want[name] {
+						t.Errorf("%s, key %v: source_unique counts %d, want proven %v", name, k.key, n, k.want[name])
+					}
 				}
 			}
 		})

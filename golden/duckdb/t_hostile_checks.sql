@@ -510,8 +510,8 @@ WHERE "run_id" = $3;
 -- name: source_unique
 -- phase: stage
 -- Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.
-SELECT CASE WHEN COUNT(*) FILTER (WHERE c.constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND list_sort(c.constraint_column_names) = list_sort(['id'])) > 0
-  AND COUNT(DISTINCT c.constraint_column_names[1]) FILTER (WHERE c.constraint_type = 'NOT NULL' AND c.constraint_column_names[1] IN ('id')) = 1 THEN 1 ELSE 0 END
+SELECT CASE WHEN bool_or(c.constraint_type IN ('PRIMARY KEY', 'UNIQUE') AND len(c.constraint_column_names) = 1 AND list_has_all(c.constraint_column_names, ['id']))
+  AND bool_or(c.constraint_type = 'NOT NULL' AND c.constraint_column_names[1] = 'id') THEN 1 ELSE 0 END
 FROM duckdb_constraints() AS c
 WHERE c.database_name = current_database()
   AND c.schema_name = 'app'
