@@ -249,7 +249,8 @@ func (l *lowerer) addStatement(st Statement) {
 // once: each plan gets copies of them, which share their operations, as
 // plans share the state tables' columns. An operation is a value no one
 // changes; a statement's parameters are clipped, so that appending to
-// them (foreign) copies them first.
+// them (foreign) copies them first. Each copy names the statement it
+// copies (Statement.Shared).
 func shared(add func(l *lowerer)) func() []Statement {
 	return sync.OnceValue(func() []Statement {
 		l := &lowerer{p: &Plan{}}
@@ -258,6 +259,7 @@ func shared(add func(l *lowerer)) func() []Statement {
 		for i, st := range l.p.Statements {
 			out[i] = *st
 			out[i].Params = slices.Clip(out[i].Params)
+			out[i].shared = &out[i]
 		}
 		return out
 	})

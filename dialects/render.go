@@ -42,12 +42,13 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 		ssh = sharedPool.Get().(*shared)
 		defer ssh.release()
 	}
+	kept, skept := spelledFor(d), spelledFor(sd)
 	for _, st := range p.Statements {
-		on, onSh := d, sh
+		on, onSh, onKept := d, sh, kept
 		if st.On == compiler.OnSource {
-			on, onSh = sd, ssh
+			on, onSh, onKept = sd, ssh, skept
 		}
-		parts, err := renderStatement(on, st, types, onSh)
+		parts, err := renderShared(onKept, on, st, types, onSh)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
