@@ -51,13 +51,13 @@ func savedType(s *Spec) Type {
 // integer against a time), and every cycle, naming its pipelines.
 func linkUpstreams(specs []*Spec) Diagnostics {
 	var diags Diagnostics
-	writers := map[string]*Spec{}
+	writers := make(map[string]*Spec, len(specs))
 	for _, s := range specs {
 		if s == nil {
 			continue
 		}
-		if _, ok := writers[tableKey(s.Target.Table.Value)]; !ok {
-			writers[tableKey(s.Target.Table.Value)] = s
+		if key := tableKey(s.Target.Table.Value); writers[key] == nil {
+			writers[key] = s
 		}
 	}
 	for _, s := range specs {
@@ -106,8 +106,8 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 // cycles reports each cycle of the graph once, at the source (or lookup)
 // of each pipeline in it.
 func cycles(specs []*Spec) Diagnostics {
-	byName := map[string]*Spec{}
-	var names []string
+	byName := make(map[string]*Spec, len(specs))
+	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s != nil {
 			byName[s.Pipeline.Value] = s
@@ -120,7 +120,7 @@ func cycles(specs []*Spec) Diagnostics {
 		grey
 		black
 	)
-	color := map[string]int{}
+	color := make(map[string]int, len(specs))
 	var stack []string
 	var diags Diagnostics
 	var visit func(n string)

@@ -392,8 +392,8 @@ func CheckProject(specs []*Spec) Diagnostics { return checkProject(specs) }
 
 func checkProject(specs []*Spec) Diagnostics {
 	var diags Diagnostics
-	pipelines := map[string]*Spec{}
-	targets := map[string]*Spec{}
+	pipelines := make(map[string]*Spec, len(specs))
+	targets := make(map[string]*Spec, len(specs))
 	for _, s := range specs {
 		if s == nil {
 			continue
