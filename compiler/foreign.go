@@ -207,6 +207,7 @@ func (l *lowerer) foreign() error {
 			return fmt.Errorf("statement %s reads the source together with tables of the target, and the source is outside the target: not supported yet", st.Name)
 		}
 		st.On = OnSource
+		st.shared = nil // changed: not the statement every plan has
 		if p.From.ByFile {
 			st.Params = append(st.Params, pFiles)
 		}

@@ -51,13 +51,13 @@ func savedType(s *Spec) Type {
 // integer against a time), and every cycle, naming its pipelines.
 func linkUpstreams(specs []*Spec) Diagnostics {
 	var diags Diagnostics
-	writers := map[string]*Spec{}
+	writers := make(map[string]*Spec, len(specs))
 	for _, s := range specs {
 		if s == nil {
 			continue
 		}
-		if _, ok := writers[tableKey(s.Target.Table.Value)]; !ok {
-			writers[tableKey(s.Target.Table.Value)] = s
+		if key := tableKey(s.Target.Table.Value); writers[key] == nil {
+			writers[key] = s
 		}
 	}
 	for _, s := range specs {
@@ -106,8 +106,8 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 // cycles reports each cycle of the graph once, at the source (or lookup)
 // of each pipeline in it.
 func cycles(specs []*Spec) Diagnostics {
-	byName := map[string]*Spec{}
-	var names []string
+	byName := make(map[string]*Spec, len(specs))
+	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		if s != nil {
 			byName[s.Pipeline.Value] = s
@@ -120,7 +120,7 @@ func cycles(specs []*Spec) Diagnostics {
 		grey
 		black
 	)
-	color := map[string]int{}
+	color := make(map[string]int, len(specs))
 	var stack []string
 	var diags Diagnostics
 	var visit func(n string)
@@ -211,43 +211,92 @@ func Graph(specs []*Spec) []Edge {
 // RunOrder returns specs in dependency order: each after every upstream it
 // has among specs, otherwise in the order given. The graph has no cycle
 // (LoadSpecs refuses one); if it had, the rest keep their order.
+//
+// The order is the one that takes, again and again, the first spec in the
+// given order whose upstreams among specs have all been taken: a heap of
+// the ready specs' indexes gives it without a scan of the list for each.
 func RunOrder(specs []*Spec) []*Spec {
-	in := map[string]bool{}
-	for _, s := range specs {
-		in[s.Pipeline.Value] = true
+	index := make(map[string]int, len(specs))
+	for i, s := range specs {
+		if _, ok := index[s.Pipeline.Value]; !ok {
+			index[s.Pipeline.Value] = i
+		}
 	}
-	done := map[string]bool{}
-	var out []*Spec
-	for len(out) < len(specs) {
-		progress := false
-		for _, s := range specs {
-			if done[s.Pipeline.Value] {
-				continue
-			}
-			ready := true
-			for _, u := range s.upstream {
-				if in[u.Pipeline] && !done[u.Pipeline] {
-					ready = false
-					break
-				}
-			}
-			if ready {
-				done[s.Pipeline.Value] = true
-				out = append(out, s)
-				progress = true
-				break // restart: keep the given order among the ready ones
+	waits := make([]int, len(specs))  // upstreams among specs not yet taken
+	down := make([][]int, len(specs)) // the specs each is an upstream of
+	for i, s := range specs {
+		for _, u := range s.upstream {
+			if j, ok := index[u.Pipeline]; ok {
+				waits[i]++
+				down[j] = append(down[j], i)
 			}
 		}
-		if !progress {
-			for _, s := range specs {
-				if !done[s.Pipeline.Value] {
-					done[s.Pipeline.Value] = true
-					out = append(out, s)
-				}
+	}
+	var ready intHeap
+	for i, n := range waits {
+		if n == 0 {
+			ready.push(i)
+		}
+	}
+	taken := make([]bool, len(specs))
+	out := make([]*Spec, 0, len(specs))
+	for len(ready) > 0 {
+		i := ready.pop()
+		taken[i] = true
+		out = append(out, specs[i])
+		for _, j := range down[i] {
+			if waits[j]--; waits[j] == 0 {
+				ready.push(j)
 			}
+		}
+	}
+	// A cycle: what it holds keeps the order given.
+	for i, s := range specs {
+		if !taken[i] {
+			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// intHeap is a min-heap of ints.
+type intHeap []int
+
+func (h *intHeap) push(v int) {
+	*h = append(*h, v)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] <= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *intHeap) pop() int {
+	a := *h
+	v := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && a[l] < a[m] {
+			m = l
+		}
+		if r := l + 1; r < n && a[r] < a[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return v
 }
 
 // Select expands dbt-style selectors over the project's specs: NAME,

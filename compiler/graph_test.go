@@ -1,6 +1,9 @@
 package compiler
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,5 +138,68 @@ func TestGraphLookupCycle(t *testing.T) {
 	}
 	if strings.Join(where, " ") != "a.yaml:9:12 b.yaml:2:17" {
 		t.Errorf("cycle through a lookup reported at %v (%v)", where, d)
+	}
+}
+
+// TestRunOrderFirstReady: RunOrder takes, again and again, the first spec
+// in the given order whose upstreams among specs are all taken (and the
+// rest in their order when a cycle leaves none ready), on random graphs,
+// some with cycles and some with upstreams outside the specs.
+func TestRunOrderFirstReady(t *testing.T) {
+	firstReady := func(specs []*Spec) []*Spec {
+		in, done := map[string]bool{}, map[string]bool{}
+		for _, s := range specs {
+			in[s.Pipeline.Value] = true
+		}
+		var out []*Spec
+		for len(out) < len(specs) {
+			progress := false
+			for _, s := range specs {
+				ready := !done[s.Pipeline.Value]
+				for _, u := range s.upstream {
+					ready = ready && !(in[u.Pipeline] && !done[u.Pipeline])
+				}
+				if ready {
+					done[s.Pipeline.Value] = true
+					out = append(out, s)
+					progress = true
+					break
+				}
+			}
+			if !progress {
+				for _, s := range specs {
+					if !done[s.Pipeline.Value] {
+						done[s.Pipeline.Value] = true
+						out = append(out, s)
+					}
+				}
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		n := 1 + rng.IntN(12)
+		specs := make([]*Spec, n)
+		for i := range specs {
+			specs[i] = &Spec{}
+			specs[i].Pipeline.Value = fmt.Sprintf("p%d", i)
+		}
+		cyclic := round%5 == 0
+		for i, s := range specs {
+			for range rng.IntN(3) {
+				j := rng.IntN(n + 2) // n, n+1: a pipeline outside specs
+				if j == i || (!cyclic && j < n && j > i) {
+					continue
+				}
+				if !slices.ContainsFunc(s.upstream, func(u Upstream) bool { return u.Pipeline == fmt.Sprintf("p%d", j) }) {
+					s.upstream = append(s.upstream, Upstream{Pipeline: fmt.Sprintf("p%d", j)})
+				}
+			}
+		}
+		rng.Shuffle(n, func(a, b int) { specs[a], specs[b] = specs[b], specs[a] })
+		if got, want := RunOrder(specs), firstReady(specs); !slices.Equal(got, want) {
+			t.Fatalf("round %d: RunOrder differs from first-ready order", round)
+		}
 	}
 }

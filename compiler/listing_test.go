@@ -248,14 +248,17 @@ func TestSharedStatementsUnchanged(t *testing.T) {
 		}
 		plans[i] = p
 	})
-	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup, "advance": (*lowerer).addAdvanceAndRecord} {
+	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup, "advance": (*lowerer).addAdvanceAndRecord, "markers": (*lowerer).addMarkers} {
 		l := &lowerer{p: &Plan{}}
 		made(l)
 		want := make([]Statement, len(l.p.Statements))
 		for i, st := range l.p.Statements {
 			want[i] = *st
 		}
-		got := map[string][]Statement{"state": stateStatements(), "shared setup": sharedSetup(), "advance": advanceStatements()}[name]
+		got := map[string][]Statement{"state": stateStatements(), "shared setup": sharedSetup(), "advance": advanceStatements(), "markers": markerStatements()}[name]
+		for i := range min(len(got), len(want)) {
+			want[i].shared = &got[i] // each names itself (Statement.Shared)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the %s statements changed after lowering", name)
 		}

@@ -249,7 +249,8 @@ func (l *lowerer) addStatement(st Statement) {
 // once: each plan gets copies of them, which share their operations, as
 // plans share the state tables' columns. An operation is a value no one
 // changes; a statement's parameters are clipped, so that appending to
-// them (foreign) copies them first.
+// them (foreign) copies them first. Each copy names the statement it
+// copies (Statement.Shared).
 func shared(add func(l *lowerer)) func() []Statement {
 	return sync.OnceValue(func() []Statement {
 		l := &lowerer{p: &Plan{}}
@@ -258,6 +259,7 @@ func shared(add func(l *lowerer)) func() []Statement {
 		for i, st := range l.p.Statements {
 			out[i] = *st
 			out[i].Params = slices.Clip(out[i].Params)
+			out[i].shared = &out[i]
 		}
 		return out
 	})
@@ -933,6 +935,24 @@ func (l *lowerer) partitions() {
 		CountRows{Table: p.Target, Where: and(Binary{">=", col(pc), ref(pPlo)}, Binary{"<", col(pc), ref(pPhi)})}, pPlo, pPhi)
 	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).",
 		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: rng}, pPlo, pPhi)
+	for _, st := range markerStatements() {
+		l.addStatement(st)
+	}
+	l.add(StmtTargetPartitions, PhaseQuery, "The partitions the target holds, oldest first: stale partitions are among them.",
+		DistinctPartitions{Source: Relation{Table: p.Target}, Partition: *p.Partition})
+	_, upTo := l.windows()
+	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
+		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},
+		append(windowParams(upTo), pPlo, pPhi)...)
+	l.add(StmtCheckPartitionTgt, PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
+		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: p.Measures, Range: rng}, pPlo, pPhi)
+}
+
+// markerStatements are the statements of a backfill's markers and of the
+// logic runs computed with: the same for every pipeline with partitions.
+var markerStatements = shared((*lowerer).addMarkers)
+
+func (l *lowerer) addMarkers() {
 	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
 	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
 		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, pPipeline, pBackfill)
@@ -954,14 +974,6 @@ func (l *lowerer) partitions() {
 	l.add(StmtLogicRuns, PhaseQuery, "The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.",
 		SelectRows{Table: RunsTable, Columns: []string{"kind", "logic_hash", "finished_at"},
 			Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"succeeded"})), OrderBy: []Order{{"finished_at", false}}}, pPipeline)
-	l.add(StmtTargetPartitions, PhaseQuery, "The partitions the target holds, oldest first: stale partitions are among them.",
-		DistinctPartitions{Source: Relation{Table: p.Target}, Partition: *p.Partition})
-	_, upTo := l.windows()
-	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
-		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},
-		append(windowParams(upTo), pPlo, pPhi)...)
-	l.add(StmtCheckPartitionTgt, PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
-		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: p.Measures, Range: rng}, pPlo, pPhi)
 }
 
 func (l *lowerer) reconcile() {

@@ -168,7 +168,17 @@ type Statement struct {
 	// On is the database the statement runs on: the target (zero), or
 	// the source outside it, spelled in the source's dialect.
 	On On
+	// shared is the statement this one is a copy of when every plan has
+	// it alike (see Shared); nil for a plan's own.
+	shared *Statement
 }
+
+// Shared is the statement this one is a copy of when every plan holds
+// it alike, the same for every copy (the state tables' statements, made
+// once: see the compiler's shared); nil for a statement of the plan's
+// own, or one changed since it was copied. Copies with the same Shared
+// are the same statement: a renderer may spell it once for all plans.
+func (st *Statement) Shared() *Statement { return st.shared }
 
 // Foreign is a source outside the target database.
 type Foreign struct {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -342,22 +343,21 @@ func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
 // Parallel calls f for each i from 0 to n-1, on one worker per CPU, and
 // returns when every call has: for work on many specs, each on its own,
 // whose results f stores at i.
+//
+// Each worker takes the next i from a counter (the caller is one of
+// them): no goroutine hands the work out, and none is woken for each i.
 func Parallel(n int, f func(i int)) {
-	next := make(chan int)
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			f(i)
+		}
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
+	for range min(runtime.GOMAXPROCS(0), n) - 1 {
+		wg.Go(work)
 	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
+	work()
 	wg.Wait()
 }
 
@@ -392,8 +392,8 @@ func CheckProject(specs []*Spec) Diagnostics { return checkProject(specs) }
 
 func checkProject(specs []*Spec) Diagnostics {
 	var diags Diagnostics
-	pipelines := map[string]*Spec{}
-	targets := map[string]*Spec{}
+	pipelines := make(map[string]*Spec, len(specs))
+	targets := make(map[string]*Spec, len(specs))
 	for _, s := range specs {
 		if s == nil {
 			continue

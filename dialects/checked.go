@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // passed remembers statements that passed the lex-back, so that a Writer
@@ -30,10 +31,21 @@ const passedMax = 1 << 10
 type passedTable struct {
 	d  Dialect
 	mu sync.Mutex
-	// once are hashes of statements that passed once, by their low bits;
-	// parts the statements remembered, by hash.
-	once  [1 << 10]uint64
+	// once are hashes of statements that passed once, by their low bits
+	// (written without the lock, which guards parts); parts the
+	// statements remembered, by hash.
+	once  [1 << 10]atomic.Uint64
 	parts map[uint64]Part
+	// kept has the bit of each remembered statement's hash set (keptBit),
+	// before the statement is in parts: most statements looked up are not
+	// remembered, and a bit not set says so without the lock.
+	kept [1 << 8]atomic.Uint64
+}
+
+// keptBit is the word of passedTable.kept and the bit in it for hash h.
+func keptBit(h uint64) (int, uint64) {
+	b := h >> (64 - 14) // 1<<14 bits, from the bits once does not use
+	return int(b / 64), 1 << (b % 64)
 }
 
 // passedFor is what passed remembers for d, nil when it remembers nothing
@@ -62,6 +74,9 @@ func (t *passedTable) remembered(p Part) (uint64, bool) {
 		return 0, false
 	}
 	h := maphash.String(passed.seed, p.SQL)
+	if w, bit := keptBit(h); t.kept[w].Load()&bit == 0 {
+		return h, false
+	}
 	t.mu.Lock()
 	q, ok := t.parts[h]
 	t.mu.Unlock()
@@ -73,14 +88,15 @@ func (t *passedTable) remember(h uint64, p Part) {
 	if t == nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	slot := &t.once[h%uint64(len(t.once))]
-	if *slot != h {
-		*slot = h
+	if slot := &t.once[h%uint64(len(t.once))]; slot.Load() != h {
+		slot.Store(h)
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if len(t.parts) < passedMax {
+		w, bit := keptBit(h)
+		t.kept[w].Or(bit)
 		// A copy of its own: p's lists are stretches of its Render's
 		// slabs, which the memory would keep whole.
 		t.parts[h] = Part{SQL: p.SQL, Params: slices.Clone(p.Params), Meant: Meant{

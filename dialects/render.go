@@ -34,20 +34,32 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	types := paramTypes(p)
+	kept, skept := spelledFor(d), spelledFor(sd)
+	// The slabs have room for the statements spelled here: not for those
+	// every plan holds alike, kept spelled once spelled (renderShared).
+	n := len(p.Statements)
+	if kept != nil {
+		n = 0
+		for _, st := range p.Statements {
+			if st.Shared() == nil {
+				n++
+			}
+		}
+	}
 	sh := sharedPool.Get().(*shared)
 	defer sh.release()
-	sh.size(len(p.Statements))
+	sh.size(n)
 	ssh := sh // the source's statements', when it is another dialect
 	if sd != d {
 		ssh = sharedPool.Get().(*shared)
 		defer ssh.release()
 	}
 	for _, st := range p.Statements {
-		on, onSh := d, sh
+		on, onSh, onKept := d, sh, kept
 		if st.On == compiler.OnSource {
-			on, onSh = sd, ssh
+			on, onSh, onKept = sd, ssh, skept
 		}
-		parts, err := renderStatement(on, st, types, onSh)
+		parts, err := renderShared(onKept, on, st, types, onSh)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}

@@ -41,6 +41,14 @@ func compileCmd() *command {
 		if !ok {
 			return exitError
 		}
+		// A compile allocates much and keeps little (the specs, and the
+		// bytes of the files that changed): unless GOGC says otherwise, the
+		// collector lets the heap grow to five times what is live (tens of
+		// MB for 1000 specs) rather than run every few MB. From the start:
+		// reading the specs, too, runs it every few MB otherwise.
+		if os.Getenv("GOGC") == "" {
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
+		}
 		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
@@ -52,13 +60,6 @@ func compileCmd() *command {
 		ds, err := dialectsFor(dialect, cfg)
 		if err != nil {
 			return c.fail(e, "%v", err)
-		}
-		// A compile allocates much and keeps little (the bytes of the files
-		// that changed): unless GOGC says otherwise, the collector lets the
-		// heap grow to five times what is live (tens of MB for 1000 specs)
-		// rather than run every few MB.
-		if os.Getenv("GOGC") == "" {
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
 		}
 		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, true)
 		if len(errs) > 0 {

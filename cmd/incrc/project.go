@@ -359,8 +359,7 @@ func sameFile(path string, data []byte) bool {
 		return false
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+	if size, regular := f.regularSize(); !regular || size != int64(len(data)) {
 		return false
 	}
 	bp := blockPool.Get().(*[]byte)

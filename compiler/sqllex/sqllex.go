@@ -286,6 +286,10 @@ func (l *lexer) run() error {
 // engine's own.
 const opChars = "+-*/%<>=!|&^~"
 
+// multiCharOps are the operators of more than one character, a longer one
+// before any that begins it.
+var multiCharOps = [...]string{"<=>", "->>", "::", "||", "<>", "<=", ">=", "!=", "=>", "->", "==", "<<", ">>"}
+
 func (l *lexer) op(i int) (int, error) {
 	s := l.s
 	c := s[i]
@@ -299,10 +303,13 @@ func (l *lexer) op(i int) (int, error) {
 	if l.strict && strings.HasPrefix(s[i:], "*/") {
 		return 0, errAt(i, "'*/' outside a comment: Spark reads the end of a hint there")
 	}
-	for _, op := range []string{"<=>", "->>", "::", "||", "<>", "<=", ">=", "!=", "=>", "->", "==", "<<", ">>"} {
-		if strings.HasPrefix(s[i:], op) {
-			l.emit(Op, i, i+len(op), op)
-			return i + len(op), nil
+	// Every operator of more than one character has one of these second.
+	if next := l.at(i + 1); next == '=' || next == '>' || next == '<' || next == ':' || next == '|' {
+		for _, op := range multiCharOps {
+			if strings.HasPrefix(s[i:], op) {
+				l.emit(Op, i, i+len(op), op)
+				return i + len(op), nil
+			}
 		}
 	}
 	l.emit(Op, i, i+1, s[i:i+1])
@@ -456,6 +463,11 @@ func (l *lexer) quoted(from, open int, q byte, kind Kind, backslash, doubled, on
 	j := open + 1
 	start, escaped := j, false
 	for {
+		// Printable ASCII but the quote and a backslash stands for itself
+		// (the last case below): most of a name or a literal.
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != q && s[j] != '\\' {
+			j++
+		}
 		if j >= len(s) {
 			if kind == Quoted {
 				return 0, errAt(open, "unterminated quoted identifier: close it with %c", q)

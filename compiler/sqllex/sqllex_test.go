@@ -257,3 +257,17 @@ func FuzzPortable(f *testing.F) {
 		agree(t, src)
 	})
 }
+
+// TestMultiCharOpsSecond: every operator of more than one character has a
+// second character op looks for before it tries them.
+func TestMultiCharOpsSecond(t *testing.T) {
+	for _, op := range multiCharOps {
+		if !strings.ContainsRune("=><:|", rune(op[1])) {
+			t.Errorf("%q: its second character is not one op looks for", op)
+		}
+		toks, err := LexExact(Postgres, "a "+op+" b")
+		if err != nil || len(toks) != 4 || toks[1].Kind != Op || toks[1].Text != op {
+			t.Errorf("%q: %v %v", op, toks, err)
+		}
+	}
+}

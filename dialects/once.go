@@ -1,0 +1,100 @@
+package dialects
+
+import (
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// spelled keeps the parts of the statements every plan holds alike
+// (compiler.Statement.Shared: the state tables' bookkeeping, about 40% of
+// a plan's statements), as a dialect spells them: a Render spells each
+// once for all plans rather than once a plan, and the lex-back checked
+// them that once. A statement's parts depend only on the dialect, its
+// operation and parameters, and the types its typed parameters stand for
+// (Writer.Param); one with a typed parameter is spelled every time.
+var spelled = struct {
+	sync.Mutex
+	tables []*spelledTable // one a dialect
+}{}
+
+// spelledTable is what spelled keeps for one dialect: the parts of each
+// shared statement spelled so far. Their number is bounded by the
+// compiler's shared statements.
+type spelledTable struct {
+	d     Dialect
+	mu    sync.RWMutex
+	parts map[*compiler.Statement][]Part
+}
+
+// spelledFor is what spelled keeps for d, nil when it keeps nothing for
+// it: only a dialect that is a pointer, as one is the same dialect
+// whenever it compares equal (passedFor).
+func spelledFor(d Dialect) *spelledTable {
+	if reflect.TypeOf(d).Kind() != reflect.Pointer {
+		return nil
+	}
+	spelled.Lock()
+	defer spelled.Unlock()
+	for _, t := range spelled.tables {
+		if t.d == d {
+			return t
+		}
+	}
+	t := &spelledTable{d: d, parts: map[*compiler.Statement][]Part{}}
+	spelled.tables = append(spelled.tables, t)
+	return t
+}
+
+// renderShared is renderStatement, for a statement every plan holds alike
+// spelled once for d and kept. t is spelledFor(d), nil to keep nothing.
+// The parts it returns are shared: their lists are clipped, so that an
+// append copies them, and no one changes a part handed out.
+func renderShared(t *spelledTable, d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
+	key := st.Shared()
+	if t == nil || key == nil || typedParams(st, types) {
+		return renderStatement(d, st, types, sh)
+	}
+	t.mu.RLock()
+	parts, ok := t.parts[key]
+	t.mu.RUnlock()
+	if ok {
+		return parts, nil
+	}
+	parts, err := renderStatement(d, st, types, sh)
+	if err != nil {
+		return nil, err
+	}
+	// Copies of their own: the parts' lists are stretches of the Render's
+	// slabs, which the table would keep whole.
+	var own []Part // nil for none, as renderStatement's
+	for _, p := range parts {
+		own = append(own, Part{SQL: p.SQL, Params: slices.Clip(slices.Clone(p.Params)), Reads: p.Reads, Meant: Meant{
+			Names: slices.Clip(slices.Clone(p.Meant.Names)), Strings: slices.Clip(slices.Clone(p.Meant.Strings)),
+			Numbers: slices.Clip(slices.Clone(p.Meant.Numbers)), Queries: slices.Clip(slices.Clone(p.Meant.Queries)),
+		}})
+	}
+	own = slices.Clip(own)
+	t.mu.Lock()
+	if kept, ok := t.parts[key]; ok {
+		own = kept // another Render's, the same
+	} else {
+		t.parts[key] = own
+	}
+	t.mu.Unlock()
+	return own, nil
+}
+
+// typedParams reports whether st declares a parameter whose type types
+// gives: its marker may be spelled with the type (ParamTyper), which is
+// the plan's own.
+func typedParams(st *compiler.Statement, types map[compiler.ParamType]compiler.Type) bool {
+	for _, p := range st.Params {
+		if _, ok := types[p.Type]; ok {
+			return true
+		}
+	}
+	return false
+}
