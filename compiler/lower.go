@@ -210,7 +210,8 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
-	names := make(map[string]bool, len(p.Statements))
+	names := namesPool.Get().(map[string]bool)
+	defer func() { clear(names); namesPool.Put(names) }()
 	for _, st := range p.Statements {
 		names[st.Name] = true
 	}
@@ -221,6 +222,10 @@ func Lower(s *Spec) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// namesPool holds the sets of statement names Lower checks the programs
+// against, emptied: a set a plan, dropped when it is checked.
+var namesPool = sync.Pool{New: func() any { return make(map[string]bool, 64) }}
 
 type lowerer struct {
 	p     *Plan
