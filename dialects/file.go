@@ -29,7 +29,8 @@ type Filer struct {
 	specPath string
 	// params are the header's lines from the spec's parameters through
 	// its upstream pipelines; programs the listing of every program.
-	params, programs string
+	params   string
+	programs []byte
 }
 
 // lineBreaksToSpaces keeps a path on its comment line.
@@ -88,7 +89,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 		lines = append(lines, "--\n"...)
 		lines = pr.AppendListing(lines, "-- ")
 	}
-	f.programs = string(lines)
+	f.programs = lines
 	return f
 }
 
@@ -98,11 +99,19 @@ func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) { return f.Appen
 // AppendFile appends the plan's compiled file for d to dst: a caller that
 // only compares it with the file on disk reuses one buffer.
 func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error) {
-	p := f.p
-	rendered, err := Render(d, p, src...)
+	// The statements are written into the file's bytes and then dropped:
+	// their space is the next render's.
+	err := render(d, f.p, src, true, func(rendered []Rendered) { dst = f.appendFile(dst, d, src, rendered) })
 	if err != nil {
 		return nil, err
 	}
+	return dst, nil
+}
+
+// appendFile appends the compiled file of the statements rendered for d
+// to dst. It keeps none of them.
+func (f *Filer) appendFile(dst []byte, d Dialect, src []Dialect, rendered []Rendered) []byte {
+	p := f.p
 	// The file's size, near enough: at most one allocation for its bytes.
 	size := 1024 + len(f.specPath) + len(f.params) + len(f.programs)
 	for _, r := range rendered {
@@ -125,7 +134,7 @@ func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error
 		b.WriteString(line)
 		b.WriteString("\n")
 	}
-	b.WriteString(f.programs)
+	b.Write(f.programs)
 	for _, r := range rendered {
 		b.WriteString("\n-- name: ")
 		b.WriteString(r.Name)
@@ -157,7 +166,7 @@ func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error
 			b.WriteString(";\n")
 		}
 	}
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 func atomicity(d Dialect) string {
