@@ -183,6 +183,7 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	p.Statements = make([]*Statement, 0, 64)
+	p.space = planSpaces.Get().(*planSpace)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -244,7 +245,7 @@ func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Par
 // allocated a block at a time: a plan has dozens.
 func (l *lowerer) addStatement(st Statement) {
 	if len(l.block) == cap(l.block) {
-		l.block = make([]Statement, 0, 32)
+		l.block = l.p.space.statements()
 	}
 	l.block = append(l.block, st)
 	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])

@@ -93,7 +93,7 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 	if l.p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
-	pr.Steps = make([]Step, 0, 24) // a run's steps: room for most
+	pr.Steps = l.p.space.stepList() // a run's steps: room for most
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
 	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr
