@@ -26,14 +26,15 @@ type Rendered struct {
 // the source query with its rules: it is written in that dialect.
 func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 	var out []Rendered
-	err := render(d, p, src, false, func(r []Rendered) { out = r })
+	err := render(d, p, src, paramTypes(p), false, func(r []Rendered) { out = r })
 	return out, err
 }
 
 // render is Render, handing the statements to use rather than returning
 // them. With reuse, use is the last to see them (it keeps no part, nor
-// any list of one): the space they are in is the next render's.
-func render(d Dialect, p *compiler.Plan, src []Dialect, reuse bool, use func([]Rendered)) error {
+// any list of one): the space they are in is the next render's. types
+// are paramTypes(p), which no one changes.
+func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, reuse bool, use func([]Rendered)) error {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
 		return err
@@ -41,7 +42,6 @@ func render(d Dialect, p *compiler.Plan, src []Dialect, reuse bool, use func([]R
 	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
 		return ds.Err()
 	}
-	types := paramTypes(p)
 	kept, skept := spelledFor(d), spelledFor(sd)
 	// The slabs have room for the statements spelled here: not for those
 	// every plan holds alike, kept spelled once spelled (renderShared).
