@@ -102,13 +102,14 @@ func slab[T any](s []T, n int) []T {
 // grow appends v to list, which is empty or the last list appended to
 // *slab, and returns the longer list, capped: lists that grow one after
 // the other share the slab's allocation. A full slab is replaced by a new
-// one of size (or room for four such lists, or as much as the full one,
-// so that a slab kept for the next Render is as big: see release), the
-// list copied to it; the lists handed out keep the old one.
+// one of size (or room for four such lists, or twice the full one, so
+// that the slab kept for the next Render has room for all this one
+// needed: see release), the list copied to it; the lists handed out keep
+// the old one.
 func grow[T any](slab *[]T, list []T, v T, size int) []T {
 	n := len(list)
 	if len(*slab) == cap(*slab) {
-		*slab = append(make([]T, 0, max(size, 4*(n+1), cap(*slab))), list...)
+		*slab = append(make([]T, 0, max(size, 4*(n+1), 2*cap(*slab))), list...)
 	}
 	*slab = append(*slab, v)
 	end := len(*slab)
