@@ -28,13 +28,19 @@ func (sp *planSpace) statements() []Statement {
 	return sp.stmts[sp.nStmts-1][:0]
 }
 
-// stepList is an empty list of steps with room for most runs'.
-func (sp *planSpace) stepList() []Step {
+// stepList is an empty list of steps with room for n, and for most runs'.
+// A plan asks for its lists in the same order as the plan before: the
+// block kept for each has the room it needed then.
+func (sp *planSpace) stepList(n int) []Step {
+	n = max(n, 24)
 	if sp == nil {
-		return make([]Step, 0, 24)
+		return make([]Step, 0, n)
 	}
 	if sp.nSteps == len(sp.steps) {
-		sp.steps = append(sp.steps, make([]Step, 0, 24))
+		sp.steps = append(sp.steps, nil)
+	}
+	if cap(sp.steps[sp.nSteps]) < n {
+		sp.steps[sp.nSteps] = make([]Step, 0, n)
 	}
 	sp.nSteps++
 	return sp.steps[sp.nSteps-1][:0]
