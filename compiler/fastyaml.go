@@ -3,6 +3,7 @@ package compiler
 import (
 	"bytes"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -24,13 +25,26 @@ var fastYAML = true
 // document marker, an escape. Then the library reads the file, and
 // reports its errors; plainYAML reports none (TestPlainYAML compares the
 // two on the repository's specs and on their mutations).
-func plainYAML(src []byte) (*yaml.Node, bool) {
+func plainYAML(src []byte) (*yaml.Node, bool) { return new(plainParser).read(src) }
+
+// plainPool holds parsers whose tree is no longer used (see
+// parser.document and parser.release): the next file's lines and nodes
+// go in their slices rather than in new ones. A spec's tree is dropped
+// once Parse has read it, and it is as big as the spec's text again.
+var plainPool = sync.Pool{New: func() any { return new(plainParser) }}
+
+// read is plainYAML, in y's slices when they have room: the tree it
+// returns is y's until y is reused.
+func (y *plainParser) read(src []byte) (*yaml.Node, bool) {
 	for _, c := range src {
 		if c != '\n' && (c < 0x20 || c > 0x7e) {
 			return nil, false
 		}
 	}
-	y := &plainParser{lines: make([]plainLine, 0, bytes.Count(src, []byte("\n"))+1)}
+	if n := bytes.Count(src, []byte("\n")) + 1; cap(y.lines) < n {
+		y.lines = make([]plainLine, 0, n)
+	}
+	y.lines, y.i = y.lines[:0], 0
 	text := string(src)
 	for num := 1; text != ""; num++ {
 		line, rest, _ := strings.Cut(text, "\n")
@@ -47,7 +61,10 @@ func plainYAML(src []byte) (*yaml.Node, bool) {
 	if len(y.lines) == 0 || y.lines[0].indent != 0 {
 		return nil, false
 	}
-	y.nodes = make([]yaml.Node, 0, 2*len(y.lines)+8) // a key and its value a line, and a few more
+	if n := 2*len(y.lines) + 8; cap(y.slab) < n { // a key and its value a line, and a few more
+		y.slab = make([]yaml.Node, 0, n)
+	}
+	y.nodes = y.slab[:0]
 	root, ok := y.mapping(0)
 	if !ok || y.i != len(y.lines) {
 		return nil, false
@@ -64,6 +81,15 @@ type plainParser struct {
 	lines []plainLine // the lines with content: blank and comment lines are not
 	i     int         // the next line to read
 	nodes []yaml.Node // where node allocates
+	slab  []yaml.Node // the first block of nodes, kept for the next file
+}
+
+// free empties y, which no one holds a node of, and puts it in the pool.
+func (y *plainParser) free() {
+	clear(y.slab[:cap(y.slab)]) // the nodes' Content, and their strings, go
+	clear(y.lines)
+	y.lines, y.nodes, y.i = y.lines[:0], nil, 0
+	plainPool.Put(y)
 }
 
 // node allocates a node: a block of them at a time.

@@ -183,6 +183,7 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	p.Statements = make([]*Statement, 0, 64)
+	p.space = planSpaces.Get().(*planSpace)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -210,7 +211,8 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
-	names := make(map[string]bool, len(p.Statements))
+	names := namesPool.Get().(map[string]bool)
+	defer func() { clear(names); namesPool.Put(names) }()
 	for _, st := range p.Statements {
 		names[st.Name] = true
 	}
@@ -221,6 +223,10 @@ func Lower(s *Spec) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// namesPool holds the sets of statement names Lower checks the programs
+// against, emptied: a set a plan, dropped when it is checked.
+var namesPool = sync.Pool{New: func() any { return make(map[string]bool, 64) }}
 
 type lowerer struct {
 	p     *Plan
@@ -239,7 +245,7 @@ func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Par
 // allocated a block at a time: a plan has dozens.
 func (l *lowerer) addStatement(st Statement) {
 	if len(l.block) == cap(l.block) {
-		l.block = make([]Statement, 0, 32)
+		l.block = l.p.space.statements()
 	}
 	l.block = append(l.block, st)
 	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])

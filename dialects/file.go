@@ -29,7 +29,9 @@ type Filer struct {
 	specPath string
 	// params are the header's lines from the spec's parameters through
 	// its upstream pipelines; programs the listing of every program.
-	params, programs string
+	params   string
+	programs []byte
+	types    map[compiler.ParamType]compiler.Type // paramTypes(p), for every dialect
 }
 
 // lineBreaksToSpaces keeps a path on its comment line.
@@ -39,7 +41,7 @@ var lineBreaksToSpaces = strings.NewReplacer("\n", " ", "\r", " ")
 func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	// The path goes into a comment line: a newline in it must not end the
 	// comment.
-	f := &Filer{p: p, specPath: lineBreaksToSpaces.Replace(specPath)}
+	f := &Filer{p: p, specPath: lineBreaksToSpaces.Replace(specPath), types: paramTypes(p)}
 	var b strings.Builder
 	b.Grow(512 + 64*len(p.Params))
 	// The spec's semantic parameters, one a line: a diff of this file says
@@ -88,7 +90,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 		lines = append(lines, "--\n"...)
 		lines = pr.AppendListing(lines, "-- ")
 	}
-	f.programs = string(lines)
+	f.programs = lines
 	return f
 }
 
@@ -98,11 +100,19 @@ func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) { return f.Appen
 // AppendFile appends the plan's compiled file for d to dst: a caller that
 // only compares it with the file on disk reuses one buffer.
 func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error) {
-	p := f.p
-	rendered, err := Render(d, p, src...)
+	// The statements are written into the file's bytes and then dropped:
+	// their space is the next render's.
+	err := render(d, f.p, src, f.types, true, func(rendered []Rendered) { dst = f.appendFile(dst, d, src, rendered) })
 	if err != nil {
 		return nil, err
 	}
+	return dst, nil
+}
+
+// appendFile appends the compiled file of the statements rendered for d
+// to dst. It keeps none of them.
+func (f *Filer) appendFile(dst []byte, d Dialect, src []Dialect, rendered []Rendered) []byte {
+	p := f.p
 	// The file's size, near enough: at most one allocation for its bytes.
 	size := 1024 + len(f.specPath) + len(f.params) + len(f.programs)
 	for _, r := range rendered {
@@ -118,14 +128,12 @@ func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error
 		"-- spec sha256: ", p.SpecHash, "\n", f.params} {
 		b.WriteString(s)
 	}
-	for rest, more := atomicity(d), true; more; {
-		var line string
-		line, rest, more = strings.Cut(rest, "\n")
-		b.WriteString("-- ")
-		b.WriteString(line)
-		b.WriteString("\n")
+	c := d.Caps()
+	writeComment(b, atomicity(c))
+	if c.Note != "" {
+		writeComment(b, c.Note)
 	}
-	b.WriteString(f.programs)
+	b.Write(f.programs)
 	for _, r := range rendered {
 		b.WriteString("\n-- name: ")
 		b.WriteString(r.Name)
@@ -157,19 +165,27 @@ func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error
 			b.WriteString(";\n")
 		}
 	}
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
-func atomicity(d Dialect) string {
-	c := d.Caps()
-	s := "atomicity: the write, the run record and the watermark advance commit in one transaction."
+// atomicity is what a file says of the atomicity of a run on an engine
+// with c; the engine's note (Caps.Note) follows it.
+func atomicity(c Caps) string {
 	if !c.Transactions {
-		s = "atomicity: no transaction spans the write and the watermark advance; the write is idempotent,\nthe advance follows it, and a retry of the same window converges."
+		return "atomicity: no transaction spans the write and the watermark advance; the write is idempotent,\nthe advance follows it, and a retry of the same window converges."
 	}
-	if c.Note != "" {
-		s += "\n" + c.Note
+	return "atomicity: the write, the run record and the watermark advance commit in one transaction."
+}
+
+// writeComment writes text as comment lines, a line of it each.
+func writeComment(b *bytes.Buffer, text string) {
+	for rest, more := text, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
+		b.WriteString("-- ")
+		b.WriteString(line)
+		b.WriteString("\n")
 	}
-	return s
 }
 
 // writeParamList writes the parameters a part binds, in marker order; for

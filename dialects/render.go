@@ -25,15 +25,23 @@ type Rendered struct {
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
 func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
+	var out []Rendered
+	err := render(d, p, src, paramTypes(p), false, func(r []Rendered) { out = r })
+	return out, err
+}
+
+// render is Render, handing the statements to use rather than returning
+// them. With reuse, use is the last to see them (it keeps no part, nor
+// any list of one): the space they are in is the next render's. types
+// are paramTypes(p), which no one changes.
+func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, reuse bool, use func([]Rendered)) error {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
-		return nil, ds.Err()
+		return ds.Err()
 	}
-	out := make([]Rendered, 0, len(p.Statements))
-	types := paramTypes(p)
 	kept, skept := spelledFor(d), spelledFor(sd)
 	// The slabs have room for the statements spelled here: not for those
 	// every plan holds alike, kept spelled once spelled (renderShared).
@@ -47,12 +55,16 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 		}
 	}
 	sh := sharedPool.Get().(*shared)
-	defer sh.release()
+	defer sh.release(reuse)
 	sh.size(n)
 	ssh := sh // the source's statements', when it is another dialect
 	if sd != d {
 		ssh = sharedPool.Get().(*shared)
-		defer ssh.release()
+		defer ssh.release(reuse)
+	}
+	out := sh.rendered[:0]
+	if cap(out) < len(p.Statements) {
+		out = make([]Rendered, 0, len(p.Statements))
 	}
 	for _, st := range p.Statements {
 		on, onSh, onKept := d, sh, kept
@@ -61,13 +73,17 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 		}
 		parts, err := renderShared(onKept, on, st, types, onSh)
 		if err != nil {
-			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
+			return fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
 		// A statement with no parts stays: the dialect has nothing to do for
 		// it, and the programs that name it still find it.
 		out = append(out, Rendered{Statement: st, Parts: parts})
 	}
-	return out, nil
+	if reuse {
+		sh.rendered = out
+	}
+	use(out)
+	return nil
 }
 
 // sourceDialect is the dialect the source's statements are spelled in:

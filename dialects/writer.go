@@ -66,6 +66,9 @@ type shared struct {
 	parts   []Part
 	params  []string
 	strings []Spelled
+	// rendered is the list render returned last, kept only when its
+	// caller was done with it (see release).
+	rendered []Rendered
 	// types are the engine's names of the column types spelled so far
 	// (ColumnType is a function of the type).
 	types map[compiler.Type]string
@@ -81,21 +84,32 @@ type shared struct {
 // a string literal every fifth part. A slab that runs out is followed by
 // another (grow).
 func (sh *shared) size(n int) {
-	sh.parts = make([]Part, 0, n+n/8+1)
-	sh.params = make([]string, 0, 3*n/2+8)
-	sh.strings = make([]Spelled, 0, n/4+4)
-	sh.spelled = make([]Spelled, 0, 5*n+16)
+	sh.parts = slab(sh.parts, n+n/8+1)
+	sh.params = slab(sh.params, 3*n/2+8)
+	sh.strings = slab(sh.strings, n/4+4)
+	sh.spelled = slab(sh.spelled, 5*n+16)
+}
+
+// slab is an empty slab with room for n: s, a slab no one holds a list
+// of (see release), when it has the room.
+func slab[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // grow appends v to list, which is empty or the last list appended to
 // *slab, and returns the longer list, capped: lists that grow one after
 // the other share the slab's allocation. A full slab is replaced by a new
-// one of size (or room for four such lists), the list copied to it; the
-// lists handed out keep the old one.
+// one of size (or room for four such lists, or twice the full one, so
+// that the slab kept for the next Render has room for all this one
+// needed: see release), the list copied to it; the lists handed out keep
+// the old one.
 func grow[T any](slab *[]T, list []T, v T, size int) []T {
 	n := len(list)
 	if len(*slab) == cap(*slab) {
-		*slab = append(make([]T, 0, max(size, 4*(n+1))), list...)
+		*slab = append(make([]T, 0, max(size, 4*(n+1), 2*cap(*slab))), list...)
 	}
 	*slab = append(*slab, v)
 	end := len(*slab)
@@ -111,14 +125,27 @@ func (sh *shared) begin() {
 }
 
 // release empties sh for another Render and puts it in the pool. The
-// parts rendered keep spelled: it is dropped, not reused.
-func (sh *shared) release() {
+// parts rendered keep the slabs (and spelled): they are dropped, unless
+// reuse says the parts are dropped already (render's use is done with
+// them), and then emptied for the next Render.
+func (sh *shared) release(reuse bool) {
 	clear(sh.names)
 	clear(sh.types)
 	sh.passed, sh.passedKnown = nil, false
 	clear(sh.quoted) // the cols they hold go with them
-	sh.quoted, sh.spelled, sh.from, sh.buf = sh.quoted[:0], nil, 0, sh.buf[:0]
-	sh.parts, sh.params, sh.strings = nil, nil, nil
+	sh.quoted, sh.from, sh.buf = sh.quoted[:0], 0, sh.buf[:0]
+	if reuse {
+		// The strings the slabs hold go; the slabs stay, for the last
+		// stretch of each was made for a Render like this one.
+		clear(sh.parts)
+		clear(sh.params)
+		clear(sh.strings)
+		clear(sh.spelled)
+		clear(sh.rendered)
+		sh.rendered = sh.rendered[:0]
+	} else {
+		sh.parts, sh.params, sh.strings, sh.spelled, sh.rendered = nil, nil, nil, nil, nil
+	}
 	sh.w = Writer{}
 	sharedPool.Put(sh)
 }
