@@ -15,25 +15,7 @@ import (
 // repository's specs, and programs made to reach every branch.
 func TestListingAsBefore(t *testing.T) {
 	var programs []*Program
-	files, err := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, _ := filepath.Glob(filepath.Join("..", "dialects", "all", "testdata", "specs", "*.yaml"))
-	files = append(files, more...)
-	var specFiles []string
-	for _, f := range files {
-		if !IsTestFile(f) {
-			specFiles = append(specFiles, f)
-		}
-	}
-	specs, diags := LoadSpecs(specFiles)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	if len(specs) < 10 {
-		t.Fatalf("only %d specs", len(specs))
-	}
+	specs := repoSpecs(t)
 	for _, s := range specs {
 		p, err := Lower(s)
 		if err != nil {
@@ -228,18 +210,7 @@ func readTextBefore(s Step) string {
 // the statements plans share (shared) as they were made, and
 // each plan holds its own copies of them.
 func TestSharedStatementsUnchanged(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
-	more, _ := filepath.Glob(filepath.Join("..", "dialects", "all", "testdata", "specs", "*.yaml"))
-	var specFiles []string
-	for _, f := range append(files, more...) {
-		if !IsTestFile(f) {
-			specFiles = append(specFiles, f)
-		}
-	}
-	specs, diags := LoadSpecs(specFiles)
-	if len(diags) > 0 || len(specs) < 10 {
-		t.Fatal(len(specs), diags)
-	}
+	specs := repoSpecs(t)
 	plans := make([]*Plan, 4*len(specs))
 	Parallel(len(plans), func(i int) {
 		p, err := Lower(specs[i%len(specs)])
@@ -272,4 +243,29 @@ func TestSharedStatementsUnchanged(t *testing.T) {
 			seen[st] = true
 		}
 	}
+}
+
+// repoSpecs loads the repository's specs: those of specs/ and the golden
+// ones of dialects/all, test specs left out.
+func repoSpecs(t *testing.T) []*Spec {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob(filepath.Join("..", "dialects", "all", "testdata", "specs", "*.yaml"))
+	var specFiles []string
+	for _, f := range append(files, more...) {
+		if !IsTestFile(f) {
+			specFiles = append(specFiles, f)
+		}
+	}
+	specs, diags := LoadSpecs(specFiles)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if len(specs) < 10 {
+		t.Fatalf("only %d specs", len(specs))
+	}
+	return specs
 }

@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -12,21 +11,7 @@ import (
 // same spec's plan lowered on its own and never released, which must not
 // change either.
 func TestReleaseLeavesOtherPlansAlone(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "specs", "*.yaml"))
-	more, _ := filepath.Glob(filepath.Join("..", "dialects", "all", "testdata", "specs", "*.yaml"))
-	var specFiles []string
-	for _, f := range append(files, more...) {
-		if !IsTestFile(f) {
-			specFiles = append(specFiles, f)
-		}
-	}
-	specs, diags := LoadSpecs(specFiles)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	if len(specs) < 10 {
-		t.Fatalf("only %d specs", len(specs))
-	}
+	specs := repoSpecs(t)
 	// What a plan holds in the blocks: its statements and programs, by value.
 	type held struct {
 		stmts    []Statement
