@@ -41,14 +41,7 @@ func compileCmd() *command {
 		if !ok {
 			return exitError
 		}
-		// A compile allocates much and keeps little (the specs, and the
-		// bytes of the files that changed): unless GOGC says otherwise, the
-		// collector lets the heap grow to five times what is live (tens of
-		// MB for 1000 specs) rather than run every few MB. From the start:
-		// reading the specs, too, runs it every few MB otherwise.
-		if os.Getenv("GOGC") == "" {
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
-		}
+		defer batchGC()()
 		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
@@ -166,4 +159,30 @@ func staleFiles(dirs []string, want map[string]bool) []string {
 		}
 	}
 	return stale
+}
+
+// compileHeapLimit is the heap a compile may grow to before the collector
+// first runs (batchGC).
+const compileHeapLimit = 256 << 20
+
+// batchGC sets the collector for a compile, which allocates much, keeps
+// little (the specs, the bytes of the files that changed) and ends: it
+// does not run until the heap reaches compileHeapLimit, which 1000 specs
+// for every dialect do not (about 150 MB allocated), and from then on
+// keeps the heap under it. From the start: reading the specs too. GOGC or
+// GOMEMLIMIT in the environment are the user's choice and win. It returns
+// what puts the settings back.
+func batchGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	limit := debug.SetMemoryLimit(-1)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(compileHeapLimit)
+	}
+	percent := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	}
 }
