@@ -97,6 +97,21 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// lowerAndRender lowers a golden spec and renders its plan for d, the
+// source's statements for the source's dialect.
+func lowerAndRender(t testing.TB, d dialects.Dialect, s *compiler.Spec) []dialects.Rendered {
+	t.Helper()
+	plan, err := compiler.Lower(s)
+	if err != nil {
+		t.Fatalf("%s: %v", s.File, err)
+	}
+	rendered, err := dialects.Render(d, plan, sourceOf(t, plan))
+	if err != nil {
+		t.Fatalf("%s: %s: %v", s.File, d.Name(), err)
+	}
+	return rendered
+}
+
 // sourceOf is the dialect of a plan's source outside the target, or nil.
 func sourceOf(t testing.TB, plan *compiler.Plan) dialects.Dialect {
 	t.Helper()

@@ -29,15 +29,7 @@ func TestSharedSpelledOnce(t *testing.T) {
 		first := map[*compiler.Statement]*dialects.Part{} // by Shared: the first plan's parts
 		compared := 0
 		for _, s := range goldenSpecs(t) {
-			plan, err := compiler.Lower(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rendered, err := dialects.Render(d, plan, sourceOf(t, plan))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rendered {
+			for _, r := range lowerAndRender(t, d, s) {
 				key := r.Statement.Shared()
 				if key == nil || r.On == compiler.OnSource || typed(r.Statement) {
 					continue

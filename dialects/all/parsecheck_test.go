@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/incrc/incrc/compiler"
-	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/script"
 )
@@ -70,20 +69,12 @@ func TestParseCompiled(t *testing.T) {
 	t.Parallel()
 	var stmts []parseInput
 	for _, s := range goldenSpecs(t) {
-		plan, err := compiler.Lower(s)
-		if err != nil {
-			t.Fatalf("%s: %v", s.File, err)
-		}
 		for _, name := range parsedDialects {
 			d, err := all.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rendered, err := dialects.Render(d, plan, sourceOf(t, plan))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rendered {
+			for _, r := range lowerAndRender(t, d, s) {
 				on := name
 				if r.On == compiler.OnSource {
 					continue // spelled for the source, an executed engine: the engine tests run it
