@@ -121,17 +121,11 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 		// that order.
 		wrap(w, alias, e.X, precCmp+1)
 		if e.Not {
-			w.S(" NOT IN (")
+			w.S(" NOT IN ")
 		} else {
-			w.S(" IN (")
+			w.S(" IN ")
 		}
-		for i, x := range e.List {
-			if i > 0 {
-				w.S(", ")
-			}
-			WriteExpr(w, alias, x)
-		}
-		w.S(")")
+		writeExprList(w, alias, e.List)
 		return
 	case compiler.Call:
 		if !isFuncName(e.Fn) {
@@ -144,17 +138,23 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 			}
 			w.cur = append(w.cur, c)
 		}
-		w.S("(")
-		for i, x := range e.Args {
-			if i > 0 {
-				w.S(", ")
-			}
-			WriteExpr(w, alias, x)
-		}
-		w.S(")")
+		writeExprList(w, alias, e.Args)
 		return
 	}
 	w.Fail(Unsupported(w.d, fmt.Sprintf("expression %#v", e)))
+}
+
+// writeExprList writes xs between parentheses, separated by ", ": an IN
+// list, a call's arguments.
+func writeExprList(w *Writer, alias string, xs []compiler.Expr) {
+	w.S("(")
+	for i, x := range xs {
+		if i > 0 {
+			w.S(", ")
+		}
+		WriteExpr(w, alias, x)
+	}
+	w.S(")")
 }
 
 // prec is the precedence of what WriteExpr writes for e, known from the
