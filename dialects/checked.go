@@ -2,7 +2,6 @@ package dialects
 
 import (
 	"hash/maphash"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,17 +18,15 @@ import (
 // passed twice, so that the ones written once (a pipeline's own) are not
 // kept; and at most passedMax of them a dialect, ever (a dialect's own,
 // so that compiling for one first leaves room for the others).
-var passed = struct {
-	sync.Mutex
-	seed   maphash.Seed
-	tables []*passedTable // one a dialect
-}{seed: maphash.MakeSeed()}
+var passed perDialect[passedTable]
+
+// passedSeed hashes the statements passed remembers.
+var passedSeed = maphash.MakeSeed()
 
 const passedMax = 1 << 10
 
 // passedTable is what passed remembers for one dialect.
 type passedTable struct {
-	d  Dialect
 	mu sync.Mutex
 	// once are hashes of statements that passed once, by their low bits
 	// (written without the lock, which guards parts); parts the
@@ -49,22 +46,9 @@ func keptBit(h uint64) (int, uint64) {
 }
 
 // passedFor is what passed remembers for d, nil when it remembers nothing
-// for it: only a dialect that is a pointer is remembered, as one is the
-// same dialect whenever it compares equal.
+// for it (perDialect).
 func passedFor(d Dialect) *passedTable {
-	if reflect.TypeOf(d).Kind() != reflect.Pointer {
-		return nil
-	}
-	passed.Lock()
-	defer passed.Unlock()
-	for _, t := range passed.tables {
-		if t.d == d {
-			return t
-		}
-	}
-	t := &passedTable{d: d, parts: map[uint64]Part{}}
-	passed.tables = append(passed.tables, t)
-	return t
+	return passed.of(d, func() *passedTable { return &passedTable{parts: map[uint64]Part{}} })
 }
 
 // remembered reports whether p passed the lex-back for t's dialect
@@ -73,7 +57,7 @@ func (t *passedTable) remembered(p Part) (uint64, bool) {
 	if t == nil {
 		return 0, false
 	}
-	h := maphash.String(passed.seed, p.SQL)
+	h := maphash.String(passedSeed, p.SQL)
 	if w, bit := keptBit(h); t.kept[w].Load()&bit == 0 {
 		return h, false
 	}

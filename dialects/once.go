@@ -15,36 +15,52 @@ import (
 // them that once. A statement's parts depend only on the dialect, its
 // operation and parameters, and the types its typed parameters stand for
 // (Writer.Param); one with a typed parameter is spelled every time.
-var spelled = struct {
-	sync.Mutex
-	tables []*spelledTable // one a dialect
-}{}
+var spelled perDialect[spelledTable]
 
 // spelledTable is what spelled keeps for one dialect: the parts of each
 // shared statement spelled so far. Their number is bounded by the
 // compiler's shared statements.
 type spelledTable struct {
-	d     Dialect
 	mu    sync.RWMutex
 	parts map[*compiler.Statement][]Part
 }
 
 // spelledFor is what spelled keeps for d, nil when it keeps nothing for
-// it: only a dialect that is a pointer, as one is the same dialect
-// whenever it compares equal (passedFor).
+// it (perDialect).
 func spelledFor(d Dialect) *spelledTable {
+	return spelled.of(d, func() *spelledTable {
+		return &spelledTable{parts: map[*compiler.Statement][]Part{}}
+	})
+}
+
+// perDialect keeps a table of T for each dialect that is a pointer, as
+// one is the same dialect whenever it compares equal; for a dialect that
+// is a value it keeps nothing.
+type perDialect[T any] struct {
+	mu     sync.Mutex
+	tables []dialectTable[T] // one a dialect
+}
+
+type dialectTable[T any] struct {
+	d Dialect
+	t *T
+}
+
+// of is the table kept for d, made by newTable the first time; nil for a
+// dialect that is not a pointer.
+func (p *perDialect[T]) of(d Dialect, newTable func() *T) *T {
 	if reflect.TypeOf(d).Kind() != reflect.Pointer {
 		return nil
 	}
-	spelled.Lock()
-	defer spelled.Unlock()
-	for _, t := range spelled.tables {
-		if t.d == d {
-			return t
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.tables {
+		if e.d == d {
+			return e.t
 		}
 	}
-	t := &spelledTable{d: d, parts: map[*compiler.Statement][]Part{}}
-	spelled.tables = append(spelled.tables, t)
+	t := newTable()
+	p.tables = append(p.tables, dialectTable[T]{d: d, t: t})
 	return t
 }
 
