@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit codes shared by every command (see README).
+// Exit codes shared by every command (docs/cli.md).
 const (
 	exitOK      = 0
 	exitError   = 1
@@ -28,6 +28,10 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) (string, bool)
 	now            func() time.Time // the clock that reads leases as held or expired
+	// flagSet, when set, is handed each flag set a command builds: the CLI
+	// reference (docs/cli.md) is generated from the flags the commands
+	// define, so the two cannot drift.
+	flagSet func(*pflag.FlagSet)
 }
 
 type command struct {
@@ -115,6 +119,9 @@ func (c *command) flags(e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
+	if e.flagSet != nil {
+		e.flagSet(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(e.stdout, "%s\n\nUsage:\n  incrc %s %s\n\nFlags:\n%s\nExample:\n%s\n", c.summary, c.name, c.usage, fs.FlagUsages(), indent(c.example))
 	}
