@@ -298,9 +298,6 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 	if err != nil {
 		return nil, []error{err}
 	}
-	// The files are bytes of their own (and errors, text): nothing of the
-	// plan is used once they are made.
-	defer plan.Release()
 	src, err := all.Source(plan, dialectOf)
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
