@@ -303,13 +303,8 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
 	filer := dialects.NewFiler(plan, shown)
-	// The file's bytes until they are known to be new: a buffer the specs
-	// share, as no file keeps it (a new file's bytes are cloned).
-	bp := filePool.Get().(*[]byte)
-	buf := *bp
-	defer func() { *bp = buf[:0]; filePool.Put(bp) }()
 	for _, d := range ds {
-		data, err := filer.AppendFile(buf[:0], d, src)
+		data, err := filer.File(d, src)
 		var placed compiler.Diagnostics
 		switch {
 		case errors.As(err, &placed):
@@ -325,10 +320,8 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 		}
 		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
 		f := compiled{path: path, data: data, same: sameFile(path, data)}
-		if buf = data; f.same && changedOnly {
+		if f.same && changedOnly {
 			f.data = nil
-		} else {
-			f.data = bytes.Clone(data)
 		}
 		files = append(files, f)
 		if !scripts || !script.Supported(d) {
@@ -380,9 +373,6 @@ func sameFile(path string, data []byte) bool {
 		}
 	}
 }
-
-// filePool holds the buffers compileSpec renders files into.
-var filePool = sync.Pool{New: func() any { return new([]byte) }}
 
 // blockPool holds the buffers sameFile reads into.
 var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
