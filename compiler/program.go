@@ -231,7 +231,8 @@ func (p *Plan) StateSetup() *Program {
 	for _, s := range p.Program(ModeSetup).Steps {
 		switch {
 		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtProbeRunsIndex, s.Stmt == StmtCreateRunsIndex, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
-			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")):
+			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")),
+			s.Stmt == StmtCreateFiles, s.Stmt == StmtProbeFiles, strings.HasPrefix(s.Stmt, addFilesColumn("")):
 			out.Steps = append(out.Steps, s)
 		}
 	}

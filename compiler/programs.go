@@ -35,6 +35,10 @@ func (l *lowerer) programs() {
 			s.Read, s.Into = ReadColumns, []string{partitionsColumnPrefix}
 		case strings.HasPrefix(st.Name, addPartitionsColumn("")):
 			s.If = "!" + partitionsColumnPrefix + st.Name[len(addPartitionsColumn("")):]
+		case st.Name == StmtProbeFiles:
+			s.Read, s.Into = ReadColumns, []string{filesColumnPrefix}
+		case strings.HasPrefix(st.Name, addFilesColumn("")):
+			s.If = "!" + filesColumnPrefix + st.Name[len(addFilesColumn("")):]
 		case isSchemaCheck(st):
 			s.Read = ReadSchema
 		}

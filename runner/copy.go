@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -184,10 +185,14 @@ func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string,
 			if !ok {
 				return fmt.Errorf("the DuckDB driver's connection is a %T", dc)
 			}
-			// Staging tables are temporary: DuckDB keeps them in temp.main.
+			// Staging tables are temporary: DuckDB keeps them in temp.main. A
+			// copy straight into the target (an unqualified name of the
+			// database's own schema) goes where the name resolves.
 			catalog, schema := "temp", "main"
 			if s := table.Schema(); len(s) > 0 {
 				catalog, schema = "", strings.Join(s, ".")
+			} else if reflect.DeepEqual(table, c.plan.Target) {
+				catalog = ""
 			}
 			a, err := duckdb.NewAppender(conn, catalog, schema, table.Name())
 			if err != nil {

@@ -39,6 +39,17 @@ type machine struct {
 	files           []landedFile
 	rewritten       []landedFile
 	reloadRewritten bool
+	// known are the files new by their path whose size and content are a
+	// loaded file's (renamed, delivered again): recorded, not loaded;
+	// loadedBefore is how many files incrc_files held for the pipeline.
+	known        []landedFile
+	loadedBefore int
+	// readOnly: the program only looks (incrc plan --target, incrc state):
+	// files are not hashed, and a glob that matches nothing fails nothing.
+	readOnly bool
+	// filesNoted is the note the file list wrote: a failed run says
+	// instead that it loaded nothing.
+	filesNoted string
 	// schemaMode says what ReadSchema steps do with what they find;
 	// schema collects what they found (and applied, unless a dry run).
 	schemaMode schemaMode
@@ -150,8 +161,8 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			return err
 		}
 		if s.EachFile {
-			for _, f := range m.files {
-				m.vals["path"], m.vals["size"], m.vals["mtime"] = f.rel, f.size, f.mtime
+			for _, f := range m.recorded() {
+				m.vals["path"], m.vals["size"], m.vals["mtime"], m.vals["content_hash"] = f.rel, f.size, f.mtime, nullable(f.hash)
 				if err := m.step(ctx, q, s); err != nil {
 					return fmt.Errorf("file %s: %w", f.rel, err)
 				}

@@ -41,6 +41,8 @@
 --   create_target
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_files
+--   probe_files                column names -> files.<column>
+--   add_files_content_hash     if no files.content_hash
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
@@ -550,7 +552,7 @@ ORDER BY "DAY";
 
 -- name: create_files
 -- phase: setup
--- The bookmark of files sources: each file a pipeline loaded, with its size and modification time.
+-- The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.
 CREATE TABLE IF NOT EXISTS "INCRC_FILES" (
   "PIPELINE" VARCHAR(64) NOT NULL,
   "PATH" VARCHAR(512) NOT NULL,
@@ -558,14 +560,27 @@ CREATE TABLE IF NOT EXISTS "INCRC_FILES" (
   "MTIME" VARCHAR(40),
   "RUN_ID" VARCHAR(64),
   "LOADED_AT" VARCHAR(40),
+  "CONTENT_HASH" VARCHAR(64),
   PRIMARY KEY ("PIPELINE", "PATH")
 );
 
+-- name: probe_files
+-- phase: setup
+-- The bookmark's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_FILES"
+WHERE 1 = 0;
+
+-- name: add_files_content_hash
+-- phase: setup
+-- Add content_hash to a bookmark an older incrc created.
+ALTER TABLE "INCRC_FILES" ADD COLUMN "CONTENT_HASH" VARCHAR(64);
+
 -- name: read_files
 -- phase: state
--- The files this pipeline loaded: the run loads the others.
+-- The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.
 -- params: pipeline
-SELECT "PATH", "SIZE", "MTIME"
+SELECT "PATH", "SIZE", "MTIME", "CONTENT_HASH"
 FROM "INCRC_FILES"
 WHERE "PIPELINE" = ?
 ORDER BY "PATH";
@@ -586,7 +601,7 @@ WHERE "PIPELINE" = ? AND "PATH" = ?;
 
 -- name: record_file
 -- phase: write
--- Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.
--- params: pipeline, path, size, mtime, run_id, now
-INSERT INTO "INCRC_FILES" ("PIPELINE", "PATH", "SIZE", "MTIME", "RUN_ID", "LOADED_AT")
-VALUES (?, ?, ?, ?, ?, ?);
+-- Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.
+-- params: pipeline, path, size, mtime, run_id, now, content_hash
+INSERT INTO "INCRC_FILES" ("PIPELINE", "PATH", "SIZE", "MTIME", "RUN_ID", "LOADED_AT", "CONTENT_HASH")
+VALUES (?, ?, ?, ?, ?, ?, ?);

@@ -38,6 +38,8 @@
 --   create_target
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_files
+--   probe_files                column names -> files.<column>
+--   add_files_content_hash     if no files.content_hash
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
@@ -546,7 +548,7 @@ ORDER BY "day";
 
 -- name: create_files
 -- phase: setup
--- The bookmark of files sources: each file a pipeline loaded, with its size and modification time.
+-- The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.
 CREATE TABLE IF NOT EXISTS "incrc_files" (
   "pipeline" TEXT NOT NULL,
   "path" TEXT NOT NULL,
@@ -554,14 +556,27 @@ CREATE TABLE IF NOT EXISTS "incrc_files" (
   "mtime" TEXT,
   "run_id" TEXT,
   "loaded_at" TEXT,
+  "content_hash" TEXT,
   PRIMARY KEY ("pipeline", "path")
 );
 
+-- name: probe_files
+-- phase: setup
+-- The bookmark's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_files"
+WHERE 1 = 0;
+
+-- name: add_files_content_hash
+-- phase: setup
+-- Add content_hash to a bookmark an older incrc created.
+ALTER TABLE "incrc_files" ADD COLUMN "content_hash" TEXT;
+
 -- name: read_files
 -- phase: state
--- The files this pipeline loaded: the run loads the others.
+-- The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.
 -- params: pipeline
-SELECT "path", "size", "mtime"
+SELECT "path", "size", "mtime", "content_hash"
 FROM "incrc_files"
 WHERE "pipeline" = ?
 ORDER BY "path";
@@ -582,7 +597,7 @@ WHERE "pipeline" = ? AND "path" = ?;
 
 -- name: record_file
 -- phase: write
--- Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.
--- params: pipeline, path, size, mtime, run_id, now
-INSERT INTO "incrc_files" ("pipeline", "path", "size", "mtime", "run_id", "loaded_at")
-VALUES (?, ?, ?, ?, ?, ?);
+-- Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.
+-- params: pipeline, path, size, mtime, run_id, now, content_hash
+INSERT INTO "incrc_files" ("pipeline", "path", "size", "mtime", "run_id", "loaded_at", "content_hash")
+VALUES (?, ?, ?, ?, ?, ?, ?);
