@@ -11,6 +11,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/xo/dburl v0.58.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/term v0.39.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
@@ -232,21 +233,21 @@ func RunOrder(specs []*Spec) []*Spec {
 			}
 		}
 	}
-	var ready intHeap
+	ready := &intHeap{}
 	for i, n := range waits {
 		if n == 0 {
-			ready.push(i)
+			heap.Push(ready, i)
 		}
 	}
 	taken := make([]bool, len(specs))
 	out := make([]*Spec, 0, len(specs))
-	for len(ready) > 0 {
-		i := ready.pop()
+	for ready.Len() > 0 {
+		i := heap.Pop(ready).(int)
 		taken[i] = true
 		out = append(out, specs[i])
 		for _, j := range down[i] {
 			if waits[j]--; waits[j] == 0 {
-				ready.push(j)
+				heap.Push(ready, j)
 			}
 		}
 	}
@@ -259,43 +260,18 @@ func RunOrder(specs []*Spec) []*Spec {
 	return out
 }
 
-// intHeap is a min-heap of ints.
+// intHeap is a min-heap of ints (container/heap): the specs ready to
+// take, the first given first.
 type intHeap []int
 
-func (h *intHeap) push(v int) {
-	*h = append(*h, v)
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(v any)        { *h = append(*h, v.(int)) }
+func (h *intHeap) Pop() any {
 	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[p] <= a[i] {
-			break
-		}
-		a[p], a[i] = a[i], a[p]
-		i = p
-	}
-}
-
-func (h *intHeap) pop() int {
-	a := *h
-	v := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && a[l] < a[m] {
-			m = l
-		}
-		if r := l + 1; r < n && a[r] < a[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
+	v := a[len(a)-1]
+	*h = a[:len(a)-1]
 	return v
 }
 

@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -39,7 +41,7 @@ import (
 // what the difference pays for. It asserts no time: BENCHMARKS.md has the
 // numbers.
 //
-//	go test ./runner -run '^$' -bench VsHandWritten -benchtime 3x -timeout 90m -v
+//	go test -tags bench ./runner -run '^$' -bench VsHandWritten -benchtime 3x -timeout 90m -v
 func BenchmarkVsHandWritten(b *testing.B) {
 	for _, eng := range handEngines() {
 		for _, hc := range handCases() {

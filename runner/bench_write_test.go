@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -48,7 +50,7 @@ import (
 //
 // It asserts no time: BENCHMARKS.md has the numbers and ratios.
 //
-//	go test ./runner -run '^$' -bench WritePath -benchtime 5x -timeout 60m -v
+//	go test -tags bench ./runner -run '^$' -bench WritePath -benchtime 5x -timeout 60m -v
 func BenchmarkWritePath(b *testing.B) {
 	sizes := []int{*benchRows}
 	if os.Getenv("INCRC_BENCH_10M") != "" {
