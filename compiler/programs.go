@@ -118,6 +118,10 @@ func (l *lowerer) nullStaged(guard string) (before, inTx []Step) {
 		before = []Step{{Stmt: StmtCountNullWatermark, If: guard, Read: ReadCount, Fail: l.nullFail()}}
 	} else {
 		inTx = []Step{{Stmt: StmtQuarantineNullWM, Tx: true, If: guard, Read: ReadAffected, Into: []string{RegQuarantined}}}
+		if l.dedupe() != nil {
+			// Read from the raw rows, which counted them as ignored.
+			inTx[0].Into = append(inTx[0].Into, "-"+RegIgnored)
+		}
 	}
 	if l.dedupe() == nil {
 		inTx = append(inTx, Step{Stmt: StmtDeleteNullWatermark, Tx: true, If: guard})
@@ -213,13 +217,24 @@ func (l *lowerer) incremental() *Program {
 			}
 		}
 		pr.Steps = append(pr.Steps, l.stageSteps(staged)...)
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: staged, Read: ReadAffected, Into: []string{RegRead}})
+		// With a dedupe every row read counts as ignored until a step says
+		// what became of it: staged (the newest version of its key),
+		// quarantined for its NULL watermark; what is left the dedupe
+		// dropped, older versions in the window.
+		read := Step{Stmt: StmtStageWindow, If: staged, Read: ReadAffected, Into: []string{RegRead}}
+		if l.dedupe() != nil {
+			read.Into = append(read.Into, RegIgnored)
+		}
+		pr.Steps = append(pr.Steps, read)
 		before, inTx := l.nullStaged(RegRead)
 		pr.Steps = append(pr.Steps, before...)
 		if l.dedupe() != nil {
-			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
 		}
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtAnalyzeStage, If: RegRead})
+		if p.Statement(StmtIgnoreOlder) != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtIgnoreOlder, Tx: true, If: RegRead, Read: ReadAffected, Into: []string{RegIgnored}})
+		}
 		pr.Steps = append(pr.Steps, inTx...)
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
@@ -234,8 +249,12 @@ func (l *lowerer) incremental() *Program {
 			if l.nullMode() == "quarantine" {
 				pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, If: direct, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
 			}
+			tally := []string{RegRead, RegInserted, RegUpdated}
+			if l.version() != "" {
+				tally = append(tally, RegIgnored)
+			}
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtWriteWindow, Tx: true, If: direct, Read: ReadCounts,
-				Into: []string{RegRead, RegInserted, RegUpdated}, Note: noteDirect})
+				Into: tally, Note: noteDirect})
 		}
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)

@@ -52,10 +52,11 @@
 --   create_stage         if window
 --   drop_raw             if window
 --   create_raw           if window
---   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage         if rows_read
+--   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage        if rows_read
 --   begin
+--     ignore_older       if rows_read; rows changed -> rows_ignored
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
@@ -74,8 +75,8 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         rows changed -> minus rows_ignored
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
@@ -422,19 +423,30 @@ WHERE "ORDER_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_DW_LANDED_ORDERS"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."LANDED_ORDERS" AS s
+  WHERE "INCRC_STAGE_DW_LANDED_ORDERS"."ORDER_ID" = s."ORDER_ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_LANDED_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_LANDED_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."LANDED_ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."LANDED_ORDERS" AS t
 USING "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "AMOUNT" = s."AMOUNT",
   "UPDATED_AT" = s."UPDATED_AT",
   "DAY" = s."DAY"

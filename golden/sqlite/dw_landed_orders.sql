@@ -49,10 +49,11 @@
 --   create_stage         if window
 --   drop_raw             if window
 --   create_raw           if window
---   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage         if rows_read
+--   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage        if rows_read
 --   begin
+--     ignore_older       if rows_read; rows changed -> rows_ignored
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
@@ -71,8 +72,8 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         rows changed -> minus rows_ignored
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
@@ -419,14 +420,25 @@ WHERE "order_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_dw_landed_orders";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "incrc_stage_dw_landed_orders"
+WHERE EXISTS (
+  SELECT 1 FROM "dw_landed_orders" AS s
+  WHERE "incrc_stage_dw_landed_orders"."order_id" = s."order_id"
+    AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_landed_orders"."updated_at" IS NULL OR "incrc_stage_dw_landed_orders"."updated_at" < s."updated_at"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_landed_orders" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw_landed_orders" AS t
   WHERE t."order_id" = s."order_id"
+    AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at")
 );
 INSERT INTO "dw_landed_orders" ("order_id", "amount", "updated_at", "day")
 SELECT "order_id", "amount", "updated_at", "day"
@@ -435,7 +447,8 @@ WHERE true
 ON CONFLICT ("order_id") DO UPDATE SET
   "amount" = excluded."amount",
   "updated_at" = excluded."updated_at",
-  "day" = excluded."day";
+  "day" = excluded."day"
+  WHERE ("dw_landed_orders"."updated_at" IS NULL OR excluded."updated_at" >= "dw_landed_orders"."updated_at");
 
 -- name: clear_target
 -- phase: write
