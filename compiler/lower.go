@@ -71,6 +71,7 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtIgnoreOlder          = "ignore_older"
+	StmtCheckUnique          = "check_unique"
 	StmtCountMatched         = "count_matched"
 	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
@@ -692,6 +693,10 @@ func (l *lowerer) stage() {
 			l.add(StmtDeleteNullWatermark, PhaseWrite, "Rows whose watermark is NULL never reach the target.",
 				DeleteRows{Table: p.Stage, Where: isNull})
 		}
+	}
+	if l.spec.UniqueSource() && len(p.Key) > 0 && l.scd == nil && p.CDC == nil {
+		l.add(StmtCheckUnique, PhaseWrite, "source.unique: true skips the dedupe: a key with several staged rows fails the run, naming it, rather than writing an arbitrary one of them.",
+			DuplicateKey{Table: p.Stage, Key: p.Key})
 	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",

@@ -482,6 +482,13 @@ type (
 		Older    string
 	}
 
+	// DuplicateKey returns one key that has more than one row in Table,
+	// with its count of rows (no row: none has), the least such key.
+	DuplicateKey struct {
+		Table Table
+		Key   []string
+	}
+
 	// VersionedKeys counts the keys that have more than one row in the
 	// source (in the window).
 	VersionedKeys struct {
@@ -633,6 +640,7 @@ func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
 func (IndexExists) op()        {}
 func (VersionedKeys) op()      {}
+func (DuplicateKey) op()       {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
 func (AlterColumnType) op()    {}

@@ -232,10 +232,14 @@ func (l *lowerer) incremental() *Program {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
 		}
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtAnalyzeStage, If: RegRead})
+		pr.Steps = append(pr.Steps, inTx...)
+		if p.Statement(StmtCheckUnique) != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCheckUnique, Tx: true, If: RegRead, Read: ReadRows, Into: []string{RegDuplicate},
+				Fail: "source.unique: true, but the window holds several rows of key (" + strings.Join(p.Key, ", ") + ") %s: nothing written; fix the source, or remove source.unique so that runs keep the newest row of each key"})
+		}
 		if p.Statement(StmtIgnoreOlder) != nil {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtIgnoreOlder, Tx: true, If: RegRead, Read: ReadAffected, Into: []string{RegIgnored}})
 		}
-		pr.Steps = append(pr.Steps, inTx...)
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
 		write := Step{Stmt: StmtWrite, Tx: true, If: RegRead}

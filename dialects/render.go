@@ -325,6 +325,9 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.S("\nWHERE ")
 			w.S(Expr(w, "", op.Where))
 		}
+	case compiler.DuplicateKey:
+		keys := w.Idents("", op.Key)
+		w.S("SELECT ", keys, ", COUNT(*)\nFROM ", w.Table(op.Table), "\nGROUP BY ", keys, "\nHAVING COUNT(*) > 1\nORDER BY ", keys, "\nLIMIT 1")
 	case compiler.VersionedKeys:
 		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
 		w.S(w.Idents("", op.Key))

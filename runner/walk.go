@@ -290,6 +290,9 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	case compiler.ReadRows:
 		rows, err := c.query(ctx, q, s.Stmt, vals)
 		m.rows[s.Into[0]] = rows
+		if err == nil && s.Fail != "" && len(rows) > 0 {
+			return fmt.Errorf(s.Fail, keyText(c.plan.Key, rows[0]))
+		}
 		return err
 	case compiler.ReadPartitions:
 		return m.partitions(ctx, q, s, vals)
@@ -425,4 +428,20 @@ func sourceTypeName(c dialects.ColumnInfo) string {
 		}
 	}
 	return name
+}
+
+// keyText spells the first row of a ReadRows step that fails on a row: the
+// key's columns, then a count, as "k=v, k2=v2 (n rows)".
+func keyText(key []string, row []any) string {
+	parts := make([]string, 0, len(key))
+	for i, k := range key {
+		if i < len(row) {
+			parts = append(parts, k+"="+Canon(row[i]))
+		}
+	}
+	text := strings.Join(parts, ", ")
+	if len(row) > len(key) {
+		text += " (" + Canon(row[len(key)]) + " rows)"
+	}
+	return text
 }

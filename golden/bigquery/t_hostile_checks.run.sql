@@ -13,8 +13,8 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     ignore_older               if rows_read; rows changed -> rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -416,18 +416,6 @@ BEGIN
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   IF v_rows_read <> 0 THEN
-    SET x_step = 'ignore_older';
-    SET x_rows = 0;
-    DELETE FROM `incrc_stage_t_hostile_checks`
-    WHERE EXISTS (
-      SELECT 1 FROM `dw`.`hostile` AS s
-      WHERE `incrc_stage_t_hostile_checks`.`id` = s.`id`
-        AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_t_hostile_checks`.`updated_at` IS NULL OR `incrc_stage_t_hostile_checks`.`updated_at` < s.`updated_at`))
-    );
-    SET x_rows = x_rows + COALESCE(@@row_count, 0);
-    SET v_rows_ignored = v_rows_ignored + x_rows;
-  END IF;
-  IF v_rows_read <> 0 THEN
     SET x_step = 'quarantine_null_watermark';
     SET x_rows = 0;
     INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -441,6 +429,18 @@ BEGIN
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_quarantined = v_rows_quarantined + x_rows;
     SET v_rows_ignored = v_rows_ignored - x_rows;
+  END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'ignore_older';
+    SET x_rows = 0;
+    DELETE FROM `incrc_stage_t_hostile_checks`
+    WHERE EXISTS (
+      SELECT 1 FROM `dw`.`hostile` AS s
+      WHERE `incrc_stage_t_hostile_checks`.`id` = s.`id`
+        AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_t_hostile_checks`.`updated_at` IS NULL OR `incrc_stage_t_hostile_checks`.`updated_at` < s.`updated_at`))
+    );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_invalid';

@@ -13,8 +13,8 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     ignore_older               if rows_read; rows changed -> rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -394,19 +394,6 @@ BEGIN
     END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
-      x_step := 'ignore_older';
-      x_rows := 0;
-      DELETE FROM "incrc_stage_dw_orders"
-      WHERE EXISTS (
-        SELECT 1 FROM "dw"."orders" AS s
-        WHERE "incrc_stage_dw_orders"."order_id" = s."order_id"
-          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_orders"."updated_at" IS NULL OR "incrc_stage_dw_orders"."updated_at" < s."updated_at"))
-      );
-      GET DIAGNOSTICS x_rc := ROW_COUNT;
-      x_rows := x_rows + x_rc;
-      v_rows_ignored := v_rows_ignored + x_rows;
-    END IF;
-    IF v_rows_read <> 0 THEN
       x_step := 'quarantine_null_watermark';
       x_rows := 0;
       INSERT INTO "dw"."orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "order_date", "amount", "updated_at")
@@ -421,6 +408,19 @@ BEGIN
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
       v_rows_ignored := v_rows_ignored - x_rows;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "incrc_stage_dw_orders"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."orders" AS s
+        WHERE "incrc_stage_dw_orders"."order_id" = s."order_id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_orders"."updated_at" IS NULL OR "incrc_stage_dw_orders"."updated_at" < s."updated_at"))
+      );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';

@@ -13,8 +13,8 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     ignore_older               if rows_read; rows changed -> rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -442,18 +442,6 @@ BEGIN
     BEGIN TRANSACTION;
     x_in_tx := 1;
     IF (v_rows_read <> 0) THEN
-      x_step := 'ignore_older';
-      x_rows := 0;
-      DELETE FROM "INCRC_STAGE_DW_ORDERS"
-      WHERE EXISTS (
-        SELECT 1 FROM "DW"."ORDERS" AS s
-        WHERE "INCRC_STAGE_DW_ORDERS"."ORDER_ID" = s."ORDER_ID"
-          AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
-      );
-      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
-      v_rows_ignored := v_rows_ignored + x_rows;
-    END IF;
-    IF (v_rows_read <> 0) THEN
       x_step := 'quarantine_null_watermark';
       x_rows := 0;
       INSERT INTO "DW"."ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
@@ -467,6 +455,18 @@ BEGIN
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_quarantined := v_rows_quarantined + x_rows;
       v_rows_ignored := v_rows_ignored - x_rows;
+    END IF;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_DW_ORDERS"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."ORDERS" AS s
+        WHERE "INCRC_STAGE_DW_ORDERS"."ORDER_ID" = s."ORDER_ID"
+          AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';

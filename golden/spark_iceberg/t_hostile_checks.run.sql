@@ -13,8 +13,8 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     ignore_older               if rows_read; rows changed -> rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -271,17 +271,7 @@ WHERE incrc_rn = 1;
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 31: ignore_older
--- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
-MERGE INTO `incrc_stage_t_hostile_checks` AS t
-USING (
-  SELECT s.`id`, s.`updated_at`
-  FROM `dw`.`hostile` AS s
-) AS s
-ON t.`id` = s.`id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
-WHEN MATCHED THEN DELETE;
-
--- step 32: quarantine_null_watermark
+-- step 31: quarantine_null_watermark
 -- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -292,6 +282,16 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `incrc_raw_t_hostile_checks`
 WHERE `updated_at` IS NULL;
+
+-- step 32: ignore_older
+-- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
+MERGE INTO `incrc_stage_t_hostile_checks` AS t
+USING (
+  SELECT s.`id`, s.`updated_at`
+  FROM `dw`.`hostile` AS s
+) AS s
+ON t.`id` = s.`id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
 
 -- step 33: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
