@@ -642,6 +642,20 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// A target dropped (or renamed) while the state keeps its
+			// watermark: a run would recreate it empty and go on from the
+			// watermark, so it is refused, naming the choices; a full refresh
+			// rebuilds it.
+			name: "merge/target dropped", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", rows: orders5Rows()},
+				dropTarget{},
+				run{until: "2026-01-25", refused: "was dropped or renamed since the last run, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind"},
+				run{until: "2026-01-25", full: true, rows: orders5Rows()},
+				run{until: "2026-01-26"},
+			},
+		},
+		{
 			// A version older than the target's never replaces it, staged or
 			// merged straight from a keyed source: the run ignores it (read 2:
 			// 103 rewritten with its own version, 104's older one ignored).

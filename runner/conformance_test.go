@@ -68,6 +68,8 @@ type (
 	// corrupt multiplies col by 100 in the target's rows of the partitions
 	// in [from, to): story 2's currency bug.
 	corrupt struct{ col, from, to string }
+	// dropTarget drops the target table behind incrc's back.
+	dropTarget struct{}
 )
 
 // run is incrc run (full: --full-refresh) of the pipeline under test.
@@ -256,6 +258,9 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.source++
 		case corrupt:
 			c.corrupt(s)
+		case dropTarget:
+			e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+			c.st = nil
 		case run:
 			c.run(what, s, Options{})
 		case crash:

@@ -132,6 +132,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if pr.Force != "" && !opts.Force {
 		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
 	}
+	if err := targetKept(ctx, c, conn, pr); err != nil {
+		return nil, err
+	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
 		saved, err := savedMark(ctx, c, m.q(), r.res)
