@@ -105,6 +105,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		}
 	}
 	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0}
+	filesNamed := len(paths) > len(p.specs) // spec files on the command line, not only --specs folders
 	if len(paths) == 0 {
 		if _, err := os.Stat(cfg.Specs); errors.Is(err, fs.ErrNotExist) {
 			where := "the default, as there is no " + p.config
@@ -126,22 +127,74 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		c.errorf(e, "no spec files (*.yaml) in %s", strings.Join(paths, ", "))
 		return nil, false
 	}
-	specs, diags := compiler.LoadSpecs(files)
-	pr.all, pr.diags = specs, diags
-	if len(diags) > 0 {
-		if !p.quiet {
-			for _, d := range diags {
-				fmt.Fprintln(e.stderr, d)
-			}
-			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+	ld := compiler.Load(files)
+	pr.all, pr.diags = ld.Specs, ld.Diags
+	if len(ld.Diags) == 0 || len(names) == 0 || filesNamed {
+		// Every spec is asked for (no pipeline named, or spec files named
+		// on the command line): every one must be valid.
+		if len(ld.Diags) > 0 {
+			p.printDiags(e, ld.Diags)
+			return pr, false
+		}
+		if pr.chosen, err = choose(ld.Specs, names); err != nil {
+			c.errorf(e, "%v", err)
+			return nil, false
+		}
+		return pr, true
+	}
+	// Pipelines named: they need their own specs, their upstreams' and the
+	// project file valid; another spec's errors do not stop them.
+	chosen, err := choose(ld.Specs, names)
+	if err != nil {
+		if blocking, _, _ := ld.Blockers(nil, selectorNames(names)); len(blocking) > 0 {
+			p.printDiags(e, blocking) // a named pipeline whose spec is broken
+		} else {
+			c.errorf(e, "%v", err)
+		}
+		return nil, false
+	}
+	blocking, waits, leftOut := ld.Blockers(chosen, selectorNames(names))
+	if len(blocking) > 0 {
+		p.printDiags(e, blocking)
+		if !p.quiet && len(waits) > 0 {
+			c.notef(e, "%s %s these spec(s) valid first: %s", strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "needs", "need"), strings.Join(waits, "; "))
 		}
 		return pr, false
 	}
-	if pr.chosen, err = choose(specs, names); err != nil {
-		c.errorf(e, "%v", err)
-		return nil, false
+	pr.chosen, pr.diags = chosen, nil
+	if !p.quiet && len(leftOut) > 0 {
+		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
+			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
 	return pr, true
+}
+
+// printDiags prints diagnostics and their count, unless quiet.
+func (p *projectFlags) printDiags(e *env, diags compiler.Diagnostics) {
+	if p.quiet {
+		return
+	}
+	for _, d := range diags {
+		fmt.Fprintln(e.stderr, d)
+	}
+	fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+}
+
+// selectorNames are the pipelines selectors name (NAME, NAME+, +NAME).
+func selectorNames(selectors []string) []string {
+	out := make([]string, len(selectors))
+	for i, s := range selectors {
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(s, "+"), "+")
+	}
+	return out
+}
+
+func pipelineNames(specs []*compiler.Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Pipeline.Value
+	}
+	return out
 }
 
 // choose returns the specs of the named pipelines (all when names is

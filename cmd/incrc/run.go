@@ -133,6 +133,11 @@ func (c *command) errorf(e *env, format string, args ...any) {
 	fmt.Fprintf(e.stderr, "incrc %s: %s\n", c.name, fmt.Sprintf(format, args...))
 }
 
+// notef prints what the user should know, with the command's prefix.
+func (c *command) notef(e *env, format string, args ...any) {
+	fmt.Fprintf(e.stderr, "incrc %s: note: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
 // parse parses flags; ok is false when the command must return code.
 func (c *command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
