@@ -21,10 +21,9 @@ func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.P
 	}
 	st, err := readState(ctx, c, conn, c.plan.Pipeline)
 	if err != nil {
-		if missingTable(err) {
-			return nil // no state yet: a first run
-		}
-		return err
+		// No state yet (a first run), or one the run itself reports when
+		// it reads it, after its setup.
+		return nil
 	}
 	if st.Watermark == "" {
 		return nil
