@@ -18,7 +18,11 @@ import (
 
 // Config is the optional project file, incrc.yaml. Flags override it.
 type Config struct {
-	File       string
+	File string
+	// Root is the project's folder, every symlink resolved: the folder of
+	// the project file (there or not). Files the project names (its specs
+	// folder, its test files) are read only from inside it.
+	Root       string
 	Specs      string   // folder of pipeline specs; default "specs"
 	Out        string   // folder of compiled SQL; default "sql"
 	Dialects   []string // dialects compiled by default; default duckdb
@@ -129,7 +133,8 @@ var configKeys = keysAt(ConfigKeys, "") // the key table (keys.go)
 // ${NAME} in target URLs.
 func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	cfg := DefaultConfig()
-	data, err := readSpecFile(path, "a project file")
+	cfg.Root = RealDir(filepath.Dir(path))
+	data, err := readSpecFile(path, "a project file", []string{cfg.Root})
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
@@ -314,13 +319,16 @@ func TestFiles(paths []string) ([]string, error) {
 //
 // The files are read, parsed and validated in parallel, one worker per CPU:
 // each is on its own until checkProject, which sees them in files' order.
-func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
+//
+// Each file's real path must lie in one of roots (FileRule.Roots); without
+// roots, in the folder it is named in.
+func LoadSpecs(files []string, roots ...string) ([]*Spec, Diagnostics) {
 	type loaded struct {
 		spec  *Spec // nil when the file is broken
 		diags Diagnostics
 	}
 	results := make([]loaded, len(files))
-	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i]) })
+	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i], roots) })
 	var (
 		specs []*Spec
 		diags Diagnostics
@@ -363,9 +371,9 @@ func Parallel(n int, f func(i int)) {
 
 // loadSpec reads, parses and validates one spec file: the spec, or nil and
 // what is wrong with it.
-func loadSpec(f string) (*Spec, Diagnostics) {
+func loadSpec(f string, roots []string) (*Spec, Diagnostics) {
 	var diags Diagnostics
-	data, err := readSpecFile(f, "a pipeline spec")
+	data, err := readSpecFile(f, "a pipeline spec", roots)
 	if err != nil {
 		var fe *fileError
 		if errors.As(err, &fe) {

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func planCmd() *command {
 			}
 			return exitError
 		}
-		changes, err := diffFiles(files, dialectDirs(out, ds, !pr.named))
+		changes, err := diffFiles(files, dialectDirs(out, ds, !pr.named), pr.outRoots(fs, out))
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
@@ -105,29 +106,32 @@ type fileChange struct {
 	Path   string `json:"path"`
 	Action string `json:"action"` // added | changed | removed
 	Diff   string `json:"diff"`
+	old    []byte // the file on disk
 }
 
-func diffFiles(files []compiled, dirs []string) ([]fileChange, error) {
+// diffFiles compares the files a compile would write with those on disk,
+// read from inside roots only (readCompiled).
+func diffFiles(files []compiled, dirs, roots []string) ([]fileChange, error) {
 	var changes []fileChange
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.path] = true
-		old, err := os.ReadFile(f.path)
+		old, err := readCompiled(f.path, roots)
 		switch {
-		case os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			changes = append(changes, fileChange{Path: f.path, Action: "added", Diff: string(diff.Diff("/dev/null", nil, slash(f.path), f.data))})
 		case err != nil:
 			return nil, err
 		case !bytes.Equal(old, f.data):
-			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data))})
+			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data)), old: old})
 		}
 	}
-	for _, path := range staleFiles(dirs, want) {
-		old, err := os.ReadFile(path)
+	for _, path := range staleFiles(dirs, want, roots) {
+		old, err := readCompiled(path, roots)
 		if err != nil {
 			return nil, err
 		}
-		changes = append(changes, fileChange{Path: path, Action: "removed", Diff: string(diff.Diff(slash(path), old, "/dev/null", nil))})
+		changes = append(changes, fileChange{Path: path, Action: "removed", Diff: string(diff.Diff(slash(path), old, "/dev/null", nil)), old: old})
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return changes, nil

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -119,7 +118,7 @@ func semanticChanges(specs []*compiler.Spec, changes []fileChange, files []compi
 			dialect := filepath.Base(filepath.Dir(f.Path))
 			var old, cur []byte
 			if f.Action != "added" {
-				old, _ = os.ReadFile(f.Path)
+				old = f.old
 				allNew = false
 				if !haveOld {
 					oldParams, haveOld = compiler.ReadParams(old)

@@ -102,3 +102,10 @@ func copyDir(t *testing.T, from, to string) {
 		copyFile(t, filepath.Join(from, e.Name()), filepath.Join(to, e.Name()))
 	}
 }
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
