@@ -38,6 +38,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 	if !ok {
 		return s, p.diags.Err()
 	}
+	before := len(p.diags)
+	if p.visible(root); len(p.diags) > before {
+		return s, p.diags.Err() // what a reviewer cannot see, first
+	}
 	if root == nil {
 		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is empty: a spec needs at least pipeline, source, target, columns and strategy")
 		return s, p.diags.Err()

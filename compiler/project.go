@@ -147,6 +147,10 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 	if !ok || root == nil {
 		return cfg, p.diags.Err()
 	}
+	before := len(p.diags)
+	if p.visible(root); len(p.diags) > before {
+		return nil, p.diags.Err()
+	}
 	p.mapping(root, "incrc.yaml", configKeys, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "specs":
