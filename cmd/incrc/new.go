@@ -87,6 +87,7 @@ func newCmd() *command {
 			fmt.Fprintln(e.stderr, err)
 			return exitError
 		}
+		e.keepSecrets(cfg)
 		if fromTable {
 			if code := o.describe(ctx, c, e, cfg, tf); code != exitOK {
 				return code

@@ -56,6 +56,17 @@ type project struct {
 	roots []string
 }
 
+// keepSecrets masks the passwords of the project file's URLs in what the
+// command prints.
+func (e *env) keepSecrets(cfg *compiler.Config) {
+	if e.scrub == nil {
+		return
+	}
+	for _, u := range cfg.URLs() {
+		e.scrub.Add(u)
+	}
+}
+
 // readRoots are the folders a command reads files from: the project's
 // folders (the working folder, and where incrc.yaml is, there or not), and each spec path named on
 // the command line (a folder, or a file's folder). What the project file
@@ -123,6 +134,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		}
 		return nil, false
 	}
+	e.keepSecrets(cfg)
 	paths := append([]string(nil), p.specs...)
 	names := append([]string(nil), p.selects...)
 	for _, a := range args {

@@ -3,14 +3,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // secret is what a file outside the project holds: no command may print it.
@@ -34,26 +31,6 @@ unique_key: [id]
 watermark: {column: updated_at, start: 2026-01-01}
 `)
 	return outside
-}
-
-// cmdOut runs incrc in-process and returns its exit code and output; it
-// fails the test when the command has not returned after a minute (a read
-// that blocks on a pipe must fail the test, not hang it).
-func cmdOut(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := -1
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		code = run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("incrc %s still running after a minute", strings.Join(args, " "))
-	}
-	return code, stdout.String(), stderr.String()
 }
 
 func symlink(t *testing.T, target, link string) {

@@ -47,7 +47,7 @@ func sourceURLs(cfg *compiler.Config, flags []string) (func(string) (string, err
 	for _, f := range flags {
 		name, url, ok := strings.Cut(f, "=")
 		if !ok || name == "" || url == "" || !strings.Contains(url, ":") {
-			return nil, fmt.Errorf("--source %q: expected NAME=URL, as in --source app=postgres://etl@app-db/app", f)
+			return nil, fmt.Errorf("--source %q: expected NAME=URL, as in --source app=postgres://etl@app-db/app", runner.Redact(f))
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("--source %s is given twice: keep one", name)
