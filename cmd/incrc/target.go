@@ -111,6 +111,14 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	return tg, nil
 }
 
+// checkLeaseTTL refuses a --lease-ttl too short to hold a pipeline.
+func checkLeaseTTL(d time.Duration) error {
+	if d < runner.MinLeaseTTL {
+		return fmt.Errorf("--lease-ttl %s: the lease is renewed while the command runs, and one shorter than %s can expire under it and let a second run in: give %s or more (default %s)", d, runner.MinLeaseTTL, runner.MinLeaseTTL, runner.DefaultLeaseTTL)
+	}
+	return nil
+}
+
 // parseDay reads --from/--to: a date or RFC 3339, UTC.
 func parseDay(flag, s string) (time.Time, error) {
 	if s == "" {
