@@ -183,7 +183,6 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	p.Statements = make([]*Statement, 0, 64)
-	p.space = planSpaces.Get().(*planSpace)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -211,8 +210,7 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
-	names := namesPool.Get().(map[string]bool)
-	defer func() { clear(names); namesPool.Put(names) }()
+	names := make(map[string]bool, len(p.Statements))
 	for _, st := range p.Statements {
 		names[st.Name] = true
 	}
@@ -224,31 +222,21 @@ func Lower(s *Spec) (*Plan, error) {
 	return p, nil
 }
 
-// namesPool holds the sets of statement names Lower checks the programs
-// against, emptied: a set a plan, dropped when it is checked.
-var namesPool = sync.Pool{New: func() any { return make(map[string]bool, 64) }}
-
 type lowerer struct {
 	p     *Plan
 	spec  *Spec
 	rules []Rule        // what a staged row must pass
 	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 	scd   *scd2Lowering // nil unless the strategy is scd2
-	block []Statement   // where add puts the next statements
 }
 
 func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
 	l.addStatement(Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
 }
 
-// addStatement adds a copy of st to the plan. The statements are
-// allocated a block at a time: a plan has dozens.
+// addStatement adds a copy of st to the plan.
 func (l *lowerer) addStatement(st Statement) {
-	if len(l.block) == cap(l.block) {
-		l.block = l.p.space.statements()
-	}
-	l.block = append(l.block, st)
-	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])
+	l.p.Statements = append(l.p.Statements, &st)
 }
 
 // shared makes the statements that add adds the same for every pipeline

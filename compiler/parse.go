@@ -28,7 +28,6 @@ func Parse(file string, data []byte) (*Spec, error) {
 	sum := sha256.Sum256(data)
 	s := &Spec{File: file, Hash: hex.EncodeToString(sum[:])}
 	p := &parser{file: file, src: data, reported: map[string]bool{}}
-	defer p.release() // the spec keeps no node of the tree
 	s.reported = p.reported
 	if len(data) > MaxSpecSize {
 		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than a spec can be (%d): is it a pipeline spec?", len(data), MaxSpecSize)
@@ -80,17 +79,6 @@ func (p *parser) specLike(root *yaml.Node) bool {
 // true for a file without content (empty, comments only, or "---"), and
 // false after reporting a syntax error.
 func (p *parser) document(data []byte, second string) (*yaml.Node, bool) {
-	if fastYAML {
-		// Most specs keep to a subset of YAML that is read without the
-		// library, into the same nodes; anything else, and every error,
-		// is the library's.
-		y := plainPool.Get().(*plainParser)
-		if root, ok := y.read(data); ok {
-			p.plain = y
-			return root, true
-		}
-		y.free()
-	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -125,18 +113,6 @@ type parser struct {
 	reported map[string]bool // see Spec.reported
 	split    map[Pos]string  // a type a flow mapping split at its comma, whole (joinFlowTypes)
 	lines    [][]byte        // src split at "\n", once (srcLines)
-	// plain holds the tree document read without the library, if it did:
-	// release gives its space back once no node is used.
-	plain *plainParser
-}
-
-// release gives back the space of the tree document read, when the
-// parser is done with its nodes: no node may be used after.
-func (p *parser) release() {
-	if p.plain != nil {
-		p.plain.free()
-		p.plain = nil
-	}
 }
 
 // srcLines is the file split into lines, split on first use: locate

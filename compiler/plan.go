@@ -54,9 +54,6 @@ type Plan struct {
 	// statements (Statement.On) run there, in its dialect, and copy steps
 	// stream the rows into the target's staging.
 	From *Foreign
-
-	// space holds the blocks of Statements and Steps (Release).
-	space *planSpace
 }
 
 // Watermarking is how a pipeline's runs are windowed.

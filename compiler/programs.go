@@ -16,7 +16,7 @@ func (l *lowerer) programs() {
 		}
 	}
 	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction.",
-		Steps: l.p.space.stepList(n)}
+		Steps: make([]Step, 0, n)}
 	for _, st := range p.Statements {
 		if st.Phase != PhaseSetup {
 			continue
@@ -93,7 +93,6 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 	if l.p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
-	pr.Steps = l.p.space.stepList(0) // a run's steps: room for most
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
 	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr
@@ -290,7 +289,7 @@ func (l *lowerer) backfill() *Program {
 	if p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNone
 	}
-	pr.Steps = append(l.p.space.stepList(0), l.lookupSteps()...)
+	pr.Steps = l.lookupSteps()
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtDropStage}, Step{Stmt: StmtCreateStage}, Step{Stmt: StmtStagePartition})
 	pr.Steps = append(pr.Steps, l.quality("", false, "%d row(s) break quality rules and on_invalid is fail: partition left as it was")...)
 	pr.Steps = append(pr.Steps,

@@ -456,35 +456,73 @@ func TestFiles(paths []string) ([]string, error) {
 // whole (pipeline names and targets are unique). It returns the specs that
 // are valid and every diagnostic of all files.
 //
+// Each file's real path must lie in one of roots (FileRule.Roots); without
+// roots, in the folder it is named in.
+func LoadSpecs(files []string, roots ...string) ([]*Spec, Diagnostics) {
+	l := Load(files, roots...)
+	return l.Specs, l.Diags
+}
+
+// Loaded is what Load read of a project's spec files.
+type Loaded struct {
+	Specs []*Spec     // the valid specs, in the order of the files
+	Diags Diagnostics // every diagnostic of all files, sorted
+	// Broken are the files with errors, with what Parse could read of
+	// each: which pipelines need one is decided from it (Blockers).
+	Broken []Broken
+}
+
+// Broken is a spec file with errors.
+type Broken struct {
+	File string
+	// Spec is what Parse read, never valid; nil when the file could not
+	// be read, or was not a YAML mapping.
+	Spec *Spec
+}
+
+// Load parses and validates every file and checks the project as a whole,
+// as LoadSpecs does, and keeps what it could read of the broken files.
+//
 // The files are read, parsed and validated in parallel, one worker per CPU:
 // each is on its own until checkProject, which sees them in files' order.
 //
 // Each file's real path must lie in one of roots (FileRule.Roots); without
 // roots, in the folder it is named in.
-func LoadSpecs(files []string, roots ...string) ([]*Spec, Diagnostics) {
+func Load(files []string, roots ...string) *Loaded {
 	type loaded struct {
-		spec  *Spec // nil when the file is broken
-		diags Diagnostics
+		spec   *Spec // what Parse read, valid or not
+		diags  Diagnostics
+		broken bool
 	}
 	results := make([]loaded, len(files))
-	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i], roots) })
-	var (
-		specs []*Spec
-		diags Diagnostics
-	)
-	for _, r := range results {
-		diags = append(diags, r.diags...)
-		specs = append(specs, r.spec) // a nil keeps cross-file checks from blaming a broken file
+	Parallel(len(files), func(i int) {
+		r := &results[i]
+		r.spec, r.diags = loadSpec(files[i], roots)
+		r.broken = r.spec == nil || len(r.diags) > 0
+	})
+	out := &Loaded{}
+	var specs []*Spec
+	for i, r := range results {
+		out.Diags = append(out.Diags, r.diags...)
+		if r.broken {
+			b := Broken{File: files[i]}
+			if r.spec != nil && r.spec.Pos.Line != 0 {
+				b.Spec = r.spec
+			}
+			out.Broken = append(out.Broken, b)
+			specs = append(specs, nil) // a nil keeps cross-file checks from blaming a broken file
+			continue
+		}
+		specs = append(specs, r.spec)
 	}
-	diags = append(diags, checkProject(specs)...)
-	var ok []*Spec
+	out.Diags = append(out.Diags, checkProject(specs)...)
 	for _, s := range specs {
 		if s != nil {
-			ok = append(ok, s)
+			out.Specs = append(out.Specs, s)
 		}
 	}
-	diags.Sort()
-	return ok, diags
+	out.Diags.Sort()
+	return out
 }
 
 // Parallel calls f for each i from 0 to n-1, on one worker per CPU, and
@@ -508,8 +546,8 @@ func Parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// loadSpec reads, parses and validates one spec file: the spec, or nil and
-// what is wrong with it.
+// loadSpec reads, parses and validates one spec file: the spec and what is
+// wrong with it (nil when the file could not be read).
 func loadSpec(f string, roots []string) (*Spec, Diagnostics) {
 	var diags Diagnostics
 	data, err := readSpecFile(f, "a pipeline spec", roots)
@@ -526,10 +564,7 @@ func loadSpec(f string, roots []string) (*Spec, Diagnostics) {
 	if err != nil {
 		diags = append(diags, err.(Diagnostics)...)
 	}
-	if vd := Validate(s); len(vd) > 0 || err != nil {
-		return nil, append(diags, vd...)
-	}
-	return s, nil
+	return s, append(diags, Validate(s)...)
 }
 
 // CheckProject checks specs as one project, as LoadSpecs does: unique
@@ -546,13 +581,13 @@ func checkProject(specs []*Spec) Diagnostics {
 			continue
 		}
 		if first, ok := pipelines[s.Pipeline.Value]; ok {
-			diags.add(s.Pipeline.Pos, "pipeline %q is also defined at %s", s.Pipeline.Value, first.Pipeline.Pos)
+			diags.addFor([]string{s.Pipeline.Value}, s.Pipeline.Pos, "pipeline %q is also defined at %s", s.Pipeline.Value, first.Pipeline.Pos)
 		} else {
 			pipelines[s.Pipeline.Value] = s
 		}
 		t := strings.ToLower(s.Target.Table.Value)
 		if first, ok := targets[t]; ok {
-			diags.add(s.Target.Table.Pos, "target %q is also written by pipeline %q (%s): two pipelines must not write one table", s.Target.Table.Value, first.Pipeline.Value, first.Target.Table.Pos)
+			diags.addFor([]string{first.Pipeline.Value, s.Pipeline.Value}, s.Target.Table.Pos, "target %q is also written by pipeline %q (%s): two pipelines must not write one table", s.Target.Table.Value, first.Pipeline.Value, first.Target.Table.Pos)
 		} else {
 			targets[t] = s
 		}

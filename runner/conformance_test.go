@@ -104,8 +104,9 @@ type kill struct{ until, at string }
 
 // concurrent is a run that holds the lease (blocked before the statement
 // at) while a second run must get a *LockedError naming it. With outlive,
-// on engines whose lease is renewed by a heartbeat, the holder's lease
-// lasts 300ms and the second run comes a second later.
+// on engines whose lease is renewed by a heartbeat, the second run comes
+// three lease lifetimes later on the runs' clock, the heartbeat having
+// renewed the lease in between.
 type concurrent struct {
 	until, at string
 	outlive   bool
@@ -639,10 +640,16 @@ func TestConformanceChild(t *testing.T) {
 // concurrent holds the lease with one run while a second is refused.
 func (c *conformer) concurrent(what string, s concurrent) {
 	t, e := c.t, c.e
-	var ttl, wait time.Duration
-	if s.outlive && e.tg.Dialect.Caps().Heartbeat {
-		ttl, wait = 300*time.Millisecond, time.Second // three lease lifetimes
-	}
+	outlive := s.outlive && e.tg.Dialect.Caps().Heartbeat
+	// The runs' clock: it moves only when the test moves it, and the
+	// holder's heartbeat ticks only when the test ticks it.
+	const ttl = time.Minute
+	var (
+		mu  sync.Mutex
+		now = time.Now().UTC()
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ticks := make(chan time.Time)
 	b := c.before()
 	held, release := make(chan struct{}), make(chan struct{})
 	type outcome struct {
@@ -651,7 +658,7 @@ func (c *conformer) concurrent(what string, s concurrent) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "first", LeaseTTL: ttl, Until: c.until(s.until), BeforeStatement: func(name string) error {
+		res, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "first", LeaseTTL: ttl, Now: clock, ticks: ticks, Until: c.until(s.until), BeforeStatement: func(name string) error {
 			if name == s.at {
 				close(held)
 				<-release
@@ -665,8 +672,18 @@ func (c *conformer) concurrent(what string, s concurrent) {
 	case o := <-done:
 		t.Fatalf("%s: the first run ended before %s: %v", what, s.at, o.err)
 	}
-	time.Sleep(wait)
-	_, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "second", Until: c.until(s.until)})
+	if outlive {
+		// Three lease lifetimes, each renewed before it ran out; the tick
+		// after the last is taken only once that renewal is done.
+		for range 3 {
+			mu.Lock()
+			now = now.Add(ttl * 9 / 10)
+			mu.Unlock()
+			ticks <- now
+		}
+		ticks <- now
+	}
+	_, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "second", Now: clock, Until: c.until(s.until)})
 	var locked *LockedError
 	if !errors.As(err, &locked) || locked.Owner != "first" {
 		t.Errorf("%s: the second run: %v, want locked by first", what, err)

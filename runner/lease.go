@@ -57,6 +57,7 @@ type lease struct {
 	owner    string
 	ttl      time.Duration
 	now      func() time.Time
+	ticks    <-chan time.Time // the heartbeat's, when not a ticker's (Options.ticks)
 
 	mu      sync.Mutex
 	renewed time.Time
@@ -125,13 +126,17 @@ func (l *lease) keep(ctx context.Context) {
 	l.stop = func() { cancel(); <-done }
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(max(l.ttl/3, 10*time.Millisecond))
-		defer tick.Stop()
+		ticks := l.ticks
+		if ticks == nil {
+			tick := time.NewTicker(max(l.ttl/3, 10*time.Millisecond))
+			defer tick.Stop()
+			ticks = tick.C
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-ticks:
 				l.renew(ctx, l.t.DB)
 			}
 		}

@@ -31,6 +31,9 @@ type Options struct {
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
 	BeforeStatement func(name string) error
+	// ticks, when set, drive the lease's heartbeat instead of a ticker on
+	// real time: a test moves Now and ticks, and waits for nothing.
+	ticks <-chan time.Time
 }
 
 // Result is what a run did: the row it wrote to the run log.
@@ -219,6 +222,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		return err
 	}
 	if r.concurrent {
+		l.ticks = r.opts.ticks
 		l.keep(ctx)
 	} else {
 		m.between = func(ctx context.Context) error { return l.renewDue(ctx, r.conn) }

@@ -63,7 +63,7 @@ func planCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, false)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, nil)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/incrc/incrc/runner"
 )
 
-// Exit codes shared by every command (see README).
+// Exit codes shared by every command (docs/cli.md).
 const (
 	exitOK      = 0
 	exitError   = 1
@@ -34,6 +34,10 @@ type env struct {
 	// scrub masks the passwords of every URL the command knows (its
 	// arguments, incrc.yaml's targets and connections) in what it prints.
 	scrub *runner.Scrubber
+	// flagSet, when set, is handed each flag set a command builds: the CLI
+	// reference (docs/cli.md) is generated from the flags the commands
+	// define, so the two cannot drift.
+	flagSet func(*pflag.FlagSet)
 }
 
 // scrubWriter writes what it is given without the scrubber's secrets.
@@ -150,6 +154,9 @@ func (c *command) flags(e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
+	if e.flagSet != nil {
+		e.flagSet(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(e.stdout, "%s\n\nUsage:\n  incrc %s %s\n\nFlags:\n%s\nExample:\n%s\n", c.summary, c.name, c.usage, fs.FlagUsages(), indent(c.example))
 	}
@@ -166,6 +173,11 @@ func (c *command) fail(e *env, format string, args ...any) int {
 // errorf prints an error with the command's prefix and goes on.
 func (c *command) errorf(e *env, format string, args ...any) {
 	fmt.Fprintf(e.stderr, "incrc %s: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
+// notef prints what the user should know, with the command's prefix.
+func (c *command) notef(e *env, format string, args ...any) {
+	fmt.Fprintf(e.stderr, "incrc %s: note: %s\n", c.name, fmt.Sprintf(format, args...))
 }
 
 // parse parses flags; ok is false when the command must return code.

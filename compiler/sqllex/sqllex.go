@@ -88,11 +88,6 @@ func Lex(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, true) }
 // classify. The last token is EOF.
 func LexExact(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, false) }
 
-// AppendExact is LexExact appending the tokens to dst: a caller that lexes
-// many statements (the dialects' lex-back) reuses one slice instead of
-// allocating one per statement. On error it returns dst unchanged.
-func AppendExact(dst []Token, r *Rules, s string) ([]Token, error) { return lex(dst, r, s, false) }
-
 type lexer struct {
 	r      *Rules
 	s      string
