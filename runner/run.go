@@ -354,7 +354,7 @@ func (r *recorder) read(m *machine) {
 // are what it saw, nothing was written, the watermark did not move. The
 // record goes over a fresh connection when the run's own died.
 func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
-	r.vals["status"], r.vals["error"] = "failed", cause.Error()
+	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
 	if m != nil && m.filesNoted != "" {
 		// Nothing of the files the run listed was loaded.
 		note, _ := r.vals["note"].(string)
