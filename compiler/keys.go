@@ -100,9 +100,10 @@ var SpecKeys = []Key{
 			{Name: "on_invalid", Kind: KindScalar, Enum: []string{"quarantine", "fail"}, Example: "quarantine", Doc: "quarantine (the default: the row goes to <target>_quarantine) or fail (the run fails)."},
 		}},
 	{Name: "reconcile", Kind: KindMapping,
-		Doc: "How incrc reconcile compares source and target: per value of by, count and each measure.",
+		Doc: "How incrc reconcile compares source and target: per day of by (or per reconcile.granularity, or per partition), count and each measure.",
 		Children: []Key{
 			{Name: "by", Kind: KindScalar, Example: "order_date", Doc: "A date or timestamp column; a partitioned pipeline reconciles per partition."},
+			{Name: "granularity", Kind: KindScalar, Enum: []string{"hour", "day", "month"}, Example: "day", Doc: "The groups compared: hour, day (the default) or month of by; a partitioned pipeline compares its partitions."},
 			{Name: "measures", Kind: KindList, Example: "[count, sum(amount)]", Doc: "count, count(col), sum(col), min(col), max(col)."},
 		}},
 	{Name: "cdc", Kind: KindMapping,

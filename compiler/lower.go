@@ -176,6 +176,16 @@ func Lower(s *Spec) (*Plan, error) {
 		p.ReconcileBy = p.Partition.Column // partitioned pipelines reconcile per partition
 	case s.Reconcile != nil:
 		p.ReconcileBy = s.Reconcile.By.Value
+		if c := s.Column(p.ReconcileBy); c != nil && c.Type.IsTime() {
+			g := s.Reconcile.Granularity.Value
+			if g == "" {
+				g = "day"
+			}
+			p.ReconcileGroups = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
+		}
+	}
+	if p.Partition != nil {
+		p.ReconcileGroups = p.Partition
 	}
 	p.Measures = measures(s)
 	rules, mode := qualityRules(s, p.Columns)
@@ -1019,7 +1029,7 @@ func (l *lowerer) reconcile() {
 		since = Window{Column: wm.Name, Lo: "start", OrNull: true}
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+		Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	if l.spec.UniqueSource() {
 		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
 			VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
@@ -1031,8 +1041,8 @@ func (l *lowerer) reconcile() {
 		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
 			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, windowParams(since)...)
 		l.add(StmtReconcileSrcFlat, PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
-			Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+			Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	}
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
-		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: p.Measures}, pFrom, pTo)
+		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.ReconcileGroups, Measures: p.Measures}, pFrom, pTo)
 }

@@ -36,7 +36,12 @@ type Plan struct {
 	// ReconcileBy is the column reconciliation groups by (the partition
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string
-	Measures    []Measure // count first, then the spec's reconcile measures
+	// ReconcileGroups is how reconciliation cuts reconcile.by into the
+	// groups it compares: the partitioning, else reconcile.granularity
+	// (day by default). A timestamp compared value by value would print a
+	// line per distinct instant. Nil when reconcile.by is not a time.
+	ReconcileGroups *Partitioning
+	Measures        []Measure // count first, then the spec's reconcile measures
 	// Versions, for an scd2 target, says how it keeps versions (the
 	// compiled file's header shows it).
 	Versions string

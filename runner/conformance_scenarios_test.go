@@ -546,6 +546,26 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// Reconciled by a timestamp: by day unless reconcile.granularity
+			// says otherwise, one group per day and not per instant; a day
+			// the runs have not read to its end is pending, not drift.
+			name: "reconcile/by a timestamp, per day", spec: strings.ReplaceAll(paymentsSpec, "{quality}", "reconcile:\n  by: updated_at\n  measures: [count, sum(amount)]"),
+			source: "app_{id}.payments",
+			seed: [][]any{
+				{1, "10.00", "2026-01-01 09:00:00"}, {2, "5.00", "2026-01-01 15:00:00"}, {3, "7.50", "2026-01-01 23:59:59"},
+				{4, "1.00", "2026-01-02 00:00:00"}, {5, "2.00", "2026-01-02 11:30:00"}, {6, "3.00", "2026-01-03 08:00:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-02T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T12:00:00Z", Read: 5, Inserted: 5}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", partitions: []string{"2026-01-01", "2026-01-02", "2026-01-03"}},
+				run{until: "2026-01-04", want: &counts{Lo: "2026-01-02T12:00:00Z", Hi: "2026-01-04T00:00:00Z", Read: 1, Inserted: 1}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", partitions: []string{"2026-01-01", "2026-01-02", "2026-01-03"}},
+				// A change the watermark cannot see: the day it falls in drifts.
+				update{key: 5, set: map[string]any{"amount": "20.00"}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", drifted: []string{"2026-01-02"}},
+			},
+		},
+		{
 			// on_invalid: fail: the run fails, writes nothing, keeps the
 			// watermark and is logged as failed with the rows it read.
 			name: "quality/fail", spec: strings.ReplaceAll(paymentsSpec, "{quality}", paymentRules+"fail"), source: "app_{id}.payments",
