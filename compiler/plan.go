@@ -439,6 +439,15 @@ type (
 		Column Col
 	}
 
+	// ProfileColumns reads what incrc new writes a spec from, besides the
+	// catalog: the table's rows, each of Columns' non-NULL values, and the
+	// smallest value of each of Min (where a watermark starts).
+	ProfileColumns struct {
+		Source  Relation
+		Columns []string
+		Min     []string
+	}
+
 	// SourceMax reads the largest value of a source column in the window's
 	// lower bound onwards (the upper bound of an integer watermark).
 	SourceMax struct {
@@ -632,6 +641,7 @@ func (AnalyzeTable) op()       {}
 func (ReplaceAll) op()         {}
 func (SourceUnique) op()       {}
 func (SourceMax) op()          {}
+func (ProfileColumns) op()     {}
 func (CountRows) op()          {}
 func (QuarantineRows) op()     {}
 func (DeleteRows) op()         {}

@@ -299,6 +299,18 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S(w.Table(op.Table))
 		w.S(" DROP COLUMN ")
 		w.S(w.Col("", op.Column))
+	case compiler.ProfileColumns:
+		w.S("SELECT COUNT(*) AS incrc_rows")
+		for i, c := range op.Columns {
+			w.S(",\n  COUNT(", w.Col("", c), ") AS n")
+			w.cur = strconv.AppendInt(w.cur, int64(i), 10)
+		}
+		for i, c := range op.Min {
+			w.S(",\n  MIN(", w.Col("", c), ") AS min")
+			w.cur = strconv.AppendInt(w.cur, int64(i), 10)
+		}
+		w.S("\nFROM ")
+		w.S(From(w, op.Source))
 	case compiler.SourceMax:
 		w.S("SELECT MAX(")
 		w.S(w.Col("", op.Column))
