@@ -155,6 +155,7 @@ var SpecKeys = []Key{
 var ConfigKeys = []Key{
 	{Name: "specs", Kind: KindScalar, Example: "specs", Doc: "The folder of pipeline specs (default specs)."},
 	{Name: "out", Kind: KindScalar, Example: "sql", Doc: "The folder of compiled SQL (default sql)."},
+	{Name: "seeds", Kind: KindScalar, Example: "seeds", Doc: "The folder of sample rows incrc seed loads without --rows: PIPELINE.yaml, a list of rows, for each pipeline (default seeds)."},
 	{Name: "dialects", Kind: KindList, Example: "[duckdb, postgres]", Doc: "The dialects compile and plan write by default (default duckdb)."},
 	{Name: "scripts", Kind: KindBool, Example: "true", Doc: "compile and plan also write, next to each compiled file of an engine that has them, the scripts its own scheduler runs: PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (default false)."},
 	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."},
