@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/script"
+	"github.com/incrc/incrc/runner"
 )
 
 // projectFlags are the flags every command that reads specs shares: one
@@ -29,6 +31,20 @@ type projectFlags struct {
 	// quiet: load returns diagnostics without printing them (a command
 	// that prints them as JSON).
 	quiet bool
+	// warnings: the command reports the specs' warnings (validate, compile,
+	// plan), with the names of tables checked for the dialects *dialect
+	// says (the project's when empty); strict: a warning fails it.
+	warnings bool
+	dialect  *string
+	strict   bool
+}
+
+// registerWarnings adds --strict, for a command that reports warnings;
+// dialect is its --dialect, which chooses the dialects whose reading of
+// table names is checked.
+func (p *projectFlags) registerWarnings(fs *pflag.FlagSet, dialect *string) {
+	p.warnings, p.dialect = true, dialect
+	fs.BoolVar(&p.strict, "strict", false, "fail on warnings too (exit 1), as CI should; a spec silences one with silence: {CODE: REASON}")
 }
 
 func (p *projectFlags) register(fs *pflag.FlagSet) {
@@ -46,8 +62,9 @@ type project struct {
 	chosen []*compiler.Spec // the pipelines named, in the order named; all when none were
 	// named: the command line chose specs or pipelines, so what it does
 	// not name is not stale (compile removes nothing then).
-	named bool
-	diags compiler.Diagnostics
+	named    bool
+	diags    compiler.Diagnostics
+	warnings compiler.Diagnostics // of the chosen pipelines, silenced ones left out
 }
 
 // isSpecPath reports whether a command-line argument names spec files
@@ -128,34 +145,51 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		return nil, false
 	}
 	ld := compiler.Load(files)
+	var warnings compiler.Diagnostics
+	if p.warnings {
+		dialect := ""
+		if p.dialect != nil {
+			dialect = *p.dialect
+		}
+		if _, err := dialectsFor(dialect, cfg); err != nil {
+			c.errorf(e, "%v", err)
+			return nil, false
+		}
+		warnings = append(compiler.Warnings(ld.Specs), globWarnings(ld.Specs)...)
+		warnings = compiler.Silence(ld.Specs, warnings)
+	}
 	pr.all, pr.diags = ld.Specs, ld.Diags
 	if len(ld.Diags) == 0 || len(names) == 0 || filesNamed {
 		// Every spec is asked for (no pipeline named, or spec files named
 		// on the command line): every one must be valid.
+		pr.warnings = warnings
 		if len(ld.Diags) > 0 {
-			p.printDiags(e, ld.Diags)
+			p.printDiags(e, ld.Diags, warnings)
 			return pr, false
 		}
 		if pr.chosen, err = choose(ld.Specs, names); err != nil {
 			c.errorf(e, "%v", err)
 			return nil, false
 		}
-		return pr, true
+		pr.warnings = warningsOf(warnings, pr.chosen, len(names) > 0)
+		return pr, p.printDiags(e, nil, pr.warnings)
 	}
 	// Pipelines named: they need their own specs, their upstreams' and the
 	// project file valid; another spec's errors do not stop them.
 	chosen, err := choose(ld.Specs, names)
 	if err != nil {
 		if blocking, _, _ := ld.Blockers(nil, selectorNames(names)); len(blocking) > 0 {
-			p.printDiags(e, blocking) // a named pipeline whose spec is broken
+			p.printDiags(e, blocking, nil) // a named pipeline whose spec is broken
 		} else {
 			c.errorf(e, "%v", err)
 		}
 		return nil, false
 	}
+	pr.warnings = warningsOf(warnings, chosen, true)
 	blocking, waits, leftOut := ld.Blockers(chosen, selectorNames(names))
 	if len(blocking) > 0 {
-		p.printDiags(e, blocking)
+		pr.diags = blocking
+		p.printDiags(e, blocking, pr.warnings)
 		if !p.quiet && len(waits) > 0 {
 			c.notef(e, "%s %s these spec(s) valid first: %s", strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "needs", "need"), strings.Join(waits, "; "))
 		}
@@ -166,18 +200,71 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
 			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
-	return pr, true
+	return pr, p.printDiags(e, nil, pr.warnings)
 }
 
-// printDiags prints diagnostics and their count, unless quiet.
-func (p *projectFlags) printDiags(e *env, diags compiler.Diagnostics) {
-	if p.quiet {
-		return
+// printDiags prints errors and warnings in the order of their places, and
+// their count, unless quiet. ok is false when there are errors, or
+// warnings and --strict.
+func (p *projectFlags) printDiags(e *env, errs, warnings compiler.Diagnostics) (ok bool) {
+	ok = len(errs) == 0 && (len(warnings) == 0 || !p.strict)
+	if p.quiet || len(errs)+len(warnings) == 0 {
+		return ok
 	}
-	for _, d := range diags {
+	all := append(append(compiler.Diagnostics(nil), errs...), warnings...)
+	all.Sort()
+	for _, d := range all {
 		fmt.Fprintln(e.stderr, d)
 	}
-	fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+	var counts []string
+	if len(errs) > 0 {
+		counts = append(counts, fmt.Sprintf("%d error(s)", len(errs)))
+	}
+	if len(warnings) > 0 {
+		w := fmt.Sprintf("%d warning(s)", len(warnings))
+		if p.strict {
+			w += " (--strict fails on them)"
+		}
+		counts = append(counts, w)
+	}
+	fmt.Fprintln(e.stderr, strings.Join(counts, ", "))
+	return ok
+}
+
+// warningsOf keeps the warnings of the chosen pipelines, when pipelines
+// were named; all of them otherwise.
+func warningsOf(warnings compiler.Diagnostics, chosen []*compiler.Spec, named bool) compiler.Diagnostics {
+	if !named {
+		return warnings
+	}
+	var out compiler.Diagnostics
+	for _, w := range warnings {
+		for _, s := range chosen {
+			if slices.Contains(w.Pipelines, s.Pipeline.Value) {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// globWarnings warns of each files source whose glob matches no file now
+// in a folder that is there, relative to the working directory as incrc
+// run reads it.
+func globWarnings(specs []*compiler.Spec) compiler.Diagnostics {
+	var out compiler.Diagnostics
+	for _, s := range specs {
+		f := s.Source.Files
+		if !f.Set() {
+			continue
+		}
+		if n, folder, err := runner.MatchingFiles(f.Value); err == nil && folder && n == 0 {
+			out = append(out, compiler.Diagnostic{Pos: f.Pos, Code: "files-match-nothing", Warning: true, Pipelines: []string{s.Pipeline.Value},
+				Msg: fmt.Sprintf("source.files %q matches no file in its folder now: a pattern that means something else than its author thought (an extension, a folder level, a brace), or a folder not filled yet; a first run that finds no file fails, naming it", f.Value)})
+		}
+	}
+	return out
 }
 
 // selectorNames are the pipelines selectors name (NAME, NAME+, +NAME).
