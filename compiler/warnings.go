@@ -24,8 +24,9 @@ type WarningCode struct {
 	Doc  string // what it warns of, for the docs and the silence key's hover text
 }
 
-// WarningCodes are every warning incrc reports: these, and the files a
-// glob matches now (incrc validate reads the folder).
+// WarningCodes are every warning incrc reports: these, the ones about the
+// names of tables (dialects.CheckNames) and the files a glob matches now
+// (incrc validate reads the folder).
 var WarningCodes = []WarningCode{
 	{"watermark-misses-updates", "A merge or cdc watermark on a column that records a creation or a business date (order_date, created_*, a date that is also the partition): a row updated later keeps its value, and no window reads the update."},
 	{"sequence-not-commit-order", "A cdc sequence that is the watermark column or an ingestion time: it orders a key's changes by when they were loaded, not by when they happened."},
@@ -33,6 +34,7 @@ var WarningCodes = []WarningCode{
 	{"id-commit-order", "An integer watermark read from a database without a lookback: ids are taken when a row is written and become visible when its transaction commits, so a row that commits after a larger id was read is never read."},
 	{"no-lag", "A time watermark read from a database with neither lag nor lookback: a row whose transaction is still committing when a run reads has a time before the run's hi, and no later window reads it."},
 	{"files-match-nothing", "A files glob that matches no file now in a folder that is there: a pattern that means something else than its author thought. (A folder this machine lacks is left to the first run, which fails naming the pattern.)"},
+	{"name-case", "Two table names that differ only in case, which every dialect compiled reads as two tables: a quoted name keeps its case there."},
 	{"silence-unused", "A silence entry for a code that no warning of the spec raises: it would hide the next one."},
 }
 

@@ -39,7 +39,7 @@ func TestErrorGoldens(t *testing.T) {
 	}
 	// A project-level case: the errors only show when the files are
 	// validated together.
-	cases = append(cases, "compiler/testdata/project_duplicates", "compiler/testdata/project_lookups")
+	cases = append(cases, "compiler/testdata/project_duplicates", "compiler/testdata/project_lookups", "compiler/testdata/project_names")
 	warnings, err := filepath.Glob("compiler/testdata/warnings/*")
 	if err != nil {
 		t.Fatal(err)

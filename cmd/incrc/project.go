@@ -151,11 +151,18 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		if p.dialect != nil {
 			dialect = *p.dialect
 		}
-		if _, err := dialectsFor(dialect, cfg); err != nil {
+		ds, err := dialectsFor(dialect, cfg)
+		if err != nil {
 			c.errorf(e, "%v", err)
 			return nil, false
 		}
-		warnings = append(compiler.Warnings(ld.Specs), globWarnings(ld.Specs)...)
+		// The names of tables as the dialects compiled read them: what
+		// the spelling decides (incrc run asks the catalog the rest).
+		nameErrs, nameWarnings := dialects.CheckNames(ds, ld.Specs)
+		ld.Diags = append(ld.Diags, nameErrs...)
+		ld.Diags.Sort()
+		warnings = append(compiler.Warnings(ld.Specs), nameWarnings...)
+		warnings = append(warnings, globWarnings(ld.Specs)...)
 		warnings = compiler.Silence(ld.Specs, warnings)
 	}
 	pr.all, pr.diags = ld.Specs, ld.Diags

@@ -63,7 +63,7 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true, FoldsNames: true, DefaultSchema: "main",
 		Note: "DuckDB allows one writing process per database file."}
 }
 

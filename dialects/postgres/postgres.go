@@ -25,7 +25,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true, DefaultSchema: "public",
 		Note: "PostgreSQL 15 or later (MERGE)."}
 }
 
