@@ -280,3 +280,15 @@ func pipelines(a, b compiler.TableUse) []string {
 	}
 	return []string{a.Pipeline, b.Pipeline}
 }
+
+// TableResolver is implemented by dialects whose connection decides part
+// of which table a name means: DuckDB's current database and schema,
+// PostgreSQL's search_path, MariaDB's current database and its rule for
+// case. ResolveTable spells a query of one row of three texts, the
+// catalog, schema and name of the table t means on the connection, the
+// same for every name of one table, whether it exists yet or not (then
+// where CREATE TABLE would make it). The runner runs it before a run
+// writes anything; elsewhere TableKey, the spelling, decides.
+type TableResolver interface {
+	ResolveTable(t compiler.Table) (query string, args []any)
+}

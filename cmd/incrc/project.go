@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -331,6 +332,30 @@ func (pr *project) one(c *command, e *env) (*compiler.Plan, bool) {
 		return nil, false
 	}
 	return plans[0], true
+}
+
+// clashes returns, for each chosen pipeline, why it must not write: a
+// table it writes is one another pipeline of the project writes, as the
+// target's catalog resolves their names (validate compares what the
+// spelling decides for the dialects compiled; the target may be another).
+func (pr *project) clashes(ctx context.Context, tg *runner.Target) (map[string]string, error) {
+	var uses []compiler.TableUse
+	for _, s := range pr.all {
+		uses = append(uses, s.Tables()...)
+	}
+	found, err := tg.CheckTables(ctx, uses)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, c := range found {
+		for _, p := range c.Pipelines {
+			if _, ok := out[p]; !ok {
+				out[p] = c.Msg
+			}
+		}
+	}
+	return out, nil
 }
 
 // outputFlags are how every command that prints results chooses their
