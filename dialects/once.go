@@ -9,8 +9,8 @@ import (
 )
 
 // spelled keeps the parts of the statements every plan holds alike
-// (compiler.Statement.Shared: the state tables' bookkeeping, about 40% of
-// a plan's statements), as a dialect spells them: a Render spells each
+// (compiler.Statement.Shared: the state tables' bookkeeping, a large share
+// of a plan's statements), as a dialect spells them: a Render spells each
 // once for all plans rather than once a plan, and the lex-back checked
 // them that once. A statement's parts depend only on the dialect, its
 // operation and parameters, and the types its typed parameters stand for
