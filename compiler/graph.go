@@ -76,7 +76,7 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 			if via == "source" && s.Watermark != nil {
 				mine := savedType(s)
 				if mine.IsInteger() != up.Watermark.IsInteger() {
-					diags.add(s.Source.Table.Pos, "source %s is the target of pipeline %q (%s), whose saved watermark is a%s %s, and this pipeline's watermark %s is a%s %s: a window cannot be bounded by what %s has written; give both integer watermarks or both time watermarks",
+					diags.addFor([]string{u.Pipeline.Value, s.Pipeline.Value}, s.Source.Table.Pos, "source %s is the target of pipeline %q (%s), whose saved watermark is a%s %s, and this pipeline's watermark %s is a%s %s: a window cannot be bounded by what %s has written; give both integer watermarks or both time watermarks",
 						quote(s.Source.Table.Value), u.Pipeline.Value, u.File, article(up.Watermark.String()), up.Watermark, s.Watermark.Column.Value, article(mine.String()), mine, u.Pipeline.Value)
 					return
 				}
@@ -162,7 +162,7 @@ func cycles(specs []*Spec) Diagnostics {
 							}
 						}
 					}
-					diags.add(pos, "pipelines %s form a cycle (each reads the target of the one before it): no order runs each after its upstream; break the cycle", text)
+					diags.addFor(loop, pos, "pipelines %s form a cycle (each reads the target of the one before it): no order runs each after its upstream; break the cycle", text)
 				}
 			}
 		}

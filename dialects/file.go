@@ -93,7 +93,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	f.params = b.String()
 	// The programs first: what each mode runs, in order, so that a change
 	// in the order shows in a diff as plainly as a change in the SQL.
-	lines := make([]byte, 0, 4096) // the listings of a pipeline's programs: 3 to 4 KB
+	lines := make([]byte, 0, 4096) // room for the listings of a typical pipeline's programs
 	for _, pr := range p.Programs {
 		lines = append(lines, "--\n"...)
 		lines = pr.AppendListing(lines, "-- ")

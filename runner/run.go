@@ -360,7 +360,7 @@ func (r *recorder) read(m *machine) {
 // are what it saw, nothing was written, the watermark did not move. The
 // record goes over a fresh connection when the run's own died.
 func (r *recorder) fail(ctx context.Context, cause error) {
-	r.vals["status"], r.vals["error"] = "failed", cause.Error()
+	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)
 	for _, reg := range compiler.Counters {

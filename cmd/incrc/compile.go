@@ -62,7 +62,7 @@ func compileCmd() *command {
 			fmt.Fprintln(e.stderr, "nothing written")
 			return exitError
 		}
-		written, removed, err := writeFiles(files, dialectDirs(out, ds, !pr.named))
+		written, removed, err := writeFiles(files, dialectDirs(out, ds, !pr.named), pr.outRoots(fs, out))
 		if err != nil {
 			st.abort()
 			return c.fail(e, "%v", err)
@@ -98,9 +98,9 @@ const compiledMarker = "-- incrc: pipeline "
 
 // writeFiles makes each dialect folder hold exactly the compiled files:
 // each staged file is renamed into place (a crash never leaves half a
-// file), stale compiled files are removed. written counts the pipelines'
-// files, not the bookkeeping.
-func writeFiles(files []compiled, dirs []string) (written, removed int, err error) {
+// file), stale compiled files are removed (read from inside roots only).
+// written counts the pipelines' files, not the bookkeeping.
+func writeFiles(files []compiled, dirs, roots []string) (written, removed int, err error) {
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.path] = true
@@ -116,7 +116,7 @@ func writeFiles(files []compiled, dirs []string) (written, removed int, err erro
 			written++
 		}
 	}
-	for _, path := range staleFiles(dirs, want) {
+	for _, path := range staleFiles(dirs, want, roots) {
 		if err := os.Remove(path); err != nil {
 			return written, removed, err
 		}
@@ -140,7 +140,9 @@ func dialectDirs(out string, ds []dialects.Dialect, wholeProject bool) []string 
 }
 
 // staleFiles lists compiled files in dirs that are not wanted any more.
-func staleFiles(dirs []string, want map[string]bool) []string {
+// Each is read from inside roots only (readCompiled): a symlink that
+// leaves the project is no compiled file.
+func staleFiles(dirs []string, want map[string]bool, roots []string) []string {
 	var stale []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
@@ -152,7 +154,7 @@ func staleFiles(dirs []string, want map[string]bool) []string {
 			if en.IsDir() || !strings.HasSuffix(en.Name(), ".sql") || want[path] {
 				continue
 			}
-			if data, err := os.ReadFile(path); err == nil && bytes.HasPrefix(data, []byte(compiledMarker)) {
+			if data, err := readCompiled(path, roots); err == nil && bytes.HasPrefix(data, []byte(compiledMarker)) {
 				stale = append(stale, path)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -48,6 +50,43 @@ type project struct {
 	// not name is not stale (compile removes nothing then).
 	named bool
 	diags compiler.Diagnostics
+	// roots are the folders the files the project reads may resolve into
+	// (compiler.FileRule): the project's, and those named on the command
+	// line.
+	roots []string
+}
+
+// keepSecrets masks the passwords of the project file's URLs in what the
+// command prints.
+func (e *env) keepSecrets(cfg *compiler.Config) {
+	if e.scrub == nil {
+		return
+	}
+	for _, u := range cfg.URLs() {
+		e.scrub.Add(u)
+	}
+}
+
+// readRoots are the folders a command reads files from: the project's
+// folders (the working folder, and where incrc.yaml is, there or not), and each spec path named on
+// the command line (a folder, or a file's folder). What the project file
+// names (its specs: folder) is read only inside the project: a pull
+// request that changes incrc.yaml cannot point a CI job at the machine's
+// files, and neither can a symlink it commits.
+func readRoots(cfg *compiler.Config, named []string) []string {
+	// The working folder too: the project file's specs: and out: are
+	// read from there.
+	roots := []string{compiler.RealDir(".")}
+	if cfg.Root != "" && cfg.Root != roots[0] {
+		roots = append(roots, cfg.Root)
+	}
+	for _, p := range named {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			p = filepath.Dir(p)
+		}
+		roots = append(roots, compiler.RealDir(p))
+	}
+	return roots
 }
 
 // isSpecPath reports whether a command-line argument names spec files
@@ -95,6 +134,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		}
 		return nil, false
 	}
+	e.keepSecrets(cfg)
 	paths := append([]string(nil), p.specs...)
 	names := append([]string(nil), p.selects...)
 	for _, a := range args {
@@ -104,7 +144,8 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 			names = append(names, a)
 		}
 	}
-	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0}
+	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0, roots: readRoots(cfg, paths)}
+	filesNamed := len(paths) > len(p.specs) // spec files on the command line, not only --specs folders
 	if len(paths) == 0 {
 		if _, err := os.Stat(cfg.Specs); errors.Is(err, fs.ErrNotExist) {
 			where := "the default, as there is no " + p.config
@@ -113,6 +154,10 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 			}
 			wd, _ := os.Getwd()
 			c.errorf(e, "no specs here: looked for the folder %s (%s) in %s; run incrc init to start a project, or point elsewhere with --specs PATH or --config FILE", cfg.Specs, where, wd)
+			return nil, false
+		}
+		if real := compiler.RealDir(cfg.Specs); !compiler.Inside(real, pr.roots) {
+			c.errorf(e, "the specs folder %s resolves to %s, outside the project (%s): incrc reads the project's own specs only; name a folder elsewhere with --specs PATH", cfg.Specs, real, strings.Join(pr.roots, ", "))
 			return nil, false
 		}
 		paths = []string{cfg.Specs}
@@ -126,22 +171,74 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		c.errorf(e, "no spec files (*.yaml) in %s", strings.Join(paths, ", "))
 		return nil, false
 	}
-	specs, diags := compiler.LoadSpecs(files)
-	pr.all, pr.diags = specs, diags
-	if len(diags) > 0 {
-		if !p.quiet {
-			for _, d := range diags {
-				fmt.Fprintln(e.stderr, d)
-			}
-			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+	ld := compiler.Load(files, pr.roots...)
+	pr.all, pr.diags = ld.Specs, ld.Diags
+	if len(ld.Diags) == 0 || len(names) == 0 || filesNamed {
+		// Every spec is asked for (no pipeline named, or spec files named
+		// on the command line): every one must be valid.
+		if len(ld.Diags) > 0 {
+			p.printDiags(e, ld.Diags)
+			return pr, false
+		}
+		if pr.chosen, err = choose(ld.Specs, names); err != nil {
+			c.errorf(e, "%v", err)
+			return nil, false
+		}
+		return pr, true
+	}
+	// Pipelines named: they need their own specs, their upstreams' and the
+	// project file valid; another spec's errors do not stop them.
+	chosen, err := choose(ld.Specs, names)
+	if err != nil {
+		if blocking, _, _ := ld.Blockers(nil, selectorNames(names)); len(blocking) > 0 {
+			p.printDiags(e, blocking) // a named pipeline whose spec is broken
+		} else {
+			c.errorf(e, "%v", err)
+		}
+		return nil, false
+	}
+	blocking, waits, leftOut := ld.Blockers(chosen, selectorNames(names))
+	if len(blocking) > 0 {
+		p.printDiags(e, blocking)
+		if !p.quiet && len(waits) > 0 {
+			c.notef(e, "%s %s these spec(s) valid first: %s", strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "needs", "need"), strings.Join(waits, "; "))
 		}
 		return pr, false
 	}
-	if pr.chosen, err = choose(specs, names); err != nil {
-		c.errorf(e, "%v", err)
-		return nil, false
+	pr.chosen, pr.diags = chosen, nil
+	if !p.quiet && len(leftOut) > 0 {
+		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
+			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
 	return pr, true
+}
+
+// printDiags prints diagnostics and their count, unless quiet.
+func (p *projectFlags) printDiags(e *env, diags compiler.Diagnostics) {
+	if p.quiet {
+		return
+	}
+	for _, d := range diags {
+		fmt.Fprintln(e.stderr, d)
+	}
+	fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+}
+
+// selectorNames are the pipelines selectors name (NAME, NAME+, +NAME).
+func selectorNames(selectors []string) []string {
+	out := make([]string, len(selectors))
+	for i, s := range selectors {
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(s, "+"), "+")
+	}
+	return out
+}
+
+func pipelineNames(specs []*compiler.Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Pipeline.Value
+	}
+	return out
 }
 
 // choose returns the specs of the named pipelines (all when names is
@@ -488,6 +585,41 @@ func specPathIn(wd string, wdErr error, file string) string {
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(file))
+}
+
+// outRoots are the folders compiled files are read from: the project's,
+// and the --out folder when the command line names it.
+func (pr *project) outRoots(fs *pflag.FlagSet, out string) []string {
+	if fs.Changed("out") {
+		return append(slices.Clone(pr.roots), compiler.RealDir(out))
+	}
+	return pr.roots
+}
+
+// readCompiled reads a compiled file (to compare it, or to know it for
+// one incrc wrote) through the guards of every file incrc reads, from
+// inside roots.
+func readCompiled(path string, roots []string) ([]byte, error) {
+	return compiler.ReadFile(path, compiler.FileRule{What: "a compiled file", Max: compiler.MaxDataFile, Roots: roots})
+}
+
+// excerpt is text from a file or a database for a message: control,
+// bidirectional and other invisible characters escaped as Go escapes them,
+// and at most excerptRunes of it, so a message never prints a file it was
+// not meant to (a line of a file that is not YAML) nor hides what it says.
+func excerpt(s string) string {
+	const excerptRunes = 120
+	r := []rune(s)
+	cut := len(r) > excerptRunes
+	if cut {
+		r = r[:excerptRunes]
+	}
+	q := strconv.Quote(string(r))
+	q = q[1 : len(q)-1]
+	if cut {
+		q += "..."
+	}
+	return q
 }
 
 func plural(n int, one, many string) string {

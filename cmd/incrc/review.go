@@ -53,7 +53,7 @@ func (c *command) reviewed(e *env, pr *project, specs []*compiler.Spec, d dialec
 		}
 		pipeline := s.Pipeline.Value
 		for i, f := range files {
-			old, err := os.ReadFile(f.path)
+			old, err := readCompiled(f.path, pr.roots)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && i == 0:
 				missing = append(missing, pipeline)
@@ -82,7 +82,7 @@ func (c *command) reviewed(e *env, pr *project, specs []*compiler.Spec, d dialec
 			c.errorf(e, "%v", err)
 			return nil, false
 		}
-		old, rerr := os.ReadFile(path)
+		old, rerr := readCompiled(path, pr.roots)
 		where, same := "", false
 		switch {
 		case errors.Is(rerr, fs.ErrNotExist):

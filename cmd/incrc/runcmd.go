@@ -67,8 +67,8 @@ func runCmd() *command {
 			}
 			opts.Until = &u
 		}
-		if leaseTTL <= 0 {
-			c.errorf(e, "--lease-ttl must be positive")
+		if err := checkLeaseTTL(leaseTTL); err != nil {
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		pr, ok := p.load(e, c, fs.Args())
@@ -94,6 +94,7 @@ func runCmd() *command {
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
+				locked.Target = targetArg(tf.target, tg.URL)
 				c.errorf(e, "%v", err)
 				if code == exitOK {
 					code = exitLocked

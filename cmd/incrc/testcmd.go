@@ -99,7 +99,7 @@ func testCmd() *command {
 		}
 		var suites []*testFile
 		for _, f := range files {
-			tfile, err := loadTestFile(f)
+			tfile, err := loadTestFile(f, pr.roots)
 			if err != nil {
 				fmt.Fprintln(e.stderr, err)
 				return exitError

@@ -35,6 +35,7 @@ package sqllex
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -555,6 +556,10 @@ func (l *lexer) quotedChar(j int, kind Kind) (rune, int, error) {
 		return 0, 0, errAt(j, "control character %q in %s", r, what)
 	case l.r.OneLineLiterals && (r == 0x85 || r == 0x2028 || r == 0x2029):
 		return 0, 0, errAt(j, "line separator %q in %s", r, what)
+	case l.r.OneLineLiterals && !unicode.IsPrint(r):
+		// A bidirectional control, a zero-width or other invisible
+		// character: the reviewer of a one-line check cannot see it.
+		return 0, 0, errAt(j, "character %U in %s is not printable: a reviewer cannot see it", r, what)
 	}
 	return r, size, nil
 }
