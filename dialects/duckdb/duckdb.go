@@ -33,8 +33,23 @@ var (
 // the key), so the rows inserted are after minus before and the rest were
 // updated. The reading parts (before and after the MERGE) add up.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key) + " AS s"
-	if op.Tally {
+	cols := op.Key
+	if op.Tally && op.Version != "" {
+		cols = append(append([]string(nil), op.Key...), op.Version)
+	}
+	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols) + " AS s"
+	if op.Tally && op.Version != "" {
+		// The rows the version guard keeps from the update are matched
+		// but neither inserted nor updated: counted by a join with the
+		// target, the one read of it the size trick cannot avoid.
+		// (merged, -before, merged + before - ignored, ignored), then
+		// (0, after, -after, 0).
+		target := w.Table(op.Target)
+		ignored := "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM " + target + " AS t WHERE " + dialects.KeyMatch(w, op.Key, false) + " AND " + dialects.Older(w, "t", "s", op.Version) + "))"
+		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
+			", COUNT(*) + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated),
+			", ", ignored, " AS ", w.Col("", compiler.RegIgnored), "\nFROM ", merged)
+	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
 		target := w.Table(op.Target)
 		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
@@ -51,8 +66,11 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	// Each part quotes its own names: the lex-back reads a part against
 	// what its Writer calls spelled.
 	if tally {
-		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated),
-			"\nFROM ", w.Table(op.Target))
+		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated))
+		if op.Version != "" {
+			w.S(", 0 AS ", w.Col("", compiler.RegIgnored))
+		}
+		w.S("\nFROM ", w.Table(op.Target))
 	} else {
 		w.S("SELECT -COUNT(*)\nFROM ", w.Table(op.Target))
 	}
