@@ -88,7 +88,16 @@ func runCmd() *command {
 		if !ok {
 			return exitError
 		}
+		clashes, err := pr.clashes(ctx, tg)
+		if err != nil {
+			return c.fail(e, "%v", err)
+		}
 		for _, plan := range plans {
+			if msg, ok := clashes[plan.Pipeline]; ok {
+				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
+				code = exitError
+				continue
+			}
 			opts.Unreviewed = notes[plan.Pipeline]
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
