@@ -77,6 +77,7 @@ func commands() []*command {
 		migrateCmd(),
 		schemaCmd(),
 		versionCmd(),
+		completionCmd(),
 		demoCmd(),
 	}
 }
