@@ -200,6 +200,9 @@ func (b *backfill) record(ctx context.Context, err error) {
 	}
 	if err != nil {
 		b.vals["status"], b.vals["error"] = "failed", b.t.scrub.Scrub(err.Error())
+		if ctx.Err() != nil {
+			b.vals["status"] = StatusCancelled
+		}
 	}
 	b.vals["finished_at"] = stateTime(b.opts.Now())
 	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()

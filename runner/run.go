@@ -36,12 +36,17 @@ type Options struct {
 	ticks <-chan time.Time
 }
 
+// StatusCancelled is the status in the run log of a run whose context was
+// cancelled (incrc got SIGTERM, SIGINT or SIGHUP): rolled back as a failed
+// run is, its lease freed.
+const StatusCancelled = "cancelled"
+
 // Result is what a run did: the row it wrote to the run log.
 type Result struct {
 	Pipeline        string `json:"pipeline"`
 	RunID           string `json:"run_id"`
 	Kind            string `json:"kind"`   // run | full_refresh | backfill | rewind
-	Status          string `json:"status"` // succeeded | failed
+	Status          string `json:"status"` // succeeded | failed | cancelled
 	WindowLo        string `json:"window_lo,omitempty"`
 	WindowHi        string `json:"window_hi,omitempty"`
 	WatermarkBefore string `json:"watermark_before,omitempty"`
@@ -351,6 +356,11 @@ func (r *recorder) read(m *machine) {
 // record goes over a fresh connection when the run's own died.
 func (r *recorder) fail(ctx context.Context, cause error) {
 	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
+	if ctx.Err() != nil {
+		// Cancelled (a signal, a scheduler): rolled back like a failure,
+		// recorded as what it is.
+		r.vals["status"] = StatusCancelled
+	}
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)
 	for _, reg := range compiler.Counters {

@@ -83,6 +83,12 @@ func runCmd() *command {
 		}
 		defer tg.Close()
 		for _, plan := range plans {
+			if ctx.Err() != nil {
+				// Cancelled: the pipelines not started yet are not run.
+				c.errorf(e, "%s: not run: cancelled", plan.Pipeline)
+				code = exitCancelled
+				continue
+			}
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
 			switch {
