@@ -47,6 +47,14 @@ const (
 	StmtReleaseLease = "release_lease"
 	StmtForceRelease = "force_release"
 	StmtAbandonRuns  = "abandon_runs"
+	// The engine session's locks around a lease and a setup
+	// (SessionLock), and the takeover of a lease whose holder's session
+	// is gone.
+	StmtLockSession   = "lock_session"
+	StmtUnlockSession = "unlock_session"
+	StmtTakeOverLease = "take_over_lease"
+	StmtLockSetup     = "lock_setup"
+	StmtUnlockSetup   = "unlock_setup"
 	StmtRecordStart  = "record_start"
 	StmtRecentRuns   = "recent_runs"
 
@@ -266,6 +274,7 @@ var (
 	pOwner     = Param{"owner", PText}
 	pNow       = Param{"now", PText}
 	pExpires   = Param{"expires_at", PText}
+	pHolder    = Param{"holder", PText}
 	pRunID     = Param{"run_id", PText}
 	pFrom      = Param{"from", PBound}
 	pTo        = Param{"to", PBound}
@@ -475,6 +484,17 @@ func (l *lowerer) addState() {
 		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, pExpires, pPipeline, pOwner)
 	l.add(StmtReleaseLease, PhaseState, "Give the lease back at the end of a run, failed or not.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, pPipeline, pOwner)
+	l.add(StmtLockSession, PhaseState, "Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.",
+		SessionLock{Guards: "lease"}, pPipeline)
+	l.add(StmtUnlockSession, PhaseState, "Give the session's lock of the pipeline back, after the lease.",
+		SessionLock{Guards: "lease", Release: true}, pPipeline)
+	l.add(StmtTakeOverLease, PhaseState, "Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.",
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
+			Where: and(colEq("pipeline", pPipeline), colEq("lease_owner", pHolder))}, pOwner, pExpires, pPipeline, pHolder)
+	l.add(StmtLockSetup, PhaseState, "Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).",
+		SessionLock{Guards: "setup"})
+	l.add(StmtUnlockSetup, PhaseState, "Give the setup lock back.",
+		SessionLock{Guards: "setup", Release: true})
 	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",

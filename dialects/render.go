@@ -147,6 +147,9 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.IndexExists:
 		// Engines that create no index have every index they need.
 		w.S("SELECT 1")
+	case compiler.SessionLock:
+		// Nothing by default: an engine without session locks holds a
+		// pipeline by its lease alone.
 	case compiler.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).

@@ -147,7 +147,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 		}
 		return nil
 	}
-	l, err := t.acquire(ctx, conn, c, b.vals, opts.LeaseTTL, opts.Now, hook)
+	l, err := t.acquire(ctx, conn, c, b.vals, opts.LeaseTTL, opts.Now, hook, opts.generated)
 	if err != nil {
 		return nil, err
 	}

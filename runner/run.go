@@ -31,6 +31,8 @@ type Options struct {
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
 	BeforeStatement func(name string) error
+	// generated: Owner is incrc's own name (NewOwner), not the caller's.
+	generated bool
 	// ticks, when set, drive the lease's heartbeat instead of a ticker on
 	// real time: a test moves Now and ticks, and waits for nothing.
 	ticks <-chan time.Time
@@ -91,7 +93,7 @@ func (o *Options) defaults() {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
 	if o.Owner == "" {
-		o.Owner = NewOwner()
+		o.Owner, o.generated = NewOwner(), true
 	}
 }
 
@@ -188,7 +190,16 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 
 // run sets up, takes the lease, fixes the window with fix, walks the
 // program, and records and releases whatever happened.
-func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) error {
+func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) (err error) {
+	// A server that stops answering cancels the run (watchPeer), which
+	// then fails and is recorded as any failed run is.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer func() {
+		if dp := deadPeer(ctx); dp != nil && err != nil {
+			err = fmt.Errorf("%w (%v)", dp, err)
+		}
+	}()
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
 	m.reloadRewritten = r.opts.ReloadRewritten
@@ -219,7 +230,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 			r.vals["note"] = note
 		}
 	}
-	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
+	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement, r.opts.generated)
 	if err != nil {
 		if m.stateTx != nil {
 			m.stateTx.Rollback()
@@ -237,7 +248,9 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.vals["finished_at"] = stateTime(r.opts.Now())
 		r.vals["duration_ms"] = r.opts.Now().Sub(r.start).Milliseconds()
 	}
+	stopWatch := r.t.watchPeer(ctx, cancel)
 	err = r.walk(ctx, m, fix)
+	stopWatch()
 	if err == nil {
 		err = m.endState() // a program of bookkeeping alone
 	}
@@ -356,7 +369,9 @@ func (r *recorder) read(m *machine) {
 // record goes over a fresh connection when the run's own died.
 func (r *recorder) fail(ctx context.Context, cause error) {
 	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
-	if ctx.Err() != nil {
+	if dp := deadPeer(ctx); dp != nil {
+		r.vals["error"] = r.t.scrub.Scrub(fmt.Sprintf("%v (%v)", dp, cause))
+	} else if ctx.Err() != nil {
 		// Cancelled (a signal, a scheduler): rolled back like a failure,
 		// recorded as what it is.
 		r.vals["status"] = StatusCancelled
@@ -464,6 +479,23 @@ func setupWith(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
 		return nil, err
+	}
+	if c.has(compiler.StmtLockSetup) {
+		// Concurrent first runs would race in the catalog (PostgreSQL's
+		// CREATE TABLE IF NOT EXISTS fails the loser with a duplicate key):
+		// one setup at a time, each finding the others' tables there.
+		n, _, err := c.count(ctx, conn, compiler.StmtLockSetup, params{})
+		if err == nil && n != 1 {
+			err = fmt.Errorf("another run's setup held the setup lock for a minute")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("setup: %s: %w", compiler.StmtLockSetup, err)
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			c.run(ctx, conn, compiler.StmtUnlockSetup, params{})
+		}()
 	}
 	m := newMachine(c, conn, params{})
 	if in != nil {

@@ -39,6 +39,10 @@ type Target struct {
 	// StatementTimeout bounds each statement a program runs (zero: no
 	// bound). Open sets DefaultStatementTimeout.
 	StatementTimeout time.Duration
+	// PingInterval is how often a run on a server engine checks that the
+	// server still answers, on a connection of its own, and how long it
+	// waits for the answer (zero: never). Open sets DefaultPingInterval.
+	PingInterval time.Duration
 	// SourceURL resolves a spec's source.connection to its URL (incrc.yaml's
 	// connections, --source NAME=URL); SourceURLs, when SourceURL is nil.
 	SourceURL  func(name string) (string, error)
@@ -142,6 +146,10 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			cfg.ConnectTimeout = o.connectTimeout
 		}
 		timeout = cfg.ConnectTimeout
+		// TCP keepalive that notices a vanished peer in seconds (pgx's
+		// dialer probes after 5 minutes); the connect bound is the
+		// context's (boundedConnector).
+		cfg.DialFunc = dial
 		connector = stdlib.GetConnector(*cfg)
 	case "mysql":
 		name = "mysql"
@@ -165,6 +173,9 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			cfg.Timeout = o.connectTimeout
 		}
 		timeout = cfg.Timeout
+		if cfg.DialFunc == nil {
+			cfg.DialFunc = dial // TCP keepalive, as for PostgreSQL
+		}
 		if connector, err = mysql.NewConnector(cfg); err != nil {
 			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
 		}
@@ -216,7 +227,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
-	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout}, nil
+	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout, PingInterval: DefaultPingInterval}, nil
 }
 
 // boundedConnector gives each new connection at most timeout to connect,

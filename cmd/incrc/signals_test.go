@@ -195,3 +195,92 @@ watermark: {column: updated_at, start: 2026-01-01}
 		tg.Forget(context.Background(), pipeline)
 	})
 }
+
+// TestKilledRunFreesLease: a run killed with SIGKILL (no cleanup at all)
+// held the engine's session lock of its pipeline; its connection died with
+// it, so the next run takes the lease over at once instead of exiting 3
+// until the TTL runs out, and the killed run is marked abandoned. On the
+// engines with session locks (PostgreSQL, MariaDB/MySQL).
+func TestKilledRunFreesLease(t *testing.T) {
+	pgURL := serverURL(t, "INCRC_TEST_POSTGRES_URL")
+	if pgURL == "" {
+		t.Skip("the slow source is on PostgreSQL")
+	}
+	incrc, err := exec.LookPath("incrc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := sql.Open("pgx", pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	suffix := fmt.Sprintf("%d", os.Getpid())
+	srcTable := "kill_src_" + suffix
+	if _, err := src.Exec("CREATE TABLE IF NOT EXISTS " + srcTable + " (id bigint, updated_at timestamp); INSERT INTO " + srcTable + " VALUES (1, '2026-01-01 10:00:00')"); err != nil {
+		t.Fatal(err)
+	}
+	defer src.Exec("DROP TABLE IF EXISTS " + srcTable)
+	for i, eng := range []struct{ name, url string }{{"postgres", pgURL}, {"mysql", serverURL(t, "INCRC_TEST_MYSQL_URL")}} {
+		t.Run(eng.name, func(t *testing.T) {
+			if eng.url == "" {
+				t.Skip("not configured")
+			}
+			pipeline := fmt.Sprintf("dw_kill_%s_%d", suffix, i)
+			marker := fmt.Sprintf("pg_sleep(600.7%d)", i)
+			spec := func(where string) string {
+				return "pipeline: " + pipeline + `
+source: {connection: app, dialect: postgres, query: "SELECT id, updated_at FROM ` + srcTable + where + `"}
+target: {table: dw.kill_` + suffix + fmt.Sprintf("_%d", i) + `}
+columns: {id: bigint, updated_at: timestamp}
+strategy: merge
+unique_key: [id]
+watermark: {column: updated_at, start: 2026-01-01}
+`
+			}
+			slow, fast := t.TempDir(), t.TempDir()
+			for dir, where := range map[string]string{slow: " WHERE (SELECT 1 FROM " + marker + ") = 1", fast: ""} {
+				os.MkdirAll(filepath.Join(dir, "specs"), 0o755)
+				writeFile(t, filepath.Join(dir, "specs", "s.yaml"), spec(where))
+			}
+			cmd := exec.Command(incrc, "run", "--target", eng.url, "--source", "app="+pgURL, "--until", "2026-01-02")
+			cmd.Dir = slow
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, marker) > 0 })
+			cmd.Process.Kill()
+			cmd.Wait()
+			// PostgreSQL does not notice a client gone while a statement
+			// sleeps: end the killed run's read on the source, which would
+			// hold its table.
+			src.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%" + marker + "%'")
+			again := exec.Command(incrc, "run", "--target", eng.url, "--source", "app="+pgURL, "--until", "2026-01-02")
+			again.Dir = fast
+			out, err := again.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the run after a killed one: %v\n%s", err, out)
+			}
+			tg, err := runner.Open(context.Background(), eng.url, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			defer tg.Forget(context.Background(), pipeline)
+			rows, err := tg.DB.Query("SELECT status FROM incrc_runs WHERE pipeline = '" + pipeline + "' ORDER BY started_at")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var statuses []string
+			for rows.Next() {
+				var s string
+				rows.Scan(&s)
+				statuses = append(statuses, s)
+			}
+			if strings.Join(statuses, ",") != "abandoned,succeeded" {
+				t.Errorf("the run log says %v, want the killed run abandoned and the next one succeeded", statuses)
+			}
+		})
+	}
+}

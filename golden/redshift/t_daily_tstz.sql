@@ -291,6 +291,35 @@ SET "lease_owner" = NULL,
     "lease_expires_at" = NULL
 WHERE "pipeline" = $1 AND "lease_owner" = $2;
 
+-- name: lock_session
+-- phase: state
+-- Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.
+-- (nothing to run on redshift)
+
+-- name: unlock_session
+-- phase: state
+-- Give the session's lock of the pipeline back, after the lease.
+-- (nothing to run on redshift)
+
+-- name: take_over_lease
+-- phase: state
+-- Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.
+-- params: $1 = owner, $2 = expires_at, $3 = pipeline, $4 = holder
+UPDATE "incrc_state"
+SET "lease_owner" = $1,
+    "lease_expires_at" = $2
+WHERE "pipeline" = $3 AND "lease_owner" = $4;
+
+-- name: lock_setup
+-- phase: state
+-- Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).
+-- (nothing to run on redshift)
+
+-- name: unlock_setup
+-- phase: state
+-- Give the setup lock back.
+-- (nothing to run on redshift)
+
 -- name: force_release
 -- phase: state
 -- incrc state --release: free the lease of a run that died.
