@@ -55,8 +55,8 @@ const (
 	StmtTakeOverLease = "take_over_lease"
 	StmtLockSetup     = "lock_setup"
 	StmtUnlockSetup   = "unlock_setup"
-	StmtRecordStart  = "record_start"
-	StmtRecentRuns   = "recent_runs"
+	StmtRecordStart   = "record_start"
+	StmtRecentRuns    = "recent_runs"
 
 	StmtSourceMax            = "source_max"
 	StmtCountRead            = "count_read"
@@ -78,6 +78,8 @@ const (
 	StmtDeleteInvalid        = "delete_invalid"
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
+	StmtIgnoreOlder          = "ignore_older"
+	StmtCheckUnique          = "check_unique"
 	StmtCountMatched         = "count_matched"
 	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
@@ -140,6 +142,7 @@ func Lower(s *Spec) (*Plan, error) {
 		Key:      s.Key(),
 		Upstream: s.Upstreams(),
 		Params:   Params(s),
+		Tables:   s.Tables(),
 	}
 	p.LogicHash = LogicHashOf(p.Params)
 	switch {
@@ -451,6 +454,25 @@ func (l *lowerer) addColumns(table Table, cols []Col, added []string, stmt func(
 
 func addRunsColumn(name string) string { return "add_runs_" + name }
 
+// version is the column that orders a merge's versions of a key, which
+// its write compares with the target's: dedupe_by, or the watermark column.
+// None without one, or when it is a key column, or nothing but the key is
+// written.
+func (l *lowerer) version() string {
+	p := l.p
+	if p.Strategy != Merge || p.CDC != nil || len(p.Key) == 0 {
+		return ""
+	}
+	v := l.spec.DedupeBy.Value
+	if v == "" && p.Watermark != nil {
+		v = p.Watermark.Name
+	}
+	if v == "" || contains(p.Key, v) {
+		return ""
+	}
+	return v
+}
+
 func (l *lowerer) nullableKey() bool {
 	for _, c := range l.p.Columns {
 		if contains(l.p.Key, c.Name) && !c.NotNull {
@@ -693,6 +715,10 @@ func (l *lowerer) stage() {
 				DeleteRows{Table: p.Stage, Where: isNull})
 		}
 	}
+	if l.spec.UniqueSource() && len(p.Key) > 0 && l.scd == nil && p.CDC == nil {
+		l.add(StmtCheckUnique, PhaseWrite, "source.unique: true skips the dedupe: a key with several staged rows fails the run, naming it, rather than writing an arbitrary one of them.",
+			DuplicateKey{Table: p.Stage, Key: p.Key})
+	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
@@ -836,13 +862,21 @@ func (l *lowerer) write() {
 	case OverwritePartitions:
 		// The write is replace_partition, once per touched partition.
 	case Merge:
-		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
+		v := l.version()
+		doc, tally := "", "Returns the rows it read, inserted and updated."
+		if v != "" {
+			doc = " A matched row is updated only where the incoming " + v + " is newer or equal: an older version never replaces a newer one."
+			tally = "Returns the rows it read, inserted, updated and ignored (older than the target's)."
+			l.add(StmtIgnoreOlder, PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
+				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
+		}
+		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v})
 		if l.directMerge() {
 			window, _ := l.windows()
 			src := p.Source
-			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.",
-				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true}, windowParams(window)...)
+			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v}, windowParams(window)...)
 		}
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})

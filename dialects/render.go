@@ -105,7 +105,7 @@ func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.Param
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
 			// The rows the merge will update, counted first, in a part of
 			// their own; then the merge.
-			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally})
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally, Version: m.Version})
 			w.End()
 			m.Count, m.Tally = false, false
 			RenderVia(w, m)
@@ -228,6 +228,9 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.S(Expr(w, "s", op.Where))
 			w.S(")")
 		}
+		if op.Older != "" {
+			w.S("\n    AND ", Older(w, "s", target, op.Older))
+		}
 		w.S("\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ")
@@ -325,6 +328,9 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.S("\nWHERE ")
 			w.S(Expr(w, "", op.Where))
 		}
+	case compiler.DuplicateKey:
+		keys := w.Idents("", op.Key)
+		w.S("SELECT ", keys, ", COUNT(*)\nFROM ", w.Table(op.Table), "\nGROUP BY ", keys, "\nHAVING COUNT(*) > 1\nORDER BY ", keys, "\nLIMIT 1")
 	case compiler.VersionedKeys:
 		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
 		w.S(w.Idents("", op.Key))
@@ -347,10 +353,18 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.S(w.Col("", compiler.RegRead))
 			w.S(", COUNT(*) - COUNT(", k, ") AS ")
 			w.S(w.Col("", compiler.RegInserted))
-			w.S(", COUNT(", k, ") AS ")
-			w.S(w.Col("", compiler.RegUpdated))
+			if op.Version != "" {
+				older := Older(w, "t", "s", op.Version)
+				w.S(", COUNT(", k, ") - COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
+				w.S(w.Col("", compiler.RegUpdated))
+				w.S(", COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
+				w.S(w.Col("", compiler.RegIgnored))
+			} else {
+				w.S(", COUNT(", k, ") AS ")
+				w.S(w.Col("", compiler.RegUpdated))
+			}
 			w.S("\nFROM ")
-			w.S(MergeSource(w, op.Stage, op.Source, op.Window, op.Key))
+			w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
 			w.S(" AS s\nLEFT JOIN ")
 			w.S(w.Table(op.Target))
 			w.S(" AS t ON ")
@@ -358,11 +372,14 @@ func renderOp(w *Writer, op compiler.Op) {
 			break
 		}
 		w.S("SELECT COUNT(*)\nFROM ")
-		w.S(MergeSource(w, op.Stage, op.Source, op.Window, op.Key))
+		w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
 		w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
 		w.S(w.Table(op.Target))
 		w.S(" AS t\n  WHERE ")
 		w.S(keyMatch(w, "t", op.Key, op.NullSafe))
+		if op.Version != "" {
+			w.S("\n    AND ", Newer(w, "t", "s", op.Version))
+		}
 		w.S("\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ")
@@ -746,7 +763,11 @@ func Merge(w *Writer, op compiler.MergeRows) {
 	w.S(" AS s\nON ")
 	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
-		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
+		w.S("\nWHEN MATCHED ")
+		if op.Version != "" {
+			w.S("AND ", Newer(w, "t", "s", op.Version), " ")
+		}
+		w.S("THEN UPDATE SET\n  ")
 		w.S(SetList(w, "", set, FromStage(w), ",\n  "))
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (")
@@ -754,6 +775,30 @@ func Merge(w *Writer, op compiler.MergeRows) {
 	w.S(")\n  VALUES (")
 	w.S(w.Idents("s", op.Columns))
 	w.S(")")
+}
+
+// matchedCols are the columns a CountMatched reads of what the merge
+// reads: the key, and the version its guard compares.
+func matchedCols(op compiler.CountMatched) []string {
+	if op.Version == "" {
+		return op.Key
+	}
+	return append(append([]string(nil), op.Key...), op.Version)
+}
+
+// Newer spells a merge's version guard: the incoming row (alias in) is
+// applied to the target's (alias t) where its version is newer or equal,
+// NULL being the oldest version.
+func Newer(w *Writer, t, in, version string) string {
+	tv := w.Col(t, version)
+	return "(" + tv + " IS NULL OR " + w.Col(in, version) + " >= " + tv + ")"
+}
+
+// Older is Newer's negation: the target's version (alias t) is newer than
+// the incoming row's (alias in).
+func Older(w *Writer, t, in, version string) string {
+	tv, iv := w.Col(t, version), w.Col(in, version)
+	return "(" + tv + " IS NOT NULL AND (" + iv + " IS NULL OR " + iv + " < " + tv + "))"
 }
 
 // UpdateThenInsert spells a merge as two statements, for engines without

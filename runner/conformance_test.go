@@ -68,6 +68,8 @@ type (
 	// corrupt multiplies col by 100 in the target's rows of the partitions
 	// in [from, to): story 2's currency bug.
 	corrupt struct{ col, from, to string }
+	// dropTarget drops the target table behind incrc's back.
+	dropTarget struct{}
 )
 
 // run is incrc run (full: --full-refresh) of the pipeline under test.
@@ -256,6 +258,9 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.source++
 		case corrupt:
 			c.corrupt(s)
+		case dropTarget:
+			e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+			c.st = nil
 		case run:
 			c.run(what, s, Options{})
 		case crash:
@@ -432,6 +437,9 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	if s.want != nil {
 		checkCounts(t, what, res, *s.want)
 	}
+	if msg := accounted(c.inc, res); msg != "" {
+		t.Errorf("%s: %s: %+v", what, msg, countsOf(res))
+	}
 	if s.catalogNote != "" {
 		reads := c.e.tg.Dialect.Name() == "duckdb" || c.e.tg.Dialect.Name() == "postgres"
 		if strings.Contains(res.Note, s.catalogNote) != reads {
@@ -446,6 +454,33 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	c.logCheck(what, res, st)
 	c.expectRows(what, s.rows, s.quarantine)
 	c.promise(what, s.until, s.missed)
+}
+
+// accounted checks that a run's counts say what became of every row it
+// read: written (inserted, updated; a change log's delete, deleted),
+// quarantined, ignored (a dedupe's older versions, versions older than
+// the target's, a change log's superseded changes) or skipped (finalized
+// partitions). Elsewhere deleted counts rows of the target that no row
+// read stands for, and is left out: the rows a full refresh replaced, the
+// key a merge retracts when its newest version is quarantined (one per
+// quarantined row at most). A partition overwrite counts the rows of the
+// partitions it rewrites, not those it read, and a type-2 dimension its
+// versions: there the sum is not the rows read, and is not checked.
+func accounted(p *compiler.Plan, r *Result) string {
+	written := r.RowsInserted + r.RowsUpdated + r.RowsQuarantined + r.RowsIgnored + r.RowsSkipped
+	switch {
+	case p.Strategy == compiler.CDCApply:
+		written += r.RowsDeleted
+	case p.Strategy == compiler.OverwritePartitions && r.Kind == "run", p.Strategy == compiler.SCD2Strategy:
+		return ""
+	case r.Kind == "run" && r.RowsDeleted > r.RowsQuarantined:
+		return fmt.Sprintf("deleted %d rows, more than the %d it quarantined", r.RowsDeleted, r.RowsQuarantined)
+	}
+	if written != r.RowsRead {
+		return fmt.Sprintf("read %d, but inserted + updated + quarantined + ignored + skipped%s = %d: rows read are unaccounted for",
+			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[p.Strategy == compiler.CDCApply], written)
+	}
+	return ""
 }
 
 // logCheck: the run log's newest row (in st) is the result the run

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -135,8 +136,14 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	if pr.Force != "" && !opts.Force {
 		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
+	}
+	if err := targetKept(ctx, c, conn, pr); err != nil {
+		return nil, err
 	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
@@ -261,7 +268,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		m.stateTx = nil
 	}
 	if err != nil {
-		r.fail(ctx, err)
+		r.fail(ctx, m, err)
 	}
 	r.read(m)
 	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
@@ -367,7 +374,7 @@ func (r *recorder) read(m *machine) {
 // fail records a failed run after its transaction rolled back: rows read
 // are what it saw, nothing was written, the watermark did not move. The
 // record goes over a fresh connection when the run's own died.
-func (r *recorder) fail(ctx context.Context, cause error) {
+func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
 	if dp := deadPeer(ctx); dp != nil {
 		r.vals["error"] = r.t.scrub.Scrub(fmt.Sprintf("%v (%v)", dp, cause))
@@ -375,6 +382,11 @@ func (r *recorder) fail(ctx context.Context, cause error) {
 		// Cancelled (a signal, a scheduler): rolled back like a failure,
 		// recorded as what it is.
 		r.vals["status"] = StatusCancelled
+	}
+	if m != nil && m.filesNoted != "" {
+		// Nothing of the files the run listed was loaded.
+		note, _ := r.vals["note"].(string)
+		r.vals["note"] = strings.Replace(note, m.filesNoted, m.failedFilesNote(), 1)
 	}
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)

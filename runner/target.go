@@ -133,7 +133,11 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			path = u.Path
 		}
 		driverName, name = "sqlite", "sqlite"
-		dsn = path + "?_pragma=busy_timeout(10000)&_txlock=immediate"
+		// _dqs=0 turns off SQLite's legacy double-quoted-string rule on
+		// every connection: a quoted name that resolves to no column is an
+		// error, as on every other engine, never the string of its own
+		// text (a missing key column would make every row one key).
+		dsn = path + "?_pragma=busy_timeout(10000)&_txlock=immediate&_dqs=0"
 	case "pgx", "postgres":
 		name = "postgres"
 		cfg, err := pgx.ParseConfig(u.DSN)

@@ -82,11 +82,20 @@ func runCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		clashes, err := pr.clashes(ctx, tg)
+		if err != nil {
+			return c.fail(e, "%v", err)
+		}
 		for _, plan := range plans {
 			if ctx.Err() != nil {
 				// Cancelled: the pipelines not started yet are not run.
 				c.errorf(e, "%s: not run: cancelled", plan.Pipeline)
 				code = exitCancelled
+				continue
+			}
+			if msg, ok := clashes[plan.Pipeline]; ok {
+				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
+				code = exitError
 				continue
 			}
 			res, err := tg.Run(ctx, plan, opts)

@@ -16,10 +16,11 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
-	_ dialects.SourceTyper = (*Dialect)(nil)
+	_ dialects.Dialect       = (*Dialect)(nil)
+	_ dialects.TableResolver = (*Dialect)(nil)
+	_ dialects.OpRenderer    = (*Dialect)(nil)
+	_ dialects.TimeTruncer   = (*Dialect)(nil)
+	_ dialects.SourceTyper   = (*Dialect)(nil)
 
 	_ dialects.CountingMerger = (*Dialect)(nil)
 )
@@ -33,8 +34,25 @@ var (
 // the key), so the rows inserted are after minus before and the rest were
 // updated. The reading parts (before and after the MERGE) add up.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key) + " AS s"
-	if op.Tally {
+	cols := op.Key
+	if op.Tally && op.Version != "" {
+		cols = append(append([]string(nil), op.Key...), op.Version)
+	}
+	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols) + " AS s"
+	if op.Tally && op.Version != "" {
+		// The rows the version guard keeps from the update are matched
+		// but neither inserted nor updated: counted by a join with the
+		// target, the one read of it the size trick cannot avoid.
+		// (merged, -before, merged + before - ignored, ignored), then
+		// (0, after, -after, 0).
+		// The probe is counted once, in a subquery both counts read.
+		target := w.Table(op.Target)
+		read, ignored := w.Col("", compiler.RegRead), w.Col("", compiler.RegIgnored)
+		w.S("SELECT ", read, ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
+			", ", read, " + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated), ", ", ignored,
+			"\nFROM (\n  SELECT COUNT(*) AS ", read, ", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM ", target, " AS t WHERE ", dialects.KeyMatch(w, op.Key, false),
+			" AND ", dialects.Older(w, "t", "s", op.Version), ")) AS ", ignored, "\n  FROM ", strings.ReplaceAll(merged, "\n", "\n  "), "\n) AS incrc_counts")
+	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
 		target := w.Table(op.Target)
 		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
@@ -51,8 +69,11 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	// Each part quotes its own names: the lex-back reads a part against
 	// what its Writer calls spelled.
 	if tally {
-		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated),
-			"\nFROM ", w.Table(op.Target))
+		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated))
+		if op.Version != "" {
+			w.S(", 0 AS ", w.Col("", compiler.RegIgnored))
+		}
+		w.S("\nFROM ", w.Table(op.Target))
 	} else {
 		w.S("SELECT -COUNT(*)\nFROM ", w.Table(op.Target))
 	}
@@ -63,8 +84,26 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true, FoldsNames: true, DefaultSchema: "main",
 		Note: "DuckDB allows one writing process per database file."}
+}
+
+// ResolveTable says which table t is: DuckDB compares names without case,
+// reads an unqualified name in the current database and schema, and a.b
+// as the schema a of the current database when there is one, else as the
+// database a (its schema main).
+func (*Dialect) ResolveTable(t compiler.Table) (string, []any) {
+	p := t.Parts
+	switch len(p) {
+	case 1:
+		return `SELECT lower(current_database()), lower(current_schema()), lower($1)`, []any{p[0]}
+	case 2:
+		return `SELECT lower(CASE WHEN s.found OR NOT d.found THEN current_database() ELSE $1 END),
+  lower(CASE WHEN s.found OR NOT d.found THEN $1 ELSE 'main' END), lower($2)
+FROM (SELECT count(*) > 0 AS found FROM duckdb_schemas() WHERE database_name = current_database() AND lower(schema_name) = lower($1)) AS s,
+  (SELECT count(*) > 0 AS found FROM duckdb_databases() WHERE lower(database_name) = lower($1)) AS d`, []any{p[0], p[1]}
+	}
+	return `SELECT lower($1), lower($2), lower($3)`, []any{p[len(p)-3], p[len(p)-2], p[len(p)-1]}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -15,6 +15,7 @@ type Dialect struct{}
 
 var (
 	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.TableResolver  = (*Dialect)(nil)
 	_ dialects.OpRenderer     = (*Dialect)(nil)
 	_ dialects.TimeTruncer    = (*Dialect)(nil)
 	_ dialects.SourceTyper    = (*Dialect)(nil)
@@ -25,8 +26,26 @@ var (
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true, DefaultSchema: "public",
 		Note: "PostgreSQL 15 or later (MERGE)."}
+}
+
+// ResolveTable asks the catalog which table t is: the one its name finds
+// on the search_path (to_regclass reads the quoted name as the engine
+// does), or, not there yet, where CREATE TABLE would put it.
+func (d *Dialect) ResolveTable(t compiler.Table) (string, []any) {
+	quoted := make([]string, len(t.Parts))
+	for i, p := range t.Parts {
+		quoted[i] = d.QuoteIdent(p)
+	}
+	schema := ""
+	if s := t.Schema(); len(s) > 0 {
+		schema = s[len(s)-1]
+	}
+	return `SELECT current_database()::text, COALESCE(n.nspname::text, NULLIF($2::text, ''), current_schema()::text), COALESCE(c.relname::text, $3::text)
+FROM (SELECT to_regclass($1::text) AS oid) AS r
+LEFT JOIN pg_class AS c ON c.oid = r.oid
+LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace`, []any{strings.Join(quoted, "."), schema, t.Name()}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -141,8 +160,14 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		// LIMIT 1 in a lateral subquery: a probe of the target's key per
 		// staged row, never a scan of the whole target.
-		w.S("SELECT COUNT(*)\nFROM ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
-			dialects.KeyMatch(w, op.Key, false), "\n  LIMIT 1\n) AS m")
+		cols := op.Key
+		guard := ""
+		if op.Version != "" {
+			cols = append(append([]string(nil), op.Key...), op.Version)
+			guard = " AND " + dialects.Newer(w, "t", "s", op.Version)
+		}
+		w.S("SELECT COUNT(*)\nFROM ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
+			dialects.KeyMatch(w, op.Key, false), guard, "\n  LIMIT 1\n) AS m")
 		return true, nil
 	case compiler.AnalyzeTable:
 		// Autovacuum never analyzes a temporary table: without this the
@@ -235,6 +260,9 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 		return
 	}
 	w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "EXCLUDED." + w.Col("", c) }, ",\n  "))
+	if op.Version != "" {
+		w.S("\n  WHERE ", dialects.Newer(w, "t", "EXCLUDED", op.Version))
+	}
 }
 
 // CountingMerge counts the rows the upsert updated in the upsert itself:
@@ -244,6 +272,21 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
+	}
+	if op.Tally && op.Version != "" {
+		// The rows the guard keeps from the update are in no RETURNING:
+		// the window is read once, into a CTE that the upsert and the
+		// count of rows read both read.
+		read := compiler.Table{Parts: []string{"incrc_read"}}
+		w.S("WITH ", w.Table(read), " AS ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Columns), ", incrc_written AS (\n  ")
+		from := op
+		from.Source, from.Stage = nil, read
+		w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, from) }), "\n", "\n  "))
+		w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\n")
+		n := "(SELECT COUNT(*) FROM " + w.Table(read) + ")"
+		w.S("SELECT ", n, " AS ", w.Col("", compiler.RegRead), ", COUNT(*) FILTER (WHERE incrc_inserted) AS ", w.Col("", compiler.RegInserted),
+			", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ", w.Col("", compiler.RegUpdated), ", ", n, " - COUNT(*) AS ", w.Col("", compiler.RegIgnored), "\nFROM incrc_written")
+		return true
 	}
 	w.S("WITH incrc_written AS (\n  ")
 	w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, op) }), "\n", "\n  "))
