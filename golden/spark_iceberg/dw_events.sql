@@ -21,14 +21,14 @@
 -- strategy: overwrite_partitions, watermark ingested_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 --
 -- program setup:
 --   create_schema
@@ -264,6 +264,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- name: read_state
 -- phase: state
@@ -280,6 +285,11 @@ WHERE `pipeline` = ?;
 UPDATE `incrc_state`
 SET `lease_expires_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `lease_expires_at` <=> ?;
 
 -- name: release_lease
 -- phase: state
@@ -289,6 +299,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: force_release
 -- phase: state
@@ -298,6 +313,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: abandon_runs
 -- phase: state
@@ -392,18 +412,22 @@ WHERE `ingested_at` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 DELETE FROM `incrc_stage_dw_events`
 WHERE `ingested_at` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: count_invalid
 -- phase: write
@@ -415,8 +439,10 @@ WHERE `event_date` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 DELETE FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: count_staged
 -- phase: write
@@ -433,6 +459,13 @@ SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?;
 
 -- name: record_finish
 -- phase: write
@@ -484,7 +517,9 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`events`;
 DELETE FROM `dw`.`events`;
+SELECT -COUNT(*) FROM `dw`.`events`;
 -- params: start, hi
 INSERT INTO `dw`.`events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
@@ -525,9 +560,11 @@ WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= ? AND t.`event_date` < ? THEN D
 -- name: clear_markers
 -- phase: state
 -- backfill --restart: forget which partitions of this backfill are done.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- name: read_markers
 -- phase: state
@@ -551,9 +588,11 @@ LIMIT 100;
 -- name: delete_marker
 -- phase: write
 -- Replace a partition's marker (with the rewrite, in its transaction).
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- name: insert_marker
 -- phase: write

@@ -20,14 +20,14 @@
 --   for duckdb; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 --
 -- program setup:
 --   create_schema
@@ -256,6 +256,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- name: read_state
 -- phase: state
@@ -272,6 +277,11 @@ WHERE `pipeline` = ?;
 UPDATE `incrc_state`
 SET `lease_expires_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `lease_expires_at` <=> ?;
 
 -- name: release_lease
 -- phase: state
@@ -281,6 +291,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: force_release
 -- phase: state
@@ -290,6 +305,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: abandon_runs
 -- phase: state
@@ -384,6 +404,7 @@ FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 INSERT INTO `incrc_stage_dw_landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM (
@@ -392,6 +413,7 @@ FROM (
   FROM `incrc_raw_dw_landed_orders` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -408,6 +430,7 @@ WHERE `order_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 MERGE INTO `dw`.`landed_orders` AS t
 USING (
   SELECT s.`order_id`
@@ -416,12 +439,15 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 DELETE FROM `incrc_stage_dw_landed_orders`
 WHERE `order_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: count_staged
 -- phase: write
@@ -451,14 +477,18 @@ WHEN NOT MATCHED THEN INSERT (`order_id`, `amount`, `updated_at`, `day`)
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 DELETE FROM `dw`.`landed_orders`;
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 INSERT INTO `dw`.`landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM `incrc_stage_dw_landed_orders`;
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: advance_watermark
 -- phase: write
@@ -469,6 +499,13 @@ SET `watermark` = ?,
     `spec_hash` = ?,
     `updated_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?;
 
 -- name: record_finish
 -- phase: write
@@ -582,16 +619,20 @@ ORDER BY `path`;
 -- name: clear_files
 -- phase: write
 -- Full refresh: forget every file loaded (all are loaded again, in this transaction).
+SELECT COUNT(*) FROM `incrc_files`;
 -- params: pipeline
 DELETE FROM `incrc_files`
 WHERE `pipeline` = ?;
+SELECT -COUNT(*) FROM `incrc_files`;
 
 -- name: forget_file
 -- phase: write
 -- A file loaded again (rewritten in place, --reload-rewritten): its old record goes.
+SELECT COUNT(*) FROM `incrc_files`;
 -- params: pipeline, path
 DELETE FROM `incrc_files`
 WHERE `pipeline` = ? AND `path` = ?;
+SELECT -COUNT(*) FROM `incrc_files`;
 
 -- name: record_file
 -- phase: write
