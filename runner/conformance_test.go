@@ -162,10 +162,10 @@ type rebuild struct {
 // TestConformance runs every scenario on every executed engine.
 func TestConformance(t *testing.T) {
 	all := scenarios()
-	for _, eng := range engines() {
+	for _, eng := range append(engines(), distributedEngines()...) {
 		for _, sc := range all {
 			t.Run(eng.name+"/"+sc.name, func(t *testing.T) {
-				if !sc.serial {
+				if !sc.serial && !eng.serial {
 					t.Parallel()
 				}
 				conform(t, eng, sc)

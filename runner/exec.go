@@ -125,6 +125,9 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 	if err != nil {
 		return 0, err
 	}
+	if counted(st.Parts) {
+		return c.readAffected(ctx, q, name, vals)
+	}
 	var affected int64
 	var unknown error
 	for _, part := range st.Parts {
@@ -150,6 +153,40 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 		return 0, unknown
 	}
 	return affected, nil
+}
+
+// counted: the dialect spelled the statement with parts that read the
+// rows it changes (a count before and after a write whose engine reports
+// none: dialects.CountedWrite), instead of leaving them to the driver.
+func counted(parts []dialects.Part) bool {
+	for _, p := range parts {
+		if p.Reads {
+			return true
+		}
+	}
+	return false
+}
+
+// readAffected runs a counted statement's parts in order and adds up the
+// one value each reading part returns. A NULL is a count the engine could
+// not give: unknown, never 0.
+func (c *compiled) readAffected(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	rows, err := c.countRows(ctx, q, name, vals, 1)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, row := range rows {
+		if row[0] == nil {
+			return 0, &rowsUnknownError{fmt.Errorf("%s: a count of the rows it changed read NULL", name)}
+		}
+		x, err := asInt(row[0])
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		n += x
+	}
+	return n, nil
 }
 
 // rowsUnknownError is exec's error when the statement ran but the driver
