@@ -105,3 +105,11 @@ func refersTo(e compiler.Expr, cols map[string]bool) bool {
 // Shared spells op the shared way, whatever the dialect's own spelling:
 // for a dialect that wraps the shared statement (CountedWrite).
 func Shared(w *Writer, op compiler.Op) { renderOp(w, op) }
+
+// ConflictTeller is implemented by dialects whose engines commit
+// optimistically (Delta Lake, Iceberg): Conflict reports an error that
+// says the statement lost a commit conflict with a concurrent one and
+// committed nothing.
+type ConflictTeller interface {
+	Conflict(err error) bool
+}

@@ -121,6 +121,44 @@ func (c *compiled) deadline(ctx context.Context) (context.Context, context.Cance
 // exec runs a statement and returns the rows its parts affected, summed.
 // A statement the dialect has nothing to do for affects nothing.
 func (c *compiled) exec(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := c.execOnce(ctx, q, name, vals)
+		if err == nil || attempt >= conflictRetries || !c.retriesConflict(name, err) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, err
+		case <-time.After(time.Duration(attempt*attempt) * 200 * time.Millisecond):
+		}
+	}
+}
+
+// conflictRetries bounds how often a bookkeeping statement that lost a
+// commit conflict runs again.
+const conflictRetries = 5
+
+// retriesConflict: the statement lost a commit conflict on an engine with
+// optimistic commits (Delta Lake, Iceberg: dialects.ConflictTeller) and is
+// one of the bookkeeping statements on the state tables every pipeline
+// shares (the state row, its lease, the run log, the advance), which are
+// conditional or idempotent: a conflict commits nothing, so running one
+// again is safe, and two pipelines scheduled at the same minute would
+// otherwise fail each other's runs. A write to a pipeline's own tables is
+// not retried here: it fails the run, whose next run converges.
+func (c *compiled) retriesConflict(name string, err error) bool {
+	ct, ok := c.d.(dialects.ConflictTeller)
+	if !ok || !ct.Conflict(err) {
+		return false
+	}
+	st := c.plan.Statement(name)
+	if st == nil {
+		return false
+	}
+	return st.Phase == compiler.PhaseState || name == compiler.StmtAdvance || name == compiler.StmtRecordFinish
+}
+
+func (c *compiled) execOnce(ctx context.Context, q querier, name string, vals params) (int64, error) {
 	st, err := c.statement(name)
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"database/sql/driver"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,58 @@ func TestTargetURLs(t *testing.T) {
 	} {
 		if _, err := trinoConfig(raw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+}
+
+// TestConflictRetries: a lost commit on Delta Lake or Iceberg runs a
+// bookkeeping statement again; a write to the pipeline's own tables, an
+// error that is not a conflict, and engines without optimistic commits
+// are not retried.
+func TestConflictRetries(t *testing.T) {
+	yaml := strings.NewReplacer("{target}", "inc", "{id}", "x").Replace(productsSpec)
+	s, err := compiler.Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := compiler.Validate(s); len(d) > 0 {
+		t.Fatal(d.Err())
+	}
+	p, err := compiler.Lower(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conflict := errors.New("execution error: [DELTA_CONCURRENT_APPEND.WITHOUT_HINT] Transaction conflict detected")
+	iceberg := errors.New("org.apache.iceberg.exceptions.CommitFailedException: Cannot commit")
+	trinoConflict := errors.New(`trino: query failed (200 OK): "ICEBERG_COMMIT_ERROR: Failed to commit"`)
+	other := errors.New("[TABLE_OR_VIEW_NOT_FOUND] The table or view cannot be found")
+	for _, c := range []struct {
+		dialect, stmt string
+		err           error
+		want          bool
+	}{
+		{"spark", compiler.StmtInitState, conflict, true},
+		{"spark", compiler.StmtAcquireLease, conflict, true},
+		{"spark", compiler.StmtAdvance, conflict, true},
+		{"spark_iceberg", compiler.StmtRecordStart, iceberg, true},
+		{"trino", compiler.StmtReleaseLease, trinoConflict, true},
+		{"spark", compiler.StmtAcquireLease, other, false},
+		{"spark", compiler.StmtCountSource, conflict, false},
+		{"duckdb", compiler.StmtAcquireLease, conflict, false},
+	} {
+		d, err := all.Lookup(c.dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := compile(d, p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Statement(c.stmt) == nil {
+			t.Fatalf("the plan has no %s", c.stmt)
+		}
+		if got := cp.retriesConflict(c.stmt, c.err); got != c.want {
+			t.Errorf("%s %s %q: retried %v, want %v", c.dialect, c.stmt, c.err, got, c.want)
 		}
 	}
 }

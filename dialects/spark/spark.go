@@ -51,12 +51,33 @@ type Dialect struct {
 }
 
 var (
-	_ dialects.Dialect      = (*Dialect)(nil)
-	_ dialects.OpRenderer   = (*Dialect)(nil)
-	_ dialects.StringQuoter = (*Dialect)(nil)
-	_ dialects.TimeTruncer  = (*Dialect)(nil)
-	_ dialects.Literaler    = (*Dialect)(nil)
+	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.OpRenderer     = (*Dialect)(nil)
+	_ dialects.StringQuoter   = (*Dialect)(nil)
+	_ dialects.TimeTruncer    = (*Dialect)(nil)
+	_ dialects.Literaler      = (*Dialect)(nil)
+	_ dialects.ConflictTeller = (*Dialect)(nil)
 )
+
+// conflicts are the error classes of a lost commit: Delta Lake's
+// Concurrent*Exception and their error conditions, Iceberg's
+// CommitFailedException and the validation of concurrent files.
+var conflicts = []string{
+	"DELTA_CONCURRENT_", "ConcurrentAppendException", "ConcurrentDeleteReadException",
+	"ConcurrentDeleteDeleteException", "ConcurrentTransactionException", "ConcurrentWriteException",
+	"DELTA_METADATA_CHANGED", "CommitFailedException", "Found conflicting files",
+}
+
+// Conflict reports a lost commit (dialects.ConflictTeller).
+func (*Dialect) Conflict(err error) bool {
+	msg := err.Error()
+	for _, c := range conflicts {
+		if strings.Contains(msg, c) {
+			return true
+		}
+	}
+	return false
+}
 
 func (d *Dialect) Name() dialects.Name {
 	if d.Iceberg {

@@ -34,12 +34,19 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
-	_ dialects.ParamTyper  = (*Dialect)(nil)
-	_ dialects.Literaler   = (*Dialect)(nil)
+	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.OpRenderer     = (*Dialect)(nil)
+	_ dialects.TimeTruncer    = (*Dialect)(nil)
+	_ dialects.ParamTyper     = (*Dialect)(nil)
+	_ dialects.Literaler      = (*Dialect)(nil)
+	_ dialects.ConflictTeller = (*Dialect)(nil)
 )
+
+// Conflict reports a lost Iceberg commit (dialects.ConflictTeller).
+func (*Dialect) Conflict(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "ICEBERG_COMMIT_ERROR") || strings.Contains(msg, "CommitFailedException")
+}
 
 func (*Dialect) Name() dialects.Name { return "trino" }
 
