@@ -297,7 +297,7 @@ func (e *env) dropSchemas() {
 	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, compiler.FilesTable} {
 		// The id is [a-z0-9_]: safe to spell in the statement.
 		stmt := "DELETE FROM " + tg.Dialect.QuoteIdent(tb.Name()) + " WHERE pipeline LIKE '%" + e.id + "'"
-		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") {
+		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") && !strings.Contains(err.Error(), "TABLE_OR_VIEW_NOT_FOUND") {
 			e.t.Errorf("cleanup: %s: %v", stmt, err)
 		}
 	}
