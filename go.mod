@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/apache/arrow-go/v18 v18.5.1
 	github.com/apache/spark-connect-go v0.1.1-0.20250826122459-0e3d565b63e6
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/go-cmp v0.7.0
@@ -13,7 +14,9 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/trinodb/trino-go-client v1.1.0
 	github.com/xo/dburl v0.58.0
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.62.0
 )
 

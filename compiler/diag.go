@@ -25,6 +25,11 @@ func (p Pos) String() string {
 type Diagnostic struct {
 	Pos Pos
 	Msg string
+	// Pipelines names the pipelines a problem of the project as a whole
+	// involves (two that write one table, a cycle): besides the one whose
+	// file it is in, it keeps them from running. Empty for a problem of
+	// one file.
+	Pipelines []string
 }
 
 func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Msg }
@@ -67,6 +72,11 @@ func (ds Diagnostics) Sort() {
 
 func (ds *Diagnostics) add(p Pos, format string, args ...any) {
 	*ds = append(*ds, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+// addFor adds a problem of the project that involves pipelines.
+func (ds *Diagnostics) addFor(pipelines []string, p Pos, format string, args ...any) {
+	*ds = append(*ds, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...), Pipelines: pipelines})
 }
 
 // suggest returns ` (did you mean "x"?)` for the known word closest to

@@ -169,3 +169,20 @@ func TestParseMeasure(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLiteralsPrintable: a check's literal holding a character a
+// reviewer cannot see (a bidirectional control, a zero-width character,
+// a no-break space) is refused where it is.
+func TestCheckLiteralsPrintable(t *testing.T) {
+	for _, r := range []rune{0x202E, 0x2066, 0x200F, 0x200B, 0x200D, 0xFEFF, 0x00A0, 0x2028} {
+		src := "note <> 'ab" + string(r) + "c'"
+		_, err := ParseExpr(src, []string{"note"})
+		var oe *OffsetError
+		if !errors.As(err, &oe) || oe.Off != len("note <> 'ab") {
+			t.Errorf("%U: got %v, want it refused at its offset", r, err)
+		}
+	}
+	if _, err := ParseExpr("note <> 'prix: 5 €, ça va'", []string{"note"}); err != nil {
+		t.Errorf("printable text is a literal: %v", err)
+	}
+}

@@ -70,6 +70,11 @@ func (v *validator) foreign() {
 		case strings.IndexFunc(f.Value, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
 			v.errf(f.Pos, "source.files %s holds a control character: a glob is one line of printable text", quote(f.Value))
 		}
+		if !src.ByFile.Set() && strings.ContainsAny(f.Value, "{}") {
+			// Read by a column's window, the glob is DuckDB's own, which has
+			// no braces: it would look for a file named with them.
+			v.errf(f.Pos, "source.files %s: a brace pattern is read with watermark: {files: new}; by a column's window the glob is DuckDB's, which has no {a,b}: give one glob (a pipeline per folder), or load by file", quote(f.Value))
+		}
 		if fm := src.Format; fm.Set() && !contains(FileFormats, fm.Value) {
 			v.errf(fm.Pos, "source.format %s: parquet, csv or json%s", quote(fm.Value), suggest(fm.Value, FileFormats))
 		} else if FileFormat(src) == "" {
@@ -132,7 +137,20 @@ var filesColumns = []Col{
 	{Name: "mtime", Type: varchar(40)},
 	{Name: "run_id", Type: varchar(64)},
 	{Name: "loaded_at", Type: varchar(40)},
+	{Name: "content_hash", Type: varchar(64)},
 }
+
+// addedFilesColumns are the bookmark's columns an older incrc did not
+// create: setup adds them.
+var addedFilesColumns = []string{"content_hash"}
+
+// StmtProbeFiles reads the bookmark's columns.
+const StmtProbeFiles = "probe_files"
+
+func addFilesColumn(name string) string { return "add_files_" + name }
+
+// filesColumnPrefix names the registers probe_files sets.
+const filesColumnPrefix = "files."
 
 // files adds the bookmark's statements: the table of loaded files, the
 // files a pipeline loaded, and each file's record.
@@ -141,18 +159,21 @@ func (l *lowerer) files() {
 	if p.From == nil || !p.From.ByFile {
 		return
 	}
-	pPath, pSize, pMtime := Param{"path", PText}, Param{"size", PInt}, Param{"mtime", PText}
-	l.add(StmtCreateFiles, PhaseSetup, "The bookmark of files sources: each file a pipeline loaded, with its size and modification time.",
+	pPath, pSize, pMtime, pHash := Param{"path", PText}, Param{"size", PInt}, Param{"mtime", PText}, Param{"content_hash", PText}
+	l.add(StmtCreateFiles, PhaseSetup, "The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.",
 		CreateTable{Table: FilesTable, Columns: filesColumns, PrimaryKey: []string{"pipeline", "path"}})
-	l.add(StmtReadFiles, PhaseState, "The files this pipeline loaded: the run loads the others.",
-		SelectRows{Table: FilesTable, Columns: []string{"path", "size", "mtime"}, Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"path", false}}}, pPipeline)
+	l.add(StmtProbeFiles, PhaseSetup, "The bookmark's columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: FilesTable}})
+	l.addColumns(FilesTable, filesColumns, addedFilesColumns, addFilesColumn, "a bookmark an older incrc created")
+	l.add(StmtReadFiles, PhaseState, "The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.",
+		SelectRows{Table: FilesTable, Columns: []string{"path", "size", "mtime", "content_hash"}, Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"path", false}}}, pPipeline)
 	l.add(StmtClearFiles, PhaseWrite, "Full refresh: forget every file loaded (all are loaded again, in this transaction).",
 		DeleteRows{Table: FilesTable, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtForgetFile, PhaseWrite, "A file loaded again (rewritten in place, --reload-rewritten): its old record goes.",
 		DeleteRows{Table: FilesTable, Where: and(colEq("pipeline", pPipeline), colEq("path", pPath))}, pPipeline, pPath)
-	l.add(StmtRecordFile, PhaseWrite, "Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.",
-		InsertValues{Table: FilesTable, Columns: []string{"pipeline", "path", "size", "mtime", "run_id", "loaded_at"},
-			Values: []Expr{ref(pPipeline), ref(pPath), ref(pSize), ref(pMtime), ref(pRunID), ref(pNow)}}, pPipeline, pPath, pSize, pMtime, pRunID, pNow)
+	l.add(StmtRecordFile, PhaseWrite, "Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.",
+		InsertValues{Table: FilesTable, Columns: []string{"pipeline", "path", "size", "mtime", "run_id", "loaded_at", "content_hash"},
+			Values: []Expr{ref(pPipeline), ref(pPath), ref(pSize), ref(pMtime), ref(pRunID), ref(pNow), ref(pHash)}}, pPipeline, pPath, pSize, pMtime, pRunID, pNow, pHash)
 }
 
 // sourceOf returns the relation an operation reads rows from, when it

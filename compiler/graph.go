@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
@@ -75,7 +76,7 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 			if via == "source" && s.Watermark != nil {
 				mine := savedType(s)
 				if mine.IsInteger() != up.Watermark.IsInteger() {
-					diags.add(s.Source.Table.Pos, "source %s is the target of pipeline %q (%s), whose saved watermark is a%s %s, and this pipeline's watermark %s is a%s %s: a window cannot be bounded by what %s has written; give both integer watermarks or both time watermarks",
+					diags.addFor([]string{u.Pipeline.Value, s.Pipeline.Value}, s.Source.Table.Pos, "source %s is the target of pipeline %q (%s), whose saved watermark is a%s %s, and this pipeline's watermark %s is a%s %s: a window cannot be bounded by what %s has written; give both integer watermarks or both time watermarks",
 						quote(s.Source.Table.Value), u.Pipeline.Value, u.File, article(up.Watermark.String()), up.Watermark, s.Watermark.Column.Value, article(mine.String()), mine, u.Pipeline.Value)
 					return
 				}
@@ -161,7 +162,7 @@ func cycles(specs []*Spec) Diagnostics {
 							}
 						}
 					}
-					diags.add(pos, "pipelines %s form a cycle (each reads the target of the one before it): no order runs each after its upstream; break the cycle", text)
+					diags.addFor(loop, pos, "pipelines %s form a cycle (each reads the target of the one before it): no order runs each after its upstream; break the cycle", text)
 				}
 			}
 		}
@@ -232,21 +233,21 @@ func RunOrder(specs []*Spec) []*Spec {
 			}
 		}
 	}
-	var ready intHeap
+	ready := &intHeap{}
 	for i, n := range waits {
 		if n == 0 {
-			ready.push(i)
+			heap.Push(ready, i)
 		}
 	}
 	taken := make([]bool, len(specs))
 	out := make([]*Spec, 0, len(specs))
-	for len(ready) > 0 {
-		i := ready.pop()
+	for ready.Len() > 0 {
+		i := heap.Pop(ready).(int)
 		taken[i] = true
 		out = append(out, specs[i])
 		for _, j := range down[i] {
 			if waits[j]--; waits[j] == 0 {
-				ready.push(j)
+				heap.Push(ready, j)
 			}
 		}
 	}
@@ -259,43 +260,18 @@ func RunOrder(specs []*Spec) []*Spec {
 	return out
 }
 
-// intHeap is a min-heap of ints.
+// intHeap is a min-heap of ints (container/heap): the specs ready to
+// take, the first given first.
 type intHeap []int
 
-func (h *intHeap) push(v int) {
-	*h = append(*h, v)
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(v any)        { *h = append(*h, v.(int)) }
+func (h *intHeap) Pop() any {
 	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[p] <= a[i] {
-			break
-		}
-		a[p], a[i] = a[i], a[p]
-		i = p
-	}
-}
-
-func (h *intHeap) pop() int {
-	a := *h
-	v := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && a[l] < a[m] {
-			m = l
-		}
-		if r := l + 1; r < n && a[r] < a[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
+	v := a[len(a)-1]
+	*h = a[:len(a)-1]
 	return v
 }
 

@@ -183,6 +183,9 @@ func readTextBefore(s Step) string {
 		t = "counts -> " + into()
 	case ReadRows:
 		t = "rows -> " + into()
+		if s.Fail != "" {
+			t += "; fails on a row"
+		}
 	case ReadPartitions:
 		t = "partitions; rows -> " + into() + " (finalized: also " + RegSkipped + ")"
 	case ReadColumns:

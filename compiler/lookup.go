@@ -304,6 +304,7 @@ func checkLookups(specs []*Spec) Diagnostics {
 
 func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	var diags Diagnostics
+	involved := []string{dim.Pipeline.Value, s.Pipeline.Value}
 	scd2 := dim.Strategy.Value == string(SCD2Strategy)
 	var names []String
 	if scd2 {
@@ -311,11 +312,11 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	}
 	switch {
 	case scd2 && !l.AsOf.Set():
-		diags.add(l.Table.Pos, "lookup %s is the type-2 dimension of pipeline %q (%s): it holds every version of a key, so a join on the key alone matches them all and writes each row once per version, and a join on the current version gives every row today's values, so a backfilled past day would report where things are now; add as_of: the column of this pipeline that says when the row was true (as in as_of: order_date), and the join takes the version valid then",
+		diags.addFor(involved, l.Table.Pos, "lookup %s is the type-2 dimension of pipeline %q (%s): it holds every version of a key, so a join on the key alone matches them all and writes each row once per version, and a join on the current version gives every row today's values, so a backfilled past day would report where things are now; add as_of: the column of this pipeline that says when the row was true (as in as_of: order_date), and the join takes the version valid then",
 			quote(l.Table.Value), dim.Pipeline.Value, dim.File)
 		return diags
 	case !scd2 && l.AsOf.Set():
-		diags.add(l.AsOf.Pos, "lookup %s is the target of pipeline %q (strategy %s), which holds one row per key and no validity columns: remove as_of",
+		diags.addFor(involved, l.AsOf.Pos, "lookup %s is the target of pipeline %q (strategy %s), which holds one row per key and no validity columns: remove as_of",
 			quote(l.Table.Value), dim.Pipeline.Value, dim.Strategy.Value)
 		return diags
 	}
@@ -327,7 +328,7 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 			on = append(on, p.Right.Value)
 		}
 		if !sameSet(on, key) {
-			diags.add(l.Pos, "lookup on matches %s on (%s), and pipeline %q keys it by (%s): match on the whole key, or a row matches several rows of it and is written once per match",
+			diags.addFor(involved, l.Pos, "lookup on matches %s on (%s), and pipeline %q keys it by (%s): match on the whole key, or a row matches several rows of it and is written once per match",
 				quote(l.Table.Value), strings.Join(on, ", "), dim.Pipeline.Value, strings.Join(key, ", "))
 		}
 	}
@@ -355,12 +356,12 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	for _, c := range l.Columns {
 		t, ok := dimType(c.Right.Value)
 		if !ok {
-			diags.add(c.Right.Pos, "lookup column %s is not a column of %s (pipeline %q)%s", quote(c.Right.Value), l.Table.Value, dim.Pipeline.Value, suggest(c.Right.Value, known))
+			diags.addFor(involved, c.Right.Pos, "lookup column %s is not a column of %s (pipeline %q)%s", quote(c.Right.Value), l.Table.Value, dim.Pipeline.Value, suggest(c.Right.Value, known))
 			continue
 		}
 		if target := s.Column(c.Left.Value); target != nil && target.Type.Kind != "" {
 			if fits, why := Fits(t, target.Type); !fits {
-				diags.add(c.Left.Pos, "column %q is declared %s, and %s.%s is %s, which does not fit without loss (%s): declare a type that holds it",
+				diags.addFor(involved, c.Left.Pos, "column %q is declared %s, and %s.%s is %s, which does not fit without loss (%s): declare a type that holds it",
 					c.Left.Value, target.Type, l.Table.Value, c.Right.Value, t, why)
 			}
 		}
@@ -377,7 +378,7 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		what  string
 	}{{l.ValidFrom, names[0], "valid_from"}, {l.ValidTo, names[1], "valid_to"}} {
 		if o.given.Set() && o.given.Value != o.dim.Value {
-			diags.add(o.given.Pos, "lookup.%s %s: pipeline %q names it %s; remove it here, the lookup takes the dimension's own", o.what, quote(o.given.Value), dim.Pipeline.Value, quote(o.dim.Value))
+			diags.addFor(involved, o.given.Pos, "lookup.%s %s: pipeline %q names it %s; remove it here, the lookup takes the dimension's own", o.what, quote(o.given.Value), dim.Pipeline.Value, quote(o.dim.Value))
 		}
 	}
 	if l.OpenEnd.Set() {
@@ -385,13 +386,13 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		open := scd2Block(dim).OpenEnd.Value
 		want, err := ParseTime(open)
 		if open == "" || err != nil || !given.Equal(want) {
-			diags.add(l.OpenEnd.Pos, "lookup.open_end %s: pipeline %q ends its current versions with %s; remove it here, the lookup takes the dimension's own", quote(l.OpenEnd.Value), dim.Pipeline.Value, orWord(open, "NULL"))
+			diags.addFor(involved, l.OpenEnd.Pos, "lookup.open_end %s: pipeline %q ends its current versions with %s; remove it here, the lookup takes the dimension's own", quote(l.OpenEnd.Value), dim.Pipeline.Value, orWord(open, "NULL"))
 		}
 	}
 	asOf := s.Column(l.AsOf.Value)
 	valid := scd2ValidType(dim)
 	if asOf != nil && asOf.Type.IsTime() && !comparableTimes(asOf.Type, valid) {
-		diags.add(l.AsOf.Pos, "lookup.as_of %q is a %s, and the versions of %s start at %s values: compare a %s with a %s (a date and a timestamp are converted; a timestamptz compares only with a timestamptz)",
+		diags.addFor(involved, l.AsOf.Pos, "lookup.as_of %q is a %s, and the versions of %s start at %s values: compare a %s with a %s (a date and a timestamp are converted; a timestamptz compares only with a timestamptz)",
 			l.AsOf.Value, asOf.Type, l.Table.Value, valid, valid, valid)
 	}
 	if len(diags) == 0 {

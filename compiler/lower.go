@@ -70,6 +70,8 @@ const (
 	StmtDeleteInvalid        = "delete_invalid"
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
+	StmtIgnoreOlder          = "ignore_older"
+	StmtCheckUnique          = "check_unique"
 	StmtCountMatched         = "count_matched"
 	StmtWriteWindow          = "write_window"
 	StmtWrite                = "write"
@@ -183,7 +185,6 @@ func Lower(s *Spec) (*Plan, error) {
 		p.Quarantine = Table{Parts: parts}
 	}
 	p.Statements = make([]*Statement, 0, 64)
-	p.space = planSpaces.Get().(*planSpace)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
@@ -211,8 +212,7 @@ func Lower(s *Spec) (*Plan, error) {
 	if err := l.foreign(); err != nil {
 		return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 	}
-	names := namesPool.Get().(map[string]bool)
-	defer func() { clear(names); namesPool.Put(names) }()
+	names := make(map[string]bool, len(p.Statements))
 	for _, st := range p.Statements {
 		names[st.Name] = true
 	}
@@ -224,31 +224,21 @@ func Lower(s *Spec) (*Plan, error) {
 	return p, nil
 }
 
-// namesPool holds the sets of statement names Lower checks the programs
-// against, emptied: a set a plan, dropped when it is checked.
-var namesPool = sync.Pool{New: func() any { return make(map[string]bool, 64) }}
-
 type lowerer struct {
 	p     *Plan
 	spec  *Spec
 	rules []Rule        // what a staged row must pass
 	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 	scd   *scd2Lowering // nil unless the strategy is scd2
-	block []Statement   // where add puts the next statements
 }
 
 func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
 	l.addStatement(Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
 }
 
-// addStatement adds a copy of st to the plan. The statements are
-// allocated a block at a time: a plan has dozens.
+// addStatement adds a copy of st to the plan.
 func (l *lowerer) addStatement(st Statement) {
-	if len(l.block) == cap(l.block) {
-		l.block = l.p.space.statements()
-	}
-	l.block = append(l.block, st)
-	l.p.Statements = append(l.p.Statements, &l.block[len(l.block)-1])
+	l.p.Statements = append(l.p.Statements, &st)
 }
 
 // shared makes the statements that add adds the same for every pipeline
@@ -453,6 +443,25 @@ func (l *lowerer) addColumns(table Table, cols []Col, added []string, stmt func(
 }
 
 func addRunsColumn(name string) string { return "add_runs_" + name }
+
+// version is the column that orders a merge's versions of a key, which
+// its write compares with the target's: dedupe_by, or the watermark column.
+// None without one, or when it is a key column, or nothing but the key is
+// written.
+func (l *lowerer) version() string {
+	p := l.p
+	if p.Strategy != Merge || p.CDC != nil || len(p.Key) == 0 {
+		return ""
+	}
+	v := l.spec.DedupeBy.Value
+	if v == "" && p.Watermark != nil {
+		v = p.Watermark.Name
+	}
+	if v == "" || contains(p.Key, v) {
+		return ""
+	}
+	return v
+}
 
 func (l *lowerer) nullableKey() bool {
 	for _, c := range l.p.Columns {
@@ -685,6 +694,10 @@ func (l *lowerer) stage() {
 				DeleteRows{Table: p.Stage, Where: isNull})
 		}
 	}
+	if l.spec.UniqueSource() && len(p.Key) > 0 && l.scd == nil && p.CDC == nil {
+		l.add(StmtCheckUnique, PhaseWrite, "source.unique: true skips the dedupe: a key with several staged rows fails the run, naming it, rather than writing an arbitrary one of them.",
+			DuplicateKey{Table: p.Stage, Key: p.Key})
+	}
 	if p.Partition != nil {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
@@ -828,13 +841,21 @@ func (l *lowerer) write() {
 	case OverwritePartitions:
 		// The write is replace_partition, once per touched partition.
 	case Merge:
-		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true})
+		v := l.version()
+		doc, tally := "", "Returns the rows it read, inserted and updated."
+		if v != "" {
+			doc = " A matched row is updated only where the incoming " + v + " is newer or equal: an older version never replaces a newer one."
+			tally = "Returns the rows it read, inserted, updated and ignored (older than the target's)."
+			l.add(StmtIgnoreOlder, PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
+				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
+		}
+		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v})
 		if l.directMerge() {
 			window, _ := l.windows()
 			src := p.Source
-			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.",
-				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true}, windowParams(window)...)
+			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v}, windowParams(window)...)
 		}
 	case Append:
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})

@@ -28,7 +28,6 @@ func Parse(file string, data []byte) (*Spec, error) {
 	sum := sha256.Sum256(data)
 	s := &Spec{File: file, Hash: hex.EncodeToString(sum[:])}
 	p := &parser{file: file, src: data, reported: map[string]bool{}}
-	defer p.release() // the spec keeps no node of the tree
 	s.reported = p.reported
 	if len(data) > MaxSpecSize {
 		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than a spec can be (%d): is it a pipeline spec?", len(data), MaxSpecSize)
@@ -38,6 +37,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 	if !ok {
 		return s, p.diags.Err()
 	}
+	before := len(p.diags)
+	if p.visible(root); len(p.diags) > before {
+		return s, p.diags.Err() // what a reviewer cannot see, first
+	}
 	if root == nil {
 		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is empty: a spec needs at least pipeline, source, target, columns and strategy")
 		return s, p.diags.Err()
@@ -46,26 +49,36 @@ func Parse(file string, data []byte) (*Spec, error) {
 		p.diags.add(p.pos(root), "a spec is a mapping of keys (pipeline:, source:, target:, ...), got %s", kindName(root))
 		return s, p.diags.Err()
 	}
+	if !p.specLike(root) {
+		return s, p.diags.Err()
+	}
 	s.Pos = p.pos(root)
 	p.spec(s, root)
 	return s, p.diags.Err()
+}
+
+// specLike reports a mapping none of whose keys is a spec's as one error,
+// instead of one "unknown key" per line: a file that is not a spec (a
+// credentials file named *.yaml) is not echoed line by line into a log.
+func (p *parser) specLike(root *yaml.Node) bool {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if contains(specKeys, root.Content[i].Value) {
+			return true
+		}
+	}
+	if len(root.Content) == 0 {
+		return true // {}: every key is missing, as validation says
+	}
+	first := root.Content[0]
+	p.diags.add(p.pos(root), "not a pipeline spec: none of its %d key(s) is a key of a spec (the first, on line %d, begins %s); a spec has pipeline:, source:, target:, columns: and strategy:",
+		len(root.Content)/2, first.Line, excerpt(first.Value, 12))
+	return false
 }
 
 // document decodes the single YAML document of a file. It returns nil and
 // true for a file without content (empty, comments only, or "---"), and
 // false after reporting a syntax error.
 func (p *parser) document(data []byte, second string) (*yaml.Node, bool) {
-	if fastYAML {
-		// Most specs keep to a subset of YAML that is read without the
-		// library, into the same nodes; anything else, and every error,
-		// is the library's.
-		y := plainPool.Get().(*plainParser)
-		if root, ok := y.read(data); ok {
-			p.plain = y
-			return root, true
-		}
-		y.free()
-	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -100,18 +113,6 @@ type parser struct {
 	reported map[string]bool // see Spec.reported
 	split    map[Pos]string  // a type a flow mapping split at its comma, whole (joinFlowTypes)
 	lines    [][]byte        // src split at "\n", once (srcLines)
-	// plain holds the tree document read without the library, if it did:
-	// release gives its space back once no node is used.
-	plain *plainParser
-}
-
-// release gives back the space of the tree document read, when the
-// parser is done with its nodes: no node may be used after.
-func (p *parser) release() {
-	if p.plain != nil {
-		p.plain.free()
-		p.plain = nil
-	}
 }
 
 // srcLines is the file split into lines, split on first use: locate
@@ -744,8 +745,11 @@ var parserErrors = []string{
 
 // quote quotes s for a message, shortened: a message repeats what the
 // user wrote, and a line of ten thousand characters helps no one.
-func quote(s string) string {
-	const limit = 60
+func quote(s string) string { return excerpt(s, 60) }
+
+// excerpt quotes at most limit characters of s, escaped as Go escapes
+// them: a message never prints more of a value than it needs.
+func excerpt(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return strconv.Quote(s)
 	}

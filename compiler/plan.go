@@ -54,9 +54,6 @@ type Plan struct {
 	// statements (Statement.On) run there, in its dialect, and copy steps
 	// stream the rows into the target's staging.
 	From *Foreign
-
-	// space holds the blocks of Statements and Steps (Release).
-	space *planSpace
 }
 
 // Watermarking is how a pipeline's runs are windowed.
@@ -471,12 +468,25 @@ type (
 
 	// RetractKeys deletes the target rows whose key has a staged row
 	// matching Where (evaluated on the staged row; nil: any staged row).
+	//
+	// With Older, only where the Stage row's Older column (a version) is
+	// newer than the Target row's, NULL being the oldest: a merge keeps a
+	// staged row out of its write when the target holds a newer version
+	// (Target the stage, Stage the merge's target).
 	RetractKeys struct {
 		Target   Table
 		Stage    Table
 		Key      []string
 		NullSafe bool
 		Where    Expr
+		Older    string
+	}
+
+	// DuplicateKey returns one key that has more than one row in Table,
+	// with its count of rows (no row: none has), the least such key.
+	DuplicateKey struct {
+		Table Table
+		Key   []string
 	}
 
 	// VersionedKeys counts the keys that have more than one row in the
@@ -531,6 +541,10 @@ type (
 	// source's in Window, as MergeRows reads them. With Tally, one row of
 	// three counts, as MergeRows' Tally: the rows, those whose key the
 	// target lacks, those whose key it holds (the target keyed by Key).
+	//
+	// With Version, as MergeRows' Version: a matched row counts only where
+	// the merge updates it, and a Tally has a fourth count, the matched
+	// rows it does not update (rows_ignored).
 	CountMatched struct {
 		Stage    Table
 		Source   *Relation
@@ -539,6 +553,7 @@ type (
 		Key      []string
 		NullSafe bool
 		Tally    bool
+		Version  string
 	}
 
 	// InsertFrom appends every row of From into Into.
@@ -560,9 +575,15 @@ type (
 	// With Count, the statement also returns one integer: the staged rows
 	// whose key the target held, which it updated. With Tally instead, one
 	// row of three: the rows it read, inserted and updated, named as the
-	// registers (rows_read, rows_inserted, rows_updated). An engine that
-	// can count in the write does (PostgreSQL: RETURNING); the shared
-	// spelling counts them first (CountMatched), in a part of its own.
+	// registers (rows_read, rows_inserted, rows_updated); with Version, of
+	// four: and the rows it ignored (rows_ignored). An engine that can
+	// count in the write does (PostgreSQL: RETURNING); the shared spelling
+	// counts them first (CountMatched), in a part of its own.
+	//
+	// With Version (a column that orders a key's versions), a matched row
+	// is updated only where the incoming version is newer than the
+	// target's or equal to it, NULL being the oldest: a late, older
+	// version never replaces a newer one.
 	MergeRows struct {
 		Target   Table
 		Stage    Table
@@ -573,6 +594,7 @@ type (
 		NullSafe bool // a key column may be NULL: match NULL to NULL
 		Count    bool
 		Tally    bool
+		Version  string
 	}
 
 	// Aggregate groups a relation by one column within [from, to) and
@@ -618,6 +640,7 @@ func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
 func (IndexExists) op()        {}
 func (VersionedKeys) op()      {}
+func (DuplicateKey) op()       {}
 func (ProbeColumns) op()       {}
 func (AddColumn) op()          {}
 func (AlterColumnType) op()    {}

@@ -81,7 +81,8 @@ type Step struct {
 	// values later statements bind by the same name.
 	Into []string
 	// Fail, with ReadCount: a count other than zero fails the program with
-	// this message (%d is the count).
+	// this message (%d is the count). With ReadRows: a row read fails it
+	// (%s is the first row's key, as key=value, and its count).
 	Fail string
 	// On is where the statement runs: the target (zero) or the source's
 	// own database (OnSource), in the source's dialect.
@@ -202,6 +203,7 @@ const (
 	RegUnpartitioned = "unpartitioned" // rows of the window whose partition column is NULL
 	RegInvalid       = "invalid"       // staged rows that break a quality rule
 	RegVersioned     = "versioned"     // keys with more than one version in the source
+	RegDuplicate     = "duplicate"     // a key with several staged rows (check_unique)
 	RegWritten       = "rows_written"  // a backfilled partition's rows, for its marker
 	RegSource        = "source"        // rows: a reconciliation's or a check's source side
 	RegTarget        = "target"        // rows: its target side
@@ -231,7 +233,8 @@ func (p *Plan) StateSetup() *Program {
 	for _, s := range p.Program(ModeSetup).Steps {
 		switch {
 		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtProbeRunsIndex, s.Stmt == StmtCreateRunsIndex, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
-			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")):
+			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")),
+			s.Stmt == StmtCreateFiles, s.Stmt == StmtProbeFiles, strings.HasPrefix(s.Stmt, addFilesColumn("")):
 			out.Steps = append(out.Steps, s)
 		}
 	}
@@ -474,6 +477,9 @@ func (s Step) appendRead(b []byte) []byte {
 	case ReadRows:
 		b = append(b, "rows -> "...)
 		into()
+		if s.Fail != "" {
+			b = append(b, "; fails on a row"...)
+		}
 	case ReadPartitions:
 		b = append(b, "partitions; rows -> "...)
 		into()
@@ -519,7 +525,7 @@ func (pr *Program) check(names map[string]bool) error {
 		switch {
 		case !names[s.Stmt]:
 			return fmt.Errorf("program %s: step %s is not a statement of the plan", pr.Mode, s.Stmt)
-		case s.Fail != "" && s.Read != ReadCount:
+		case s.Fail != "" && s.Read != ReadCount && s.Read != ReadRows:
 			return fmt.Errorf("program %s: step %s fails on a count it does not read", pr.Mode, s.Stmt)
 		case s.Each && !listed:
 			return fmt.Errorf("program %s: step %s repeats per partition before any step lists them", pr.Mode, s.Stmt)

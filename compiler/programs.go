@@ -16,7 +16,7 @@ func (l *lowerer) programs() {
 		}
 	}
 	setup := &Program{Mode: ModeSetup, Doc: "Idempotent DDL, each statement on its own: on engines whose DDL commits, before any transaction.",
-		Steps: l.p.space.stepList(n)}
+		Steps: make([]Step, 0, n)}
 	for _, st := range p.Statements {
 		if st.Phase != PhaseSetup {
 			continue
@@ -35,6 +35,10 @@ func (l *lowerer) programs() {
 			s.Read, s.Into = ReadColumns, []string{partitionsColumnPrefix}
 		case strings.HasPrefix(st.Name, addPartitionsColumn("")):
 			s.If = "!" + partitionsColumnPrefix + st.Name[len(addPartitionsColumn("")):]
+		case st.Name == StmtProbeFiles:
+			s.Read, s.Into = ReadColumns, []string{filesColumnPrefix}
+		case strings.HasPrefix(st.Name, addFilesColumn("")):
+			s.If = "!" + filesColumnPrefix + st.Name[len(addFilesColumn("")):]
 		case isSchemaCheck(st):
 			s.Read = ReadSchema
 		}
@@ -93,7 +97,6 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 	if l.p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
-	pr.Steps = l.p.space.stepList(0) // a run's steps: room for most
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
 	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr
@@ -115,6 +118,10 @@ func (l *lowerer) nullStaged(guard string) (before, inTx []Step) {
 		before = []Step{{Stmt: StmtCountNullWatermark, If: guard, Read: ReadCount, Fail: l.nullFail()}}
 	} else {
 		inTx = []Step{{Stmt: StmtQuarantineNullWM, Tx: true, If: guard, Read: ReadAffected, Into: []string{RegQuarantined}}}
+		if l.dedupe() != nil {
+			// Read from the raw rows, which counted them as ignored.
+			inTx[0].Into = append(inTx[0].Into, "-"+RegIgnored)
+		}
 	}
 	if l.dedupe() == nil {
 		inTx = append(inTx, Step{Stmt: StmtDeleteNullWatermark, Tx: true, If: guard})
@@ -210,14 +217,29 @@ func (l *lowerer) incremental() *Program {
 			}
 		}
 		pr.Steps = append(pr.Steps, l.stageSteps(staged)...)
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtStageWindow, If: staged, Read: ReadAffected, Into: []string{RegRead}})
+		// With a dedupe every row read counts as ignored until a step says
+		// what became of it: staged (the newest version of its key),
+		// quarantined for its NULL watermark; what is left the dedupe
+		// dropped, older versions in the window.
+		read := Step{Stmt: StmtStageWindow, If: staged, Read: ReadAffected, Into: []string{RegRead}}
+		if l.dedupe() != nil {
+			read.Into = append(read.Into, RegIgnored)
+		}
+		pr.Steps = append(pr.Steps, read)
 		before, inTx := l.nullStaged(RegRead)
 		pr.Steps = append(pr.Steps, before...)
 		if l.dedupe() != nil {
-			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, If: RegRead, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
 		}
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtAnalyzeStage, If: RegRead})
 		pr.Steps = append(pr.Steps, inTx...)
+		if p.Statement(StmtCheckUnique) != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCheckUnique, Tx: true, If: RegRead, Read: ReadRows, Into: []string{RegDuplicate},
+				Fail: "source.unique: true, but the window holds several rows of key (" + strings.Join(p.Key, ", ") + ") %s: nothing written; fix the source, or remove source.unique so that runs keep the newest row of each key"})
+		}
+		if p.Statement(StmtIgnoreOlder) != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtIgnoreOlder, Tx: true, If: RegRead, Read: ReadAffected, Into: []string{RegIgnored}})
+		}
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
 		write := Step{Stmt: StmtWrite, Tx: true, If: RegRead}
@@ -231,8 +253,12 @@ func (l *lowerer) incremental() *Program {
 			if l.nullMode() == "quarantine" {
 				pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, If: direct, Read: ReadAffected, Into: []string{RegRead, RegQuarantined}})
 			}
+			tally := []string{RegRead, RegInserted, RegUpdated}
+			if l.version() != "" {
+				tally = append(tally, RegIgnored)
+			}
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtWriteWindow, Tx: true, If: direct, Read: ReadCounts,
-				Into: []string{RegRead, RegInserted, RegUpdated}, Note: noteDirect})
+				Into: tally, Note: noteDirect})
 		}
 	}
 	pr.Steps = append(pr.Steps, l.finish()...)
@@ -290,7 +316,7 @@ func (l *lowerer) backfill() *Program {
 	if p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNone
 	}
-	pr.Steps = append(l.p.space.stepList(0), l.lookupSteps()...)
+	pr.Steps = l.lookupSteps()
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtDropStage}, Step{Stmt: StmtCreateStage}, Step{Stmt: StmtStagePartition})
 	pr.Steps = append(pr.Steps, l.quality("", false, "%d row(s) break quality rules and on_invalid is fail: partition left as it was")...)
 	pr.Steps = append(pr.Steps,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +19,11 @@ import (
 
 // Config is the optional project file, incrc.yaml. Flags override it.
 type Config struct {
-	File       string
+	File string
+	// Root is the project's folder, every symlink resolved: the folder of
+	// the project file (there or not). Files the project names (its specs
+	// folder, its test files) are read only from inside it.
+	Root       string
 	Specs      string   // folder of pipeline specs; default "specs"
 	Out        string   // folder of compiled SQL; default "sql"
 	Dialects   []string // dialects compiled by default; default duckdb
@@ -61,6 +66,21 @@ func (c *Config) Connection(name string) (string, error) {
 		return "", fmt.Errorf("no connection named %q (%s): add it to connections: in incrc.yaml, or give --source %s=URL", name, where, name)
 	}
 	return t.url, t.err
+}
+
+// URLs are the URLs of every target and connection the project file
+// names, with their ${ENV} expanded: what holds the project's passwords.
+func (c *Config) URLs() []string {
+	var out []string
+	for _, m := range []map[string]namedTarget{c.targets, c.connections} {
+		for _, t := range m {
+			if t.url != "" {
+				out = append(out, t.url)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ConnectionDialect returns the dialect the URL of a named connection
@@ -129,7 +149,8 @@ var configKeys = keysAt(ConfigKeys, "") // the key table (keys.go)
 // ${NAME} in target URLs.
 func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	cfg := DefaultConfig()
-	data, err := readSpecFile(path, "a project file")
+	cfg.Root = RealDir(filepath.Dir(path))
+	data, err := readSpecFile(path, "a project file", []string{cfg.Root})
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
@@ -141,6 +162,10 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 	root, ok := p.document(data, "incrc.yaml holds one YAML document: found a second one")
 	if !ok || root == nil {
 		return cfg, p.diags.Err()
+	}
+	before := len(p.diags)
+	if p.visible(root); len(p.diags) > before {
+		return nil, p.diags.Err()
 	}
 	p.mapping(root, "incrc.yaml", configKeys, func(key string, _, v *yaml.Node) {
 		switch key {
@@ -225,17 +250,136 @@ func (p *parser) urls(what, key string, into map[string]namedTarget, expanded ma
 				}
 			}
 		}
-		t := namedTarget{raw: url, url: envRe.ReplaceAllStringFunc(url.Value, func(m string) string {
-			v, _ := lookupEnv(envRe.FindStringSubmatch(m)[1])
-			return v
-		})}
+		t := namedTarget{raw: url}
 		if len(missing) > 0 {
-			t.url = ""
 			t.err = Diagnostics{{Pos: url.At(firstMissing), Msg: fmt.Sprintf("%s %q: environment variable %s is not set: export it, or use another %s", what, name, strings.Join(missing, ", "), what)}}
-		} else if expanded != nil {
-			expanded[name] = t.url
+		} else if expandedURL, off, err := ExpandURL(url.Value, lookupEnv); err != nil {
+			t.err = Diagnostics{{Pos: url.At(off), Msg: fmt.Sprintf("%s %q: %v", what, name, err)}}
+		} else {
+			t.url = expandedURL
+			if expanded != nil {
+				expanded[name] = t.url
+			}
 		}
 		into[name] = t
+	}
+}
+
+// ExpandURL expands each ${NAME} of a database URL with the variable's
+// value, as one component of the URL, escaped for where it stands: in the
+// user or the password, the query, or a server's path (the database), a
+// value is percent-escaped, so that a password holding "@host/db?x#" stays
+// a password and never names another host or database. Where escaping
+// would change what the value means (the host and port, a file path of an
+// embedded engine), a value that would change the URL's structure is
+// refused, as is a variable in the scheme or a fragment. The structure is
+// the one the URL as written has, read with no value in it. On error, off
+// is the offset in template of the variable at fault.
+func ExpandURL(template string, lookupEnv func(string) (string, bool)) (expanded string, off int, err error) {
+	matches := envRe.FindAllStringSubmatchIndex(template, -1)
+	if len(matches) == 0 {
+		return template, 0, nil
+	}
+	// The parts of the URL as written: each variable stands for a letter,
+	// which changes no part's bounds.
+	shape := []byte(template)
+	for _, m := range matches {
+		for k := m[0]; k < m[1]; k++ {
+			shape[k] = 'x'
+		}
+	}
+	part := urlParts(string(shape))
+	var out strings.Builder
+	last := 0
+	for _, m := range matches {
+		name := template[m[2]:m[3]]
+		v, _ := lookupEnv(name)
+		var esc string
+		switch where := part(m[0]); where {
+		case "user":
+			esc = url.User(v).String()
+		case "password":
+			esc = strings.TrimPrefix(url.UserPassword("", v).String(), ":")
+		case "query":
+			esc = url.QueryEscape(v)
+		case "database":
+			esc = url.PathEscape(v)
+		case "host":
+			if v == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") != "" {
+				return "", m[0], fmt.Errorf("${%s} stands in the host, and its value is not a host name, an address or a port: a value there cannot hold @ / ? # %% or spaces, which would make the URL name another place", name)
+			}
+			esc = v
+		case "path":
+			if strings.ContainsAny(v, "?#") || strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+				return "", m[0], fmt.Errorf("${%s} stands in a file path, and its value holds a ?, a # or a control character, which would change what the URL says", name)
+			}
+			esc = v
+		default:
+			return "", m[0], fmt.Errorf("${%s} stands in the %s, where no value may: write scheme://user:${PASSWORD}@host/db", name, where)
+		}
+		out.WriteString(template[last:m[0]])
+		out.WriteString(esc)
+		last = m[1]
+	}
+	out.WriteString(template[last:])
+	return out.String(), 0, nil
+}
+
+// urlParts reads the structure of a URL as written, without decoding it,
+// and says which part each offset is in: scheme, user, password, host,
+// database (a server's path), path (an embedded engine's file), query,
+// fragment.
+func urlParts(s string) func(off int) string {
+	type span struct {
+		end  int
+		name string
+	}
+	var spans []span
+	end := func(from int, stops string) int {
+		if i := strings.IndexAny(s[from:], stops); i >= 0 {
+			return from + i
+		}
+		return len(s)
+	}
+	colon := strings.IndexByte(s, ':')
+	pos := 0
+	if colon >= 0 && !strings.ContainsAny(s[:colon], "/?#@") {
+		spans = append(spans, span{colon + 1, "scheme"})
+		pos = colon + 1
+	}
+	pathName := "path"
+	if strings.HasPrefix(s[pos:], "//") {
+		pos += 2
+		authEnd := end(pos, "/?#")
+		if at := strings.LastIndexByte(s[pos:authEnd], '@'); at >= 0 {
+			info := s[pos : pos+at]
+			if c := strings.IndexByte(info, ':'); c >= 0 {
+				spans = append(spans, span{pos + c + 1, "user"}, span{pos + at + 1, "password"})
+			} else {
+				spans = append(spans, span{pos + at + 1, "user"})
+			}
+			pos += at + 1
+		}
+		spans = append(spans, span{authEnd, "host"})
+		if authEnd > pos {
+			pathName = "database"
+		}
+		pos = authEnd
+	}
+	q := end(pos, "?#")
+	spans = append(spans, span{q, pathName})
+	if q < len(s) && s[q] == '?' {
+		q = end(q+1, "#")
+		spans = append(spans, span{q, "query"})
+	}
+	spans = append(spans, span{len(s) + 1, "fragment"})
+	return func(off int) string {
+		for _, sp := range spans {
+			if off < sp.end {
+				return sp.name
+			}
+		}
+		return "fragment"
 	}
 }
 
@@ -312,32 +456,73 @@ func TestFiles(paths []string) ([]string, error) {
 // whole (pipeline names and targets are unique). It returns the specs that
 // are valid and every diagnostic of all files.
 //
+// Each file's real path must lie in one of roots (FileRule.Roots); without
+// roots, in the folder it is named in.
+func LoadSpecs(files []string, roots ...string) ([]*Spec, Diagnostics) {
+	l := Load(files, roots...)
+	return l.Specs, l.Diags
+}
+
+// Loaded is what Load read of a project's spec files.
+type Loaded struct {
+	Specs []*Spec     // the valid specs, in the order of the files
+	Diags Diagnostics // every diagnostic of all files, sorted
+	// Broken are the files with errors, with what Parse could read of
+	// each: which pipelines need one is decided from it (Blockers).
+	Broken []Broken
+}
+
+// Broken is a spec file with errors.
+type Broken struct {
+	File string
+	// Spec is what Parse read, never valid; nil when the file could not
+	// be read, or was not a YAML mapping.
+	Spec *Spec
+}
+
+// Load parses and validates every file and checks the project as a whole,
+// as LoadSpecs does, and keeps what it could read of the broken files.
+//
 // The files are read, parsed and validated in parallel, one worker per CPU:
 // each is on its own until checkProject, which sees them in files' order.
-func LoadSpecs(files []string) ([]*Spec, Diagnostics) {
+//
+// Each file's real path must lie in one of roots (FileRule.Roots); without
+// roots, in the folder it is named in.
+func Load(files []string, roots ...string) *Loaded {
 	type loaded struct {
-		spec  *Spec // nil when the file is broken
-		diags Diagnostics
+		spec   *Spec // what Parse read, valid or not
+		diags  Diagnostics
+		broken bool
 	}
 	results := make([]loaded, len(files))
-	Parallel(len(files), func(i int) { results[i].spec, results[i].diags = loadSpec(files[i]) })
-	var (
-		specs []*Spec
-		diags Diagnostics
-	)
-	for _, r := range results {
-		diags = append(diags, r.diags...)
-		specs = append(specs, r.spec) // a nil keeps cross-file checks from blaming a broken file
+	Parallel(len(files), func(i int) {
+		r := &results[i]
+		r.spec, r.diags = loadSpec(files[i], roots)
+		r.broken = r.spec == nil || len(r.diags) > 0
+	})
+	out := &Loaded{}
+	var specs []*Spec
+	for i, r := range results {
+		out.Diags = append(out.Diags, r.diags...)
+		if r.broken {
+			b := Broken{File: files[i]}
+			if r.spec != nil && r.spec.Pos.Line != 0 {
+				b.Spec = r.spec
+			}
+			out.Broken = append(out.Broken, b)
+			specs = append(specs, nil) // a nil keeps cross-file checks from blaming a broken file
+			continue
+		}
+		specs = append(specs, r.spec)
 	}
-	diags = append(diags, checkProject(specs)...)
-	var ok []*Spec
+	out.Diags = append(out.Diags, checkProject(specs)...)
 	for _, s := range specs {
 		if s != nil {
-			ok = append(ok, s)
+			out.Specs = append(out.Specs, s)
 		}
 	}
-	diags.Sort()
-	return ok, diags
+	out.Diags.Sort()
+	return out
 }
 
 // Parallel calls f for each i from 0 to n-1, on one worker per CPU, and
@@ -361,11 +546,11 @@ func Parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// loadSpec reads, parses and validates one spec file: the spec, or nil and
-// what is wrong with it.
-func loadSpec(f string) (*Spec, Diagnostics) {
+// loadSpec reads, parses and validates one spec file: the spec and what is
+// wrong with it (nil when the file could not be read).
+func loadSpec(f string, roots []string) (*Spec, Diagnostics) {
 	var diags Diagnostics
-	data, err := readSpecFile(f, "a pipeline spec")
+	data, err := readSpecFile(f, "a pipeline spec", roots)
 	if err != nil {
 		var fe *fileError
 		if errors.As(err, &fe) {
@@ -379,10 +564,7 @@ func loadSpec(f string) (*Spec, Diagnostics) {
 	if err != nil {
 		diags = append(diags, err.(Diagnostics)...)
 	}
-	if vd := Validate(s); len(vd) > 0 || err != nil {
-		return nil, append(diags, vd...)
-	}
-	return s, nil
+	return s, append(diags, Validate(s)...)
 }
 
 // CheckProject checks specs as one project, as LoadSpecs does: unique
@@ -399,13 +581,13 @@ func checkProject(specs []*Spec) Diagnostics {
 			continue
 		}
 		if first, ok := pipelines[s.Pipeline.Value]; ok {
-			diags.add(s.Pipeline.Pos, "pipeline %q is also defined at %s", s.Pipeline.Value, first.Pipeline.Pos)
+			diags.addFor([]string{s.Pipeline.Value}, s.Pipeline.Pos, "pipeline %q is also defined at %s", s.Pipeline.Value, first.Pipeline.Pos)
 		} else {
 			pipelines[s.Pipeline.Value] = s
 		}
 		t := strings.ToLower(s.Target.Table.Value)
 		if first, ok := targets[t]; ok {
-			diags.add(s.Target.Table.Pos, "target %q is also written by pipeline %q (%s): two pipelines must not write one table", s.Target.Table.Value, first.Pipeline.Value, first.Target.Table.Pos)
+			diags.addFor([]string{first.Pipeline.Value, s.Pipeline.Value}, s.Target.Table.Pos, "target %q is also written by pipeline %q (%s): two pipelines must not write one table", s.Target.Table.Value, first.Pipeline.Value, first.Target.Table.Pos)
 		} else {
 			targets[t] = s
 		}

@@ -196,7 +196,7 @@ func TestReadAllAsIOReadAll(t *testing.T) {
 			}
 			for name, r := range readers {
 				want, wantErr := io.ReadAll(r())
-				got, err := readAll(r(), size)
+				got, err := readAll(r(), size, MaxSpecSize)
 				if !bytes.Equal(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 					t.Errorf("%d bytes, stat %d, %s reader: readAll read %d bytes, %v; io.ReadAll %d, %v", n, size, name, len(got), err, len(want), wantErr)
 				}

@@ -164,7 +164,9 @@ func (l *lowerer) fullRefresh() *Program {
 	if unique {
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtSourceUnique, Read: ReadCount, Into: []string{RegUnique}})
 	}
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountSource, Read: ReadCount, Into: []string{RegRead}})
+	// Every row read counts as ignored until a step says what became of
+	// it (quarantined, written): what is left the dedupe dropped.
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountSource, Read: ReadCount, Into: []string{RegRead, RegIgnored}})
 	if p.Watermark != nil && l.nullMode() == "fail" {
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWMSource, Read: ReadCount, Fail: l.nullFail()})
 	}
@@ -172,14 +174,14 @@ func (l *lowerer) fullRefresh() *Program {
 		pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtCountInvalidSource, Read: ReadCount, Fail: failInvalid}, StmtCountInvalidUnique, "")...)
 	}
 	if p.Watermark != nil && l.nullMode() == "quarantine" {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined}})
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined, "-" + RegIgnored}})
 	}
 	if len(l.rules) > 0 && l.mode == "quarantine" {
-		pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtQuarantineSource, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined}}, StmtQuarantineUnique, "")...)
+		pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtQuarantineSource, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined, "-" + RegIgnored}}, StmtQuarantineUnique, "")...)
 	}
 	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegDeleted}})
 	pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtReplaceTarget, Tx: true}, StmtReplaceUnique, noteUnique)...)
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegInserted}})
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegInserted, "-" + RegIgnored}})
 	pr.Steps = append(pr.Steps, l.finish()...)
 	return pr
 }
@@ -192,11 +194,15 @@ func (l *lowerer) stagedFullRefresh() *Program {
 	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
 	pr.Doc = "A full refresh: the source staged, then the target emptied and rewritten from the stage, in one transaction."
 	pr.Steps = append(pr.Steps, l.stageSteps("")...)
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	all := Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}}
+	if l.dedupe() != nil {
+		all.Into = append(all.Into, RegIgnored) // as a run's stage_window
+	}
+	pr.Steps = append(pr.Steps, all)
 	before, inTx := l.nullStaged("")
 	pr.Steps = append(pr.Steps, before...)
 	if l.dedupe() != nil {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage})
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
 	}
 	pr.Steps = append(pr.Steps, inTx...)
 	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)

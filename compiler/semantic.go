@@ -312,15 +312,7 @@ const (
 	LogicLinePrefix = "-- spec logic: "
 )
 
-// ParamLine is a parameter as the compiled file's header writes it.
-func ParamLine(p SpecParam) string {
-	var b strings.Builder
-	b.Grow(len(LogicLinePrefix) + len(p.Key) + 2 + len(p.Value))
-	WriteParamLine(&b, p)
-	return b.String()
-}
-
-// WriteParamLine writes ParamLine(p) to b, without a string of its own.
+// WriteParamLine writes a parameter as the compiled file's header does.
 func WriteParamLine(b *strings.Builder, p SpecParam) {
 	if p.Logic {
 		b.WriteString(LogicLinePrefix)

@@ -51,6 +51,18 @@ func (t Type) IsInteger() bool {
 	return t.Kind == Smallint || t.Kind == Integer || t.Kind == Bigint
 }
 
+// IntRange is the smallest and the largest value of an integer type, the
+// same on every engine (2, 4 and 8 bytes, signed).
+func (t Type) IntRange() (lo, hi int64) {
+	switch t.Kind {
+	case Smallint:
+		return math.MinInt16, math.MaxInt16
+	case Integer:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
+}
+
 // IsTime reports whether t is a date or a timestamp.
 func (t Type) IsTime() bool {
 	return t.Kind == Date || t.Kind == Timestamp || t.Kind == TimestampTZ

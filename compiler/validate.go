@@ -736,6 +736,9 @@ func ParseWatermark(t Type, s string) (string, error) {
 		if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
 			return "", fmt.Errorf("%q is not an integer, and the watermark column is %s", s, t)
 		}
+		if lo, hi := t.IntRange(); n < lo || n > hi {
+			return "", fmt.Errorf("%s is outside the range of the watermark column's type %s (%d to %d)", s, t, lo, hi)
+		}
 		return fmt.Sprint(n), nil
 	case t.Kind == Date:
 		tm, err := ParseTime(s)

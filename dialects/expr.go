@@ -24,7 +24,7 @@ import (
 // (the lex-back checks it), and a number never runs into a name.
 func Expr(w *Writer, alias string, e compiler.Expr) string {
 	mark := len(w.cur)
-	WriteExpr(w, alias, e)
+	writeExpr(w, alias, e)
 	out := string(w.cur[mark:])
 	w.cur = w.cur[:mark]
 	return out
@@ -50,12 +50,12 @@ var binaryPrec = map[string]int{
 	"+": precAdd, "-": precAdd, "*": precMul, "/": precMul,
 }
 
-// WriteExpr appends what Expr returns, written straight into the
-// statement rather than built up as strings.
-func WriteExpr(w *Writer, alias string, e compiler.Expr) {
+// writeExpr appends what Expr returns: the expression is written into the
+// statement as it is walked, and Expr takes it back out.
+func writeExpr(w *Writer, alias string, e compiler.Expr) {
 	switch e := e.(type) {
 	case compiler.ColRef:
-		w.WriteCol(alias, e.Name)
+		w.S(w.Col(alias, e.Name))
 		return
 	case compiler.Lit:
 		switch e.Text {
@@ -69,7 +69,7 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 		w.S(w.String(e.Value))
 		return
 	case compiler.ParamRef:
-		w.WriteParam(e.Name)
+		w.S(w.Param(e.Name))
 		return
 	case compiler.Unary:
 		switch e.Op {
@@ -105,7 +105,7 @@ func WriteExpr(w *Writer, alias string, e compiler.Expr) {
 			w.S(x.ExactText(Expr(w, alias, e.X)))
 			return
 		}
-		WriteExpr(w, alias, e.X)
+		writeExpr(w, alias, e.X)
 		return
 	case compiler.IsNull:
 		wrap(w, alias, e.X, precCmp+1)
@@ -152,12 +152,12 @@ func writeExprList(w *Writer, alias string, xs []compiler.Expr) {
 		if i > 0 {
 			w.S(", ")
 		}
-		WriteExpr(w, alias, x)
+		writeExpr(w, alias, x)
 	}
 	w.S(")")
 }
 
-// prec is the precedence of what WriteExpr writes for e, known from the
+// prec is the precedence of what writeExpr writes for e, known from the
 // tree alone: an expression it cannot write fails the statement anyway.
 func prec(w *Writer, e compiler.Expr) int {
 	switch e := e.(type) {
@@ -188,7 +188,7 @@ func prec(w *Writer, e compiler.Expr) int {
 func minusOperand(w *Writer, alias string, x compiler.Expr) {
 	switch x := x.(type) {
 	case compiler.ColRef, compiler.ParamRef:
-		WriteExpr(w, alias, x)
+		writeExpr(w, alias, x)
 		return
 	case compiler.Lit:
 		if _, ok := compiler.CanonicalNumber(x.Text); ok {
@@ -197,7 +197,7 @@ func minusOperand(w *Writer, alias string, x compiler.Expr) {
 		}
 	}
 	w.S("(")
-	WriteExpr(w, alias, x)
+	writeExpr(w, alias, x)
 	w.S(")")
 }
 
@@ -218,9 +218,9 @@ func isFuncName(fn string) bool {
 func wrap(w *Writer, alias string, e compiler.Expr, min int) {
 	if prec(w, e) < min {
 		w.S("(")
-		WriteExpr(w, alias, e)
+		writeExpr(w, alias, e)
 		w.S(")")
 		return
 	}
-	WriteExpr(w, alias, e)
+	writeExpr(w, alias, e)
 }

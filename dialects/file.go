@@ -85,7 +85,7 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 	f.params = b.String()
 	// The programs first: what each mode runs, in order, so that a change
 	// in the order shows in a diff as plainly as a change in the SQL.
-	lines := make([]byte, 0, 4096) // the listings of a pipeline's programs: 3 to 4 KB
+	lines := make([]byte, 0, 4096) // room for the listings of a typical pipeline's programs
 	for _, pr := range p.Programs {
 		lines = append(lines, "--\n"...)
 		lines = pr.AppendListing(lines, "-- ")
@@ -95,18 +95,12 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 }
 
 // File renders the plan's compiled file for d (see File).
-func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) { return f.AppendFile(nil, d, src...) }
-
-// AppendFile appends the plan's compiled file for d to dst: a caller that
-// only compares it with the file on disk reuses one buffer.
-func (f *Filer) AppendFile(dst []byte, d Dialect, src ...Dialect) ([]byte, error) {
-	// The statements are written into the file's bytes and then dropped:
-	// their space is the next render's.
-	err := render(d, f.p, src, f.types, true, func(rendered []Rendered) { dst = f.appendFile(dst, d, src, rendered) })
+func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) {
+	rendered, err := render(d, f.p, src, f.types)
 	if err != nil {
 		return nil, err
 	}
-	return dst, nil
+	return f.appendFile(nil, d, src, rendered), nil
 }
 
 // appendFile appends the compiled file of the statements rendered for d

@@ -2,11 +2,8 @@ package dialects
 
 import (
 	"fmt"
-	"hash/maphash"
-	"math/bits"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/incrc/incrc/compiler/sqllex"
 )
@@ -29,153 +26,17 @@ import (
 //   - each embedded source query lexes in place exactly as on its own:
 //     nothing around it changes how it reads.
 func CheckPart(d Dialect, p Part) error {
-	sc := scratchPool.Get().(*scratch)
-	defer sc.release()
-	return sc.check(d, p)
-}
-
-// scratch is what one lex-back uses and drops: the tokens and the sets of
-// what was read. CheckPart runs once per rendered statement, so they are
-// reused (scratchPool) rather than allocated each time.
-type scratch struct {
-	toks, alone []sqllex.Token
-	names, strs meantSet
-	numbers     map[string]int
-	markers     []string
-	seen        []bool // checkMarkers'
-}
-
-var scratchPool = sync.Pool{New: func() any {
-	return &scratch{names: newMeantSet(), strs: newMeantSet(), numbers: map[string]int{}}
-}}
-
-// release empties the scratch and puts it back in the pool. Token slices
-// that grew past a large statement's are dropped, not kept.
-func (sc *scratch) release() {
-	sc.names.reset()
-	sc.strs.reset()
-	clear(sc.numbers)
-	sc.toks, sc.alone, sc.markers = sc.toks[:0], sc.alone[:0], sc.markers[:0]
-	if cap(sc.toks) > 1<<16 || cap(sc.alone) > 1<<16 {
-		return
-	}
-	scratchPool.Put(sc)
-}
-
-// meantSet is what a statement was meant to hold of one kind (quoted
-// names, string literals), by spelling: what each must read back as, and
-// whether it did.
-//
-// It is an open-addressed table of its own rather than a map: the
-// lex-back looks up every quoted token of every statement, and a table
-// that a new statement empties by stamping it (an entry counts only with
-// the statement's turn) is filled and read with one hash and a probe or
-// two, and never cleared.
-type meantSet struct {
-	tab   []meantEntry // a power of two long, at most half full
-	now   uint64       // the statement's turn
-	order []int        // this turn's entries, in the list's order
-	seed  maphash.Seed
-}
-
-// meantEntry is one spelling meant, in the turn it was listed in: what it
-// must read as, and whether this turn read it.
-type meantEntry struct {
-	turn        uint64
-	hash        uint64
-	text, value string
-	found       bool
-}
-
-func newMeantSet() meantSet { return meantSet{seed: maphash.MakeSeed()} }
-
-// fill lists what was meant; a spelling listed twice means what it is
-// listed with last.
-func (m *meantSet) fill(list []Spelled) {
-	m.now++
-	if n := 2 * len(list); len(m.tab) < n {
-		// Every entry is of an earlier turn: nothing to move.
-		m.tab = make([]meantEntry, max(64, 1<<bits.Len(uint(n-1))))
-	}
-	mask := uint64(len(m.tab) - 1)
-	for _, sp := range list {
-		h := maphash.String(m.seed, sp.Text)
-		i := h & mask
-		for {
-			e := &m.tab[i]
-			if e.turn != m.now {
-				*e = meantEntry{turn: m.now, hash: h, text: sp.Text, value: sp.Value}
-				m.order = append(m.order, int(i))
-				break
-			}
-			if e.hash == h && e.text == sp.Text {
-				e.value = sp.Value
-				break
-			}
-			i = (i + 1) & mask
-		}
-	}
-}
-
-// read records a token spelled text that reads as value: false unless it
-// was meant, as that.
-func (m *meantSet) read(text, value string) bool {
-	if len(m.order) == 0 {
-		return false
-	}
-	mask := uint64(len(m.tab) - 1)
-	h := maphash.String(m.seed, text)
-	for i := h & mask; m.tab[i].turn == m.now; i = (i + 1) & mask {
-		if e := &m.tab[i]; e.hash == h && e.text == text {
-			if e.value != value {
-				return false
-			}
-			e.found = true
-			return true
-		}
-	}
-	return false
-}
-
-// missing is the first spelling meant that was not read, if any.
-func (m *meantSet) missing() (string, bool) {
-	for _, i := range m.order {
-		if !m.tab[i].found {
-			return m.tab[i].text, true
-		}
-	}
-	return "", false
-}
-
-// reset ends the turn. The table stays for the next statement unless it
-// grew so large that keeping it costs more than it saves.
-func (m *meantSet) reset() {
-	m.order = m.order[:0]
-	if len(m.tab) > 1<<13 {
-		m.tab, m.now = nil, 0
-	}
-}
-
-// lexBackError is a lex-back refusal: what is wrong, where, and the
-// whole statement.
-func lexBackError(d Dialect, sql string, off int, format string, args ...any) error {
-	return fmt.Errorf("%s: lex-back: %s, at byte %d of:\n%s", d.Name(), fmt.Sprintf(format, args...), off, sql)
-}
-
-func (sc *scratch) check(d Dialect, p Part) error {
 	r := d.Lexer()
 	fail := func(off int, format string, args ...any) error {
 		return lexBackError(d, p.SQL, off, format, args...)
 	}
-	toks, err := sqllex.AppendExact(sc.toks[:0], r, p.SQL)
-	sc.toks = toks
+	toks, err := sqllex.LexExact(r, p.SQL)
 	if err != nil {
 		return fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
 	}
-	names, strs, numbers := &sc.names, &sc.strs, sc.numbers
-	names.fill(p.Meant.Names)
-	strs.fill(p.Meant.Strings)
-	markers := sc.markers
+	names, strs := newSpellings(p.Meant.Names), newSpellings(p.Meant.Strings)
+	numbers := map[string]int{}
+	var markers []string
 	code := 0 // where the text outside literals and names resumes
 	queries := len(p.Meant.Queries) > 0
 	for i := range toks {
@@ -232,14 +93,11 @@ func (sc *scratch) check(d Dialect, p Part) error {
 				return fail(t.Off, "the string literal %s was not written as one (it reads as %q)", t.Text, t.Value)
 			}
 		case sqllex.Number:
-			if len(p.Meant.Numbers) > 0 { // only the numbers meant are counted
-				numbers[t.Text]++
-			}
+			numbers[t.Text]++
 		case sqllex.Param:
 			markers = append(markers, t.Text)
 		}
 	}
-	sc.markers = markers
 	if i, o := openers(p.SQL[code:]); i >= 0 {
 		return fail(code+i, "%q outside a literal", o)
 	}
@@ -254,15 +112,63 @@ func (sc *scratch) check(d Dialect, p Part) error {
 			return fail(0, "the number %s does not read back as one token", n)
 		}
 	}
-	if err := sc.checkMarkers(d, markers, p.Params); err != nil {
+	if err := checkMarkers(d, markers, p.Params); err != nil {
 		return fail(0, "%v", err)
 	}
 	for _, s := range p.Meant.Queries {
-		if err := sc.sameReading(r, p.SQL, toks, s); err != nil {
+		if err := sameReading(r, p.SQL, toks, s); err != nil {
 			return fail(s.Off, "%v", err)
 		}
 	}
 	return nil
+}
+
+// spellings is what a statement was meant to hold of one kind (quoted
+// names, string literals), by spelling: what each must read back as, and
+// whether it did.
+type spellings struct {
+	value map[string]string
+	found map[string]bool
+	order []string // the spellings, in the list's order
+}
+
+// newSpellings lists what was meant; a spelling listed twice means what
+// it is listed with last.
+func newSpellings(list []Spelled) spellings {
+	s := spellings{value: make(map[string]string, len(list)), found: map[string]bool{}}
+	for _, sp := range list {
+		if _, ok := s.value[sp.Text]; !ok {
+			s.order = append(s.order, sp.Text)
+		}
+		s.value[sp.Text] = sp.Value
+	}
+	return s
+}
+
+// read records a token spelled text that reads as value: false unless it
+// was meant, as that.
+func (s spellings) read(text, value string) bool {
+	if v, ok := s.value[text]; !ok || v != value {
+		return false
+	}
+	s.found[text] = true
+	return true
+}
+
+// missing is the first spelling meant that was not read, if any.
+func (s spellings) missing() (string, bool) {
+	for _, t := range s.order {
+		if !s.found[t] {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// lexBackError is a lex-back refusal: what is wrong, where, and the
+// whole statement.
+func lexBackError(d Dialect, sql string, off int, format string, args ...any) error {
+	return fmt.Errorf("%s: lex-back: %s, at byte %d of:\n%s", d.Name(), fmt.Sprintf(format, args...), off, sql)
 }
 
 // openers finds a comment opener in text that is outside literals and
@@ -292,7 +198,7 @@ var openerStart = [256]bool{'-': true, '/': true, '*': true, '#': true}
 // checkMarkers compares the parameter markers read with the parameters
 // bound: one marker per bound parameter in order, or for engines that
 // reuse markers ($1 ... $1), every $n for n up to the number bound.
-func (sc *scratch) checkMarkers(d Dialect, markers, params []string) error {
+func checkMarkers(d Dialect, markers, params []string) error {
 	if !d.Caps().ReusesParams {
 		if len(markers) != len(params) {
 			return fmt.Errorf("%d parameter markers for %d parameters", len(markers), len(params))
@@ -304,11 +210,7 @@ func (sc *scratch) checkMarkers(d Dialect, markers, params []string) error {
 		}
 		return nil
 	}
-	seen := sc.seen[:0] // seen[n-1]: $n was read
-	for range params {
-		seen = append(seen, false)
-	}
-	sc.seen = seen
+	seen := make([]bool, len(params)) // seen[n-1]: $n was read
 	distinct := 0
 	for _, m := range markers {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "$"))
@@ -328,9 +230,8 @@ func (sc *scratch) checkMarkers(d Dialect, markers, params []string) error {
 
 // sameReading checks that the tokens of sql inside s are the tokens of the
 // embedded text read on its own.
-func (sc *scratch) sameReading(r *sqllex.Rules, sql string, toks []sqllex.Token, s Span) error {
-	alone, err := sqllex.AppendExact(sc.alone[:0], r, sql[s.Off:s.End])
-	sc.alone = alone
+func sameReading(r *sqllex.Rules, sql string, toks []sqllex.Token, s Span) error {
+	alone, err := sqllex.LexExact(r, sql[s.Off:s.End])
 	if err != nil {
 		return fmt.Errorf("the embedded source query does not lex on its own: %v", err)
 	}

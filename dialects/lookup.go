@@ -21,7 +21,7 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 			w.S(", ")
 		}
 		n++
-		w.WriteCol("src", c)
+		w.S(w.Col("src", c))
 	}
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
@@ -30,9 +30,9 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 				w.S(", ")
 			}
 			n++
-			w.WriteCol(alias, c.Lookup)
+			w.S(w.Col(alias, c.Lookup))
 			w.S(" AS ")
-			w.WriteCol("", c.Source)
+			w.S(w.Col("", c.Source))
 		}
 	}
 	w.S("\n  FROM ")
@@ -42,19 +42,19 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
 		w.S("\n  LEFT JOIN ")
-		w.WriteTable(l.Table)
+		w.S(w.Table(l.Table))
 		w.S(" AS ", alias, " ON ")
 		t := terms{w: w, sep: "\n    AND "}
 		for _, on := range l.On {
 			t.next()
-			w.WriteCol(alias, on.Lookup)
+			w.S(w.Col(alias, on.Lookup))
 			w.S(" = ")
-			w.WriteCol("src", on.Source)
+			w.S(w.Col("src", on.Source))
 		}
 		if a := l.AsOf; a != nil {
 			at := w.ConvertTime(w.Col("src", a.Column), a.Type, a.Valid)
 			t.next()
-			w.WriteCol(alias, a.ValidFrom)
+			w.S(w.Col(alias, a.ValidFrom))
 			w.S(" <= ", at)
 			t.next()
 			if a.OpenEnd == "" {
@@ -63,7 +63,7 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 			} else {
 				// The open end is later than every time a row holds.
 				w.S(at, " < ")
-				w.WriteCol(alias, a.ValidTo)
+				w.S(w.Col(alias, a.ValidTo))
 			}
 		}
 	}

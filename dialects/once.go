@@ -9,8 +9,8 @@ import (
 )
 
 // spelled keeps the parts of the statements every plan holds alike
-// (compiler.Statement.Shared: the state tables' bookkeeping, about 40% of
-// a plan's statements), as a dialect spells them: a Render spells each
+// (compiler.Statement.Shared: the state tables' bookkeeping, a large share
+// of a plan's statements), as a dialect spells them: a Render spells each
 // once for all plans rather than once a plan, and the lex-back checked
 // them that once. A statement's parts depend only on the dialect, its
 // operation and parameters, and the types its typed parameters stand for
@@ -68,10 +68,10 @@ func (p *perDialect[T]) of(d Dialect, newTable func() *T) *T {
 // spelled once for d and kept. t is spelledFor(d), nil to keep nothing.
 // The parts it returns are shared: their lists are clipped, so that an
 // append copies them, and no one changes a part handed out.
-func renderShared(t *spelledTable, d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
+func renderShared(t *spelledTable, d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
 	key := st.Shared()
 	if t == nil || key == nil || typedParams(st, types) {
-		return renderStatement(d, st, types, sh)
+		return renderStatement(d, st, types)
 	}
 	t.mu.RLock()
 	parts, ok := t.parts[key]
@@ -79,20 +79,18 @@ func renderShared(t *spelledTable, d Dialect, st *compiler.Statement, types map[
 	if ok {
 		return parts, nil
 	}
-	parts, err := renderStatement(d, st, types, sh)
+	parts, err := renderStatement(d, st, types)
 	if err != nil {
 		return nil, err
 	}
-	// Copies of their own: the parts' lists are stretches of the Render's
-	// slabs, which the table would keep whole.
-	var own []Part // nil for none, as renderStatement's
-	for _, p := range parts {
-		own = append(own, Part{SQL: p.SQL, Params: slices.Clip(slices.Clone(p.Params)), Reads: p.Reads, Meant: Meant{
-			Names: slices.Clip(slices.Clone(p.Meant.Names)), Strings: slices.Clip(slices.Clone(p.Meant.Strings)),
-			Numbers: slices.Clip(slices.Clone(p.Meant.Numbers)), Queries: slices.Clip(slices.Clone(p.Meant.Queries)),
-		}})
+	// Clipped, so that an append to a list of a part handed out copies it.
+	own := slices.Clip(parts)
+	for i, p := range own {
+		own[i] = Part{SQL: p.SQL, Params: slices.Clip(p.Params), Reads: p.Reads, Meant: Meant{
+			Names: slices.Clip(p.Meant.Names), Strings: slices.Clip(p.Meant.Strings),
+			Numbers: slices.Clip(p.Meant.Numbers), Queries: slices.Clip(p.Meant.Queries),
+		}}
 	}
-	own = slices.Clip(own)
 	t.mu.Lock()
 	if kept, ok := t.parts[key]; ok {
 		own = kept // another Render's, the same

@@ -25,65 +25,35 @@ type Rendered struct {
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
 func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
-	var out []Rendered
-	err := render(d, p, src, paramTypes(p), false, func(r []Rendered) { out = r })
-	return out, err
+	return render(d, p, src, paramTypes(p))
 }
 
-// render is Render, handing the statements to use rather than returning
-// them. With reuse, use is the last to see them (it keeps no part, nor
-// any list of one): the space they are in is the next render's. types
-// are paramTypes(p), which no one changes.
-func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, reuse bool, use func([]Rendered)) error {
+// render is Render with the plan's parameter types worked out already
+// (paramTypes(p), which no one changes).
+func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type) ([]Rendered, error) {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
-		return ds.Err()
+		return nil, ds.Err()
 	}
 	kept, skept := spelledFor(d), spelledFor(sd)
-	// The slabs have room for the statements spelled here: not for those
-	// every plan holds alike, kept spelled once spelled (renderShared).
-	n := len(p.Statements)
-	if kept != nil {
-		n = 0
-		for _, st := range p.Statements {
-			if st.Shared() == nil {
-				n++
-			}
-		}
-	}
-	sh := sharedPool.Get().(*shared)
-	defer sh.release(reuse)
-	sh.size(n)
-	ssh := sh // the source's statements', when it is another dialect
-	if sd != d {
-		ssh = sharedPool.Get().(*shared)
-		defer ssh.release(reuse)
-	}
-	out := sh.rendered[:0]
-	if cap(out) < len(p.Statements) {
-		out = make([]Rendered, 0, len(p.Statements))
-	}
+	out := make([]Rendered, 0, len(p.Statements))
 	for _, st := range p.Statements {
-		on, onSh, onKept := d, sh, kept
+		on, onKept := d, kept
 		if st.On == compiler.OnSource {
-			on, onSh, onKept = sd, ssh, skept
+			on, onKept = sd, skept
 		}
-		parts, err := renderShared(onKept, on, st, types, onSh)
+		parts, err := renderShared(onKept, on, st, types)
 		if err != nil {
-			return fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
+			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
 		// A statement with no parts stays: the dialect has nothing to do for
 		// it, and the programs that name it still find it.
 		out = append(out, Rendered{Statement: st, Parts: parts})
 	}
-	if reuse {
-		sh.rendered = out
-	}
-	use(out)
-	return nil
+	return out, nil
 }
 
 // sourceDialect is the dialect the source's statements are spelled in:
@@ -104,7 +74,7 @@ func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) 
 // RenderStatement spells one statement. No parts and no error means the
 // dialect has nothing to do for it (SQLite has no schemas to create).
 func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
-	return renderStatement(d, st, nil, nil)
+	return renderStatement(d, st, nil)
 }
 
 // paramTypes are the column types a plan's typed parameters stand for: a
@@ -126,30 +96,16 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 	return types
 }
 
-// renderStatement spells st for d. sh is what d's statements share (see
-// Writer.shared); nil for a lone statement.
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type, sh *shared) ([]Part, error) {
-	var w *Writer
-	if sh != nil {
-		// One Writer for the statements of a Render, one after the other:
-		// what it hands out (parts, parameters, what they meant) is each
-		// statement's own, only the struct is reused.
-		w = &sh.w
-		*w = Writer{d: d, declared: st.Params, types: types, shared: sh}
-	} else {
-		w = &Writer{d: d, declared: st.Params, types: types}
-	}
-	if sh != nil {
-		sh.begin() // a new part, whether the last one ended or failed
-		w.cur = sh.buf[:0]
-		defer func() { sh.buf = w.cur[:0] }()
-	}
+// renderStatement spells st for d; types are the plan's parameter types
+// (nil for a lone statement).
+func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
+	w := &Writer{d: d, declared: st.Params, types: types}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
 			// The rows the merge will update, counted first, in a part of
 			// their own; then the merge.
-			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally})
+			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally, Version: m.Version})
 			w.End()
 			m.Count, m.Tally = false, false
 			RenderVia(w, m)
@@ -178,12 +134,12 @@ func renderOp(w *Writer, op compiler.Op) {
 	switch op := op.(type) {
 	case compiler.CreateSchema:
 		w.S("CREATE SCHEMA IF NOT EXISTS ")
-		w.WriteTable(compiler.Table{Parts: op.Schema})
+		w.S(w.Table(compiler.Table{Parts: op.Schema}))
 	case compiler.CreateTable:
 		CreateTable(w, op, "TEMPORARY")
 	case compiler.DropTable:
 		w.S("DROP TABLE IF EXISTS ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 	case compiler.CreateIndex:
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
@@ -198,12 +154,12 @@ func renderOp(w *Writer, op compiler.Op) {
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
 			w.S("\nON CONFLICT (")
-			w.WriteIdents("", op.IfAbsentKey)
+			w.S(w.Idents("", op.IfAbsentKey))
 			w.S(") DO NOTHING")
 		}
 	case compiler.Update:
 		w.S("UPDATE ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		w.S("\nSET ")
 		for i, a := range op.Set {
 			if i > 0 {
@@ -216,22 +172,22 @@ func renderOp(w *Writer, op compiler.Op) {
 					v = b.Value
 				}
 			}
-			w.WriteCol("", a.Column)
+			w.S(w.Col("", a.Column))
 			w.S(" = ")
-			WriteExpr(w, "", v)
+			w.S(Expr(w, "", v))
 		}
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			WriteExpr(w, "", op.Where)
+			w.S(Expr(w, "", op.Where))
 		}
 	case compiler.SelectRows:
 		w.S("SELECT ")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S("\nFROM ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			WriteExpr(w, "", op.Where)
+			w.S(Expr(w, "", op.Where))
 		}
 		OrderBy(w, op.OrderBy)
 		if op.Limit > 0 {
@@ -240,9 +196,9 @@ func renderOp(w *Writer, op compiler.Op) {
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ")
-		w.WriteTable(op.Into)
+		w.S(w.Table(op.Into))
 		w.S(" (")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S(")\n")
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.ReadSource:
@@ -259,98 +215,101 @@ func renderOp(w *Writer, op compiler.Op) {
 			target = w.Col("", op.Target.Name())
 		}
 		w.S("DELETE FROM ")
-		w.WriteTable(op.Target)
+		w.S(w.Table(op.Target))
 		w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.WriteTable(op.Stage)
+		w.S(w.Table(op.Stage))
 		w.S(" AS s\n  WHERE ")
-		writeKeyMatch(w, target, op.Key, op.NullSafe)
+		w.S(keyMatch(w, target, op.Key, op.NullSafe))
 		if op.Where != nil {
 			w.S("\n    AND (")
-			WriteExpr(w, "s", op.Where)
+			w.S(Expr(w, "s", op.Where))
 			w.S(")")
+		}
+		if op.Older != "" {
+			w.S("\n    AND ", Older(w, "s", target, op.Older))
 		}
 		w.S("\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ")
-		w.WriteTable(op.Target)
+		w.S(w.Table(op.Target))
 		w.S("\nWHERE ")
-		writeWindowPred(w, "", op.Range)
+		w.S(WindowPred(w, "", op.Range))
 		w.End()
 		w.S("INSERT INTO ")
-		w.WriteTable(op.Target)
+		w.S(w.Table(op.Target))
 		w.S(" (")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S(")\nSELECT ")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S("\nFROM ")
-		w.WriteTable(op.Stage)
+		w.S(w.Table(op.Stage))
 		w.S("\nWHERE ")
-		writeWindowPred(w, "", op.Range)
+		w.S(WindowPred(w, "", op.Range))
 	case compiler.CountSource:
 		if op.Keep != nil && op.Keep.Dedupe != nil {
 			w.S("SELECT COUNT(*)\nFROM ")
-			writeKept(w, op.Source, nil, op.Window, *op.Keep)
+			w.S(kept(w, op.Source, nil, op.Window, *op.Keep))
 			if op.Where != nil {
 				w.S("\nWHERE ")
-				WriteExpr(w, "", op.Where)
+				w.S(Expr(w, "", op.Where))
 			}
 			break
 		}
 		w.S("SELECT COUNT(*)\nFROM ")
-		writeFrom(w, op.Source)
+		w.S(From(w, op.Source))
 		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 		if windowed(op.Window) {
 			t.next()
-			writeWindowPred(w, "", op.Window)
+			w.S(WindowPred(w, "", op.Window))
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
 			t.next()
-			WriteExpr(w, "", op.Keep.Where)
+			w.S(Expr(w, "", op.Keep.Where))
 		}
 		if op.Where != nil {
 			t.next()
-			WriteExpr(w, "", op.Where)
+			w.S(Expr(w, "", op.Where))
 		}
 	case compiler.ProbeColumns:
 		w.S("SELECT ")
 		if len(op.Columns) > 0 {
-			w.WriteIdents("", op.Columns)
+			w.S(w.Idents("", op.Columns))
 		} else {
 			w.S("*")
 		}
 		// A predicate no row passes: the engine plans the read, types the
 		// columns, and reads nothing.
 		w.S("\nFROM ")
-		writeFrom(w, op.Source)
+		w.S(From(w, op.Source))
 		w.S("\nWHERE 1 = 0")
 	case compiler.AddColumn:
 		w.S("ALTER TABLE ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		w.S(" ADD COLUMN ")
-		w.WriteCol("", op.Column.Name)
+		w.S(w.Col("", op.Column.Name))
 		w.S(" ", w.Type(op.Column.Type))
 	case compiler.AlterColumnType:
 		w.S("ALTER TABLE ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		w.S(" ALTER COLUMN ")
-		w.WriteCol("", op.Column.Name)
+		w.S(w.Col("", op.Column.Name))
 		w.S(" TYPE ", w.Type(op.Column.Type))
 	case compiler.DropColumn:
 		w.S("ALTER TABLE ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		w.S(" DROP COLUMN ")
-		w.WriteCol("", op.Column)
+		w.S(w.Col("", op.Column))
 	case compiler.SourceMax:
 		w.S("SELECT MAX(")
-		w.WriteCol("", op.Column)
+		w.S(w.Col("", op.Column))
 		w.S(")\nFROM ")
-		writeFrom(w, op.Source)
+		w.S(From(w, op.Source))
 	case compiler.CountRows:
 		w.S("SELECT COUNT(*)\nFROM ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			WriteExpr(w, "", op.Where)
+			w.S(Expr(w, "", op.Where))
 		}
 	case compiler.QuarantineRows:
 		QuarantineRows(w, op)
@@ -361,72 +320,86 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("SELECT 0")
 	case compiler.DeleteRows:
 		w.S("DELETE FROM ")
-		w.WriteTable(op.Table)
+		w.S(w.Table(op.Table))
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			WriteExpr(w, "", op.Where)
+			w.S(Expr(w, "", op.Where))
 		}
+	case compiler.DuplicateKey:
+		keys := w.Idents("", op.Key)
+		w.S("SELECT ", keys, ", COUNT(*)\nFROM ", w.Table(op.Table), "\nGROUP BY ", keys, "\nHAVING COUNT(*) > 1\nORDER BY ", keys, "\nLIMIT 1")
 	case compiler.VersionedKeys:
 		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
-		w.WriteIdents("", op.Key)
+		w.S(w.Idents("", op.Key))
 		w.S("\n  FROM ")
 		mark := len(w.cur)
-		writeFrom(w, op.Source)
+		w.S(From(w, op.Source))
 		w.indentSince(mark, "  ")
 		if windowed(op.Window) {
 			w.S("\n  WHERE ")
-			writeWindowPred(w, "", op.Window)
+			w.S(WindowPred(w, "", op.Window))
 		}
 		w.S("\n  GROUP BY ")
-		w.WriteIdents("", op.Key)
+		w.S(w.Idents("", op.Key))
 		w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
 		if op.Tally {
 			// The target is keyed by Key: a row matches at most one.
 			k := w.Col("t", op.Key[0])
 			w.S("SELECT COUNT(*) AS ")
-			w.WriteCol("", compiler.RegRead)
+			w.S(w.Col("", compiler.RegRead))
 			w.S(", COUNT(*) - COUNT(", k, ") AS ")
-			w.WriteCol("", compiler.RegInserted)
-			w.S(", COUNT(", k, ") AS ")
-			w.WriteCol("", compiler.RegUpdated)
+			w.S(w.Col("", compiler.RegInserted))
+			if op.Version != "" {
+				older := Older(w, "t", "s", op.Version)
+				w.S(", COUNT(", k, ") - COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
+				w.S(w.Col("", compiler.RegUpdated))
+				w.S(", COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
+				w.S(w.Col("", compiler.RegIgnored))
+			} else {
+				w.S(", COUNT(", k, ") AS ")
+				w.S(w.Col("", compiler.RegUpdated))
+			}
 			w.S("\nFROM ")
-			writeMergeSource(w, op.Stage, op.Source, op.Window, op.Key)
+			w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
 			w.S(" AS s\nLEFT JOIN ")
-			w.WriteTable(op.Target)
+			w.S(w.Table(op.Target))
 			w.S(" AS t ON ")
-			writeKeyMatch(w, "t", op.Key, op.NullSafe)
+			w.S(keyMatch(w, "t", op.Key, op.NullSafe))
 			break
 		}
 		w.S("SELECT COUNT(*)\nFROM ")
-		writeMergeSource(w, op.Stage, op.Source, op.Window, op.Key)
+		w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
 		w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.WriteTable(op.Target)
+		w.S(w.Table(op.Target))
 		w.S(" AS t\n  WHERE ")
-		writeKeyMatch(w, "t", op.Key, op.NullSafe)
+		w.S(keyMatch(w, "t", op.Key, op.NullSafe))
+		if op.Version != "" {
+			w.S("\n    AND ", Newer(w, "t", "s", op.Version))
+		}
 		w.S("\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ")
-		w.WriteTable(op.Into)
+		w.S(w.Table(op.Into))
 		w.S(" (")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S(")\nSELECT ")
-		w.WriteIdents("", op.Columns)
+		w.S(w.Idents("", op.Columns))
 		w.S("\nFROM ")
-		w.WriteTable(op.From)
+		w.S(w.Table(op.From))
 	case compiler.MergeRows:
 		Merge(w, op)
 	case compiler.ResolveChanges:
 		ResolveChanges(w, op)
 	case compiler.UpdateMatched:
 		w.S("MERGE INTO ")
-		w.WriteTable(op.Target)
+		w.S(w.Table(op.Target))
 		w.S(" AS t\nUSING ")
-		w.WriteTable(op.Stage)
+		w.S(w.Table(op.Stage))
 		w.S(" AS s\nON ")
-		writeKeyMatch(w, "t", op.Key, false)
+		w.S(keyMatch(w, "t", op.Key, false))
 		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
-		writeAssignments(w, "", op.Set, ",\n  ")
+		w.S(Assignments(w, "", op.Set, ",\n  "))
 	case compiler.Aggregate:
 		Aggregate(w, op)
 	case compiler.LookupOverlaps:
@@ -449,26 +422,26 @@ func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
 // lives in the table's schema, where its name must be unique.
 func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
 	w.S("CREATE INDEX IF NOT EXISTS ")
-	w.WriteCol("", op.Name)
+	w.S(w.Col("", op.Name))
 	w.S(" ON ")
-	w.WriteTable(op.Table)
+	w.S(w.Table(op.Table))
 	w.S(" (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")")
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).
 func InsertValues(w *Writer, op compiler.InsertValues) {
 	w.S("INSERT INTO ")
-	w.WriteTable(op.Table)
+	w.S(w.Table(op.Table))
 	w.S(" (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\nVALUES (")
 	for i, v := range op.Values {
 		if i > 0 {
 			w.S(", ")
 		}
-		WriteExpr(w, "", v)
+		w.S(Expr(w, "", v))
 	}
 	w.S(")")
 }
@@ -483,30 +456,11 @@ func OrderBy(w *Writer, order []compiler.Order) {
 		if i > 0 {
 			w.S(", ")
 		}
-		w.WriteCol("", o.Column)
+		w.S(w.Col("", o.Column))
 		if o.Desc {
 			w.S(" DESC")
 		}
 	}
-}
-
-// dedupeOrder spells the version order of a dedupe with NULLs last: a
-// NULL version is the oldest, and engines that sort NULLs differently by
-// default (PostgreSQL puts them first in a descending order) keep the same
-// row.
-func dedupeOrder(w *Writer, order []compiler.Order) string {
-	mark := len(w.cur)
-	writeDedupeOrder(w, order, nil)
-	return w.cut(mark)
-}
-
-// From spells a relation in a FROM clause: a table, or the source query
-// wrapped as a derived table named src. The query itself is embedded when
-// the statement ends, as the engine reads it (see EmbedQuery).
-func From(w *Writer, r compiler.Relation) string {
-	mark := len(w.cur)
-	writeFrom(w, r)
-	return w.cut(mark)
 }
 
 // fileScan spells the read of a files source: DuckDB's reader of the
@@ -532,14 +486,6 @@ func fileScan(w *Writer, f *compiler.FileScan) string {
 		return "read_json(" + arg + ", " + opts + ") AS src"
 	}
 	return "read_parquet(" + arg + ", " + opts + ") AS src"
-}
-
-// WindowPred spells the half-open window col >= :lo AND col < :hi, or ""
-// when the window is open on both sides.
-func WindowPred(w *Writer, alias string, win compiler.Window) string {
-	mark := len(w.cur)
-	writeWindowPred(w, alias, win)
-	return w.cut(mark)
 }
 
 // Selection is what Deduped reads: the columns of a source in a window,
@@ -572,43 +518,43 @@ func Deduped(w *Writer, sel Selection) {
 	more := func(t *terms) {
 		if sel.Also != nil {
 			t.next()
-			WriteExpr(w, "", sel.Also)
+			w.S(Expr(w, "", sel.Also))
 		}
 		if sel.Range.Column != "" {
 			t.next()
-			writeWindowPred(w, "", sel.Range)
+			w.S(WindowPred(w, "", sel.Range))
 		}
 	}
 	if d == nil {
 		w.S("SELECT ")
-		w.WriteIdents("", sel.Columns)
+		w.S(w.Idents("", sel.Columns))
 		w.S("\nFROM ")
-		writeFrom(w, sel.Source)
+		w.S(From(w, sel.Source))
 		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 		if windowed(sel.Window) {
 			t.next()
-			writeWindowPred(w, "", sel.Window)
+			w.S(WindowPred(w, "", sel.Window))
 		}
 		if sel.Where != nil {
 			t.next()
-			WriteExpr(w, "", sel.Where)
+			w.S(Expr(w, "", sel.Where))
 		}
 		more(&t)
 		return
 	}
 	w.S("SELECT ")
-	w.WriteIdents("", sel.Columns)
+	w.S(w.Idents("", sel.Columns))
 	w.S("\nFROM (\n  SELECT ")
-	w.WriteIdents("", sel.Columns)
+	w.S(w.Idents("", sel.Columns))
 	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
-	w.WriteIdents("", d.Key)
+	w.S(w.Idents("", d.Key))
 	if len(d.OrderBy) > 0 {
 		w.S(" ORDER BY ")
-		writeDedupeOrder(w, d.OrderBy, d.JSON)
+		w.S(dedupeOrder(w, d.OrderBy, d.JSON))
 	}
 	w.S(") AS incrc_rn\n  FROM ")
 	mark := len(w.cur)
-	writeFrom(w, sel.Source)
+	w.S(From(w, sel.Source))
 	if !sel.Source.Derived() {
 		w.S(" AS src")
 	}
@@ -616,11 +562,11 @@ func Deduped(w *Writer, sel Selection) {
 	t := terms{w: w, first: "\n  WHERE ", sep: "\n    AND "}
 	if windowed(sel.Window) {
 		t.next()
-		writeWindowPred(w, "", sel.Window)
+		w.S(WindowPred(w, "", sel.Window))
 	}
 	if sel.Where != nil {
 		t.next()
-		WriteExpr(w, "", sel.Where)
+		w.S(Expr(w, "", sel.Where))
 	}
 	if sel.Narrow && sel.Range.Column != "" {
 		t.next()
@@ -645,57 +591,53 @@ func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.D
 		if d.NullSafe {
 			w.S(w.d.NullSafeEqual(w.Col("incrc_k", k), w.Col("src", k)))
 		} else {
-			w.WriteCol("incrc_k", k)
+			w.S(w.Col("incrc_k", k))
 			w.S(" = ")
-			w.WriteCol("src", k)
+			w.S(w.Col("src", k))
 		}
 	}
 	if windowed(win) {
 		t.next()
-		writeWindowPred(w, "incrc_k", win)
+		w.S(WindowPred(w, "incrc_k", win))
 	}
 	t.next()
-	writeWindowPred(w, "incrc_k", rng)
+	w.S(WindowPred(w, "incrc_k", rng))
 	w.S("\n    )")
 }
-
-// Capture returns what f writes instead of appending it; parameters f
-// uses are recorded in order as usual.
-func (w *Writer) Capture(f func()) string { return w.capture(f) }
 
 // QuarantineRows spells the copy of invalid rows into quarantine.
 func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	w.S("INSERT INTO ")
-	w.WriteTable(op.Into)
+	w.S(w.Table(op.Into))
 	w.S(" (")
-	w.WriteCol("", "incrc_run_id")
+	w.S(w.Col("", "incrc_run_id"))
 	w.S(", ")
-	w.WriteCol("", "incrc_reason")
+	w.S(w.Col("", "incrc_reason"))
 	w.S(", ")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\nSELECT ")
-	w.WriteParam("run_id")
+	w.S(w.Param("run_id"))
 	w.S(",\n  CASE")
 	for _, r := range op.Rules {
 		w.S("\n    WHEN ")
-		WriteExpr(w, "", r.Invalid)
+		w.S(Expr(w, "", r.Invalid))
 		w.S(" THEN ", w.String(r.Reason))
 	}
 	w.S("\n  END,\n  ")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S("\nFROM ")
 	t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 	if op.Keep != nil && op.Keep.Dedupe != nil {
-		writeKept(w, op.From, op.Columns, op.Window, *op.Keep)
+		w.S(kept(w, op.From, op.Columns, op.Window, *op.Keep))
 	} else {
-		writeFrom(w, op.From)
+		w.S(From(w, op.From))
 		if windowed(op.Window) {
 			t.next()
-			writeWindowPred(w, "", op.Window)
+			w.S(WindowPred(w, "", op.Window))
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
 			t.next()
-			WriteExpr(w, "", op.Keep.Where)
+			w.S(Expr(w, "", op.Keep.Where))
 		}
 	}
 	open, close := "", ""
@@ -714,19 +656,9 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 		if i > 0 {
 			w.S("\n   OR ")
 		}
-		WriteExpr(w, "", r.Invalid)
+		w.S(Expr(w, "", r.Invalid))
 	}
 	w.S(close)
-}
-
-// Kept spells the rows a full refresh keeps of a source's window as a
-// derived table, incrc_rows: the window's rows that pass keep.Where, one
-// per key by keep.Dedupe. cols are the columns it selects (nil: all the
-// columns of keep).
-func Kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) string {
-	mark := len(w.cur)
-	writeKept(w, src, cols, win, keep)
-	return w.cut(mark)
 }
 
 // KeptRows spells SELECT cols of the rows a full refresh keeps that pass
@@ -742,9 +674,9 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 	clear()
 	w.End()
 	w.S("INSERT INTO ")
-	w.WriteTable(op.Target)
+	w.S(w.Table(op.Target))
 	w.S(" (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\n")
 	KeptRows(w, op)
 }
@@ -755,13 +687,13 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 // row left alone.
 func MergeAll(w *Writer, op compiler.ReplaceAll) {
 	w.S("MERGE INTO ")
-	w.WriteTable(op.Target)
+	w.S(w.Table(op.Target))
 	w.S(" AS t\nUSING (\n")
 	mark := len(w.cur)
 	KeptRows(w, op)
 	w.indentLines(mark, "  ")
 	w.S("\n) AS s\nON ")
-	writeKeyMatch(w, "t", op.Key, false)
+	w.S(keyMatch(w, "t", op.Key, false))
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
 		w.S("\nWHEN MATCHED AND NOT (")
 		for i, c := range set {
@@ -771,12 +703,12 @@ func MergeAll(w *Writer, op compiler.ReplaceAll) {
 			w.S(w.d.NullSafeEqual(w.Col("t", c), w.Col("s", c)))
 		}
 		w.S(") THEN UPDATE SET\n  ")
-		writeSetList(w, "", set, fromStage(w), ",\n  ")
+		w.S(SetList(w, "", set, FromStage(w), ",\n  "))
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\n  VALUES (")
-	w.WriteIdents("s", op.Columns)
+	w.S(w.Idents("s", op.Columns))
 	w.S(")\nWHEN NOT MATCHED BY SOURCE THEN DELETE")
 }
 
@@ -797,11 +729,7 @@ func RenderVia(w *Writer, op compiler.Op) {
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
-func KeyMatch(w *Writer, key []string, nullSafe bool) string {
-	mark := len(w.cur)
-	writeKeyMatch(w, "t", key, nullSafe)
-	return w.cut(mark)
-}
+func KeyMatch(w *Writer, key []string, nullSafe bool) string { return keyMatch(w, "t", key, nullSafe) }
 
 // NonKey returns the columns that are not part of the key.
 func NonKey(cols, key []string) []string {
@@ -823,60 +751,51 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-// MergeSource is what a merge (or its count) reads, to be aliased by the
-// caller: the stage, or with src the source's rows in the window, as a
-// subquery of the columns cols.
-func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
-	mark := len(w.cur)
-	writeMergeSource(w, stage, src, win, cols)
-	return w.cut(mark)
-}
-
-// MergeInput is what a merge reads (see MergeSource): the stage, or the
-// source's window.
-func MergeInput(w *Writer, op compiler.MergeRows) string {
-	return MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
-}
-
-// MergeFrom is MergeInput for a FROM clause that takes no alias of its
-// own: a subquery of the source's window is named s.
-func MergeFrom(w *Writer, op compiler.MergeRows) string {
-	mark := len(w.cur)
-	WriteMergeFrom(w, op)
-	return w.cut(mark)
-}
-
 // Merge spells a standard MERGE of the stage into the target.
 func Merge(w *Writer, op compiler.MergeRows) {
 	w.S("MERGE INTO ")
-	w.WriteTable(op.Target)
+	w.S(w.Table(op.Target))
 	w.S(" AS t\nUSING ")
-	WriteMergeInput(w, op)
+	w.S(MergeInput(w, op))
 	w.S(" AS s\nON ")
-	writeKeyMatch(w, "t", op.Key, op.NullSafe)
+	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
-		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
-		writeSetList(w, "", set, fromStage(w), ",\n  ")
+		w.S("\nWHEN MATCHED ")
+		if op.Version != "" {
+			w.S("AND ", Newer(w, "t", "s", op.Version), " ")
+		}
+		w.S("THEN UPDATE SET\n  ")
+		w.S(SetList(w, "", set, FromStage(w), ",\n  "))
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\n  VALUES (")
-	w.WriteIdents("s", op.Columns)
+	w.S(w.Idents("s", op.Columns))
 	w.S(")")
 }
 
-// SetList spells the assignments of an UPDATE's SET or of a merge's
-// update clause, alias.col = value(col) for each column, joined by sep:
-// the one loop every engine's spelling of an update shares.
-func SetList(w *Writer, alias string, cols []string, value func(col string) string, sep string) string {
-	mark := len(w.cur)
-	writeSetList(w, alias, cols, func(c string) { w.S(value(c)) }, sep)
-	return w.cut(mark)
+// matchedCols are the columns a CountMatched reads of what the merge
+// reads: the key, and the version its guard compares.
+func matchedCols(op compiler.CountMatched) []string {
+	if op.Version == "" {
+		return op.Key
+	}
+	return append(append([]string(nil), op.Key...), op.Version)
 }
 
-// FromStage is the value of a column in an update from the stage: s.col.
-func FromStage(w *Writer) func(string) string {
-	return func(c string) string { return w.Col("s", c) }
+// Newer spells a merge's version guard: the incoming row (alias in) is
+// applied to the target's (alias t) where its version is newer or equal,
+// NULL being the oldest version.
+func Newer(w *Writer, t, in, version string) string {
+	tv := w.Col(t, version)
+	return "(" + tv + " IS NULL OR " + w.Col(in, version) + " >= " + tv + ")"
+}
+
+// Older is Newer's negation: the target's version (alias t) is newer than
+// the incoming row's (alias in).
+func Older(w *Writer, t, in, version string) string {
+	tv, iv := w.Col(t, version), w.Col(in, version)
+	return "(" + tv + " IS NOT NULL AND (" + iv + " IS NULL OR " + iv + " < " + tv + "))"
 }
 
 // UpdateThenInsert spells a merge as two statements, for engines without
@@ -889,17 +808,17 @@ func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
 		w.End()
 	}
 	w.S("INSERT INTO ")
-	w.WriteTable(op.Target)
+	w.S(w.Table(op.Target))
 	w.S(" (")
-	w.WriteIdents("", op.Columns)
+	w.S(w.Idents("", op.Columns))
 	w.S(")\nSELECT ")
-	w.WriteIdents("s", op.Columns)
+	w.S(w.Idents("s", op.Columns))
 	w.S("\nFROM ")
-	WriteMergeInput(w, op)
+	w.S(MergeInput(w, op))
 	w.S(" AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ")
-	w.WriteTable(op.Target)
+	w.S(w.Table(op.Target))
 	w.S(" AS t\n  WHERE ")
-	writeKeyMatch(w, "t", op.Key, op.NullSafe)
+	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
 	w.S("\n)")
 }
 
@@ -919,7 +838,7 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 			w.S("COUNT(*)")
 		default:
 			w.S(strings.ToUpper(m.Fn), "(")
-			w.WriteCol("", m.Column)
+			w.S(w.Col("", m.Column))
 			w.S(")")
 		}
 		w.S(" AS m")
@@ -931,9 +850,9 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 	}
 	w.S("\nFROM ")
 	if op.Dedupe == nil && op.Valid == nil && op.Window.Column == "" {
-		writeFrom(w, op.Source)
+		w.S(From(w, op.Source))
 		w.S("\nWHERE ")
-		writeWindowPred(w, "", rng)
+		w.S(WindowPred(w, "", rng))
 	} else {
 		w.S("(\n")
 		mark := len(w.cur)
@@ -964,10 +883,10 @@ func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
 func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
 	key := Trunc(w, w.Col("", op.Partition.Column), op.Partition)
 	w.S("SELECT ", key, " AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ")
-	writeFrom(w, op.Source)
+	w.S(From(w, op.Source))
 	if windowed(op.Window) {
 		w.S("\nWHERE ")
-		writeWindowPred(w, "", op.Window)
+		w.S(WindowPred(w, "", op.Window))
 	}
 	w.S("\nGROUP BY ", key, "\nORDER BY incrc_partition")
 }
@@ -999,14 +918,6 @@ func allColumns(op compiler.Aggregate) []string {
 		}
 	}
 	return cols
-}
-
-// Assignments spells an UpdateMatched's SET list: alias.col = value, each
-// value an expression of the stage row s.
-func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) string {
-	mark := len(w.cur)
-	writeAssignments(w, alias, set, sep)
-	return w.cut(mark)
 }
 
 // ResolveChanges spells the resolution of a window's changes into what a
@@ -1041,7 +952,7 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 		partition += ", (" + Expr(w, "", op.IsDelete) + ")"
 	}
 	w.S("INSERT INTO ", w.Table(op.Into), " (", strings.Join(into, ", "), ")\nSELECT ", strings.Join(sel, ", "),
-		"\nFROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", partition, " ORDER BY ", dedupeOrder(w, op.Order),
+		"\nFROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", partition, " ORDER BY ", dedupeOrder(w, op.Order, nil),
 		") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r")
 	join := func(alias string) string {
 		terms := make([]string, len(op.Key))
@@ -1102,7 +1013,8 @@ func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, err
 
 // writeDedupeOrder writes dedupeOrder, where the json columns are ordered
 // by their text form on an engine that cannot order json (JSONOrderer).
-func writeDedupeOrder(w *Writer, order []compiler.Order, json []string) {
+func dedupeOrder(w *Writer, order []compiler.Order, json []string) string {
+	mark := len(w.cur)
 	j, jsonOrderer := w.d.(JSONOrderer)
 	n, nullsLaster := w.d.(NullsLaster)
 	for i, o := range order {
@@ -1110,7 +1022,7 @@ func writeDedupeOrder(w *Writer, order []compiler.Order, json []string) {
 			w.S(", ")
 		}
 		if !jsonOrderer && !nullsLaster {
-			w.WriteCol("", o.Column)
+			w.S(w.Col("", o.Column))
 		} else {
 			col := w.Col("", o.Column)
 			if jsonOrderer && containsStr(json, o.Column) {
@@ -1127,10 +1039,14 @@ func writeDedupeOrder(w *Writer, order []compiler.Order, json []string) {
 		}
 		w.S(" NULLS LAST")
 	}
+	return w.cut(mark)
 }
 
-// writeFrom appends what From returns.
-func writeFrom(w *Writer, r compiler.Relation) {
+// From spells a relation in a FROM clause: a table, or the source query
+// wrapped as a derived table named src. The query itself is embedded when
+// the statement ends, as the engine reads it (see EmbedQuery).
+func From(w *Writer, r compiler.Relation) string {
+	mark := len(w.cur)
 	switch {
 	case len(r.Lookups) > 0:
 		lookupFrom(w, r)
@@ -1139,19 +1055,28 @@ func writeFrom(w *Writer, r compiler.Relation) {
 	case r.Files != nil:
 		w.S(fileScan(w, r.Files))
 	default:
-		w.WriteTable(r.Table)
+		w.S(w.Table(r.Table))
 	}
+	return w.cut(mark)
 }
 
 // writeFromAs appends the relation r named alias: a derived table is
 // renamed from src.
 func writeFromAs(w *Writer, r compiler.Relation, alias string) {
 	mark := len(w.cur)
-	writeFrom(w, r)
+	w.S(From(w, r))
 	if r.Derived() && bytes.HasSuffix(w.cur[mark:], []byte(" AS src")) {
 		w.cur = w.cur[:len(w.cur)-len(" AS src")]
 	}
 	w.S(" AS ", alias)
+}
+
+// Capture returns what f writes instead of appending it; the parameters
+// f uses are recorded in order as usual.
+func (w *Writer) Capture(f func()) string {
+	mark := len(w.cur)
+	f()
+	return w.cut(mark)
 }
 
 // cut returns what was written since mark and takes it back out.
@@ -1233,10 +1158,12 @@ func (t *terms) next() {
 	t.n++
 }
 
-// writeWindowPred appends what WindowPred returns.
-func writeWindowPred(w *Writer, alias string, win compiler.Window) {
+// WindowPred spells the half-open window col >= :lo AND col < :hi, or ""
+// when the window is open on both sides.
+func WindowPred(w *Writer, alias string, win compiler.Window) string {
+	mark := len(w.cur)
 	if !windowed(win) {
-		return
+		return w.cut(mark)
 	}
 	both := win.Lo != "" && win.Hi != ""
 	if win.OrNull {
@@ -1246,50 +1173,49 @@ func writeWindowPred(w *Writer, alias string, win compiler.Window) {
 		}
 	}
 	if win.Lo != "" {
-		w.WriteCol(alias, win.Column)
+		w.S(w.Col(alias, win.Column))
 		w.S(" >= ")
-		w.WriteParam(win.Lo)
+		w.S(w.Param(win.Lo))
 	}
 	if win.Hi != "" {
 		if both {
 			w.S(" AND ")
 		}
-		w.WriteCol(alias, win.Column)
+		w.S(w.Col(alias, win.Column))
 		w.S(" < ")
-		w.WriteParam(win.Hi)
+		w.S(w.Param(win.Hi))
 	}
 	if win.OrNull {
 		if both {
 			w.S(")")
 		}
 		w.S(" OR ")
-		w.WriteCol(alias, win.Column)
+		w.S(w.Col(alias, win.Column))
 		w.S(" IS NULL)")
 	}
-}
-
-// capture returns what f writes instead of appending it; parameters f
-// uses are recorded in order as usual.
-func (w *Writer) capture(f func()) string {
-	mark := len(w.cur)
-	f()
 	return w.cut(mark)
 }
 
-// writeKept appends what Kept returns.
-func writeKept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) {
+// kept spells the rows a full refresh keeps of a source's window as a
+// derived table, incrc_rows: the window's rows that pass keep.Where, one
+// per key by keep.Dedupe. cols are the columns it selects (nil: all the
+// columns of keep).
+func kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) string {
+	mark := len(w.cur)
 	if cols == nil {
 		cols = keep.Columns
 	}
 	w.S("(\n")
-	mark := len(w.cur)
+	in := len(w.cur)
 	Deduped(w, Selection{Source: src, Columns: cols, Window: win, Where: keep.Where, Dedupe: keep.Dedupe})
-	w.indentLines(mark, "  ")
+	w.indentLines(in, "  ")
 	w.S("\n) AS incrc_rows")
+	return w.cut(mark)
 }
 
-// writeKeyMatch writes target.k = s.k AND ..., the target named by target.
-func writeKeyMatch(w *Writer, target string, key []string, nullSafe bool) {
+// keyMatch spells target.k = s.k AND ... for the stage s.
+func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
+	mark := len(w.cur)
 	for i, k := range key {
 		if i > 0 {
 			w.S(" AND ")
@@ -1297,74 +1223,77 @@ func writeKeyMatch(w *Writer, target string, key []string, nullSafe bool) {
 		if nullSafe {
 			w.S(w.d.NullSafeEqual(w.Col(target, k), w.Col("s", k)))
 		} else {
-			w.WriteCol(target, k)
+			w.S(w.Col(target, k))
 			w.S(" = ")
-			w.WriteCol("s", k)
+			w.S(w.Col("s", k))
 		}
 	}
+	return w.cut(mark)
 }
 
-// writeMergeSource appends what MergeSource returns.
-func writeMergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) {
+// MergeSource is what a merge (or its count) reads, to be aliased by the
+// caller: the stage, or with src the source's rows in the window, as a
+// subquery of the columns cols.
+func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
+	mark := len(w.cur)
 	if src == nil {
-		w.WriteTable(stage)
-		return
+		w.S(w.Table(stage))
+		return w.cut(mark)
 	}
 	w.S("(\n  ")
-	mark := len(w.cur)
+	in := len(w.cur)
 	Deduped(w, Selection{Source: *src, Columns: cols, Window: win})
-	w.indentSince(mark, "  ")
+	w.indentSince(in, "  ")
 	w.S("\n)")
+	return w.cut(mark)
 }
 
-// WriteMergeInput appends what MergeInput returns.
-func WriteMergeInput(w *Writer, op compiler.MergeRows) {
-	writeMergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
+// MergeInput is what a merge reads (see MergeSource): the stage, or the
+// source's window.
+func MergeInput(w *Writer, op compiler.MergeRows) string {
+	return MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
 }
 
-// WriteMergeFrom appends what MergeFrom returns.
-func WriteMergeFrom(w *Writer, op compiler.MergeRows) {
-	WriteMergeInput(w, op)
+// MergeFrom is MergeInput for a FROM clause that takes no alias of its
+// own: a subquery of the source's window is named s.
+func MergeFrom(w *Writer, op compiler.MergeRows) string {
 	if op.Source != nil {
-		w.S(" AS s")
+		return MergeInput(w, op) + " AS s"
 	}
+	return MergeInput(w, op)
 }
 
-// WriteSetList appends what SetList returns, value writing each value.
-func WriteSetList(w *Writer, alias string, cols []string, value func(col string), sep string) {
-	writeSetList(w, alias, cols, value, sep)
+// FromStage is the value of a column in an update from the stage: s.col.
+func FromStage(w *Writer) func(string) string {
+	return func(c string) string { return w.Col("s", c) }
 }
 
-func writeSetList(w *Writer, alias string, cols []string, value func(col string), sep string) {
+// SetList spells the assignments of an UPDATE's SET or of a merge's
+// update clause, alias.col = value(col) for each column, joined by sep:
+// the one loop every engine's spelling of an update shares.
+func SetList(w *Writer, alias string, cols []string, value func(col string) string, sep string) string {
+	mark := len(w.cur)
 	for i, c := range cols {
 		if i > 0 {
 			w.S(sep)
 		}
-		w.WriteCol(alias, c)
-		w.S(" = ")
-		value(c)
+		w.S(w.Col(alias, c))
+		w.S(" = ", value(c))
 	}
+	return w.cut(mark)
 }
 
-// fromStage writes what FromStage returns.
-func fromStage(w *Writer) func(string) {
-	return func(c string) { w.WriteCol("s", c) }
-}
-
-func writeAssignments(w *Writer, alias string, set []compiler.Assign, sep string) {
+// Assignments spells an UpdateMatched's SET list: alias.col = value, each
+// value an expression of the stage row s.
+func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) string {
+	mark := len(w.cur)
 	for i, a := range set {
 		if i > 0 {
 			w.S(sep)
 		}
-		w.WriteCol(alias, a.Column)
+		w.S(w.Col(alias, a.Column))
 		w.S(" = ")
-		WriteExpr(w, "s", a.Value)
+		w.S(Expr(w, "s", a.Value))
 	}
-}
-
-// keyMatch is what writeKeyMatch writes.
-func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
-	mark := len(w.cur)
-	writeKeyMatch(w, target, key, nullSafe)
 	return w.cut(mark)
 }

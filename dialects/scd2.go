@@ -224,7 +224,7 @@ func resolveVersions(w *Writer, op compiler.ResolveVersions) {
 	w.S("SELECT ", strings.Join(sel, ", "), ", ", w.Col("r", op.Time), ", ", openNull(w, v),
 		",\n  CASE WHEN (", Expr(w, "r", op.IsDelete), ") THEN ", compiler.KindNewDelete, " ELSE ", compiler.KindNewVersion, " END\n")
 	w.S("FROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", w.Idents("", append(append([]string(nil), v.Key...), op.Time)),
-		" ORDER BY ", dedupeOrder(w, op.Order), ") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r\n")
+		" ORDER BY ", dedupeOrder(w, op.Order, nil), ") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r\n")
 	w.S("LEFT JOIN ", w.Table(v.Target), " AS t ON ", at("t"), "\nLEFT JOIN ", w.Table(op.Tombstones), " AS b ON ", at("b"), "\n")
 	w.S("WHERE r.incrc_rn = 1\n  AND ", newer("t"), "\n  AND ", newer("b"))
 }

@@ -33,14 +33,14 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 	} else {
 		w.S("CREATE TABLE IF NOT EXISTS ")
 	}
-	w.WriteTable(op.Table)
+	w.S(w.Table(op.Table))
 	w.S(" (\n")
 	for i, c := range op.Columns {
 		if i > 0 {
 			w.S(",\n")
 		}
 		w.S("  ")
-		w.WriteCol("", c.Name)
+		w.S(w.Col("", c.Name))
 		w.S(" ", w.Type(c.Type))
 		if c.NotNull {
 			w.S(" NOT NULL")
@@ -48,15 +48,15 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 	}
 	if st.PrimaryKey && len(op.PrimaryKey) > 0 {
 		w.S(",\n  PRIMARY KEY (")
-		w.WriteIdents("", op.PrimaryKey)
+		w.S(w.Idents("", op.PrimaryKey))
 		w.S(")")
 	}
 	if st.Indexes {
 		for _, ix := range op.Indexes {
 			w.S(",\n  INDEX ")
-			w.WriteCol("", ix.Name)
+			w.S(w.Col("", ix.Name))
 			w.S(" (")
-			w.WriteIdents("", ix.Columns)
+			w.S(w.Idents("", ix.Columns))
 			w.S(")")
 		}
 	}

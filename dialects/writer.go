@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/incrc/incrc/compiler"
@@ -25,143 +24,16 @@ type Writer struct {
 	d        Dialect
 	declared []compiler.Param
 	parts    []Part
-	cur      []byte // the current statement, in shared.buf when there is one
+	cur      []byte // the current statement
 	params   []string
 	meant    Meant
-	queries  []string // source queries, by placeholder number
+	spelled  map[string]bool // the names in meant.Names
+	queries  []string        // source queries, by placeholder number
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
-	// shared is what the statements of one Render for one dialect share.
-	shared *shared
-	err    error
+	err   error
 }
-
-// shared is what the Writers of one Render for one dialect share, one
-// after the other. Render takes it from sharedPool and puts it back.
-type shared struct {
-	// names index quoted by name: the names quoted so far and what each
-	// reads back as. The statements quote the same names over and over
-	// (QuoteIdent and FoldIdent are functions of the name).
-	names  map[string]int
-	quoted []quotedName
-	// part counts the parts begun: a name whose part is not this one is
-	// not in the current part's Meant yet.
-	part int
-	// spelled are the names the parts of this Render meant, part after
-	// part from the first: a part's Meant.Names is its stretch, from on.
-	// They are kept in chunks (see grow).
-	spelled []Spelled
-	from    int
-	// buf is the space the statements are written in, reused: End copies
-	// each out.
-	buf []byte
-	// w is the Writer of the statement being rendered (renderStatement).
-	w Writer
-	// parts, params and strings hold the parts the statements return, the
-	// parameters each part binds and the string literals each meant, one
-	// list after the other: a slab for many short lists rather than an
-	// allocation each (see grow). They are handed out, so release drops
-	// them.
-	parts   []Part
-	params  []string
-	strings []Spelled
-	// rendered is the list render returned last, kept only when its
-	// caller was done with it (see release).
-	rendered []Rendered
-	// types are the engine's names of the column types spelled so far
-	// (ColumnType is a function of the type).
-	types map[compiler.Type]string
-	// passed is what the lex-back remembers for the dialect (passedFor),
-	// once looked up.
-	passed      *passedTable
-	passedKnown bool
-}
-
-// size makes the slabs room for the lists of a Render of n statements,
-// a little more than such a Render usually has (the golden specs'): a
-// part a statement, four or five names and one or two parameters a part,
-// a string literal every fifth part. A slab that runs out is followed by
-// another (grow).
-func (sh *shared) size(n int) {
-	sh.parts = slab(sh.parts, n+n/8+1)
-	sh.params = slab(sh.params, 3*n/2+8)
-	sh.strings = slab(sh.strings, n/4+4)
-	sh.spelled = slab(sh.spelled, 5*n+16)
-}
-
-// slab is an empty slab with room for n: s, a slab no one holds a list
-// of (see release), when it has the room.
-func slab[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}
-
-// grow appends v to list, which is empty or the last list appended to
-// *slab, and returns the longer list, capped: lists that grow one after
-// the other share the slab's allocation. A full slab is replaced by a new
-// one of size (or room for four such lists, or twice the full one, so
-// that the slab kept for the next Render has room for all this one
-// needed: see release), the list copied to it; the lists handed out keep
-// the old one.
-func grow[T any](slab *[]T, list []T, v T, size int) []T {
-	n := len(list)
-	if len(*slab) == cap(*slab) {
-		*slab = append(make([]T, 0, max(size, 4*(n+1), 2*cap(*slab))), list...)
-	}
-	*slab = append(*slab, v)
-	end := len(*slab)
-	return (*slab)[end-n-1 : end : end]
-}
-
-var sharedPool = sync.Pool{New: func() any { return &shared{names: map[string]int{}} }}
-
-// begin starts a part: the names quoted from now on are its own.
-func (sh *shared) begin() {
-	sh.part++
-	sh.from = len(sh.spelled)
-}
-
-// release empties sh for another Render and puts it in the pool. The
-// parts rendered keep the slabs (and spelled): they are dropped, unless
-// reuse says the parts are dropped already (render's use is done with
-// them), and then emptied for the next Render.
-func (sh *shared) release(reuse bool) {
-	clear(sh.names)
-	clear(sh.types)
-	sh.passed, sh.passedKnown = nil, false
-	clear(sh.quoted) // the cols they hold go with them
-	sh.quoted, sh.from, sh.buf = sh.quoted[:0], 0, sh.buf[:0]
-	if reuse {
-		// The strings the slabs hold go; the slabs stay, for the last
-		// stretch of each was made for a Render like this one.
-		clear(sh.parts)
-		clear(sh.params)
-		clear(sh.strings)
-		clear(sh.spelled)
-		clear(sh.rendered)
-		sh.rendered = sh.rendered[:0]
-	} else {
-		sh.parts, sh.params, sh.strings, sh.spelled, sh.rendered = nil, nil, nil, nil, nil
-	}
-	sh.w = Writer{}
-	sharedPool.Put(sh)
-}
-
-// quotedName is a name as QuoteIdent spells it and the name it reads back
-// as (FoldIdent), and the part that last spelled it.
-type quotedName struct {
-	Spelled
-	part int
-	// cols are alias.name as Col spelled it, one per alias: a statement
-	// names the same few aliases' columns over and over.
-	cols []aliased
-}
-
-// aliased is a quoted name prefixed with an alias and a dot.
-type aliased struct{ alias, text string }
 
 // Part is one SQL statement and the names of the parameters it binds, in
 // the order of its markers.
@@ -216,131 +88,44 @@ func (w *Writer) S(parts ...string) {
 // from the spec or from the compiler; one that a quoted name cannot hold
 // on every engine is refused rather than spelled.
 func (w *Writer) quote(name string) string {
-	if i := w.quoted(name); i >= 0 {
-		return w.shared.quoted[i].Text
+	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
+		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
+		return ""
 	}
-	return ""
-}
-
-// quoted records name as quote does and returns its index in the
-// shared's quoted, or -1 when it is refused.
-func (w *Writer) quoted(name string) int {
-	if w.shared == nil {
-		w.shared = &shared{names: map[string]int{}}
+	sp := Spelled{Text: w.d.QuoteIdent(name), Value: name}
+	if f, ok := w.d.(IdentFolder); ok {
+		sp.Value = f.FoldIdent(name)
 	}
-	sh := w.shared
-	i, ok := sh.names[name]
-	if !ok {
-		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
-			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-			return -1
+	if !w.spelled[name] {
+		if w.spelled == nil {
+			w.spelled = map[string]bool{}
 		}
-		q := quotedName{Spelled: Spelled{Text: w.d.QuoteIdent(name), Value: name}, part: sh.part - 1}
-		if f, ok := w.d.(IdentFolder); ok {
-			q.Value = f.FoldIdent(name)
-		}
-		i = len(sh.quoted)
-		sh.quoted = append(sh.quoted, q)
-		sh.names[name] = i
+		w.spelled[name] = true
+		w.meant.Names = append(w.meant.Names, sp)
 	}
-	q := &sh.quoted[i]
-	if q.part != sh.part {
-		// The first time in this part.
-		q.part = sh.part
-		names := grow(&sh.spelled, sh.spelled[sh.from:], q.Spelled, 64)
-		sh.from = len(sh.spelled) - len(names)
-	}
-	return i
+	return sp.Text
 }
-
-// Ident appends a quoted identifier.
-func (w *Writer) Ident(name string) { w.cur = append(w.cur, w.quote(name)...) }
 
 // Idents returns quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
 func (w *Writer) Idents(alias string, names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return w.Col(alias, names[0])
-	}
-	var buf [256]byte // on the stack: the one allocation is the string
-	b := buf[:0]
+	var b strings.Builder
 	for i, n := range names {
 		if i > 0 {
-			b = append(b, ", "...)
+			b.WriteString(", ")
 		}
-		b = append(b, w.Col(alias, n)...)
+		b.WriteString(w.Col(alias, n))
 	}
-	return string(b)
+	return b.String()
 }
 
-// Col returns alias.name quoted, or name alone without an alias. The
-// spelling with an alias is kept with the name: the statements of a
-// Render spell the same columns of the same aliases again and again.
+// Col returns alias.name quoted, or name alone without an alias.
 func (w *Writer) Col(alias, name string) string {
-	i := w.quoted(name)
-	if i < 0 {
-		if alias == "" {
-			return ""
-		}
-		return alias + "."
-	}
-	q := &w.shared.quoted[i]
 	if alias == "" {
-		return q.Text
+		return w.quote(name)
 	}
-	for _, c := range q.cols {
-		if c.alias == alias {
-			return c.text
-		}
-	}
-	text := alias + "." + q.Text
-	q.cols = append(q.cols, aliased{alias: alias, text: text})
-	return text
+	return alias + "." + w.quote(name)
 }
-
-// WriteCol appends what Col returns: alias.name quoted, or name alone
-// without an alias. The renderers' hot paths write names straight into
-// the statement rather than building each as a string first.
-func (w *Writer) WriteCol(alias, name string) {
-	i := w.quoted(name)
-	if alias != "" {
-		w.cur = append(w.cur, alias...)
-		w.cur = append(w.cur, '.')
-	}
-	if i >= 0 {
-		w.cur = append(w.cur, w.shared.quoted[i].Text...)
-	}
-}
-
-// WriteIdents appends what Idents returns.
-func (w *Writer) WriteIdents(alias string, names []string) {
-	for i, n := range names {
-		if i > 0 {
-			w.cur = append(w.cur, ", "...)
-		}
-		w.WriteCol(alias, n)
-	}
-}
-
-// WriteTable appends what Table returns.
-func (w *Writer) WriteTable(t compiler.Table) {
-	parts := t.Parts
-	if n, ok := w.d.(TableNamer); ok {
-		parts = n.TableParts(t)
-	}
-	for i, p := range parts {
-		if i > 0 {
-			w.cur = append(w.cur, '.')
-		}
-		w.cur = append(w.cur, w.quote(p)...)
-	}
-}
-
-// WriteParam appends what Param returns.
-func (w *Writer) WriteParam(name string) { w.cur = append(w.cur, w.Param(name)...) }
 
 // Table returns a qualified table name, each part quoted.
 func (w *Writer) Table(t compiler.Table) string {
@@ -348,18 +133,14 @@ func (w *Writer) Table(t compiler.Table) string {
 	if n, ok := w.d.(TableNamer); ok {
 		parts = n.TableParts(t)
 	}
-	if len(parts) == 1 {
-		return w.quote(parts[0])
-	}
-	var buf [128]byte // on the stack: the one allocation is the string
-	b := buf[:0]
+	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {
-			b = append(b, '.')
+			b.WriteByte('.')
 		}
-		b = append(b, w.quote(p)...)
+		b.WriteString(w.quote(p))
 	}
-	return string(b)
+	return b.String()
 }
 
 // Param returns the marker for a declared parameter and records its use.
@@ -393,53 +174,22 @@ func (w *Writer) param(name string) string {
 			}
 		}
 	}
-	if sh := w.shared; sh != nil {
-		w.params = grow(&sh.params, w.params, name, 64)
-	} else {
-		w.params = append(w.params, name)
-	}
+	w.params = append(w.params, name)
 	return w.d.Placeholder(len(w.params))
 }
 
 // Type returns the engine's spelling of a portable type.
 func (w *Writer) Type(t compiler.Type) string {
-	sh := w.shared
-	if sh != nil {
-		if s, ok := sh.types[t]; ok {
-			return s
-		}
-	}
 	s, err := w.d.ColumnType(t)
 	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
-		return s
-	}
-	if sh != nil {
-		if sh.types == nil {
-			sh.types = map[compiler.Type]string{}
-		}
-		sh.types[t] = s
+		w.Fail(err)
 	}
 	return s
 }
 
 // Dollar is the marker $n, for the engines that number their parameters
-// that way. The first ones are spelled once, not at every marker.
-func Dollar(n int) string {
-	if n > 0 && n < len(dollars) {
-		return dollars[n]
-	}
-	return "$" + strconv.Itoa(n)
-}
-
-var dollars = func() (d [100]string) {
-	for n := range d {
-		d[n] = "$" + strconv.Itoa(n)
-	}
-	return d
-}()
+// that way.
+func Dollar(n int) string { return "$" + strconv.Itoa(n) }
 
 // Fail records an error; the statement does not render.
 func (w *Writer) Fail(err error) {
@@ -453,17 +203,8 @@ func (w *Writer) Fail(err error) {
 // statement reads and lexes the statement back (CheckPart).
 func (w *Writer) End() {
 	sql := string(bytes.TrimSpace(w.cur))
-	meant := w.meant
-	w.cur = w.cur[:0]
-	w.meant = Meant{}
-	if sh := w.shared; sh != nil {
-		if n := len(sh.spelled); n > sh.from {
-			meant.Names = sh.spelled[sh.from:n:n]
-		}
-		sh.begin()
-	}
-	params := w.params
-	w.params = nil
+	meant, params := w.meant, w.params
+	w.cur, w.meant, w.params, w.spelled = w.cur[:0], Meant{}, nil, nil
 	if sql == "" || w.err != nil {
 		return
 	}
@@ -474,31 +215,11 @@ func (w *Writer) End() {
 	}
 	meant.Queries = spans
 	p := Part{SQL: sql, Params: params, Meant: meant}
-	t := w.passed()
-	if h, ok := t.remembered(p); !ok {
-		if err := CheckPart(w.d, p); err != nil {
-			w.Fail(err)
-			return
-		}
-		t.remember(h, p)
+	if err := CheckPart(w.d, p); err != nil {
+		w.Fail(err)
+		return
 	}
-	if sh := w.shared; sh != nil {
-		w.parts = grow(&sh.parts, w.parts, p, 16)
-	} else {
-		w.parts = append(w.parts, p)
-	}
-}
-
-// passed is what the lex-back remembers for w's dialect.
-func (w *Writer) passed() *passedTable {
-	sh := w.shared
-	if sh == nil {
-		return passedFor(w.d)
-	}
-	if !sh.passedKnown {
-		sh.passed, sh.passedKnown = passedFor(w.d), true
-	}
-	return sh.passed
+	w.parts = append(w.parts, p)
 }
 
 // EndReading ends the current part as End does and marks it as one whose
@@ -542,11 +263,7 @@ func (w *Writer) String(s string) string {
 	} else {
 		spelled = StringLit(s)
 	}
-	if sh := w.shared; sh != nil {
-		w.meant.Strings = grow(&sh.strings, w.meant.Strings, Spelled{Text: spelled, Value: s}, 16)
-	} else {
-		w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
-	}
+	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
 	return spelled
 }
 

@@ -199,7 +199,7 @@ func (b *backfill) record(ctx context.Context, err error) {
 		}
 	}
 	if err != nil {
-		b.vals["status"], b.vals["error"] = "failed", err.Error()
+		b.vals["status"], b.vals["error"] = "failed", b.t.scrub.Scrub(err.Error())
 	}
 	b.vals["finished_at"] = stateTime(b.opts.Now())
 	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()
@@ -339,7 +339,7 @@ func (b *backfill) rebuild(ctx context.Context) error {
 			done++
 			if err != nil {
 				pr.Status = PartFailed
-				pr.Error = err.Error()
+				pr.Error = b.t.scrub.Scrub(err.Error())
 				if !stopped {
 					stopped = true
 					first = fmt.Errorf("partition %s: %w", pr.Key, err)

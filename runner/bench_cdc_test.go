@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -19,7 +21,7 @@ import (
 // and, timed, an incremental run and a full replay of the whole log to the
 // same hi. It asserts no time: BENCHMARKS.md has the numbers.
 //
-//	go test ./runner -run '^$' -bench CDCIncrementalVsReplay -benchtime 3x -timeout 60m -v
+//	go test -tags bench ./runner -run '^$' -bench CDCIncrementalVsReplay -benchtime 3x -timeout 60m -v
 func BenchmarkCDCIncrementalVsReplay(b *testing.B) {
 	for _, eng := range cdcBenchEngines() {
 		b.Run(eng.name, func(b *testing.B) {

@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -39,7 +41,7 @@ import (
 // what the difference pays for. It asserts no time: BENCHMARKS.md has the
 // numbers.
 //
-//	go test ./runner -run '^$' -bench VsHandWritten -benchtime 3x -timeout 90m -v
+//	go test -tags bench ./runner -run '^$' -bench VsHandWritten -benchtime 3x -timeout 90m -v
 func BenchmarkVsHandWritten(b *testing.B) {
 	for _, eng := range handEngines() {
 		for _, hc := range handCases() {
@@ -62,9 +64,8 @@ type handEngine struct {
 	// own choosing).
 	postgres bool
 	// DuckDB checkpoints its write-ahead log at the commit that takes it
-	// past 16 MB: a few hundred milliseconds on these tables, paid by
-	// whichever apply happens to cross the line, for what the other one
-	// wrote too. setup turns that off; checkpoint then runs after each
+	// past 16 MB: a cost out of proportion to one apply, paid by whichever
+	// apply happens to cross the line, for what the other one wrote too. setup turns that off; checkpoint then runs after each
 	// timed apply, timed and counted with it: each side pays for its own
 	// writes, every time.
 	setup, checkpoint string

@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -22,8 +24,8 @@ import (
 // BENCHMARKS.md has the numbers.
 //
 //	export INCRC_TEST_POSTGRES_URL='postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
-//	go test ./runner -run '^$' -bench BackfillParallel -benchtime 1x -timeout 30m -v
-//	go test ./runner -run '^$' -bench 'Reconcile$' -benchtime 5x -timeout 30m -v
+//	go test -tags bench ./runner -run '^$' -bench BackfillParallel -benchtime 1x -timeout 30m -v
+//	go test -tags bench ./runner -run '^$' -bench 'Reconcile$' -benchtime 5x -timeout 30m -v
 //
 // -incrc.dayrows changes the rows per daily partition (default 30,000: a
 // source of 900,000 rows); -v logs a per-statement breakdown, what the

@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -15,7 +17,7 @@ import (
 // hi they reached (an empty window: the fixed cost). It reports
 // script/runner for each.
 //
-//	go test ./runner -run '^$' -bench ScriptVsRunner -benchtime 6x -incrc.rows 200000 -timeout 30m -v
+//	go test -tags bench ./runner -run '^$' -bench ScriptVsRunner -benchtime 6x -incrc.rows 200000 -timeout 30m -v
 func BenchmarkScriptVsRunner(b *testing.B) {
 	eng := postgresBench()
 	f := newBenchFixture(b, eng, *benchRows)

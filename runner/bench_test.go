@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -19,8 +21,8 @@ import (
 // window holds nothing. They never run under a plain `go test` (only with
 // -bench) and assert nothing about time: BENCHMARKS.md has the numbers.
 //
-//	go test ./runner -run '^$' -bench IncrementalVsFullRefresh -benchtime 5x -timeout 60m -v
-//	go test ./runner -run '^$' -bench EmptyWindow -benchtime 30x -v
+//	go test -tags bench ./runner -run '^$' -bench IncrementalVsFullRefresh -benchtime 5x -timeout 60m -v
+//	go test -tags bench ./runner -run '^$' -bench EmptyWindow -benchtime 30x -v
 //
 // PostgreSQL is measured when INCRC_TEST_POSTGRES_URL is set; -incrc.rows
 // changes the source's size; -v logs a per-statement breakdown.

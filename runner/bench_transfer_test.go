@@ -1,3 +1,5 @@
+//go:build bench
+
 package runner
 
 import (
@@ -36,7 +38,7 @@ import (
 // Each side runs once per iteration, in turns; the rows each loads are
 // checked. It asserts no time: BENCHMARKS.md has the numbers.
 //
-//	go test ./runner -run '^$' -bench Transfer -benchtime 1x -v
+//	go test -tags bench ./runner -run '^$' -bench Transfer -benchtime 1x -v
 func BenchmarkTransfer(b *testing.B) {
 	pgURL := os.Getenv("INCRC_TEST_POSTGRES_URL")
 	if pgURL == "" {

@@ -642,6 +642,36 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// A target dropped (or renamed) while the state keeps its
+			// watermark: a run would recreate it empty and go on from the
+			// watermark, so it is refused, naming the choices; a full refresh
+			// rebuilds it.
+			name: "merge/target dropped", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", rows: orders5Rows()},
+				dropTarget{},
+				run{until: "2026-01-25", refused: "was dropped or renamed since the last run, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind"},
+				run{until: "2026-01-25", full: true, rows: orders5Rows()},
+				run{until: "2026-01-26"},
+			},
+		},
+		{
+			// A version older than the target's never replaces it, staged or
+			// merged straight from a keyed source: the run ignores it (read 2:
+			// 103 rewritten with its own version, 104's older one ignored).
+			// Written over the newer row in place, the older version is the
+			// only one the source holds: a full refresh takes it, the runs
+			// keep the newer one.
+			name: "merge/an older version is ignored", spec: orders("lookback: 2d", "quality:\n  on_invalid: quarantine"), source: "app_{id}.orders",
+			keyed: true, seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 5, Inserted: 5}, catalogNote: directNote},
+				update{key: 104, set: map[string]any{"amount": "99.00", "updated_at": "2026-01-23 08:00:00"}},
+				run{until: "2026-01-25", want: &counts{Lo: "2026-01-22T00:00:00Z", Hi: "2026-01-25T00:00:00Z", Read: 2, Updated: 1}, catalogNote: directNote,
+					missed: "the older version written over the newer one in place"},
+			},
+		},
+		{
 			// The same without a quarantine: the NULL watermark fails the
 			// run before it writes, until the source is fixed.
 			name: "merge/source keyed, no quality", spec: orders("lookback: 2d", ""), source: "app_{id}.orders", nulls: true, keyed: true, seed: nullWM,

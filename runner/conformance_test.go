@@ -68,6 +68,8 @@ type (
 	// corrupt multiplies col by 100 in the target's rows of the partitions
 	// in [from, to): story 2's currency bug.
 	corrupt struct{ col, from, to string }
+	// dropTarget drops the target table behind incrc's back.
+	dropTarget struct{}
 )
 
 // run is incrc run (full: --full-refresh) of the pipeline under test.
@@ -104,8 +106,9 @@ type kill struct{ until, at string }
 
 // concurrent is a run that holds the lease (blocked before the statement
 // at) while a second run must get a *LockedError naming it. With outlive,
-// on engines whose lease is renewed by a heartbeat, the holder's lease
-// lasts 300ms and the second run comes a second later.
+// on engines whose lease is renewed by a heartbeat, the second run comes
+// three lease lifetimes later on the runs' clock, the heartbeat having
+// renewed the lease in between.
 type concurrent struct {
 	until, at string
 	outlive   bool
@@ -255,6 +258,9 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.source++
 		case corrupt:
 			c.corrupt(s)
+		case dropTarget:
+			e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+			c.st = nil
 		case run:
 			c.run(what, s, Options{})
 		case crash:
@@ -431,6 +437,9 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	if s.want != nil {
 		checkCounts(t, what, res, *s.want)
 	}
+	if msg := accounted(c.inc, res); msg != "" {
+		t.Errorf("%s: %s: %+v", what, msg, countsOf(res))
+	}
 	if s.catalogNote != "" {
 		reads := c.e.tg.Dialect.Name() == "duckdb" || c.e.tg.Dialect.Name() == "postgres"
 		if strings.Contains(res.Note, s.catalogNote) != reads {
@@ -445,6 +454,33 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	c.logCheck(what, res, st)
 	c.expectRows(what, s.rows, s.quarantine)
 	c.promise(what, s.until, s.missed)
+}
+
+// accounted checks that a run's counts say what became of every row it
+// read: written (inserted, updated; a change log's delete, deleted),
+// quarantined, ignored (a dedupe's older versions, versions older than
+// the target's, a change log's superseded changes) or skipped (finalized
+// partitions). Elsewhere deleted counts rows of the target that no row
+// read stands for, and is left out: the rows a full refresh replaced, the
+// key a merge retracts when its newest version is quarantined (one per
+// quarantined row at most). A partition overwrite counts the rows of the
+// partitions it rewrites, not those it read, and a type-2 dimension its
+// versions: there the sum is not the rows read, and is not checked.
+func accounted(p *compiler.Plan, r *Result) string {
+	written := r.RowsInserted + r.RowsUpdated + r.RowsQuarantined + r.RowsIgnored + r.RowsSkipped
+	switch {
+	case p.Strategy == compiler.CDCApply:
+		written += r.RowsDeleted
+	case p.Strategy == compiler.OverwritePartitions && r.Kind == "run", p.Strategy == compiler.SCD2Strategy:
+		return ""
+	case r.Kind == "run" && r.RowsDeleted > r.RowsQuarantined:
+		return fmt.Sprintf("deleted %d rows, more than the %d it quarantined", r.RowsDeleted, r.RowsQuarantined)
+	}
+	if written != r.RowsRead {
+		return fmt.Sprintf("read %d, but inserted + updated + quarantined + ignored + skipped%s = %d: rows read are unaccounted for",
+			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[p.Strategy == compiler.CDCApply], written)
+	}
+	return ""
 }
 
 // logCheck: the run log's newest row (in st) is the result the run
@@ -639,10 +675,16 @@ func TestConformanceChild(t *testing.T) {
 // concurrent holds the lease with one run while a second is refused.
 func (c *conformer) concurrent(what string, s concurrent) {
 	t, e := c.t, c.e
-	var ttl, wait time.Duration
-	if s.outlive && e.tg.Dialect.Caps().Heartbeat {
-		ttl, wait = 300*time.Millisecond, time.Second // three lease lifetimes
-	}
+	outlive := s.outlive && e.tg.Dialect.Caps().Heartbeat
+	// The runs' clock: it moves only when the test moves it, and the
+	// holder's heartbeat ticks only when the test ticks it.
+	const ttl = time.Minute
+	var (
+		mu  sync.Mutex
+		now = time.Now().UTC()
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ticks := make(chan time.Time)
 	b := c.before()
 	held, release := make(chan struct{}), make(chan struct{})
 	type outcome struct {
@@ -651,7 +693,7 @@ func (c *conformer) concurrent(what string, s concurrent) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "first", LeaseTTL: ttl, Until: c.until(s.until), BeforeStatement: func(name string) error {
+		res, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "first", LeaseTTL: ttl, Now: clock, ticks: ticks, Until: c.until(s.until), BeforeStatement: func(name string) error {
 			if name == s.at {
 				close(held)
 				<-release
@@ -665,8 +707,18 @@ func (c *conformer) concurrent(what string, s concurrent) {
 	case o := <-done:
 		t.Fatalf("%s: the first run ended before %s: %v", what, s.at, o.err)
 	}
-	time.Sleep(wait)
-	_, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "second", Until: c.until(s.until)})
+	if outlive {
+		// Three lease lifetimes, each renewed before it ran out; the tick
+		// after the last is taken only once that renewal is done.
+		for range 3 {
+			mu.Lock()
+			now = now.Add(ttl * 9 / 10)
+			mu.Unlock()
+			ticks <- now
+		}
+		ticks <- now
+	}
+	_, err := e.tg.Run(e.ctx, c.inc, Options{Owner: "second", Now: clock, Until: c.until(s.until)})
 	var locked *LockedError
 	if !errors.As(err, &locked) || locked.Owner != "first" {
 		t.Errorf("%s: the second run: %v, want locked by first", what, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals p
 		}
 	}
 	conv := &converter{cols: cols, key: keyIndexes(c.plan.Key, op.Columns), flavor: string(c.d.Name()), bind: c.d.BindTime}
+	if c.src != nil {
+		conv.source = string(c.src.Name())
+	}
 	var n int64
 	err = c.rows(ctx, src, s.Stmt, vals, func(rows *sql.Rows) error {
 		rs := &rowSource{rows: rows, conv: conv, raw: make([]any, len(cols))}
@@ -184,10 +188,14 @@ func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string,
 			if !ok {
 				return fmt.Errorf("the DuckDB driver's connection is a %T", dc)
 			}
-			// Staging tables are temporary: DuckDB keeps them in temp.main.
+			// Staging tables are temporary: DuckDB keeps them in temp.main. A
+			// copy straight into the target (an unqualified name of the
+			// database's own schema) goes where the name resolves.
 			catalog, schema := "temp", "main"
 			if s := table.Schema(); len(s) > 0 {
 				catalog, schema = "", strings.Join(s, ".")
+			} else if reflect.DeepEqual(table, c.plan.Target) {
+				catalog = ""
 			}
 			a, err := duckdb.NewAppender(conn, catalog, schema, table.Name())
 			if err != nil {
@@ -288,7 +296,25 @@ type converter struct {
 	cols   []compiler.Col
 	key    []int
 	flavor string // the target dialect: duckdb and postgres take their own decimal types
+	source string // the source's dialect
 	bind   func(time.Time, compiler.TypeKind) any
+}
+
+// mysqlFirstDay is the first day of MariaDB's and MySQL's DATE and
+// DATETIME range: an earlier one is stored as the zero date 0000-00-00.
+var mysqlFirstDay = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// timeInRange refuses a time the target cannot hold as it is, and
+// MariaDB's zero date, which is no time at all (its driver reads it as
+// 0001-01-01): each engine would write another value in its place.
+func (cv *converter) timeInRange(tm time.Time) error {
+	if cv.source == "mysql" && tm.IsZero() {
+		return fmt.Errorf("0000-00-00 (MariaDB's zero date) is not a date, and %s would write it as %s: fix the source, or leave the column NULL there", cv.flavor, tm.Format("2006-01-02"))
+	}
+	if cv.flavor == "mysql" && (tm.Before(mysqlFirstDay) || tm.Year() > 9999) {
+		return fmt.Errorf("%s is outside the range of MariaDB's dates (1000-01-01 to 9999-12-31), which would store it as 0000-00-00", tm.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 func (cv *converter) row(raw []any, n int64) ([]any, error) {
@@ -458,6 +484,9 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 			return nil, err
 		}
 		tm = tm.UTC()
+		if err := cv.timeInRange(tm); err != nil {
+			return nil, err
+		}
 		if t.Kind == compiler.Date && tm != tm.Truncate(24*time.Hour) {
 			return nil, fmt.Errorf("%s has a time of day, and %s holds none", tm.Format(time.RFC3339Nano), t)
 		}

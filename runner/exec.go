@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -473,9 +474,18 @@ func asInt(v any) (int64, error) {
 		return v, nil
 	case int32:
 		return int64(v), nil
+	case int16:
+		return int64(v), nil // DuckDB's SMALLINT
+	case int8:
+		return int64(v), nil
 	case int:
 		return int64(v), nil
+	case uint32:
+		return int64(v), nil
 	case uint64:
+		if v > math.MaxInt64 {
+			return 0, fmt.Errorf("%d is larger than the largest bigint", v)
+		}
 		return int64(v), nil
 	case float64:
 		return int64(v), nil

@@ -15,6 +15,13 @@ import (
 // stuck for long.
 const DefaultLeaseTTL = 5 * time.Minute
 
+// MinLeaseTTL is the shortest lease a command accepts. The lease is
+// renewed when a third of it has passed, by a statement that queues like
+// any other on a busy server (and, on DuckDB and SQLite, only between the
+// program's steps): a lease much shorter expires while its run is alive,
+// and a second run takes the pipeline. A nanosecond disabled the lease.
+const MinLeaseTTL = 30 * time.Second
+
 // LockedError says another run holds the pipeline's lease, or (Reason
 // set) another process holds the whole target, as DuckDB's one writer.
 type LockedError struct {
@@ -22,13 +29,21 @@ type LockedError struct {
 	Owner    string
 	Until    string
 	Reason   string
+	// Target is the target as the command that was refused names it
+	// (shell-quoted, no password): the command the message gives then
+	// works when pasted.
+	Target string
 }
 
 func (e *LockedError) Error() string {
 	if e.Reason != "" {
 		return e.Reason
 	}
-	return fmt.Sprintf("pipeline %s is locked by run %s until %s (wait, or free a dead run's lease with: incrc state --release %s)", e.Pipeline, e.Owner, e.Until, e.Pipeline)
+	target := e.Target
+	if target == "" {
+		target = "URL"
+	}
+	return fmt.Sprintf("pipeline %s is locked by run %s until %s (wait, or free a dead run's lease with: incrc state --target %s --release %s)", e.Pipeline, e.Owner, e.Until, target, e.Pipeline)
 }
 
 // lease is a pipeline's lease while a program holds it. It is renewed
@@ -42,6 +57,7 @@ type lease struct {
 	owner    string
 	ttl      time.Duration
 	now      func() time.Time
+	ticks    <-chan time.Time // the heartbeat's, when not a ticker's (Options.ticks)
 
 	mu      sync.Mutex
 	renewed time.Time
@@ -110,13 +126,17 @@ func (l *lease) keep(ctx context.Context) {
 	l.stop = func() { cancel(); <-done }
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(max(l.ttl/3, 10*time.Millisecond))
-		defer tick.Stop()
+		ticks := l.ticks
+		if ticks == nil {
+			tick := time.NewTicker(max(l.ttl/3, 10*time.Millisecond))
+			defer tick.Stop()
+			ticks = tick.C
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-ticks:
 				l.renew(ctx, l.t.DB)
 			}
 		}

@@ -59,6 +59,7 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		}
 	}
 	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
+	m.readOnly = true
 	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now, preview: true})
 	if err != nil {
 		return nil, err

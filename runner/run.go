@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -31,6 +32,9 @@ type Options struct {
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
 	BeforeStatement func(name string) error
+	// ticks, when set, drive the lease's heartbeat instead of a ticker on
+	// real time: a test moves Now and ticks, and waits for nothing.
+	ticks <-chan time.Time
 }
 
 // Result is what a run did: the row it wrote to the run log.
@@ -128,6 +132,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if pr.Force != "" && !opts.Force {
 		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
 	}
+	if err := targetKept(ctx, c, conn, pr); err != nil {
+		return nil, err
+	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
 		saved, err := savedMark(ctx, c, m.q(), r.res)
@@ -219,6 +226,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		return err
 	}
 	if r.concurrent {
+		l.ticks = r.opts.ticks
 		l.keep(ctx)
 	} else {
 		m.between = func(ctx context.Context) error { return l.renewDue(ctx, r.conn) }
@@ -239,7 +247,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		m.stateTx = nil
 	}
 	if err != nil {
-		r.fail(ctx, err)
+		r.fail(ctx, m, err)
 	}
 	r.read(m)
 	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
@@ -345,8 +353,13 @@ func (r *recorder) read(m *machine) {
 // fail records a failed run after its transaction rolled back: rows read
 // are what it saw, nothing was written, the watermark did not move. The
 // record goes over a fresh connection when the run's own died.
-func (r *recorder) fail(ctx context.Context, cause error) {
-	r.vals["status"], r.vals["error"] = "failed", cause.Error()
+func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
+	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
+	if m != nil && m.filesNoted != "" {
+		// Nothing of the files the run listed was loaded.
+		note, _ := r.vals["note"].(string)
+		r.vals["note"] = strings.Replace(note, m.filesNoted, m.failedFilesNote(), 1)
+	}
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)
 	for _, reg := range compiler.Counters {

@@ -63,6 +63,7 @@ func (t *Target) sourceConn(ctx context.Context, f *compiler.Foreign) (*sql.Conn
 		if err != nil {
 			return nil, err
 		}
+		t.scrub.Add(url)
 		if st, err = Open(ctx, url, f.Dialect); err != nil {
 			return nil, fmt.Errorf("source.connection %s: %w", f.Connection, err)
 		}

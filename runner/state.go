@@ -104,6 +104,7 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 		s.Source = f.Describe()
 		if f.ByFile {
 			m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
+			m.readOnly = true
 			if err := m.listFiles(ctx, conn, compiler.Step{Stmt: compiler.StmtReadFiles, Read: compiler.ReadNewFiles}); err != nil {
 				return nil, err
 			}

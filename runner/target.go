@@ -46,6 +46,9 @@ type Target struct {
 	SourceURLs map[string]string
 
 	src sources
+	// scrub holds the passwords of the target's URL and of the sources
+	// opened: the run log records an error without them.
+	scrub Scrubber
 }
 
 // DefaultStatementTimeout bounds one statement when the user sets no
@@ -83,7 +86,21 @@ func ConnectTimeout(d time.Duration) OpenOption {
 // (sc://host:port/;format=delta|iceberg;catalog=NAME) or Trino
 // (trino://user@host:port/catalog/schema). The dialect follows from the URL; when
 // dialect is not empty it must agree.
+//
+// No error of Open holds a password of the URL: a driver's message that
+// quotes the URL, or the password, has it masked.
 func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
+	sc := &Scrubber{}
+	sc.Add(rawURL)
+	t, err := open(ctx, rawURL, dialect, opts...)
+	if err != nil {
+		return nil, sc.ScrubError(err)
+	}
+	t.scrub.Add(rawURL)
+	return t, nil
+}
+
+func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
 	o := openOptions{connectTimeout: DefaultConnectTimeout}
 	for _, opt := range opts {
 		opt(&o)
@@ -131,7 +148,15 @@ func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		u.Driver = "trino"
 	default:
 		var err error
-		if u, err = dburl.Parse(rawURL); err != nil {
+		u, err = dburl.Parse(rawURL)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// The parser's message quotes the URL up to where it stopped,
+			// which is inside a password that holds a # or a %: say what is
+			// wrong without it.
+			return nil, fmt.Errorf("target %q: not a URL that parses: a password (or a name) that holds one of # %% / ? @ : must be percent-encoded (%%23 %%25 %%2F %%3F %%40 %%3A), or come from ${ENV} in incrc.yaml, which encodes it", redact(rawURL))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("target %q: %w (expected duckdb:PATH, sqlite:PATH, postgres://..., mysql://..., sc://HOST:PORT/;format=delta, trino://USER@HOST:PORT/CATALOG/SCHEMA)", redact(rawURL), err)
 		}
 	}
@@ -146,7 +171,11 @@ func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			path = u.Path
 		}
 		driverName, name = "sqlite", "sqlite"
-		dsn = path + "?_pragma=busy_timeout(10000)&_txlock=immediate"
+		// _dqs=0 turns off SQLite's legacy double-quoted-string rule on
+		// every connection: a quoted name that resolves to no column is an
+		// error, as on every other engine, never the string of its own
+		// text (a missing key column would make every row one key).
+		dsn = path + "?_pragma=busy_timeout(10000)&_txlock=immediate&_dqs=0"
 	case "pgx", "postgres":
 		name = "postgres"
 		cfg, err := pgx.ParseConfig(u.DSN)
@@ -298,13 +327,4 @@ func (t *Target) Close() error {
 	return t.DB.Close()
 }
 
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return strings.Replace(u.String(), "%7B", "{", -1)
-}
+func redact(raw string) string { return Redact(raw) }

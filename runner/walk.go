@@ -39,6 +39,17 @@ type machine struct {
 	files           []landedFile
 	rewritten       []landedFile
 	reloadRewritten bool
+	// known are the files new by their path whose size and content are a
+	// loaded file's (renamed, delivered again): recorded, not loaded;
+	// loadedBefore is how many files incrc_files held for the pipeline.
+	known        []landedFile
+	loadedBefore int
+	// readOnly: the program only looks (incrc plan --target, incrc state):
+	// files are not hashed, and a glob that matches nothing fails nothing.
+	readOnly bool
+	// filesNoted is the note the file list wrote: a failed run says
+	// instead that it loaded nothing.
+	filesNoted string
 	// schemaMode says what ReadSchema steps do with what they find;
 	// schema collects what they found (and applied, unless a dry run).
 	schemaMode schemaMode
@@ -150,8 +161,8 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			return err
 		}
 		if s.EachFile {
-			for _, f := range m.files {
-				m.vals["path"], m.vals["size"], m.vals["mtime"] = f.rel, f.size, f.mtime
+			for _, f := range m.recorded() {
+				m.vals["path"], m.vals["size"], m.vals["mtime"], m.vals["content_hash"] = f.rel, f.size, f.mtime, nullable(f.hash)
 				if err := m.step(ctx, q, s); err != nil {
 					return fmt.Errorf("file %s: %w", f.rel, err)
 				}
@@ -279,6 +290,9 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	case compiler.ReadRows:
 		rows, err := c.query(ctx, q, s.Stmt, vals)
 		m.rows[s.Into[0]] = rows
+		if err == nil && s.Fail != "" && len(rows) > 0 {
+			return fmt.Errorf(s.Fail, keyText(c.plan.Key, rows[0]))
+		}
 		return err
 	case compiler.ReadPartitions:
 		return m.partitions(ctx, q, s, vals)
@@ -414,4 +428,20 @@ func sourceTypeName(c dialects.ColumnInfo) string {
 		}
 	}
 	return name
+}
+
+// keyText spells the first row of a ReadRows step that fails on a row: the
+// key's columns, then a count, as "k=v, k2=v2 (n rows)".
+func keyText(key []string, row []any) string {
+	parts := make([]string, 0, len(key))
+	for i, k := range key {
+		if i < len(row) {
+			parts = append(parts, k+"="+Canon(row[i]))
+		}
+	}
+	text := strings.Join(parts, ", ")
+	if len(row) > len(key) {
+		text += " (" + Canon(row[len(key)]) + " rows)"
+	}
+	return text
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -258,6 +259,12 @@ func convertMark(up mark, t compiler.Type) mark {
 	return mark{t: up.t.UTC()}
 }
 
+// intMax is the largest value of an integer watermark's column type.
+func intMax(t compiler.Type) int64 {
+	_, hi := t.IntRange()
+	return hi
+}
+
 // hiNow is where a run stops reading: the largest id present plus one for
 // an integer watermark; otherwise --until, or now minus the lag, so that
 // rows still committing belong to the next run. A date watermark's bound
@@ -282,6 +289,12 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 		}
 		hi := mark{isInt: true}
 		switch {
+		case ok && max >= intMax(wm.Type):
+			// A half-open window cannot end after the largest value of the
+			// type: max + 1 would wrap around to the smallest, and every
+			// window from then on would be empty.
+			return mark{}, fmt.Errorf("pipeline %s: the source's largest %s is %d, the largest %s value: a window [lo, hi) ends after the largest id it reads, and no %s comes after this one; the run stops rather than skip rows (widen the column, or remove the row)",
+				m.c.plan.Pipeline, wm.Name, max, wm.Type, wm.Type)
 		case ok:
 			hi.n = max + 1
 		case saved != nil:
@@ -311,7 +324,13 @@ func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration
 	lo := wm
 	switch {
 	case wm.isInt:
-		lo.n -= lookback.Count
+		// Below the smallest int64 the subtraction would wrap to the
+		// largest, an empty window; the caller raises lo to start.
+		if lookback.Count > 0 && wm.n < math.MinInt64+lookback.Count {
+			lo.n = math.MinInt64
+		} else {
+			lo.n -= lookback.Count
+		}
 	case finalizeAfter > 0 && finalizeAfter < lookback.Value:
 		lo.t = wm.t.Add(-finalizeAfter)
 	default:

@@ -50,6 +50,10 @@ func backfillCmd() *command {
 			return exitError
 		}
 		asJSON := format == "json"
+		if err := checkLeaseTTL(o.LeaseTTL); err != nil {
+			c.errorf(e, "%v", err)
+			return exitError
+		}
 		if o.Parallel < 1 || o.Parallel > 64 {
 			c.errorf(e, "--parallel %d: expected 1..64", o.Parallel)
 			return exitError
@@ -96,6 +100,7 @@ func backfillCmd() *command {
 		var locked *runner.LockedError
 		switch {
 		case errors.As(err, &locked):
+			locked.Target = targetArg(tf.target, tg.URL)
 			c.errorf(e, "%v", err)
 			return exitLocked
 		case res == nil || res.Partitions == nil:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/incrc/incrc/dialects"
@@ -41,7 +40,6 @@ func compileCmd() *command {
 		if !ok {
 			return exitError
 		}
-		defer batchGC()()
 		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
@@ -54,16 +52,19 @@ func compileCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, true)
+		st := &stager{}
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, st)
 		if len(errs) > 0 {
+			st.abort()
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)
 			}
 			fmt.Fprintln(e.stderr, "nothing written")
 			return exitError
 		}
-		written, removed, err := writeFiles(out, files, dialectDirs(out, ds, !pr.named))
+		written, removed, err := writeFiles(files, dialectDirs(out, ds, !pr.named), pr.outRoots(fs, out))
 		if err != nil {
+			st.abort()
 			return c.fail(e, "%v", err)
 		}
 		if format == "json" {
@@ -87,37 +88,23 @@ func compileCmd() *command {
 const compiledMarker = "-- incrc: pipeline "
 
 // writeFiles makes each dialect folder hold exactly the compiled files:
-// changed files are written (through a temporary file and a rename, so a
-// crash never leaves half a file), stale compiled files are removed.
-func writeFiles(out string, files []compiled, dirs []string) (written, removed int, err error) {
+// each staged file is renamed into place (a crash never leaves half a
+// file), stale compiled files are removed (read from inside roots only).
+func writeFiles(files []compiled, dirs, roots []string) (written, removed int, err error) {
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.path] = true
-		if f.same {
+	}
+	for _, f := range files {
+		if f.tmp == "" {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+		if err := os.Rename(f.tmp, f.path); err != nil {
 			return written, removed, err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(f.path), ".incrc-*.tmp")
-		if err != nil {
-			return written, removed, err
-		}
-		_, werr := tmp.Write(f.data)
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), f.path)
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-			return written, removed, werr
 		}
 		written++
 	}
-	for _, path := range staleFiles(dirs, want) {
+	for _, path := range staleFiles(dirs, want, roots) {
 		if err := os.Remove(path); err != nil {
 			return written, removed, err
 		}
@@ -141,7 +128,9 @@ func dialectDirs(out string, ds []dialects.Dialect, wholeProject bool) []string 
 }
 
 // staleFiles lists compiled files in dirs that are not wanted any more.
-func staleFiles(dirs []string, want map[string]bool) []string {
+// Each is read from inside roots only (readCompiled): a symlink that
+// leaves the project is no compiled file.
+func staleFiles(dirs []string, want map[string]bool, roots []string) []string {
 	var stale []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
@@ -153,36 +142,10 @@ func staleFiles(dirs []string, want map[string]bool) []string {
 			if en.IsDir() || !strings.HasSuffix(en.Name(), ".sql") || want[path] {
 				continue
 			}
-			if data, err := os.ReadFile(path); err == nil && bytes.HasPrefix(data, []byte(compiledMarker)) {
+			if data, err := readCompiled(path, roots); err == nil && bytes.HasPrefix(data, []byte(compiledMarker)) {
 				stale = append(stale, path)
 			}
 		}
 	}
 	return stale
-}
-
-// compileHeapLimit is the heap a compile may grow to before the collector
-// first runs (batchGC).
-const compileHeapLimit = 256 << 20
-
-// batchGC sets the collector for a compile, which allocates much, keeps
-// little (the specs, the bytes of the files that changed) and ends: it
-// does not run until the heap reaches compileHeapLimit, which 1000 specs
-// for every dialect do not (about 150 MB allocated), and from then on
-// keeps the heap under it. From the start: reading the specs too. GOGC or
-// GOMEMLIMIT in the environment are the user's choice and win. It returns
-// what puts the settings back.
-func batchGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	limit := debug.SetMemoryLimit(-1)
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(compileHeapLimit)
-	}
-	percent := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	}
 }

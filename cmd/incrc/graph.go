@@ -31,7 +31,7 @@ func printGraph(w io.Writer, edges []compiler.Edge, markdown bool) {
 	if markdown {
 		fmt.Fprintf(w, "\n#### Pipelines that feed each other\n\n")
 		for _, e := range edges {
-			fmt.Fprintf(w, "- `%s` -> `%s` (%s)\n", e.From, e.To, e.Via)
+			fmt.Fprintf(w, "- %s -> %s (%s)\n", mdCode(e.From), mdCode(e.To), mdText(e.Via))
 		}
 		return
 	}

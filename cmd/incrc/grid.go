@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"golang.org/x/term"
 )
 
 // cell is how the partition grid shows one status.
@@ -46,12 +48,10 @@ func useColor(e *env, w io.Writer) bool {
 }
 
 func isTerminal(w io.Writer) bool {
+	// A character device is not enough: /dev/null is one, and a run
+	// redirected there must not get colour or progress lines.
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // printGrid prints one cell per partition, a line per month of days (a

@@ -40,6 +40,9 @@ func migrateCmd() *command {
 		if !ok {
 			return exitError
 		}
+		if err := checkLeaseTTL(leaseTTL); err != nil {
+			return c.fail(e, "%v", err)
+		}
 		pr, ok := p.load(e, c, fs.Args())
 		if !ok {
 			return exitError
@@ -57,6 +60,7 @@ func migrateCmd() *command {
 		var locked *runner.LockedError
 		switch {
 		case errors.As(err, &locked):
+			locked.Target = targetArg(tf.target, tg.URL)
 			c.errorf(e, "%v", err)
 			return exitLocked
 		case err != nil:

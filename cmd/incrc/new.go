@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
@@ -87,6 +89,7 @@ func newCmd() *command {
 			fmt.Fprintln(e.stderr, err)
 			return exitError
 		}
+		e.keepSecrets(cfg)
 		if fromTable {
 			if code := o.describe(ctx, c, e, cfg, tf); code != exitOK {
 				return code
@@ -101,7 +104,10 @@ func newCmd() *command {
 			}
 			out = filepath.Join(dir, strings.TrimPrefix(o.pipeline, "dw_")+".yaml")
 		}
-		text := o.yaml()
+		text, err := o.yaml()
+		if err != nil {
+			return c.fail(e, "write the spec: %v", err)
+		}
 		// What it writes validates: a spec that does not is not written.
 		s, perr := compiler.Parse(out, []byte(text))
 		diags := compiler.Validate(s)
@@ -254,42 +260,83 @@ func guessWatermark(cols []runner.TableColumn) string {
 	return ""
 }
 
-// yaml writes the spec, commented, in the form incrc init's examples have.
-func (o *newSpec) yaml() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# yaml-language-server: $schema=../incrc.schema.json\n")
-	fmt.Fprintf(&b, "# Written by incrc new from %s: read it, then incrc validate.\n", o.note)
-	fmt.Fprintf(&b, "pipeline: %s\nsource:\n  table: %s\ntarget:\n  table: %s\ncolumns:\n", o.pipeline, o.source, o.targetTable)
-	for _, c := range o.cols {
-		fmt.Fprintf(&b, "  %s: %s", c.name, c.typ)
-		if c.comment != "" {
-			fmt.Fprintf(&b, "   # %s", c.comment)
+// yaml writes the spec, commented, in the form incrc init's examples
+// have, through the YAML library's encoder: a name from a catalog is a
+// value it quotes as it must ("note: text\n  amount" stays one column's
+// name, which validation then refuses), never text spliced into YAML.
+func (o *newSpec) yaml() (string, error) {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	plain := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+	mapping := func() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }
+	set := func(m *yaml.Node, key string, v *yaml.Node, comment string) {
+		if comment != "" {
+			v.LineComment = "# " + excerpt(comment)
 		}
-		b.WriteString("\n")
+		m.Content = append(m.Content, str(key), v)
 	}
-	fmt.Fprintf(&b, "strategy: %s\n", o.strategy)
+	table := func(name string) *yaml.Node {
+		m := mapping()
+		set(m, "table", str(name), "")
+		return m
+	}
+	doc := mapping()
+	doc.HeadComment = "# yaml-language-server: $schema=../incrc.schema.json\n# Written by incrc new from " + excerpt(o.note) + ": read it, then incrc validate."
+	set(doc, "pipeline", str(o.pipeline), "")
+	set(doc, "source", table(o.source), "")
+	set(doc, "target", table(o.targetTable), "")
+	cols := mapping()
+	for _, c := range o.cols {
+		set(cols, c.name, plain(c.typ), c.comment)
+	}
+	set(doc, "columns", cols, "")
+	set(doc, "strategy", str(o.strategy), "")
 	if o.key != "" {
-		fmt.Fprintf(&b, "unique_key: [%s]\n", o.key)
+		key := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, k := range strings.Split(o.key, ",") {
+			key.Content = append(key.Content, str(strings.TrimSpace(k)))
+		}
+		set(doc, "unique_key", key, "")
 	}
 	if o.watermark != "" && o.strategy != "full_refresh" {
-		fmt.Fprintf(&b, "watermark:\n  column: %s\n  start: %s\n", o.watermark, o.start)
+		wm := mapping()
+		set(wm, "column", str(o.watermark), "")
+		set(wm, "start", plain(o.start), "")
 		if o.strategy != "append" {
-			fmt.Fprintf(&b, "  lookback: 1h    # re-read behind the watermark: rows committed late\n")
+			set(wm, "lookback", plain("1h"), "re-read behind the watermark: rows committed late")
 		}
-		fmt.Fprintf(&b, "  lag: 5m\n")
+		set(wm, "lag", plain("5m"), "")
+		set(doc, "watermark", wm, "")
 	}
 	if o.partition != "" {
-		fmt.Fprintf(&b, "partition:\n  column: %s\n  granularity: day\n", o.partition)
+		part := mapping()
+		set(part, "column", str(o.partition), "")
+		set(part, "granularity", plain("day"), "")
+		set(doc, "partition", part, "")
 	}
 	switch o.strategy {
 	case "cdc":
-		fmt.Fprintf(&b, "cdc:\n  op: op              # the column holding the op code (c r / u / d)\n  sequence: lsn       # the column that orders a key's changes\n")
+		cdc := mapping()
+		set(cdc, "op", str("op"), "the column holding the op code (c r / u / d)")
+		set(cdc, "sequence", str("lsn"), "the column that orders a key's changes")
+		set(doc, "cdc", cdc, "")
 	case "scd2":
+		scd := mapping()
 		if o.watermark == "" {
-			fmt.Fprintf(&b, "scd2:\n  by: columns         # a version opens at the run's hi when a column changes\n  deletes: close\n")
+			set(scd, "by", plain("columns"), "a version opens at the run's hi when a column changes")
+			set(scd, "deletes", plain("close"), "")
 		} else {
-			fmt.Fprintf(&b, "scd2:\n  by: time            # each row's %s is when its version became true\n", o.watermark)
+			set(scd, "by", plain("time"), "each row's "+o.watermark+" is when its version became true")
 		}
+		set(doc, "scd2", scd, "")
 	}
-	return b.String()
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -98,9 +97,10 @@ var (
 	unknownFieldRe = regexp.MustCompile(`^field (\S+) not found in type`)
 )
 
-// loadTestFile reads a test file. Errors name file:line:col.
-func loadTestFile(path string) (*testFile, error) {
-	data, err := os.ReadFile(path)
+// loadTestFile reads a test file, from inside roots (compiler.FileRule).
+// Errors name file:line:col.
+func loadTestFile(path string, roots []string) (*testFile, error) {
+	data, err := compiler.ReadFile(path, compiler.FileRule{What: "a test file", Max: compiler.MaxDataFile, Roots: roots})
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/diff"
 
@@ -61,14 +63,14 @@ func planCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
-		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, false)
+		files, errs := compileAll(specs, ds, out, cfg.ConnectionDialect, scripts || cfg.Scripts, nil)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				fmt.Fprintln(e.stderr, err)
 			}
 			return exitError
 		}
-		changes, err := diffFiles(files, dialectDirs(out, ds, !pr.named))
+		changes, err := diffFiles(files, dialectDirs(out, ds, !pr.named), pr.outRoots(fs, out))
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
@@ -105,29 +107,32 @@ type fileChange struct {
 	Path   string `json:"path"`
 	Action string `json:"action"` // added | changed | removed
 	Diff   string `json:"diff"`
+	old    []byte // the file on disk
 }
 
-func diffFiles(files []compiled, dirs []string) ([]fileChange, error) {
+// diffFiles compares the files a compile would write with those on disk,
+// read from inside roots only (readCompiled).
+func diffFiles(files []compiled, dirs, roots []string) ([]fileChange, error) {
 	var changes []fileChange
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.path] = true
-		old, err := os.ReadFile(f.path)
+		old, err := readCompiled(f.path, roots)
 		switch {
-		case os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			changes = append(changes, fileChange{Path: f.path, Action: "added", Diff: string(diff.Diff("/dev/null", nil, slash(f.path), f.data))})
 		case err != nil:
 			return nil, err
 		case !bytes.Equal(old, f.data):
-			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data))})
+			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data)), old: old})
 		}
 	}
-	for _, path := range staleFiles(dirs, want) {
-		old, err := os.ReadFile(path)
+	for _, path := range staleFiles(dirs, want, roots) {
+		old, err := readCompiled(path, roots)
 		if err != nil {
 			return nil, err
 		}
-		changes = append(changes, fileChange{Path: path, Action: "removed", Diff: string(diff.Diff(slash(path), old, "/dev/null", nil))})
+		changes = append(changes, fileChange{Path: path, Action: "removed", Diff: string(diff.Diff(slash(path), old, "/dev/null", nil)), old: old})
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return changes, nil
@@ -180,7 +185,7 @@ func printPlanMarkdown(w io.Writer, changes []fileChange, semantic []*pipelineCh
 	}
 	fmt.Fprintf(w, "**%s.**\n\n| file | change |\n|---|---|\n", summary(changes))
 	for _, c := range changes {
-		fmt.Fprintf(w, "| `%s` | %s |\n", slash(c.Path), c.Action)
+		fmt.Fprintf(w, "| %s | %s |\n", mdCell(mdCode(slash(c.Path))), c.Action)
 	}
 	printSemanticMarkdown(w, semantic)
 }
@@ -239,7 +244,8 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 			if len(p.Stale) > 0 {
 				parts = strings.TrimPrefix(parts+"; ", "; ") + fmt.Sprintf("%d stale (%s): backfill --stale", len(p.Stale), rangeOf(p.Stale))
 			}
-			fmt.Fprintf(w, "| %s | %s | [%s, %s) | %d | %s |\n", name, orNone(p.Watermark), lo, hi, p.Rows, parts)
+			cell := func(s string) string { return mdCell(mdText(s)) }
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", cell(name), cell(orNone(p.Watermark)), cell("["+lo+", "+hi+")"), p.Rows, cell(parts))
 			continue
 		}
 		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)%s", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, from)
@@ -281,14 +287,14 @@ func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
 			continue
 		}
 		if markdown {
-			fmt.Fprintf(w, "\n`%s`:\n\n```sql\n", p.Pipeline)
+			var b strings.Builder
 			for _, ch := range p.Schema {
-				fmt.Fprintf(w, "-- %s\n", ch)
+				fmt.Fprintf(&b, "-- %s\n", oneLine(ch.String()))
 				for _, ddl := range ch.DDL {
-					fmt.Fprintf(w, "%s;\n", ddl)
+					fmt.Fprintf(&b, "%s;\n", ddl)
 				}
 			}
-			fmt.Fprintf(w, "```\n")
+			fmt.Fprintf(w, "\n%s:\n\n%s\n", mdCode(p.Pipeline), fencedBlock("sql", b.String()))
 			continue
 		}
 		fmt.Fprintf(w, "  %s:\n", p.Pipeline)
@@ -319,4 +325,65 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, ed
 		out["pipelines"] = semantic
 	}
 	enc.Encode(out)
+}
+
+// The markdown form is a pull-request comment: every value in it that
+// comes from a spec, a compiled file or a database is written so that it
+// renders as the text it is, never as markup a reviewer would read as
+// incrc's own (a bold verdict, an image, a link, a table cell more).
+
+// mdCode is s as an inline code span: its fence is one backtick longer
+// than the longest run of backticks in s, so nothing in s can close it;
+// line breaks are spaces (a blank line would end the span's paragraph).
+func mdCode(s string) string {
+	s = oneLine(s)
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	// A span that starts or ends with a backtick needs a space between it
+	// and the fence; CommonMark strips one space from each side.
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdCell is markdown for a cell of a table: a pipe, even inside a code
+// span, would end the cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// mdText is prose with values in it as markdown text: every character
+// that could start markup or a link is backslash-escaped, and line breaks
+// are spaces, so the line stays one line of the list or heading it is in.
+// A pipe is left to mdCell: outside a table it is text.
+func mdText(s string) string {
+	var b strings.Builder
+	rs := []rune(oneLine(s))
+	word := func(i int) bool { return i >= 0 && i < len(rs) && (unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[i])) }
+	for i, r := range rs {
+		rest := string(rs[i:])
+		switch {
+		case strings.ContainsRune("\\`*[]<>&~!#@", r),
+			// An underscore inside a word never emphasizes (dw_orders
+			// reads as it is); elsewhere it could.
+			r == '_' && !(word(i-1) && word(i+1)),
+			// What GitHub would make a link of: scheme://, www.
+			strings.HasPrefix(rest, "://"),
+			r == '.' && i >= 3 && strings.EqualFold(string(rs[i-3:i]), "www"):
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }

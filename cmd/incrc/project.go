@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -48,6 +50,43 @@ type project struct {
 	// not name is not stale (compile removes nothing then).
 	named bool
 	diags compiler.Diagnostics
+	// roots are the folders the files the project reads may resolve into
+	// (compiler.FileRule): the project's, and those named on the command
+	// line.
+	roots []string
+}
+
+// keepSecrets masks the passwords of the project file's URLs in what the
+// command prints.
+func (e *env) keepSecrets(cfg *compiler.Config) {
+	if e.scrub == nil {
+		return
+	}
+	for _, u := range cfg.URLs() {
+		e.scrub.Add(u)
+	}
+}
+
+// readRoots are the folders a command reads files from: the project's
+// folders (the working folder, and where incrc.yaml is, there or not), and each spec path named on
+// the command line (a folder, or a file's folder). What the project file
+// names (its specs: folder) is read only inside the project: a pull
+// request that changes incrc.yaml cannot point a CI job at the machine's
+// files, and neither can a symlink it commits.
+func readRoots(cfg *compiler.Config, named []string) []string {
+	// The working folder too: the project file's specs: and out: are
+	// read from there.
+	roots := []string{compiler.RealDir(".")}
+	if cfg.Root != "" && cfg.Root != roots[0] {
+		roots = append(roots, cfg.Root)
+	}
+	for _, p := range named {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			p = filepath.Dir(p)
+		}
+		roots = append(roots, compiler.RealDir(p))
+	}
+	return roots
 }
 
 // isSpecPath reports whether a command-line argument names spec files
@@ -95,6 +134,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		}
 		return nil, false
 	}
+	e.keepSecrets(cfg)
 	paths := append([]string(nil), p.specs...)
 	names := append([]string(nil), p.selects...)
 	for _, a := range args {
@@ -104,7 +144,8 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 			names = append(names, a)
 		}
 	}
-	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0}
+	pr := &project{cfg: cfg, named: len(paths) > 0 || len(names) > 0, roots: readRoots(cfg, paths)}
+	filesNamed := len(paths) > len(p.specs) // spec files on the command line, not only --specs folders
 	if len(paths) == 0 {
 		if _, err := os.Stat(cfg.Specs); errors.Is(err, fs.ErrNotExist) {
 			where := "the default, as there is no " + p.config
@@ -113,6 +154,10 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 			}
 			wd, _ := os.Getwd()
 			c.errorf(e, "no specs here: looked for the folder %s (%s) in %s; run incrc init to start a project, or point elsewhere with --specs PATH or --config FILE", cfg.Specs, where, wd)
+			return nil, false
+		}
+		if real := compiler.RealDir(cfg.Specs); !compiler.Inside(real, pr.roots) {
+			c.errorf(e, "the specs folder %s resolves to %s, outside the project (%s): incrc reads the project's own specs only; name a folder elsewhere with --specs PATH", cfg.Specs, real, strings.Join(pr.roots, ", "))
 			return nil, false
 		}
 		paths = []string{cfg.Specs}
@@ -126,22 +171,74 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		c.errorf(e, "no spec files (*.yaml) in %s", strings.Join(paths, ", "))
 		return nil, false
 	}
-	specs, diags := compiler.LoadSpecs(files)
-	pr.all, pr.diags = specs, diags
-	if len(diags) > 0 {
-		if !p.quiet {
-			for _, d := range diags {
-				fmt.Fprintln(e.stderr, d)
-			}
-			fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+	ld := compiler.Load(files, pr.roots...)
+	pr.all, pr.diags = ld.Specs, ld.Diags
+	if len(ld.Diags) == 0 || len(names) == 0 || filesNamed {
+		// Every spec is asked for (no pipeline named, or spec files named
+		// on the command line): every one must be valid.
+		if len(ld.Diags) > 0 {
+			p.printDiags(e, ld.Diags)
+			return pr, false
+		}
+		if pr.chosen, err = choose(ld.Specs, names); err != nil {
+			c.errorf(e, "%v", err)
+			return nil, false
+		}
+		return pr, true
+	}
+	// Pipelines named: they need their own specs, their upstreams' and the
+	// project file valid; another spec's errors do not stop them.
+	chosen, err := choose(ld.Specs, names)
+	if err != nil {
+		if blocking, _, _ := ld.Blockers(nil, selectorNames(names)); len(blocking) > 0 {
+			p.printDiags(e, blocking) // a named pipeline whose spec is broken
+		} else {
+			c.errorf(e, "%v", err)
+		}
+		return nil, false
+	}
+	blocking, waits, leftOut := ld.Blockers(chosen, selectorNames(names))
+	if len(blocking) > 0 {
+		p.printDiags(e, blocking)
+		if !p.quiet && len(waits) > 0 {
+			c.notef(e, "%s %s these spec(s) valid first: %s", strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "needs", "need"), strings.Join(waits, "; "))
 		}
 		return pr, false
 	}
-	if pr.chosen, err = choose(specs, names); err != nil {
-		c.errorf(e, "%v", err)
-		return nil, false
+	pr.chosen, pr.diags = chosen, nil
+	if !p.quiet && len(leftOut) > 0 {
+		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
+			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
 	return pr, true
+}
+
+// printDiags prints diagnostics and their count, unless quiet.
+func (p *projectFlags) printDiags(e *env, diags compiler.Diagnostics) {
+	if p.quiet {
+		return
+	}
+	for _, d := range diags {
+		fmt.Fprintln(e.stderr, d)
+	}
+	fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+}
+
+// selectorNames are the pipelines selectors name (NAME, NAME+, +NAME).
+func selectorNames(selectors []string) []string {
+	out := make([]string, len(selectors))
+	for i, s := range selectors {
+		out[i] = strings.TrimSuffix(strings.TrimPrefix(s, "+"), "+")
+	}
+	return out
+}
+
+func pipelineNames(specs []*compiler.Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Pipeline.Value
+	}
+	return out
 }
 
 // choose returns the specs of the named pipelines (all when names is
@@ -248,12 +345,13 @@ func dialectsFor(flag string, cfg *compiler.Config) ([]dialects.Dialect, error) 
 // compiled is one output file: its path under the output folder and bytes.
 type compiled struct {
 	path string // out/<dialect>/<pipeline>.sql
-	data []byte // nil when same and the compile asked only for changed bytes
+	data []byte // nil when staged, or same and the compile asked only for changed bytes
 	same bool   // the file there holds these bytes already
+	tmp  string // the temporary file holding the new bytes, when staged
 }
 
-// compileAll lowers and renders every spec for every dialect, in memory.
-// It fails as a whole: nothing is written when anything fails.
+// compileAll lowers and renders every spec for every dialect. It fails as
+// a whole: nothing is written when anything fails.
 //
 // A source outside the target is spelled in its own dialect: the spec's
 // source.dialect, or the one dialectOf says of its connection (the scheme
@@ -265,10 +363,14 @@ type compiled struct {
 // compile would list them, and each file's bytes depend only on its spec
 // and dialect.
 //
-// With changedOnly, a file whose bytes are there already comes back
-// without them (what is the same is not written): a compile of a large
-// project that changed little holds little in memory.
-func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) ([]compiled, []error) {
+// With a stager (incrc compile), a file whose bytes are new is written to
+// a temporary file beside its place as soon as it is rendered, and comes
+// back without its bytes, and a file whose bytes are there already comes
+// back without them too: a compile holds no more than the files being
+// rendered, however large the project. The caller renames the staged files
+// into place (writeFiles) or, on any error, removes them (stager.abort).
+// Without one (incrc plan), every file comes back with its bytes.
+func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool, st *stager) ([]compiled, []error) {
 	type result struct {
 		files []compiled
 		errs  []error
@@ -277,7 +379,7 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 	wd, wdErr := os.Getwd() // once, not for every absolute spec path
 	compiler.Parallel(len(specs), func(i int) {
 		shown := specPathIn(wd, wdErr, specs[i].File)
-		results[i].files, results[i].errs = compileSpec(specs[i], shown, ds, out, dialectOf, scripts, changedOnly)
+		results[i].files, results[i].errs = compileSpec(specs[i], shown, ds, out, dialectOf, scripts, st)
 	})
 	var (
 		files []compiled
@@ -293,26 +395,31 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 // compileSpec lowers one spec and renders it for every dialect, with its
 // scripts when asked. shown is the spec's path as the files name it
 // (specPath).
-func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts, changedOnly bool) (files []compiled, errs []error) {
+func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out string, dialectOf func(string) (string, bool), scripts bool, st *stager) (files []compiled, errs []error) {
 	plan, err := compiler.Lower(s)
 	if err != nil {
 		return nil, []error{err}
 	}
-	// The files are bytes of their own (and errors, text): nothing of the
-	// plan is used once they are made.
-	defer plan.Release()
 	src, err := all.Source(plan, dialectOf)
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", s.Source.Connection.Pos, err)}
 	}
+	add := func(path string, data []byte) {
+		f := compiled{path: path, data: data, same: sameFile(path, data)}
+		if st != nil {
+			if !f.same {
+				if err := st.stage(&f); err != nil {
+					errs = append(errs, err)
+					return
+				}
+			}
+			f.data = nil
+		}
+		files = append(files, f)
+	}
 	filer := dialects.NewFiler(plan, shown)
-	// The file's bytes until they are known to be new: a buffer the specs
-	// share, as no file keeps it (a new file's bytes are cloned).
-	bp := filePool.Get().(*[]byte)
-	buf := *bp
-	defer func() { *bp = buf[:0]; filePool.Put(bp) }()
 	for _, d := range ds {
-		data, err := filer.AppendFile(buf[:0], d, src)
+		data, err := filer.File(d, src)
 		var placed compiler.Diagnostics
 		switch {
 		case errors.As(err, &placed):
@@ -326,14 +433,7 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
 			continue
 		}
-		path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql")
-		f := compiled{path: path, data: data, same: sameFile(path, data)}
-		if buf = data; f.same && changedOnly {
-			f.data = nil
-		} else {
-			f.data = bytes.Clone(data)
-		}
-		files = append(files, f)
+		add(filepath.Join(out, string(d.Name()), s.Pipeline.Value+".sql"), data)
 		if !scripts || !script.Supported(d) {
 			continue
 		}
@@ -346,49 +446,96 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 			continue
 		}
 		for _, f := range sc {
-			path := filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql")
-			files = append(files, compiled{path: path, data: f.Data, same: sameFile(path, f.Data)})
+			add(filepath.Join(out, string(d.Name()), s.Pipeline.Value+"."+f.Suffix+".sql"), f.Data)
 		}
 	}
 	return files, errs
 }
 
-// sameFile: the file at path holds exactly data (a compile that changed
-// nothing leaves it untouched). The size is compared before the bytes,
-// which are read a block at a time into a reused buffer.
+// stager writes the new files of a compile to temporary files beside
+// their places while the compile goes on, and remembers the folders it had
+// to make, so that a compile that fails leaves the output folder as it
+// found it.
+type stager struct {
+	mu    sync.Mutex
+	made  []string // folders made, parents first
+	temps []string
+}
+
+// stage writes f's bytes to a temporary file in f's folder.
+func (st *stager) stage(f *compiled) error {
+	dir := filepath.Dir(f.path)
+	if err := st.mkdir(dir); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".incrc-*.tmp")
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	st.temps = append(st.temps, tmp.Name())
+	st.mu.Unlock()
+	_, werr := tmp.Write(f.data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%s: %w", f.path, werr)
+	}
+	f.tmp = tmp.Name()
+	return nil
+}
+
+// mkdir makes dir and its missing parents, noting each it made.
+func (st *stager) mkdir(dir string) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		st.made = append(st.made, missing[i])
+	}
+	return nil
+}
+
+// abort removes what the compile staged: the temporary files, then the
+// folders it made, the deepest first (one that holds anything else
+// stays).
+func (st *stager) abort() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, t := range st.temps {
+		os.Remove(t)
+	}
+	for i := len(st.made) - 1; i >= 0; i-- {
+		os.Remove(st.made[i])
+	}
+	st.temps, st.made = nil, nil
+}
+
+// sameFile: the file at path is a regular file holding exactly data (a
+// compile that changed nothing leaves it untouched).
 func sameFile(path string, data []byte) bool {
-	f, err := openRead(path)
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+		return false
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if size, regular := f.regularSize(); !regular || size != int64(len(data)) {
-		return false
-	}
-	bp := blockPool.Get().(*[]byte)
-	defer blockPool.Put(bp)
-	for block := *bp; ; {
-		n, err := io.ReadFull(f, block[:min(len(block), len(data))])
-		if !bytes.Equal(block[:n], data[:n]) {
-			return false
-		}
-		data = data[n:]
-		switch {
-		case len(data) == 0:
-			// The end, unless the file grew since the stat.
-			n, _ := f.Read(block[:1])
-			return n == 0
-		case err != nil:
-			return false
-		}
-	}
+	got, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
+	return err == nil && bytes.Equal(got, data)
 }
-
-// filePool holds the buffers compileSpec renders files into.
-var filePool = sync.Pool{New: func() any { return new([]byte) }}
-
-// blockPool holds the buffers sameFile reads into.
-var blockPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // specPath is the spec's path as compiled files name it: relative to the
 // working directory when possible, with forward slashes, so the bytes are
@@ -410,6 +557,41 @@ func specPathIn(wd string, wdErr error, file string) string {
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(file))
+}
+
+// outRoots are the folders compiled files are read from: the project's,
+// and the --out folder when the command line names it.
+func (pr *project) outRoots(fs *pflag.FlagSet, out string) []string {
+	if fs.Changed("out") {
+		return append(slices.Clone(pr.roots), compiler.RealDir(out))
+	}
+	return pr.roots
+}
+
+// readCompiled reads a compiled file (to compare it, or to know it for
+// one incrc wrote) through the guards of every file incrc reads, from
+// inside roots.
+func readCompiled(path string, roots []string) ([]byte, error) {
+	return compiler.ReadFile(path, compiler.FileRule{What: "a compiled file", Max: compiler.MaxDataFile, Roots: roots})
+}
+
+// excerpt is text from a file or a database for a message: control,
+// bidirectional and other invisible characters escaped as Go escapes them,
+// and at most excerptRunes of it, so a message never prints a file it was
+// not meant to (a line of a file that is not YAML) nor hides what it says.
+func excerpt(s string) string {
+	const excerptRunes = 120
+	r := []rune(s)
+	cut := len(r) > excerptRunes
+	if cut {
+		r = r[:excerptRunes]
+	}
+	q := strconv.Quote(string(r))
+	q = q[1 : len(q)-1]
+	if cut {
+		q += "..."
+	}
+	return q
 }
 
 func plural(n int, one, many string) string {

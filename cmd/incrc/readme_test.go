@@ -62,28 +62,61 @@ func TestReadmeTour(t *testing.T) {
 		}
 	}
 
-	// The test the README shows under "Pipeline tests" passes.
-	tests := fenced(section(t, string(readme), "## Pipeline tests"), "yaml")
+	// The test docs/testing.md shows passes.
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "testing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := fenced(section(t, string(guide), "## A test"), "yaml")
 	if len(tests) == 0 {
-		t.Fatal("README.md shows no pipeline test")
+		t.Fatal("docs/testing.md shows no pipeline test")
 	}
 	if err := os.WriteFile(filepath.Join("specs", "readme.test.yaml"), []byte(tests[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	if code := run(context.Background(), []string{"test", "specs/readme.test.yaml"}, strings.NewReader(""), &out, &out); code != exitOK {
-		t.Errorf("the README's pipeline test: exit %d\n%s", code, &out)
+		t.Errorf("docs/testing.md's pipeline test: exit %d\n%s", code, &out)
+	}
+}
+
+// TestReadmeError: the broken spec the README shows fails validation with
+// exactly the errors it shows under it, and exit 1.
+func TestReadmeError(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := section(t, string(readme), "## When a spec is wrong")
+	specs, steps := fenced(text, "yaml"), consoleSteps(text)
+	if len(specs) != 1 || len(steps) != 1 {
+		t.Fatalf("the section shows %d spec(s) and %d command(s), not one of each", len(specs), len(steps))
+	}
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("specs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("specs", "orders.yaml"), []byte(specs[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(steps[0].cmd)
+	var out bytes.Buffer
+	if code := run(context.Background(), args[1:], strings.NewReader(""), &out, &out); code != exitError {
+		t.Errorf("$ %s: exit %d, want %d", steps[0].cmd, code, exitError)
+	}
+	if diff := cmp.Diff(trimLines(steps[0].out), trimLines(out.String())); diff != "" {
+		t.Errorf("$ %s: the README shows (-) but it prints (+):\n%s", steps[0].cmd, diff)
 	}
 }
 
 type step struct{ cmd, out string }
 
-// section is the text of a README section, up to the next "## ".
+// section is the text of a Markdown section, up to the next "## ".
 func section(t *testing.T, doc, heading string) string {
 	t.Helper()
 	i := strings.Index(doc, "\n"+heading+"\n")
 	if i < 0 {
-		t.Fatalf("README.md has no %q", heading)
+		t.Fatalf("no section %q", heading)
 	}
 	rest := doc[i+len(heading)+2:]
 	if j := strings.Index(rest, "\n## "); j >= 0 {
@@ -153,14 +186,14 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
-// TestReadmeShowsExamples: the CI workflow and the Airflow DAG the README
+// TestDocsShowExamples: the CI workflow and the Airflow DAG docs/ci.md
 // shows are the files incrc init writes and examples/ holds, verbatim.
-func TestReadmeShowsExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestDocsShowExamples(t *testing.T) {
+	data, err := os.ReadFile("../../docs/ci.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ci := section(t, string(readme), "## CI and schedulers")
+	ci := string(data)
 	files, err := scaffoldFiles()
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +210,7 @@ func TestReadmeShowsExamples(t *testing.T) {
 	}
 	for name, want := range map[string]string{"the workflow incrc init writes": workflow, "examples/airflow/incrc_dag.py": string(dag)} {
 		if want == "" || !slices.Contains(append(fenced(ci, "yaml"), fenced(ci, "python")...), want) {
-			t.Errorf("README.md, CI and schedulers, does not show %s as it is", name)
+			t.Errorf("docs/ci.md does not show %s as it is", name)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -146,10 +145,8 @@ func orWord(s, none string) string {
 // gave it (a named target, a URL), unless it holds a password, which is
 // never printed.
 func targetArg(given, redacted string) string {
-	if u, err := url.Parse(given); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			return shellQuote(redacted)
-		}
+	if runner.Redact(given) != given {
+		return shellQuote(redacted)
 	}
 	return shellQuote(given)
 }

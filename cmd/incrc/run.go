@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/incrc/incrc/runner"
 )
 
-// Exit codes shared by every command (see README).
+// Exit codes shared by every command (docs/cli.md).
 const (
 	exitOK      = 0
 	exitError   = 1
@@ -28,6 +31,26 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) (string, bool)
 	now            func() time.Time // the clock that reads leases as held or expired
+	// scrub masks the passwords of every URL the command knows (its
+	// arguments, incrc.yaml's targets and connections) in what it prints.
+	scrub *runner.Scrubber
+	// flagSet, when set, is handed each flag set a command builds: the CLI
+	// reference (docs/cli.md) is generated from the flags the commands
+	// define, so the two cannot drift.
+	flagSet func(*pflag.FlagSet)
+}
+
+// scrubWriter writes what it is given without the scrubber's secrets.
+type scrubWriter struct {
+	w     io.Writer
+	scrub *runner.Scrubber
+}
+
+func (w scrubWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.w, w.scrub.Scrub(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 type command struct {
@@ -58,8 +81,24 @@ func commands() []*command {
 	}
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, now: time.Now}
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// Every password the command line or incrc.yaml holds is masked in
+	// everything the command prints, whatever printed it: a driver's
+	// message may quote a URL, or the password alone.
+	scrub := &runner.Scrubber{}
+	for _, a := range args {
+		scrub.Add(a)
+	}
+	stdout, stderr = scrubWriter{stdout, scrub}, scrubWriter{stderr, scrub}
+	defer func() {
+		// A panic prints its value: masked too, with the stack (which
+		// shows no strings), and the exit code of an error.
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "incrc: internal error (please report it): %v\n\n%s", r, debug.Stack())
+			code = exitError
+		}
+	}()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, now: time.Now, scrub: scrub}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		w := stdout
 		if len(args) == 0 {
@@ -115,6 +154,9 @@ func (c *command) flags(e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
+	if e.flagSet != nil {
+		e.flagSet(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(e.stdout, "%s\n\nUsage:\n  incrc %s %s\n\nFlags:\n%s\nExample:\n%s\n", c.summary, c.name, c.usage, fs.FlagUsages(), indent(c.example))
 	}
@@ -131,6 +173,11 @@ func (c *command) fail(e *env, format string, args ...any) int {
 // errorf prints an error with the command's prefix and goes on.
 func (c *command) errorf(e *env, format string, args ...any) {
 	fmt.Fprintf(e.stderr, "incrc %s: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
+// notef prints what the user should know, with the command's prefix.
+func (c *command) notef(e *env, format string, args ...any) {
+	fmt.Fprintf(e.stderr, "incrc %s: note: %s\n", c.name, fmt.Sprintf(format, args...))
 }
 
 // parse parses flags; ok is false when the command must return code.

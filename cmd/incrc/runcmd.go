@@ -65,8 +65,8 @@ func runCmd() *command {
 			}
 			opts.Until = &u
 		}
-		if leaseTTL <= 0 {
-			c.errorf(e, "--lease-ttl must be positive")
+		if err := checkLeaseTTL(leaseTTL); err != nil {
+			c.errorf(e, "%v", err)
 			return exitError
 		}
 		pr, ok := p.load(e, c, fs.Args())
@@ -87,6 +87,7 @@ func runCmd() *command {
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
+				locked.Target = targetArg(tf.target, tg.URL)
 				c.errorf(e, "%v", err)
 				if code == exitOK {
 					code = exitLocked

@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -42,18 +43,21 @@ func seedCmd() *command {
 		if rows == "" {
 			return c.fail(e, "--rows is required: a YAML file with a list of rows")
 		}
-		data, err := os.ReadFile(rows)
+		pr, ok := p.load(e, c, fs.Args())
+		if !ok {
+			return exitError
+		}
+		// The file named here is read from its folder, as a spec named on
+		// the command line is, and through the same guards.
+		data, err := compiler.ReadFile(rows, compiler.FileRule{What: "a file of rows", Max: compiler.MaxDataFile,
+			Roots: append(slices.Clone(pr.roots), compiler.RealDir(filepath.Dir(rows)))})
 		if err != nil {
-			return c.fail(e, "--rows: %v", err)
+			return c.fail(e, "--rows %v", err)
 		}
 		var list []testRow
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&list); err != nil {
-			return c.fail(e, "--rows %s: expected a list of rows, each a mapping of column to value: %v", rows, err)
-		}
-		pr, ok := p.load(e, c, fs.Args())
-		if !ok {
-			return exitError
+			return c.fail(e, "--rows %s: expected a list of rows, each a mapping of column to value: %s", rows, excerpt(err.Error()))
 		}
 		plan, ok := pr.one(c, e)
 		if !ok {

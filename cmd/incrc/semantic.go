@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"html"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -119,7 +119,7 @@ func semanticChanges(specs []*compiler.Spec, changes []fileChange, files []compi
 			dialect := filepath.Base(filepath.Dir(f.Path))
 			var old, cur []byte
 			if f.Action != "added" {
-				old, _ = os.ReadFile(f.Path)
+				old = f.old
 				allNew = false
 				if !haveOld {
 					oldParams, haveOld = compiler.ReadParams(old)
@@ -414,33 +414,33 @@ func printSemanticMarkdown(w io.Writer, pcs []*pipelineChange) {
 	for _, pc := range pcs {
 		switch pc.Kind {
 		case "new":
-			fmt.Fprintf(w, "\n#### `%s`: %s\n", pc.Pipeline, pc.Summary)
+			fmt.Fprintf(w, "\n#### %s: %s\n", mdCode(pc.Pipeline), mdText(pc.Summary))
 			f := pc.files[0]
 			more := ""
 			if len(pc.files) > 1 {
 				more = fmt.Sprintf(" (%d more %s: the same statements, spelled for each)", len(pc.files)-1, plural(len(pc.files)-1, "dialect", "dialects"))
 			}
-			fmt.Fprintf(w, "\n<details><summary><code>%s</code>%s</summary>\n\n%s\n\n</details>\n", slash(f.Path), more, fencedBlock("diff", f.Diff))
+			fmt.Fprintf(w, "\n<details><summary><code>%s</code>%s</summary>\n\n%s\n\n</details>\n", html.EscapeString(oneLine(slash(f.Path))), more, fencedBlock("diff", f.Diff))
 			continue
 		case "removed":
-			fmt.Fprintf(w, "\n#### `%s`: removed\n\n", pc.Pipeline)
+			fmt.Fprintf(w, "\n#### %s: removed\n\n", mdCode(pc.Pipeline))
 		default:
-			fmt.Fprintf(w, "\n#### `%s`: the spec changed\n\n", pc.Pipeline)
+			fmt.Fprintf(w, "\n#### %s: the spec changed\n\n", mdCode(pc.Pipeline))
 		}
 		for _, p := range pc.Params {
-			fmt.Fprintf(w, "- `%s`\n", p)
+			fmt.Fprintf(w, "- %s\n", mdCode(p))
 		}
 		if len(pc.Consequences) > 0 {
 			fmt.Fprintf(w, "\n**What it means**\n\n")
 			for _, c := range pc.Consequences {
-				fmt.Fprintf(w, "- %s\n", c)
+				fmt.Fprintf(w, "- %s\n", mdText(c))
 			}
 		}
 		if len(pc.Programs) > 0 {
-			fmt.Fprintf(w, "\n**Programs changed:** %s\n", "`"+strings.Join(pc.Programs, "`, `")+"`")
+			fmt.Fprintf(w, "\n**Programs changed:** %s\n", mdCodes(pc.Programs))
 		}
 		if len(pc.Statements) > 0 {
-			fmt.Fprintf(w, "\n**Statements changed:** %s\n", "`"+strings.Join(pc.Statements, "`, `")+"`")
+			fmt.Fprintf(w, "\n**Statements changed:** %s\n", mdCodes(pc.Statements))
 		}
 		var b strings.Builder
 		for _, h := range pc.hunks {
@@ -457,6 +457,17 @@ func printSemanticMarkdown(w io.Writer, pcs []*pipelineChange) {
 	}
 }
 
+// mdCodes is a list of names, each a code span.
+func mdCodes(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = mdCode(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// fencedBlock is body as a fenced code block whose fence is longer than
+// any run of backticks in it, so nothing in it can end the block.
 func fencedBlock(lang, body string) string {
 	fence := "```"
 	for strings.Contains(body, fence) {

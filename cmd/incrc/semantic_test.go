@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -101,4 +102,31 @@ func copyDir(t *testing.T, from, to string) {
 	for _, e := range entries {
 		copyFile(t, filepath.Join(from, e.Name()), filepath.Join(to, e.Name()))
 	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cmdOut runs incrc in-process and returns its exit code and output; it
+// fails the test when the command has not returned after a minute (a read
+// that blocks on a pipe must fail the test, not hang it).
+func cmdOut(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := -1
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code = run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("incrc %s still running after a minute", strings.Join(args, " "))
+	}
+	return code, stdout.String(), stderr.String()
 }

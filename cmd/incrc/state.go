@@ -94,6 +94,7 @@ func stateCmd() *command {
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
+				locked.Target = targetArg(tf.target, tg.URL)
 				c.errorf(e, "%v", err)
 				return exitLocked
 			case err != nil:

@@ -47,7 +47,7 @@ func sourceURLs(cfg *compiler.Config, flags []string) (func(string) (string, err
 	for _, f := range flags {
 		name, url, ok := strings.Cut(f, "=")
 		if !ok || name == "" || url == "" || !strings.Contains(url, ":") {
-			return nil, fmt.Errorf("--source %q: expected NAME=URL, as in --source app=postgres://etl@app-db/app", f)
+			return nil, fmt.Errorf("--source %q: expected NAME=URL, as in --source app=postgres://etl@app-db/app", runner.Redact(f))
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("--source %s is given twice: keep one", name)
@@ -109,6 +109,14 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	tg.StatementTimeout = tf.timeout
 	tg.SourceURL = sources
 	return tg, nil
+}
+
+// checkLeaseTTL refuses a --lease-ttl too short to hold a pipeline.
+func checkLeaseTTL(d time.Duration) error {
+	if d < runner.MinLeaseTTL {
+		return fmt.Errorf("--lease-ttl %s: the lease is renewed while the command runs, and one shorter than %s can expire under it and let a second run in: give %s or more (default %s)", d, runner.MinLeaseTTL, runner.MinLeaseTTL, runner.DefaultLeaseTTL)
+	}
+	return nil
 }
 
 // parseDay reads --from/--to: a date or RFC 3339, UTC.

@@ -13,9 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
@@ -102,7 +99,7 @@ func testCmd() *command {
 		}
 		var suites []*testFile
 		for _, f := range files {
-			tfile, err := loadTestFile(f)
+			tfile, err := loadTestFile(f, pr.roots)
 			if err != nil {
 				fmt.Fprintln(e.stderr, err)
 				return exitError
@@ -700,10 +697,10 @@ func (r *testRun) compare(when, what string, t compiler.Table, want []testRow) {
 
 // rowDiff is a diff of two sets of rows, in row order: each row of both
 // once, "-" for a row that is only expected, "+" for one that is only
-// there. Empty when they are equal (cmp.Equal).
+// there. Empty when they are equal.
 func rowDiff(want, got []string) string {
 	want, got = slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(got))
-	if cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+	if slices.Equal(want, got) { // nil and empty alike
 		return ""
 	}
 	var b strings.Builder

@@ -112,8 +112,10 @@ type Rules struct {
 	// refused.
 	OpChars string
 
-	// OneLineLiterals refuses control characters and line separators in
-	// strings and quoted names (incrc's quality checks).
+	// OneLineLiterals refuses control characters, line separators and
+	// every other character that is not printable (bidirectional controls,
+	// zero-width characters) in strings and quoted names (incrc's quality
+	// checks).
 	OneLineLiterals bool
 	// Portable marks incrc's portable reading: its refusals name the
 	// engines that disagree.

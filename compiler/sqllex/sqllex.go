@@ -35,6 +35,7 @@ package sqllex
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -86,11 +87,6 @@ func Lex(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, true) }
 // LexExact reads s as the engine of r does. It still refuses what r cannot
 // classify. The last token is EOF.
 func LexExact(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, false) }
-
-// AppendExact is LexExact appending the tokens to dst: a caller that lexes
-// many statements (the dialects' lex-back) reuses one slice instead of
-// allocating one per statement. On error it returns dst unchanged.
-func AppendExact(dst []Token, r *Rules, s string) ([]Token, error) { return lex(dst, r, s, false) }
 
 type lexer struct {
 	r      *Rules
@@ -556,6 +552,10 @@ func (l *lexer) quotedChar(j int, kind Kind) (rune, int, error) {
 		return 0, 0, errAt(j, "control character %q in %s", r, what)
 	case l.r.OneLineLiterals && (r == 0x85 || r == 0x2028 || r == 0x2029):
 		return 0, 0, errAt(j, "line separator %q in %s", r, what)
+	case l.r.OneLineLiterals && !unicode.IsPrint(r):
+		// A bidirectional control, a zero-width or other invisible
+		// character: the reviewer of a one-line check cannot see it.
+		return 0, 0, errAt(j, "character %U in %s is not printable: a reviewer cannot see it", r, what)
 	}
 	return r, size, nil
 }

@@ -26,15 +26,30 @@ var (
 
 // CountingMerge counts a merge from the target's size before and after
 // it, in the write transaction: DuckDB keeps a table's row count, so
-// COUNT(*) of the target costs about a millisecond, where the shared
-// spelling's join of the window or stage with the target scans the
-// target's key (10-30 ms on 1,000,000 rows). Every row merged is inserted
+// COUNT(*) of the target reads that count, where the shared spelling's
+// join of the window or stage with the target scans the target's key,
+// which grows with the target. Every row merged is inserted
 // or updated (one per key: the stage is deduped, or the source enforces
 // the key), so the rows inserted are after minus before and the rest were
 // updated. The reading parts (before and after the MERGE) add up.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Key) + " AS s"
-	if op.Tally {
+	cols := op.Key
+	if op.Tally && op.Version != "" {
+		cols = append(append([]string(nil), op.Key...), op.Version)
+	}
+	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols) + " AS s"
+	if op.Tally && op.Version != "" {
+		// The rows the version guard keeps from the update are matched
+		// but neither inserted nor updated: counted by a join with the
+		// target, the one read of it the size trick cannot avoid.
+		// (merged, -before, merged + before - ignored, ignored), then
+		// (0, after, -after, 0).
+		target := w.Table(op.Target)
+		ignored := "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM " + target + " AS t WHERE " + dialects.KeyMatch(w, op.Key, false) + " AND " + dialects.Older(w, "t", "s", op.Version) + "))"
+		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
+			", COUNT(*) + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated),
+			", ", ignored, " AS ", w.Col("", compiler.RegIgnored), "\nFROM ", merged)
+	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
 		target := w.Table(op.Target)
 		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
@@ -51,8 +66,11 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	// Each part quotes its own names: the lex-back reads a part against
 	// what its Writer calls spelled.
 	if tally {
-		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated),
-			"\nFROM ", w.Table(op.Target))
+		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated))
+		if op.Version != "" {
+			w.S(", 0 AS ", w.Col("", compiler.RegIgnored))
+		}
+		w.S("\nFROM ", w.Table(op.Target))
 	} else {
 		w.S("SELECT -COUNT(*)\nFROM ", w.Table(op.Target))
 	}
@@ -150,9 +168,8 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // key: DuckDB appends a row of a table without an index as a row group of
 // its own, where it appends one of an indexed table to the last row group
 // and rewrites that whole group, every column, at the next checkpoint,
-// which the close of every run is (a run log of 100,000 rows made an
-// empty-window run's close cost about 150 ms of CPU, against 20 ms
-// without the key). Its run_id stays NOT NULL, and a run makes its own,
+// which the close of every run is (with the key, every run's close grew
+// with the run log). Its run_id stays NOT NULL, and a run makes its own,
 // random one.
 func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
@@ -179,12 +196,11 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // the key's columns and each of them has a NOT NULL constraint (DuckDB
 // lists one per column, a primary key's too), else 0. One pass over
 // duckdb_constraints(): asking duckdb_columns() for the nullability as
-// well cost an empty-window run 10-20 ms more, the first catalog function
-// a connection calls being slow. Only bool_or and list_has_all: the same
-// test with list_sort on both sides and a COUNT(DISTINCT) of the NOT NULL
-// columns took 5-7 ms where this takes 2 (measured with the other core
-// busy). A constraint's columns are distinct, as are the key's: as many of
-// them, all among the key's, are exactly the key's.
+// well made every run slower, the first catalog function a connection
+// calls being slow. Only bool_or and list_has_all: the same test with
+// list_sort on both sides and a COUNT(DISTINCT) of the NOT NULL columns
+// was slower. A constraint's columns are distinct, as are the key's: as
+// many of them, all among the key's, are exactly the key's.
 func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
 	parts := op.Source.Parts
 	name := w.String(parts[len(parts)-1])

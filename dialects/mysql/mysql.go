@@ -118,6 +118,9 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			dialects.UpdateThenInsert(w, op, func() {
 				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", dialects.MergeInput(w, op), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
 					"\nSET ", dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
+				if op.Version != "" {
+					w.S("\nWHERE ", dialects.Newer(w, "t", "s", op.Version))
+				}
 			})
 			return true, nil
 		}
@@ -128,7 +131,19 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		if len(set) == 0 {
 			set = op.Key[:1]
 		}
-		w.S(dialects.SetList(w, "", set, func(c string) string { return "VALUES(" + w.Col("", c) + ")" }, ",\n  "))
+		value := func(c string) string { return "VALUES(" + w.Col("", c) + ")" }
+		if op.Version != "" && contains(set, op.Version) {
+			// The assignments run left to right, each seeing the ones
+			// before: the version, which the guard of every other reads,
+			// is assigned last. The guard reads the row the target held.
+			set = append(without(set, op.Version), op.Version)
+			target := w.Table(op.Target)
+			guard := "(" + target + "." + w.Col("", op.Version) + " IS NULL OR " + value(op.Version) + " >= " + target + "." + w.Col("", op.Version) + ")"
+			value = func(c string) string {
+				return "IF(" + guard + ", VALUES(" + w.Col("", c) + "), " + target + "." + w.Col("", c) + ")"
+			}
+		}
+		w.S(dialects.SetList(w, "", set, value, ",\n  "))
 		return true, nil
 	}
 	return false, nil
@@ -301,4 +316,24 @@ func keyBytes(t compiler.Type) int {
 // and 1 to 4 bytes for the digits left over.
 func decimalBytes(n int) int {
 	return n/9*4 + [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}[n%9]
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// without is list less s.
+func without(list []string, s string) []string {
+	var out []string
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
 }

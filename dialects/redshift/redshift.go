@@ -145,13 +145,18 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 
 func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 	set := dialects.NonKey(op.Columns, op.Key)
-	if op.NullSafe || op.Source != nil {
+	if op.NullSafe || op.Source != nil || op.Version != "" {
 		// MERGE's match condition is equalities only: NULL keys would
-		// never match and be inserted again on every run. And it reads a
+		// never match and be inserted again on every run. It reads a
 		// table, not a query: a source's window is merged in two steps.
+		// And its one WHEN MATCHED takes no condition: the version guard
+		// is the UPDATE's.
 		dialects.UpdateThenInsert(w, op, func() {
 			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    "))
 			w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, op.NullSafe))
+			if op.Version != "" {
+				w.S(" AND ", dialects.Newer(w, "t", "s", op.Version))
+			}
 		})
 		return
 	}

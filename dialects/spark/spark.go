@@ -253,11 +253,19 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
 		// match does the same, in one commit (the stage has one row a key).
 		retract := func() {
-			w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("s", op.Key), "\n  FROM ", w.Table(op.Stage), " AS s")
+			cols := op.Key
+			if op.Older != "" {
+				cols = append(append([]string(nil), op.Key...), op.Older)
+			}
+			w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("s", cols), "\n  FROM ", w.Table(op.Stage), " AS s")
 			if op.Where != nil {
 				w.S("\n  WHERE ", dialects.Expr(w, "s", op.Where))
 			}
-			w.S("\n) AS s\nON ", dialects.KeyMatch(w, op.Key, op.NullSafe), "\nWHEN MATCHED THEN DELETE")
+			w.S("\n) AS s\nON ", dialects.KeyMatch(w, op.Key, op.NullSafe))
+			if op.Older != "" {
+				w.S(" AND ", dialects.Older(w, "s", "t", op.Older))
+			}
+			w.S("\nWHEN MATCHED THEN DELETE")
 		}
 		if d.Iceberg {
 			// Iceberg's MERGE on Spark returns no rows.

@@ -123,6 +123,9 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			dialects.UpdateThenInsert(w, op, func() {
 				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
 				w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+				if op.Version != "" {
+					w.S(" AND ", dialects.Newer(w, "t", "s", op.Version))
+				}
 			})
 			return true, nil
 		}
@@ -135,6 +138,10 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			return true, nil
 		}
 		w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "excluded." + w.Col("", c) }, ",\n  "))
+		if op.Version != "" {
+			// The target's row is named by the table's own name here.
+			w.S("\n  WHERE ", dialects.Newer(w, w.Table(op.Target), "excluded", op.Version))
+		}
 		return true, nil
 	}
 	return false, nil

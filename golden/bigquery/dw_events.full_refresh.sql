@@ -5,13 +5,13 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source                 column types must fit the declared ones
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -348,6 +348,7 @@ BEGIN
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_read = v_rows_read + x_n;
+  SET v_rows_ignored = v_rows_ignored + x_n;
   SET x_step = 'count_null_watermark_source';
   SET x_n = NULL;
   SET x_n = (
@@ -403,6 +404,7 @@ BEGIN
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
+  SET v_rows_ignored = v_rows_ignored - x_n;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;

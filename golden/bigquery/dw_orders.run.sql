@@ -9,11 +9,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -395,9 +396,11 @@ BEGIN
     WHERE ((`updated_at` >= CAST(v_lo AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'dedupe_stage';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
     SELECT `order_id`, `order_date`, `amount`, `updated_at`
     FROM (
@@ -407,6 +410,8 @@ BEGIN
       WHERE `updated_at` IS NOT NULL
     ) AS ranked
     WHERE incrc_rn = 1;
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
@@ -423,6 +428,19 @@ BEGIN
     WHERE `updated_at` IS NULL;
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_quarantined = v_rows_quarantined + x_rows;
+    SET v_rows_ignored = v_rows_ignored - x_rows;
+  END IF;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'ignore_older';
+    SET x_rows = 0;
+    DELETE FROM `incrc_stage_dw_orders`
+    WHERE EXISTS (
+      SELECT 1 FROM `dw`.`orders` AS s
+      WHERE `incrc_stage_dw_orders`.`order_id` = s.`order_id`
+        AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_dw_orders`.`updated_at` IS NULL OR `incrc_stage_dw_orders`.`updated_at` < s.`updated_at`))
+    );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_invalid';
@@ -487,12 +505,13 @@ BEGIN
       WHERE EXISTS (
         SELECT 1 FROM `dw`.`orders` AS t
         WHERE t.`order_id` = s.`order_id`
+          AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
       )
     );
     MERGE INTO `dw`.`orders` AS t
     USING `incrc_stage_dw_orders` AS s
     ON t.`order_id` = s.`order_id`
-    WHEN MATCHED THEN UPDATE SET
+    WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
       `order_date` = s.`order_date`,
       `amount` = s.`amount`,
       `updated_at` = s.`updated_at`

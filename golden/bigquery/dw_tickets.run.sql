@@ -10,11 +10,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -427,6 +428,7 @@ BEGIN
     WHERE ((`updated_at` >= CAST(v_lo AS DATETIME) AND `updated_at` < CAST(v_hi AS DATETIME)) OR `updated_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_null_watermark';
@@ -445,6 +447,7 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'dedupe_stage';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
     SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
     FROM (
@@ -454,9 +457,23 @@ BEGIN
       WHERE `updated_at` IS NOT NULL
     ) AS ranked
     WHERE incrc_rn = 1;
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'ignore_older';
+    SET x_rows = 0;
+    DELETE FROM `incrc_stage_dw_tickets`
+    WHERE EXISTS (
+      SELECT 1 FROM `dw`.`tickets` AS s
+      WHERE `incrc_stage_dw_tickets`.`ticket_id` = s.`ticket_id`
+        AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_dw_tickets`.`updated_at` IS NULL OR `incrc_stage_dw_tickets`.`updated_at` < s.`updated_at`))
+    );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored + x_rows;
+  END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_invalid';
     SET x_n = NULL;
@@ -492,12 +509,13 @@ BEGIN
       WHERE EXISTS (
         SELECT 1 FROM `dw`.`tickets` AS t
         WHERE t.`ticket_id` = s.`ticket_id`
+          AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
       )
     );
     MERGE INTO `dw`.`tickets` AS t
     USING `incrc_stage_dw_tickets` AS s
     ON t.`ticket_id` = s.`ticket_id`
-    WHEN MATCHED THEN UPDATE SET
+    WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
       `opened_at` = s.`opened_at`,
       `agent_id` = s.`agent_id`,
       `team_id` = s.`team_id`,

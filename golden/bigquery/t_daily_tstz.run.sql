@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -416,6 +417,7 @@ BEGIN
     WHERE ((`updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)) OR `updated_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_null_watermark';
@@ -434,6 +436,7 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'dedupe_stage';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
     SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
     FROM (
@@ -443,9 +446,23 @@ BEGIN
       WHERE `updated_at` IS NOT NULL
     ) AS ranked
     WHERE incrc_rn = 1;
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'ignore_older';
+    SET x_rows = 0;
+    DELETE FROM `incrc_stage_t_daily_tstz`
+    WHERE EXISTS (
+      SELECT 1 FROM `dw`.`payments` AS s
+      WHERE `incrc_stage_t_daily_tstz`.`payment_id` = s.`payment_id`
+        AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_t_daily_tstz`.`updated_at` IS NULL OR `incrc_stage_t_daily_tstz`.`updated_at` < s.`updated_at`))
+    );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored + x_rows;
+  END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_invalid';
     SET x_n = NULL;
@@ -481,12 +498,13 @@ BEGIN
       WHERE EXISTS (
         SELECT 1 FROM `dw`.`payments` AS t
         WHERE t.`payment_id` = s.`payment_id`
+          AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
       )
     );
     MERGE INTO `dw`.`payments` AS t
     USING `incrc_stage_t_daily_tstz` AS s
     ON t.`payment_id` = s.`payment_id`
-    WHEN MATCHED THEN UPDATE SET
+    WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
       `paid_at` = s.`paid_at`,
       `amount` = s.`amount`,
       `updated_at` = s.`updated_at`
@@ -504,9 +522,9 @@ BEGIN
       SET v_note = CONCAT(v_note, '; stage skipped: the source enforces the unique key, the window was merged straight from it');
     END IF;
     FOR x_rec IN (
-      SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
+      SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) - COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_ignored`
       FROM (
-        SELECT `payment_id`
+        SELECT `payment_id`, `updated_at`
         FROM `app`.`payments`
         WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
       ) AS s
@@ -515,6 +533,7 @@ BEGIN
       SET v_rows_read = v_rows_read + COALESCE(x_rec.`rows_read`, 0);
       SET v_rows_inserted = v_rows_inserted + COALESCE(x_rec.`rows_inserted`, 0);
       SET v_rows_updated = v_rows_updated + COALESCE(x_rec.`rows_updated`, 0);
+      SET v_rows_ignored = v_rows_ignored + COALESCE(x_rec.`rows_ignored`, 0);
     END FOR;
     MERGE INTO `dw`.`payments` AS t
     USING (
@@ -523,7 +542,7 @@ BEGIN
       WHERE `updated_at` >= CAST(v_lo AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
     ) AS s
     ON t.`payment_id` = s.`payment_id`
-    WHEN MATCHED THEN UPDATE SET
+    WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
       `paid_at` = s.`paid_at`,
       `amount` = s.`amount`,
       `updated_at` = s.`updated_at`

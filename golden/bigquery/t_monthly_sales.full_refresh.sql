@@ -6,15 +6,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -367,6 +367,7 @@ BEGIN
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_read = v_rows_read + x_n;
+  SET v_rows_ignored = v_rows_ignored + x_n;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
   SET x_step = 'quarantine_null_watermark_source';
@@ -381,6 +382,7 @@ BEGIN
   WHERE `updated_at` IS NULL;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   SET v_rows_quarantined = v_rows_quarantined + x_rows;
+  SET v_rows_ignored = v_rows_ignored - x_rows;
   IF v_unique = 0 THEN
     SET x_step = 'quarantine_source';
     SET x_rows = 0;
@@ -408,6 +410,7 @@ BEGIN
        OR NOT (`amount` >= 0);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_quarantined = v_rows_quarantined + x_rows;
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   IF v_unique <> 0 THEN
     SET x_step = 'quarantine_source_unique';
@@ -426,6 +429,7 @@ BEGIN
        OR NOT (`amount` >= 0));
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_quarantined = v_rows_quarantined + x_rows;
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   SET x_step = 'count_target';
   SET x_n = NULL;
@@ -475,6 +479,7 @@ BEGIN
   );
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
+  SET v_rows_ignored = v_rows_ignored - x_n;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;

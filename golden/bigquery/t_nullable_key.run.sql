@@ -9,11 +9,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -387,6 +388,7 @@ BEGIN
     WHERE ((`day` >= CAST(v_lo AS DATE) AND `day` < CAST(v_hi AS DATE)) OR `day` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_null_watermark';
@@ -405,6 +407,7 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'dedupe_stage';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
     SELECT `account_id`, `currency`, `day`, `balance`, `note`
     FROM (
@@ -414,9 +417,23 @@ BEGIN
       WHERE `day` IS NOT NULL
     ) AS ranked
     WHERE incrc_rn = 1;
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;
+  IF v_rows_read <> 0 THEN
+    SET x_step = 'ignore_older';
+    SET x_rows = 0;
+    DELETE FROM `incrc_stage_t_nullable_key`
+    WHERE EXISTS (
+      SELECT 1 FROM `dw`.`balances` AS s
+      WHERE `incrc_stage_t_nullable_key`.`account_id` IS NOT DISTINCT FROM s.`account_id` AND `incrc_stage_t_nullable_key`.`currency` IS NOT DISTINCT FROM s.`currency`
+        AND (s.`day` IS NOT NULL AND (`incrc_stage_t_nullable_key`.`day` IS NULL OR `incrc_stage_t_nullable_key`.`day` < s.`day`))
+    );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored + x_rows;
+  END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_invalid';
     SET x_n = NULL;
@@ -452,12 +469,13 @@ BEGIN
       WHERE EXISTS (
         SELECT 1 FROM `dw`.`balances` AS t
         WHERE t.`account_id` IS NOT DISTINCT FROM s.`account_id` AND t.`currency` IS NOT DISTINCT FROM s.`currency`
+          AND (t.`day` IS NULL OR s.`day` >= t.`day`)
       )
     );
     MERGE INTO `dw`.`balances` AS t
     USING `incrc_stage_t_nullable_key` AS s
     ON t.`account_id` IS NOT DISTINCT FROM s.`account_id` AND t.`currency` IS NOT DISTINCT FROM s.`currency`
-    WHEN MATCHED THEN UPDATE SET
+    WHEN MATCHED AND (t.`day` IS NULL OR s.`day` >= t.`day`) THEN UPDATE SET
       `day` = s.`day`,
       `balance` = s.`balance`,
       `note` = s.`note`

@@ -54,11 +54,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 on source; if window; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 on source; if window; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -77,10 +78,10 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage                 rows changed -> minus rows_ignored
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
+--     quarantine_null_watermark  rows changed -> rows_quarantined, minus rows_ignored
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
@@ -483,24 +484,35 @@ WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 SELECT COUNT(*)
 FROM `incrc_stage_dw_app_orders`;
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM `incrc_stage_dw_app_orders`
+WHERE EXISTS (
+  SELECT 1 FROM `dw`.`app_orders` AS s
+  WHERE `incrc_stage_dw_app_orders`.`order_id` = s.`order_id`
+    AND (s.`updated_at` IS NOT NULL AND (`incrc_stage_dw_app_orders`.`updated_at` IS NULL OR `incrc_stage_dw_app_orders`.`updated_at` < s.`updated_at`))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_app_orders` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`app_orders` AS t
   WHERE t.`order_id` = s.`order_id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 INSERT INTO `dw`.`app_orders` (`order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM `incrc_stage_dw_app_orders`
 ON DUPLICATE KEY UPDATE
-  `customer_id` = VALUES(`customer_id`),
-  `amount` = VALUES(`amount`),
-  `status` = VALUES(`status`),
-  `order_date` = VALUES(`order_date`),
-  `updated_at` = VALUES(`updated_at`);
+  `customer_id` = IF((`dw`.`app_orders`.`updated_at` IS NULL OR VALUES(`updated_at`) >= `dw`.`app_orders`.`updated_at`), VALUES(`customer_id`), `dw`.`app_orders`.`customer_id`),
+  `amount` = IF((`dw`.`app_orders`.`updated_at` IS NULL OR VALUES(`updated_at`) >= `dw`.`app_orders`.`updated_at`), VALUES(`amount`), `dw`.`app_orders`.`amount`),
+  `status` = IF((`dw`.`app_orders`.`updated_at` IS NULL OR VALUES(`updated_at`) >= `dw`.`app_orders`.`updated_at`), VALUES(`status`), `dw`.`app_orders`.`status`),
+  `order_date` = IF((`dw`.`app_orders`.`updated_at` IS NULL OR VALUES(`updated_at`) >= `dw`.`app_orders`.`updated_at`), VALUES(`order_date`), `dw`.`app_orders`.`order_date`),
+  `updated_at` = IF((`dw`.`app_orders`.`updated_at` IS NULL OR VALUES(`updated_at`) >= `dw`.`app_orders`.`updated_at`), VALUES(`updated_at`), `dw`.`app_orders`.`updated_at`);
 
 -- name: clear_target
 -- phase: write

@@ -62,13 +62,13 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source                 column types must fit the declared ones
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit

@@ -10,11 +10,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -405,6 +406,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -419,6 +421,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_stage_dw_tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
       SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
       FROM (
@@ -428,10 +431,26 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
       EXECUTE $s$ANALYZE "incrc_stage_dw_tickets" ("ticket_id")$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      EXECUTE $s$DELETE FROM "incrc_stage_dw_tickets"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."tickets" AS s
+        WHERE "incrc_stage_dw_tickets"."ticket_id" = s."ticket_id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_tickets"."updated_at" IS NULL OR "incrc_stage_dw_tickets"."updated_at" < s."updated_at"))
+      )$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -468,6 +487,7 @@ BEGIN
           "updated_at" = EXCLUDED."updated_at",
           "agent_name" = EXCLUDED."agent_name",
           "team_name" = EXCLUDED."team_name"
+          WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
         RETURNING t."xmax" = 0 AS incrc_inserted
       )
       SELECT COUNT(*)

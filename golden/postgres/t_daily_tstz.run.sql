@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -405,6 +406,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -419,6 +421,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_stage_t_daily_tstz" ("payment_id", "paid_at", "amount", "updated_at")
       SELECT "payment_id", "paid_at", "amount", "updated_at"
       FROM (
@@ -428,10 +431,26 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
       EXECUTE $s$ANALYZE "incrc_stage_t_daily_tstz" ("payment_id")$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      EXECUTE $s$DELETE FROM "incrc_stage_t_daily_tstz"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."payments" AS s
+        WHERE "incrc_stage_t_daily_tstz"."payment_id" = s."payment_id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_t_daily_tstz"."updated_at" IS NULL OR "incrc_stage_t_daily_tstz"."updated_at" < s."updated_at"))
+      )$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -465,6 +484,7 @@ BEGIN
           "paid_at" = EXCLUDED."paid_at",
           "amount" = EXCLUDED."amount",
           "updated_at" = EXCLUDED."updated_at"
+          WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
         RETURNING t."xmax" = 0 AS incrc_inserted
       )
       SELECT COUNT(*)
@@ -481,26 +501,28 @@ BEGIN
       ELSE
         v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
       END IF;
-      FOR x_rec IN EXECUTE $s$WITH incrc_written AS (
+      FOR x_rec IN EXECUTE $s$WITH "incrc_read" AS (
+        SELECT "payment_id", "paid_at", "amount", "updated_at"
+        FROM "app"."payments"
+        WHERE "updated_at" >= $1 AND "updated_at" < $2
+      ), incrc_written AS (
         INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
         SELECT "payment_id", "paid_at", "amount", "updated_at"
-        FROM (
-          SELECT "payment_id", "paid_at", "amount", "updated_at"
-          FROM "app"."payments"
-          WHERE "updated_at" >= $1 AND "updated_at" < $2
-        ) AS s
+        FROM "incrc_read"
         ORDER BY "payment_id"
         ON CONFLICT ("payment_id") DO UPDATE SET
           "paid_at" = EXCLUDED."paid_at",
           "amount" = EXCLUDED."amount",
           "updated_at" = EXCLUDED."updated_at"
+          WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
         RETURNING t."xmax" = 0 AS incrc_inserted
       )
-      SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated"
+      SELECT (SELECT COUNT(*) FROM "incrc_read") AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated", (SELECT COUNT(*) FROM "incrc_read") - COUNT(*) AS "rows_ignored"
       FROM incrc_written$s$ USING v_lo, v_hi LOOP
         v_rows_read := v_rows_read + COALESCE(x_rec."rows_read", 0);
         v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
         v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
+        v_rows_ignored := v_rows_ignored + COALESCE(x_rec."rows_ignored", 0);
       END LOOP;
     END IF;
     x_step := 'advance_watermark';

@@ -49,15 +49,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -67,14 +68,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -452,9 +453,19 @@ WHERE "payment_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_t_daily_tstz";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "incrc_stage_t_daily_tstz"
+WHERE EXISTS (
+  SELECT 1 FROM "dw"."payments" AS s
+  WHERE "incrc_stage_t_daily_tstz"."payment_id" = s."payment_id"
+    AND (s."updated_at" IS NOT NULL AND ("incrc_stage_t_daily_tstz"."updated_at" IS NULL OR "incrc_stage_t_daily_tstz"."updated_at" < s."updated_at"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 WITH incrc_written AS (
   INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
   SELECT "payment_id", "paid_at", "amount", "updated_at"
@@ -464,6 +475,7 @@ WITH incrc_written AS (
     "paid_at" = EXCLUDED."paid_at",
     "amount" = EXCLUDED."amount",
     "updated_at" = EXCLUDED."updated_at"
+    WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
   RETURNING t."xmax" = 0 AS incrc_inserted
 )
 SELECT COUNT(*)
@@ -472,24 +484,25 @@ WHERE NOT incrc_inserted;
 
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it read, inserted, updated and ignored (older than the target's).
 -- params: $1 = lo, $2 = hi
-WITH incrc_written AS (
+WITH "incrc_read" AS (
+  SELECT "payment_id", "paid_at", "amount", "updated_at"
+  FROM "app"."payments"
+  WHERE "updated_at" >= $1 AND "updated_at" < $2
+), incrc_written AS (
   INSERT INTO "dw"."payments" AS t ("payment_id", "paid_at", "amount", "updated_at")
   SELECT "payment_id", "paid_at", "amount", "updated_at"
-  FROM (
-    SELECT "payment_id", "paid_at", "amount", "updated_at"
-    FROM "app"."payments"
-    WHERE "updated_at" >= $1 AND "updated_at" < $2
-  ) AS s
+  FROM "incrc_read"
   ORDER BY "payment_id"
   ON CONFLICT ("payment_id") DO UPDATE SET
     "paid_at" = EXCLUDED."paid_at",
     "amount" = EXCLUDED."amount",
     "updated_at" = EXCLUDED."updated_at"
+    WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
   RETURNING t."xmax" = 0 AS incrc_inserted
 )
-SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated"
+SELECT (SELECT COUNT(*) FROM "incrc_read") AS "rows_read", COUNT(*) FILTER (WHERE incrc_inserted) AS "rows_inserted", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS "rows_updated", (SELECT COUNT(*) FROM "incrc_read") - COUNT(*) AS "rows_ignored"
 FROM incrc_written;
 
 -- name: advance_watermark

@@ -9,11 +9,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -377,9 +378,11 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_stage_t_hostile_checks" ("id", "amount", "note", "updated_at")
       SELECT "id", "amount", "note", "updated_at"
       FROM (
@@ -389,6 +392,9 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
@@ -408,6 +414,20 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      EXECUTE $s$DELETE FROM "incrc_stage_t_hostile_checks"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."hostile" AS s
+        WHERE "incrc_stage_t_hostile_checks"."id" = s."id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_t_hostile_checks"."updated_at" IS NULL OR "incrc_stage_t_hostile_checks"."updated_at" < s."updated_at"))
+      )$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -478,6 +498,7 @@ BEGIN
           "amount" = EXCLUDED."amount",
           "note" = EXCLUDED."note",
           "updated_at" = EXCLUDED."updated_at"
+          WHERE (t."updated_at" IS NULL OR EXCLUDED."updated_at" >= t."updated_at")
         RETURNING t."xmax" = 0 AS incrc_inserted
       )
       SELECT COUNT(*)

@@ -6,14 +6,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -342,6 +342,7 @@ BEGIN
     WHERE (("changed_at" >= $1 AND "changed_at" < $2) OR "changed_at" IS NULL)$s$ INTO x_n USING v_start, v_hi;
     x_n := COALESCE(x_n, 0);
     v_rows_read := v_rows_read + x_n;
+    v_rows_ignored := v_rows_ignored + x_n;
     x_step := 'count_null_watermark_source';
     x_n := NULL;
     EXECUTE $s$SELECT COUNT(*)
@@ -413,6 +414,7 @@ BEGIN
     FROM "dw"."json_documents"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;

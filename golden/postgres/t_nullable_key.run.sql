@@ -9,11 +9,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -368,6 +369,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -382,6 +384,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_stage_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
       SELECT "account_id", "currency", "day", "balance", "note"
       FROM (
@@ -391,10 +394,26 @@ BEGIN
         WHERE "day" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'analyze_stage';
       EXECUTE $s$ANALYZE "incrc_stage_t_nullable_key" ("account_id", "currency")$s$;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      EXECUTE $s$DELETE FROM "incrc_stage_t_nullable_key"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."balances" AS s
+        WHERE "incrc_stage_t_nullable_key"."account_id" IS NOT DISTINCT FROM s."account_id" AND "incrc_stage_t_nullable_key"."currency" IS NOT DISTINCT FROM s."currency"
+          AND (s."day" IS NOT NULL AND ("incrc_stage_t_nullable_key"."day" IS NULL OR "incrc_stage_t_nullable_key"."day" < s."day"))
+      )$s$;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -424,11 +443,12 @@ BEGIN
       WHERE EXISTS (
         SELECT 1 FROM "dw"."balances" AS t
         WHERE t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
+          AND (t."day" IS NULL OR s."day" >= t."day")
       )$s$ INTO x_n;
       EXECUTE $s$MERGE INTO "dw"."balances" AS t
       USING "incrc_stage_t_nullable_key" AS s
       ON t."account_id" IS NOT DISTINCT FROM s."account_id" AND t."currency" IS NOT DISTINCT FROM s."currency"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."day" IS NULL OR s."day" >= t."day") THEN UPDATE SET
         "day" = s."day",
         "balance" = s."balance",
         "note" = s."note"

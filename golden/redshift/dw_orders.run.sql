@@ -9,11 +9,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -373,9 +374,11 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "incrc_stage_dw_orders" ("order_id", "order_date", "amount", "updated_at")
       SELECT "order_id", "order_date", "amount", "updated_at"
       FROM (
@@ -385,6 +388,9 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     START TRANSACTION;
     IF v_rows_read <> 0 THEN
@@ -401,6 +407,20 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
+    END IF;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "incrc_stage_dw_orders"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."orders" AS s
+        WHERE "incrc_stage_dw_orders"."order_id" = s."order_id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_orders"."updated_at" IS NULL OR "incrc_stage_dw_orders"."updated_at" < s."updated_at"))
+      );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
@@ -466,17 +486,22 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "dw"."orders" AS t
           WHERE t."order_id" = s."order_id"
+            AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at")
         )
       ) AS incrc_q;
-      MERGE INTO "dw"."orders"
-      USING "incrc_stage_dw_orders" AS s
-      ON "dw"."orders"."order_id" = s."order_id"
-      WHEN MATCHED THEN UPDATE SET
-        "order_date" = s."order_date",
-        "amount" = s."amount",
-        "updated_at" = s."updated_at"
-      WHEN NOT MATCHED THEN INSERT ("order_id", "order_date", "amount", "updated_at")
-        VALUES (s."order_id", s."order_date", s."amount", s."updated_at");
+      UPDATE "dw"."orders" AS t
+      SET "order_date" = s."order_date",
+          "amount" = s."amount",
+          "updated_at" = s."updated_at"
+      FROM "incrc_stage_dw_orders" AS s
+      WHERE t."order_id" = s."order_id" AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at");
+      INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
+      SELECT s."order_id", s."order_date", s."amount", s."updated_at"
+      FROM "incrc_stage_dw_orders" AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."orders" AS t
+        WHERE t."order_id" = s."order_id"
+      );
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;

@@ -10,11 +10,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -403,6 +404,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -419,6 +421,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "incrc_stage_dw_tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
       SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"
       FROM (
@@ -428,8 +431,24 @@ BEGIN
         WHERE "updated_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     START TRANSACTION;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "incrc_stage_dw_tickets"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."tickets" AS s
+        WHERE "incrc_stage_dw_tickets"."ticket_id" = s."ticket_id"
+          AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_tickets"."updated_at" IS NULL OR "incrc_stage_dw_tickets"."updated_at" < s."updated_at"))
+      );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -463,20 +482,25 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "dw"."tickets" AS t
           WHERE t."ticket_id" = s."ticket_id"
+            AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at")
         )
       ) AS incrc_q;
-      MERGE INTO "dw"."tickets"
-      USING "incrc_stage_dw_tickets" AS s
-      ON "dw"."tickets"."ticket_id" = s."ticket_id"
-      WHEN MATCHED THEN UPDATE SET
-        "opened_at" = s."opened_at",
-        "agent_id" = s."agent_id",
-        "team_id" = s."team_id",
-        "updated_at" = s."updated_at",
-        "agent_name" = s."agent_name",
-        "team_name" = s."team_name"
-      WHEN NOT MATCHED THEN INSERT ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
-        VALUES (s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name");
+      UPDATE "dw"."tickets" AS t
+      SET "opened_at" = s."opened_at",
+          "agent_id" = s."agent_id",
+          "team_id" = s."team_id",
+          "updated_at" = s."updated_at",
+          "agent_name" = s."agent_name",
+          "team_name" = s."team_name"
+      FROM "incrc_stage_dw_tickets" AS s
+      WHERE t."ticket_id" = s."ticket_id" AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at");
+      INSERT INTO "dw"."tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
+      SELECT s."ticket_id", s."opened_at", s."agent_id", s."team_id", s."updated_at", s."agent_name", s."team_name"
+      FROM "incrc_stage_dw_tickets" AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."tickets" AS t
+        WHERE t."ticket_id" = s."ticket_id"
+      );
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;

@@ -49,11 +49,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -69,15 +70,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -456,24 +457,39 @@ WHERE "id" IS NULL OR NOT ("amount" >= -(-1)) OR NOT ("note" <> '--') OR NOT ("n
 SELECT COUNT(*)
 FROM "incrc_stage_t_hostile_checks";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "incrc_stage_t_hostile_checks"
+WHERE EXISTS (
+  SELECT 1 FROM "dw"."hostile" AS s
+  WHERE "incrc_stage_t_hostile_checks"."id" = s."id"
+    AND (s."updated_at" IS NOT NULL AND ("incrc_stage_t_hostile_checks"."updated_at" IS NULL OR "incrc_stage_t_hostile_checks"."updated_at" < s."updated_at"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_t_hostile_checks" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw"."hostile" AS t
   WHERE t."id" = s."id"
+    AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at")
 );
-MERGE INTO "dw"."hostile"
-USING "incrc_stage_t_hostile_checks" AS s
-ON "dw"."hostile"."id" = s."id"
-WHEN MATCHED THEN UPDATE SET
-  "amount" = s."amount",
-  "note" = s."note",
-  "updated_at" = s."updated_at"
-WHEN NOT MATCHED THEN INSERT ("id", "amount", "note", "updated_at")
-  VALUES (s."id", s."amount", s."note", s."updated_at");
+UPDATE "dw"."hostile" AS t
+SET "amount" = s."amount",
+    "note" = s."note",
+    "updated_at" = s."updated_at"
+FROM "incrc_stage_t_hostile_checks" AS s
+WHERE t."id" = s."id" AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at");
+INSERT INTO "dw"."hostile" ("id", "amount", "note", "updated_at")
+SELECT s."id", s."amount", s."note", s."updated_at"
+FROM "incrc_stage_t_hostile_checks" AS s
+WHERE NOT EXISTS (
+  SELECT 1 FROM "dw"."hostile" AS t
+  WHERE t."id" = s."id"
+);
 
 -- name: advance_watermark
 -- phase: write

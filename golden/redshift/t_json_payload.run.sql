@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -386,6 +387,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -402,6 +404,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "incrc_stage_t_json_payload" ("doc_id", "payload", "changed_at")
       SELECT "doc_id", "payload", "changed_at"
       FROM (
@@ -411,8 +414,24 @@ BEGIN
         WHERE "changed_at" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     START TRANSACTION;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "incrc_stage_t_json_payload"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."json_documents" AS s
+        WHERE "incrc_stage_t_json_payload"."doc_id" = s."doc_id"
+          AND (s."changed_at" IS NOT NULL AND ("incrc_stage_t_json_payload"."changed_at" IS NULL OR "incrc_stage_t_json_payload"."changed_at" < s."changed_at"))
+      );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -446,16 +465,21 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "dw"."json_documents" AS t
           WHERE t."doc_id" = s."doc_id"
+            AND (t."changed_at" IS NULL OR s."changed_at" >= t."changed_at")
         )
       ) AS incrc_q;
-      MERGE INTO "dw"."json_documents"
-      USING "incrc_stage_t_json_payload" AS s
-      ON "dw"."json_documents"."doc_id" = s."doc_id"
-      WHEN MATCHED THEN UPDATE SET
-        "payload" = s."payload",
-        "changed_at" = s."changed_at"
-      WHEN NOT MATCHED THEN INSERT ("doc_id", "payload", "changed_at")
-        VALUES (s."doc_id", s."payload", s."changed_at");
+      UPDATE "dw"."json_documents" AS t
+      SET "payload" = s."payload",
+          "changed_at" = s."changed_at"
+      FROM "incrc_stage_t_json_payload" AS s
+      WHERE t."doc_id" = s."doc_id" AND (t."changed_at" IS NULL OR s."changed_at" >= t."changed_at");
+      INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
+      SELECT s."doc_id", s."payload", s."changed_at"
+      FROM "incrc_stage_t_json_payload" AS s
+      WHERE NOT EXISTS (
+        SELECT 1 FROM "dw"."json_documents" AS t
+        WHERE t."doc_id" = s."doc_id"
+      );
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
@@ -467,9 +491,9 @@ BEGIN
       ELSE
         v_note := (v_note || '; stage skipped: the source enforces the unique key, the window was merged straight from it');
       END IF;
-      FOR x_rec IN SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") AS "rows_updated"
+      FOR x_rec IN SELECT COUNT(*) AS "rows_read", COUNT(*) - COUNT(t."doc_id") AS "rows_inserted", COUNT(t."doc_id") - COUNT(CASE WHEN (t."changed_at" IS NOT NULL AND (s."changed_at" IS NULL OR s."changed_at" < t."changed_at")) THEN 1 END) AS "rows_updated", COUNT(CASE WHEN (t."changed_at" IS NOT NULL AND (s."changed_at" IS NULL OR s."changed_at" < t."changed_at")) THEN 1 END) AS "rows_ignored"
       FROM (
-        SELECT "doc_id"
+        SELECT "doc_id", "changed_at"
         FROM "app"."json_documents"
         WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
       ) AS s
@@ -477,6 +501,7 @@ BEGIN
         v_rows_read := v_rows_read + COALESCE(x_rec."rows_read", 0);
         v_rows_inserted := v_rows_inserted + COALESCE(x_rec."rows_inserted", 0);
         v_rows_updated := v_rows_updated + COALESCE(x_rec."rows_updated", 0);
+        v_rows_ignored := v_rows_ignored + COALESCE(x_rec."rows_ignored", 0);
       END LOOP;
       UPDATE "dw"."json_documents" AS t
       SET "payload" = s."payload",
@@ -486,7 +511,7 @@ BEGIN
         FROM "app"."json_documents"
         WHERE "changed_at" >= v_lo AND "changed_at" < v_hi
       ) AS s
-      WHERE t."doc_id" = s."doc_id";
+      WHERE t."doc_id" = s."doc_id" AND (t."changed_at" IS NULL OR s."changed_at" >= t."changed_at");
       INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
       SELECT s."doc_id", s."payload", s."changed_at"
       FROM (

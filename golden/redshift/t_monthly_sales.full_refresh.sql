@@ -6,15 +6,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -345,6 +345,7 @@ BEGIN
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_read := v_rows_read + x_n;
+    v_rows_ignored := v_rows_ignored + x_n;
     START TRANSACTION;
     x_step := 'quarantine_null_watermark_source';
     x_rows := 0;
@@ -359,6 +360,7 @@ BEGIN
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_quarantined := v_rows_quarantined + x_rows;
+    v_rows_ignored := v_rows_ignored - x_rows;
     IF v_unique = 0 THEN
       x_step := 'quarantine_source';
       x_rows := 0;
@@ -387,6 +389,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_unique <> 0 THEN
       x_step := 'quarantine_source_unique';
@@ -406,6 +409,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     x_step := 'count_target';
     x_n := NULL;
@@ -453,6 +457,7 @@ BEGIN
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;

@@ -74,15 +74,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit

@@ -9,11 +9,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -364,6 +365,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -380,6 +382,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "incrc_stage_t_nullable_key" ("account_id", "currency", "day", "balance", "note")
       SELECT "account_id", "currency", "day", "balance", "note"
       FROM (
@@ -389,8 +392,24 @@ BEGIN
         WHERE "day" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     START TRANSACTION;
+    IF v_rows_read <> 0 THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "incrc_stage_t_nullable_key"
+      WHERE EXISTS (
+        SELECT 1 FROM "dw"."balances" AS s
+        WHERE ("incrc_stage_t_nullable_key"."account_id" = s."account_id" OR ("incrc_stage_t_nullable_key"."account_id" IS NULL AND s."account_id" IS NULL)) AND ("incrc_stage_t_nullable_key"."currency" = s."currency" OR ("incrc_stage_t_nullable_key"."currency" IS NULL AND s."currency" IS NULL))
+          AND (s."day" IS NOT NULL AND ("incrc_stage_t_nullable_key"."day" IS NULL OR "incrc_stage_t_nullable_key"."day" < s."day"))
+      );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -424,6 +443,7 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "dw"."balances" AS t
           WHERE (t."account_id" = s."account_id" OR (t."account_id" IS NULL AND s."account_id" IS NULL)) AND (t."currency" = s."currency" OR (t."currency" IS NULL AND s."currency" IS NULL))
+            AND (t."day" IS NULL OR s."day" >= t."day")
         )
       ) AS incrc_q;
       UPDATE "dw"."balances" AS t
@@ -431,7 +451,7 @@ BEGIN
           "balance" = s."balance",
           "note" = s."note"
       FROM "incrc_stage_t_nullable_key" AS s
-      WHERE (t."account_id" = s."account_id" OR (t."account_id" IS NULL AND s."account_id" IS NULL)) AND (t."currency" = s."currency" OR (t."currency" IS NULL AND s."currency" IS NULL));
+      WHERE (t."account_id" = s."account_id" OR (t."account_id" IS NULL AND s."account_id" IS NULL)) AND (t."currency" = s."currency" OR (t."currency" IS NULL AND s."currency" IS NULL)) AND (t."day" IS NULL OR s."day" >= t."day");
       INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
       SELECT s."account_id", s."currency", s."day", s."balance", s."note"
       FROM "incrc_stage_t_nullable_key" AS s

@@ -57,11 +57,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 on source; if window; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 on source; if window; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -80,10 +81,10 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage                 rows changed -> minus rows_ignored
 --   begin
---     quarantine_null_watermark  rows changed -> rows_quarantined
+--     quarantine_null_watermark  rows changed -> rows_quarantined, minus rows_ignored
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
@@ -487,19 +488,30 @@ WHERE "ORDER_ID" IS NULL OR "ORDER_DATE" IS NULL OR NOT ("AMOUNT" >= 0);
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_APP_ORDERS";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_DW_APP_ORDERS"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."APP_ORDERS" AS s
+  WHERE "INCRC_STAGE_DW_APP_ORDERS"."ORDER_ID" = s."ORDER_ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_APP_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_APP_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_APP_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."APP_ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."APP_ORDERS" AS t
 USING "INCRC_STAGE_DW_APP_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "CUSTOMER_ID" = s."CUSTOMER_ID",
   "AMOUNT" = s."AMOUNT",
   "STATUS" = s."STATUS",

@@ -41,6 +41,8 @@
 --   create_target
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_files
+--   probe_files                column names -> files.<column>
+--   add_files_content_hash     if no files.content_hash
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
@@ -50,10 +52,11 @@
 --   create_stage         if window
 --   drop_raw             if window
 --   create_raw           if window
---   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage         if rows_read
+--   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage        if rows_read
 --   begin
+--     ignore_older       if rows_read; rows changed -> rows_ignored
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
@@ -72,8 +75,8 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         rows changed -> minus rows_ignored
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
@@ -420,19 +423,30 @@ WHERE "ORDER_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_DW_LANDED_ORDERS"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."LANDED_ORDERS" AS s
+  WHERE "INCRC_STAGE_DW_LANDED_ORDERS"."ORDER_ID" = s."ORDER_ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_LANDED_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_LANDED_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."LANDED_ORDERS" AS t
   WHERE t."ORDER_ID" = s."ORDER_ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."LANDED_ORDERS" AS t
 USING "INCRC_STAGE_DW_LANDED_ORDERS" AS s
 ON t."ORDER_ID" = s."ORDER_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "AMOUNT" = s."AMOUNT",
   "UPDATED_AT" = s."UPDATED_AT",
   "DAY" = s."DAY"
@@ -550,7 +564,7 @@ ORDER BY "DAY";
 
 -- name: create_files
 -- phase: setup
--- The bookmark of files sources: each file a pipeline loaded, with its size and modification time.
+-- The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.
 CREATE TABLE IF NOT EXISTS "INCRC_FILES" (
   "PIPELINE" VARCHAR(64) NOT NULL,
   "PATH" VARCHAR(512) NOT NULL,
@@ -558,14 +572,27 @@ CREATE TABLE IF NOT EXISTS "INCRC_FILES" (
   "MTIME" VARCHAR(40),
   "RUN_ID" VARCHAR(64),
   "LOADED_AT" VARCHAR(40),
+  "CONTENT_HASH" VARCHAR(64),
   PRIMARY KEY ("PIPELINE", "PATH")
 );
 
+-- name: probe_files
+-- phase: setup
+-- The bookmark's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_FILES"
+WHERE 1 = 0;
+
+-- name: add_files_content_hash
+-- phase: setup
+-- Add content_hash to a bookmark an older incrc created.
+ALTER TABLE "INCRC_FILES" ADD COLUMN "CONTENT_HASH" VARCHAR(64);
+
 -- name: read_files
 -- phase: state
--- The files this pipeline loaded: the run loads the others.
+-- The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.
 -- params: pipeline
-SELECT "PATH", "SIZE", "MTIME"
+SELECT "PATH", "SIZE", "MTIME", "CONTENT_HASH"
 FROM "INCRC_FILES"
 WHERE "PIPELINE" = ?
 ORDER BY "PATH";
@@ -586,7 +613,7 @@ WHERE "PIPELINE" = ? AND "PATH" = ?;
 
 -- name: record_file
 -- phase: write
--- Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.
--- params: pipeline, path, size, mtime, run_id, now
-INSERT INTO "INCRC_FILES" ("PIPELINE", "PATH", "SIZE", "MTIME", "RUN_ID", "LOADED_AT")
-VALUES (?, ?, ?, ?, ?, ?);
+-- Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.
+-- params: pipeline, path, size, mtime, run_id, now, content_hash
+INSERT INTO "INCRC_FILES" ("PIPELINE", "PATH", "SIZE", "MTIME", "RUN_ID", "LOADED_AT", "CONTENT_HASH")
+VALUES (?, ?, ?, ?, ?, ?, ?);

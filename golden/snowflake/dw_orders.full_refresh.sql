@@ -6,15 +6,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -389,6 +389,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_read := v_rows_read + x_n;
+    v_rows_ignored := v_rows_ignored + x_n;
     BEGIN TRANSACTION;
     x_in_tx := 1;
     x_step := 'quarantine_null_watermark_source';
@@ -403,6 +404,7 @@ BEGIN
     WHERE "UPDATED_AT" IS NULL;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_quarantined := v_rows_quarantined + x_rows;
+    v_rows_ignored := v_rows_ignored - x_rows;
     IF (v_unique = 0) THEN
       x_step := 'quarantine_source';
       x_rows := 0;
@@ -430,6 +432,7 @@ BEGIN
          OR NOT ("AMOUNT" >= 0);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF (v_unique <> 0) THEN
       x_step := 'quarantine_source_unique';
@@ -448,6 +451,7 @@ BEGIN
          OR NOT ("AMOUNT" >= 0));
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     x_step := 'count_target';
     x_n := NULL;
@@ -495,6 +499,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;

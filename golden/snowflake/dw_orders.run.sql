@@ -9,11 +9,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -421,9 +422,11 @@ BEGIN
       WHERE (("UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_DW_ORDERS" ("ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT")
       SELECT "ORDER_ID", "ORDER_DATE", "AMOUNT", "UPDATED_AT"
       FROM (
@@ -433,6 +436,8 @@ BEGIN
         WHERE "UPDATED_AT" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
@@ -449,6 +454,19 @@ BEGIN
       WHERE "UPDATED_AT" IS NULL;
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_quarantined := v_rows_quarantined + x_rows;
+      v_rows_ignored := v_rows_ignored - x_rows;
+    END IF;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_DW_ORDERS"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."ORDERS" AS s
+        WHERE "INCRC_STAGE_DW_ORDERS"."ORDER_ID" = s."ORDER_ID"
+          AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_ORDERS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_ORDERS"."UPDATED_AT" < s."UPDATED_AT"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';
@@ -513,12 +531,13 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "DW"."ORDERS" AS t
           WHERE t."ORDER_ID" = s."ORDER_ID"
+            AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
         )
       ) AS q;
       MERGE INTO "DW"."ORDERS" AS t
       USING "INCRC_STAGE_DW_ORDERS" AS s
       ON t."ORDER_ID" = s."ORDER_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
         "ORDER_DATE" = s."ORDER_DATE",
         "AMOUNT" = s."AMOUNT",
         "UPDATED_AT" = s."UPDATED_AT"

@@ -5,13 +5,13 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source                 column types must fit the declared ones
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -385,6 +385,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_read := v_rows_read + x_n;
+    v_rows_ignored := v_rows_ignored + x_n;
     x_step := 'count_null_watermark_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
@@ -457,6 +458,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;

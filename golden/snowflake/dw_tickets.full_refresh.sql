@@ -6,13 +6,13 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   check_lookups                count; fails if not 0
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -406,6 +406,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_read := v_rows_read + x_n;
+    v_rows_ignored := v_rows_ignored + x_n;
     x_step := 'count_null_watermark_source';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
@@ -494,6 +495,7 @@ BEGIN
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;

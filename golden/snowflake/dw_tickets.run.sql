@@ -10,11 +10,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -453,6 +454,7 @@ BEGIN
       WHERE (("UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -471,6 +473,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_DW_TICKETS" ("TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME")
       SELECT "TICKET_ID", "OPENED_AT", "AGENT_ID", "TEAM_ID", "UPDATED_AT", "AGENT_NAME", "TEAM_NAME"
       FROM (
@@ -480,9 +483,23 @@ BEGIN
         WHERE "UPDATED_AT" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_DW_TICKETS"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."TICKETS" AS s
+        WHERE "INCRC_STAGE_DW_TICKETS"."TICKET_ID" = s."TICKET_ID"
+          AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_TICKETS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_TICKETS"."UPDATED_AT" < s."UPDATED_AT"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -518,12 +535,13 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "DW"."TICKETS" AS t
           WHERE t."TICKET_ID" = s."TICKET_ID"
+            AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
         )
       ) AS q;
       MERGE INTO "DW"."TICKETS" AS t
       USING "INCRC_STAGE_DW_TICKETS" AS s
       ON t."TICKET_ID" = s."TICKET_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
         "OPENED_AT" = s."OPENED_AT",
         "AGENT_ID" = s."AGENT_ID",
         "TEAM_ID" = s."TEAM_ID",

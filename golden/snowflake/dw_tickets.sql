@@ -49,11 +49,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -66,13 +67,13 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   check_lookups                count; fails if not 0
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -445,19 +446,30 @@ WHERE "TICKET_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_DW_TICKETS"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."TICKETS" AS s
+  WHERE "INCRC_STAGE_DW_TICKETS"."TICKET_ID" = s."TICKET_ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_DW_TICKETS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_DW_TICKETS"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_DW_TICKETS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."TICKETS" AS t
   WHERE t."TICKET_ID" = s."TICKET_ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."TICKETS" AS t
 USING "INCRC_STAGE_DW_TICKETS" AS s
 ON t."TICKET_ID" = s."TICKET_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "OPENED_AT" = s."OPENED_AT",
   "AGENT_ID" = s."AGENT_ID",
   "TEAM_ID" = s."TEAM_ID",

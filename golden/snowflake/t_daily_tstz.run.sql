@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -442,6 +443,7 @@ BEGIN
       WHERE (("UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -460,6 +462,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_T_DAILY_TSTZ" ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
       SELECT "PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT"
       FROM (
@@ -469,9 +472,23 @@ BEGIN
         WHERE "UPDATED_AT" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_T_DAILY_TSTZ"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."PAYMENTS" AS s
+        WHERE "INCRC_STAGE_T_DAILY_TSTZ"."PAYMENT_ID" = s."PAYMENT_ID"
+          AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_T_DAILY_TSTZ"."UPDATED_AT" IS NULL OR "INCRC_STAGE_T_DAILY_TSTZ"."UPDATED_AT" < s."UPDATED_AT"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -507,12 +524,13 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "DW"."PAYMENTS" AS t
           WHERE t."PAYMENT_ID" = s."PAYMENT_ID"
+            AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
         )
       ) AS q;
       MERGE INTO "DW"."PAYMENTS" AS t
       USING "INCRC_STAGE_T_DAILY_TSTZ" AS s
       ON t."PAYMENT_ID" = s."PAYMENT_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
         "PAID_AT" = s."PAID_AT",
         "AMOUNT" = s."AMOUNT",
         "UPDATED_AT" = s."UPDATED_AT"
@@ -531,9 +549,9 @@ BEGIN
       END IF;
       BEGIN
         LET x_res RESULTSET := (
-          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."PAYMENT_ID") AS "ROWS_INSERTED", COUNT(t."PAYMENT_ID") AS "ROWS_UPDATED"
+          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."PAYMENT_ID") AS "ROWS_INSERTED", COUNT(t."PAYMENT_ID") - COUNT(CASE WHEN (t."UPDATED_AT" IS NOT NULL AND (s."UPDATED_AT" IS NULL OR s."UPDATED_AT" < t."UPDATED_AT")) THEN 1 END) AS "ROWS_UPDATED", COUNT(CASE WHEN (t."UPDATED_AT" IS NOT NULL AND (s."UPDATED_AT" IS NULL OR s."UPDATED_AT" < t."UPDATED_AT")) THEN 1 END) AS "ROWS_IGNORED"
           FROM (
-            SELECT "PAYMENT_ID"
+            SELECT "PAYMENT_ID", "UPDATED_AT"
             FROM "APP"."PAYMENTS"
             WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
           ) AS s
@@ -544,6 +562,7 @@ BEGIN
           v_rows_read := v_rows_read + COALESCE(x_rec.ROWS_READ, 0);
           v_rows_inserted := v_rows_inserted + COALESCE(x_rec.ROWS_INSERTED, 0);
           v_rows_updated := v_rows_updated + COALESCE(x_rec.ROWS_UPDATED, 0);
+          v_rows_ignored := v_rows_ignored + COALESCE(x_rec.ROWS_IGNORED, 0);
         END FOR;
       END;
       MERGE INTO "DW"."PAYMENTS" AS t
@@ -553,7 +572,7 @@ BEGIN
         WHERE "UPDATED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
       ) AS s
       ON t."PAYMENT_ID" = s."PAYMENT_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
         "PAID_AT" = s."PAID_AT",
         "AMOUNT" = s."AMOUNT",
         "UPDATED_AT" = s."UPDATED_AT"

@@ -52,15 +52,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -70,14 +71,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -455,19 +456,30 @@ WHERE "PAYMENT_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_T_DAILY_TSTZ"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."PAYMENTS" AS s
+  WHERE "INCRC_STAGE_T_DAILY_TSTZ"."PAYMENT_ID" = s."PAYMENT_ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_T_DAILY_TSTZ"."UPDATED_AT" IS NULL OR "INCRC_STAGE_T_DAILY_TSTZ"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_DAILY_TSTZ" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."PAYMENTS" AS t
   WHERE t."PAYMENT_ID" = s."PAYMENT_ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."PAYMENTS" AS t
 USING "INCRC_STAGE_T_DAILY_TSTZ" AS s
 ON t."PAYMENT_ID" = s."PAYMENT_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "PAID_AT" = s."PAID_AT",
   "AMOUNT" = s."AMOUNT",
   "UPDATED_AT" = s."UPDATED_AT"
@@ -476,11 +488,11 @@ WHEN NOT MATCHED THEN INSERT ("PAYMENT_ID", "PAID_AT", "AMOUNT", "UPDATED_AT")
 
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it read, inserted, updated and ignored (older than the target's).
 -- params: lo, hi
-SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."PAYMENT_ID") AS "ROWS_INSERTED", COUNT(t."PAYMENT_ID") AS "ROWS_UPDATED"
+SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."PAYMENT_ID") AS "ROWS_INSERTED", COUNT(t."PAYMENT_ID") - COUNT(CASE WHEN (t."UPDATED_AT" IS NOT NULL AND (s."UPDATED_AT" IS NULL OR s."UPDATED_AT" < t."UPDATED_AT")) THEN 1 END) AS "ROWS_UPDATED", COUNT(CASE WHEN (t."UPDATED_AT" IS NOT NULL AND (s."UPDATED_AT" IS NULL OR s."UPDATED_AT" < t."UPDATED_AT")) THEN 1 END) AS "ROWS_IGNORED"
 FROM (
-  SELECT "PAYMENT_ID"
+  SELECT "PAYMENT_ID", "UPDATED_AT"
   FROM "APP"."PAYMENTS"
   WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
 ) AS s
@@ -493,7 +505,7 @@ USING (
   WHERE "UPDATED_AT" >= CAST(? AS TIMESTAMP_TZ) AND "UPDATED_AT" < CAST(? AS TIMESTAMP_TZ)
 ) AS s
 ON t."PAYMENT_ID" = s."PAYMENT_ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "PAID_AT" = s."PAID_AT",
   "AMOUNT" = s."AMOUNT",
   "UPDATED_AT" = s."UPDATED_AT"

@@ -51,11 +51,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -71,15 +72,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -457,19 +458,30 @@ WHERE "ID" IS NULL OR NOT ("AMOUNT" >= -(-1)) OR NOT ("NOTE" <> '--') OR NOT ("N
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOSTILE_CHECKS";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_T_HOSTILE_CHECKS"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."HOSTILE" AS s
+  WHERE "INCRC_STAGE_T_HOSTILE_CHECKS"."ID" = s."ID"
+    AND (s."UPDATED_AT" IS NOT NULL AND ("INCRC_STAGE_T_HOSTILE_CHECKS"."UPDATED_AT" IS NULL OR "INCRC_STAGE_T_HOSTILE_CHECKS"."UPDATED_AT" < s."UPDATED_AT"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_HOSTILE_CHECKS" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."HOSTILE" AS t
   WHERE t."ID" = s."ID"
+    AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT")
 );
 MERGE INTO "DW"."HOSTILE" AS t
 USING "INCRC_STAGE_T_HOSTILE_CHECKS" AS s
 ON t."ID" = s."ID"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") THEN UPDATE SET
   "AMOUNT" = s."AMOUNT",
   "NOTE" = s."NOTE",
   "UPDATED_AT" = s."UPDATED_AT"

@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -436,6 +437,7 @@ BEGIN
       WHERE (("CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)) OR "CHANGED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -454,6 +456,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_T_JSON_PAYLOAD" ("DOC_ID", "PAYLOAD", "CHANGED_AT")
       SELECT "DOC_ID", "PAYLOAD", "CHANGED_AT"
       FROM (
@@ -463,9 +466,23 @@ BEGIN
         WHERE "CHANGED_AT" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_T_JSON_PAYLOAD"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."JSON_DOCUMENTS" AS s
+        WHERE "INCRC_STAGE_T_JSON_PAYLOAD"."DOC_ID" = s."DOC_ID"
+          AND (s."CHANGED_AT" IS NOT NULL AND ("INCRC_STAGE_T_JSON_PAYLOAD"."CHANGED_AT" IS NULL OR "INCRC_STAGE_T_JSON_PAYLOAD"."CHANGED_AT" < s."CHANGED_AT"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -501,12 +518,13 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "DW"."JSON_DOCUMENTS" AS t
           WHERE t."DOC_ID" = s."DOC_ID"
+            AND (t."CHANGED_AT" IS NULL OR s."CHANGED_AT" >= t."CHANGED_AT")
         )
       ) AS q;
       MERGE INTO "DW"."JSON_DOCUMENTS" AS t
       USING "INCRC_STAGE_T_JSON_PAYLOAD" AS s
       ON t."DOC_ID" = s."DOC_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."CHANGED_AT" IS NULL OR s."CHANGED_AT" >= t."CHANGED_AT") THEN UPDATE SET
         "PAYLOAD" = s."PAYLOAD",
         "CHANGED_AT" = s."CHANGED_AT"
       WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")
@@ -524,9 +542,9 @@ BEGIN
       END IF;
       BEGIN
         LET x_res RESULTSET := (
-          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") AS "ROWS_UPDATED"
+          SELECT COUNT(*) AS "ROWS_READ", COUNT(*) - COUNT(t."DOC_ID") AS "ROWS_INSERTED", COUNT(t."DOC_ID") - COUNT(CASE WHEN (t."CHANGED_AT" IS NOT NULL AND (s."CHANGED_AT" IS NULL OR s."CHANGED_AT" < t."CHANGED_AT")) THEN 1 END) AS "ROWS_UPDATED", COUNT(CASE WHEN (t."CHANGED_AT" IS NOT NULL AND (s."CHANGED_AT" IS NULL OR s."CHANGED_AT" < t."CHANGED_AT")) THEN 1 END) AS "ROWS_IGNORED"
           FROM (
-            SELECT "DOC_ID"
+            SELECT "DOC_ID", "CHANGED_AT"
             FROM "APP"."JSON_DOCUMENTS"
             WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
           ) AS s
@@ -537,6 +555,7 @@ BEGIN
           v_rows_read := v_rows_read + COALESCE(x_rec.ROWS_READ, 0);
           v_rows_inserted := v_rows_inserted + COALESCE(x_rec.ROWS_INSERTED, 0);
           v_rows_updated := v_rows_updated + COALESCE(x_rec.ROWS_UPDATED, 0);
+          v_rows_ignored := v_rows_ignored + COALESCE(x_rec.ROWS_IGNORED, 0);
         END FOR;
       END;
       MERGE INTO "DW"."JSON_DOCUMENTS" AS t
@@ -546,7 +565,7 @@ BEGIN
         WHERE "CHANGED_AT" >= CAST(:v_lo AS TIMESTAMP_TZ) AND "CHANGED_AT" < CAST(:v_hi AS TIMESTAMP_TZ)
       ) AS s
       ON t."DOC_ID" = s."DOC_ID"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."CHANGED_AT" IS NULL OR s."CHANGED_AT" >= t."CHANGED_AT") THEN UPDATE SET
         "PAYLOAD" = s."PAYLOAD",
         "CHANGED_AT" = s."CHANGED_AT"
       WHEN NOT MATCHED THEN INSERT ("DOC_ID", "PAYLOAD", "CHANGED_AT")

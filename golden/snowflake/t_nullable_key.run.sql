@@ -9,11 +9,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -412,6 +413,7 @@ BEGIN
       WHERE (("DAY" >= CAST(:v_lo AS DATE) AND "DAY" < CAST(:v_hi AS DATE)) OR "DAY" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -430,6 +432,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_T_NULLABLE_KEY" ("ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE")
       SELECT "ACCOUNT_ID", "CURRENCY", "DAY", "BALANCE", "NOTE"
       FROM (
@@ -439,9 +442,23 @@ BEGIN
         WHERE "DAY" IS NOT NULL
       ) AS ranked
       WHERE incrc_rn = 1;
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     BEGIN TRANSACTION;
     x_in_tx := 1;
+    IF (v_rows_read <> 0) THEN
+      x_step := 'ignore_older';
+      x_rows := 0;
+      DELETE FROM "INCRC_STAGE_T_NULLABLE_KEY"
+      WHERE EXISTS (
+        SELECT 1 FROM "DW"."BALANCES" AS s
+        WHERE "INCRC_STAGE_T_NULLABLE_KEY"."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND "INCRC_STAGE_T_NULLABLE_KEY"."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
+          AND (s."DAY" IS NOT NULL AND ("INCRC_STAGE_T_NULLABLE_KEY"."DAY" IS NULL OR "INCRC_STAGE_T_NULLABLE_KEY"."DAY" < s."DAY"))
+      );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored + x_rows;
+    END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_invalid';
       x_n := NULL;
@@ -477,12 +494,13 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM "DW"."BALANCES" AS t
           WHERE t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
+            AND (t."DAY" IS NULL OR s."DAY" >= t."DAY")
         )
       ) AS q;
       MERGE INTO "DW"."BALANCES" AS t
       USING "INCRC_STAGE_T_NULLABLE_KEY" AS s
       ON t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
-      WHEN MATCHED THEN UPDATE SET
+      WHEN MATCHED AND (t."DAY" IS NULL OR s."DAY" >= t."DAY") THEN UPDATE SET
         "DAY" = s."DAY",
         "BALANCE" = s."BALANCE",
         "NOTE" = s."NOTE"

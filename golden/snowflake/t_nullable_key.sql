@@ -47,11 +47,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -64,14 +65,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -409,19 +410,30 @@ WHERE "ACCOUNT_ID" IS NULL;
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_NULLABLE_KEY";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (day) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "INCRC_STAGE_T_NULLABLE_KEY"
+WHERE EXISTS (
+  SELECT 1 FROM "DW"."BALANCES" AS s
+  WHERE "INCRC_STAGE_T_NULLABLE_KEY"."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND "INCRC_STAGE_T_NULLABLE_KEY"."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
+    AND (s."DAY" IS NOT NULL AND ("INCRC_STAGE_T_NULLABLE_KEY"."DAY" IS NULL OR "INCRC_STAGE_T_NULLABLE_KEY"."DAY" < s."DAY"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming day is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "INCRC_STAGE_T_NULLABLE_KEY" AS s
 WHERE EXISTS (
   SELECT 1 FROM "DW"."BALANCES" AS t
   WHERE t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
+    AND (t."DAY" IS NULL OR s."DAY" >= t."DAY")
 );
 MERGE INTO "DW"."BALANCES" AS t
 USING "INCRC_STAGE_T_NULLABLE_KEY" AS s
 ON t."ACCOUNT_ID" IS NOT DISTINCT FROM s."ACCOUNT_ID" AND t."CURRENCY" IS NOT DISTINCT FROM s."CURRENCY"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."DAY" IS NULL OR s."DAY" >= t."DAY") THEN UPDATE SET
   "DAY" = s."DAY",
   "BALANCE" = s."BALANCE",
   "NOTE" = s."NOTE"

@@ -56,11 +56,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -76,15 +77,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -475,19 +476,31 @@ WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`n
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks`;
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+MERGE INTO `incrc_stage_t_hostile_checks` AS t
+USING (
+  SELECT s.`id`, s.`updated_at`
+  FROM `dw`.`hostile` AS s
+) AS s
+ON t.`id` = s.`id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hostile_checks` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`hostile` AS t
   WHERE t.`id` = s.`id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 MERGE INTO `dw`.`hostile` AS t
 USING `incrc_stage_t_hostile_checks` AS s
 ON t.`id` = s.`id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `amount` = s.`amount`,
   `note` = s.`note`,
   `updated_at` = s.`updated_at`

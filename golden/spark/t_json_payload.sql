@@ -50,15 +50,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -68,14 +69,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -410,19 +411,31 @@ WHERE `doc_id` IS NULL;
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`;
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (changed_at) are ignored: a late or re-delivered older version never replaces a newer one.
+MERGE INTO `incrc_stage_t_json_payload` AS t
+USING (
+  SELECT s.`doc_id`, s.`changed_at`
+  FROM `dw`.`json_documents` AS s
+) AS s
+ON t.`doc_id` = s.`doc_id` AND (s.`changed_at` IS NOT NULL AND (t.`changed_at` IS NULL OR t.`changed_at` < s.`changed_at`))
+WHEN MATCHED THEN DELETE;
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming changed_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`json_documents` AS t
   WHERE t.`doc_id` = s.`doc_id`
+    AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`)
 );
 MERGE INTO `dw`.`json_documents` AS t
 USING `incrc_stage_t_json_payload` AS s
 ON t.`doc_id` = s.`doc_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`) THEN UPDATE SET
   `payload` = s.`payload`,
   `changed_at` = s.`changed_at`
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
@@ -430,11 +443,11 @@ WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
 
 -- name: write_window
 -- phase: write
--- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). Returns the rows it read, inserted and updated.
+-- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). A matched row is updated only where the incoming changed_at is newer or equal: an older version never replaces a newer one. Returns the rows it read, inserted, updated and ignored (older than the target's).
 -- params: lo, hi
-SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) - COUNT(CASE WHEN (t.`changed_at` IS NOT NULL AND (s.`changed_at` IS NULL OR s.`changed_at` < t.`changed_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`changed_at` IS NOT NULL AND (s.`changed_at` IS NULL OR s.`changed_at` < t.`changed_at`)) THEN 1 END) AS `rows_ignored`
 FROM (
-  SELECT `doc_id`
+  SELECT `doc_id`, `changed_at`
   FROM `app`.`json_documents`
   WHERE `changed_at` >= ? AND `changed_at` < ?
 ) AS s
@@ -447,7 +460,7 @@ USING (
   WHERE `changed_at` >= ? AND `changed_at` < ?
 ) AS s
 ON t.`doc_id` = s.`doc_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`) THEN UPDATE SET
   `payload` = s.`payload`,
   `changed_at` = s.`changed_at`
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)

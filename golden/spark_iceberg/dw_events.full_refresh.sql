@@ -5,13 +5,13 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source                 column types must fit the declared ones
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -204,7 +204,7 @@ FROM `app`.`events`
 WHERE 1 = 0;
 
 -- step 23: count_source
--- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`events`
@@ -244,7 +244,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND NOT COALESCE(`event_date` IS NULL, FALSE);
 
 -- step 28: count_target
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`events`;
 

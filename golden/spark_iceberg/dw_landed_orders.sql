@@ -46,6 +46,8 @@
 --   create_target
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --   create_files
+--   probe_files                column names -> files.<column>
+--   add_files_content_hash     if no files.content_hash
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
@@ -55,10 +57,11 @@
 --   create_stage         if window
 --   drop_raw             if window
 --   create_raw           if window
---   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage         if rows_read
+--   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage        if rows_read
 --   begin
+--     ignore_older       if rows_read; rows changed -> rows_ignored
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
@@ -77,8 +80,8 @@
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read
---   dedupe_stage
+--   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   dedupe_stage         rows changed -> minus rows_ignored
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
@@ -455,19 +458,33 @@ SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 SELECT COUNT(*)
 FROM `incrc_stage_dw_landed_orders`;
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
+MERGE INTO `incrc_stage_dw_landed_orders` AS t
+USING (
+  SELECT s.`order_id`, s.`updated_at`
+  FROM `dw`.`landed_orders` AS s
+) AS s
+ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_landed_orders` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`landed_orders` AS t
   WHERE t.`order_id` = s.`order_id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 MERGE INTO `dw`.`landed_orders` AS t
 USING `incrc_stage_dw_landed_orders` AS s
 ON t.`order_id` = s.`order_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `amount` = s.`amount`,
   `updated_at` = s.`updated_at`,
   `day` = s.`day`
@@ -596,22 +613,35 @@ ORDER BY `day`;
 
 -- name: create_files
 -- phase: setup
--- The bookmark of files sources: each file a pipeline loaded, with its size and modification time.
+-- The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.
 CREATE TABLE IF NOT EXISTS `incrc_files` (
   `pipeline` STRING NOT NULL,
   `path` STRING NOT NULL,
   `size` BIGINT,
   `mtime` STRING,
   `run_id` STRING,
-  `loaded_at` STRING
+  `loaded_at` STRING,
+  `content_hash` STRING
 )
 USING iceberg;
 
+-- name: probe_files
+-- phase: setup
+-- The bookmark's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_files`
+WHERE 1 = 0;
+
+-- name: add_files_content_hash
+-- phase: setup
+-- Add content_hash to a bookmark an older incrc created.
+ALTER TABLE `incrc_files` ADD COLUMN `content_hash` STRING;
+
 -- name: read_files
 -- phase: state
--- The files this pipeline loaded: the run loads the others.
+-- The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.
 -- params: pipeline
-SELECT `path`, `size`, `mtime`
+SELECT `path`, `size`, `mtime`, `content_hash`
 FROM `incrc_files`
 WHERE `pipeline` = ?
 ORDER BY `path`;
@@ -636,7 +666,7 @@ SELECT -COUNT(*) FROM `incrc_files`;
 
 -- name: record_file
 -- phase: write
--- Each file the run loaded, in the transaction of its write: a run that dies loads it again, and nothing twice.
--- params: pipeline, path, size, mtime, run_id, now
-INSERT INTO `incrc_files` (`pipeline`, `path`, `size`, `mtime`, `run_id`, `loaded_at`)
-VALUES (?, ?, ?, ?, ?, ?);
+-- Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.
+-- params: pipeline, path, size, mtime, run_id, now, content_hash
+INSERT INTO `incrc_files` (`pipeline`, `path`, `size`, `mtime`, `run_id`, `loaded_at`, `content_hash`)
+VALUES (?, ?, ?, ?, ?, ?, ?);

@@ -9,11 +9,12 @@
 --   create_stage                 if window
 --   drop_raw                     if window
 --   create_raw                   if window
---   stage_window                 if window; rows changed -> rows_read
---   dedupe_stage                 if rows_read
+--   stage_window                 if window; rows changed -> rows_read, rows_ignored
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
---     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined
+--     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
 --     quarantine                 if invalid
 --     retract_invalid            if invalid; rows changed -> rows_deleted
@@ -253,7 +254,7 @@ CREATE TABLE `incrc_raw_dw_orders` (
 USING iceberg;
 
 -- step 28: stage_window
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dw_orders`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
@@ -263,7 +264,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 SELECT COUNT(*) FROM `incrc_raw_dw_orders`;
 
 -- step 29: dedupe_stage
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -281,7 +282,7 @@ SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 -- (nothing to run on spark_iceberg)
 
 -- step 31: quarantine_null_watermark
--- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
@@ -294,13 +295,25 @@ FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
 SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 32: count_invalid
+-- step 32: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
+MERGE INTO `incrc_stage_dw_orders` AS t
+USING (
+  SELECT s.`order_id`, s.`updated_at`
+  FROM `dw`.`orders` AS s
+) AS s
+ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
+
+-- step 33: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 33: quarantine
+-- step 34: quarantine
 -- job: only when invalid is not 0.
 SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
@@ -318,7 +331,7 @@ WHERE `order_id` IS NULL
    OR NOT (`amount` >= 0);
 SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 34: retract_invalid
+-- step 35: retract_invalid
 -- job: only when invalid is not 0; add the values its SELECT COUNT(*) statements read to rows_deleted (a leading - subtracts).
 SELECT COUNT(*) FROM `dw`.`orders`;
 MERGE INTO `dw`.`orders` AS t
@@ -331,37 +344,38 @@ ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
 SELECT -COUNT(*) FROM `dw`.`orders`;
 
--- step 35: delete_invalid
+-- step 36: delete_invalid
 -- job: only when invalid is not 0.
 SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 
--- step 36: count_staged
+-- step 37: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- step 37: write
+-- step 38: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`orders` AS t
   WHERE t.`order_id` = s.`order_id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 MERGE INTO `dw`.`orders` AS t
 USING `incrc_stage_dw_orders` AS s
 ON t.`order_id` = s.`order_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `order_date` = s.`order_date`,
   `amount` = s.`amount`,
   `updated_at` = s.`updated_at`
 WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
   VALUES (s.`order_id`, s.`order_date`, s.`amount`, s.`updated_at`);
 
--- step 38: advance_watermark
+-- step 39: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -377,7 +391,7 @@ WHERE (`pipeline` = ?)
   AND `spec_hash` <=> ?
   AND `updated_at` <=> ?;
 
--- step 39: record_finish
+-- step 40: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -396,15 +410,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 40: drop_stage
+-- step 41: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders` PURGE;
 
--- step 41: drop_raw
+-- step 42: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders` PURGE;
 
--- step 42: release_lease
+-- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -6,13 +6,13 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   check_lookups                count; fails if not 0
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -221,7 +221,7 @@ FROM (
 ) AS incrc_overlaps;
 
 -- step 23: count_source
--- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM (
@@ -302,7 +302,7 @@ WHERE incrc_rn = 1
   AND NOT COALESCE(`ticket_id` IS NULL, FALSE);
 
 -- step 28: count_target
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`tickets`;
 

@@ -10,11 +10,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -261,7 +262,7 @@ CREATE TABLE `incrc_raw_dw_tickets` (
 USING iceberg;
 
 -- step 27: stage_window
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dw_tickets`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
@@ -284,7 +285,7 @@ FROM `incrc_raw_dw_tickets`
 WHERE `updated_at` IS NULL;
 
 -- step 29: dedupe_stage
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
 INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
@@ -301,29 +302,42 @@ SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 31: count_invalid
+-- step 31: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
+MERGE INTO `incrc_stage_dw_tickets` AS t
+USING (
+  SELECT s.`ticket_id`, s.`updated_at`
+  FROM `dw`.`tickets` AS s
+) AS s
+ON t.`ticket_id` = s.`ticket_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
+
+-- step 32: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_tickets`
 WHERE `ticket_id` IS NULL;
 
--- step 32: count_staged
+-- step 33: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_tickets`;
 
--- step 33: write
+-- step 34: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_tickets` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`tickets` AS t
   WHERE t.`ticket_id` = s.`ticket_id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 MERGE INTO `dw`.`tickets` AS t
 USING `incrc_stage_dw_tickets` AS s
 ON t.`ticket_id` = s.`ticket_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `opened_at` = s.`opened_at`,
   `agent_id` = s.`agent_id`,
   `team_id` = s.`team_id`,
@@ -333,7 +347,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
   VALUES (s.`ticket_id`, s.`opened_at`, s.`agent_id`, s.`team_id`, s.`updated_at`, s.`agent_name`, s.`team_name`);
 
--- step 34: advance_watermark
+-- step 35: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_tickets changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -349,7 +363,7 @@ WHERE (`pipeline` = ?)
   AND `spec_hash` <=> ?
   AND `updated_at` <=> ?;
 
--- step 35: record_finish
+-- step 36: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -368,15 +382,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 36: drop_stage
+-- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_tickets` PURGE;
 
--- step 37: drop_raw
+-- step 38: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_tickets` PURGE;
 
--- step 38: release_lease
+-- step 39: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

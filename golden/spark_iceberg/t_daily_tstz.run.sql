@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -249,7 +250,7 @@ CREATE TABLE `incrc_raw_t_daily_tstz` (
 USING iceberg;
 
 -- step 29: stage_window
--- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_daily_tstz`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
@@ -265,7 +266,7 @@ FROM `incrc_raw_t_daily_tstz`
 WHERE `updated_at` IS NULL;
 
 -- step 31: dedupe_stage
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
@@ -282,41 +283,54 @@ SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 33: count_invalid
+-- step 33: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
+MERGE INTO `incrc_stage_t_daily_tstz` AS t
+USING (
+  SELECT s.`payment_id`, s.`updated_at`
+  FROM `dw`.`payments` AS s
+) AS s
+ON t.`payment_id` = s.`payment_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
+
+-- step 34: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`
 WHERE `payment_id` IS NULL;
 
--- step 34: count_staged
+-- step 35: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`;
 
--- step 35: write
+-- step 36: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`payments` AS t
   WHERE t.`payment_id` = s.`payment_id`
+    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
 );
 MERGE INTO `dw`.`payments` AS t
 USING `incrc_stage_t_daily_tstz` AS s
 ON t.`payment_id` = s.`payment_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `paid_at` = s.`paid_at`,
   `amount` = s.`amount`,
   `updated_at` = s.`updated_at`
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 36: write_window
--- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
+-- step 37: write_window
+-- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated, rows_ignored (a leading - subtracts).
 -- params: lo, hi
-SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) AS `rows_updated`
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) - COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_ignored`
 FROM (
-  SELECT `payment_id`
+  SELECT `payment_id`, `updated_at`
   FROM `app`.`payments`
   WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS s
@@ -329,14 +343,14 @@ USING (
   WHERE `updated_at` >= ? AND `updated_at` < ?
 ) AS s
 ON t.`payment_id` = s.`payment_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
   `paid_at` = s.`paid_at`,
   `amount` = s.`amount`,
   `updated_at` = s.`updated_at`
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 37: advance_watermark
+-- step 38: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -352,7 +366,7 @@ WHERE (`pipeline` = ?)
   AND `spec_hash` <=> ?
   AND `updated_at` <=> ?;
 
--- step 38: record_finish
+-- step 39: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -371,15 +385,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 39: drop_stage
+-- step 40: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 40: drop_raw
+-- step 41: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 41: release_lease
+-- step 42: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

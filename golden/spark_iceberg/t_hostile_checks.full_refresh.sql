@@ -6,15 +6,15 @@
 --   record_start
 --   probe_source                        column types must fit the declared ones
 --   source_unique                       count -> unique
---   count_source                        count -> rows_read
+--   count_source                        count -> rows_read, rows_ignored
 --   begin
---     quarantine_null_watermark_source  rows changed -> rows_quarantined
---     quarantine_source                 if no unique; rows changed -> rows_quarantined
---     quarantine_source_unique          if unique; rows changed -> rows_quarantined
+--     quarantine_null_watermark_source  rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source                 if no unique; rows changed -> rows_quarantined, minus rows_ignored
+--     quarantine_source_unique          if unique; rows changed -> rows_quarantined, minus rows_ignored
 --     count_target                      count -> rows_deleted
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target                      count -> rows_inserted
+--     count_target                      count -> rows_inserted, minus rows_ignored
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -223,14 +223,14 @@ WHERE 1 = 0;
 SELECT 0;
 
 -- step 25: count_source
--- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- step 26: quarantine_null_watermark_source
--- job: add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -244,7 +244,7 @@ WHERE `updated_at` IS NULL;
 SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- step 27: quarantine_source
--- job: only when unique is 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+-- job: only when unique is 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -278,7 +278,7 @@ WHERE `id` IS NULL
 SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- step 28: quarantine_source_unique
--- job: only when unique is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+-- job: only when unique is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
@@ -338,7 +338,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND NOT COALESCE(NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*') OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5) OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?')), FALSE);
 
 -- step 32: count_target
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`hostile`;
 

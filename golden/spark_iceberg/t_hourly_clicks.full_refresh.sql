@@ -6,7 +6,7 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   count_invalid_source_unique  if unique; count; fails if not 0
@@ -14,7 +14,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -212,7 +212,7 @@ WHERE 1 = 0;
 SELECT 0;
 
 -- step 24: count_source
--- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`clicks`
@@ -287,7 +287,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND NOT COALESCE(`clicked_at` IS NULL, FALSE);
 
 -- step 31: count_target
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`clicks_hourly`;
 

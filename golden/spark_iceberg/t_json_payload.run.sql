@@ -11,15 +11,16 @@
 --   create_stage                 if window and no unique
 --   drop_raw                     if window and no unique
 --   create_raw                   if window and no unique
---   stage_window                 if window and no unique; rows changed -> rows_read
+--   stage_window                 if window and no unique; rows changed -> rows_read, rows_ignored
 --   count_null_watermark         if rows_read; count; fails if not 0
---   dedupe_stage                 if rows_read
+--   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid; fails if not 0
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
---     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -242,7 +243,7 @@ CREATE TABLE `incrc_raw_t_json_payload` (
 USING iceberg;
 
 -- step 28: stage_window
--- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_json_payload`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
@@ -258,7 +259,7 @@ FROM `incrc_raw_t_json_payload`
 WHERE `changed_at` IS NULL;
 
 -- step 30: dedupe_stage
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -275,40 +276,53 @@ SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 32: count_invalid
+-- step 32: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
+MERGE INTO `incrc_stage_t_json_payload` AS t
+USING (
+  SELECT s.`doc_id`, s.`changed_at`
+  FROM `dw`.`json_documents` AS s
+) AS s
+ON t.`doc_id` = s.`doc_id` AND (s.`changed_at` IS NOT NULL AND (t.`changed_at` IS NULL OR t.`changed_at` < s.`changed_at`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
+
+-- step 33: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
 
--- step 33: count_staged
+-- step 34: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload`;
 
--- step 34: write
+-- step 35: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_json_payload` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`json_documents` AS t
   WHERE t.`doc_id` = s.`doc_id`
+    AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`)
 );
 MERGE INTO `dw`.`json_documents` AS t
 USING `incrc_stage_t_json_payload` AS s
 ON t.`doc_id` = s.`doc_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`) THEN UPDATE SET
   `payload` = s.`payload`,
   `changed_at` = s.`changed_at`
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 35: write_window
--- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated (a leading - subtracts).
+-- step 36: write_window
+-- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated, rows_ignored (a leading - subtracts).
 -- params: lo, hi
-SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) AS `rows_updated`
+SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`doc_id`) AS `rows_inserted`, COUNT(t.`doc_id`) - COUNT(CASE WHEN (t.`changed_at` IS NOT NULL AND (s.`changed_at` IS NULL OR s.`changed_at` < t.`changed_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`changed_at` IS NOT NULL AND (s.`changed_at` IS NULL OR s.`changed_at` < t.`changed_at`)) THEN 1 END) AS `rows_ignored`
 FROM (
-  SELECT `doc_id`
+  SELECT `doc_id`, `changed_at`
   FROM `app`.`json_documents`
   WHERE `changed_at` >= ? AND `changed_at` < ?
 ) AS s
@@ -321,13 +335,13 @@ USING (
   WHERE `changed_at` >= ? AND `changed_at` < ?
 ) AS s
 ON t.`doc_id` = s.`doc_id`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`changed_at` IS NULL OR s.`changed_at` >= t.`changed_at`) THEN UPDATE SET
   `payload` = s.`payload`,
   `changed_at` = s.`changed_at`
 WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
   VALUES (s.`doc_id`, s.`payload`, s.`changed_at`);
 
--- step 36: advance_watermark
+-- step 37: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_json_payload changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -343,7 +357,7 @@ WHERE (`pipeline` = ?)
   AND `spec_hash` <=> ?
   AND `updated_at` <=> ?;
 
--- step 37: record_finish
+-- step 38: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -362,15 +376,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 38: drop_stage
+-- step 39: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_json_payload` PURGE;
 
--- step 39: drop_raw
+-- step 40: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_json_payload` PURGE;
 
--- step 40: release_lease
+-- step 41: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -9,11 +9,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -235,7 +236,7 @@ CREATE TABLE `incrc_raw_t_nullable_key` (
 USING iceberg;
 
 -- step 26: stage_window
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_nullable_key`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
@@ -251,7 +252,7 @@ FROM `incrc_raw_t_nullable_key`
 WHERE `day` IS NULL;
 
 -- step 28: dedupe_stage
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
 INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
@@ -268,36 +269,49 @@ SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 30: count_invalid
+-- step 30: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
+MERGE INTO `incrc_stage_t_nullable_key` AS t
+USING (
+  SELECT s.`account_id`, s.`currency`, s.`day`
+  FROM `dw`.`balances` AS s
+) AS s
+ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency` AND (s.`day` IS NOT NULL AND (t.`day` IS NULL OR t.`day` < s.`day`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
+
+-- step 31: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key`
 WHERE `account_id` IS NULL;
 
--- step 31: count_staged
+-- step 32: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key`;
 
--- step 32: write
+-- step 33: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`balances` AS t
   WHERE t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency`
+    AND (t.`day` IS NULL OR s.`day` >= t.`day`)
 );
 MERGE INTO `dw`.`balances` AS t
 USING `incrc_stage_t_nullable_key` AS s
 ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`day` IS NULL OR s.`day` >= t.`day`) THEN UPDATE SET
   `day` = s.`day`,
   `balance` = s.`balance`,
   `note` = s.`note`
 WHEN NOT MATCHED THEN INSERT (`account_id`, `currency`, `day`, `balance`, `note`)
   VALUES (s.`account_id`, s.`currency`, s.`day`, s.`balance`, s.`note`);
 
--- step 33: advance_watermark
+-- step 34: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -313,7 +327,7 @@ WHERE (`pipeline` = ?)
   AND `spec_hash` <=> ?
   AND `updated_at` <=> ?;
 
--- step 34: record_finish
+-- step 35: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -332,15 +346,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 35: drop_stage
+-- step 36: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_nullable_key` PURGE;
 
--- step 36: drop_raw
+-- step 37: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_nullable_key` PURGE;
 
--- step 37: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -52,11 +52,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -69,14 +70,14 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   source_unique                count -> unique
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         if no unique; count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -447,19 +448,33 @@ SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key`;
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (day) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
+MERGE INTO `incrc_stage_t_nullable_key` AS t
+USING (
+  SELECT s.`account_id`, s.`currency`, s.`day`
+  FROM `dw`.`balances` AS s
+) AS s
+ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency` AND (s.`day` IS NOT NULL AND (t.`day` IS NULL OR t.`day` < s.`day`))
+WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming day is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM `incrc_stage_t_nullable_key` AS s
 WHERE EXISTS (
   SELECT 1 FROM `dw`.`balances` AS t
   WHERE t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency`
+    AND (t.`day` IS NULL OR s.`day` >= t.`day`)
 );
 MERGE INTO `dw`.`balances` AS t
 USING `incrc_stage_t_nullable_key` AS s
 ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency`
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t.`day` IS NULL OR s.`day` >= t.`day`) THEN UPDATE SET
   `day` = s.`day`,
   `balance` = s.`balance`,
   `note` = s.`note`

@@ -5,13 +5,13 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
 --   probe_source                 column types must fit the declared ones
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -197,7 +197,7 @@ FROM (
 WHERE 1 = 0;
 
 -- step 21: count_source
--- job: read one integer (NULL is 0) and add it to rows_read (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM (
@@ -253,7 +253,7 @@ WHERE `seq` >= ? AND `seq` < ?
   AND NOT COALESCE(NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy')), FALSE);
 
 -- step 26: count_target
--- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `staging_events`;
 

@@ -57,11 +57,12 @@
 --   create_stage          if window
 --   drop_raw              if window
 --   create_raw            if window
---   stage_window          if window; rows changed -> rows_read
+--   stage_window          if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark  if rows_read; count; fails if not 0
---   dedupe_stage          if rows_read
+--   dedupe_stage          if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage         if rows_read
 --   begin
+--     ignore_older        if rows_read; rows changed -> rows_ignored
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
@@ -74,13 +75,13 @@
 --   record_start
 --   probe_source                 column types must fit the declared ones
 --   check_lookups                count; fails if not 0
---   count_source                 count -> rows_read
+--   count_source                 count -> rows_read, rows_ignored
 --   count_null_watermark_source  count; fails if not 0
 --   count_invalid_source         count; fails if not 0
 --   begin
 --     count_target               count -> rows_deleted
 --     replace_target
---     count_target               count -> rows_inserted
+--     count_target               count -> rows_inserted, minus rows_ignored
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -449,19 +450,30 @@ WHERE "ticket_id" IS NULL;
 SELECT COUNT(*)
 FROM "incrc_stage_dw_tickets";
 
+-- name: ignore_older
+-- phase: write
+-- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+DELETE FROM "incrc_stage_dw_tickets"
+WHERE EXISTS (
+  SELECT 1 FROM "dw"."tickets" AS s
+  WHERE "incrc_stage_dw_tickets"."ticket_id" = s."ticket_id"
+    AND (s."updated_at" IS NOT NULL AND ("incrc_stage_dw_tickets"."updated_at" IS NULL OR "incrc_stage_dw_tickets"."updated_at" < s."updated_at"))
+);
+
 -- name: write
 -- phase: write
--- Upsert the staged rows by unique key: a retry of the same window writes the same rows. Returns the rows it updated (the rest it inserted).
+-- Upsert the staged rows by unique key: a retry of the same window writes the same rows. A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it updated (the rest it inserted).
 SELECT COUNT(*)
 FROM "incrc_stage_dw_tickets" AS s
 WHERE EXISTS (
   SELECT 1 FROM "dw"."tickets" AS t
   WHERE t."ticket_id" = s."ticket_id"
+    AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at")
 );
 MERGE INTO "dw"."tickets" AS t
 USING "incrc_stage_dw_tickets" AS s
 ON t."ticket_id" = s."ticket_id"
-WHEN MATCHED THEN UPDATE SET
+WHEN MATCHED AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at") THEN UPDATE SET
   "opened_at" = s."opened_at",
   "agent_id" = s."agent_id",
   "team_id" = s."team_id",

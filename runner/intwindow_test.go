@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/incrc/incrc/compiler"
+)
+
+// intWindowSpec is a merge by an integer id that is its own watermark.
+const intWindowSpec = `
+pipeline: ids_{name}_{id}
+source:
+  table: app_{id}.ids_{name}
+target:
+  table: dw_{id}.ids_{name}
+columns:
+  id: {type}
+  note: text
+strategy: merge
+unique_key: [id]
+watermark:
+  column: id
+  start: "{start}"
+  {lookback}
+`
+
+func intWindowPlan(e *env, name, typ, start, lookback string) *compiler.Plan {
+	return e.spec(strings.NewReplacer("{name}", name, "{type}", typ, "{start}", start, "{lookback}", lookback).Replace(intWindowSpec))
+}
+
+// TestIntegerWindowLimits: the arithmetic of an integer window is checked
+// at the ends of the column's type (issue 22, item 4). A lookback below the
+// smallest bigint once wrapped to the largest and left every window empty,
+// so the run read nothing and exited 0; the largest value of the type, as
+// the source's largest id, made max + 1 wrap to the smallest. The first now
+// reads every row, the second fails the run naming the value, before
+// anything is written, on every engine.
+func TestIntegerWindowLimits(t *testing.T) {
+	minStart := strconv.FormatInt(math.MinInt64, 10)
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+
+			t.Run("lookback at the smallest bigint", func(t *testing.T) {
+				p := intWindowPlan(e, "min", "bigint", minStart, "lookback: 1")
+				e.createTable("app_{id}.ids_min", p.Columns)
+				e.insert("app_{id}.ids_min", p.Columns, []any{int64(math.MinInt64), "first"}, []any{0, "zero"}, []any{5, "five"})
+				res := mustRun(t, e, p, Options{})
+				checkCounts(t, "first run", res, counts{Lo: minStart, Hi: "6", Read: 3, Inserted: 3})
+				want := []string{line(int64(math.MinInt64), "first"), line(0, "zero"), line(5, "five")}
+				if diff := cmp.Diff(want, e.rows("dw_{id}.ids_min", []string{"id", "note"})); diff != "" {
+					t.Errorf("target (-want +got):\n%s", diff)
+				}
+				// The lookback re-reads the last id: a merge writes it again.
+				res = mustRun(t, e, p, Options{})
+				checkCounts(t, "second run", res, counts{Lo: "5", Hi: "6", Read: 1, Updated: 1})
+			})
+
+			for _, c := range []struct {
+				typ string
+				max int64
+			}{{"bigint", math.MaxInt64}, {"integer", math.MaxInt32}, {"smallint", math.MaxInt16}} {
+				t.Run("the largest "+c.typ, func(t *testing.T) {
+					p := intWindowPlan(e, c.typ, c.typ, "0", "")
+					src := "app_{id}.ids_" + c.typ
+					e.createTable(src, p.Columns)
+					e.insert(src, p.Columns, []any{1, "one"}, []any{c.max, "last"})
+					res, err := e.tg.Run(e.ctx, p, Options{})
+					want := strconv.FormatInt(c.max, 10) + ", the largest " + c.typ + " value"
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Fatalf("run over a source holding the largest %s: %v, want an error saying %q", c.typ, err, want)
+					}
+					if res != nil && (res.RowsInserted != 0 || res.WatermarkAfter != "") {
+						t.Errorf("the failed run wrote: %+v", res)
+					}
+					if st := e.state(p); st.Watermark != "" {
+						t.Errorf("the watermark moved to %q", st.Watermark)
+					}
+					if rows, err := e.read("dw_{id}.ids_"+c.typ, []string{"id"}); err == nil && len(rows) > 0 {
+						t.Errorf("the target holds %v", rows)
+					}
+				})
+			}
+		})
+	}
+}
