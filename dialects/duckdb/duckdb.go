@@ -44,11 +44,13 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		// target, the one read of it the size trick cannot avoid.
 		// (merged, -before, merged + before - ignored, ignored), then
 		// (0, after, -after, 0).
+		// The probe is counted once, in a subquery both counts read.
 		target := w.Table(op.Target)
-		ignored := "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM " + target + " AS t WHERE " + dialects.KeyMatch(w, op.Key, false) + " AND " + dialects.Older(w, "t", "s", op.Version) + "))"
-		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
-			", COUNT(*) + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated),
-			", ", ignored, " AS ", w.Col("", compiler.RegIgnored), "\nFROM ", merged)
+		read, ignored := w.Col("", compiler.RegRead), w.Col("", compiler.RegIgnored)
+		w.S("SELECT ", read, ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
+			", ", read, " + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated), ", ", ignored,
+			"\nFROM (\n  SELECT COUNT(*) AS ", read, ", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM ", target, " AS t WHERE ", dialects.KeyMatch(w, op.Key, false),
+			" AND ", dialects.Older(w, "t", "s", op.Version), ")) AS ", ignored, "\n  FROM ", strings.ReplaceAll(merged, "\n", "\n  "), "\n) AS incrc_counts")
 	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
 		target := w.Table(op.Target)

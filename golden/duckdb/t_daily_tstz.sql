@@ -481,12 +481,15 @@ FROM "dw"."payments";
 -- phase: write
 -- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). A matched row is updated only where the incoming updated_at is newer or equal: an older version never replaces a newer one. Returns the rows it read, inserted, updated and ignored (older than the target's).
 -- params: $1 = lo, $2 = hi
-SELECT COUNT(*) AS "rows_read", -(SELECT COUNT(*) FROM "dw"."payments") AS "rows_inserted", COUNT(*) + (SELECT COUNT(*) FROM "dw"."payments") - COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."payments" AS t WHERE t."payment_id" = s."payment_id" AND (t."updated_at" IS NOT NULL AND (s."updated_at" IS NULL OR s."updated_at" < t."updated_at")))) AS "rows_updated", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."payments" AS t WHERE t."payment_id" = s."payment_id" AND (t."updated_at" IS NOT NULL AND (s."updated_at" IS NULL OR s."updated_at" < t."updated_at")))) AS "rows_ignored"
+SELECT "rows_read", -(SELECT COUNT(*) FROM "dw"."payments") AS "rows_inserted", "rows_read" + (SELECT COUNT(*) FROM "dw"."payments") - "rows_ignored" AS "rows_updated", "rows_ignored"
 FROM (
-  SELECT "payment_id", "updated_at"
-  FROM "app"."payments"
-  WHERE "updated_at" >= $1 AND "updated_at" < $2
-) AS s;
+  SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."payments" AS t WHERE t."payment_id" = s."payment_id" AND (t."updated_at" IS NOT NULL AND (s."updated_at" IS NULL OR s."updated_at" < t."updated_at")))) AS "rows_ignored"
+  FROM (
+    SELECT "payment_id", "updated_at"
+    FROM "app"."payments"
+    WHERE "updated_at" >= $1 AND "updated_at" < $2
+  ) AS s
+) AS incrc_counts;
 -- params: $1 = lo, $2 = hi
 MERGE INTO "dw"."payments" AS t
 USING (

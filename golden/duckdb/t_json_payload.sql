@@ -422,12 +422,15 @@ FROM "dw"."json_documents";
 -- phase: write
 -- Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe). A matched row is updated only where the incoming changed_at is newer or equal: an older version never replaces a newer one. Returns the rows it read, inserted, updated and ignored (older than the target's).
 -- params: $1 = lo, $2 = hi
-SELECT COUNT(*) AS "rows_read", -(SELECT COUNT(*) FROM "dw"."json_documents") AS "rows_inserted", COUNT(*) + (SELECT COUNT(*) FROM "dw"."json_documents") - COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."json_documents" AS t WHERE t."doc_id" = s."doc_id" AND (t."changed_at" IS NOT NULL AND (s."changed_at" IS NULL OR s."changed_at" < t."changed_at")))) AS "rows_updated", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."json_documents" AS t WHERE t."doc_id" = s."doc_id" AND (t."changed_at" IS NOT NULL AND (s."changed_at" IS NULL OR s."changed_at" < t."changed_at")))) AS "rows_ignored"
+SELECT "rows_read", -(SELECT COUNT(*) FROM "dw"."json_documents") AS "rows_inserted", "rows_read" + (SELECT COUNT(*) FROM "dw"."json_documents") - "rows_ignored" AS "rows_updated", "rows_ignored"
 FROM (
-  SELECT "doc_id", "changed_at"
-  FROM "app"."json_documents"
-  WHERE "changed_at" >= $1 AND "changed_at" < $2
-) AS s;
+  SELECT COUNT(*) AS "rows_read", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM "dw"."json_documents" AS t WHERE t."doc_id" = s."doc_id" AND (t."changed_at" IS NOT NULL AND (s."changed_at" IS NULL OR s."changed_at" < t."changed_at")))) AS "rows_ignored"
+  FROM (
+    SELECT "doc_id", "changed_at"
+    FROM "app"."json_documents"
+    WHERE "changed_at" >= $1 AND "changed_at" < $2
+  ) AS s
+) AS incrc_counts;
 -- params: $1 = lo, $2 = hi
 MERGE INTO "dw"."json_documents" AS t
 USING (
