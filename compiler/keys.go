@@ -148,6 +148,8 @@ var SpecKeys = []Key{
 			{Name: "valid_to", Kind: KindScalar, Example: "valid_to", Doc: "For a table outside the project: its column where a version ends."},
 			{Name: "open_end", Kind: KindScalar, Example: "9999-12-31", Doc: "For a table outside the project: the current version's valid_to (default NULL)."},
 		}},
+	{Name: "silence", Kind: KindPairs, Example: `{no-lag: "the source is a replica: its rows are committed before they appear"}`,
+		Doc: "Warnings this spec does not want, each code with the reason it does not apply here: code: reason. incrc validate --strict fails on the other warnings."},
 }
 
 // ConfigKeys are the keys of the project file, incrc.yaml.

@@ -134,6 +134,7 @@ func Lower(s *Spec) (*Plan, error) {
 		Key:      s.Key(),
 		Upstream: s.Upstreams(),
 		Params:   Params(s),
+		Tables:   s.Tables(),
 	}
 	p.LogicHash = LogicHashOf(p.Params)
 	switch {

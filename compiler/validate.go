@@ -96,6 +96,7 @@ func (v *validator) run() {
 	v.cdc(strategy)
 	v.scd2(strategy)
 	v.lookups()
+	v.silence()
 }
 
 func (v *validator) pipeline() {

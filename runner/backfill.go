@@ -100,6 +100,9 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	defer conn.Close()
 	defer c.release()
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	var only map[string]bool
 	if o.Stale {
 		if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {

@@ -129,6 +129,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	if pr.Force != "" && !opts.Force {
 		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
 	}

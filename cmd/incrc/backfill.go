@@ -93,6 +93,11 @@ func backfillCmd() *command {
 				fmt.Fprintf(e.stderr, "\r%d/%d partitions, %s elapsed, about %s left   ", done, total, elapsed.Round(time.Second), left.Round(time.Second))
 			}
 		}
+		if clashes, err := pr.clashes(ctx, tg); err != nil {
+			return c.fail(e, "%v", err)
+		} else if msg, ok := clashes[plan.Pipeline]; ok {
+			return c.fail(e, "%s: refused: %s", plan.Pipeline, msg)
+		}
 		res, err := tg.Backfill(ctx, plan, o)
 		if progress {
 			fmt.Fprintln(e.stderr)

@@ -32,6 +32,7 @@ func compileCmd() *command {
 		fs.BoolVar(&scripts, "scripts", false, "also write each pipeline's engine-side scripts next to its compiled file, for the engines that have them (postgres, redshift, bigquery, snowflake, spark): PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "output folder (default: the project's, sql)")
 		p.register(fs)
+		p.registerWarnings(fs, &dialect)
 		output.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code

@@ -56,6 +56,11 @@ func migrateCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		if clashes, err := pr.clashes(ctx, tg); err != nil {
+			return c.fail(e, "%v", err)
+		} else if msg, ok := clashes[plan.Pipeline]; ok {
+			return c.fail(e, "%s: refused: %s", plan.Pipeline, msg)
+		}
 		changes, err := tg.Migrate(ctx, plan, runner.MigrateOptions{DryRun: dryRun, LeaseTTL: leaseTTL, Now: e.now})
 		var locked *runner.LockedError
 		switch {

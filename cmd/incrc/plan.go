@@ -44,6 +44,7 @@ func planCmd() *command {
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
 		tf.registerSources(fs)
 		p.register(fs)
+		p.registerWarnings(fs, &dialect)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}

@@ -82,7 +82,16 @@ func runCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		clashes, err := pr.clashes(ctx, tg)
+		if err != nil {
+			return c.fail(e, "%v", err)
+		}
 		for _, plan := range plans {
+			if msg, ok := clashes[plan.Pipeline]; ok {
+				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
+				code = exitError
+				continue
+			}
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
 			switch {
