@@ -262,6 +262,22 @@ func shared(add func(l *lowerer)) func() []Statement {
 	})
 }
 
+// Bookkeeping is every statement that plans share alike (Statement.Shared),
+// once, in a stable order: the setup of the state table, the run log and
+// the partition markers, and their migrations; the lease and the state
+// row; the watermark's advance and the run's record; the backfill markers.
+// They are the same for every pipeline of a target, so they are compiled
+// once per dialect rather than into each pipeline's file.
+func Bookkeeping() []*Statement {
+	var out []*Statement
+	for _, list := range [][]Statement{sharedSetup(), stateStatements(), advanceStatements(), markerStatements()} {
+		for i := range list {
+			out = append(out, &list[i])
+		}
+	}
+	return out
+}
+
 func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
 
 var (

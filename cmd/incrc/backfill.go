@@ -27,6 +27,7 @@ func backfillCmd() *command {
 			from, to string
 			o        runner.BackfillOptions
 			output   outputFlags
+			allow    bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -40,6 +41,7 @@ func backfillCmd() *command {
 		fs.BoolVar(&o.Stale, "stale", false, "rebuild only the partitions built with an older logic than the spec's (--from and --to optional)")
 		fs.BoolVar(&o.DryRun, "dry-run", false, "list the partitions and print the SQL; change nothing")
 		fs.DurationVar(&o.LeaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a backfill that dies")
+		reviewFlag(fs, &allow)
 		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
@@ -84,6 +86,11 @@ func backfillCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		notes, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow)
+		if !ok {
+			return exitError
+		}
+		o.Unreviewed = notes[plan.Pipeline]
 		progress := isTerminal(e.stderr) && !asJSON
 		start := time.Now()
 		if progress {

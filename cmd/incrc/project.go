@@ -466,6 +466,9 @@ type compiled struct {
 	data []byte // nil when staged, or same and the compile asked only for changed bytes
 	same bool   // the file there holds these bytes already
 	tmp  string // the temporary file holding the new bytes, when staged
+	// bookkeeping: the dialect's file of the statements every pipeline
+	// shares (dialects.BookkeepingFile), not a pipeline's.
+	bookkeeping bool
 }
 
 // compileAll lowers and renders every spec for every dialect. It fails as
@@ -507,8 +510,32 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 		files = append(files, r.files...)
 		errs = append(errs, r.errs...)
 	}
+	// The bookkeeping every pipeline shares, once per dialect.
+	for _, d := range ds {
+		data, err := dialects.BookkeepingFile(d, compiledVersion())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f := compiled{path: filepath.Join(out, string(d.Name()), dialects.BookkeepingName), data: data, bookkeeping: true}
+		f.same = sameFile(f.path, data)
+		if st != nil {
+			if !f.same {
+				if err := st.stage(&f); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+			f.data = nil
+		}
+		files = append(files, f)
+	}
 	return files, errs
 }
+
+// compiledVersion is the incrc version the compiled files record: the
+// binary's, read once.
+var compiledVersion = sync.OnceValue(func() string { return readBuildInfo().Version })
 
 // compileSpec lowers one spec and renders it for every dialect, with its
 // scripts when asked. shown is the spec's path as the files name it
@@ -536,6 +563,7 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 		files = append(files, f)
 	}
 	filer := dialects.NewFiler(plan, shown)
+	filer.Version = compiledVersion()
 	for _, d := range ds {
 		data, err := filer.File(d, src)
 		var placed compiler.Diagnostics
