@@ -80,7 +80,7 @@ var SpecKeys = []Key{
 			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
 				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
-			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only); a count of ids for an integer watermark."},
+			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only: an append needs a unique_key, and then appends only the keys the target lacks); a count of ids for an integer watermark."},
 			{Name: "lag", Kind: KindDuration, Example: "5m", Doc: "hi is now minus the lag, so rows still committing belong to the next run."},
 		}},
 	{Name: "dedupe_by", Kind: KindScalar, Example: "updated_at",

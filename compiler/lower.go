@@ -71,6 +71,7 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtIgnoreOlder          = "ignore_older"
+	StmtIgnoreKnown          = "ignore_known_keys"
 	StmtCheckUnique          = "check_unique"
 	StmtCountMatched         = "count_matched"
 	StmtWriteWindow          = "write_window"
@@ -875,6 +876,10 @@ func (l *lowerer) write() {
 				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v}, windowParams(window)...)
 		}
 	case Append:
+		if len(p.Key) > 0 {
+			l.add(StmtIgnoreKnown, PhaseWrite, "Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.",
+				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
+		}
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:
 		l.scd.write(l)
