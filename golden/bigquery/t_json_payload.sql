@@ -27,6 +27,8 @@
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -43,6 +45,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   source_unique                if window; count -> unique
 --   count_null_watermark_source  if window and unique; count; fails if not 0
@@ -60,6 +64,7 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -77,6 +82,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -87,6 +93,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -105,8 +112,21 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING(128),
   `lease_expires_at` STRING(40),
   `spec_hash` STRING(64),
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `target_filled` INT64
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT64;
 
 -- name: create_runs
 -- phase: setup
@@ -283,6 +303,14 @@ WHERE `pipeline` = ? AND `status` = 'running';
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -292,6 +320,11 @@ FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
 LIMIT 20;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`json_documents`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -458,11 +491,12 @@ WHEN NOT MATCHED THEN INSERT (`doc_id`, `payload`, `changed_at`)
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish

@@ -30,6 +30,8 @@
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -49,6 +51,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -71,6 +75,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -100,6 +105,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -111,6 +117,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -130,8 +137,21 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_expires_at` VARCHAR(40),
   `spec_hash` VARCHAR(64),
   `updated_at` VARCHAR(40),
+  `target_filled` INT,
   PRIMARY KEY (`pipeline`)
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
 
 -- name: create_runs
 -- phase: setup
@@ -344,6 +364,14 @@ WHERE `pipeline` = ? AND `status` = 'running';
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -353,6 +381,11 @@ FROM `incrc_runs`
 WHERE `pipeline` = ?
 ORDER BY `started_at` DESC
 LIMIT 20;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`customers`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -584,11 +617,12 @@ DELETE FROM `dw`.`customers_tombstones`;
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish

@@ -27,6 +27,8 @@
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -47,6 +49,8 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
 --   read_files           files not loaded yet -> files
+--   target_has_rows      count -> target_found
+--   check_target_kept    if no target_found; count; fails if not 0
 --   probe_source         on source; if files; column types must fit the declared ones
 --   drop_stage           if window
 --   create_stage         if window
@@ -60,6 +64,7 @@
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -82,6 +87,7 @@
 --     count_staged       count -> rows_inserted
 --     clear_target       rows changed -> rows_deleted
 --     insert_all
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     clear_files
 --     record_file        each file
@@ -103,6 +109,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -122,8 +129,21 @@ CREATE TABLE IF NOT EXISTS "INCRC_STATE" (
   "LEASE_EXPIRES_AT" VARCHAR(40),
   "SPEC_HASH" VARCHAR(64),
   "UPDATED_AT" VARCHAR(40),
+  "TARGET_FILLED" INTEGER,
   PRIMARY KEY ("PIPELINE")
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_STATE"
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
 
 -- name: create_runs
 -- phase: setup
@@ -304,6 +324,14 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM "INCRC_STATE"
+WHERE "PIPELINE" = ? AND "TARGET_FILLED" = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -313,6 +341,11 @@ FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
 LIMIT 20;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."LANDED_ORDERS") THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -468,11 +501,12 @@ FROM "INCRC_STAGE_DW_LANDED_ORDERS";
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
-    "UPDATED_AT" = ?
+    "UPDATED_AT" = ?,
+    "TARGET_FILLED" = ?
 WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish

@@ -27,6 +27,8 @@
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -44,6 +46,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -64,6 +68,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -91,6 +96,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -102,6 +108,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -121,8 +128,21 @@ CREATE TABLE IF NOT EXISTS "INCRC_STATE" (
   "LEASE_EXPIRES_AT" VARCHAR(40),
   "SPEC_HASH" VARCHAR(64),
   "UPDATED_AT" VARCHAR(40),
+  "TARGET_FILLED" INTEGER,
   PRIMARY KEY ("PIPELINE")
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_STATE"
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
 
 -- name: create_runs
 -- phase: setup
@@ -311,6 +331,14 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM "INCRC_STATE"
+WHERE "PIPELINE" = ? AND "TARGET_FILLED" = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -320,6 +348,11 @@ FROM "INCRC_RUNS"
 WHERE "PIPELINE" = ?
 ORDER BY "STARTED_AT" DESC
 LIMIT 20;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."DOCUMENTS") THEN 1 ELSE 0 END;
 
 -- name: source_max
 -- phase: stage
@@ -541,11 +574,12 @@ DELETE FROM "DW"."DOCUMENTS_TOMBSTONES";
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
-    "UPDATED_AT" = ?
+    "UPDATED_AT" = ?,
+    "TARGET_FILLED" = ?
 WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
