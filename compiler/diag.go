@@ -30,9 +30,19 @@ type Diagnostic struct {
 	// file it is in, it keeps them from running. Empty for a problem of
 	// one file.
 	Pipelines []string
+	// Code names a warning (Warning true): a spec that validates but likely
+	// does not do what its author means. A spec silences one code with a
+	// reason (silence:); incrc validate --strict fails on the others.
+	Code    string
+	Warning bool
 }
 
-func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Msg }
+func (d Diagnostic) String() string {
+	if d.Warning {
+		return d.Pos.String() + ": warning: " + d.Msg + " [" + d.Code + "]"
+	}
+	return d.Pos.String() + ": " + d.Msg
+}
 
 // Diagnostics is every problem found, reported together. It is an error
 // when it holds at least one diagnostic.

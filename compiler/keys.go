@@ -80,7 +80,7 @@ var SpecKeys = []Key{
 			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
 				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
-			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only); a count of ids for an integer watermark."},
+			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only: an append needs a unique_key, and then appends only the keys the target lacks); a count of ids for an integer watermark."},
 			{Name: "lag", Kind: KindDuration, Example: "5m", Doc: "hi is now minus the lag, so rows still committing belong to the next run."},
 		}},
 	{Name: "dedupe_by", Kind: KindScalar, Example: "updated_at",
@@ -148,6 +148,8 @@ var SpecKeys = []Key{
 			{Name: "valid_to", Kind: KindScalar, Example: "valid_to", Doc: "For a table outside the project: its column where a version ends."},
 			{Name: "open_end", Kind: KindScalar, Example: "9999-12-31", Doc: "For a table outside the project: the current version's valid_to (default NULL)."},
 		}},
+	{Name: "silence", Kind: KindPairs, Example: `{no-lag: "the source is a replica: its rows are committed before they appear"}`,
+		Doc: "Warnings this spec does not want, each code with the reason it does not apply here: code: reason. incrc validate --strict fails on the other warnings."},
 }
 
 // ConfigKeys are the keys of the project file, incrc.yaml.

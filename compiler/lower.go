@@ -77,6 +77,7 @@ const (
 	StmtCountStaged          = "count_staged"
 	StmtRetractInvalid       = "retract_invalid"
 	StmtIgnoreOlder          = "ignore_older"
+	StmtIgnoreKnown          = "ignore_known_keys"
 	StmtCheckUnique          = "check_unique"
 	StmtCountMatched         = "count_matched"
 	StmtWriteWindow          = "write_window"
@@ -140,6 +141,7 @@ func Lower(s *Spec) (*Plan, error) {
 		Key:      s.Key(),
 		Upstream: s.Upstreams(),
 		Params:   Params(s),
+		Tables:   s.Tables(),
 	}
 	p.LogicHash = LogicHashOf(p.Params)
 	switch {
@@ -265,6 +267,22 @@ func shared(add func(l *lowerer)) func() []Statement {
 		}
 		return out
 	})
+}
+
+// Bookkeeping is every statement that plans share alike (Statement.Shared),
+// once, in a stable order: the setup of the state table, the run log and
+// the partition markers, and their migrations; the lease and the state
+// row; the watermark's advance and the run's record; the backfill markers.
+// They are the same for every pipeline of a target, so they are compiled
+// once per dialect rather than into each pipeline's file.
+func Bookkeeping() []*Statement {
+	var out []*Statement
+	for _, list := range [][]Statement{sharedSetup(), stateStatements(), advanceStatements(), markerStatements()} {
+		for i := range list {
+			out = append(out, &list[i])
+		}
+	}
+	return out
 }
 
 func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
@@ -881,6 +899,10 @@ func (l *lowerer) write() {
 				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v}, windowParams(window)...)
 		}
 	case Append:
+		if len(p.Key) > 0 {
+			l.add(StmtIgnoreKnown, PhaseWrite, "Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.",
+				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
+		}
 		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
 	case SCD2Strategy:
 		l.scd.write(l)

@@ -354,10 +354,33 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 			})
 		case "lookups":
 			s.Lookups = p.lookups(v)
+		case "silence":
+			s.Silence = p.silence(v)
 		default:
 			p.unread(key)
 		}
 	})
+}
+
+// silence reads the silence mapping: warning code: reason.
+func (p *parser) silence(n *yaml.Node) []Silenced {
+	at := n
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		p.diags.add(p.pos(at), "silence must be a mapping of warning code to the reason it does not apply, as in  no-lag: the source is a replica, got %s", kindName(n))
+		p.report("silence")
+		return nil
+	}
+	var out []Silenced
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := resolve(n.Content[i])
+		if k.Kind != yaml.ScalarNode {
+			p.diags.add(p.pos(k), "silence: a warning code is a single value, got %s", kindName(k))
+			continue
+		}
+		out = append(out, Silenced{Code: p.str("silence code", k), Reason: p.str("silence."+k.Value, n.Content[i+1])})
+	}
+	return out
 }
 
 // mapping checks that n is a mapping whose keys are all known and calls f

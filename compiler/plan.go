@@ -50,6 +50,11 @@ type Plan struct {
 	// saved watermark bounds this pipeline's hi (Upstream.Bounds).
 	Upstream []Upstream
 
+	// Tables are the tables the pipeline reads and writes in its target's
+	// database (Spec.Tables): a run checks in the catalog that it does not
+	// write what it reads, nor incrc's own tables.
+	Tables []TableUse
+
 	// From, when set, says the source lives outside the target: its
 	// statements (Statement.On) run there, in its dialect, and copy steps
 	// stream the rows into the target's staging.

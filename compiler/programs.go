@@ -277,6 +277,9 @@ func (l *lowerer) incremental() *Program {
 		if p.Statement(StmtIgnoreOlder) != nil {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtIgnoreOlder, Tx: true, If: RegRead, Read: ReadAffected, Into: []string{RegIgnored}})
 		}
+		if p.Statement(StmtIgnoreKnown) != nil {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtIgnoreKnown, Tx: true, If: RegRead, Read: ReadAffected, Into: []string{RegIgnored}})
+		}
 		pr.Steps = append(pr.Steps, l.quality(RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountStaged, Tx: true, If: RegRead, Read: ReadCount, Into: []string{RegInserted}})
 		write := Step{Stmt: StmtWrite, Tx: true, If: RegRead}

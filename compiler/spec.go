@@ -27,6 +27,7 @@ type Spec struct {
 	CDC         *CDC
 	SCD2        *SCD2
 	Lookups     []Lookup
+	Silence     []Silenced // warnings the spec silences, with the reason
 
 	Pos Pos // the document's top-level mapping
 

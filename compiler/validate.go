@@ -96,6 +96,7 @@ func (v *validator) run() {
 	v.cdc(strategy)
 	v.scd2(strategy)
 	v.lookups()
+	v.silence()
 }
 
 func (v *validator) pipeline() {
@@ -275,8 +276,11 @@ func (v *validator) watermark(strategy Strategy) {
 	}
 	if w.Lookback.Set() {
 		switch {
+		case strategy == Append && len(s.UniqueKey) > 0:
+			// An append with a unique_key appends only the keys the target
+			// lacks: reading a row twice writes it once.
 		case strategy != "" && !strategy.Idempotent():
-			v.errf(w.Lookback.Pos, "watermark.lookback re-reads rows already written, and strategy %s is not idempotent: it would write them twice; use merge, or drop the lookback", strategy)
+			v.errf(w.Lookback.Pos, "watermark.lookback re-reads rows already written, and strategy %s is not idempotent: it would write them twice; add unique_key (an append then writes only the keys the target lacks), use merge, or drop the lookback", strategy)
 		case c == nil:
 		case c.Type.IsInteger() && !w.Lookback.IsCount:
 			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is an integer, so the lookback is a number of ids such as 1000, not a duration", quote(w.Lookback.Text), c.Name.Value)

@@ -67,6 +67,15 @@ type Caps struct {
 	// Note is said in each compiled file's header: what the user must know
 	// about atomicity on this engine.
 	Note string
+	// FoldsNames: the engine compares table names without case, quoted or
+	// not (DuckDB, SQLite, Redshift by default): HX.DST and hx.dst are one
+	// table. Elsewhere a quoted name keeps its case, and they are two.
+	FoldsNames bool
+	// DefaultSchema is the schema an unqualified name means unless the
+	// connection says otherwise (DuckDB main, PostgreSQL public): src and
+	// main.src are one table. Empty when only the connection knows it
+	// (MariaDB's current database).
+	DefaultSchema string
 }
 
 // OpRenderer is implemented by dialects that spell some operations their

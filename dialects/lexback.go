@@ -26,13 +26,25 @@ import (
 //   - each embedded source query lexes in place exactly as on its own:
 //     nothing around it changes how it reads.
 func CheckPart(d Dialect, p Part) error {
+	_, err := checkPart(d, p, nil)
+	return err
+}
+
+// checkPart is CheckPart, lexing into buf's space; it returns the tokens,
+// for the next statement's buf.
+func checkPart(d Dialect, p Part, buf []sqllex.Token) ([]sqllex.Token, error) {
+	toks, err := sqllex.AppendExact(buf, d.Lexer(), p.SQL)
+	if err != nil {
+		return toks, fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
+	}
+	return toks, readsAsMeant(d, p, toks)
+}
+
+// readsAsMeant is the lex-back's reading of the tokens of p.
+func readsAsMeant(d Dialect, p Part, toks []sqllex.Token) error {
 	r := d.Lexer()
 	fail := func(off int, format string, args ...any) error {
 		return lexBackError(d, p.SQL, off, format, args...)
-	}
-	toks, err := sqllex.LexExact(r, p.SQL)
-	if err != nil {
-		return fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
 	}
 	names, strs := newSpellings(p.Meant.Names), newSpellings(p.Meant.Strings)
 	numbers := map[string]int{}
@@ -127,39 +139,43 @@ func CheckPart(d Dialect, p Part) error {
 // names, string literals), by spelling: what each must read back as, and
 // whether it did.
 type spellings struct {
-	value map[string]string
-	found map[string]bool
-	order []string // the spellings, in the list's order
+	index map[string]int // by spelling, in order
+	order []Spelled      // each spelling once, with what it is listed with last
+	found []bool
 }
 
 // newSpellings lists what was meant; a spelling listed twice means what
 // it is listed with last.
 func newSpellings(list []Spelled) spellings {
-	s := spellings{value: make(map[string]string, len(list)), found: map[string]bool{}}
+	s := spellings{index: make(map[string]int, len(list))}
 	for _, sp := range list {
-		if _, ok := s.value[sp.Text]; !ok {
-			s.order = append(s.order, sp.Text)
+		if i, ok := s.index[sp.Text]; ok {
+			s.order[i].Value = sp.Value
+			continue
 		}
-		s.value[sp.Text] = sp.Value
+		s.index[sp.Text] = len(s.order)
+		s.order = append(s.order, sp)
 	}
+	s.found = make([]bool, len(s.order))
 	return s
 }
 
 // read records a token spelled text that reads as value: false unless it
 // was meant, as that.
 func (s spellings) read(text, value string) bool {
-	if v, ok := s.value[text]; !ok || v != value {
+	i, ok := s.index[text]
+	if !ok || s.order[i].Value != value {
 		return false
 	}
-	s.found[text] = true
+	s.found[i] = true
 	return true
 }
 
 // missing is the first spelling meant that was not read, if any.
 func (s spellings) missing() (string, bool) {
-	for _, t := range s.order {
-		if !s.found[t] {
-			return t, true
+	for i, sp := range s.order {
+		if !s.found[i] {
+			return sp.Text, true
 		}
 	}
 	return "", false

@@ -25,12 +25,14 @@ type Rendered struct {
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
 func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
-	return render(d, p, src, paramTypes(p))
+	return render(d, p, src, paramTypes(p), true)
 }
 
 // render is Render with the plan's parameter types worked out already
-// (paramTypes(p), which no one changes).
-func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type) ([]Rendered, error) {
+// (paramTypes(p), which no one changes). Without shared, the statements
+// every plan holds alike (the bookkeeping) are left out: a pipeline's
+// compiled file does not hold them.
+func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, shared bool) ([]Rendered, error) {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
 		return nil, err
@@ -38,14 +40,17 @@ func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.Param
 	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
 		return nil, ds.Err()
 	}
-	kept, skept := spelledFor(d), spelledFor(sd)
 	out := make([]Rendered, 0, len(p.Statements))
+	w := new(Writer)
 	for _, st := range p.Statements {
-		on, onKept := d, kept
-		if st.On == compiler.OnSource {
-			on, onKept = sd, skept
+		if !shared && st.Shared() != nil {
+			continue
 		}
-		parts, err := renderShared(onKept, on, st, types)
+		on := d
+		if st.On == compiler.OnSource {
+			on = sd
+		}
+		parts, err := w.render(on, st, types)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: render %s: %w", on.Name(), p.Pipeline, st.Name, err)
 		}
@@ -99,7 +104,15 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 // renderStatement spells st for d; types are the plan's parameter types
 // (nil for a lone statement).
 func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
-	w := &Writer{d: d, declared: st.Params, types: types}
+	return new(Writer).render(d, st, types)
+}
+
+// render is renderStatement with w, one statement after another: w keeps
+// only its scratch space (the statement's bytes, the lex-back's tokens)
+// from one to the next. What it returns (the parts, their parameters and
+// what they meant) is the statement's own.
+func (w *Writer) render(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
+	*w = Writer{d: d, declared: st.Params, types: types, cur: w.cur[:0], toks: w.toks[:0]}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {

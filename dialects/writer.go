@@ -33,6 +33,7 @@ type Writer struct {
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
 	err   error
+	toks  []sqllex.Token // the lex-back's, reused (render)
 }
 
 // Part is one SQL statement and the names of the parameters it binds, in
@@ -215,7 +216,7 @@ func (w *Writer) End() {
 	}
 	meant.Queries = spans
 	p := Part{SQL: sql, Params: params, Meant: meant}
-	if err := CheckPart(w.d, p); err != nil {
+	if w.toks, err = checkPart(w.d, p, w.toks[:0]); err != nil {
 		w.Fail(err)
 		return
 	}

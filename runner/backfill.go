@@ -43,6 +43,8 @@ type BackfillOptions struct {
 	// failures with it); Progress after each partition.
 	BeforeStatement func(partition, statement string) error
 	Progress        func(done, total int, p PartitionResult)
+	// Unreviewed is as Options.Unreviewed: the run log's note records it.
+	Unreviewed string
 }
 
 // PartitionResult is what a backfill did to one partition.
@@ -100,6 +102,9 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	}
 	defer conn.Close()
 	defer c.release()
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	var only map[string]bool
 	if o.Stale {
 		if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {
@@ -135,6 +140,9 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	b := &backfill{t: t, c: c, conn: conn, pr: pr, o: o, opts: opts, res: res, start: opts.Now(), only: only,
 		vals: params{"pipeline": plan.Pipeline, "owner": opts.Owner, "run_id": newRunID(opts.Now()), "spec_hash": plan.SpecHash, "logic_hash": plan.LogicHash,
 			"backfill_id": res.BackfillID, "kind": "backfill", "status": "succeeded", "note": nil, "error": nil}}
+	if o.Unreviewed != "" {
+		b.vals["note"] = o.Unreviewed
+	}
 	if o.DryRun {
 		return res, b.decide(ctx)
 	}

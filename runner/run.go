@@ -32,6 +32,10 @@ type Options struct {
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
 	BeforeStatement func(name string) error
+	// Unreviewed, when set, says why the SQL of this run is not the
+	// compiled file checked in (--allow-unreviewed, or no file): the run
+	// log's note records it.
+	Unreviewed string
 	// ticks, when set, drive the lease's heartbeat instead of a ticker on
 	// real time: a test moves Now and ticks, and waits for nothing.
 	ticks <-chan time.Time
@@ -129,6 +133,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	if pr.Force != "" && !opts.Force {
 		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
 	}
@@ -179,6 +186,9 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 	res := &Result{Pipeline: c.plan.Pipeline, RunID: newRunID(start), Kind: pr.Record}
 	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash, "logic_hash": c.plan.LogicHash,
 		"kind": pr.Record, "status": "succeeded", "started_at": stateTime(start), "note": nil, "error": nil}
+	if opts.Unreviewed != "" {
+		vals["note"] = opts.Unreviewed
+	}
 	for _, reg := range compiler.Counters {
 		vals[reg] = int64(0)
 	}
@@ -215,6 +225,9 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		}
 		r.res.Schema = changes
 		if note := schemaNote(changes); note != "" {
+			if prev, _ := r.vals["note"].(string); prev != "" {
+				note = prev + "; " + note
+			}
 			r.vals["note"] = note
 		}
 	}

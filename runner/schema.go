@@ -452,6 +452,9 @@ func (t *Target) Migrate(ctx context.Context, plan *compiler.Plan, o MigrateOpti
 	}
 	defer conn.Close()
 	defer c.release()
+	if err := checkTables(ctx, c, conn); err != nil {
+		return nil, err
+	}
 	if err := newMachine(c, conn, params{}).walk(ctx, plan.StateSetup()); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ func backfillCmd() *command {
 			from, to string
 			o        runner.BackfillOptions
 			output   outputFlags
+			allow    bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -40,6 +41,7 @@ func backfillCmd() *command {
 		fs.BoolVar(&o.Stale, "stale", false, "rebuild only the partitions built with an older logic than the spec's (--from and --to optional)")
 		fs.BoolVar(&o.DryRun, "dry-run", false, "list the partitions and print the SQL; change nothing")
 		fs.DurationVar(&o.LeaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a backfill that dies")
+		reviewFlag(fs, &allow)
 		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
@@ -84,6 +86,11 @@ func backfillCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		notes, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow)
+		if !ok {
+			return exitError
+		}
+		o.Unreviewed = notes[plan.Pipeline]
 		progress := isTerminal(e.stderr) && !asJSON
 		start := time.Now()
 		if progress {
@@ -92,6 +99,11 @@ func backfillCmd() *command {
 				left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
 				fmt.Fprintf(e.stderr, "\r%d/%d partitions, %s elapsed, about %s left   ", done, total, elapsed.Round(time.Second), left.Round(time.Second))
 			}
+		}
+		if clashes, err := pr.clashes(ctx, tg); err != nil {
+			return c.fail(e, "%v", err)
+		} else if msg, ok := clashes[plan.Pipeline]; ok {
+			return c.fail(e, "%s: refused: %s", plan.Pipeline, msg)
 		}
 		res, err := tg.Backfill(ctx, plan, o)
 		if progress {

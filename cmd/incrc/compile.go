@@ -32,6 +32,7 @@ func compileCmd() *command {
 		fs.BoolVar(&scripts, "scripts", false, "also write each pipeline's engine-side scripts next to its compiled file, for the engines that have them (postgres, redshift, bigquery, snowflake, spark): PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (incrc.yaml: scripts: true)")
 		fs.StringVar(&out, "out", "", "output folder (default: the project's, sql)")
 		p.register(fs)
+		p.registerWarnings(fs, &dialect)
 		output.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
@@ -67,17 +68,26 @@ func compileCmd() *command {
 			st.abort()
 			return c.fail(e, "%v", err)
 		}
+		// The counts are of the pipelines' files; the bookkeeping files,
+		// one a dialect, are listed apart.
+		var bookkeeping []string
+		for _, f := range files {
+			if f.bookkeeping {
+				bookkeeping = append(bookkeeping, filepath.ToSlash(f.path))
+			}
+		}
+		own := len(files) - len(bookkeeping)
 		if format == "json" {
 			var names []string
 			for _, d := range ds {
 				names = append(names, string(d.Name()))
 			}
 			json.NewEncoder(e.stdout).Encode(map[string]any{"pipelines": len(specs), "dialects": names, "out": out,
-				"written": written, "unchanged": len(files) - written, "removed": removed})
+				"written": written, "unchanged": own - written, "removed": removed, "bookkeeping": bookkeeping})
 			return exitOK
 		}
 		fmt.Fprintf(e.stdout, "compiled %d pipeline(s) for %d dialect(s) into %s: %d file(s) written, %d unchanged, %d removed\n",
-			len(specs), len(ds), out, written, len(files)-written, removed)
+			len(specs), len(ds), out, written, own-written, removed)
 		return exitOK
 	}
 	return c
@@ -90,6 +100,7 @@ const compiledMarker = "-- incrc: pipeline "
 // writeFiles makes each dialect folder hold exactly the compiled files:
 // each staged file is renamed into place (a crash never leaves half a
 // file), stale compiled files are removed (read from inside roots only).
+// written counts the pipelines' files, not the bookkeeping.
 func writeFiles(files []compiled, dirs, roots []string) (written, removed int, err error) {
 	want := map[string]bool{}
 	for _, f := range files {
@@ -102,7 +113,9 @@ func writeFiles(files []compiled, dirs, roots []string) (written, removed int, e
 		if err := os.Rename(f.tmp, f.path); err != nil {
 			return written, removed, err
 		}
-		written++
+		if !f.bookkeeping {
+			written++
+		}
 	}
 	for _, path := range staleFiles(dirs, want, roots) {
 		if err := os.Remove(path); err != nil {

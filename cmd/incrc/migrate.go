@@ -26,11 +26,13 @@ func migrateCmd() *command {
 			dryRun   bool
 			leaseTTL time.Duration
 			output   outputFlags
+			allow    bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		fs.BoolVar(&dryRun, "dry-run", false, "print the DDL; change nothing")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a migration that dies")
+		reviewFlag(fs, &allow)
 		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
@@ -56,6 +58,14 @@ func migrateCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		if _, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow); !ok {
+			return exitError
+		}
+		if clashes, err := pr.clashes(ctx, tg); err != nil {
+			return c.fail(e, "%v", err)
+		} else if msg, ok := clashes[plan.Pipeline]; ok {
+			return c.fail(e, "%s: refused: %s", plan.Pipeline, msg)
+		}
 		changes, err := tg.Migrate(ctx, plan, runner.MigrateOptions{DryRun: dryRun, LeaseTTL: leaseTTL, Now: e.now})
 		var locked *runner.LockedError
 		switch {

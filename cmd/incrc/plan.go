@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/runner"
 )
 
@@ -44,6 +46,7 @@ func planCmd() *command {
 		tf.register(fs, "also show each pipeline's next window and the partitions it would rewrite, read from this target")
 		tf.registerSources(fs)
 		p.register(fs)
+		p.registerWarnings(fs, &dialect)
 		if code, ok := c.parse(e, fs, args); !ok {
 			return code
 		}
@@ -107,8 +110,30 @@ type fileChange struct {
 	Path   string `json:"path"`
 	Action string `json:"action"` // added | changed | removed
 	Diff   string `json:"diff"`
-	old    []byte // the file on disk
+	// CompiledBy is the incrc version the file on disk records, when this
+	// binary, of another version, writes a different file: an upgrade
+	// shows in review as a diff, before a run refuses it.
+	CompiledBy string `json:"compiled_by,omitempty"`
+	old        []byte // the file on disk
 }
+
+// compiledBy is the incrc version a compiled file records ("" for none).
+// The file is text anyone may have edited: a version that is not one is
+// not repeated.
+func compiledBy(data []byte) string {
+	for _, line := range strings.SplitN(string(data), "\n", 8) {
+		if v, ok := strings.CutPrefix(line, dialects.VersionLine); ok {
+			if !versionText.MatchString(v) {
+				return "an unrecognised version"
+			}
+			return "incrc " + v
+		}
+	}
+	return ""
+}
+
+// versionText is what a version incrc records looks like.
+var versionText = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$`)
 
 // diffFiles compares the files a compile would write with those on disk,
 // read from inside roots only (readCompiled).
@@ -124,7 +149,14 @@ func diffFiles(files []compiled, dirs, roots []string) ([]fileChange, error) {
 		case err != nil:
 			return nil, err
 		case !bytes.Equal(old, f.data):
-			changes = append(changes, fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data)), old: old})
+			ch := fileChange{Path: f.path, Action: "changed", Diff: string(diff.Diff(slash(f.path), old, slash(f.path), f.data)), old: old}
+			if by := compiledBy(old); by != "incrc "+compiledVersion() {
+				ch.CompiledBy = by
+				if by == "" {
+					ch.CompiledBy = "an incrc that records no version"
+				}
+			}
+			changes = append(changes, ch)
 		}
 	}
 	for _, path := range staleFiles(dirs, want, roots) {
@@ -139,6 +171,14 @@ func diffFiles(files []compiled, dirs, roots []string) ([]fileChange, error) {
 }
 
 func slash(p string) string { return filepath.ToSlash(p) }
+
+// upgrade says that a changed file was compiled by another incrc.
+func upgrade(c fileChange) string {
+	if c.CompiledBy == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (compiled by %s; this incrc, %s, writes a different file)", c.CompiledBy, compiledVersion())
+}
 
 func summary(changes []fileChange) string {
 	n := map[string]int{}
@@ -167,12 +207,18 @@ func printPlanText(w io.Writer, changes []fileChange, semantic []*pipelineChange
 	}
 	fmt.Fprintf(w, "Compiled SQL that would change (%s):\n\n", strings.Join(legend, ", "))
 	for _, c := range changes {
-		fmt.Fprintf(w, "%s %s\n", actionSymbol[c.Action], slash(c.Path))
+		fmt.Fprintf(w, "%s %s%s\n", actionSymbol[c.Action], slash(c.Path), upgrade(c))
 	}
 	// Each pipeline first in the spec's words, then its diffs cut per
 	// statement.
 	printSemanticText(w, semantic)
 	printHunks(w, semantic)
+	// The bookkeeping is no pipeline's: its diff whole.
+	for _, c := range changes {
+		if filepath.Base(c.Path) == dialects.BookkeepingName {
+			fmt.Fprintf(w, "\n%s", c.Diff)
+		}
+	}
 	fmt.Fprintf(w, "\nPlan: %s.\n", summary(changes))
 }
 
@@ -185,9 +231,14 @@ func printPlanMarkdown(w io.Writer, changes []fileChange, semantic []*pipelineCh
 	}
 	fmt.Fprintf(w, "**%s.**\n\n| file | change |\n|---|---|\n", summary(changes))
 	for _, c := range changes {
-		fmt.Fprintf(w, "| %s | %s |\n", mdCell(mdCode(slash(c.Path))), c.Action)
+		fmt.Fprintf(w, "| %s | %s%s |\n", mdCell(mdCode(slash(c.Path))), c.Action, mdCell(upgrade(c)))
 	}
 	printSemanticMarkdown(w, semantic)
+	for _, c := range changes {
+		if filepath.Base(c.Path) == dialects.BookkeepingName {
+			fmt.Fprintf(w, "\n#### %s: the bookkeeping every pipeline shares\n\n<details><summary>the diff</summary>\n\n%s\n\n</details>\n", mdCode(slash(c.Path)), fencedBlock("diff", c.Diff))
+		}
+	}
 }
 
 // previews reads each pipeline's next window from the target.

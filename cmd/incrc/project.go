@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/script"
+	"github.com/incrc/incrc/runner"
 )
 
 // projectFlags are the flags every command that reads specs shares: one
@@ -31,6 +33,20 @@ type projectFlags struct {
 	// quiet: load returns diagnostics without printing them (a command
 	// that prints them as JSON).
 	quiet bool
+	// warnings: the command reports the specs' warnings (validate, compile,
+	// plan), with the names of tables checked for the dialects *dialect
+	// says (the project's when empty); strict: a warning fails it.
+	warnings bool
+	dialect  *string
+	strict   bool
+}
+
+// registerWarnings adds --strict, for a command that reports warnings;
+// dialect is its --dialect, which chooses the dialects whose reading of
+// table names is checked.
+func (p *projectFlags) registerWarnings(fs *pflag.FlagSet, dialect *string) {
+	p.warnings, p.dialect = true, dialect
+	fs.BoolVar(&p.strict, "strict", false, "fail on warnings too (exit 1), as CI should; a spec silences one with silence: {CODE: REASON}")
 }
 
 func (p *projectFlags) register(fs *pflag.FlagSet) {
@@ -48,8 +64,9 @@ type project struct {
 	chosen []*compiler.Spec // the pipelines named, in the order named; all when none were
 	// named: the command line chose specs or pipelines, so what it does
 	// not name is not stale (compile removes nothing then).
-	named bool
-	diags compiler.Diagnostics
+	named    bool
+	diags    compiler.Diagnostics
+	warnings compiler.Diagnostics // of the chosen pipelines, silenced ones left out
 	// roots are the folders the files the project reads may resolve into
 	// (compiler.FileRule): the project's, and those named on the command
 	// line.
@@ -172,34 +189,58 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		return nil, false
 	}
 	ld := compiler.Load(files, pr.roots...)
+	var warnings compiler.Diagnostics
+	if p.warnings {
+		dialect := ""
+		if p.dialect != nil {
+			dialect = *p.dialect
+		}
+		ds, err := dialectsFor(dialect, cfg)
+		if err != nil {
+			c.errorf(e, "%v", err)
+			return nil, false
+		}
+		// The names of tables as the dialects compiled read them: what
+		// the spelling decides (incrc run asks the catalog the rest).
+		nameErrs, nameWarnings := dialects.CheckNames(ds, ld.Specs)
+		ld.Diags = append(ld.Diags, nameErrs...)
+		ld.Diags.Sort()
+		warnings = append(compiler.Warnings(ld.Specs), nameWarnings...)
+		warnings = append(warnings, globWarnings(ld.Specs)...)
+		warnings = compiler.Silence(ld.Specs, warnings)
+	}
 	pr.all, pr.diags = ld.Specs, ld.Diags
 	if len(ld.Diags) == 0 || len(names) == 0 || filesNamed {
 		// Every spec is asked for (no pipeline named, or spec files named
 		// on the command line): every one must be valid.
+		pr.warnings = warnings
 		if len(ld.Diags) > 0 {
-			p.printDiags(e, ld.Diags)
+			p.printDiags(e, ld.Diags, warnings)
 			return pr, false
 		}
 		if pr.chosen, err = choose(ld.Specs, names); err != nil {
 			c.errorf(e, "%v", err)
 			return nil, false
 		}
-		return pr, true
+		pr.warnings = warningsOf(warnings, pr.chosen, len(names) > 0)
+		return pr, p.printDiags(e, nil, pr.warnings)
 	}
 	// Pipelines named: they need their own specs, their upstreams' and the
 	// project file valid; another spec's errors do not stop them.
 	chosen, err := choose(ld.Specs, names)
 	if err != nil {
 		if blocking, _, _ := ld.Blockers(nil, selectorNames(names)); len(blocking) > 0 {
-			p.printDiags(e, blocking) // a named pipeline whose spec is broken
+			p.printDiags(e, blocking, nil) // a named pipeline whose spec is broken
 		} else {
 			c.errorf(e, "%v", err)
 		}
 		return nil, false
 	}
+	pr.warnings = warningsOf(warnings, chosen, true)
 	blocking, waits, leftOut := ld.Blockers(chosen, selectorNames(names))
 	if len(blocking) > 0 {
-		p.printDiags(e, blocking)
+		pr.diags = blocking
+		p.printDiags(e, blocking, pr.warnings)
 		if !p.quiet && len(waits) > 0 {
 			c.notef(e, "%s %s these spec(s) valid first: %s", strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "needs", "need"), strings.Join(waits, "; "))
 		}
@@ -210,18 +251,71 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
 			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
-	return pr, true
+	return pr, p.printDiags(e, nil, pr.warnings)
 }
 
-// printDiags prints diagnostics and their count, unless quiet.
-func (p *projectFlags) printDiags(e *env, diags compiler.Diagnostics) {
-	if p.quiet {
-		return
+// printDiags prints errors and warnings in the order of their places, and
+// their count, unless quiet. ok is false when there are errors, or
+// warnings and --strict.
+func (p *projectFlags) printDiags(e *env, errs, warnings compiler.Diagnostics) (ok bool) {
+	ok = len(errs) == 0 && (len(warnings) == 0 || !p.strict)
+	if p.quiet || len(errs)+len(warnings) == 0 {
+		return ok
 	}
-	for _, d := range diags {
+	all := append(append(compiler.Diagnostics(nil), errs...), warnings...)
+	all.Sort()
+	for _, d := range all {
 		fmt.Fprintln(e.stderr, d)
 	}
-	fmt.Fprintf(e.stderr, "%d error(s)\n", len(diags))
+	var counts []string
+	if len(errs) > 0 {
+		counts = append(counts, fmt.Sprintf("%d error(s)", len(errs)))
+	}
+	if len(warnings) > 0 {
+		w := fmt.Sprintf("%d warning(s)", len(warnings))
+		if p.strict {
+			w += " (--strict fails on them)"
+		}
+		counts = append(counts, w)
+	}
+	fmt.Fprintln(e.stderr, strings.Join(counts, ", "))
+	return ok
+}
+
+// warningsOf keeps the warnings of the chosen pipelines, when pipelines
+// were named; all of them otherwise.
+func warningsOf(warnings compiler.Diagnostics, chosen []*compiler.Spec, named bool) compiler.Diagnostics {
+	if !named {
+		return warnings
+	}
+	var out compiler.Diagnostics
+	for _, w := range warnings {
+		for _, s := range chosen {
+			if slices.Contains(w.Pipelines, s.Pipeline.Value) {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// globWarnings warns of each files source whose glob matches no file now
+// in a folder that is there, relative to the working directory as incrc
+// run reads it.
+func globWarnings(specs []*compiler.Spec) compiler.Diagnostics {
+	var out compiler.Diagnostics
+	for _, s := range specs {
+		f := s.Source.Files
+		if !f.Set() {
+			continue
+		}
+		if n, folder, err := runner.MatchingFiles(f.Value); err == nil && folder && n == 0 {
+			out = append(out, compiler.Diagnostic{Pos: f.Pos, Code: "files-match-nothing", Warning: true, Pipelines: []string{s.Pipeline.Value},
+				Msg: fmt.Sprintf("source.files %q matches no file in its folder now: a pattern that means something else than its author thought (an extension, a folder level, a brace), or a folder not filled yet; a first run that finds no file fails, naming it", f.Value)})
+		}
+	}
+	return out
 }
 
 // selectorNames are the pipelines selectors name (NAME, NAME+, +NAME).
@@ -281,6 +375,30 @@ func (pr *project) one(c *command, e *env) (*compiler.Plan, bool) {
 		return nil, false
 	}
 	return plans[0], true
+}
+
+// clashes returns, for each chosen pipeline, why it must not write: a
+// table it writes is one another pipeline of the project writes, as the
+// target's catalog resolves their names (validate compares what the
+// spelling decides for the dialects compiled; the target may be another).
+func (pr *project) clashes(ctx context.Context, tg *runner.Target) (map[string]string, error) {
+	var uses []compiler.TableUse
+	for _, s := range pr.all {
+		uses = append(uses, s.Tables()...)
+	}
+	found, err := tg.CheckTables(ctx, uses)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, c := range found {
+		for _, p := range c.Pipelines {
+			if _, ok := out[p]; !ok {
+				out[p] = c.Msg
+			}
+		}
+	}
+	return out, nil
 }
 
 // outputFlags are how every command that prints results chooses their
@@ -348,6 +466,9 @@ type compiled struct {
 	data []byte // nil when staged, or same and the compile asked only for changed bytes
 	same bool   // the file there holds these bytes already
 	tmp  string // the temporary file holding the new bytes, when staged
+	// bookkeeping: the dialect's file of the statements every pipeline
+	// shares (dialects.BookkeepingFile), not a pipeline's.
+	bookkeeping bool
 }
 
 // compileAll lowers and renders every spec for every dialect. It fails as
@@ -389,8 +510,32 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 		files = append(files, r.files...)
 		errs = append(errs, r.errs...)
 	}
+	// The bookkeeping every pipeline shares, once per dialect.
+	for _, d := range ds {
+		data, err := dialects.BookkeepingFile(d, compiledVersion())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f := compiled{path: filepath.Join(out, string(d.Name()), dialects.BookkeepingName), data: data, bookkeeping: true}
+		f.same = sameFile(f.path, data)
+		if st != nil {
+			if !f.same {
+				if err := st.stage(&f); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+			f.data = nil
+		}
+		files = append(files, f)
+	}
 	return files, errs
 }
+
+// compiledVersion is the incrc version the compiled files record: the
+// binary's, read once.
+var compiledVersion = sync.OnceValue(func() string { return readBuildInfo().Version })
 
 // compileSpec lowers one spec and renders it for every dialect, with its
 // scripts when asked. shown is the spec's path as the files name it
@@ -418,6 +563,7 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 		files = append(files, f)
 	}
 	filer := dialects.NewFiler(plan, shown)
+	filer.Version = compiledVersion()
 	for _, d := range ds {
 		data, err := filer.File(d, src)
 		var placed compiler.Diagnostics

@@ -27,12 +27,14 @@ func reconcileCmd() *command {
 			tf       targetFlags
 			from, to string
 			output   outputFlags
+			allow    bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
 		tf.registerSources(fs)
 		fs.StringVar(&from, "from", "", "first value of reconcile.by to compare (inclusive): a date or RFC 3339")
 		fs.StringVar(&to, "to", "", "end of the range (exclusive)")
+		reviewFlag(fs, &allow)
 		output.register(fs)
 		p.register(fs)
 		if code, ok := c.parse(e, fs, args); !ok {
@@ -69,6 +71,9 @@ func reconcileCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		if _, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow); !ok {
+			return exitError
+		}
 		rec, err := tg.Reconcile(ctx, plans[0], lo, hi)
 		if err != nil {
 			c.errorf(e, "%v", err)

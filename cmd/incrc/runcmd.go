@@ -32,6 +32,7 @@ func runCmd() *command {
 			reload      bool
 			leaseTTL    time.Duration
 			output      outputFlags
+			allow       bool
 		)
 		fs := c.flags(e)
 		tf.register(fs, "target database URL, or a target named in incrc.yaml")
@@ -42,6 +43,7 @@ func runCmd() *command {
 		fs.BoolVar(&force, "force", false, "run a program that the compiled file says is refused without --force (a full refresh that would destroy history no source holds)")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
 		fs.BoolVar(&reload, "reload-rewritten", false, "a files source loaded by file (watermark: {files: new}) loads again the files rewritten in place since they were loaded")
+		reviewFlag(fs, &allow)
 		output.register(fs)
 		// The target's URL says its dialect; --dialect, which compile and
 		// plan read as the dialects to write, only asserted it here.
@@ -82,7 +84,21 @@ func runCmd() *command {
 			return code
 		}
 		defer tg.Close()
+		notes, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow)
+		if !ok {
+			return exitError
+		}
+		clashes, err := pr.clashes(ctx, tg)
+		if err != nil {
+			return c.fail(e, "%v", err)
+		}
 		for _, plan := range plans {
+			if msg, ok := clashes[plan.Pipeline]; ok {
+				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
+				code = exitError
+				continue
+			}
+			opts.Unreviewed = notes[plan.Pipeline]
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
 			switch {
@@ -154,6 +170,13 @@ func printResult(w io.Writer, r *runner.Result) {
 			fmt.Fprintf(w, "  column %s %s added to %s: rows written before hold NULL there until a backfill or a --full-refresh rewrites them\n", ch.Column, ch.To, ch.Table)
 		case "widen":
 			fmt.Fprintf(w, "  column %s of %s widened in place: %s -> %s\n", ch.Column, ch.Table, ch.From, ch.To)
+		default:
+			continue
+		}
+		// The DDL the run decided from the catalog, as it ran: it is in no
+		// compiled file (incrc plan --target lists it before the run).
+		for _, ddl := range ch.DDL {
+			fmt.Fprintf(w, "    %s;\n", strings.ReplaceAll(ddl, "\n", "\n    "))
 		}
 	}
 	if r.HeldBy != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/runner"
 )
 
@@ -93,6 +94,9 @@ func semanticChanges(specs []*compiler.Spec, changes []fileChange, files []compi
 		newData[f.path] = f.data
 	}
 	for _, c := range changes {
+		if filepath.Base(c.Path) == dialects.BookkeepingName {
+			continue // no pipeline's: its diff is the file list's and the hunks'
+		}
 		name := strings.TrimSuffix(filepath.Base(c.Path), ".sql")
 		pc := byPipeline[name]
 		if pc == nil {

@@ -88,6 +88,10 @@ func Lex(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, true) }
 // classify. The last token is EOF.
 func LexExact(r *Rules, s string) ([]Token, error) { return lex(nil, r, s, false) }
 
+// AppendExact is LexExact appending the tokens to dst: a caller that lexes
+// one statement after another reuses one slice.
+func AppendExact(dst []Token, r *Rules, s string) ([]Token, error) { return lex(dst, r, s, false) }
+
 type lexer struct {
 	r      *Rules
 	s      string

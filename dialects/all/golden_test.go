@@ -32,11 +32,57 @@ func goldenSpecs(t testing.TB) []*compiler.Spec {
 	return specs
 }
 
+// goldenVersion is the incrc version the golden files record: what a
+// binary built from source (incrc version: devel) writes.
+const goldenVersion = "devel"
+
+// file is the compiled file incrc compile writes for plan and d.
+func file(d dialects.Dialect, plan *compiler.Plan, spec string, src dialects.Dialect) ([]byte, error) {
+	f := dialects.NewFiler(plan, spec)
+	f.Version = goldenVersion
+	return f.File(d, src)
+}
+
+// checkGolden compares got with the golden file at path, or writes it
+// with -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./dialects/all -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
 // TestGolden compiles every golden spec for every dialect and compares
-// with golden/<dialect>/<pipeline>.sql. It never needs a database.
+// with golden/<dialect>/<pipeline>.sql, and each dialect's bookkeeping
+// with golden/<dialect>/_incrc.sql. It never needs a database.
 func TestGolden(t *testing.T) {
 	specs := goldenSpecs(t)
 	seen := map[string]bool{}
+	for _, name := range all.Names() {
+		d, _ := all.Lookup(name)
+		path := filepath.Join("..", "..", "golden", name, dialects.BookkeepingName)
+		seen[path] = true
+		t.Run(name+"/bookkeeping", func(t *testing.T) {
+			got, err := dialects.BookkeepingFile(d, goldenVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, path, got)
+		})
+	}
 	for _, s := range specs {
 		plan, err := compiler.Lower(s)
 		if err != nil {
@@ -53,30 +99,15 @@ func TestGolden(t *testing.T) {
 			path := filepath.Join("..", "..", "golden", name, s.Pipeline.Value+".sql")
 			seen[path] = true
 			t.Run(name+"/"+s.Pipeline.Value, func(t *testing.T) {
-				got, err := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
+				got, err := file(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
 				if err != nil {
 					t.Fatal(err)
 				}
-				again, _ := dialects.File(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
+				again, _ := file(d, plan, strings.TrimPrefix(filepath.ToSlash(s.File), "../../"), src)
 				if string(again) != string(got) {
 					t.Fatal("two renderings of one plan differ")
 				}
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./dialects/all -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-				}
+				checkGolden(t, path, got)
 			})
 		}
 	}

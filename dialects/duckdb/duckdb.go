@@ -16,10 +16,11 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect     = (*Dialect)(nil)
-	_ dialects.OpRenderer  = (*Dialect)(nil)
-	_ dialects.TimeTruncer = (*Dialect)(nil)
-	_ dialects.SourceTyper = (*Dialect)(nil)
+	_ dialects.Dialect       = (*Dialect)(nil)
+	_ dialects.TableResolver = (*Dialect)(nil)
+	_ dialects.OpRenderer    = (*Dialect)(nil)
+	_ dialects.TimeTruncer   = (*Dialect)(nil)
+	_ dialects.SourceTyper   = (*Dialect)(nil)
 
 	_ dialects.CountingMerger = (*Dialect)(nil)
 )
@@ -83,8 +84,26 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 func (*Dialect) Name() dialects.Name { return "duckdb" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, GroupState: true, FoldsNames: true, DefaultSchema: "main",
 		Note: "DuckDB allows one writing process per database file."}
+}
+
+// ResolveTable says which table t is: DuckDB compares names without case,
+// reads an unqualified name in the current database and schema, and a.b
+// as the schema a of the current database when there is one, else as the
+// database a (its schema main).
+func (*Dialect) ResolveTable(t compiler.Table) (string, []any) {
+	p := t.Parts
+	switch len(p) {
+	case 1:
+		return `SELECT lower(current_database()), lower(current_schema()), lower($1)`, []any{p[0]}
+	case 2:
+		return `SELECT lower(CASE WHEN s.found OR NOT d.found THEN current_database() ELSE $1 END),
+  lower(CASE WHEN s.found OR NOT d.found THEN $1 ELSE 'main' END), lower($2)
+FROM (SELECT count(*) > 0 AS found FROM duckdb_schemas() WHERE database_name = current_database() AND lower(schema_name) = lower($1)) AS s,
+  (SELECT count(*) > 0 AS found FROM duckdb_databases() WHERE lower(database_name) = lower($1)) AS d`, []any{p[0], p[1]}
+	}
+	return `SELECT lower($1), lower($2), lower($3)`, []any{p[len(p)-3], p[len(p)-2], p[len(p)-1]}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

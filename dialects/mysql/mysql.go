@@ -25,14 +25,15 @@ import (
 type Dialect struct{}
 
 var (
-	_ dialects.Dialect      = (*Dialect)(nil)
-	_ dialects.OpRenderer   = (*Dialect)(nil)
-	_ dialects.TimeTruncer  = (*Dialect)(nil)
-	_ dialects.NullsLaster  = (*Dialect)(nil)
-	_ dialects.SourceTyper  = (*Dialect)(nil)
-	_ dialects.StringQuoter = (*Dialect)(nil)
-	_ dialects.TimeSpeller  = (*Dialect)(nil)
-	_ dialects.ExactTexter  = (*Dialect)(nil)
+	_ dialects.Dialect       = (*Dialect)(nil)
+	_ dialects.TableResolver = (*Dialect)(nil)
+	_ dialects.OpRenderer    = (*Dialect)(nil)
+	_ dialects.TimeTruncer   = (*Dialect)(nil)
+	_ dialects.NullsLaster   = (*Dialect)(nil)
+	_ dialects.SourceTyper   = (*Dialect)(nil)
+	_ dialects.StringQuoter  = (*Dialect)(nil)
+	_ dialects.TimeSpeller   = (*Dialect)(nil)
+	_ dialects.ExactTexter   = (*Dialect)(nil)
 )
 
 func (*Dialect) Name() dialects.Name { return "mysql" }
@@ -40,6 +41,18 @@ func (*Dialect) Name() dialects.Name { return "mysql" }
 func (*Dialect) Caps() dialects.Caps {
 	return dialects.Caps{Transactions: true, Heartbeat: true,
 		Note: "MariaDB 10.11 / MySQL 8 (InnoDB): DDL commits implicitly, so it all runs before the write transaction."}
+}
+
+// ResolveTable says which table t is: an unqualified name is in the
+// connection's database, and names keep their case unless the server's
+// lower_case_table_names folds them (Linux keeps it by default).
+func (*Dialect) ResolveTable(t compiler.Table) (string, []any) {
+	schema := ""
+	if s := t.Schema(); len(s) > 0 {
+		schema = s[len(s)-1]
+	}
+	return "SELECT '', CASE WHEN @@lower_case_table_names = 0 THEN x.s ELSE LOWER(x.s) END, CASE WHEN @@lower_case_table_names = 0 THEN x.n ELSE LOWER(x.n) END\n" +
+		"FROM (SELECT COALESCE(NULLIF(?, ''), DATABASE(), '') AS s, ? AS n) AS x", []any{schema, t.Name()}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -15,6 +15,7 @@ type Dialect struct{}
 
 var (
 	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.TableResolver  = (*Dialect)(nil)
 	_ dialects.OpRenderer     = (*Dialect)(nil)
 	_ dialects.TimeTruncer    = (*Dialect)(nil)
 	_ dialects.SourceTyper    = (*Dialect)(nil)
@@ -25,8 +26,26 @@ var (
 func (*Dialect) Name() dialects.Name { return "postgres" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, Heartbeat: true, DefaultSchema: "public",
 		Note: "PostgreSQL 15 or later (MERGE)."}
+}
+
+// ResolveTable asks the catalog which table t is: the one its name finds
+// on the search_path (to_regclass reads the quoted name as the engine
+// does), or, not there yet, where CREATE TABLE would put it.
+func (d *Dialect) ResolveTable(t compiler.Table) (string, []any) {
+	quoted := make([]string, len(t.Parts))
+	for i, p := range t.Parts {
+		quoted[i] = d.QuoteIdent(p)
+	}
+	schema := ""
+	if s := t.Schema(); len(s) > 0 {
+		schema = s[len(s)-1]
+	}
+	return `SELECT current_database()::text, COALESCE(n.nspname::text, NULLIF($2::text, ''), current_schema()::text), COALESCE(c.relname::text, $3::text)
+FROM (SELECT to_regclass($1::text) AS oid) AS r
+LEFT JOIN pg_class AS c ON c.oid = r.oid
+LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace`, []any{strings.Join(quoted, "."), schema, t.Name()}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -40,7 +40,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "redshift" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true, ReusesParams: true,
+	return dialects.Caps{Transactions: true, ReusesParams: true, FoldsNames: true, DefaultSchema: "public",
 		Note: "Redshift: the stage is a session temporary table (MERGE reads a table). Serializable isolation:\n" +
 			"a concurrent writer to the same table can abort a run (error 1023); the run is then retried whole."}
 }

@@ -46,7 +46,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "snowflake" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true,
+	return dialects.Caps{Transactions: true, DefaultSchema: "PUBLIC",
 		Note: "Snowflake: DDL commits an open transaction, so it all runs before BEGIN; the stage is a session\n" +
 			"temporary table. Names are quoted in upper case, as Snowflake folds unquoted names.\n" +
 			"Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and\n" +

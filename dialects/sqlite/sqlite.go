@@ -31,7 +31,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "sqlite" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: true,
+	return dialects.Caps{Transactions: true, FoldsNames: true, DefaultSchema: "main",
 		Note: "SQLite has no schemas: a qualified name a.b is the table a_b. Times are ISO text in UTC."}
 }
 
