@@ -145,7 +145,7 @@ func (t *Target) DropSchema(ctx context.Context, schema string) error {
 	switch t.Dialect.Name() {
 	case "sqlite":
 		return nil
-	case "postgres", "duckdb":
+	case "postgres", "duckdb", "spark", "spark_iceberg", "trino":
 		stmt += " CASCADE"
 	}
 	_, err := t.DB.ExecContext(ctx, stmt)

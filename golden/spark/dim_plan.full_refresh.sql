@@ -35,8 +35,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -284,12 +285,14 @@ CREATE TABLE `incrc_changes_dim_plan` (
 USING DELTA;
 
 -- step 32: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dim_plan`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dim_plan`;
 
 -- step 33: count_null_watermark
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL created_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
@@ -299,6 +302,7 @@ WHERE `created_at` IS NULL;
 
 -- step 34: dedupe_stage
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_dim_plan`;
 INSERT INTO `incrc_stage_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM (
@@ -308,6 +312,7 @@ FROM (
   WHERE `created_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_plan`;
 
 -- step 35: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".

@@ -35,8 +35,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -280,15 +281,18 @@ CREATE TABLE `incrc_changes_dim_product` (
 USING DELTA;
 
 -- step 32: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dim_product`;
 INSERT INTO `incrc_raw_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
   SELECT product_id, name, price FROM app.products
 ) AS src;
+SELECT COUNT(*) FROM `incrc_raw_dim_product`;
 
 -- step 33: dedupe_stage
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 INSERT INTO `incrc_stage_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
@@ -297,6 +301,7 @@ FROM (
   FROM `incrc_raw_dim_product` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 
 -- step 34: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -306,6 +311,7 @@ WHERE `product_id` IS NULL OR NOT (`price` >= 0);
 
 -- step 35: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`dim_product_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`dim_product_quarantine` (`incrc_run_id`, `incrc_reason`, `product_id`, `name`, `price`)
 SELECT ?,
@@ -317,6 +323,7 @@ SELECT ?,
 FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL
    OR NOT (`price` >= 0);
+SELECT COUNT(*) FROM `dw`.`dim_product_quarantine`;
 
 -- step 36: delete_invalid
 -- job: only when invalid is not 0.

@@ -28,13 +28,14 @@
 --   for postgres; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -256,6 +257,7 @@ WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_app_orders`;
 INSERT INTO `incrc_stage_dw_app_orders` (`order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM (
@@ -265,6 +267,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_app_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -274,6 +277,7 @@ WHERE incrc_rn = 1;
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`app_orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`app_orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT ?,
@@ -283,10 +287,12 @@ SELECT ?,
   `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM `incrc_raw_dw_app_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`app_orders_quarantine`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`app_orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`app_orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT ?,
@@ -300,6 +306,7 @@ FROM `incrc_stage_dw_app_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`app_orders_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -373,9 +380,11 @@ DELETE FROM `dw`.`app_orders`;
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`app_orders`;
 INSERT INTO `dw`.`app_orders` (`order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM `incrc_stage_dw_app_orders`;
+SELECT COUNT(*) FROM `dw`.`app_orders`;
 
 -- name: reconcile_source
 -- phase: query

@@ -34,8 +34,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -295,12 +296,14 @@ CREATE TABLE `incrc_deletes_dw_customers` (
 USING DELTA;
 
 -- step 33: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- step 34: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -310,6 +313,7 @@ WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` I
 
 -- step 35: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`customers_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`customers_quarantine` (`incrc_run_id`, `incrc_reason`, `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -327,6 +331,7 @@ WHERE `ingested_at` IS NULL
    OR `lsn` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+SELECT COUNT(*) FROM `dw`.`customers_quarantine`;
 
 -- step 36: delete_invalid
 -- job: only when invalid is not 0.
@@ -348,6 +353,7 @@ DELETE FROM `dw`.`customers_tombstones`;
 
 -- step 40: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_dw_customers`;
 INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
 SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
 FROM (
@@ -361,9 +367,11 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_dw_customers`;
 
 -- step 41: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_dw_customers`;
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
 FROM (
@@ -377,6 +385,7 @@ WHERE r.incrc_rn = 1
   AND (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_dw_customers`;
 
 -- step 42: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).

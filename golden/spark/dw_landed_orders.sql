@@ -21,13 +21,14 @@
 --   for duckdb; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -221,6 +222,7 @@ FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 INSERT INTO `incrc_stage_dw_landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM (
@@ -229,6 +231,7 @@ FROM (
   FROM `incrc_raw_dw_landed_orders` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -305,9 +308,11 @@ DELETE FROM `dw`.`landed_orders`;
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 INSERT INTO `dw`.`landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM `incrc_stage_dw_landed_orders`;
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: reconcile_source
 -- phase: query

@@ -31,8 +31,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -273,15 +274,18 @@ CREATE TABLE `incrc_raw_dw_orders` (
 USING DELTA;
 
 -- step 32: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dw_orders`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_orders`;
 
 -- step 33: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
@@ -291,13 +295,15 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 
 -- step 34: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark)
 
 -- step 35: quarantine_null_watermark
--- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -307,6 +313,7 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- step 36: ignore_older
 -- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
@@ -326,6 +333,7 @@ WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
 -- step 38: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -339,6 +347,7 @@ FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- step 39: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).

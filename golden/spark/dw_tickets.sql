@@ -21,13 +21,14 @@
 -- strategy: merge, unique key (ticket_id), watermark updated_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -220,6 +221,7 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dw_tickets`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
@@ -232,10 +234,12 @@ FROM (
   LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_tickets`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
 INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
 FROM (
@@ -245,6 +249,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
 
 -- name: analyze_stage
 -- phase: stage

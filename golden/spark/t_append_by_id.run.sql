@@ -28,8 +28,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -248,12 +249,14 @@ CREATE TABLE `incrc_raw_t_append_by_id` (
 USING DELTA;
 
 -- step 30: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_append_by_id`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `app`.`events`
 WHERE ((`event_id` >= ? AND `event_id` < ?) OR `event_id` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_append_by_id`;
 
 -- step 31: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL event_id, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
@@ -262,7 +265,8 @@ FROM `incrc_raw_t_append_by_id`
 WHERE `event_id` IS NULL;
 
 -- step 32: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_append_by_id`;
 INSERT INTO `incrc_stage_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM (
@@ -272,6 +276,7 @@ FROM (
   WHERE `event_id` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_append_by_id`;
 
 -- step 33: analyze_stage
 -- job: only when rows_read is not 0.
@@ -300,9 +305,11 @@ FROM `incrc_stage_t_append_by_id`;
 
 -- step 37: write
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `dw`.`events_by_id`;
 INSERT INTO `dw`.`events_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `incrc_stage_t_append_by_id`;
+SELECT COUNT(*) FROM `dw`.`events_by_id`;
 
 -- step 38: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).

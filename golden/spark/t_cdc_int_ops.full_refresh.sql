@@ -32,8 +32,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -264,7 +265,8 @@ CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
 USING DELTA;
 
 -- step 31: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -272,6 +274,7 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- step 32: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written".
@@ -294,6 +297,7 @@ DELETE FROM `dw`.`documents_tombstones`;
 
 -- step 36: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
 FROM (
@@ -307,9 +311,11 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
 -- step 37: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
 FROM (
@@ -323,6 +329,7 @@ WHERE r.incrc_rn = 1
   AND (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
 -- step 38: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).

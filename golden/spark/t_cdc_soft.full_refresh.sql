@@ -34,8 +34,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -307,12 +308,14 @@ CREATE TABLE `incrc_deletes_t_cdc_soft` (
 USING DELTA;
 
 -- step 33: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- step 34: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -322,6 +325,7 @@ WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `change
 
 -- step 35: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`accounts_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`accounts_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT ?,
@@ -343,6 +347,7 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')
    OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+SELECT COUNT(*) FROM `dw`.`accounts_quarantine`;
 
 -- step 36: delete_invalid
 -- job: only when invalid is not 0.
@@ -364,6 +369,7 @@ DELETE FROM `dw`.`accounts_tombstones`;
 
 -- step 40: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
 FROM (
@@ -376,9 +382,11 @@ LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`acco
 WHERE r.incrc_rn = 1
   AND NOT (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 
 -- step 41: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
 FROM (
@@ -392,6 +400,7 @@ WHERE r.incrc_rn = 1
   AND (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 
 -- step 42: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).

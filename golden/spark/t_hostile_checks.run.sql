@@ -31,8 +31,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -273,15 +274,18 @@ CREATE TABLE `incrc_raw_t_hostile_checks` (
 USING DELTA;
 
 -- step 32: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 
 -- step 33: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 INSERT INTO `incrc_stage_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM (
@@ -291,13 +295,15 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 
 -- step 34: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark)
 
 -- step 35: quarantine_null_watermark
--- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -307,6 +313,7 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `incrc_raw_t_hostile_checks`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- step 36: ignore_older
 -- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
@@ -326,6 +333,7 @@ WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`n
 
 -- step 38: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -345,6 +353,7 @@ WHERE `id` IS NULL
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- step 39: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).

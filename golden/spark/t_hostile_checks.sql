@@ -22,13 +22,14 @@
 -- strategy: merge, unique key (id), watermark updated_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -211,15 +212,18 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 INSERT INTO `incrc_stage_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM (
@@ -229,6 +233,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -238,6 +243,7 @@ WHERE incrc_rn = 1;
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -247,10 +253,12 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `incrc_raw_t_hostile_checks`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -270,6 +278,7 @@ WHERE `id` IS NULL
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -349,6 +358,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 -- name: quarantine_null_watermark_source
 -- phase: write
 -- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -358,10 +368,12 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: quarantine_source
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -391,6 +403,7 @@ WHERE `id` IS NULL
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: replace_target
 -- phase: write
@@ -412,6 +425,7 @@ WHERE incrc_rn = 1
 -- name: quarantine_source_unique
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -431,6 +445,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?')));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: replace_target_unique
 -- phase: write

@@ -25,8 +25,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -234,7 +235,8 @@ CREATE TABLE `incrc_stage_t_query_append` (
 USING DELTA;
 
 -- step 27: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -244,6 +246,7 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- step 28: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL seq, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
@@ -273,9 +276,11 @@ FROM `incrc_stage_t_query_append`;
 
 -- step 33: write
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `staging_events`;
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
 FROM `incrc_stage_t_query_append`;
+SELECT COUNT(*) FROM `staging_events`;
 
 -- step 34: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).

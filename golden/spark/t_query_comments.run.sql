@@ -24,8 +24,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -238,7 +239,8 @@ CREATE TABLE `incrc_stage_t_query_comments` (
 USING DELTA;
 
 -- step 28: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_query_comments`;
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_comments` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
@@ -248,6 +250,7 @@ FROM (
   WHERE note <> '-- not a comment' AND note <> '/* nor this */'
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_stage_t_query_comments`;
 
 -- step 29: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
@@ -271,9 +274,11 @@ FROM `incrc_stage_t_query_comments`;
 
 -- step 33: write
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `dw`.`query_comments`;
 INSERT INTO `dw`.`query_comments` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `incrc_stage_t_query_comments`;
+SELECT COUNT(*) FROM `dw`.`query_comments`;
 
 -- step 34: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).

@@ -42,8 +42,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -353,12 +354,14 @@ CREATE TABLE `incrc_changes_t_scd2_cdc` (
 USING DELTA;
 
 -- step 37: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- step 38: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -368,6 +371,7 @@ WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn`
 
 -- step 39: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -389,6 +393,7 @@ WHERE `ingested_at` IS NULL
    OR `committed_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
 
 -- step 40: delete_invalid
 -- job: only when invalid is not 0.
@@ -423,9 +428,11 @@ FROM `incrc_stage_t_scd2_cdc`;
 
 -- step 44: timeline_candidates
 -- job: only when new_events is not 0.
+SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
+SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 
 -- step 45: timeline_history
 -- job: only when new_events is not 0.
@@ -521,10 +528,12 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `pla
 
 -- step 54: write_tombstones
 -- job: only when new_events is not 0.
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- step 55: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).

@@ -30,13 +30,14 @@
 --   versions [starts, ends), open end 9999-12-31, from a change log: each change an event at its committed_at
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -322,24 +323,29 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key, sequence or commit time, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -361,6 +367,7 @@ WHERE `ingested_at` IS NULL
    OR `committed_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -407,9 +414,11 @@ FROM `incrc_stage_t_scd2_cdc`;
 -- name: timeline_candidates
 -- phase: write
 -- The new events, onto the timeline.
+SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
+SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 
 -- name: timeline_history
 -- phase: write
@@ -515,10 +524,12 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `pla
 -- name: write_tombstones
 -- phase: write
 -- Each new delete is a tombstone, written after the versions it ends.
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: clear_target
 -- phase: write

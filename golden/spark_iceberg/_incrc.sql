@@ -143,6 +143,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- name: read_state
 -- phase: state
@@ -159,6 +164,11 @@ WHERE `pipeline` = ?;
 UPDATE `incrc_state`
 SET `lease_expires_at` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `lease_expires_at` <=> ?;
 
 -- name: release_lease
 -- phase: state
@@ -168,6 +178,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: force_release
 -- phase: state
@@ -177,6 +192,11 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;
 
 -- name: abandon_runs
 -- phase: state
@@ -221,6 +241,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- name: record_finish
 -- phase: write
@@ -254,9 +282,11 @@ WHERE `run_id` = ?;
 -- name: clear_markers
 -- phase: state
 -- backfill --restart: forget which partitions of this backfill are done.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- name: read_markers
 -- phase: state
@@ -280,9 +310,11 @@ LIMIT 100;
 -- name: delete_marker
 -- phase: write
 -- Replace a partition's marker (with the rewrite, in its transaction).
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- name: insert_marker
 -- phase: write

@@ -24,14 +24,14 @@
 --   versions [valid_from, valid_to), open end 9999-12-31, snapshot, deletes close
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -213,15 +213,18 @@ USING iceberg;
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dim_customer`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
 SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM `app`.`customers`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dim_customer`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key and start: each version of the source once.
+SELECT -COUNT(*) FROM `incrc_stage_dim_customer`;
 INSERT INTO `incrc_stage_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
 SELECT `customer_id`, `name`, `country`, `updated_at`
 FROM (
@@ -231,6 +234,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_customer`;
 
 -- name: count_null_watermark
 -- phase: stage
@@ -287,8 +291,10 @@ WHERE `customer_id` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dim_customer`;
 DELETE FROM `incrc_stage_dim_customer`
 WHERE `customer_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dim_customer`;
 
 -- name: timeline_candidates
 -- phase: write
@@ -417,4 +423,6 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`customer_id`, `name`, `coun
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`dim_customer`;
 DELETE FROM `dw`.`dim_customer`;
+SELECT -COUNT(*) FROM `dw`.`dim_customer`;

@@ -36,8 +36,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -218,13 +219,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 23: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -308,12 +314,14 @@ CREATE TABLE `incrc_deletes_dw_customers` (
 USING iceberg;
 
 -- step 35: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- step 36: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -323,6 +331,7 @@ WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` I
 
 -- step 37: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`customers_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`customers_quarantine` (`incrc_run_id`, `incrc_reason`, `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -340,11 +349,14 @@ WHERE `ingested_at` IS NULL
    OR `lsn` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+SELECT COUNT(*) FROM `dw`.`customers_quarantine`;
 
 -- step 38: delete_invalid
 -- job: only when invalid is not 0.
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 DELETE FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- step 39: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
@@ -353,6 +365,7 @@ FROM `incrc_raw_dw_customers`;
 
 -- step 40: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_dw_customers`;
 INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
 SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
 FROM (
@@ -366,9 +379,11 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_dw_customers`;
 
 -- step 41: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_dw_customers`;
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
 FROM (
@@ -382,6 +397,7 @@ WHERE r.incrc_rn = 1
   AND (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_dw_customers`;
 
 -- step 42: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
@@ -404,6 +420,7 @@ FROM `incrc_deletes_dw_customers`;
 
 -- step 45: retract_tombstones
 -- job: only when upserts is not 0.
+SELECT COUNT(*) FROM `dw`.`customers_tombstones`;
 MERGE INTO `dw`.`customers_tombstones` AS t
 USING (
   SELECT s.`customer_id`
@@ -411,6 +428,7 @@ USING (
 ) AS s
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`customers_tombstones`;
 
 -- step 46: write
 -- job: only when upserts is not 0.
@@ -427,6 +445,7 @@ WHEN NOT MATCHED THEN INSERT (`customer_id`, `name`, `country`, `committed_at`, 
 
 -- step 47: apply_deletes
 -- job: only when rows_deleted is not 0.
+SELECT COUNT(*) FROM `dw`.`customers`;
 MERGE INTO `dw`.`customers` AS t
 USING (
   SELECT s.`customer_id`
@@ -434,6 +453,7 @@ USING (
 ) AS s
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`customers`;
 
 -- step 48: write_tombstones
 -- job: only when rows_deleted is not 0.
@@ -451,7 +471,7 @@ WHEN NOT MATCHED THEN INSERT (`customer_id`, `incrc_sequence`, `incrc_deleted_at
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`customers`) THEN 1 ELSE 0 END;
 
 -- step 50: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -459,6 +479,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 51: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -499,3 +527,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -22,14 +22,14 @@
 -- strategy: overwrite_partitions, watermark ingested_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -229,18 +229,22 @@ WHERE `ingested_at` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 DELETE FROM `incrc_stage_dw_events`
 WHERE `ingested_at` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
 FROM `app`.`events`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `event_date` >= ? AND `event_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: count_invalid
 -- phase: write
@@ -252,8 +256,10 @@ WHERE `event_date` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_events`;
 DELETE FROM `incrc_stage_dw_events`
 WHERE `event_date` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 
 -- name: count_staged
 -- phase: write
@@ -282,7 +288,9 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`events`;
 DELETE FROM `dw`.`events`;
+SELECT -COUNT(*) FROM `dw`.`events`;
 -- params: start, hi
 INSERT INTO `dw`.`events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
 SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`

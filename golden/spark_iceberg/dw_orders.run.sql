@@ -31,8 +31,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -200,13 +201,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 22: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 23: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -273,15 +279,18 @@ CREATE TABLE `incrc_raw_dw_orders` (
 USING iceberg;
 
 -- step 32: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dw_orders`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_orders`;
 
 -- step 33: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
@@ -291,13 +300,15 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 
 -- step 34: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
 -- step 35: quarantine_null_watermark
--- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -307,9 +318,11 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- step 36: ignore_older
--- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 MERGE INTO `incrc_stage_dw_orders` AS t
 USING (
   SELECT s.`order_id`, s.`updated_at`
@@ -317,6 +330,7 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 
 -- step 37: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -326,6 +340,7 @@ WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
 -- step 38: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -339,9 +354,11 @@ FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- step 39: retract_invalid
--- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
+-- job: only when invalid is not 0; add the values its SELECT COUNT(*) statements read to rows_deleted (a leading - subtracts).
+SELECT COUNT(*) FROM `dw`.`orders`;
 MERGE INTO `dw`.`orders` AS t
 USING (
   SELECT s.`order_id`
@@ -350,11 +367,14 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`orders`;
 
 -- step 40: delete_invalid
 -- job: only when invalid is not 0.
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 
 -- step 41: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
@@ -385,7 +405,7 @@ WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END;
 
 -- step 44: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -393,6 +413,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -429,3 +457,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -24,14 +24,14 @@
 -- upstream: dim_customer (lookup: runs first)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -263,12 +263,15 @@ WHERE `updated_at` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 DELETE FROM `incrc_stage_dw_sales`
 WHERE `updated_at` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
@@ -281,6 +284,7 @@ FROM (
 ) AS src
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: count_invalid
 -- phase: write
@@ -292,8 +296,10 @@ WHERE `sale_date` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 DELETE FROM `incrc_stage_dw_sales`
 WHERE `sale_date` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: count_staged
 -- phase: write
@@ -334,7 +340,9 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`sales`;
 DELETE FROM `dw`.`sales`;
+SELECT -COUNT(*) FROM `dw`.`sales`;
 -- params: start, hi
 INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`

@@ -16,14 +16,14 @@
 -- strategy: append, unique key (event_id), watermark event_id (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -183,15 +183,18 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_append_by_id`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `app`.`events`
 WHERE ((`event_id` >= ? AND `event_id` < ?) OR `event_id` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_append_by_id`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_append_by_id`;
 INSERT INTO `incrc_stage_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM (
@@ -201,6 +204,7 @@ FROM (
   WHERE `event_id` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_append_by_id`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -224,8 +228,10 @@ WHERE `event_id` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_append_by_id`;
 DELETE FROM `incrc_stage_t_append_by_id`
 WHERE `event_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_append_by_id`;
 
 -- name: count_staged
 -- phase: write
@@ -236,6 +242,7 @@ FROM `incrc_stage_t_append_by_id`;
 -- name: ignore_known_keys
 -- phase: write
 -- Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.
+SELECT COUNT(*) FROM `incrc_stage_t_append_by_id`;
 MERGE INTO `incrc_stage_t_append_by_id` AS t
 USING (
   SELECT s.`event_id`
@@ -243,13 +250,16 @@ USING (
 ) AS s
 ON t.`event_id` = s.`event_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_append_by_id`;
 
 -- name: write
 -- phase: write
 -- Append the staged rows.
+SELECT -COUNT(*) FROM `dw`.`events_by_id`;
 INSERT INTO `dw`.`events_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `incrc_stage_t_append_by_id`;
+SELECT COUNT(*) FROM `dw`.`events_by_id`;
 
 -- name: source_unique
 -- phase: stage
@@ -292,7 +302,9 @@ WHERE `event_id` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`events_by_id`;
 DELETE FROM `dw`.`events_by_id`;
+SELECT -COUNT(*) FROM `dw`.`events_by_id`;
 -- params: start, hi
 INSERT INTO `dw`.`events_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
@@ -309,7 +321,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`events_by_id`;
 DELETE FROM `dw`.`events_by_id`;
+SELECT -COUNT(*) FROM `dw`.`events_by_id`;
 -- params: start, hi
 INSERT INTO `dw`.`events_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`

@@ -32,8 +32,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -190,13 +191,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 21: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -264,7 +270,8 @@ CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
 USING iceberg;
 
 -- step 31: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -272,6 +279,7 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- step 32: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written".
@@ -286,14 +294,19 @@ FROM `incrc_raw_t_cdc_int_ops`;
 
 -- step 34: clear_target
 -- job: run it.
+SELECT COUNT(*) FROM `dw`.`documents`;
 DELETE FROM `dw`.`documents`;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- step 35: clear_tombstones
 -- job: run it.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 DELETE FROM `dw`.`documents_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;
 
 -- step 36: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
 FROM (
@@ -307,9 +320,11 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
 -- step 37: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
 FROM (
@@ -323,6 +338,7 @@ WHERE r.incrc_rn = 1
   AND (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
 -- step 38: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
@@ -347,6 +363,7 @@ WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
 
 -- step 41: apply_deletes
 -- job: only when rows_deleted is not 0.
+SELECT COUNT(*) FROM `dw`.`documents`;
 MERGE INTO `dw`.`documents` AS t
 USING (
   SELECT s.`id`
@@ -354,6 +371,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- step 42: write_tombstones
 -- job: only when rows_deleted is not 0.
@@ -370,7 +388,7 @@ WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`documents`) THEN 1 ELSE 0 END;
 
 -- step 44: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -378,6 +396,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -418,3 +444,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

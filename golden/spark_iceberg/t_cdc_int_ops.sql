@@ -21,14 +21,14 @@
 -- strategy: cdc, unique key (id), watermark seq (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -236,6 +236,7 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -243,10 +244,12 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -254,6 +257,7 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: count_invalid
 -- phase: write
@@ -265,8 +269,10 @@ WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 DELETE FROM `incrc_raw_t_cdc_int_ops`
 WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3));
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: count_changes
 -- phase: write
@@ -277,6 +283,7 @@ FROM `incrc_raw_t_cdc_int_ops`;
 -- name: resolve_upserts
 -- phase: write
 -- Per key, the newest insert or update (1, 2) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
 FROM (
@@ -290,10 +297,12 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
 -- name: resolve_deletes
 -- phase: write
 -- Per key, the newest change when it is a delete (3) newer than the target's row and tombstone.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
 FROM (
@@ -307,6 +316,7 @@ WHERE r.incrc_rn = 1
   AND (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
 -- name: count_staged
 -- phase: write
@@ -333,6 +343,7 @@ FROM `incrc_deletes_t_cdc_int_ops`;
 -- name: retract_tombstones
 -- phase: write
 -- A key written by a newer insert or update has no tombstone.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING (
   SELECT s.`id`
@@ -340,6 +351,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;
 
 -- name: write
 -- phase: write
@@ -356,6 +368,7 @@ WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
 -- name: apply_deletes
 -- phase: write
 -- Hard deletes remove the key's row.
+SELECT COUNT(*) FROM `dw`.`documents`;
 MERGE INTO `dw`.`documents` AS t
 USING (
   SELECT s.`id`
@@ -363,6 +376,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- name: write_tombstones
 -- phase: write
@@ -378,9 +392,13 @@ WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`documents`;
 DELETE FROM `dw`.`documents`;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 DELETE FROM `dw`.`documents_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;

@@ -16,14 +16,14 @@
 -- strategy: merge, unique key (doc_id), watermark changed_at (timestamptz)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -180,15 +180,18 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_json_payload`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_json_payload`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM (
@@ -198,6 +201,7 @@ FROM (
   WHERE `changed_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -221,6 +225,7 @@ WHERE `doc_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 MERGE INTO `dw`.`json_documents` AS t
 USING (
   SELECT s.`doc_id`
@@ -229,12 +234,15 @@ USING (
 ) AS s
 ON t.`doc_id` = s.`doc_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 DELETE FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: count_staged
 -- phase: write
@@ -245,6 +253,7 @@ FROM `incrc_stage_t_json_payload`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (changed_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 MERGE INTO `incrc_stage_t_json_payload` AS t
 USING (
   SELECT s.`doc_id`, s.`changed_at`
@@ -252,6 +261,7 @@ USING (
 ) AS s
 ON t.`doc_id` = s.`doc_id` AND (s.`changed_at` IS NOT NULL AND (t.`changed_at` IS NULL OR t.`changed_at` < s.`changed_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: write
 -- phase: write
@@ -338,7 +348,9 @@ WHERE `doc_id` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 DELETE FROM `dw`.`json_documents`;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -355,7 +367,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 DELETE FROM `dw`.`json_documents`;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`

@@ -22,8 +22,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -195,13 +196,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 23: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -216,9 +222,11 @@ WHERE `pipeline` = ? AND `status` = 'running';
 
 -- step 25: clear_markers
 -- job: only with --restart.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- step 26: read_markers
 -- job: the partitions of this backfill already done are skipped.
@@ -244,6 +252,7 @@ USING iceberg;
 
 -- step 29: stage_partition
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -261,6 +270,7 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- step 30: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -270,6 +280,7 @@ WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
 -- step 31: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -283,11 +294,14 @@ FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 32: delete_invalid
 -- job: only when invalid is not 0.
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- step 33: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted, rows_written (a leading - subtracts).
@@ -317,9 +331,11 @@ WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DEL
 
 -- step 36: delete_marker
 -- job: run it.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
 -- step 37: insert_marker
 -- job: run it.
@@ -395,3 +411,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

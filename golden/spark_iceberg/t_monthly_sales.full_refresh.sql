@@ -22,8 +22,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -195,13 +196,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 23: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -241,7 +247,8 @@ FROM `app`.`sales`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
 -- step 29: quarantine_null_watermark_source
--- job: add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -251,9 +258,11 @@ SELECT ?,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 30: quarantine_source
--- job: only when unique is 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: only when unique is 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -277,9 +286,11 @@ FROM (
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 31: quarantine_source_unique
--- job: only when unique is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- job: only when unique is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -293,6 +304,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND (`sale_date` IS NULL
    OR NOT (`amount` >= 0));
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 32: count_target
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
@@ -301,7 +313,9 @@ FROM `dw`.`sales_monthly`;
 
 -- step 33: replace_target
 -- job: only when unique is 0.
+SELECT COUNT(*) FROM `dw`.`sales_monthly`;
 DELETE FROM `dw`.`sales_monthly`;
+SELECT -COUNT(*) FROM `dw`.`sales_monthly`;
 -- params: start, hi
 INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -317,7 +331,9 @@ WHERE incrc_rn = 1
 
 -- step 34: replace_target_unique
 -- job: only when unique is not 0.
+SELECT COUNT(*) FROM `dw`.`sales_monthly`;
 DELETE FROM `dw`.`sales_monthly`;
+SELECT -COUNT(*) FROM `dw`.`sales_monthly`;
 -- params: start, hi
 INSERT INTO `dw`.`sales_monthly` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -336,7 +352,7 @@ FROM `dw`.`sales_monthly`;
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
 
 -- step 37: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -344,6 +360,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 38: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -372,3 +396,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

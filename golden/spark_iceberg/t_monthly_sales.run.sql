@@ -30,8 +30,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -203,13 +204,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 23: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -290,6 +296,7 @@ USING iceberg;
 -- step 34: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -307,6 +314,7 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- step 35: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
@@ -316,6 +324,7 @@ WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
 -- step 36: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -329,11 +338,14 @@ FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 37: delete_invalid
 -- job: only when invalid is not 0.
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- step 38: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
@@ -364,7 +376,8 @@ WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
 WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DELETE;
 
 -- step 41: quarantine_unpartitioned
--- job: only when unpartitioned is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- job: only when unpartitioned is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, lo, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -375,9 +388,11 @@ SELECT ?,
 FROM `app`.`sales`
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 42: quarantine_null_watermark_source
--- job: add num_affected_rows to rows_read, rows_quarantined (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read, rows_quarantined (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -387,13 +402,14 @@ SELECT ?,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- step 43: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
 
 -- step 44: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -401,6 +417,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -437,3 +461,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -21,8 +21,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -173,13 +174,18 @@ WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
 -- step 20: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
 -- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
@@ -247,7 +253,9 @@ FROM `dw`.`balances`;
 
 -- step 29: replace_target
 -- job: only when unique is 0.
+SELECT COUNT(*) FROM `dw`.`balances`;
 DELETE FROM `dw`.`balances`;
+SELECT -COUNT(*) FROM `dw`.`balances`;
 -- params: start, hi
 INSERT INTO `dw`.`balances` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
@@ -263,7 +271,9 @@ WHERE incrc_rn = 1
 
 -- step 30: replace_target_unique
 -- job: only when unique is not 0.
+SELECT COUNT(*) FROM `dw`.`balances`;
 DELETE FROM `dw`.`balances`;
+SELECT -COUNT(*) FROM `dw`.`balances`;
 -- params: start, hi
 INSERT INTO `dw`.`balances` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
@@ -281,7 +291,7 @@ FROM `dw`.`balances`;
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`balances`) THEN 1 ELSE 0 END;
 
 -- step 33: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_nullable_key changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
@@ -289,6 +299,14 @@ SET `watermark` = ?,
     `updated_at` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
 -- step 34: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
@@ -317,3 +335,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

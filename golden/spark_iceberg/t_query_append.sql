@@ -18,14 +18,14 @@
 -- strategy: append, watermark seq (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -173,6 +173,7 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -182,6 +183,7 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -198,8 +200,10 @@ WHERE `seq` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 DELETE FROM `incrc_stage_t_query_append`
 WHERE `seq` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: count_invalid
 -- phase: write
@@ -211,8 +215,10 @@ WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN (
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 DELETE FROM `incrc_stage_t_query_append`
 WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy'));
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: count_staged
 -- phase: write
@@ -223,9 +229,11 @@ FROM `incrc_stage_t_query_append`;
 -- name: write
 -- phase: write
 -- Append the staged rows.
+SELECT -COUNT(*) FROM `staging_events`;
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
 FROM `incrc_stage_t_query_append`;
+SELECT COUNT(*) FROM `staging_events`;
 
 -- name: count_source
 -- phase: stage
@@ -267,7 +275,9 @@ WHERE `seq` >= ? AND `seq` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `staging_events`;
 DELETE FROM `staging_events`;
+SELECT -COUNT(*) FROM `staging_events`;
 -- params: start, hi
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`

@@ -30,14 +30,14 @@
 --   versions [starts, ends), open end 9999-12-31, from a change log: each change an event at its committed_at
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
 --  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
 --  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
@@ -323,24 +323,29 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key, sequence or commit time, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -362,6 +367,7 @@ WHERE `ingested_at` IS NULL
    OR `committed_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -373,8 +379,10 @@ WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn`
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 DELETE FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: count_changes
 -- phase: write
@@ -408,9 +416,11 @@ FROM `incrc_stage_t_scd2_cdc`;
 -- name: timeline_candidates
 -- phase: write
 -- The new events, onto the timeline.
+SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
+SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 
 -- name: timeline_history
 -- phase: write
@@ -488,6 +498,7 @@ WHERE `incrc_op` = 3;
 -- name: retract_tombstones
 -- phase: write
 -- The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 MERGE INTO `dw`.`account_history_tombstones` AS t
 USING (
   SELECT s.`tenant`, s.`account_id`, s.`starts`
@@ -495,6 +506,7 @@ USING (
 ) AS s
 ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: apply_versions
 -- phase: write
@@ -516,17 +528,23 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `pla
 -- name: write_tombstones
 -- phase: write
 -- Each new delete is a tombstone, written after the versions it ends.
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`account_history`;
 DELETE FROM `dw`.`account_history`;
+SELECT -COUNT(*) FROM `dw`.`account_history`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 DELETE FROM `dw`.`account_history_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;

@@ -16,15 +16,15 @@
 -- strategy: append, unique key (event_id), watermark event_id (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Trino (Iceberg or Delta Lake catalog): writes autocommit, one statement at a time.
+-- Trino (Iceberg or Delta Lake catalog; verified: Trino 476 with Iceberg): writes autocommit, one statement at a time.
 -- Staging is a real table in the session's schema (Trino has no temporary tables), dropped and
 -- created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
--- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
--- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))); the runner spells every value as a typed
+-- literal and runs its session in UTC (a job of its own must SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
 -- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
 -- where milliseconds suffice there (Iceberg keeps microseconds).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
