@@ -460,6 +460,10 @@ type (
 		Column string
 	}
 
+	// HasRows is 1 when Table holds a row and 0 when it holds none: an
+	// EXISTS, which stops at the first row, where a count reads them all.
+	HasRows struct{ Table Table }
+
 	// CountRows counts the rows of a table matching Where (nil: all).
 	CountRows struct {
 		Table Table
@@ -647,6 +651,7 @@ func (ReplaceAll) op()         {}
 func (SourceUnique) op()       {}
 func (SourceMax) op()          {}
 func (CountRows) op()          {}
+func (HasRows) op()            {}
 func (QuarantineRows) op()     {}
 func (DeleteRows) op()         {}
 func (CountMatched) op()       {}

@@ -320,6 +320,8 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S(w.Col("", op.Column))
 		w.S(")\nFROM ")
 		w.S(From(w, op.Source))
+	case compiler.HasRows:
+		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ", w.Table(op.Table), ") THEN 1 ELSE 0 END")
 	case compiler.CountRows:
 		w.S("SELECT COUNT(*)\nFROM ")
 		w.S(w.Table(op.Table))

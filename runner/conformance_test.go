@@ -70,6 +70,10 @@ type (
 	corrupt struct{ col, from, to string }
 	// dropTarget drops the target table behind incrc's back.
 	dropTarget struct{}
+	// emptyTarget deletes every row of the target behind incrc's back (a
+	// TRUNCATE or DELETE by hand); with recreate it drops the table and
+	// creates it again, empty, as a user repairing it by hand would.
+	emptyTarget struct{ recreate bool }
 )
 
 // run is incrc run (full: --full-refresh) of the pipeline under test.
@@ -260,6 +264,14 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.corrupt(s)
 		case dropTarget:
 			e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+			c.st = nil
+		case emptyTarget:
+			if s.recreate {
+				e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+				e.exec(e.render(c.inc.Statement(compiler.StmtCreateTarget).Op), nil)
+			} else {
+				e.exec(e.render(compiler.DeleteRows{Table: c.inc.Target}), nil)
+			}
 			c.st = nil
 		case run:
 			c.run(what, s, Options{})

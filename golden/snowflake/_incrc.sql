@@ -16,8 +16,21 @@ CREATE TABLE IF NOT EXISTS "INCRC_STATE" (
   "LEASE_EXPIRES_AT" VARCHAR(40),
   "SPEC_HASH" VARCHAR(64),
   "UPDATED_AT" VARCHAR(40),
+  "TARGET_FILLED" INTEGER,
   PRIMARY KEY ("PIPELINE")
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_STATE"
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
 
 -- name: create_runs
 -- phase: setup
@@ -209,6 +222,14 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM "INCRC_STATE"
+WHERE "PIPELINE" = ? AND "TARGET_FILLED" = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -222,11 +243,12 @@ LIMIT 20;
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
-    "UPDATED_AT" = ?
+    "UPDATED_AT" = ?,
+    "TARGET_FILLED" = ?
 WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish
