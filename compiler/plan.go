@@ -274,6 +274,20 @@ type (
 		Columns []string
 	}
 
+	// SessionLock takes a lock of the engine session (PostgreSQL's
+	// advisory locks, MariaDB/MySQL's GET_LOCK), or with Release gives it
+	// back: held by a connection, it is gone when the connection is, so a
+	// process that died (SIGKILL) frees it at once. Guards is what it is
+	// the lock of: "lease" (one per pipeline, the pipeline parameter in
+	// its name; tried once: 1 taken, 0 held by another session) or "setup"
+	// (one per database, waited for: concurrent first runs create the
+	// state tables one after the other). Engines without session locks
+	// render nothing: their leases alone hold a pipeline.
+	SessionLock struct {
+		Guards  string
+		Release bool
+	}
+
 	// IndexExists counts the indexes named Name on Table: 0 or 1. It
 	// guards a CreateIndex that must not run when the index is there
 	// (PostgreSQL's CREATE INDEX IF NOT EXISTS locks the table before it
@@ -459,6 +473,10 @@ type (
 		Source Relation
 		Column string
 	}
+
+	// HasRows is 1 when Table holds a row and 0 when it holds none: an
+	// EXISTS, which stops at the first row, where a count reads them all.
+	HasRows struct{ Table Table }
 
 	// CountRows counts the rows of a table matching Where (nil: all).
 	CountRows struct {
@@ -648,6 +666,7 @@ func (SourceUnique) op()       {}
 func (SourceMax) op()          {}
 func (ProfileColumns) op()     {}
 func (CountRows) op()          {}
+func (HasRows) op()            {}
 func (QuarantineRows) op()     {}
 func (DeleteRows) op()         {}
 func (CountMatched) op()       {}
@@ -659,6 +678,7 @@ func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
 func (IndexExists) op()        {}
+func (SessionLock) op()        {}
 func (VersionedKeys) op()      {}
 func (DuplicateKey) op()       {}
 func (ProbeColumns) op()       {}

@@ -160,6 +160,9 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.IndexExists:
 		// Engines that create no index have every index they need.
 		w.S("SELECT 1")
+	case compiler.SessionLock:
+		// Nothing by default: an engine without session locks holds a
+		// pipeline by its lease alone.
 	case compiler.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).
@@ -329,6 +332,8 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S(w.Col("", op.Column))
 		w.S(")\nFROM ")
 		w.S(From(w, op.Source))
+	case compiler.HasRows:
+		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ", w.Table(op.Table), ") THEN 1 ELSE 0 END")
 	case compiler.CountRows:
 		w.S("SELECT COUNT(*)\nFROM ")
 		w.S(w.Table(op.Table))

@@ -173,6 +173,7 @@ type proxy struct {
 	mu      sync.Mutex
 	conns   []*proxied
 	stalled []*proxied
+	silent  bool // every connection stalls, new ones too (silence)
 }
 
 type proxied struct {
@@ -209,7 +210,12 @@ func newProxy(t *testing.T, backend string) *proxy {
 			}
 			pc := &proxied{client: c, server: s, stalled: make(chan struct{})}
 			p.mu.Lock()
-			p.conns = append(p.conns, pc)
+			if p.silent {
+				close(pc.stalled)
+				p.stalled = append(p.stalled, pc)
+			} else {
+				p.conns = append(p.conns, pc)
+			}
 			p.mu.Unlock()
 			go pc.pipe(c, s)
 			go pc.pipe(s, c)
@@ -266,6 +272,15 @@ func (p *proxy) stall() {
 	}
 	p.stalled = append(p.stalled, p.conns...)
 	p.conns = nil
+}
+
+// silence stalls every connection, those opened later too: a proxy (or a
+// server) that goes silent, accepting connections and answering nothing.
+func (p *proxy) silence() {
+	p.stall()
+	p.mu.Lock()
+	p.silent = true
+	p.mu.Unlock()
 }
 
 // through rewrites a server URL to go through the proxy.

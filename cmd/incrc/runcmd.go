@@ -104,6 +104,12 @@ func runCmd() *command {
 			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, asJSON)
 		}
 		for _, plan := range plans {
+			if ctx.Err() != nil {
+				// Cancelled: the pipelines not started yet are not run.
+				c.errorf(e, "%s: not run: cancelled", plan.Pipeline)
+				code = exitCancelled
+				continue
+			}
 			if msg, ok := clashes[plan.Pipeline]; ok {
 				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
 				code = exitError

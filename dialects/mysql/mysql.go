@@ -89,6 +89,27 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
+	case compiler.SessionLock:
+		// A named lock of the connection. Names are the server's, not the
+		// database's, so the database is in the name (hashed: a name is at
+		// most 64 characters).
+		var name string
+		if op.Guards == "lease" {
+			name = "CONCAT(" + w.String("incrc:") + ", SHA1(CONCAT(COALESCE(DATABASE(), " + w.String("") + "), " + w.String(" lease ") + ", " + w.Param("pipeline") + ")))"
+		} else {
+			name = "CONCAT(" + w.String("incrc:") + ", SHA1(CONCAT(COALESCE(DATABASE(), " + w.String("") + "), " + w.String(" setup") + ")))"
+		}
+		switch {
+		case op.Release:
+			w.S("SELECT RELEASE_LOCK(", name, ")")
+		case op.Guards == "lease":
+			w.S("SELECT COALESCE(GET_LOCK(", name, ", 0), 0)")
+		default:
+			// A setup takes milliseconds: a minute without the lock is a
+			// setup that hangs, and the run fails saying so.
+			w.S("SELECT COALESCE(GET_LOCK(", name, ", 60), 0)")
+		}
+		return true, nil
 	case compiler.CreateTable:
 		cols, err := keyTypes(op.Columns, op.PrimaryKey)
 		if err != nil {

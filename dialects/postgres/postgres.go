@@ -121,6 +121,24 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ", schema, " AND tablename = ", w.String(op.Table.Parts[len(op.Table.Parts)-1]),
 			" AND indexname = ", w.String(op.Name))
 		return true, nil
+	case compiler.SessionLock:
+		// An advisory lock of the session, keyed by a 64-bit hash of its
+		// name: advisory locks are per database, as incrc_state is.
+		var key string
+		if op.Guards == "lease" {
+			key = "hashtextextended(" + w.String("incrc lease ") + " || " + w.Param("pipeline") + ", 0)"
+		} else {
+			key = "hashtextextended(" + w.String("incrc setup") + ", 0)"
+		}
+		switch {
+		case op.Release:
+			w.S("SELECT pg_advisory_unlock(", key, ")")
+		case op.Guards == "lease":
+			w.S("SELECT CASE WHEN pg_try_advisory_lock(", key, ") THEN 1 ELSE 0 END")
+		default:
+			w.S("SELECT COUNT(*)\nFROM (SELECT pg_advisory_lock(", key, ")) AS l")
+		}
+		return true, nil
 	case compiler.ReplaceAll:
 		dialects.ReplaceAll(w, op, func() { w.S("TRUNCATE ", w.Table(op.Target)) })
 		return true, nil
