@@ -97,6 +97,7 @@ const (
 	StmtAdvance              = "advance_watermark"
 	StmtRecordFinish         = "record_finish"
 	StmtRecordDuration       = "record_duration"
+	StmtCheckpoint           = "checkpoint"
 	StmtSourceUnique         = "source_unique"
 	StmtCountSource          = "count_source"
 	StmtCountInvalidSource   = "count_invalid_source"
@@ -991,6 +992,8 @@ func (l *lowerer) addAdvanceAndRecord() {
 	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
 		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
 	pFinished, pDuration := Param{"finished_at", PText}, Param{"duration_ms", PInt}
+	l.add(StmtCheckpoint, PhaseState, "After the write transaction committed: the engine's log written into the database file, so that the run's duration covers it and closing the database has nothing left to write.",
+		Checkpoint{})
 	l.add(StmtRecordDuration, PhaseState, "After the write transaction committed: the run's end and duration, the commit included.",
 		Update{Table: RunsTable, Set: []Assign{{"finished_at", ref(pFinished)}, {"duration_ms", ref(pDuration)}}, Where: colEq("run_id", pRunID)},
 		pFinished, pDuration, pRunID)

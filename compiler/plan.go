@@ -309,6 +309,14 @@ type (
 		Columns []string
 	}
 
+	// Checkpoint writes what the engine's log holds into the database
+	// file now, after a run committed, so that closing the database has
+	// nothing left to write and the run's recorded duration covers what
+	// the run cost (DuckDB writes its log into the file at close, and
+	// that close was the longest step of a small run). Engines that write
+	// their log on their own render nothing.
+	Checkpoint struct{}
+
 	// DropTable drops a table if it exists.
 	DropTable struct {
 		Table     Table
@@ -661,6 +669,7 @@ func (SelectRows) op()         {}
 func (StageRows) op()          {}
 func (CountSource) op()        {}
 func (AnalyzeTable) op()       {}
+func (Checkpoint) op()         {}
 func (ReplaceAll) op()         {}
 func (SourceUnique) op()       {}
 func (SourceMax) op()          {}

@@ -166,6 +166,9 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).
+	case compiler.Checkpoint:
+		// Nothing by default: servers write their log on their own, and
+		// closing a connection to one writes nothing (DuckDB spells it).
 	case compiler.InsertValues:
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,56 @@ func TestDurationCoversCommit(t *testing.T) {
 			}
 			if st := e.state(p); st.LeaseOwner != "" {
 				t.Errorf("the lease is still held by %s", st.LeaseOwner)
+			}
+		})
+	}
+}
+
+// TestDurationCoversWholeRun: the run log's started_at and duration_ms
+// cover the whole of a run as a scheduler sees it: from Options.Since
+// (when incrc began opening the target) to after the checkpoint that
+// follows the commit on DuckDB, which would otherwise be the close's,
+// after the duration was written. The clock jumps an hour at the
+// checkpoint: a duration taken before it would miss that hour. Elsewhere
+// there is no checkpoint to run, and the run says none.
+func TestDurationCoversWholeRun(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			p := ordersPlan(e, "whole", "lookback: 2d")
+			seedOrders(e, p)
+			var mu sync.Mutex
+			clock := time.Date(2026, 1, 24, 12, 0, 0, 0, time.UTC)
+			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+			var names []string
+			hook := func(name string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				names = append(names, name)
+				if name == compiler.StmtCheckpoint {
+					clock = clock.Add(time.Hour)
+				}
+				return nil
+			}
+			since := clock.Add(-time.Minute)
+			res := mustRun(t, e, p, Options{Until: until("2026-01-24"), Now: now, Since: since, BeforeStatement: hook})
+			got := e.state(p).Runs[0]
+			if got.RunID != res.RunID || got.StartedAt != stateTime(since) || got.DurationMS != res.DurationMS {
+				t.Errorf("the run log says started %s, %d ms; want started %s (Since), %d ms as the result says", got.StartedAt, got.DurationMS, stateTime(since), res.DurationMS)
+			}
+			checkpoints := slices.Index(names, compiler.StmtCheckpoint)
+			want := time.Minute.Milliseconds()
+			if eng.name == "duckdb" {
+				want += time.Hour.Milliseconds()
+				if commit := slices.Index(names, "commit"); checkpoints < 0 || checkpoints < commit {
+					t.Errorf("DuckDB: no checkpoint after the commit: %v", names)
+				}
+			} else if checkpoints >= 0 {
+				t.Errorf("%s ran a checkpoint, which it spells as nothing: %v", eng.name, names)
+			}
+			if got.DurationMS != want {
+				t.Errorf("duration %d ms, want %d (from Since to the end, the checkpoint included)", got.DurationMS, want)
 			}
 		})
 	}

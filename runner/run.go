@@ -24,6 +24,11 @@ type Options struct {
 	LeaseTTL time.Duration
 	Owner    string           // who holds the lease; default host:pid:random
 	Now      func() time.Time // the clock; default time.Now
+	// Since, when set and before Now, is when the run began: the process
+	// opened the target for it (incrc run counts the open in its first
+	// pipeline's run), so that the run log's started_at and duration are
+	// what a scheduler saw.
+	Since time.Time
 	// ReloadRewritten: a files source loaded by file loads again the files
 	// rewritten in place since they were loaded (by default they are
 	// reported and left alone).
@@ -190,6 +195,9 @@ type recorder struct {
 
 func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, opts Options) *recorder {
 	start := opts.Now()
+	if !opts.Since.IsZero() && opts.Since.Before(start) {
+		start = opts.Since
+	}
 	res := &Result{Pipeline: c.plan.Pipeline, RunID: newRunID(start), Kind: pr.Record}
 	vals := params{"pipeline": c.plan.Pipeline, "owner": opts.Owner, "run_id": res.RunID, "spec_hash": c.plan.SpecHash, "logic_hash": c.plan.LogicHash,
 		"kind": pr.Record, "status": "succeeded", "started_at": stateTime(start), "note": nil, "error": nil}
@@ -281,6 +289,17 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.fail(ctx, m, err)
 	}
 	r.read(m)
+	if err == nil && r.pr.Record != "" {
+		// The write committed: what is left of the run is bookkeeping.
+		// A checkpoint that fails (another session's transaction holds
+		// it back) leaves the log to the close, as if none had run.
+		if st, ok := r.c.stmts[compiler.StmtCheckpoint]; ok && len(st.Parts) > 0 {
+			if r.opts.BeforeStatement != nil {
+				r.opts.BeforeStatement(compiler.StmtCheckpoint)
+			}
+			r.c.exec(ctx, r.conn, compiler.StmtCheckpoint, r.vals)
+		}
+	}
 	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
 		return nil
 	}

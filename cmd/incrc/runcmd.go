@@ -85,6 +85,12 @@ func runCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
+		// The first pipeline's run counts from here, the open included:
+		// its run log then says what a scheduler timing the command saw.
+		opts.Since = time.Now()
+		if e.now != nil {
+			opts.Since = e.now()
+		}
 		tg, code := c.open(ctx, e, pr.cfg, tf, dialect)
 		if code != exitOK {
 			return code
@@ -117,6 +123,7 @@ func runCmd() *command {
 			}
 			opts.Unreviewed = notes[plan.Pipeline]
 			res, err := tg.Run(ctx, plan, opts)
+			opts.Since = time.Time{}
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):

@@ -191,7 +191,9 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // and rewrites that whole group, every column, at the next checkpoint,
 // which the close of every run is (with the key, every run's close grew
 // with the run log). Its run_id stays NOT NULL, and a run makes its own,
-// random one.
+// random one. It spells the checkpoint after a run's commit: the close
+// would otherwise write the log into the file after the run recorded its
+// duration.
 func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
 	case compiler.CreateTable:
@@ -208,6 +210,9 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	case compiler.SourceUnique:
 		sourceUnique(w, op)
+		return true, nil
+	case compiler.Checkpoint:
+		w.S("CHECKPOINT")
 		return true, nil
 	}
 	return false, nil

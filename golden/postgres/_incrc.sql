@@ -274,6 +274,11 @@ SET "status" = $1,
     "note" = $13
 WHERE "run_id" = $14;
 
+-- name: checkpoint
+-- phase: state
+-- After the write transaction committed: the engine's log written into the database file, so that the run's duration covers it and closing the database has nothing left to write.
+-- (nothing to run on postgres)
+
 -- name: record_duration
 -- phase: state
 -- After the write transaction committed: the run's end and duration, the commit included.

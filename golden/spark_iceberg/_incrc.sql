@@ -304,6 +304,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
+-- name: checkpoint
+-- phase: state
+-- After the write transaction committed: the engine's log written into the database file, so that the run's duration covers it and closing the database has nothing left to write.
+-- (nothing to run on spark_iceberg)
+
 -- name: record_duration
 -- phase: state
 -- After the write transaction committed: the run's end and duration, the commit included.
