@@ -100,9 +100,10 @@ var SpecKeys = []Key{
 			{Name: "on_invalid", Kind: KindScalar, Enum: []string{"quarantine", "fail"}, Example: "quarantine", Doc: "quarantine (the default: the row goes to <target>_quarantine) or fail (the run fails)."},
 		}},
 	{Name: "reconcile", Kind: KindMapping,
-		Doc: "How incrc reconcile compares source and target: per value of by, count and each measure.",
+		Doc: "How incrc reconcile compares source and target: per day of by (or per reconcile.granularity, or per partition), count and each measure.",
 		Children: []Key{
 			{Name: "by", Kind: KindScalar, Example: "order_date", Doc: "A date or timestamp column; a partitioned pipeline reconciles per partition."},
+			{Name: "granularity", Kind: KindScalar, Enum: []string{"hour", "day", "month"}, Example: "day", Doc: "The groups compared: hour, day (the default) or month of by; a partitioned pipeline compares its partitions."},
 			{Name: "measures", Kind: KindList, Example: "[count, sum(amount)]", Doc: "count, count(col), sum(col), min(col), max(col)."},
 		}},
 	{Name: "cdc", Kind: KindMapping,
@@ -156,6 +157,7 @@ var SpecKeys = []Key{
 var ConfigKeys = []Key{
 	{Name: "specs", Kind: KindScalar, Example: "specs", Doc: "The folder of pipeline specs (default specs)."},
 	{Name: "out", Kind: KindScalar, Example: "sql", Doc: "The folder of compiled SQL (default sql)."},
+	{Name: "seeds", Kind: KindScalar, Example: "seeds", Doc: "The folder of sample rows incrc seed loads without --rows: PIPELINE.yaml, a list of rows, for each pipeline (default seeds)."},
 	{Name: "dialects", Kind: KindList, Example: "[duckdb, postgres]", Doc: "The dialects compile and plan write by default (default duckdb)."},
 	{Name: "scripts", Kind: KindBool, Example: "true", Doc: "compile and plan also write, next to each compiled file of an engine that has them, the scripts its own scheduler runs: PIPELINE.run.sql, PIPELINE.full_refresh.sql, PIPELINE.backfill.sql (default false)."},
 	{Name: "targets", Kind: KindPairs, Example: "{dev: \"duckdb:wh.duckdb\"}", Doc: "Named targets: name: URL; ${ENV} is expanded when the target is used, and an unset variable is an error then."},

@@ -29,6 +29,7 @@ const (
 	StmtCreateSchema     = "create_schema"
 	StmtCreateState      = "create_state"
 	StmtCreateRuns       = "create_runs"
+	StmtProbeState       = "probe_state"
 	StmtProbeRuns        = "probe_runs"
 	StmtProbeRunsIndex   = "probe_runs_index"
 	StmtCreateRunsIndex  = "create_runs_index"
@@ -47,8 +48,21 @@ const (
 	StmtReleaseLease = "release_lease"
 	StmtForceRelease = "force_release"
 	StmtAbandonRuns  = "abandon_runs"
-	StmtRecordStart  = "record_start"
-	StmtRecentRuns   = "recent_runs"
+	// The engine session's locks around a lease and a setup
+	// (SessionLock), and the takeover of a lease whose holder's session
+	// is gone.
+	StmtLockSession   = "lock_session"
+	StmtUnlockSession = "unlock_session"
+	StmtTakeOverLease = "take_over_lease"
+	StmtLockSetup     = "lock_setup"
+	StmtUnlockSetup   = "unlock_setup"
+	StmtRecordStart   = "record_start"
+	StmtRecentRuns    = "recent_runs"
+	// StmtTargetHasRows reads whether the target holds a row; the state
+	// keeps it with the watermark (target_filled), and StmtCheckKept finds
+	// a target emptied since.
+	StmtTargetHasRows = "target_has_rows"
+	StmtCheckKept     = "check_target_kept"
 
 	StmtSourceMax            = "source_max"
 	StmtCountRead            = "count_read"
@@ -178,6 +192,16 @@ func Lower(s *Spec) (*Plan, error) {
 		p.ReconcileBy = p.Partition.Column // partitioned pipelines reconcile per partition
 	case s.Reconcile != nil:
 		p.ReconcileBy = s.Reconcile.By.Value
+		if c := s.Column(p.ReconcileBy); c != nil && c.Type.IsTime() {
+			g := s.Reconcile.Granularity.Value
+			if g == "" {
+				g = "day"
+			}
+			p.ReconcileGroups = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
+		}
+	}
+	if p.Partition != nil {
+		p.ReconcileGroups = p.Partition
 	}
 	p.Measures = measures(s)
 	rules, mode := qualityRules(s, p.Columns)
@@ -286,12 +310,14 @@ var (
 	pOwner     = Param{"owner", PText}
 	pNow       = Param{"now", PText}
 	pExpires   = Param{"expires_at", PText}
+	pHolder    = Param{"holder", PText}
 	pRunID     = Param{"run_id", PText}
 	pFrom      = Param{"from", PBound}
 	pTo        = Param{"to", PBound}
 	pWatermark = Param{"watermark", PText}
 	pExpected  = Param{"expected", PText}
 	pSpecHash  = Param{"spec_hash", PText}
+	pFilled    = Param{RegTargetFilled, PInt}
 	pPlo       = Param{"plo", PPartition}
 	pPhi       = Param{"phi", PPartition}
 	pBackfill  = Param{"backfill_id", PText}
@@ -320,7 +346,16 @@ var stateColumns = []Col{
 	{Name: "lease_expires_at", Type: varchar(40)},
 	{Name: "spec_hash", Type: varchar(64)},
 	{Name: "updated_at", Type: varchar(40)},
+	// target_filled: 1 when the target held a row as the run that last
+	// moved the watermark committed, 0 when it held none; NULL before.
+	{Name: "target_filled", Type: Type{Kind: Integer}},
 }
+
+// addedStateColumns are the state's columns an older incrc did not
+// create: setup adds them.
+var addedStateColumns = []string{"target_filled"}
+
+func addStateColumn(name string) string { return "add_state_" + name }
 
 // addedPartitionColumns are the markers' columns an older incrc did not
 // create: setup adds them.
@@ -431,6 +466,9 @@ var sharedSetup = shared((*lowerer).addSharedSetup)
 func (l *lowerer) addSharedSetup() {
 	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
 		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
+	l.add(StmtProbeState, PhaseSetup, "The state's columns: a table an older incrc created lacks the newer ones.",
+		ProbeColumns{Source: Relation{Table: StateTable}})
+	l.addColumns(StateTable, stateColumns, addedStateColumns, addStateColumn, "the state of an older incrc")
 	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
 		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true,
 			Indexes: []TableIndex{{Name: runsIndex, Columns: runsIndexColumns}}})
@@ -496,6 +534,8 @@ func (l *lowerer) state() {
 	for _, st := range stateStatements() {
 		l.addStatement(st)
 	}
+	l.add(StmtTargetHasRows, PhaseQuery, "Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.",
+		HasRows{Table: l.p.Target})
 }
 
 var stateStatements = shared((*lowerer).addState)
@@ -514,6 +554,17 @@ func (l *lowerer) addState() {
 		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, pExpires, pPipeline, pOwner)
 	l.add(StmtReleaseLease, PhaseState, "Give the lease back at the end of a run, failed or not.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, pPipeline, pOwner)
+	l.add(StmtLockSession, PhaseState, "Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.",
+		SessionLock{Guards: "lease"}, pPipeline)
+	l.add(StmtUnlockSession, PhaseState, "Give the session's lock of the pipeline back, after the lease.",
+		SessionLock{Guards: "lease", Release: true}, pPipeline)
+	l.add(StmtTakeOverLease, PhaseState, "Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.",
+		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
+			Where: and(colEq("pipeline", pPipeline), colEq("lease_owner", pHolder))}, pOwner, pExpires, pPipeline, pHolder)
+	l.add(StmtLockSetup, PhaseState, "Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).",
+		SessionLock{Guards: "setup"})
+	l.add(StmtUnlockSetup, PhaseState, "Give the setup lock back.",
+		SessionLock{Guards: "setup", Release: true})
 	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
 		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
 	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
@@ -525,6 +576,8 @@ func (l *lowerer) addState() {
 	startVals = append(startVals, Str{"running"})
 	l.add(StmtRecordStart, PhaseState, "The run's row in the run log, written before any data moves.",
 		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, startParams...)
+	l.add(StmtCheckKept, PhaseState, "Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.",
+		CountRows{Table: StateTable, Where: and(colEq("pipeline", pPipeline), eq(col("target_filled"), Lit{"1"}))}, pPipeline)
 	l.add(StmtRecentRuns, PhaseQuery, "The latest runs, for incrc state.",
 		SelectRows{Table: RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"started_at", true}}, Limit: 20}, pPipeline)
 }
@@ -916,12 +969,12 @@ var advanceStatements = shared((*lowerer).addAdvanceAndRecord)
 func (l *lowerer) addAdvanceAndRecord() {
 	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
 		Update{Table: StateTable,
-			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}},
+			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}, {"target_filled", ref(pFilled)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
 				// expected is '' before the first run: a typed value, never
 				// a NULL parameter an engine must guess the type of.
 				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, ref(pExpected)))},
-		pWatermark, pSpecHash, pNow, pPipeline, pOwner, pExpected)
+		pWatermark, pSpecHash, pNow, pFilled, pPipeline, pOwner, pExpected)
 	finishCols := append([]string{"status", "watermark_after"}, Counters...)
 	finishCols = append(finishCols, "finished_at", "duration_ms", "error", "note")
 	var set []Assign
@@ -1041,7 +1094,7 @@ func (l *lowerer) reconcile() {
 		since = Window{Column: wm.Name, Lo: "start", OrNull: true}
 	}
 	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+		Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	if l.spec.UniqueSource() {
 		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
 			VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
@@ -1053,8 +1106,8 @@ func (l *lowerer) reconcile() {
 		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
 			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, windowParams(since)...)
 		l.add(StmtReconcileSrcFlat, PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
-			Aggregate{Source: p.Source, By: by, Partition: p.Partition, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+			Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	}
 	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
-		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.Partition, Measures: p.Measures}, pFrom, pTo)
+		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.ReconcileGroups, Measures: p.Measures}, pFrom, pTo)
 }

@@ -274,6 +274,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 				switch key {
 				case "by":
 					r.By = p.str("reconcile.by", v)
+				case "granularity":
+					r.Granularity = p.str("reconcile.granularity", v)
 				case "measures":
 					r.Measures = p.strList("reconcile.measures", v)
 				default:

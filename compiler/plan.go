@@ -36,7 +36,12 @@ type Plan struct {
 	// ReconcileBy is the column reconciliation groups by (the partition
 	// column when there are partitions); empty without reconciliation.
 	ReconcileBy string
-	Measures    []Measure // count first, then the spec's reconcile measures
+	// ReconcileGroups is how reconciliation cuts reconcile.by into the
+	// groups it compares: the partitioning, else reconcile.granularity
+	// (day by default). A timestamp compared value by value would print a
+	// line per distinct instant. Nil when reconcile.by is not a time.
+	ReconcileGroups *Partitioning
+	Measures        []Measure // count first, then the spec's reconcile measures
 	// Versions, for an scd2 target, says how it keeps versions (the
 	// compiled file's header shows it).
 	Versions string
@@ -269,6 +274,20 @@ type (
 		Columns []string
 	}
 
+	// SessionLock takes a lock of the engine session (PostgreSQL's
+	// advisory locks, MariaDB/MySQL's GET_LOCK), or with Release gives it
+	// back: held by a connection, it is gone when the connection is, so a
+	// process that died (SIGKILL) frees it at once. Guards is what it is
+	// the lock of: "lease" (one per pipeline, the pipeline parameter in
+	// its name; tried once: 1 taken, 0 held by another session) or "setup"
+	// (one per database, waited for: concurrent first runs create the
+	// state tables one after the other). Engines without session locks
+	// render nothing: their leases alone hold a pipeline.
+	SessionLock struct {
+		Guards  string
+		Release bool
+	}
+
 	// IndexExists counts the indexes named Name on Table: 0 or 1. It
 	// guards a CreateIndex that must not run when the index is there
 	// (PostgreSQL's CREATE INDEX IF NOT EXISTS locks the table before it
@@ -439,12 +458,25 @@ type (
 		Column Col
 	}
 
+	// ProfileColumns reads what incrc new writes a spec from, besides the
+	// catalog: the table's rows, each of Columns' non-NULL values, and the
+	// smallest value of each of Min (where a watermark starts).
+	ProfileColumns struct {
+		Source  Relation
+		Columns []string
+		Min     []string
+	}
+
 	// SourceMax reads the largest value of a source column in the window's
 	// lower bound onwards (the upper bound of an integer watermark).
 	SourceMax struct {
 		Source Relation
 		Column string
 	}
+
+	// HasRows is 1 when Table holds a row and 0 when it holds none: an
+	// EXISTS, which stops at the first row, where a count reads them all.
+	HasRows struct{ Table Table }
 
 	// CountRows counts the rows of a table matching Where (nil: all).
 	CountRows struct {
@@ -632,7 +664,9 @@ func (AnalyzeTable) op()       {}
 func (ReplaceAll) op()         {}
 func (SourceUnique) op()       {}
 func (SourceMax) op()          {}
+func (ProfileColumns) op()     {}
 func (CountRows) op()          {}
+func (HasRows) op()            {}
 func (QuarantineRows) op()     {}
 func (DeleteRows) op()         {}
 func (CountMatched) op()       {}
@@ -644,6 +678,7 @@ func (ReplacePartition) op()   {}
 func (RetractKeys) op()        {}
 func (CreateIndex) op()        {}
 func (IndexExists) op()        {}
+func (SessionLock) op()        {}
 func (VersionedKeys) op()      {}
 func (DuplicateKey) op()       {}
 func (ProbeColumns) op()       {}

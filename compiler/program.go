@@ -208,6 +208,11 @@ const (
 	RegSource        = "source"        // rows: a reconciliation's or a check's source side
 	RegTarget        = "target"        // rows: its target side
 	RegFiles         = "files"         // the files a ReadFiles step listed
+	// RegTargetFilled is 1 when the target holds a row as the write
+	// commits, kept in the state by advance_watermark; RegTargetFound, 1
+	// when it holds one as a run starts.
+	RegTargetFilled = "target_filled"
+	RegTargetFound  = "target_found"
 )
 
 // Counters are the registers a run reports and records under the run
@@ -232,7 +237,7 @@ func (p *Plan) StateSetup() *Program {
 	out := &Program{Mode: ModeSetup}
 	for _, s := range p.Program(ModeSetup).Steps {
 		switch {
-		case s.Stmt == StmtCreateState, s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtProbeRunsIndex, s.Stmt == StmtCreateRunsIndex, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
+		case s.Stmt == StmtCreateState, s.Stmt == StmtProbeState, strings.HasPrefix(s.Stmt, addStateColumn("")), s.Stmt == StmtCreateRuns, s.Stmt == StmtProbeRuns, s.Stmt == StmtProbeRunsIndex, s.Stmt == StmtCreateRunsIndex, s.Stmt == StmtCreatePartitions, isAddRunsColumn(s.Stmt),
 			s.Stmt == StmtProbePartitions, strings.HasPrefix(s.Stmt, addPartitionsColumn("")),
 			s.Stmt == StmtCreateFiles, s.Stmt == StmtProbeFiles, strings.HasPrefix(s.Stmt, addFilesColumn("")):
 			out.Steps = append(out.Steps, s)

@@ -23,6 +23,10 @@ func (l *lowerer) programs() {
 		}
 		s := Step{Stmt: st.Name}
 		switch {
+		case st.Name == StmtProbeState:
+			s.Read, s.Into = ReadColumns, []string{stateColumnPrefix}
+		case strings.HasPrefix(st.Name, addStateColumn("")):
+			s.If = "!" + stateColumnPrefix + st.Name[len(addStateColumn("")):]
 		case st.Name == StmtProbeRuns:
 			s.Read, s.Into = ReadColumns, []string{runsColumnPrefix}
 		case st.Name == StmtProbeRunsIndex:
@@ -83,6 +87,9 @@ const RegRunsIndexed = "runs_indexed"
 // the run log, so that setup adds only the columns a table lacks.
 const runsColumnPrefix = "runs."
 
+// stateColumnPrefix names the registers probe_state sets.
+const stateColumnPrefix = "state."
+
 // partitionsColumnPrefix names the registers probe_partitions sets.
 const partitionsColumnPrefix = "partitions."
 
@@ -97,9 +104,37 @@ func (l *lowerer) program(m Mode, record string, lo LoBound, hi HiBound) *Progra
 	if l.p.Watermark == nil {
 		pr.Lo, pr.Hi = LoNone, HiNow // no watermark: everything up to now
 	}
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart}, Step{Stmt: StmtProbeSource, Read: ReadTypes})
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtRecordStart})
+	if m == ModeRun && (pr.Lo == LoWatermark || l.byFile()) {
+		pr.Steps = append(pr.Steps, l.keptSteps()...)
+	}
+	pr.Steps = append(pr.Steps, Step{Stmt: StmtProbeSource, Read: ReadTypes})
 	pr.Steps = append(pr.Steps, l.lookupSteps()...)
 	return pr
+}
+
+// byFile: a files source loaded by file, whose bookmark (incrc_files) says
+// which files the target holds.
+func (l *lowerer) byFile() bool { return l.p.From != nil && l.p.From.ByFile }
+
+// keptSteps refuse a run that would go on from the saved watermark (or a
+// files source's bookmark) into a target that lost its rows: one that
+// holds none now, while the run that last moved the watermark left rows in
+// it (the state's target_filled), was emptied (TRUNCATE, DELETE) or
+// dropped and created again since, and a run would leave out every row
+// before the watermark, without a word. Two EXISTS-cheap reads; a target
+// that was dropped and not created again is refused before the setup
+// (runner/kept.go).
+func (l *lowerer) keptSteps() []Step {
+	target := strings.ReplaceAll(strings.Join(l.p.Target.Parts, "."), "%", "%%")
+	fail := "the target " + target + " holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)"
+	if l.byFile() {
+		fail = "the target " + target + " holds no rows, but the run that last loaded files left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and the bookmark (incrc_files) still lists the files it loaded, which a run would not load again. Load every file again with incrc run --full-refresh"
+	}
+	return []Step{
+		{Stmt: StmtTargetHasRows, Read: ReadCount, Into: []string{RegTargetFound}},
+		{Stmt: StmtCheckKept, If: "!" + RegTargetFound, Read: ReadCount, Fail: fail},
+	}
 }
 
 // nullFail is the message of a run that meets rows whose watermark is NULL
@@ -167,9 +202,11 @@ func (l *lowerer) quality(guard string, retract bool, failMsg string) []Step {
 const failInvalid = "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written"
 
 // finish is the end of every write transaction: the watermark advances,
-// the run is recorded.
+// keeping whether the target holds a row (see keptSteps), the run is
+// recorded.
 func (l *lowerer) finish() []Step {
-	return []Step{{Stmt: StmtAdvance, Tx: true, Read: ReadSwap}, {Stmt: StmtRecordFinish, Tx: true}}
+	return []Step{{Stmt: StmtTargetHasRows, Tx: true, Read: ReadCount, Into: []string{RegTargetFilled}},
+		{Stmt: StmtAdvance, Tx: true, Read: ReadSwap}, {Stmt: StmtRecordFinish, Tx: true}}
 }
 
 // incremental is incrc run: the window [watermark - lookback, hi).
@@ -378,8 +415,6 @@ func (l *lowerer) preview() *Program {
 // user gives, under the lease and recorded, so the next run re-reads.
 func (l *lowerer) rewind() *Program {
 	return &Program{Mode: ModeRewind, Setup: true, Lease: true, Record: "rewind",
-		Doc: "Move the watermark back; the next run reads from there.",
-		Steps: []Step{{Stmt: StmtRecordStart},
-			{Stmt: StmtAdvance, Tx: true, Read: ReadSwap},
-			{Stmt: StmtRecordFinish, Tx: true}}}
+		Doc:   "Move the watermark back; the next run reads from there.",
+		Steps: append([]Step{{Stmt: StmtRecordStart}}, l.finish()...)}
 }

@@ -26,6 +26,7 @@ type Config struct {
 	Root       string
 	Specs      string   // folder of pipeline specs; default "specs"
 	Out        string   // folder of compiled SQL; default "sql"
+	Seeds      string   // folder of sample rows incrc seed loads, PIPELINE.yaml each; default "seeds"
 	Dialects   []string // dialects compiled by default; default duckdb
 	DialectPos []Pos    // where each of Dialects is written; empty for the default
 	// Scripts: compile also writes each pipeline's engine-side scripts
@@ -115,7 +116,7 @@ func DialectOfURL(url string) (string, bool) {
 
 // DefaultConfig is what a project without incrc.yaml gets.
 func DefaultConfig() *Config {
-	return &Config{Specs: "specs", Out: "sql", Dialects: []string{"duckdb"}, Targets: map[string]string{}, targets: map[string]namedTarget{}, connections: map[string]namedTarget{}}
+	return &Config{Specs: "specs", Out: "sql", Seeds: "seeds", Dialects: []string{"duckdb"}, Targets: map[string]string{}, targets: map[string]namedTarget{}, connections: map[string]namedTarget{}}
 }
 
 // Target returns the URL of the named target with ${ENV} expanded. An
@@ -173,6 +174,8 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 			cfg.Specs = p.path(key, v)
 		case "out":
 			cfg.Out = p.path(key, v)
+		case "seeds":
+			cfg.Seeds = p.path(key, v)
 		case "dialects":
 			cfg.Dialects, cfg.DialectPos = nil, nil
 			for _, d := range p.strList(key, v) {

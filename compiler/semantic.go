@@ -100,6 +100,7 @@ func Params(s *Spec) []SpecParam {
 	}
 	if r := s.Reconcile; r != nil {
 		add("reconcile.by", r.By.Value, false)
+		add("reconcile.granularity", r.Granularity.Value, false)
 		add("reconcile.measures", list(r.Measures), false)
 	}
 	if c := s.CDC; c != nil {

@@ -161,9 +161,10 @@ type Quality struct {
 }
 
 type Reconcile struct {
-	By       String
-	Measures []String
-	Pos      Pos
+	By          String
+	Granularity String
+	Measures    []String
+	Pos         Pos
 }
 
 // CDC describes a change-log source: one row per change with an operation

@@ -385,7 +385,20 @@ func (v *validator) reconcile() {
 	if !r.By.Set() {
 		v.missing(r.Pos, "reconcile.by")
 	}
-	v.col("reconcile.by", r.By)
+	by := v.col("reconcile.by", r.By)
+	if g := r.Granularity; g.Value != "" {
+		switch {
+		case !contains(granularities, g.Value):
+			v.errf(g.Pos, "unknown reconcile.granularity %s%s", quote(g.Value), suggest(g.Value, granularities))
+		case v.s.Partition != nil:
+			v.errf(g.Pos, "reconcile.granularity: a partitioned pipeline reconciles per partition (partition.granularity), so that a drifted group is one partition a backfill rebuilds; remove reconcile.granularity")
+		case g.Value == "hour" && by != nil && by.Type.Kind == Date:
+			v.errf(g.Pos, "reconcile.granularity hour needs a timestamp column; %q is a date", by.Name.Value)
+		}
+	}
+	if by != nil && by.Type.Kind != "" && !by.Type.IsTime() {
+		v.errf(r.By.Pos, "reconcile.by %q is %s: reconcile compares the groups of a date or timestamp column (incrc reconcile --from/--to is a range of it)", by.Name.Value, by.Type)
+	}
 	for _, m := range r.Measures {
 		if m.Value == "" {
 			continue // Parse reported it

@@ -159,6 +159,9 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.IndexExists:
 		// Engines that create no index have every index they need.
 		w.S("SELECT 1")
+	case compiler.SessionLock:
+		// Nothing by default: an engine without session locks holds a
+		// pipeline by its lease alone.
 	case compiler.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).
@@ -309,11 +312,31 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.Table(op.Table)
 		w.S(" DROP COLUMN ")
 		w.Col("", op.Column)
+	case compiler.ProfileColumns:
+		w.S("SELECT COUNT(*) AS incrc_rows")
+		for i, c := range op.Columns {
+			w.S(",\n  COUNT(")
+			w.Col("", c)
+			w.S(") AS n")
+			w.Int(i)
+		}
+		for i, c := range op.Min {
+			w.S(",\n  MIN(")
+			w.Col("", c)
+			w.S(") AS min")
+			w.Int(i)
+		}
+		w.S("\nFROM ")
+		From(w, op.Source)
 	case compiler.SourceMax:
 		w.S("SELECT MAX(")
 		w.Col("", op.Column)
 		w.S(")\nFROM ")
 		From(w, op.Source)
+	case compiler.HasRows:
+		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ")
+		w.Table(op.Table)
+		w.S(") THEN 1 ELSE 0 END")
 	case compiler.CountRows:
 		w.S("SELECT COUNT(*)\nFROM ")
 		w.Table(op.Table)

@@ -155,7 +155,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 		}
 		return nil
 	}
-	l, err := t.acquire(ctx, conn, c, b.vals, opts.LeaseTTL, opts.Now, hook)
+	l, err := t.acquire(ctx, conn, c, b.vals, opts.LeaseTTL, opts.Now, hook, opts.generated)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +208,9 @@ func (b *backfill) record(ctx context.Context, err error) {
 	}
 	if err != nil {
 		b.vals["status"], b.vals["error"] = "failed", b.t.scrub.Scrub(err.Error())
+		if ctx.Err() != nil {
+			b.vals["status"] = StatusCancelled
+		}
 	}
 	b.vals["finished_at"] = stateTime(b.opts.Now())
 	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/incrc/incrc/compiler"
@@ -129,4 +130,56 @@ WHERE constraint_type = 'PRIMARY KEY' AND table_name = ? AND schema_name = COALE
 		key = append(key, c.String)
 	}
 	return key, rows.Err()
+}
+
+// TableProfile is what a table's rows say, beside its catalog: how many
+// there are, how many NULLs each column holds, and the smallest value of
+// the columns asked for (nil when the table holds none).
+type TableProfile struct {
+	Rows  int64
+	Nulls map[string]int64
+	Min   map[string]any
+}
+
+// Profile reads one aggregate of a table: its rows, each column's NULLs,
+// and the smallest value of each of min. incrc new sets watermark.start
+// from it (the oldest value, so that no history is skipped) and marks
+// the columns that hold NULLs.
+func (t *Target) Profile(ctx context.Context, table compiler.Table, cols []string, min []string) (*TableProfile, error) {
+	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "profile", Op: compiler.ProfileColumns{Source: compiler.Relation{Table: table}, Columns: cols, Min: min}})
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, 1+len(cols)+len(min))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := t.DB.QueryRowContext(ctx, parts[0].SQL).Scan(ptrs...); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(table.Parts, "."), err)
+	}
+	count := func(v any) (int64, error) {
+		n, err := strconv.ParseInt(Canon(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: a count read as %v", strings.Join(table.Parts, "."), v)
+		}
+		return n, nil
+	}
+	p := &TableProfile{Nulls: map[string]int64{}, Min: map[string]any{}}
+	if p.Rows, err = count(vals[0]); err != nil {
+		return nil, err
+	}
+	for i, c := range cols {
+		n, err := count(vals[1+i])
+		if err != nil {
+			return nil, err
+		}
+		p.Nulls[c] = p.Rows - n
+	}
+	for i, c := range min {
+		if v := vals[1+len(cols)+i]; v != nil {
+			p.Min[c] = v
+		}
+	}
+	return p, nil
 }

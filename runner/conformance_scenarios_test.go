@@ -567,6 +567,26 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// Reconciled by a timestamp: by day unless reconcile.granularity
+			// says otherwise, one group per day and not per instant; a day
+			// the runs have not read to its end is pending, not drift.
+			name: "reconcile/by a timestamp, per day", spec: strings.ReplaceAll(paymentsSpec, "{quality}", "reconcile:\n  by: updated_at\n  measures: [count, sum(amount)]"),
+			source: "app_{id}.payments",
+			seed: [][]any{
+				{1, "10.00", "2026-01-01 09:00:00"}, {2, "5.00", "2026-01-01 15:00:00"}, {3, "7.50", "2026-01-01 23:59:59"},
+				{4, "1.00", "2026-01-02 00:00:00"}, {5, "2.00", "2026-01-02 11:30:00"}, {6, "3.00", "2026-01-03 08:00:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-02T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-02T12:00:00Z", Read: 5, Inserted: 5}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", partitions: []string{"2026-01-01", "2026-01-02", "2026-01-03"}},
+				run{until: "2026-01-04", want: &counts{Lo: "2026-01-02T12:00:00Z", Hi: "2026-01-04T00:00:00Z", Read: 1, Inserted: 1}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", partitions: []string{"2026-01-01", "2026-01-02", "2026-01-03"}},
+				// A change the watermark cannot see: the day it falls in drifts.
+				update{key: 5, set: map[string]any{"amount": "20.00"}},
+				reconcile{from: "2026-01-01", to: "2026-01-04", drifted: []string{"2026-01-02"}},
+			},
+		},
+		{
 			// on_invalid: fail: the run fails, writes nothing, keeps the
 			// watermark and is logged as failed with the rows it read.
 			name: "quality/fail", spec: strings.ReplaceAll(paymentsSpec, "{quality}", paymentRules+"fail"), source: "app_{id}.payments",
@@ -674,6 +694,51 @@ func scenarios() []scenario {
 				run{until: "2026-01-25", refused: "was dropped or renamed since the last run, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind"},
 				run{until: "2026-01-25", full: true, rows: orders5Rows()},
 				run{until: "2026-01-26"},
+			},
+		},
+		{
+			// A target emptied in place (TRUNCATE, DELETE) while the state
+			// keeps its watermark: the table is there, so nothing is missing
+			// to the catalog, but a run would go on from the watermark and
+			// leave out every row before it. The run fails before it writes,
+			// naming the choices; a full refresh rebuilds it and the runs go
+			// on. A run that leaves the target empty itself (a full refresh
+			// of a source emptied) makes the next run no refusal.
+			name: "merge/target emptied", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", rows: orders5Rows()},
+				emptyTarget{},
+				run{until: "2026-01-25", fails: "holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = 1): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind"},
+				run{until: "2026-01-25", full: true, rows: orders5Rows()},
+				run{until: "2026-01-26"},
+				remove{all: true},
+				run{until: "2026-01-27", full: true, rows: []string{}},
+				run{until: "2026-01-28", rows: []string{}},
+			},
+		},
+		{
+			// A target dropped and created again by hand, empty: the same
+			// refusal; a rewind to watermark.start is the other way on, and
+			// the next run re-reads everything.
+			name: "merge/target created again", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				run{until: "2026-01-24", rows: orders5Rows()},
+				emptyTarget{recreate: true},
+				run{until: "2026-01-25", fails: "was emptied (TRUNCATE, DELETE) or dropped and created again since"},
+				rewind{to: "2026-01-01", wm: "2026-01-01T00:00:00Z"},
+				run{until: "2026-01-25", rows: orders5Rows()},
+			},
+		},
+		{
+			// An append by an integer id, emptied by hand: the same.
+			name: "append/target emptied", spec: strings.ReplaceAll(appendSpec, "{start}", "1"), source: "app_{id}.events",
+			seed: [][]any{{1, "sale", "10.00"}, {2, "sale", "20.50"}},
+			steps: []act{
+				run{want: &counts{Lo: "1", Hi: "3", Read: 2, Inserted: 2}},
+				emptyTarget{},
+				insert{{3, "sale", "1.00"}},
+				run{fails: "was emptied (TRUNCATE, DELETE) or dropped and created again since"},
+				run{full: true},
 			},
 		},
 		{

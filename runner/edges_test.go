@@ -110,6 +110,59 @@ watermark:
 	}
 }
 
+// TestSourcePointInTimeSaysTimestamptz: a source column that holds points
+// in time (MariaDB's TIMESTAMP, PostgreSQL's and DuckDB's timestamptz)
+// declared timestamp fails the run, and the error names the declaration
+// that fits: paid_at: timestamptz. SQLite keeps no types to check.
+func TestSourcePointInTimeSaysTimestamptz(t *testing.T) {
+	const spec = `
+pipeline: tstz_{id}
+source:
+  table: app_{id}.payments
+target:
+  table: dw_{id}.payments
+columns:
+  id: bigint
+  paid_at: {paid_at}
+strategy: merge
+unique_key: [id]
+watermark:
+  column: paid_at
+  start: 2026-01-01
+`
+	for _, eng := range engines() {
+		if eng.name == "sqlite" {
+			continue
+		}
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			source := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "paid_at", Type: compiler.Type{Kind: compiler.TimestampTZ}}}
+			e.createTable("app_{id}.payments", source, "id")
+			if eng.name == "mysql" {
+				// The portable timestamptz is a DATETIME(6) here; the source
+				// of the report is MariaDB's own TIMESTAMP.
+				if _, err := e.tg.DB.ExecContext(e.ctx, "ALTER TABLE "+e.tg.Dialect.QuoteIdent("app_"+e.id)+".payments MODIFY paid_at TIMESTAMP NULL"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.insert("app_{id}.payments", source, []any{1, "2026-01-02 10:00:00"})
+			naive := e.spec(strings.ReplaceAll(spec, "{paid_at}", "timestamp"))
+			_, err := e.tg.Run(e.ctx, naive, Options{Until: until("2026-01-03")})
+			if err == nil || !strings.Contains(err.Error(), "declare paid_at: timestamptz") {
+				t.Fatalf("a point in time declared timestamp: %v", err)
+			}
+			if got := e.rows("dw_{id}.payments", []string{"id"}); len(got) != 0 {
+				t.Errorf("a refused run wrote %v", got)
+			}
+			mustRun(t, e, e.spec(strings.ReplaceAll(spec, "{paid_at}", "timestamptz")), Options{Until: until("2026-01-03")})
+			if got := e.rows("dw_{id}.payments", []string{"id"}); !cmp.Equal(got, []string{line(1)}) {
+				t.Errorf("declared timestamptz, the run wrote %v", got)
+			}
+		})
+	}
+}
+
 // proxy stands between a runner and a database server: cut closes every
 // connection through it (the backend died), stall stops forwarding on the
 // connections open now (a server that accepts and never answers) while
@@ -120,6 +173,7 @@ type proxy struct {
 	mu      sync.Mutex
 	conns   []*proxied
 	stalled []*proxied
+	silent  bool // every connection stalls, new ones too (silence)
 }
 
 type proxied struct {
@@ -156,7 +210,12 @@ func newProxy(t *testing.T, backend string) *proxy {
 			}
 			pc := &proxied{client: c, server: s, stalled: make(chan struct{})}
 			p.mu.Lock()
-			p.conns = append(p.conns, pc)
+			if p.silent {
+				close(pc.stalled)
+				p.stalled = append(p.stalled, pc)
+			} else {
+				p.conns = append(p.conns, pc)
+			}
 			p.mu.Unlock()
 			go pc.pipe(c, s)
 			go pc.pipe(s, c)
@@ -213,6 +272,15 @@ func (p *proxy) stall() {
 	}
 	p.stalled = append(p.stalled, p.conns...)
 	p.conns = nil
+}
+
+// silence stalls every connection, those opened later too: a proxy (or a
+// server) that goes silent, accepting connections and answering nothing.
+func (p *proxy) silence() {
+	p.stall()
+	p.mu.Lock()
+	p.silent = true
+	p.mu.Unlock()
 }
 
 // through rewrites a server URL to go through the proxy.

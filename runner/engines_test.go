@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -26,6 +27,8 @@ type engine struct {
 	// url returns a target URL for a test; it skips the test when the
 	// engine is not available (and fails it under CI=true).
 	url func(t *testing.T) string
+	// serial: the engine's tests run one at a time.
+	serial bool
 }
 
 // engines are the executed engines: every scenario runs on each.
@@ -43,10 +46,41 @@ func engines() []engine {
 		}
 	}
 	return []engine{
-		{"duckdb", func(t *testing.T) string { return "duckdb:" + filepath.Join(t.TempDir(), "wh.duckdb") }},
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "wh.db") }},
-		{"postgres", server("INCRC_TEST_POSTGRES_URL", "PostgreSQL")},
-		{"mysql", server("INCRC_TEST_MYSQL_URL", "MariaDB/MySQL")},
+		{name: "duckdb", url: func(t *testing.T) string { return "duckdb:" + filepath.Join(t.TempDir(), "wh.duckdb") }},
+		{name: "sqlite", url: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "wh.db") }},
+		{name: "postgres", url: server("INCRC_TEST_POSTGRES_URL", "PostgreSQL")},
+		{name: "mysql", url: server("INCRC_TEST_MYSQL_URL", "MariaDB/MySQL")},
+	}
+}
+
+// distributedEngines are the engines without transactions that are
+// reached over the network, each at its own URL: Spark Connect with Delta
+// Lake tables, with Iceberg tables, and Trino with Iceberg. Their
+// statements take seconds, not milliseconds, so they run the conformance
+// suite and the randomized equivalence tests, not every test of the
+// package; their scenarios run one at a time (concurrent commits to the
+// state tables every pipeline shares would conflict there: Delta's and
+// Iceberg's optimistic commits). Without a URL they skip,
+// also under CI=true, unless INCRC_TEST_REQUIRE names them: the CI step
+// that started that engine sets it, so an engine that step cannot reach
+// fails instead.
+func distributedEngines() []engine {
+	lake := func(env, name, what string) engine {
+		return engine{name: name, serial: true, url: func(t *testing.T) string {
+			u := os.Getenv(env)
+			if u == "" {
+				if slices.Contains(strings.Split(os.Getenv("INCRC_TEST_REQUIRE"), ","), name) {
+					t.Fatalf("%s is not set, and INCRC_TEST_REQUIRE names %s: this step must test %s", env, name, what)
+				}
+				t.Skipf("%s not set: skipping %s (see docs/engines.md)", env, what)
+			}
+			return u
+		}}
+	}
+	return []engine{
+		lake("INCRC_TEST_SPARK_DELTA_URL", "spark", "Spark Connect with Delta Lake"),
+		lake("INCRC_TEST_SPARK_ICEBERG_URL", "spark_iceberg", "Spark Connect with Iceberg"),
+		lake("INCRC_TEST_TRINO_URL", "trino", "Trino with Iceberg"),
 	}
 }
 
@@ -167,6 +201,11 @@ func (e *env) bind(c compiler.Col, v any) any {
 		}
 		return e.tg.Dialect.BindTime(tm, c.Type.Kind)
 	}
+	if _, ok := e.tg.Dialect.(dialects.Literaler); ok && v != nil && !c.Type.IsTime() {
+		// Values spelled as literals take the column's type (Trino
+		// inserts no text into a decimal, nor an integer into a smallint).
+		return dialects.Typed{Value: v, Type: c.Type}
+	}
 	return v
 }
 
@@ -239,8 +278,9 @@ func (e *env) read(name string, cols []string) ([]string, error) {
 // opens a connection of its own: a test may have closed or replaced
 // e.tg (a kill step does) before its cleanup runs.
 func (e *env) dropSchemas() {
-	name := e.tg.Dialect.Name()
-	if name != "postgres" && name != "mysql" {
+	switch e.tg.Dialect.Name() {
+	case "postgres", "mysql", "spark", "spark_iceberg", "trino":
+	default:
 		return
 	}
 	tg, err := Open(e.ctx, e.url, "")
@@ -257,7 +297,7 @@ func (e *env) dropSchemas() {
 	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, compiler.FilesTable} {
 		// The id is [a-z0-9_]: safe to spell in the statement.
 		stmt := "DELETE FROM " + tg.Dialect.QuoteIdent(tb.Name()) + " WHERE pipeline LIKE '%" + e.id + "'"
-		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") {
+		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") && !strings.Contains(err.Error(), "TABLE_OR_VIEW_NOT_FOUND") {
 			e.t.Errorf("cleanup: %s: %v", stmt, err)
 		}
 	}

@@ -122,9 +122,50 @@ func (c *compiled) deadline(ctx context.Context) (context.Context, context.Cance
 // exec runs a statement and returns the rows its parts affected, summed.
 // A statement the dialect has nothing to do for affects nothing.
 func (c *compiled) exec(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := c.execOnce(ctx, q, name, vals)
+		if err == nil || attempt >= conflictRetries || !c.retriesConflict(name, err) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, err
+		case <-time.After(time.Duration(attempt*attempt) * 200 * time.Millisecond):
+		}
+	}
+}
+
+// conflictRetries bounds how often a bookkeeping statement that lost a
+// commit conflict runs again.
+const conflictRetries = 5
+
+// retriesConflict: the statement lost a commit conflict on an engine with
+// optimistic commits (Delta Lake, Iceberg: dialects.ConflictTeller) and is
+// one of the bookkeeping statements on the state tables every pipeline
+// shares (the state row, its lease, the run log, the advance), which are
+// conditional or idempotent: a conflict commits nothing, so running one
+// again is safe, and two pipelines scheduled at the same minute would
+// otherwise fail each other's runs. A write to a pipeline's own tables is
+// not retried here: it fails the run, whose next run converges.
+func (c *compiled) retriesConflict(name string, err error) bool {
+	ct, ok := c.d.(dialects.ConflictTeller)
+	if !ok || !ct.Conflict(err) {
+		return false
+	}
+	st := c.plan.Statement(name)
+	if st == nil {
+		return false
+	}
+	return st.Phase == compiler.PhaseState || name == compiler.StmtAdvance || name == compiler.StmtRecordFinish
+}
+
+func (c *compiled) execOnce(ctx context.Context, q querier, name string, vals params) (int64, error) {
 	st, err := c.statement(name)
 	if err != nil {
 		return 0, err
+	}
+	if counted(st.Parts) {
+		return c.readAffected(ctx, q, name, vals)
 	}
 	var affected int64
 	var unknown error
@@ -151,6 +192,40 @@ func (c *compiled) exec(ctx context.Context, q querier, name string, vals params
 		return 0, unknown
 	}
 	return affected, nil
+}
+
+// counted: the dialect spelled the statement with parts that read the
+// rows it changes (a count before and after a write whose engine reports
+// none: dialects.CountedWrite), instead of leaving them to the driver.
+func counted(parts []dialects.Part) bool {
+	for _, p := range parts {
+		if p.Reads {
+			return true
+		}
+	}
+	return false
+}
+
+// readAffected runs a counted statement's parts in order and adds up the
+// one value each reading part returns. A NULL is a count the engine could
+// not give: unknown, never 0.
+func (c *compiled) readAffected(ctx context.Context, q querier, name string, vals params) (int64, error) {
+	rows, err := c.countRows(ctx, q, name, vals, 1)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, row := range rows {
+		if row[0] == nil {
+			return 0, &rowsUnknownError{fmt.Errorf("%s: a count of the rows it changed read NULL", name)}
+		}
+		x, err := asInt(row[0])
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		n += x
+	}
+	return n, nil
 }
 
 // rowsUnknownError is exec's error when the statement ran but the driver

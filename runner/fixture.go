@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -135,6 +136,40 @@ func (t *Target) tableExists(ctx context.Context, tb compiler.Table) bool {
 	return err == nil
 }
 
+// CreateOwnSchema creates a schema (on MariaDB/MySQL a database) that must
+// not be there yet: incrc test makes its own, and drops only those. It is
+// spelled here for the reason DropSchema is: no plan creates a schema that
+// may not exist.
+func (t *Target) CreateOwnSchema(ctx context.Context, schema string) error {
+	if t.Dialect.Name() == "sqlite" {
+		return fmt.Errorf("sqlite has no schemas")
+	}
+	_, err := t.DB.ExecContext(ctx, "CREATE SCHEMA "+t.Dialect.QuoteIdent(schema))
+	return err
+}
+
+// InSchema is a server target's URL with schema as where every name
+// without one resolves: on PostgreSQL the session's search_path (the
+// schema, then the system catalog), on MariaDB/MySQL the connection's
+// database.
+func InSchema(rawURL, schema string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return "", fmt.Errorf("target %q: a server's URL is needed to run tests in a schema of their own", Redact(rawURL))
+	}
+	switch d, _ := compiler.DialectOfURL(rawURL); d {
+	case "postgres":
+		q := u.Query()
+		q.Set("search_path", schema+",pg_catalog")
+		u.RawQuery = q.Encode()
+	case "mysql":
+		u.Path = "/" + schema
+	default:
+		return "", fmt.Errorf("target %q: not a server engine", Redact(rawURL))
+	}
+	return u.String(), nil
+}
+
 // DropSchema drops a schema and everything in it: what incrc test and the
 // tests created on a shared database. It is the one statement the runner
 // spells itself: no plan drops a schema, and the spellings differ only in
@@ -145,7 +180,7 @@ func (t *Target) DropSchema(ctx context.Context, schema string) error {
 	switch t.Dialect.Name() {
 	case "sqlite":
 		return nil
-	case "postgres", "duckdb":
+	case "postgres", "duckdb", "spark", "spark_iceberg", "trino":
 		stmt += " CASCADE"
 	}
 	_, err := t.DB.ExecContext(ctx, stmt)

@@ -9,14 +9,17 @@ import (
 	"github.com/incrc/incrc/compiler"
 )
 
-// targetKept refuses a program whose window starts at the saved watermark
-// when the target it wrote is gone: dropped or renamed since the last run,
-// the setup would create it empty and the run would go on from the
-// watermark, leaving out every row before it, without a word. Asked before
-// the setup (which would create the table), reading the state and the
-// target's columns only.
+// targetKept refuses a program that goes on from what the state says the
+// target holds — the saved watermark, or a files source's bookmark — when
+// the target is gone: dropped or renamed since the last run, the setup
+// would create it empty and the run would go on from there, leaving out
+// every row before it, without a word. Asked before the setup (which would
+// create the table), reading the state and the target's columns only. A
+// target that is there but emptied, or created again by hand, is the
+// program's own check (check_target_kept, after the setup).
 func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.Program) error {
-	if pr.Lo != compiler.LoWatermark || c.plan.Statement(compiler.StmtCheckTarget) == nil {
+	byFile := readsNewFiles(pr)
+	if pr.Lo != compiler.LoWatermark && !byFile || c.plan.Statement(compiler.StmtCheckTarget) == nil {
 		return nil
 	}
 	st, err := readState(ctx, c, conn, c.plan.Pipeline)
@@ -32,6 +35,20 @@ func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.P
 		return nil
 	}
 	target := strings.Join(c.plan.Target.Parts, ".")
+	if byFile {
+		return fmt.Errorf("pipeline %s: the target %s does not exist, but the bookmark (incrc_files) still lists the files it loaded, as of its last run at %s: the table was dropped or renamed since, and a run would load only the files not loaded yet, leaving out the rows of every other. Load every file again with incrc run --full-refresh",
+			c.plan.Pipeline, target, st.Watermark)
+	}
 	return fmt.Errorf("pipeline %s: the target %s does not exist, but the state keeps the watermark %s: the table was dropped or renamed since the last run, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)",
 		c.plan.Pipeline, target, st.Watermark)
+}
+
+// readsNewFiles: the program loads the files its bookmark does not list.
+func readsNewFiles(pr *compiler.Program) bool {
+	for _, s := range pr.Steps {
+		if s.Read == compiler.ReadNewFiles {
+			return true
+		}
+	}
+	return false
 }

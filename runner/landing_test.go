@@ -238,3 +238,53 @@ func TestLandingRenamed(t *testing.T) {
 		})
 	}
 }
+
+// TestLandingTargetLost: a target dropped, emptied or created again while
+// the bookmark lists the files loaded into it: a run would load only the
+// new files and leave out the rows of every other, so it is refused (the
+// table missing, before the setup creates it) or fails before it writes
+// (the table there and empty), naming the way on, and a full refresh
+// loads every file again.
+func TestLandingTargetLost(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			l := newLanding(t, e, dir, dir+"/*.csv", "dw_{id}.landed")
+			l.file("a.csv", 1, 2)
+			l.run("first run", counts{Read: 2, Inserted: 2}, "1 new file(s) loaded")
+			target := l.inc.Target
+			lost := []struct {
+				what, err string
+				lose      func()
+			}{
+				{"dropped", "does not exist, but the bookmark (incrc_files) still lists the files it loaded",
+					func() { e.exec(e.render(compiler.DropTable{Table: target}), nil) }},
+				{"emptied", "holds no rows, but the run that last loaded files left rows in it (incrc_state.target_filled = 1)",
+					func() { e.exec(e.render(compiler.DeleteRows{Table: target}), nil) }},
+				{"created again", "was emptied (TRUNCATE, DELETE) or dropped and created again since, and the bookmark (incrc_files) still lists the files it loaded",
+					func() {
+						e.exec(e.render(compiler.DropTable{Table: target}), nil)
+						e.exec(e.render(l.inc.Statement(compiler.StmtCreateTarget).Op), nil)
+					}},
+			}
+			for i, c := range lost {
+				c.lose()
+				name := fmt.Sprintf("%c.csv", 'b'+i)
+				l.file(name, 10+i)
+				_, err := e.tg.Run(e.ctx, l.inc, Options{})
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "incrc run --full-refresh") {
+					t.Fatalf("%s: %v, want a refusal with %q", c.what, err, c.err)
+				}
+				if got, _ := e.read(strings.ReplaceAll(l.table, "{id}", e.id), []string{"id", "note"}); len(got) != 0 {
+					t.Errorf("%s: the refused run wrote %q", c.what, got)
+				}
+				res := mustRun(t, e, l.inc, Options{FullRefresh: true})
+				checkCounts(t, c.what+": full refresh", res, counts{Read: int64(3 + i), Inserted: int64(3 + i)})
+				l.run(c.what+": next run", counts{}, "no new file")
+				l.promise(c.what)
+			}
+		})
+	}
+}

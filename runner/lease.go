@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,10 @@ func (e *LockedError) Error() string {
 	if target == "" {
 		target = "URL"
 	}
+	if e.Owner == "" {
+		// The session lock is held, the lease not yet: a run starting.
+		return fmt.Sprintf("pipeline %s is locked by another run that is starting (its database session holds the pipeline's lock)", e.Pipeline)
+	}
 	return fmt.Sprintf("pipeline %s is locked by run %s until %s (wait, or free a dead run's lease with: incrc state --target %s --release %s)", e.Pipeline, e.Owner, e.Until, target, e.Pipeline)
 }
 
@@ -62,6 +67,23 @@ type lease struct {
 	mu      sync.Mutex
 	renewed time.Time
 	stop    func()
+	// session: the lease's connection holds the engine's session lock of
+	// the pipeline (lock_session), given back with the lease.
+	session bool
+}
+
+// sessionMark ends the name of a lease holder that holds the engine's
+// session lock of its pipeline: when another run then gets that lock, the
+// holder's session is gone, and so is its process, and the lease is taken
+// over at once instead of after its TTL. A holder without it (an
+// engine-side script, an older incrc, an owner given by the caller) is
+// waited for as before.
+const sessionMark = " (session lock)"
+
+// has: the statement has something to run on this engine.
+func (c *compiled) has(name string) bool {
+	st, ok := c.stmts[name]
+	return ok && len(st.Parts) > 0
 }
 
 // acquire takes the pipeline's lease on conn: it reads the state first,
@@ -69,7 +91,12 @@ type lease struct {
 // holder's write transaction (SQLite has one writer at a time), creates
 // the state row if there is none, and takes the lease by compare-and-set.
 // Runs still marked running are then abandoned: their lease is gone.
-func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals params, ttl time.Duration, now func() time.Time, hook func(string) error) (*lease, error) {
+//
+// Where the engine has session locks, the pipeline's is taken first, on
+// conn, and held until the lease is given back; generated says the
+// owner's name is incrc's own (NewOwner), which then says it holds the
+// lock (sessionMark).
+func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals params, ttl time.Duration, now func() time.Time, hook func(string) error, generated bool) (*lease, error) {
 	l := &lease{t: t, c: c, pipeline: c.plan.Pipeline, owner: vals["owner"].(string), ttl: ttl, now: now, stop: func() {}}
 	step := func(name string) (int64, error) {
 		if hook != nil {
@@ -83,12 +110,69 @@ func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals pa
 		return c.exec(ctx, conn, name, vals)
 	}
 	at := now()
+	if c.has(compiler.StmtLockSession) {
+		// The session lock first: while a live run holds it, nothing of the
+		// state is touched.
+		n, _, err := c.count(ctx, conn, compiler.StmtLockSession, vals)
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			st, err := readState(ctx, c, conn, l.pipeline)
+			if err != nil {
+				return nil, err
+			}
+			return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+		}
+		l.session = true
+		if generated && !strings.HasSuffix(l.owner, sessionMark) {
+			l.owner += sessionMark
+			vals["owner"] = l.owner
+		}
+	}
+	taken, err := t.acquireLease(ctx, conn, c, l, vals, ttl, at, step)
+	if err != nil {
+		if l.session {
+			c.run(context.WithoutCancel(ctx), conn, compiler.StmtUnlockSession, vals)
+		}
+		return nil, err
+	}
+	return taken, nil
+}
+
+// acquireLease is acquire's part after the session lock: the state row,
+// then the lease, taken by compare-and-set, or taken over from a holder
+// whose session lock this run now holds.
+func (t *Target) acquireLease(ctx context.Context, conn querier, c *compiled, l *lease, vals params, ttl time.Duration, at time.Time, step func(string) (int64, error)) (*lease, error) {
 	st, err := readState(ctx, c, conn, l.pipeline)
 	if err != nil {
 		return nil, err
 	}
 	if st.LeaseOwner != "" && st.LeaseOwner != l.owner && st.LeaseExpiresAt >= stateTime(at) {
-		return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+		if !l.session || !strings.HasSuffix(st.LeaseOwner, sessionMark) || !c.has(compiler.StmtTakeOverLease) {
+			return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+		}
+		// Its holder held the session lock this run now holds: the
+		// holder's connection, and process, are gone.
+		vals["holder"] = st.LeaseOwner
+		vals["expires_at"] = stateTime(at.Add(ttl))
+		n, err := c.exec(ctx, conn, compiler.StmtTakeOverLease, vals)
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			st, err := readState(ctx, c, conn, l.pipeline)
+			if err != nil {
+				return nil, err
+			}
+			return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
+		}
+		l.renewed = at
+		if _, err := step(compiler.StmtAbandonRuns); err != nil {
+			l.releaseOn(ctx, conn)
+			return nil, err
+		}
+		return l, nil
 	}
 	if !st.exists {
 		if _, err := step(compiler.StmtInitState); err != nil {
@@ -178,9 +262,24 @@ func (l *lease) renew(ctx context.Context, q querier) error {
 func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
 	l.stop()
 	vals := params{"pipeline": l.pipeline, "owner": l.owner}
-	return l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
+	err := l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
 		return l.c.run(ctx, q, compiler.StmtReleaseLease, vals)
 	})
+	l.unlockSession(ctx, conn)
+	return err
+}
+
+// unlockSession gives the session lock back on the lease's connection,
+// after the lease: a pooled connection outlives the run. On a connection
+// that died the lock went with it.
+func (l *lease) unlockSession(ctx context.Context, q querier) {
+	if !l.session {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	l.c.run(ctx, q, compiler.StmtUnlockSession, params{"pipeline": l.pipeline})
+	l.session = false
 }
 
 // releaseOn gives the lease back on q: in a transaction of the run's
@@ -188,6 +287,9 @@ func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
 func (l *lease) releaseOn(ctx context.Context, q querier) error {
 	l.stop()
 	_, err := l.c.exec(ctx, q, compiler.StmtReleaseLease, params{"pipeline": l.pipeline, "owner": l.owner})
+	if _, inTx := q.(*sql.Tx); !inTx {
+		l.unlockSession(ctx, q)
+	}
 	return err
 }
 

@@ -84,13 +84,15 @@ func PartitionKeys(plan *compiler.Plan, from, to time.Time) []string {
 	return keys
 }
 
-// PartitionKey names the partition a reconciliation key falls in.
+// PartitionKey names the partition (or, without partitions, the group of
+// reconcile.granularity) a reconciliation key falls in.
 func PartitionKey(plan *compiler.Plan, value string) string {
 	t, err := compiler.ParseTime(value)
-	if err != nil {
+	if err != nil || plan.ReconcileGroups == nil {
 		return value
 	}
-	return makePartition(t, plan.Partition.Granularity).Key(plan.Partition.Granularity)
+	g := plan.ReconcileGroups.Granularity
+	return makePartition(t, g).Key(g)
 }
 
 // PartitionBounds spells where the partition a reconciliation key falls

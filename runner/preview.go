@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -38,6 +39,21 @@ type Preview struct {
 // plan's preview program: what that run would read. It only reads: a
 // target never set up previews a first run.
 func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time) (*Preview, error) {
+	return t.preview(ctx, plan, bounds{now: now, preview: true})
+}
+
+// PreviewRun is Preview of the run incrc run would start now with
+// opts.Until (incrc run --dry-run): the same window, and --until refused
+// where the run refuses it. It only reads.
+func (t *Target) PreviewRun(ctx context.Context, plan *compiler.Plan, opts Options) (*Preview, error) {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	return t.preview(ctx, plan, bounds{now: now(), until: opts.Until, allowFuture: opts.AllowFuture, preview: true})
+}
+
+func (t *Target) preview(ctx context.Context, plan *compiler.Plan, b bounds) (*Preview, error) {
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -60,7 +76,7 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 	}
 	m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
 	m.readOnly = true
-	w, err := fixWindow(ctx, m, pr, saved, bounds{now: now, preview: true})
+	w, err := fixWindow(ctx, m, pr, saved, b)
 	if err != nil {
 		return nil, err
 	}
@@ -93,4 +109,48 @@ func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time
 		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
 	}
 	return pv, nil
+}
+
+// PlannedStep is one step of a program as the engine would get it: what
+// incrc run --dry-run shows of the run it does not start.
+type PlannedStep struct {
+	Program string   `json:"program"`
+	Name    string   `json:"name"`
+	If      string   `json:"if,omitempty"`             // the registers it runs on (compiler.Step.If)
+	Each    bool     `json:"each_partition,omitempty"` // once per partition
+	On      string   `json:"on,omitempty"`             // "source": on the source's database
+	SQL     []string `json:"sql"`
+}
+
+// Steps lists the steps of the plan's programs of modes, in order, each
+// with its statement spelled for this target (and a source outside it in
+// its own dialect), as a run would execute them. It opens nothing.
+func (t *Target) Steps(plan *compiler.Plan, modes ...compiler.Mode) ([]PlannedStep, error) {
+	src, err := t.sourceOf(plan)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compile(t.Dialect, plan, t.StatementTimeout, src)
+	if err != nil {
+		return nil, err
+	}
+	var out []PlannedStep
+	for _, mode := range modes {
+		pr, err := c.program(mode)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range pr.Steps {
+			r, ok := c.stmts[s.Stmt]
+			if !ok {
+				return nil, fmt.Errorf("pipeline %s: program %s names statement %s, which the plan does not hold", plan.Pipeline, mode, s.Stmt)
+			}
+			ps := PlannedStep{Program: string(mode), Name: s.Stmt, If: s.If, Each: s.Each || s.EachFile, On: string(s.On)}
+			for _, p := range r.Parts {
+				ps.SQL = append(ps.SQL, p.SQL)
+			}
+			out = append(out, ps)
+		}
+	}
+	return out, nil
 }

@@ -149,8 +149,8 @@ func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark)
 	}
 	end := t.Add(time.Nanosecond) // a timestamp group is one instant
 	switch {
-	case plan.Partition != nil:
-		end = makePartition(t, plan.Partition.Granularity).end
+	case plan.ReconcileGroups != nil:
+		end = makePartition(t, plan.ReconcileGroups.Granularity).end
 	case typ.Kind == compiler.Date:
 		end = t.AddDate(0, 0, 1)
 	}

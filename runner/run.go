@@ -36,17 +36,24 @@ type Options struct {
 	// compiled file checked in (--allow-unreviewed, or no file): the run
 	// log's note records it.
 	Unreviewed string
+	// generated: Owner is incrc's own name (NewOwner), not the caller's.
+	generated bool
 	// ticks, when set, drive the lease's heartbeat instead of a ticker on
 	// real time: a test moves Now and ticks, and waits for nothing.
 	ticks <-chan time.Time
 }
+
+// StatusCancelled is the status in the run log of a run whose context was
+// cancelled (incrc got SIGTERM, SIGINT or SIGHUP): rolled back as a failed
+// run is, its lease freed.
+const StatusCancelled = "cancelled"
 
 // Result is what a run did: the row it wrote to the run log.
 type Result struct {
 	Pipeline        string `json:"pipeline"`
 	RunID           string `json:"run_id"`
 	Kind            string `json:"kind"`   // run | full_refresh | backfill | rewind
-	Status          string `json:"status"` // succeeded | failed
+	Status          string `json:"status"` // succeeded | failed | cancelled
 	WindowLo        string `json:"window_lo,omitempty"`
 	WindowHi        string `json:"window_hi,omitempty"`
 	WatermarkBefore string `json:"watermark_before,omitempty"`
@@ -91,7 +98,7 @@ func (o *Options) defaults() {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
 	if o.Owner == "" {
-		o.Owner = NewOwner()
+		o.Owner, o.generated = NewOwner(), true
 	}
 }
 
@@ -197,7 +204,16 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 
 // run sets up, takes the lease, fixes the window with fix, walks the
 // program, and records and releases whatever happened.
-func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) error {
+func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) (err error) {
+	// A server that stops answering cancels the run (watchPeer), which
+	// then fails and is recorded as any failed run is.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer func() {
+		if dp := deadPeer(ctx); dp != nil && err != nil {
+			err = fmt.Errorf("%w (%v)", dp, err)
+		}
+	}()
 	m := newMachine(r.c, r.conn, r.vals)
 	m.hook = r.opts.BeforeStatement
 	m.reloadRewritten = r.opts.ReloadRewritten
@@ -231,7 +247,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 			r.vals["note"] = note
 		}
 	}
-	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement)
+	l, err := r.t.acquire(ctx, m.q(), r.c, r.vals, r.opts.LeaseTTL, r.opts.Now, r.opts.BeforeStatement, r.opts.generated)
 	if err != nil {
 		if m.stateTx != nil {
 			m.stateTx.Rollback()
@@ -249,7 +265,9 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.vals["finished_at"] = stateTime(r.opts.Now())
 		r.vals["duration_ms"] = r.opts.Now().Sub(r.start).Milliseconds()
 	}
+	stopWatch := r.t.watchPeer(ctx, cancel)
 	err = r.walk(ctx, m, fix)
+	stopWatch()
 	if err == nil {
 		err = m.endState() // a program of bookkeeping alone
 	}
@@ -368,6 +386,13 @@ func (r *recorder) read(m *machine) {
 // record goes over a fresh connection when the run's own died.
 func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
+	if dp := deadPeer(ctx); dp != nil {
+		r.vals["error"] = r.t.scrub.Scrub(fmt.Sprintf("%v (%v)", dp, cause))
+	} else if ctx.Err() != nil {
+		// Cancelled (a signal, a scheduler): rolled back like a failure,
+		// recorded as what it is.
+		r.vals["status"] = StatusCancelled
+	}
 	if m != nil && m.filesNoted != "" {
 		// Nothing of the files the run listed was loaded.
 		note, _ := r.vals["note"].(string)
@@ -476,6 +501,23 @@ func setupWith(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode
 	pr, err := c.program(compiler.ModeSetup)
 	if err != nil {
 		return nil, err
+	}
+	if c.has(compiler.StmtLockSetup) {
+		// Concurrent first runs would race in the catalog (PostgreSQL's
+		// CREATE TABLE IF NOT EXISTS fails the loser with a duplicate key):
+		// one setup at a time, each finding the others' tables there.
+		n, _, err := c.count(ctx, conn, compiler.StmtLockSetup, params{})
+		if err == nil && n != 1 {
+			err = fmt.Errorf("another run's setup held the setup lock for a minute")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("setup: %s: %w", compiler.StmtLockSetup, err)
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			c.run(ctx, conn, compiler.StmtUnlockSetup, params{})
+		}()
 	}
 	m := newMachine(c, conn, params{})
 	if in != nil {

@@ -459,7 +459,7 @@ func (t *Target) Migrate(ctx context.Context, plan *compiler.Plan, o MigrateOpti
 		return nil, err
 	}
 	vals := params{"pipeline": plan.Pipeline, "owner": opts.Owner}
-	l, err := t.acquire(ctx, conn, c, vals, opts.LeaseTTL, opts.Now, nil)
+	l, err := t.acquire(ctx, conn, c, vals, opts.LeaseTTL, opts.Now, nil, opts.generated)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/trinodb/trino-go-client/trino"
 	"github.com/xo/dburl"
 
 	// Drivers: DuckDB embedded (the default), SQLite pure Go; PostgreSQL
@@ -39,6 +40,10 @@ type Target struct {
 	// StatementTimeout bounds each statement a program runs (zero: no
 	// bound). Open sets DefaultStatementTimeout.
 	StatementTimeout time.Duration
+	// PingInterval is how often a run on a server engine checks that the
+	// server still answers, on a connection of its own, and how long it
+	// waits for the answer (zero: never). Open sets DefaultPingInterval.
+	PingInterval time.Duration
 	// SourceURL resolves a spec's source.connection to its URL (incrc.yaml's
 	// connections, --source NAME=URL); SourceURLs, when SourceURL is nil.
 	SourceURL  func(name string) (string, error)
@@ -81,7 +86,9 @@ func ConnectTimeout(d time.Duration) OpenOption {
 }
 
 // Open opens a target URL: duckdb:PATH, sqlite:PATH, postgres://...,
-// mysql://... (MariaDB too). The dialect follows from the URL; when
+// mysql://... (MariaDB too), a Spark Connect server
+// (sc://host:port/;format=delta|iceberg;catalog=NAME) or Trino
+// (trino://user@host:port/catalog/schema). The dialect follows from the URL; when
 // dialect is not empty it must agree.
 //
 // No error of Open holds a password of the URL: a driver's message that
@@ -102,24 +109,63 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 	for _, opt := range opts {
 		opt(&o)
 	}
-	u, err := dburl.Parse(rawURL)
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		// The parser's message quotes the URL up to where it stopped,
-		// which is inside a password that holds a # or a %: say what is
-		// wrong without it.
-		return nil, fmt.Errorf("target %q: not a URL that parses: a password (or a name) that holds one of # %% / ? @ : must be percent-encoded (%%23 %%25 %%2F %%3F %%40 %%3A), or come from ${ENV} in incrc.yaml, which encodes it", redact(rawURL))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w (expected duckdb:PATH, sqlite:PATH, postgres://..., mysql://...)", redact(rawURL), err)
-	}
 	var (
 		driverName, dsn, name string
 		connector             driver.Connector // server engines
 		timeout               time.Duration    // bounds each connect of the connector
 		initSQL               []string         // run on each new connection
 	)
+	scheme, _, _ := strings.Cut(rawURL, ":")
+	u := &dburl.URL{}
+	switch strings.ToLower(scheme) {
+	case "sc":
+		// Spark Connect, the URL form Spark's clients take; dburl has no
+		// scheme for it.
+		st, err := parseSparkURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
+		}
+		name = "spark"
+		if st.format == "iceberg" {
+			name = "spark_iceberg"
+		}
+		d, err := all.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		connector, timeout = newSparkConnector(st, d), serverSessionTimeout(o.connectTimeout)
+		u.Driver = "sc"
+	case "trino", "tr", "trinos", "trs":
+		cfg, err := trinoConfig(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
+		}
+		c, err := trino.NewConnector(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
+		}
+		d, err := all.Lookup("trino")
+		if err != nil {
+			return nil, err
+		}
+		name, connector, timeout = "trino", literalConnector{Connector: c, d: d}, serverSessionTimeout(o.connectTimeout)
+		u.Driver = "trino"
+	default:
+		var err error
+		u, err = dburl.Parse(rawURL)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// The parser's message quotes the URL up to where it stopped,
+			// which is inside a password that holds a # or a %: say what is
+			// wrong without it.
+			return nil, fmt.Errorf("target %q: not a URL that parses: a password (or a name) that holds one of # %% / ? @ : must be percent-encoded (%%23 %%25 %%2F %%3F %%40 %%3A), or come from ${ENV} in incrc.yaml, which encodes it", redact(rawURL))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w (expected duckdb:PATH, sqlite:PATH, postgres://..., mysql://..., sc://HOST:PORT/;format=delta, trino://USER@HOST:PORT/CATALOG/SCHEMA)", redact(rawURL), err)
+		}
+	}
 	switch u.Driver {
+	case "sc", "trino":
 	case "duckdb":
 		driverName, dsn, name = "duckdb", u.DSN, "duckdb"
 	case "sqlite3", "moderncsqlite":
@@ -146,6 +192,10 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			cfg.ConnectTimeout = o.connectTimeout
 		}
 		timeout = cfg.ConnectTimeout
+		// TCP keepalive that notices a vanished peer in seconds (pgx's
+		// dialer probes after 5 minutes); the connect bound is the
+		// context's (boundedConnector).
+		cfg.DialFunc = dial
 		connector = stdlib.GetConnector(*cfg)
 	case "mysql":
 		name = "mysql"
@@ -169,6 +219,9 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 			cfg.Timeout = o.connectTimeout
 		}
 		timeout = cfg.Timeout
+		if cfg.DialFunc == nil {
+			cfg.DialFunc = dial // TCP keepalive, as for PostgreSQL
+		}
 		if connector, err = mysql.NewConnector(cfg); err != nil {
 			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
 		}
@@ -179,7 +232,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		// MariaDB and MySQL 8, whose variables for it differ.
 		initSQL = []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"}
 	default:
-		return nil, fmt.Errorf("target %q: unsupported database %q (supported: duckdb, sqlite, postgres, mysql)", redact(rawURL), u.Driver)
+		return nil, fmt.Errorf("target %q: unsupported database %q (supported: duckdb, sqlite, postgres, mysql, spark (sc://), trino)", redact(rawURL), u.Driver)
 	}
 	if dialect != "" && dialect != name {
 		return nil, fmt.Errorf("--dialect %s does not match the target %s, which is %s", dialect, redact(rawURL), name)
@@ -220,8 +273,15 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
-	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout}, nil
+	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout, PingInterval: DefaultPingInterval}, nil
 }
+
+// serverSessionTimeout bounds a new Spark Connect or Trino session: its
+// first statements (the session's settings, the ping) are planned like
+// any query by a cluster that may be busy or still starting (a Databricks
+// cluster started by the connection takes minutes), so it gets thirty
+// times the connect timeout; zero stays no bound.
+func serverSessionTimeout(d time.Duration) time.Duration { return 30 * d }
 
 // boundedConnector gives each new connection at most timeout to connect,
 // in all: a URL naming several PostgreSQL hosts shares it between them.

@@ -401,14 +401,29 @@ func checkTypes(c *compiled, d dialects.Dialect, cols []dialects.ColumnInfo) err
 			continue
 		}
 		if fits, why := compiler.Fits(src, declared.Type); !fits {
-			problems = append(problems, fmt.Sprintf("column %s: the source's %s does not fit the declared %s without loss (%s): declare a type that holds every source value, or cast it in source.query",
-				declared.Name, sourceTypeName(col), declared.Type, why))
+			problems = append(problems, fmt.Sprintf("column %s: the source's %s does not fit the declared %s without loss (%s): %s, or cast it in source.query",
+				declared.Name, sourceTypeName(col), declared.Type, why, declareHint(declared.Name, src)))
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %s", compiler.StmtProbeSource, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// declareHint names the spec type that holds the source's values, when
+// the source's type has a portable spelling: a TIMESTAMP that is a point
+// in time (MariaDB's, PostgreSQL's timestamptz) is the spec's timestamptz,
+// which no one guesses from the engine's name for it.
+func declareHint(column string, src compiler.Type) string {
+	if _, err := compiler.ParseType(src.String()); err != nil || src.Kind == "" {
+		return "declare a type that holds every source value"
+	}
+	hint := fmt.Sprintf("declare %s: %s in columns, a type that holds every source value", column, src)
+	if src.Kind == compiler.TimestampTZ {
+		hint += " (the source's column is a point in time, which the engine converts to the session's time zone: timestamptz keeps the instant)"
+	}
+	return hint
 }
 
 func sourceTypeName(c dialects.ColumnInfo) string {

@@ -16,8 +16,8 @@ import (
 )
 
 // scaffold is what incrc init writes: the project file, one commented
-// example spec per strategy, a pipeline test, a .gitignore and a CI
-// workflow. (gitignore is stored without its dot: a .gitignore in the
+// example spec per strategy, a pipeline test, sample rows for each
+// example's source (incrc seed), a .gitignore and a CI workflow. (gitignore is stored without its dot: a .gitignore in the
 // source tree would apply to the tree itself.)
 //
 //go:embed all:scaffold
@@ -28,7 +28,7 @@ var semverRe = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 func initCmd() *command {
 	c := &command{
 		name:    "init",
-		summary: "Start a project: incrc.yaml, specs/ with an example per strategy and a test, JSON Schemas, .gitignore, a CI workflow.",
+		summary: "Start a project: incrc.yaml, specs/ with an example per strategy and a test, their sample rows, JSON Schemas, .gitignore, a CI workflow.",
 		usage:   "[--dir DIR]",
 		example: "incrc init && incrc validate && incrc test\nincrc init --dir pipelines     # in another folder",
 	}
@@ -62,7 +62,8 @@ func initCmd() *command {
 			kept = append(kept, filepath.Join(dir, "specs")+string(filepath.Separator))
 		}
 		for _, f := range files {
-			if len(existing) > 0 && strings.HasPrefix(f.path, "specs/") {
+			// Sample rows are the examples': they go where the examples go.
+			if len(existing) > 0 && (strings.HasPrefix(f.path, "specs/") || strings.HasPrefix(f.path, "seeds/")) {
 				continue
 			}
 			dst := filepath.Join(dir, filepath.FromSlash(f.path))
@@ -102,7 +103,18 @@ func initCmd() *command {
 			}
 			fmt.Fprintf(e.stdout, "kept  %s (it exists: incrc init never overwrites)\n", f)
 		}
-		fmt.Fprintf(e.stdout, "\nNext:\n  incrc validate     # check the specs\n  incrc test         # run specs/orders.test.yaml on an embedded DuckDB\n  incrc compile      # write the SQL to review and check in\n")
+		cd := ""
+		if filepath.Clean(dir) != "." {
+			cd = "  cd " + shellQuote(dir) + "\n"
+		}
+		next := "  incrc validate            # check the specs\n"
+		if len(existing) == 0 {
+			next += "  incrc test                # run specs/orders.test.yaml on an embedded DuckDB\n" +
+				"  incrc seed --target dev   # load the sample rows of seeds/ into the dev target, wh.duckdb\n" +
+				"  incrc run --target dev    # run every pipeline against it\n"
+		}
+		next += "  incrc compile             # write the SQL to review and check in\n"
+		fmt.Fprintf(e.stdout, "\nNext:\n%s%s", cd, next)
 		return exitOK
 	}
 	return c

@@ -2,9 +2,6 @@
 // incremental pipelines and runs it against a target database.
 package main
 
-import (
-	"context"
-	"os"
-)
+import "os"
 
-func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() { os.Exit(run(signalContext(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

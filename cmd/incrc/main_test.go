@@ -18,7 +18,7 @@ import (
 // exit codes included.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"incrc": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"incrc": func() { os.Exit(run(signalContext(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

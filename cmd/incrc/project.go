@@ -26,10 +26,11 @@ import (
 // projectFlags are the flags every command that reads specs shares: one
 // way to choose specs and pipelines on every command.
 type projectFlags struct {
-	config  string
-	specs   []string
-	selects []string
-	fs      *pflag.FlagSet
+	config   string
+	specs    []string
+	selects  []string
+	excludes []string
+	fs       *pflag.FlagSet
 	// quiet: load returns diagnostics without printing them (a command
 	// that prints them as JSON).
 	quiet bool
@@ -54,6 +55,7 @@ func (p *projectFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.specs, "specs", nil, "a spec file or folder to read, instead of the project's specs folder (repeatable)")
 	fs.StringVar(&p.config, "config", "incrc.yaml", "project file: specs folder, output folder, dialects, named targets (optional)")
 	fs.StringArrayVar(&p.selects, "select", nil, "choose PIPELINE, PIPELINE+ (with every pipeline downstream of it), +PIPELINE (with every one upstream) (repeatable; also as arguments)")
+	fs.StringArrayVar(&p.excludes, "exclude", nil, "leave out PIPELINE, PIPELINE+ or +PIPELINE from what is chosen (every pipeline when none is) (repeatable)")
 }
 
 // project is what a command reads: the project file, every spec read, and
@@ -222,7 +224,10 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 			c.errorf(e, "%v", err)
 			return nil, false
 		}
-		pr.warnings = warningsOf(warnings, pr.chosen, len(names) > 0)
+		if !p.exclude(e, c, pr) {
+			return nil, false
+		}
+		pr.warnings = warningsOf(warnings, pr.chosen, len(names) > 0 || len(p.excludes) > 0)
 		return pr, p.printDiags(e, nil, pr.warnings)
 	}
 	// Pipelines named: they need their own specs, their upstreams' and the
@@ -247,11 +252,45 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		return pr, false
 	}
 	pr.chosen, pr.diags = chosen, nil
+	if !p.exclude(e, c, pr) {
+		return nil, false
+	}
 	if !p.quiet && len(leftOut) > 0 {
 		c.notef(e, "left out %d spec(s) with errors that %s %s not need: %s (incrc validate lists the errors)",
 			len(leftOut), strings.Join(pipelineNames(chosen), ", "), plural(len(chosen), "does", "do"), strings.Join(leftOut, ", "))
 	}
 	return pr, p.printDiags(e, nil, pr.warnings)
+}
+
+// exclude drops the pipelines --exclude names (selectors, as --select
+// takes them) from the chosen ones. A name that is no pipeline is an error,
+// as it is for --select; so is excluding everything. What is left out is
+// not stale: compile then removes no file of it.
+func (p *projectFlags) exclude(e *env, c *command, pr *project) bool {
+	if len(p.excludes) == 0 {
+		return true
+	}
+	out, err := compiler.Select(pr.all, p.excludes)
+	if err != nil {
+		c.errorf(e, "--exclude: %v", err)
+		return false
+	}
+	drop := map[string]bool{}
+	for _, s := range out {
+		drop[s.Pipeline.Value] = true
+	}
+	var kept []*compiler.Spec
+	for _, s := range pr.chosen {
+		if !drop[s.Pipeline.Value] {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 {
+		c.errorf(e, "--exclude %s leaves no pipeline", strings.Join(p.excludes, ", "))
+		return false
+	}
+	pr.chosen, pr.named = kept, true
+	return true
 }
 
 // printDiags prints errors and warnings in the order of their places, and

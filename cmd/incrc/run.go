@@ -22,6 +22,10 @@ const (
 	exitError   = 1
 	exitChanges = 2 // plan: changes; reconcile and backfill: drift
 	exitLocked  = 3 // run: another run holds the lease
+	// exitCancelled: a signal (SIGTERM, SIGINT, SIGHUP) cancelled the
+	// command; a run it cancelled rolled back, is recorded as cancelled and
+	// freed its lease.
+	exitCancelled = 4
 )
 
 // env is what a command may touch of the outside world: passed in, never
@@ -77,6 +81,7 @@ func commands() []*command {
 		migrateCmd(),
 		schemaCmd(),
 		versionCmd(),
+		completionCmd(),
 		demoCmd(),
 	}
 }
@@ -115,7 +120,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
+			code := c.run(ctx, e, args[1:])
+			if code != exitOK && ctx.Err() != nil {
+				return exitCancelled
+			}
+			return code
 		}
 	}
 	fmt.Fprintf(stderr, "incrc: unknown command %q (run incrc --help)\n", args[0])
@@ -141,6 +150,11 @@ Every command reads the project's specs (incrc.yaml's specs:, else ./specs;
 --specs PATH or --config FILE points elsewhere), takes PIPELINE names to
 choose among them, and prints JSON with --json. Errors start with
 "incrc COMMAND:", or are path:line:col: message for a spec.
+
+Exit codes: 0 ok, 1 an error, 2 changes (plan) or drift (reconcile,
+backfill), 3 locked by another run (retry later), 4 cancelled by SIGTERM,
+SIGINT or SIGHUP (the run rolled back, is recorded as cancelled and freed
+its lease; a second signal exits at once).
 
 Example:
   incrc init && incrc validate && incrc test && incrc plan

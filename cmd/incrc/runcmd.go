@@ -27,6 +27,7 @@ func runCmd() *command {
 			dialect     string
 			untilFlag   string
 			fullRefresh bool
+			dryRun      bool
 			allowFuture bool
 			force       bool
 			reload      bool
@@ -40,6 +41,7 @@ func runCmd() *command {
 		fs.StringVar(&untilFlag, "until", "", "fix the window's upper bound hi: RFC 3339 or a date, UTC (default: now minus watermark.lag)")
 		fs.BoolVar(&allowFuture, "allow-future", false, "accept an --until later than now: the watermark then stays ahead, and runs read nothing until the clock passes it")
 		fs.BoolVar(&fullRefresh, "full-refresh", false, "rebuild the target from the whole source below hi, and set the watermark to hi")
+		fs.BoolVar(&dryRun, "dry-run", false, "print each run's window, the source rows it would read (and partitions it would rewrite) and its statements; write nothing, take no lease, log no run")
 		fs.BoolVar(&force, "force", false, "run a program that the compiled file says is refused without --force (a full refresh that would destroy history no source holds)")
 		fs.DurationVar(&leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long the lease outlives a run that dies")
 		fs.BoolVar(&reload, "reload-rewritten", false, "a files source loaded by file (watermark: {files: new}) loads again the files rewritten in place since they were loaded")
@@ -67,6 +69,10 @@ func runCmd() *command {
 			}
 			opts.Until = &u
 		}
+		if dryRun && fullRefresh {
+			c.errorf(e, "--dry-run previews an incremental run, and --full-refresh reads the whole source below hi: incrc plan shows its statements")
+			return exitError
+		}
 		if err := checkLeaseTTL(leaseTTL); err != nil {
 			c.errorf(e, "%v", err)
 			return exitError
@@ -92,7 +98,18 @@ func runCmd() *command {
 		if err != nil {
 			return c.fail(e, "%v", err)
 		}
+		if dryRun {
+			// After the checks a run makes first: a dry run is refused
+			// where the run would be.
+			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, asJSON)
+		}
 		for _, plan := range plans {
+			if ctx.Err() != nil {
+				// Cancelled: the pipelines not started yet are not run.
+				c.errorf(e, "%s: not run: cancelled", plan.Pipeline)
+				code = exitCancelled
+				continue
+			}
 			if msg, ok := clashes[plan.Pipeline]; ok {
 				c.errorf(e, "%s: refused: %s", plan.Pipeline, msg)
 				code = exitError
@@ -218,4 +235,75 @@ func migrateHint(plan *compiler.Plan, err error, target string) string {
 		return ""
 	}
 	return fmt.Sprintf("\n(incrc migrate --target %s %s --dry-run prints the DDL; without --dry-run it applies it, holding the lease)", target, plan.Pipeline)
+}
+
+// dryRunAll previews each pipeline's run: the window it would fix, the
+// source rows (and partitions) it would read, and the statements it would
+// execute, setup first. It only reads: no lease, no state table created,
+// nothing logged.
+func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans []*compiler.Plan, opts runner.Options, clashes map[string]string, asJSON bool) int {
+	code := exitOK
+	for _, plan := range plans {
+		if msg, ok := clashes[plan.Pipeline]; ok {
+			c.errorf(e, "%s: a run would be refused: %s", plan.Pipeline, msg)
+			code = exitError
+			continue
+		}
+		pv, err := tg.PreviewRun(ctx, plan, opts)
+		if err != nil {
+			c.errorf(e, "%s: %v", plan.Pipeline, err)
+			code = exitError
+			continue
+		}
+		steps, err := tg.Steps(plan, compiler.ModeSetup, compiler.ModeRun)
+		if err != nil {
+			c.errorf(e, "%s: %v", plan.Pipeline, err)
+			code = exitError
+			continue
+		}
+		if asJSON {
+			json.NewEncoder(e.stdout).Encode(map[string]any{"pipeline": plan.Pipeline, "dry_run": true, "preview": pv, "steps": steps})
+			continue
+		}
+		lo := pv.WindowLo
+		if lo == "" {
+			lo = "-inf"
+		}
+		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) to read; watermark %s -> %s if the run succeeds\n",
+			plan.Pipeline, lo, pv.WindowHi, pv.Rows, orNone(pv.Watermark), pv.WindowHi)
+		if len(pv.Partitions) > 0 {
+			fmt.Fprintf(e.stdout, "  partitions it would rewrite: %s\n", strings.Join(pv.Partitions, ", "))
+		}
+		if pv.HeldBy != "" {
+			fmt.Fprintf(e.stdout, "  hi held back by upstream %s's watermark\n", pv.HeldBy)
+		}
+		if pv.LeaseOwner != "" {
+			fmt.Fprintf(e.stdout, "  the lease is held by %s: the run would wait for it or be refused\n", pv.LeaseOwner)
+		}
+		for _, ch := range pv.Schema {
+			fmt.Fprintf(e.stdout, "  schema: %s %s of %s\n", ch.Kind, ch.Column, ch.Table)
+		}
+		fmt.Fprintf(e.stdout, "  the statements it would execute, in order (%s):\n", tg.Dialect.Name())
+		for _, st := range steps {
+			var notes []string
+			if st.If != "" {
+				notes = append(notes, "when "+st.If)
+			}
+			if st.Each {
+				notes = append(notes, "for each partition")
+			}
+			if st.On != "" {
+				notes = append(notes, "on the "+st.On)
+			}
+			note := ""
+			if len(notes) > 0 {
+				note = " (" + strings.Join(notes, ", ") + ")"
+			}
+			fmt.Fprintf(e.stdout, "    -- %s: %s%s\n", st.Program, st.Name, note)
+			for _, q := range st.SQL {
+				fmt.Fprintf(e.stdout, "    %s;\n", strings.ReplaceAll(strings.TrimRight(q, "; \n"), "\n", "\n    "))
+			}
+		}
+	}
+	return code
 }

@@ -229,13 +229,19 @@ func (t *tester) run(file *testFile, tc testCase, spec *compiler.Spec) (res test
 
 // testRun is one test in progress.
 type testRun struct {
-	t       *tester
-	tc      testCase
-	res     *testResult
-	tg      *runner.Target
-	plan    *compiler.Plan
-	dir     string            // the temporary database's folder
-	rename  map[string]string // schema as written -> the test's own (with --target)
+	t      *tester
+	tc     testCase
+	res    *testResult
+	tg     *runner.Target
+	plan   *compiler.Plan
+	dir    string            // the temporary database's folder
+	rename map[string]string // schema as written -> the test's own (with --target)
+	// On a server target: admin is the target as given, where the test
+	// creates its schemas (own: the home schema first, then the renamed
+	// ones) and drops them, and nothing else; tg is the same server with
+	// the home schema as where every name without a schema resolves.
+	admin   *runner.Target
+	own     []string
 	source  compiler.Table
 	srcCols []compiler.Col
 }
@@ -248,22 +254,45 @@ func (r *testRun) errorf(format string, args ...any) {
 	r.res.Failures = append(r.res.Failures, fmt.Sprintf(format, args...))
 }
 
-// open opens the test's database and lowers the spec, its tables renamed
-// into the test's own schemas on a --target.
+// open opens the test's database and lowers the spec. Without --target,
+// and on an embedded engine's --target, the database is a new file in a
+// temporary folder (the file --target names is not touched); on a server,
+// the test creates schemas of its own (isolate) and nothing it runs
+// resolves a name outside them.
 func (r *testRun) open(spec *compiler.Spec) {
 	t := r.t
 	t.seq++
+	for name := range r.tc.Given.Tables {
+		if reservedName(name) {
+			r.fatalf("given.tables.%s: a fixture may not be named like incrc's own tables (incrc_...): the test would replace what incrc keeps there", name)
+		}
+	}
 	url := t.tf.target
+	if url != "" && !strings.Contains(url, ":") {
+		named, err := t.cfg.Target(url)
+		if err != nil {
+			r.fatalf("--target %s: %v", url, err)
+		}
+		url = named
+	}
 	s := *spec
-	if url == "" {
+	embedded := url == ""
+	if d, ok := compiler.DialectOfURL(url); ok && (d == "duckdb" || d == "sqlite") {
+		embedded = true
+	}
+	if embedded {
 		dir, err := os.MkdirTemp("", "incrc-test-")
 		if err != nil {
 			r.fatalf("%v", err)
 		}
 		r.dir = dir
-		url = "duckdb:" + filepath.Join(dir, "test.duckdb")
+		if d, _ := compiler.DialectOfURL(url); d == "sqlite" {
+			url = "sqlite:" + filepath.Join(dir, "test.db")
+		} else {
+			url = "duckdb:" + filepath.Join(dir, "test.duckdb")
+		}
 	} else {
-		r.isolate(&s)
+		url = r.isolate(&s, url)
 	}
 	plan, err := compiler.Lower(&s)
 	if err != nil {
@@ -277,17 +306,28 @@ func (r *testRun) open(spec *compiler.Spec) {
 	tf.target = url
 	tg, err := openTarget(t.ctx, t.cfg, tf, "")
 	if err != nil {
-		r.fatalf("%v", err)
+		r.fatalf("%v", r.unrename(err.Error()))
 	}
 	r.tg = tg
 }
 
+// reservedName: a table named like incrc's own (incrc_state, incrc_runs,
+// a staging table), with or without a schema.
+func reservedName(table string) bool {
+	last := table[strings.LastIndexByte(table, '.')+1:]
+	return strings.HasPrefix(strings.ToLower(strings.Trim(last, "`\"")), "incrc_")
+}
+
 var testIDs = 0
 
-// isolate gives the test schemas and a pipeline name of its own, so that
-// tests on a shared database never see each other's tables or state: each
-// schema the spec names gets a suffix, in its tables and its query.
-func (r *testRun) isolate(s *compiler.Spec) {
+// isolate gives the test a home schema and schemas and a pipeline name of
+// its own on the server url, and returns the URL its runs use: each schema
+// the spec names gets a suffix (in its tables and its query), and every
+// name without one (a table, incrc's state tables) resolves in the home
+// schema: PostgreSQL's search_path, MariaDB's database. The schemas are
+// created here, each by a CREATE that fails if it is there: the test
+// drops only what it made.
+func (r *testRun) isolate(s *compiler.Spec, url string) string {
 	testIDs++
 	id := fmt.Sprintf("t%d_%d_%d", time.Now().UnixNano()%1e9, os.Getpid()%1e4, testIDs)
 	r.rename = map[string]string{}
@@ -321,6 +361,31 @@ func (r *testRun) isolate(s *compiler.Spec) {
 		name = name[:max]
 	}
 	s.Pipeline.Value = name + "_" + id
+
+	home := "incrc_test_" + id
+	tf := r.t.tf
+	tf.target = url
+	admin, err := openTarget(r.t.ctx, r.t.cfg, tf, "")
+	if err != nil {
+		r.fatalf("%v", err)
+	}
+	r.admin = admin
+	schemas := []string{home}
+	for _, to := range r.rename {
+		schemas = append(schemas, to)
+	}
+	sort.Strings(schemas[1:])
+	for _, sc := range schemas {
+		if err := admin.CreateOwnSchema(r.t.ctx, sc); err != nil {
+			r.fatalf("create the test's schema %s: %v", sc, err)
+		}
+		r.own = append(r.own, sc)
+	}
+	homeURL, err := runner.InSchema(url, home)
+	if err != nil {
+		r.fatalf("--target: %v", err)
+	}
+	return homeURL
 }
 
 // renamed is a table name as the test's schemas name it.
@@ -335,60 +400,25 @@ func (r *testRun) table(name string) compiler.Table {
 	return compiler.Table{Parts: strings.Split(r.renamed(name), ".")}
 }
 
-// cleanup drops what the test created: its temporary database, or its
-// schemas and its state rows on a --target.
+// cleanup drops what the test created: its temporary database, or the
+// schemas it created on a server (the state tables of its runs are in
+// its home schema), and nothing else.
 func (r *testRun) cleanup() {
 	ctx := context.WithoutCancel(r.t.ctx)
-	if r.tg != nil && r.plan != nil && r.rename != nil {
-		// Tables first: SQLite has no schemas to drop, its tables are named
-		// after them.
-		for _, name := range r.createdTables() {
-			if err := r.tg.ExecOp(ctx, compiler.DropTable{Table: name}, nil); err != nil {
-				r.errorf("cleanup: %v", err)
-			}
-		}
-		for _, s := range r.rename {
-			if err := r.tg.DropSchema(ctx, s); err != nil {
-				r.errorf("cleanup: %v", err)
-			}
-		}
-		if err := r.tg.Forget(ctx, r.plan.Pipeline); err != nil {
-			r.errorf("cleanup: %v", err)
-		}
-	}
 	if r.tg != nil {
 		r.tg.Close()
+	}
+	if r.admin != nil {
+		for i := len(r.own) - 1; i >= 0; i-- {
+			if err := r.admin.DropSchema(ctx, r.own[i]); err != nil {
+				r.errorf("cleanup: drop the test's schema %s: %v", r.own[i], err)
+			}
+		}
+		r.admin.Close()
 	}
 	if r.dir != "" {
 		os.RemoveAll(r.dir)
 	}
-}
-
-// createdTables are the tables of the test: the ones its fixtures and
-// the pipeline's setup create (the state tables are shared, not dropped).
-func (r *testRun) createdTables() []compiler.Table {
-	var out []compiler.Table
-	if r.source.Parts != nil {
-		out = append(out, r.source)
-	}
-	for name := range r.tc.Given.Tables {
-		out = append(out, r.table(name))
-	}
-	for _, st := range r.plan.Statements {
-		if ct, ok := st.Op.(compiler.CreateTable); ok && !ct.Temporary && !isStateTable(ct.Table) {
-			out = append(out, ct.Table)
-		}
-	}
-	return out
-}
-
-func isStateTable(t compiler.Table) bool {
-	for _, s := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable} {
-		if slices.Equal(s.Parts, t.Parts) {
-			return true
-		}
-	}
-	return false
 }
 
 // given creates the source, the other tables and the target, and sets

@@ -88,9 +88,9 @@ func leftovers(t *testing.T, url string) []string {
 	q := ""
 	switch tg.Dialect.Name() {
 	case "postgres":
-		q = "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(app|dw)_t[0-9]+_[0-9]+_[0-9]+$'"
+		q = "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(app|dw|incrc_test)_t[0-9]+_[0-9]+_[0-9]+$'"
 	case "mysql":
-		q = "SELECT schema_name FROM information_schema.schemata WHERE schema_name REGEXP '^(app|dw)_t[0-9]+_[0-9]+_[0-9]+$'"
+		q = "SELECT schema_name FROM information_schema.schemata WHERE schema_name REGEXP '^(app|dw|incrc_test)_t[0-9]+_[0-9]+_[0-9]+$'"
 	case "sqlite":
 		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'incrc_%'"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -62,6 +63,13 @@ func printValidateJSON(e *env, pr *project) {
 	type spec struct {
 		Pipeline string `json:"pipeline"`
 		File     string `json:"file"`
+		// Until: incrc run --until applies (a scheduler passes its
+		// interval's end); an integer watermark's window ends at the
+		// largest id present, and the run refuses --until.
+		Until bool `json:"until"`
+		// Upstream are the pipelines whose targets this one reads: a
+		// scheduler runs them first.
+		Upstream []string `json:"upstream"`
 	}
 	out := struct {
 		Valid    []spec          `json:"valid"`
@@ -72,8 +80,24 @@ func printValidateJSON(e *env, pr *project) {
 	if len(pr.diags) > 0 {
 		specs = pr.all
 	}
+	upstream := map[string][]string{}
+	for _, ed := range compiler.Graph(pr.all) {
+		if !slices.Contains(upstream[ed.To], ed.From) {
+			upstream[ed.To] = append(upstream[ed.To], ed.From)
+		}
+	}
 	for _, s := range specs {
-		out.Valid = append(out.Valid, spec{s.Pipeline.Value, s.File})
+		until := true
+		if w := s.Watermark; w != nil {
+			if c := s.Column(w.Column.Value); c != nil && c.Type.IsInteger() {
+				until = false
+			}
+		}
+		ups := upstream[s.Pipeline.Value]
+		if ups == nil {
+			ups = []string{}
+		}
+		out.Valid = append(out.Valid, spec{Pipeline: s.Pipeline.Value, File: s.File, Until: until, Upstream: ups})
 	}
 	for _, d := range pr.diags {
 		out.Errors = append(out.Errors, diagJSON(d))

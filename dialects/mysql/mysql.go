@@ -89,6 +89,40 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
+	case compiler.SessionLock:
+		// A named lock of the connection. Names are the server's, not the
+		// database's, so the database is in the name (hashed: a name is at
+		// most 64 characters).
+		name := func() {
+			w.S("CONCAT(")
+			w.String("incrc:")
+			w.S(", SHA1(CONCAT(COALESCE(DATABASE(), ")
+			w.String("")
+			w.S("), ")
+			if op.Guards == "lease" {
+				w.String(" lease ")
+				w.S(", ")
+				w.Param("pipeline")
+			} else {
+				w.String(" setup")
+			}
+			w.S(")))")
+		}
+		switch {
+		case op.Release:
+			w.Call("SELECT RELEASE_LOCK", name)
+		case op.Guards == "lease":
+			w.S("SELECT COALESCE(")
+			w.Call("GET_LOCK", name, ", 0")
+			w.S(", 0)")
+		default:
+			// A setup takes milliseconds: a minute without the lock is a
+			// setup that hangs, and the run fails saying so.
+			w.S("SELECT COALESCE(")
+			w.Call("GET_LOCK", name, ", 60")
+			w.S(", 0)")
+		}
+		return true, nil
 	case compiler.CreateTable:
 		cols, err := keyTypes(op.Columns, op.PrimaryKey)
 		if err != nil {

@@ -138,6 +138,33 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.S(" AND indexname = ")
 		w.String(op.Name)
 		return true, nil
+	case compiler.SessionLock:
+		// An advisory lock of the session, keyed by a 64-bit hash of its
+		// name: advisory locks are per database, as incrc_state is.
+		key := func() {
+			w.S("hashtextextended(")
+			if op.Guards == "lease" {
+				w.String("incrc lease ")
+				w.S(" || ")
+				w.Param("pipeline")
+			} else {
+				w.String("incrc setup")
+			}
+			w.S(", 0)")
+		}
+		switch {
+		case op.Release:
+			w.Call("SELECT pg_advisory_unlock", key)
+		case op.Guards == "lease":
+			w.S("SELECT CASE WHEN ")
+			w.Call("pg_try_advisory_lock", key)
+			w.S(" THEN 1 ELSE 0 END")
+		default:
+			w.S("SELECT COUNT(*)\nFROM (SELECT ")
+			w.Call("pg_advisory_lock", key)
+			w.S(") AS l")
+		}
+		return true, nil
 	case compiler.ReplaceAll:
 		dialects.ReplaceAll(w, op, func() {
 			w.S("TRUNCATE ")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/dialects"
 )
 
 // sparkJob is the statement sequence a Spark or Databricks job runs for a
@@ -24,8 +25,9 @@ func (l *sparkJob) render(g *gen) {
 	how := []string{
 		"Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks",
 		"Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set",
-		"and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a",
-		"job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks",
+		"and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the",
+		"engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements",
+		"around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks",
 		"Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a",
 		"schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the",
 		"write is idempotent and the compare-and-set comes last, so a retry of the same window converges.",
@@ -72,7 +74,11 @@ func (l *sparkJob) render(g *gen) {
 	step(compiler.StmtReadState, "read the pipeline's state rows. Two rows: fail with \""+g.duplicateMessage()+"\".\n"+
 		"A lease_owner other than the job's own with lease_expires_at >= now: fail with \""+a+"OWNER"+b+"UNTIL"+c+"\".")
 	step(compiler.StmtInitState, "only when read_state found no row.")
-	step(compiler.StmtAcquireLease, "owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one\nrow (num_affected_rows), or fail as read_state does with the holder it reads again.")
+	acquired := "it must change exactly one\nrow (num_affected_rows)"
+	if counted(g.parts(compiler.StmtAcquireLease)) {
+		acquired = "the SELECT COUNT(*) after\nit must read exactly one row back"
+	}
+	step(compiler.StmtAcquireLease, "owner: the job's own id (a run id); expires_at: now plus the lease's time; "+acquired+", or fail as read_state does with the holder it reads again.")
 	step(compiler.StmtAbandonRuns, "run it: runs still marked running lost their lease.")
 	if pr.Mode == compiler.ModeBackfill {
 		l.backfillWindow(g)
@@ -98,7 +104,11 @@ func (l *sparkJob) render(g *gen) {
 		}
 		switch s.Read {
 		case compiler.ReadAffected:
-			notes = append(notes, "add num_affected_rows to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
+			if counted(g.parts(s.Stmt)) {
+				notes = append(notes, "add the values its SELECT COUNT(*) statements read to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
+			} else {
+				notes = append(notes, "add num_affected_rows to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
+			}
 		case compiler.ReadCount:
 			t := "read one integer (NULL is 0)"
 			if len(s.Into) > 0 {
@@ -113,7 +123,11 @@ func (l *sparkJob) render(g *gen) {
 				strings.Join(s.Into, ", ")+" (a leading - subtracts)")
 		case compiler.ReadSwap:
 			sa, sb := g.swapMessage(s.Stmt)
-			notes = append(notes, "it must change exactly one row (num_affected_rows), or fail with \""+sa+"N"+sb+"\"")
+			what := "it must change exactly one row (num_affected_rows)"
+			if counted(g.parts(s.Stmt)) {
+				what = "the SELECT COUNT(*) after it must read exactly one row back"
+			}
+			notes = append(notes, what+", or fail with \""+sa+"N"+sb+"\"")
 		case compiler.ReadPartitions:
 			notes = append(notes, "read (partition start, rows): add every row to "+strings.Join(s.Into, ", ")+"; rows of a NULL partition also to\nunpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition\nleft out; partitions is the number listed")
 		case compiler.ReadTypes:
@@ -176,4 +190,15 @@ func (l *sparkJob) backfillWindow(g *gen) {
 	g.line("-- The range [from, to): the partitions that intersect it, oldest first. backfill_id is the first 16 hex digits of")
 	g.line("-- sha256(pipeline|from|to|spec_hash), from and to as RFC 3339 in UTC (seconds): the same backfill resumes.")
 	g.line("-- start and hi as incrc run fixes them; finalized partitions need --restate.")
+}
+
+// counted: the statement reads its own count in parts (dialects.CountedWrite,
+// dialects.ReadBackUpdate) where the engine reports none.
+func counted(parts []dialects.Part) bool {
+	for _, p := range parts {
+		if p.Reads {
+			return true
+		}
+	}
+	return false
 }

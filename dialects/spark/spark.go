@@ -1,4 +1,4 @@
-// Package spark spells plans for Spark SQL 3.5 on Delta Lake (dialect
+// Package spark spells plans for Spark SQL 4.1 on Delta Lake (dialect
 // "spark") or Apache Iceberg (dialect "spark_iceberg").
 //
 // The table format is a dialect, not a spec key: the spec says what the
@@ -51,11 +51,33 @@ type Dialect struct {
 }
 
 var (
-	_ dialects.Dialect      = (*Dialect)(nil)
-	_ dialects.OpRenderer   = (*Dialect)(nil)
-	_ dialects.StringQuoter = (*Dialect)(nil)
-	_ dialects.TimeTruncer  = (*Dialect)(nil)
+	_ dialects.Dialect        = (*Dialect)(nil)
+	_ dialects.OpRenderer     = (*Dialect)(nil)
+	_ dialects.StringQuoter   = (*Dialect)(nil)
+	_ dialects.TimeTruncer    = (*Dialect)(nil)
+	_ dialects.Literaler      = (*Dialect)(nil)
+	_ dialects.ConflictTeller = (*Dialect)(nil)
 )
+
+// conflicts are the error classes of a lost commit: Delta Lake's
+// Concurrent*Exception and their error conditions, Iceberg's
+// CommitFailedException and the validation of concurrent files.
+var conflicts = []string{
+	"DELTA_CONCURRENT_", "ConcurrentAppendException", "ConcurrentDeleteReadException",
+	"ConcurrentDeleteDeleteException", "ConcurrentTransactionException", "ConcurrentWriteException",
+	"DELTA_METADATA_CHANGED", "CommitFailedException", "Found conflicting files",
+}
+
+// Conflict reports a lost commit (dialects.ConflictTeller).
+func (*Dialect) Conflict(err error) bool {
+	msg := err.Error()
+	for _, c := range conflicts {
+		if strings.Contains(msg, c) {
+			return true
+		}
+	}
+	return false
+}
 
 func (d *Dialect) Name() dialects.Name {
 	if d.Iceberg {
@@ -65,19 +87,23 @@ func (d *Dialect) Name() dialects.Name {
 }
 
 func (d *Dialect) Caps() dialects.Caps {
-	note := "Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.\n" +
-		"Staging is a real Delta table in the current database, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
+	note := "Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):\n" +
+		"every table incrc creates is a Delta table; each statement commits on its own.\n" +
+		"Staging is a real Delta table in the current database, dropped and created again by each run.\n" +
+		"A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
 		"With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),\n" +
 		"one partition after another; it inserts by position, so a target incrc did not create must have the spec's\n" +
-		"column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.\n" +
-		"Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+)."
+		"column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).\n" +
+		"Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it."
 	if d.Iceberg {
-		note = "Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE\n" +
-			"and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.\n" +
-			"Staging is a real Iceberg table in the current namespace, dropped and created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
-			"With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,\nIceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;\n" +
-			"the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.\n" +
-			"Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it."
+		note = "Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg\n" +
+			"SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;\n" +
+			"each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and\n" +
+			"created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target\n" +
+			"empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY\n" +
+			"SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on\n" +
+			"large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,\n" +
+			"and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it)."
 	}
 	return dialects.Caps{Transactions: false, Note: note}
 }
@@ -95,7 +121,29 @@ func (*Dialect) StringLit(s string) string { return dialects.BackslashString(s) 
 
 func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " <=> ", b) }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+// BindTime keeps the column's kind with the time: Spark Connect's client
+// binds nothing, so the runner spells the value as a literal of that type
+// (Literal).
+func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
+	return dialects.Instant{T: t.UTC(), Kind: kind}
+}
+
+// literals are Spark SQL's: backslash escapes in strings, TIMESTAMP_NTZ
+// for a naive timestamp, an explicit offset for TIMESTAMP (read in the
+// session's zone otherwise), a double from its text (so NaN and the
+// infinities are spelled like any other value).
+var literals = dialects.LiteralStyle{
+	Type:        func(t compiler.Type) (string, error) { return types.Spell("spark", t) },
+	String:      dialects.BackslashString,
+	Date:        func(s string) string { return "DATE '" + s + "'" },
+	Timestamp:   func(s string) string { return "TIMESTAMP_NTZ '" + s + "'" },
+	TimestampTZ: func(s string) string { return "TIMESTAMP '" + s + "+00:00'" },
+	Double:      func(s string) string { return "CAST('" + s + "' AS DOUBLE)" },
+	Bytes:       func(s string) string { return "unhex('" + s + "')" },
+}
+
+// Literal spells a bound value as a Spark SQL literal (dialects.Literaler).
+func (*Dialect) Literal(v any) (string, error) { return literals.Literal(v) }
 
 var types = dialects.TypeNames{
 	compiler.Smallint: "SMALLINT",
@@ -181,6 +229,35 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		dialects.InsertIfAbsentMerge(w, op)
 		return true, nil
+	case compiler.StageRows:
+		// Open-source Spark's INSERT returns no count (Databricks' does):
+		// the rows are counted before and after it, in the same statement.
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.QuarantineRows:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.InsertFrom:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.ResolveChanges:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.DeleteRows:
+		if !d.Iceberg {
+			return false, nil // Delta's DELETE returns num_affected_rows
+		}
+		// Iceberg's DELETE on Spark returns no rows.
+		dialects.CountedWrite(w, op.Table, true, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.Update:
+		if !d.Iceberg || op.Table.Name() != compiler.StateTable.Name() {
+			return false, nil
+		}
+		// Iceberg's UPDATE on Spark returns no rows: the state row's
+		// compare-and-set is verified by reading the row back.
+		dialects.ReadBackUpdate(w, op, func() { dialects.Shared(w, op) })
+		return true, nil
 	case compiler.ApplyVersions:
 		// Each statement commits alone here: one MERGE, so that no failure
 		// between a DELETE and an INSERT loses versions.
@@ -189,28 +266,36 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.RetractKeys:
 		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
 		// match does the same, in one commit (the stage has one row a key).
-		cols := op.Key
-		if op.Older != "" {
-			cols = append(append([]string(nil), op.Key...), op.Older)
+		retract := func() {
+			cols := op.Key
+			if op.Older != "" {
+				cols = append(append([]string(nil), op.Key...), op.Older)
+			}
+			w.S("MERGE INTO ")
+			w.Table(op.Target)
+			w.S(" AS t\nUSING (\n  SELECT ")
+			w.Idents("s", cols)
+			w.S("\n  FROM ")
+			w.Table(op.Stage)
+			w.S(" AS s")
+			if op.Where != nil {
+				w.S("\n  WHERE ")
+				dialects.Expr(w, "s", op.Where)
+			}
+			w.S("\n) AS s\nON ")
+			dialects.KeyMatch(w, op.Key, op.NullSafe)
+			if op.Older != "" {
+				w.S(" AND ")
+				dialects.Older(w, "s", "t", op.Older)
+			}
+			w.S("\nWHEN MATCHED THEN DELETE")
 		}
-		w.S("MERGE INTO ")
-		w.Table(op.Target)
-		w.S(" AS t\nUSING (\n  SELECT ")
-		w.Idents("s", cols)
-		w.S("\n  FROM ")
-		w.Table(op.Stage)
-		w.S(" AS s")
-		if op.Where != nil {
-			w.S("\n  WHERE ")
-			dialects.Expr(w, "s", op.Where)
+		if d.Iceberg {
+			// Iceberg's MERGE on Spark returns no rows.
+			dialects.CountedWrite(w, op.Target, true, retract)
+		} else {
+			retract()
 		}
-		w.S("\n) AS s\nON ")
-		dialects.KeyMatch(w, op.Key, op.NullSafe)
-		if op.Older != "" {
-			w.S(" AND ")
-			dialects.Older(w, "s", "t", op.Older)
-		}
-		w.S("\nWHEN MATCHED THEN DELETE")
 		return true, nil
 	}
 	return false, nil

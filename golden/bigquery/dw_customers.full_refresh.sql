@@ -26,6 +26,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -79,6 +80,7 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start DATETIME;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_target_filled BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
 DECLARE v_upserts BIGINT;
@@ -123,6 +125,7 @@ SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
 SET v_runs_indexed = 0;
+SET v_target_filled = 0;
 SET v_unpartitioned = 0;
 SET v_upserts = 0;
 SET v_window = 0;
@@ -145,8 +148,14 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING(128),
   `lease_expires_at` STRING(40),
   `spec_hash` STRING(64),
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `target_filled` INT64
 );
+BEGIN
+  ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT64;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING(64) NOT NULL,
   `pipeline` STRING(64) NOT NULL,
@@ -549,6 +558,13 @@ BEGIN
     WHEN NOT MATCHED THEN INSERT (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
       VALUES (s.`customer_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
   END IF;
+  SET x_step = 'target_has_rows';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`customers`) THEN 1 ELSE 0 END
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_target_filled = v_target_filled + x_n;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -558,7 +574,8 @@ BEGIN
   UPDATE `incrc_state`
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
-      `updated_at` = v_now
+      `updated_at` = v_now,
+      `target_filled` = v_target_filled
   WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN

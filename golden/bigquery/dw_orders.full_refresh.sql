@@ -15,6 +15,7 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -65,6 +66,7 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start DATETIME;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_target_filled BIGINT;
 DECLARE v_unique BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
@@ -107,6 +109,7 @@ SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
 SET v_runs_indexed = 0;
+SET v_target_filled = 0;
 SET v_unique = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
@@ -129,8 +132,14 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING(128),
   `lease_expires_at` STRING(40),
   `spec_hash` STRING(64),
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `target_filled` INT64
 );
+BEGIN
+  ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT64;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING(64) NOT NULL,
   `pipeline` STRING(64) NOT NULL,
@@ -474,6 +483,13 @@ BEGIN
   SET x_n = COALESCE(x_n, 0);
   SET v_rows_inserted = v_rows_inserted + x_n;
   SET v_rows_ignored = v_rows_ignored - x_n;
+  SET x_step = 'target_has_rows';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_target_filled = v_target_filled + x_n;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -483,7 +499,8 @@ BEGIN
   UPDATE `incrc_state`
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
-      `updated_at` = v_now
+      `updated_at` = v_now,
+      `target_filled` = v_target_filled
   WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -18,6 +20,7 @@
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -70,6 +73,8 @@ DECLARE v_spec_hash STRING;
 DECLARE v_start DATE;
 DECLARE v_started_at STRING;
 DECLARE v_status STRING;
+DECLARE v_target_filled BIGINT;
+DECLARE v_target_found BIGINT;
 DECLARE v_unpartitioned BIGINT;
 DECLARE v_updated_at STRING;
 DECLARE v_watermark STRING;
@@ -112,6 +117,8 @@ SET v_rows_skipped = 0;
 SET v_rows_updated = 0;
 SET v_rows_written = 0;
 SET v_runs_indexed = 0;
+SET v_target_filled = 0;
+SET v_target_found = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
 SET x_failed = 0;
@@ -133,8 +140,14 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING(128),
   `lease_expires_at` STRING(40),
   `spec_hash` STRING(64),
-  `updated_at` STRING(40)
+  `updated_at` STRING(40),
+  `target_filled` INT64
 );
+BEGIN
+  ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT64;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING(64) NOT NULL,
   `pipeline` STRING(64) NOT NULL,
@@ -345,6 +358,28 @@ VALUES (v_run_id, v_pipeline, v_kind, v_window_lo, v_window_hi, v_watermark_befo
 -- The program's steps; a failure rolls the write back and records the run as failed.
 SET x_raised = 0;
 BEGIN
+  SET x_step = 'target_has_rows';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`balances`) THEN 1 ELSE 0 END
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_target_found = v_target_found + x_n;
+  IF v_target_found = 0 THEN
+    SET x_step = 'check_target_kept';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT COUNT(*)
+      FROM `incrc_state`
+      WHERE `pipeline` = v_pipeline AND `target_filled` = 1
+    );
+    SET x_n = COALESCE(x_n, 0);
+    IF x_n <> 0 THEN
+      SET x_error_text = CONCAT('the target dw.balances holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = ', CAST(x_n AS STRING), '): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)');
+      SET x_raised = 1;
+      RAISE USING MESSAGE = x_error_text;
+    END IF;
+  END IF;
   SET x_step = 'probe_source';
   SELECT `account_id`, `currency`, `day`, `balance`, `note`
   FROM `app`.`balances`
@@ -485,6 +520,13 @@ BEGIN
     SET v_rows_updated = v_rows_updated + x_n;
     SET v_rows_inserted = v_rows_inserted - x_n;
   END IF;
+  SET x_step = 'target_has_rows';
+  SET x_n = NULL;
+  SET x_n = (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`balances`) THEN 1 ELSE 0 END
+  );
+  SET x_n = COALESCE(x_n, 0);
+  SET v_target_filled = v_target_filled + x_n;
   SET x_step = 'advance_watermark';
   SET v_now = FORMAT_DATETIME('%Y-%m-%dT%H:%M:%E6SZ', CURRENT_DATETIME('UTC'));
   SET v_finished_at = v_now;
@@ -494,7 +536,8 @@ BEGIN
   UPDATE `incrc_state`
   SET `watermark` = v_watermark,
       `spec_hash` = v_spec_hash,
-      `updated_at` = v_now
+      `updated_at` = v_now,
+      `target_filled` = v_target_filled
   WHERE `pipeline` = v_pipeline AND `lease_owner` = v_owner AND COALESCE(`watermark`, '') = v_expected;
   SET x_rows = x_rows + COALESCE(@@row_count, 0);
   IF x_rows <> 1 THEN

@@ -27,16 +27,19 @@
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- DuckDB allows one writing process per database file.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration, clear_markers, read_markers, recent_markers, delete_marker, insert_marker,
---  logic_markers, logic_runs
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration, clear_markers, read_markers,
+--  recent_markers, delete_marker, insert_marker, logic_markers, logic_runs
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -54,6 +57,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -68,6 +73,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -86,6 +92,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -118,6 +125,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -150,6 +158,11 @@ WHERE 1 = 0;
 -- phase: setup
 -- An index on the partition column: a partition's rewrite and check read only that partition.
 -- (nothing to run on duckdb)
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."clicks_hourly") THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query

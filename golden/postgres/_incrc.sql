@@ -16,8 +16,21 @@ CREATE TABLE IF NOT EXISTS "incrc_state" (
   "lease_expires_at" VARCHAR(40),
   "spec_hash" VARCHAR(64),
   "updated_at" VARCHAR(40),
+  "target_filled" INTEGER,
   PRIMARY KEY ("pipeline")
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "incrc_state"
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER;
 
 -- name: create_runs
 -- phase: setup
@@ -156,6 +169,38 @@ SET "lease_owner" = NULL,
     "lease_expires_at" = NULL
 WHERE "pipeline" = $1 AND "lease_owner" = $2;
 
+-- name: lock_session
+-- phase: state
+-- Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.
+-- params: $1 = pipeline
+SELECT CASE WHEN pg_try_advisory_lock(hashtextextended('incrc lease ' || $1, 0)) THEN 1 ELSE 0 END;
+
+-- name: unlock_session
+-- phase: state
+-- Give the session's lock of the pipeline back, after the lease.
+-- params: $1 = pipeline
+SELECT pg_advisory_unlock(hashtextextended('incrc lease ' || $1, 0));
+
+-- name: take_over_lease
+-- phase: state
+-- Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.
+-- params: $1 = owner, $2 = expires_at, $3 = pipeline, $4 = holder
+UPDATE "incrc_state"
+SET "lease_owner" = $1,
+    "lease_expires_at" = $2
+WHERE "pipeline" = $3 AND "lease_owner" = $4;
+
+-- name: lock_setup
+-- phase: state
+-- Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).
+SELECT COUNT(*)
+FROM (SELECT pg_advisory_lock(hashtextextended('incrc setup', 0))) AS l;
+
+-- name: unlock_setup
+-- phase: state
+-- Give the setup lock back.
+SELECT pg_advisory_unlock(hashtextextended('incrc setup', 0));
+
 -- name: force_release
 -- phase: state
 -- incrc state --release: free the lease of a run that died.
@@ -180,6 +225,14 @@ WHERE "pipeline" = $1 AND "status" = 'running';
 INSERT INTO "incrc_runs" ("run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash", "status")
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: $1 = pipeline
+SELECT COUNT(*)
+FROM "incrc_state"
+WHERE "pipeline" = $1 AND "target_filled" = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -193,12 +246,13 @@ LIMIT 20;
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: $1 = watermark, $2 = spec_hash, $3 = now, $4 = pipeline, $5 = owner, $6 = expected
+-- params: $1 = watermark, $2 = spec_hash, $3 = now, $4 = target_filled, $5 = pipeline, $6 = owner, $7 = expected
 UPDATE "incrc_state"
 SET "watermark" = $1,
     "spec_hash" = $2,
-    "updated_at" = $3
-WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6;
+    "updated_at" = $3,
+    "target_filled" = $4
+WHERE "pipeline" = $5 AND "lease_owner" = $6 AND COALESCE("watermark", '') = $7;
 
 -- name: record_finish
 -- phase: write

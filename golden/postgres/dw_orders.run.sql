@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   drop_stage                   if window
 --   create_stage                 if window
@@ -21,6 +23,7 @@
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -74,6 +77,8 @@ DECLARE
   v_start TIMESTAMP;
   v_started_at TEXT;
   v_status TEXT;
+  v_target_filled BIGINT;
+  v_target_found BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at TEXT;
   v_watermark TEXT;
@@ -114,6 +119,8 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
+  v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -136,8 +143,13 @@ BEGIN
     "lease_expires_at" VARCHAR(40),
     "spec_hash" VARCHAR(64),
     "updated_at" VARCHAR(40),
+    "target_filled" INTEGER,
     PRIMARY KEY ("pipeline")
   )$s$;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "incrc_runs" (
     "run_id" VARCHAR(64) NOT NULL,
     "pipeline" VARCHAR(64) NOT NULL,
@@ -338,6 +350,22 @@ BEGIN
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   BEGIN
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."orders") THEN 1 ELSE 0 END$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_target_found := v_target_found + x_n;
+    IF v_target_found = 0 THEN
+      x_step := 'check_target_kept';
+      x_n := NULL;
+      EXECUTE $s$SELECT COUNT(*)
+      FROM "incrc_state"
+      WHERE "pipeline" = $1 AND "target_filled" = 1$s$ INTO x_n USING v_pipeline;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION 'the target dw.orders holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)', x_n;
+      END IF;
+    END IF;
     x_step := 'probe_source';
     EXECUTE $s$SELECT "order_id", "order_date", "amount", "updated_at"
     FROM "app"."orders"
@@ -502,6 +530,11 @@ BEGIN
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
     END IF;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."orders") THEN 1 ELSE 0 END$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -511,8 +544,9 @@ BEGIN
     EXECUTE $s$UPDATE "incrc_state"
     SET "watermark" = $1,
         "spec_hash" = $2,
-        "updated_at" = $3
-    WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
+        "updated_at" = $3,
+        "target_filled" = $4
+    WHERE "pipeline" = $5 AND "lease_owner" = $6 AND COALESCE("watermark", '') = $7$s$ USING v_watermark, v_spec_hash, v_now, v_target_filled, v_pipeline, v_owner, v_expected;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN

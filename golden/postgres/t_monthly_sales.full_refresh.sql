@@ -15,6 +15,7 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -69,6 +70,7 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at TEXT;
   v_status TEXT;
+  v_target_filled BIGINT;
   v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at TEXT;
@@ -109,6 +111,7 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
   v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
@@ -132,8 +135,13 @@ BEGIN
     "lease_expires_at" VARCHAR(40),
     "spec_hash" VARCHAR(64),
     "updated_at" VARCHAR(40),
+    "target_filled" INTEGER,
     PRIMARY KEY ("pipeline")
   )$s$;
+  BEGIN
+    EXECUTE $s$ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   EXECUTE $s$CREATE TABLE IF NOT EXISTS "incrc_runs" (
     "run_id" VARCHAR(64) NOT NULL,
     "pipeline" VARCHAR(64) NOT NULL,
@@ -466,6 +474,11 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
     v_rows_ignored := v_rows_ignored - x_n;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."sales_monthly") THEN 1 ELSE 0 END$s$ INTO x_n;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -475,8 +488,9 @@ BEGIN
     EXECUTE $s$UPDATE "incrc_state"
     SET "watermark" = $1,
         "spec_hash" = $2,
-        "updated_at" = $3
-    WHERE "pipeline" = $4 AND "lease_owner" = $5 AND COALESCE("watermark", '') = $6$s$ USING v_watermark, v_spec_hash, v_now, v_pipeline, v_owner, v_expected;
+        "updated_at" = $3,
+        "target_filled" = $4
+    WHERE "pipeline" = $5 AND "lease_owner" = $6 AND COALESCE("watermark", '') = $7$s$ USING v_watermark, v_spec_hash, v_now, v_target_filled, v_pipeline, v_owner, v_expected;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     IF x_rows <> 1 THEN

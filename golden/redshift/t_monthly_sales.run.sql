@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows                     count -> target_found
+--   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
 --   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
 --   drop_stage                          if partitions
@@ -20,6 +22,7 @@
 --     replace_partition                 each partition
 --     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
 --     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -76,6 +79,8 @@ DECLARE
   v_start TIMESTAMPTZ;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_target_filled BIGINT;
+  v_target_found BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -116,6 +121,8 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
+  v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -138,8 +145,13 @@ BEGIN
     "lease_expires_at" VARCHAR(160),
     "spec_hash" VARCHAR(256),
     "updated_at" VARCHAR(160),
+    "target_filled" INTEGER,
     PRIMARY KEY ("pipeline")
   );
+  BEGIN
+    ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   CREATE TABLE IF NOT EXISTS "incrc_runs" (
     "run_id" VARCHAR(256) NOT NULL,
     "pipeline" VARCHAR(256) NOT NULL,
@@ -338,6 +350,26 @@ BEGIN
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   BEGIN
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."sales_monthly") THEN 1 ELSE 0 END
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_target_found := v_target_found + x_n;
+    IF v_target_found = 0 THEN
+      x_step := 'check_target_kept';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "incrc_state"
+        WHERE "pipeline" = v_pipeline AND "target_filled" = 1
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION 'the target dw.sales_monthly holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)', x_n;
+      END IF;
+    END IF;
     x_step := 'probe_source';
     SELECT "sale_id", "sale_date", "amount", "updated_at"
     FROM "app"."sales"
@@ -509,6 +541,13 @@ BEGIN
     x_rows := x_rows + x_rc;
     v_rows_read := v_rows_read + x_rows;
     v_rows_quarantined := v_rows_quarantined + x_rows;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."sales_monthly") THEN 1 ELSE 0 END
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -518,7 +557,8 @@ BEGIN
     UPDATE "incrc_state"
     SET "watermark" = v_watermark,
         "spec_hash" = v_spec_hash,
-        "updated_at" = v_now
+        "updated_at" = v_now,
+        "target_filled" = v_target_filled
     WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;

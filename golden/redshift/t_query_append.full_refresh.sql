@@ -12,6 +12,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -63,6 +64,7 @@ DECLARE
   v_start BIGINT;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_target_filled BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -102,6 +104,7 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -123,8 +126,13 @@ BEGIN
     "lease_expires_at" VARCHAR(160),
     "spec_hash" VARCHAR(256),
     "updated_at" VARCHAR(160),
+    "target_filled" INTEGER,
     PRIMARY KEY ("pipeline")
   );
+  BEGIN
+    ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   CREATE TABLE IF NOT EXISTS "incrc_runs" (
     "run_id" VARCHAR(256) NOT NULL,
     "pipeline" VARCHAR(256) NOT NULL,
@@ -401,6 +409,13 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
     v_rows_ignored := v_rows_ignored - x_n;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "staging_events") THEN 1 ELSE 0 END
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -410,7 +425,8 @@ BEGIN
     UPDATE "incrc_state"
     SET "watermark" = v_watermark,
         "spec_hash" = v_spec_hash,
-        "updated_at" = v_now
+        "updated_at" = v_now,
+        "target_filled" = v_target_filled
     WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows          count -> target_found
+--   check_target_kept        if no target_found; count; fails if not 0
 --   probe_source             column types must fit the declared ones
 --   drop_stage               if window
 --   create_stage             if window
@@ -14,6 +16,7 @@
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
 --     write                  if rows_read
+--     target_has_rows        count -> target_filled
 --     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
@@ -66,6 +69,8 @@ DECLARE
   v_start TIMESTAMP;
   v_started_at VARCHAR(65535);
   v_status VARCHAR(65535);
+  v_target_filled BIGINT;
+  v_target_found BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR(65535);
   v_watermark VARCHAR(65535);
@@ -105,6 +110,8 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
+  v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -127,8 +134,13 @@ BEGIN
     "lease_expires_at" VARCHAR(160),
     "spec_hash" VARCHAR(256),
     "updated_at" VARCHAR(160),
+    "target_filled" INTEGER,
     PRIMARY KEY ("pipeline")
   );
+  BEGIN
+    ALTER TABLE "incrc_state" ADD COLUMN "target_filled" INTEGER;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
   CREATE TABLE IF NOT EXISTS "incrc_runs" (
     "run_id" VARCHAR(256) NOT NULL,
     "pipeline" VARCHAR(256) NOT NULL,
@@ -316,6 +328,26 @@ BEGIN
 
   -- The program's steps; a failure rolls the write back and records the run as failed.
   BEGIN
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."query_comments") THEN 1 ELSE 0 END
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_target_found := v_target_found + x_n;
+    IF v_target_found = 0 THEN
+      x_step := 'check_target_kept';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "incrc_state"
+        WHERE "pipeline" = v_pipeline AND "target_filled" = 1
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      IF x_n <> 0 THEN
+        RAISE EXCEPTION 'the target dw.query_comments holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)', x_n;
+      END IF;
+    END IF;
     x_step := 'probe_source';
     SELECT "id", "amount", "note", "updated_at"
     FROM (
@@ -387,6 +419,13 @@ BEGIN
       SELECT "id", "amount", "note", "updated_at"
       FROM "incrc_stage_t_query_comments";
     END IF;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT INTO x_n * FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."query_comments") THEN 1 ELSE 0 END
+    ) AS incrc_q;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(GETDATE(), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
     v_finished_at := v_now;
@@ -396,7 +435,8 @@ BEGIN
     UPDATE "incrc_state"
     SET "watermark" = v_watermark,
         "spec_hash" = v_spec_hash,
-        "updated_at" = v_now
+        "updated_at" = v_now,
+        "target_filled" = v_target_filled
     WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner AND COALESCE("watermark", '') = v_expected;
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;

@@ -16,8 +16,21 @@ CREATE TABLE IF NOT EXISTS "INCRC_STATE" (
   "LEASE_EXPIRES_AT" VARCHAR(40),
   "SPEC_HASH" VARCHAR(64),
   "UPDATED_AT" VARCHAR(40),
+  "TARGET_FILLED" INTEGER,
   PRIMARY KEY ("PIPELINE")
 );
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM "INCRC_STATE"
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
 
 -- name: create_runs
 -- phase: setup
@@ -156,6 +169,35 @@ SET "LEASE_OWNER" = NULL,
     "LEASE_EXPIRES_AT" = NULL
 WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ?;
 
+-- name: lock_session
+-- phase: state
+-- Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.
+-- (nothing to run on snowflake)
+
+-- name: unlock_session
+-- phase: state
+-- Give the session's lock of the pipeline back, after the lease.
+-- (nothing to run on snowflake)
+
+-- name: take_over_lease
+-- phase: state
+-- Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.
+-- params: owner, expires_at, pipeline, holder
+UPDATE "INCRC_STATE"
+SET "LEASE_OWNER" = ?,
+    "LEASE_EXPIRES_AT" = ?
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ?;
+
+-- name: lock_setup
+-- phase: state
+-- Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).
+-- (nothing to run on snowflake)
+
+-- name: unlock_setup
+-- phase: state
+-- Give the setup lock back.
+-- (nothing to run on snowflake)
+
 -- name: force_release
 -- phase: state
 -- incrc state --release: free the lease of a run that died.
@@ -180,6 +222,14 @@ WHERE "PIPELINE" = ? AND "STATUS" = 'running';
 INSERT INTO "INCRC_RUNS" ("RUN_ID", "PIPELINE", "KIND", "WINDOW_LO", "WINDOW_HI", "WATERMARK_BEFORE", "STARTED_AT", "SPEC_HASH", "NOTE", "LOGIC_HASH", "STATUS")
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM "INCRC_STATE"
+WHERE "PIPELINE" = ? AND "TARGET_FILLED" = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -193,11 +243,12 @@ LIMIT 20;
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE "INCRC_STATE"
 SET "WATERMARK" = ?,
     "SPEC_HASH" = ?,
-    "UPDATED_AT" = ?
+    "UPDATED_AT" = ?,
+    "TARGET_FILLED" = ?
 WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ? AND COALESCE("WATERMARK", '') = ?;
 
 -- name: record_finish

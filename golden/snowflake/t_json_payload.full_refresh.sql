@@ -14,6 +14,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -71,6 +72,7 @@ DECLARE
   v_start TIMESTAMP_TZ;
   v_started_at VARCHAR;
   v_status VARCHAR;
+  v_target_filled BIGINT;
   v_unique BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR;
@@ -115,6 +117,7 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
   v_unique := 0;
   v_unpartitioned := 0;
   v_window := 0;
@@ -138,8 +141,15 @@ BEGIN
     "LEASE_EXPIRES_AT" VARCHAR(40),
     "SPEC_HASH" VARCHAR(64),
     "UPDATED_AT" VARCHAR(40),
+    "TARGET_FILLED" INTEGER,
     PRIMARY KEY ("PIPELINE")
   );
+  BEGIN
+    ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
     "RUN_ID" VARCHAR(64) NOT NULL,
     "PIPELINE" VARCHAR(64) NOT NULL,
@@ -466,6 +476,13 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_inserted := v_rows_inserted + x_n;
     v_rows_ignored := v_rows_ignored - x_n;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."JSON_DOCUMENTS") THEN 1 ELSE 0 END
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -475,7 +492,8 @@ BEGIN
     UPDATE "INCRC_STATE"
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
-        "UPDATED_AT" = :v_now
+        "UPDATED_AT" = :v_now,
+        "TARGET_FILLED" = :v_target_filled
     WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows          count -> target_found
+--   check_target_kept        if no target_found; count; fails if not 0
 --   probe_source             column types must fit the declared ones
 --   drop_stage               if window
 --   create_stage             if window
@@ -14,6 +16,7 @@
 --     delete_null_watermark  if rows_read
 --     count_staged           if rows_read; count -> rows_inserted
 --     write                  if rows_read
+--     target_has_rows        count -> target_filled
 --     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
@@ -72,6 +75,8 @@ DECLARE
   v_start TIMESTAMP_NTZ;
   v_started_at VARCHAR;
   v_status VARCHAR;
+  v_target_filled BIGINT;
+  v_target_found BIGINT;
   v_unpartitioned BIGINT;
   v_updated_at VARCHAR;
   v_watermark VARCHAR;
@@ -115,6 +120,8 @@ BEGIN
   v_rows_updated := 0;
   v_rows_written := 0;
   v_runs_indexed := 0;
+  v_target_filled := 0;
+  v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
   x_failed := 0;
@@ -137,8 +144,15 @@ BEGIN
     "LEASE_EXPIRES_AT" VARCHAR(40),
     "SPEC_HASH" VARCHAR(64),
     "UPDATED_AT" VARCHAR(40),
+    "TARGET_FILLED" INTEGER,
     PRIMARY KEY ("PIPELINE")
   );
+  BEGIN
+    ALTER TABLE "INCRC_STATE" ADD COLUMN "TARGET_FILLED" INTEGER;
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
   CREATE TABLE IF NOT EXISTS "INCRC_RUNS" (
     "RUN_ID" VARCHAR(64) NOT NULL,
     "PIPELINE" VARCHAR(64) NOT NULL,
@@ -365,6 +379,28 @@ BEGIN
   -- The program's steps; a failure rolls the write back and records the run as failed.
   x_raised := 0;
   BEGIN
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."QUERY_COMMENTS") THEN 1 ELSE 0 END
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_target_found := v_target_found + x_n;
+    IF (v_target_found = 0) THEN
+      x_step := 'check_target_kept';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT COUNT(*)
+        FROM "INCRC_STATE"
+        WHERE "PIPELINE" = :v_pipeline AND "TARGET_FILLED" = 1
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      IF (x_n <> 0) THEN
+        x_error_text := ('the target dw.query_comments holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = ' || CAST(x_n AS VARCHAR) || '): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)');
+        x_raised := 1;
+        RAISE x_fail;
+      END IF;
+    END IF;
     x_step := 'probe_source';
     SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
     FROM (
@@ -438,6 +474,13 @@ BEGIN
       SELECT "ID", "AMOUNT", "NOTE", "UPDATED_AT"
       FROM "INCRC_STAGE_T_QUERY_COMMENTS";
     END IF;
+    x_step := 'target_has_rows';
+    x_n := NULL;
+    SELECT q.$1 INTO :x_n FROM (
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."QUERY_COMMENTS") THEN 1 ELSE 0 END
+    ) AS q;
+    x_n := COALESCE(x_n, 0);
+    v_target_filled := v_target_filled + x_n;
     x_step := 'advance_watermark';
     v_now := TO_CHAR(CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"');
     v_finished_at := v_now;
@@ -447,7 +490,8 @@ BEGIN
     UPDATE "INCRC_STATE"
     SET "WATERMARK" = :v_watermark,
         "SPEC_HASH" = :v_spec_hash,
-        "UPDATED_AT" = :v_now
+        "UPDATED_AT" = :v_now,
+        "TARGET_FILLED" = :v_target_filled
     WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner AND COALESCE("WATERMARK", '') = :v_expected;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     IF (x_rows <> 1) THEN

@@ -34,15 +34,18 @@
 -- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP_NTZ), TIMESTAMP_TZ): a driver binds NTZ and
 -- shifts it by the session's zone. Run with the session time zone UTC (ALTER SESSION SET TIMEZONE = 'UTC').
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -62,6 +65,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows             count -> target_found
+--   check_target_kept           if no target_found; count; fails if not 0
 --   probe_source                column types must fit the declared ones
 --   drop_stage                  if window
 --   create_stage                if window
@@ -90,6 +95,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -124,6 +130,7 @@
 --     count_removed_versions    if new_events; count -> rows_deleted
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -135,6 +142,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -200,6 +208,11 @@ CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY_QUARANTINE" (
 SELECT *
 FROM "DW"."ACCOUNT_HISTORY_QUARANTINE"
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM "DW"."ACCOUNT_HISTORY") THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query

@@ -15,9 +15,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
+
+-- name: probe_state
+-- phase: setup
+-- The state's columns: a table an older incrc created lacks the newer ones.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- name: add_state_target_filled
+-- phase: setup
+-- Add target_filled to the state of an older incrc.
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
 
 -- name: create_runs
 -- phase: setup
@@ -156,6 +169,35 @@ SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
 
+-- name: lock_session
+-- phase: state
+-- Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.
+-- (nothing to run on spark)
+
+-- name: unlock_session
+-- phase: state
+-- Give the session's lock of the pipeline back, after the lease.
+-- (nothing to run on spark)
+
+-- name: take_over_lease
+-- phase: state
+-- Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.
+-- params: owner, expires_at, pipeline, holder
+UPDATE `incrc_state`
+SET `lease_owner` = ?,
+    `lease_expires_at` = ?
+WHERE `pipeline` = ? AND `lease_owner` = ?;
+
+-- name: lock_setup
+-- phase: state
+-- Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).
+-- (nothing to run on spark)
+
+-- name: unlock_setup
+-- phase: state
+-- Give the setup lock back.
+-- (nothing to run on spark)
+
 -- name: force_release
 -- phase: state
 -- incrc state --release: free the lease of a run that died.
@@ -180,6 +222,14 @@ WHERE `pipeline` = ? AND `status` = 'running';
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
+-- name: check_target_kept
+-- phase: state
+-- Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
 -- name: recent_runs
 -- phase: query
 -- The latest runs, for incrc state.
@@ -193,11 +243,12 @@ LIMIT 20;
 -- name: advance_watermark
 -- phase: write
 -- Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
 -- name: record_finish

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows             count -> target_found
+--   check_target_kept           if no target_found; count; fails if not 0
 --   probe_source                column types must fit the declared ones
 --   drop_stage                  if window
 --   create_stage                if window
@@ -26,6 +28,7 @@
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -33,8 +36,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -53,11 +57,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -85,37 +100,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -129,17 +144,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_plan` (
   `plan_id` BIGINT NOT NULL,
@@ -151,13 +166,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_plan` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`dim_plan`
 WHERE 1 = 0;
 
--- step 16: read_state
+-- step 18: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dim_plan has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dim_plan is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dim_plan)".
 -- params: pipeline
@@ -165,7 +180,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 17: init_state
+-- step 19: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -174,7 +189,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 18: acquire_lease
+-- step 20: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -183,7 +198,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 19: abandon_runs
+-- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -196,23 +211,34 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (3d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 20: record_start
+-- step 22: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 21: probe_source
+-- step 23: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_plan`) THEN 1 ELSE 0 END;
+
+-- step 24: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.dim_plan holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 25: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE 1 = 0;
 
--- step 22: drop_stage
+-- step 26: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
 
--- step 23: create_stage
+-- step 27: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dim_plan` (
   `plan_id` BIGINT,
@@ -222,11 +248,11 @@ CREATE TABLE `incrc_stage_dim_plan` (
 )
 USING DELTA;
 
--- step 24: drop_raw
+-- step 28: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
 
--- step 25: create_raw
+-- step 29: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dim_plan` (
   `plan_id` BIGINT,
@@ -236,11 +262,11 @@ CREATE TABLE `incrc_raw_dim_plan` (
 )
 USING DELTA;
 
--- step 26: drop_timeline
+-- step 30: drop_timeline
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
 
--- step 27: create_timeline
+-- step 31: create_timeline
 -- job: only when window is not 0.
 CREATE TABLE `incrc_timeline_dim_plan` (
   `plan_id` BIGINT,
@@ -253,11 +279,11 @@ CREATE TABLE `incrc_timeline_dim_plan` (
 )
 USING DELTA;
 
--- step 28: drop_changes
+-- step 32: drop_changes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
 
--- step 29: create_changes
+-- step 33: create_changes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_changes_dim_plan` (
   `plan_id` BIGINT,
@@ -270,22 +296,25 @@ CREATE TABLE `incrc_changes_dim_plan` (
 )
 USING DELTA;
 
--- step 30: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- step 34: stage_window
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dim_plan`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dim_plan`;
 
--- step 31: count_null_watermark
+-- step 35: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL created_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_dim_plan`
 WHERE `created_at` IS NULL;
 
--- step 32: dedupe_stage
+-- step 36: dedupe_stage
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_dim_plan`;
 INSERT INTO `incrc_stage_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM (
@@ -295,14 +324,15 @@ FROM (
   WHERE `created_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_plan`;
 
--- step 33: count_invalid
+-- step 37: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dim_plan`
 WHERE `plan_id` IS NULL;
 
--- step 34: timeline_candidates
+-- step 38: timeline_candidates
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
@@ -314,7 +344,7 @@ WHERE NOT EXISTS (
     AND t.`price` <=> s.`price`
 );
 
--- step 35: timeline_history
+-- step 39: timeline_history
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, 0
@@ -324,7 +354,7 @@ WHERE EXISTS (
   WHERE s.`plan_id` = t.`plan_id`
 );
 
--- step 36: timeline_changes
+-- step 40: timeline_changes
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_changes_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, x.`valid_from`,
@@ -345,31 +375,31 @@ FROM (
 WHERE x.`incrc_kind` = 1
    OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
--- step 37: check_versions
+-- step 41: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
--- step 38: count_added_versions
+-- step 42: count_added_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 1;
 
--- step 39: count_rewritten_versions
+-- step 43: count_rewritten_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 2;
 
--- step 40: count_removed_versions
+-- step 44: count_removed_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
 WHERE `incrc_op` = 3;
 
--- step 41: apply_versions
+-- step 45: apply_versions
 -- job: only when window is not 0.
 MERGE INTO `dw`.`dim_plan` AS t
 USING `incrc_changes_dim_plan` AS s
@@ -383,16 +413,21 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`)
   VALUES (s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`valid_from`, s.`valid_to`);
 
--- step 42: advance_watermark
+-- step 46: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_plan`) THEN 1 ELSE 0 END;
+
+-- step 47: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_plan changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 43: record_finish
+-- step 48: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -411,23 +446,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 44: drop_stage
+-- step 49: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
 
--- step 45: drop_raw
+-- step 50: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
 
--- step 46: drop_timeline
+-- step 51: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
 
--- step 47: drop_changes
+-- step 52: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
 
--- step 48: release_lease
+-- step 53: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -19,23 +19,27 @@
 --   versions [valid_from, valid_to), open end NULL
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -52,6 +56,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows             count -> target_found
+--   check_target_kept           if no target_found; count; fails if not 0
 --   probe_source                column types must fit the declared ones
 --   drop_stage                  if window
 --   create_stage                if window
@@ -74,6 +80,7 @@
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -104,6 +111,7 @@
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
 --     apply_versions
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -115,6 +123,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -143,6 +152,11 @@ USING DELTA;
 SELECT *
 FROM `dw`.`dim_plan`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_plan`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -194,24 +208,29 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dim_plan`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dim_plan`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dim_plan`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM `app`.`plan_versions`
 WHERE ((`created_at` >= ? AND `created_at` < ?) OR `created_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dim_plan`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key and start: each version of the source once.
+SELECT -COUNT(*) FROM `incrc_stage_dim_plan`;
 INSERT INTO `incrc_stage_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
 SELECT `plan_id`, `name`, `price`, `created_at`
 FROM (
@@ -221,6 +240,7 @@ FROM (
   WHERE `created_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_plan`;
 
 -- name: count_null_watermark
 -- phase: stage

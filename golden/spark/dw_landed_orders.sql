@@ -21,23 +21,27 @@
 --   for duckdb; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -58,6 +62,8 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
 --   read_files           files not loaded yet -> files
+--   target_has_rows      count -> target_found
+--   check_target_kept    if no target_found; count; fails if not 0
 --   probe_source         on source; if files; column types must fit the declared ones
 --   drop_stage           if window
 --   create_stage         if window
@@ -71,6 +77,7 @@
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -93,6 +100,7 @@
 --     count_staged       count -> rows_inserted
 --     clear_target       rows changed -> rows_deleted
 --     insert_all
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     clear_files
 --     record_file        each file
@@ -114,6 +122,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -140,6 +149,11 @@ USING DELTA;
 SELECT *
 FROM `dw`.`landed_orders`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`landed_orders`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -209,6 +223,7 @@ FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 INSERT INTO `incrc_stage_dw_landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM (
@@ -217,6 +232,7 @@ FROM (
   FROM `incrc_raw_dw_landed_orders` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -293,9 +309,11 @@ DELETE FROM `dw`.`landed_orders`;
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 INSERT INTO `dw`.`landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM `incrc_stage_dw_landed_orders`;
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: reconcile_source
 -- phase: query

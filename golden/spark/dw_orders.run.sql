@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   drop_stage                   if window
 --   create_stage                 if window
@@ -21,6 +23,7 @@
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -28,8 +31,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -48,11 +52,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -80,37 +95,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -124,17 +139,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -144,13 +159,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders`
 WHERE 1 = 0;
 
--- step 16: create_quarantine
+-- step 18: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -162,13 +177,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING DELTA;
 
--- step 17: check_quarantine_columns
+-- step 19: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders_quarantine`
 WHERE 1 = 0;
 
--- step 18: read_state
+-- step 20: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -176,7 +191,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 19: init_state
+-- step 21: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -185,7 +200,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 20: acquire_lease
+-- step 22: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -194,7 +209,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 21: abandon_runs
+-- step 23: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -207,23 +222,34 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (2d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 22: record_start
+-- step 24: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 23: probe_source
+-- step 25: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END;
+
+-- step 26: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.orders holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 27: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 24: drop_stage
+-- step 28: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
 
--- step 25: create_stage
+-- step 29: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_dw_orders` (
   `order_id` BIGINT,
@@ -233,11 +259,11 @@ CREATE TABLE `incrc_stage_dw_orders` (
 )
 USING DELTA;
 
--- step 26: drop_raw
+-- step 30: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
 
--- step 27: create_raw
+-- step 31: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_dw_orders` (
   `order_id` BIGINT,
@@ -247,16 +273,19 @@ CREATE TABLE `incrc_raw_dw_orders` (
 )
 USING DELTA;
 
--- step 28: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- step 32: stage_window
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dw_orders`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_orders`;
 
--- step 29: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- step 33: dedupe_stage
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
@@ -266,13 +295,15 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 
--- step 30: analyze_stage
+-- step 34: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark)
 
--- step 31: quarantine_null_watermark
--- job: only when rows_read is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- step 35: quarantine_null_watermark
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -282,8 +313,9 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 32: ignore_older
+-- step 36: ignore_older
 -- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
 MERGE INTO `incrc_stage_dw_orders` AS t
 USING (
@@ -293,14 +325,15 @@ USING (
 ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
 
--- step 33: count_invalid
+-- step 37: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 34: quarantine
+-- step 38: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -314,8 +347,9 @@ FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 35: retract_invalid
+-- step 39: retract_invalid
 -- job: only when invalid is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
 MERGE INTO `dw`.`orders` AS t
 USING (
@@ -326,17 +360,17 @@ USING (
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
 
--- step 36: delete_invalid
+-- step 40: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 37: count_staged
+-- step 41: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders`;
 
--- step 38: write
+-- step 42: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_orders` AS s
@@ -355,16 +389,21 @@ WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) TH
 WHEN NOT MATCHED THEN INSERT (`order_id`, `order_date`, `amount`, `updated_at`)
   VALUES (s.`order_id`, s.`order_date`, s.`amount`, s.`updated_at`);
 
--- step 39: advance_watermark
+-- step 43: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END;
+
+-- step 44: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 40: record_finish
+-- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -383,15 +422,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 41: drop_stage
+-- step 46: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_orders`;
 
--- step 42: drop_raw
+-- step 47: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_orders`;
 
--- step 43: release_lease
+-- step 48: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -24,23 +24,27 @@
 -- strategy: merge, unique key (order_id), watermark updated_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -59,6 +63,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   drop_stage                   if window
 --   create_stage                 if window
@@ -76,6 +82,7 @@
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -94,6 +101,7 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -110,6 +118,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -156,6 +165,11 @@ USING DELTA;
 SELECT *
 FROM `dw`.`orders_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -207,15 +221,18 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dw_orders`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_orders`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_orders`;
 INSERT INTO `incrc_stage_dw_orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM (
@@ -225,6 +242,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -234,6 +252,7 @@ WHERE incrc_rn = 1;
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -243,10 +262,12 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `incrc_raw_dw_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -260,6 +281,7 @@ FROM `incrc_stage_dw_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -339,6 +361,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 -- name: quarantine_null_watermark_source
 -- phase: write
 -- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -348,10 +371,12 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- name: quarantine_source
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -375,6 +400,7 @@ FROM (
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- name: replace_target
 -- phase: write
@@ -396,6 +422,7 @@ WHERE incrc_rn = 1
 -- name: quarantine_source_unique
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -409,6 +436,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND (`order_date` IS NULL
    OR NOT (`amount` >= 0));
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
 -- name: replace_target_unique
 -- phase: write

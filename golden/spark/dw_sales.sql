@@ -24,24 +24,28 @@
 -- upstream: dim_customer (lookup: runs first)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration, clear_markers, read_markers, recent_markers, delete_marker, insert_marker,
---  logic_markers, logic_runs
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration, clear_markers, read_markers,
+--  recent_markers, delete_marker, insert_marker, logic_markers, logic_runs
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -59,6 +63,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -71,6 +77,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -86,6 +93,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -116,6 +124,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -149,6 +158,11 @@ WHERE 1 = 0;
 -- phase: setup
 -- An index on the partition column: a partition's rewrite and check read only that partition.
 -- (nothing to run on spark)
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -255,6 +269,7 @@ WHERE `updated_at` IS NULL;
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
@@ -267,6 +282,7 @@ FROM (
 ) AS src
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: count_invalid
 -- phase: write

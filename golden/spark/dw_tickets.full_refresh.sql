@@ -13,14 +13,16 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -39,11 +41,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -71,37 +84,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -115,17 +128,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`tickets` (
   `ticket_id` BIGINT NOT NULL,
@@ -138,13 +151,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`tickets` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`tickets`
 WHERE 1 = 0;
 
--- step 16: read_state
+-- step 18: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_tickets has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_tickets is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_tickets)".
 -- params: pipeline
@@ -152,7 +165,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 17: init_state
+-- step 19: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -161,7 +174,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 18: acquire_lease
+-- step 20: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -170,7 +183,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 19: abandon_runs
+-- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -183,13 +196,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 20: record_start
+-- step 22: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 21: probe_source
+-- step 23: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
 FROM (
@@ -202,7 +215,7 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 22: check_lookups
+-- step 24: check_lookups
 -- job: read one integer (NULL is 0); not 0: fail with "%d row(s) of lookup tables would match a source row more than once (a key twice, or versions of a key that overlap), so the row would be written once per match: fix the lookup table".
 SELECT COUNT(*)
 FROM (
@@ -214,7 +227,7 @@ FROM (
   SELECT 1 AS incrc_one FROM `hr`.`teams` GROUP BY `id` HAVING COUNT(*) > 1
 ) AS incrc_overlaps;
 
--- step 23: count_source
+-- step 25: count_source
 -- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
@@ -228,7 +241,7 @@ FROM (
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 24: count_null_watermark_source
+-- step 26: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM (
@@ -241,7 +254,7 @@ FROM (
 ) AS src
 WHERE `updated_at` IS NULL;
 
--- step 25: count_invalid_source
+-- step 27: count_invalid_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 -- params: start, hi
 SELECT COUNT(*)
@@ -265,12 +278,12 @@ FROM (
 ) AS incrc_rows
 WHERE `ticket_id` IS NULL;
 
--- step 26: count_target
+-- step 28: count_target
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`tickets`;
 
--- step 27: replace_target
+-- step 29: replace_target
 -- job: run it.
 DELETE FROM `dw`.`tickets`;
 -- params: start, hi
@@ -293,21 +306,26 @@ FROM (
 WHERE incrc_rn = 1
   AND NOT COALESCE(`ticket_id` IS NULL, FALSE);
 
--- step 28: count_target
+-- step 30: count_target
 -- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`tickets`;
 
--- step 29: advance_watermark
+-- step 31: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`tickets`) THEN 1 ELSE 0 END;
+
+-- step 32: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_tickets changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 30: record_finish
+-- step 33: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -326,7 +344,7 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 31: release_lease
+-- step 34: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

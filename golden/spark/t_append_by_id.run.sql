@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -18,6 +20,7 @@
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -25,8 +28,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -45,11 +49,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -77,37 +92,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -121,17 +136,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`events_by_id` (
   `event_id` BIGINT NOT NULL,
@@ -140,13 +155,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`events_by_id` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`events_by_id`
 WHERE 1 = 0;
 
--- step 16: read_state
+-- step 18: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_append_by_id has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_append_by_id is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_append_by_id)".
 -- params: pipeline
@@ -154,7 +169,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 17: init_state
+-- step 19: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -163,7 +178,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 18: acquire_lease
+-- step 20: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -172,7 +187,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 19: abandon_runs
+-- step 21: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -184,23 +199,34 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1000), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 20: record_start
+-- step 22: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 21: probe_source
+-- step 23: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`events_by_id`) THEN 1 ELSE 0 END;
+
+-- step 24: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.events_by_id holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 25: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `event_id`, `kind`, `payload_size`
 FROM `app`.`events`
 WHERE 1 = 0;
 
--- step 22: drop_stage
+-- step 26: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_append_by_id`;
 
--- step 23: create_stage
+-- step 27: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_append_by_id` (
   `event_id` BIGINT,
@@ -209,11 +235,11 @@ CREATE TABLE `incrc_stage_t_append_by_id` (
 )
 USING DELTA;
 
--- step 24: drop_raw
+-- step 28: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_append_by_id`;
 
--- step 25: create_raw
+-- step 29: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_t_append_by_id` (
   `event_id` BIGINT,
@@ -222,22 +248,25 @@ CREATE TABLE `incrc_raw_t_append_by_id` (
 )
 USING DELTA;
 
--- step 26: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- step 30: stage_window
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_append_by_id`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `app`.`events`
 WHERE ((`event_id` >= ? AND `event_id` < ?) OR `event_id` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_append_by_id`;
 
--- step 27: count_null_watermark
+-- step 31: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL event_id, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_append_by_id`
 WHERE `event_id` IS NULL;
 
--- step 28: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- step 32: dedupe_stage
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_append_by_id`;
 INSERT INTO `incrc_stage_t_append_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM (
@@ -247,12 +276,13 @@ FROM (
   WHERE `event_id` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_append_by_id`;
 
--- step 29: analyze_stage
+-- step 33: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark)
 
--- step 30: ignore_known_keys
+-- step 34: ignore_known_keys
 -- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
 MERGE INTO `incrc_stage_t_append_by_id` AS t
 USING (
@@ -262,33 +292,40 @@ USING (
 ON t.`event_id` = s.`event_id`
 WHEN MATCHED THEN DELETE;
 
--- step 31: count_invalid
+-- step 35: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_append_by_id`
 WHERE `event_id` IS NULL;
 
--- step 32: count_staged
+-- step 36: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_append_by_id`;
 
--- step 33: write
+-- step 37: write
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `dw`.`events_by_id`;
 INSERT INTO `dw`.`events_by_id` (`event_id`, `kind`, `payload_size`)
 SELECT `event_id`, `kind`, `payload_size`
 FROM `incrc_stage_t_append_by_id`;
+SELECT COUNT(*) FROM `dw`.`events_by_id`;
 
--- step 34: advance_watermark
+-- step 38: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`events_by_id`) THEN 1 ELSE 0 END;
+
+-- step 39: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_append_by_id changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 35: record_finish
+-- step 40: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -307,15 +344,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 36: drop_stage
+-- step 41: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_append_by_id`;
 
--- step 37: drop_raw
+-- step 42: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_append_by_id`;
 
--- step 38: release_lease
+-- step 43: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

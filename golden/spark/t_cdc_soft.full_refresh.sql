@@ -26,6 +26,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -33,8 +34,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -53,11 +55,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -85,37 +98,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -129,17 +142,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
   `tenant` STRING NOT NULL,
@@ -155,7 +168,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
 )
 USING DELTA;
 
--- step 15: create_tombstones
+-- step 17: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `tenant` STRING NOT NULL,
@@ -165,13 +178,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
 )
 USING DELTA;
 
--- step 16: check_target_columns
+-- step 18: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`accounts_tombstones`
 WHERE 1 = 0;
 
--- step 17: create_quarantine
+-- step 19: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
   `incrc_run_id` STRING,
@@ -186,13 +199,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_quarantine` (
 )
 USING DELTA;
 
--- step 18: check_quarantine_columns
+-- step 20: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`accounts_quarantine`
 WHERE 1 = 0;
 
--- step 19: read_state
+-- step 21: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_cdc_soft has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_cdc_soft is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_cdc_soft)".
 -- params: pipeline
@@ -200,7 +213,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 20: init_state
+-- step 22: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -209,7 +222,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 21: acquire_lease
+-- step 23: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -218,7 +231,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 22: abandon_runs
+-- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -231,23 +244,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 23: record_start
+-- step 25: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 24: probe_source
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE 1 = 0;
 
--- step 25: drop_stage
+-- step 27: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_soft`;
 
--- step 26: create_stage
+-- step 28: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_t_cdc_soft` (
   `tenant` STRING,
@@ -263,11 +276,11 @@ CREATE TABLE `incrc_stage_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 27: drop_raw
+-- step 29: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_soft`;
 
--- step 28: create_raw
+-- step 30: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_t_cdc_soft` (
   `tenant` STRING,
@@ -280,11 +293,11 @@ CREATE TABLE `incrc_raw_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 29: drop_deletes
+-- step 31: drop_deletes
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
 
--- step 30: create_deletes
+-- step 32: create_deletes
 -- job: run it.
 CREATE TABLE `incrc_deletes_t_cdc_soft` (
   `tenant` STRING,
@@ -294,22 +307,25 @@ CREATE TABLE `incrc_deletes_t_cdc_soft` (
 )
 USING DELTA;
 
--- step 31: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 33: stage_all
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
--- step 32: count_invalid
+-- step 34: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 33: quarantine
+-- step 35: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`accounts_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`accounts_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT ?,
@@ -331,27 +347,29 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')
    OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+SELECT COUNT(*) FROM `dw`.`accounts_quarantine`;
 
--- step 34: delete_invalid
+-- step 36: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 35: count_changes
+-- step 37: count_changes
 -- job: read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`;
 
--- step 36: clear_target
+-- step 38: clear_target
 -- job: run it.
 DELETE FROM `dw`.`accounts`;
 
--- step 37: clear_tombstones
+-- step 39: clear_tombstones
 -- job: run it.
 DELETE FROM `dw`.`accounts_tombstones`;
 
--- step 38: resolve_upserts
+-- step 40: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
 FROM (
@@ -364,9 +382,11 @@ LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`acco
 WHERE r.incrc_rn = 1
   AND NOT (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 
--- step 39: resolve_deletes
+-- step 41: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
 FROM (
@@ -380,18 +400,19 @@ WHERE r.incrc_rn = 1
   AND (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 
--- step 40: count_staged
+-- step 42: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_soft`;
 
--- step 41: count_deletes
+-- step 43: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_soft`;
 
--- step 42: write
+-- step 44: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_stage_t_cdc_soft` AS s
@@ -408,7 +429,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`seats`, s.`change_type`, s.`changed_at`, s.`loaded_at`, s.`incrc_sequence`, s.`is_deleted`, s.`removed_at`);
 
--- step 43: apply_deletes
+-- step 45: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -417,7 +438,7 @@ WHEN MATCHED THEN UPDATE SET
   `is_deleted` = TRUE,
   `removed_at` = s.`incrc_deleted_at`;
 
--- step 44: write_tombstones
+-- step 46: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts_tombstones` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -428,16 +449,21 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
 
--- step 45: advance_watermark
+-- step 47: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`accounts`) THEN 1 ELSE 0 END;
+
+-- step 48: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 46: record_finish
+-- step 49: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -456,19 +482,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 47: drop_stage
+-- step 50: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_soft`;
 
--- step 48: drop_raw
+-- step 51: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_soft`;
 
--- step 49: drop_deletes
+-- step 52: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
 
--- step 50: release_lease
+-- step 53: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

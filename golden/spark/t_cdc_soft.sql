@@ -29,23 +29,27 @@
 -- strategy: cdc, unique key (tenant, account_id), watermark loaded_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -65,6 +69,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -87,6 +93,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -116,6 +123,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -127,6 +135,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -193,6 +202,11 @@ USING DELTA;
 SELECT *
 FROM `dw`.`accounts_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`accounts`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -269,24 +283,29 @@ USING DELTA;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`accounts_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`accounts_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT ?,
@@ -308,6 +327,7 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')
    OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+SELECT COUNT(*) FROM `dw`.`accounts_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -331,6 +351,7 @@ FROM `incrc_raw_t_cdc_soft`;
 -- name: resolve_upserts
 -- phase: write
 -- Per key, the newest insert or update (INSERT, UPDATE) when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
 FROM (
@@ -343,10 +364,12 @@ LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`acco
 WHERE r.incrc_rn = 1
   AND NOT (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 
 -- name: resolve_deletes
 -- phase: write
 -- Per key, the newest change when it is a delete (DELETE) newer than the target's row and tombstone.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
 FROM (
@@ -360,6 +383,7 @@ WHERE r.incrc_rn = 1
   AND (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 
 -- name: count_staged
 -- phase: write

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -18,6 +20,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -25,8 +28,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -45,11 +49,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -77,37 +92,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -121,17 +136,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`clicks_hourly` (
   `click_id` BIGINT NOT NULL,
@@ -143,17 +158,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`clicks_hourly` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`clicks_hourly`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_hourly_clicks has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_hourly_clicks is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_hourly_clicks)".
 -- params: pipeline
@@ -161,7 +176,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -170,7 +185,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
+-- step 21: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -179,7 +194,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -193,25 +208,36 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 -- Partitions that start before the saved watermark minus finalize_after (3d) are finalized.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`clicks_hourly`) THEN 1 ELSE 0 END;
+
+-- step 25: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.clicks_hourly holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM `app`.`clicks`
 WHERE 1 = 0;
 
--- step 23: count_null_watermark_source
+-- step 27: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL ingested_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `app`.`clicks`
 WHERE `ingested_at` IS NULL;
 
--- step 24: touched_partitions
+-- step 28: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -222,7 +248,7 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 GROUP BY CAST(date_trunc('HOUR', `clicked_at`) AS TIMESTAMP_NTZ)
 ORDER BY incrc_partition;
 
--- step 25: count_unpartitioned
+-- step 29: count_unpartitioned
 -- job: only when unpartitioned is not 0; read one integer (NULL is 0); not 0: fail with "%d row(s) of the window have a NULL clicked_at and belong to no partition, and on_invalid is fail: nothing written".
 -- params: lo, hi
 SELECT COUNT(*)
@@ -230,11 +256,11 @@ FROM `app`.`clicks`
 WHERE `ingested_at` >= ? AND `ingested_at` < ?
   AND `clicked_at` IS NULL;
 
--- step 26: drop_stage
+-- step 30: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
 
--- step 27: create_stage
+-- step 31: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_t_hourly_clicks` (
   `click_id` BIGINT,
@@ -246,11 +272,11 @@ CREATE TABLE `incrc_stage_t_hourly_clicks` (
 )
 USING DELTA;
 
--- step 28: drop_raw
+-- step 32: drop_raw
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
 
--- step 29: create_raw
+-- step 33: create_raw
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_raw_t_hourly_clicks` (
   `click_id` BIGINT,
@@ -262,9 +288,10 @@ CREATE TABLE `incrc_raw_t_hourly_clicks` (
 )
 USING DELTA;
 
--- step 30: stage_partition
+-- step 34: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
+SELECT -COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
@@ -282,19 +309,20 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `clicked_at` >= ? AND `clicked_at` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 
--- step 31: count_invalid
+-- step 35: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`
 WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
--- step 32: count_staged
+-- step 36: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`;
 
--- step 33: count_partition
+-- step 37: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -302,7 +330,7 @@ SELECT COUNT(*)
 FROM `dw`.`clicks_hourly`
 WHERE `clicked_at` >= ? AND `clicked_at` < ?;
 
--- step 34: replace_partition
+-- step 38: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -311,16 +339,21 @@ SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM `incrc_stage_t_hourly_clicks`
 WHERE `clicked_at` >= ? AND `clicked_at` < ?;
 
--- step 35: advance_watermark
+-- step 39: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`clicks_hourly`) THEN 1 ELSE 0 END;
+
+-- step 40: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_hourly_clicks changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 36: record_finish
+-- step 41: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -339,15 +372,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 37: drop_stage
+-- step 42: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks`;
 
--- step 38: drop_raw
+-- step 43: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks`;
 
--- step 39: release_lease
+-- step 44: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -22,8 +22,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -42,11 +43,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -74,37 +86,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -118,17 +130,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
   `sale_id` BIGINT NOT NULL,
@@ -138,17 +150,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 17: create_quarantine
+-- step 19: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
   `incrc_run_id` STRING,
@@ -160,13 +172,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
 )
 USING DELTA;
 
--- step 18: check_quarantine_columns
+-- step 20: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly_quarantine`
 WHERE 1 = 0;
 
--- step 19: read_state
+-- step 21: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_monthly_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_monthly_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_monthly_sales)".
 -- params: pipeline
@@ -174,7 +186,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 20: init_state
+-- step 22: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -183,7 +195,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 21: acquire_lease
+-- step 23: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -192,7 +204,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 22: abandon_runs
+-- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -203,13 +215,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- sha256(pipeline|from|to|spec_hash), from and to as RFC 3339 in UTC (seconds): the same backfill resumes.
 -- start and hi as incrc run fixes them; finalized partitions need --restate.
 
--- step 23: clear_markers
+-- step 25: clear_markers
 -- job: only with --restart.
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
 
--- step 24: read_markers
+-- step 26: read_markers
 -- job: the partitions of this backfill already done are skipped.
 -- params: pipeline, backfill_id
 SELECT `partition_key`, `status`
@@ -217,11 +229,11 @@ FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?
 ORDER BY `partition_key`;
 
--- step 25: drop_stage
+-- step 27: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 26: create_stage
+-- step 28: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_t_monthly_sales` (
   `sale_id` BIGINT,
@@ -231,8 +243,9 @@ CREATE TABLE `incrc_stage_t_monthly_sales` (
 )
 USING DELTA;
 
--- step 27: stage_partition
+-- step 29: stage_partition
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -250,15 +263,17 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
--- step 28: count_invalid
+-- step 30: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 29: quarantine
+-- step 31: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -272,25 +287,26 @@ FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 30: delete_invalid
+-- step 32: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 31: count_staged
+-- step 33: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted, rows_written (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`;
 
--- step 32: count_partition
+-- step 34: count_partition
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`sales_monthly`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 33: replace_partition
+-- step 35: replace_partition
 -- job: run it.
 -- params: plo, phi, plo, phi
 INSERT INTO `dw`.`sales_monthly` REPLACE WHERE `sale_date` >= ? AND `sale_date` < ?
@@ -298,19 +314,19 @@ SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 34: delete_marker
+-- step 36: delete_marker
 -- job: run it.
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
 
--- step 35: insert_marker
+-- step 37: insert_marker
 -- job: run it.
 -- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at, logic_hash
 INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 
--- step 36: check_partition_source
+-- step 38: check_partition_source
 -- job: keep the row (count and measures) as source: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: start, hi, start, hi, plo, phi, plo, phi
@@ -336,7 +352,7 @@ FROM (
 GROUP BY trunc(`sale_date`, 'MONTH')
 ORDER BY trunc(`sale_date`, 'MONTH');
 
--- step 37: check_partition_target
+-- step 39: check_partition_target
 -- job: keep the row (count and measures) as target: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: plo, phi
@@ -346,7 +362,7 @@ WHERE `sale_date` >= ? AND `sale_date` < ?
 GROUP BY trunc(`sale_date`, 'MONTH')
 ORDER BY trunc(`sale_date`, 'MONTH');
 
--- step 38: record_finish
+-- step 40: record_finish
 -- job: once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,
 -- job: the watermark before and after as read_state found it; failed, with the error, when a partition failed.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
@@ -366,11 +382,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 39: drop_stage
+-- step 41: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 40: release_lease
+-- step 42: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows                     count -> target_found
+--   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
 --   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
 --   drop_stage                          if partitions
@@ -20,6 +22,7 @@
 --     replace_partition                 each partition
 --     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
 --     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -27,8 +30,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -47,11 +51,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -79,37 +94,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -123,17 +138,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
   `sale_id` BIGINT NOT NULL,
@@ -143,17 +158,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly` (
 )
 USING DELTA;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark)
 
--- step 17: create_quarantine
+-- step 19: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
   `incrc_run_id` STRING,
@@ -165,13 +180,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales_monthly_quarantine` (
 )
 USING DELTA;
 
--- step 18: check_quarantine_columns
+-- step 20: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales_monthly_quarantine`
 WHERE 1 = 0;
 
--- step 19: read_state
+-- step 21: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_monthly_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_monthly_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_monthly_sales)".
 -- params: pipeline
@@ -179,7 +194,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 20: init_state
+-- step 22: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -188,7 +203,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 21: acquire_lease
+-- step 23: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -197,7 +212,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 22: abandon_runs
+-- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -211,19 +226,30 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 -- Partitions that start before the saved watermark minus finalize_after (90d) are finalized.
 
--- step 23: record_start
+-- step 25: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 24: probe_source
+-- step 26: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
+
+-- step 27: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.sales_monthly holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 28: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE 1 = 0;
 
--- step 25: touched_partitions
+-- step 29: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -234,11 +260,11 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 GROUP BY trunc(`sale_date`, 'MONTH')
 ORDER BY incrc_partition;
 
--- step 26: drop_stage
+-- step 30: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 27: create_stage
+-- step 31: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_t_monthly_sales` (
   `sale_id` BIGINT,
@@ -248,11 +274,11 @@ CREATE TABLE `incrc_stage_t_monthly_sales` (
 )
 USING DELTA;
 
--- step 28: drop_raw
+-- step 32: drop_raw
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
 
--- step 29: create_raw
+-- step 33: create_raw
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_raw_t_monthly_sales` (
   `sale_id` BIGINT,
@@ -262,9 +288,10 @@ CREATE TABLE `incrc_raw_t_monthly_sales` (
 )
 USING DELTA;
 
--- step 30: stage_partition
+-- step 34: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -282,15 +309,17 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
--- step 31: count_invalid
+-- step 35: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 32: quarantine
+-- step 36: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -304,18 +333,19 @@ FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 33: delete_invalid
+-- step 37: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 34: count_staged
+-- step 38: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`;
 
--- step 35: count_partition
+-- step 39: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -323,7 +353,7 @@ SELECT COUNT(*)
 FROM `dw`.`sales_monthly`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 36: replace_partition
+-- step 40: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -332,8 +362,9 @@ SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 37: quarantine_unpartitioned
--- job: only when unpartitioned is not 0; add num_affected_rows to rows_quarantined (a leading - subtracts).
+-- step 41: quarantine_unpartitioned
+-- job: only when unpartitioned is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, lo, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -344,9 +375,11 @@ SELECT ?,
 FROM `app`.`sales`
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 38: quarantine_null_watermark_source
--- job: add num_affected_rows to rows_read, rows_quarantined (a leading - subtracts).
+-- step 42: quarantine_null_watermark_source
+-- job: add the values its SELECT COUNT(*) statements read to rows_read, rows_quarantined (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -356,17 +389,23 @@ SELECT ?,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 39: advance_watermark
+-- step 43: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
+
+-- step 44: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 40: record_finish
+-- step 45: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -385,15 +424,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 41: drop_stage
+-- step 46: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales`;
 
--- step 42: drop_raw
+-- step 47: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales`;
 
--- step 43: release_lease
+-- step 48: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

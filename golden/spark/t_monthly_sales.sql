@@ -26,24 +26,28 @@
 -- strategy: overwrite_partitions, unique key (sale_id), watermark updated_at (timestamptz)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Delta Lake: every table incrc creates is a Delta table; each statement commits on its own.
+-- Spark + Delta Lake (verified: Spark 4.1.4, ANSI mode, Delta Lake 4.3.1 over Spark Connect; Databricks Runtime 14.2+):
+-- every table incrc creates is a Delta table; each statement commits on its own.
 -- Staging is a real Delta table in the current database, dropped and created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is one INSERT INTO ... REPLACE WHERE commit per partition (Delta Lake 2.4+),
 -- one partition after another; it inserts by position, so a target incrc did not create must have the spec's
--- column order. Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
--- Databricks: Runtime 14.2+ (? parameters; TIMESTAMP_NTZ needs 13.3+).
+-- column order. An INSERT whose count is read is counted before and after it (open-source Delta returns none).
+-- Set spark.sql.session.timeZone=UTC (the runner sets it on each session): partition starts and windows are read in it.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration, clear_markers, read_markers, recent_markers, delete_marker, insert_marker,
---  logic_markers, logic_runs
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration, clear_markers, read_markers,
+--  recent_markers, delete_marker, insert_marker, logic_markers, logic_runs
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -63,6 +67,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows                     count -> target_found
+--   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
 --   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
 --   drop_stage                          if partitions
@@ -79,6 +85,7 @@
 --     replace_partition                 each partition
 --     quarantine_unpartitioned          if unpartitioned; rows changed -> rows_quarantined
 --     quarantine_null_watermark_source  rows changed -> rows_read, rows_quarantined
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -97,6 +104,7 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -131,6 +139,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -183,6 +192,11 @@ SELECT *
 FROM `dw`.`sales_monthly_quarantine`
 WHERE 1 = 0;
 
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
+
 -- name: count_read
 -- phase: query
 -- incrc plan --target: the source rows the next run would read.
@@ -201,6 +215,7 @@ WHERE 1 = 0;
 -- name: quarantine_null_watermark_source
 -- phase: write
 -- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -210,6 +225,7 @@ SELECT ?,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: touched_partitions
 -- phase: stage
@@ -256,6 +272,7 @@ USING DELTA;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM (
@@ -265,10 +282,12 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -278,10 +297,12 @@ SELECT ?,
   `sale_id`, `sale_date`, `amount`, `updated_at`
 FROM `incrc_raw_t_monthly_sales`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
@@ -299,10 +320,12 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -316,6 +339,7 @@ FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -339,6 +363,7 @@ FROM `incrc_stage_t_monthly_sales`;
 -- name: quarantine_unpartitioned
 -- phase: write
 -- Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, lo, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -349,6 +374,7 @@ SELECT ?,
 FROM `app`.`sales`
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: source_unique
 -- phase: stage
@@ -366,6 +392,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 -- name: quarantine_source
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -389,6 +416,7 @@ FROM (
 WHERE `sale_id` IS NULL
    OR `sale_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: replace_target
 -- phase: write
@@ -410,6 +438,7 @@ WHERE incrc_rn = 1
 -- name: quarantine_source_unique
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`sales_monthly_quarantine` (`incrc_run_id`, `incrc_reason`, `sale_id`, `sale_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -423,6 +452,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND (`sale_date` IS NULL
    OR NOT (`amount` >= 0));
+SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
 -- name: replace_target_unique
 -- phase: write

@@ -31,6 +31,7 @@
 --     count_removed_versions    if new_events; count -> rows_deleted
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -38,8 +39,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -58,11 +60,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING DELTA;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -90,37 +103,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING DELTA;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -134,17 +147,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING DELTA;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
   `tenant` STRING NOT NULL,
@@ -159,7 +172,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
 )
 USING DELTA;
 
--- step 15: create_tombstones
+-- step 17: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `tenant` STRING NOT NULL,
@@ -169,13 +182,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
 )
 USING DELTA;
 
--- step 16: check_target_columns
+-- step 18: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`account_history_tombstones`
 WHERE 1 = 0;
 
--- step 17: create_quarantine
+-- step 19: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
   `incrc_run_id` STRING,
@@ -191,13 +204,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
 )
 USING DELTA;
 
--- step 18: check_quarantine_columns
+-- step 20: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`account_history_quarantine`
 WHERE 1 = 0;
 
--- step 19: read_state
+-- step 21: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_scd2_cdc has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_scd2_cdc is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_scd2_cdc)".
 -- params: pipeline
@@ -205,7 +218,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 20: init_state
+-- step 22: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -214,7 +227,7 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 21: acquire_lease
+-- step 23: acquire_lease
 -- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
 -- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
@@ -223,7 +236,7 @@ SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
 
--- step 22: abandon_runs
+-- step 24: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -236,23 +249,23 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 23: record_start
+-- step 25: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 24: probe_source
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE 1 = 0;
 
--- step 25: drop_stage
+-- step 27: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
 
--- step 26: create_stage
+-- step 28: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_t_scd2_cdc` (
   `tenant` STRING,
@@ -268,11 +281,11 @@ CREATE TABLE `incrc_stage_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 27: drop_raw
+-- step 29: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
 
--- step 28: create_raw
+-- step 30: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_t_scd2_cdc` (
   `tenant` STRING,
@@ -286,11 +299,11 @@ CREATE TABLE `incrc_raw_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 29: drop_timeline
+-- step 31: drop_timeline
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
 
--- step 30: create_timeline
+-- step 32: create_timeline
 -- job: run it.
 CREATE TABLE `incrc_timeline_t_scd2_cdc` (
   `tenant` STRING,
@@ -306,11 +319,11 @@ CREATE TABLE `incrc_timeline_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 31: drop_changes
+-- step 33: drop_changes
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
 
--- step 32: create_changes
+-- step 34: create_changes
 -- job: run it.
 CREATE TABLE `incrc_changes_t_scd2_cdc` (
   `tenant` STRING,
@@ -326,22 +339,25 @@ CREATE TABLE `incrc_changes_t_scd2_cdc` (
 )
 USING DELTA;
 
--- step 33: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 35: stage_all
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
--- step 34: count_invalid
+-- step 36: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
 
--- step 35: quarantine
+-- step 37: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -363,26 +379,27 @@ WHERE `ingested_at` IS NULL
    OR `committed_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
 
--- step 36: delete_invalid
+-- step 38: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
 
--- step 37: count_changes
+-- step 39: count_changes
 -- job: read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_scd2_cdc`;
 
--- step 38: clear_target
+-- step 40: clear_target
 -- job: run it.
 DELETE FROM `dw`.`account_history`;
 
--- step 39: clear_tombstones
+-- step 41: clear_tombstones
 -- job: run it.
 DELETE FROM `dw`.`account_history_tombstones`;
 
--- step 40: resolve_versions
+-- step 42: resolve_versions
 -- job: only when changes is not 0.
 INSERT INTO `incrc_stage_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`balance`, r.`lsn`, r.`committed_at`, r.`lsn`, r.`committed_at`, CAST(NULL AS TIMESTAMP),
@@ -398,18 +415,20 @@ WHERE r.incrc_rn = 1
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
--- step 41: count_staged
+-- step 43: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to new_events, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_scd2_cdc`;
 
--- step 42: timeline_candidates
+-- step 44: timeline_candidates
 -- job: only when new_events is not 0.
+SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
+SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 
--- step 43: timeline_changes
+-- step 45: timeline_changes
 -- job: only when new_events is not 0.
 INSERT INTO `incrc_changes_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_op`)
 SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_at`, x.`incrc_sequence`, x.`starts`,
@@ -431,31 +450,31 @@ WHERE x.`incrc_kind` = 2
    OR (x.`incrc_kind` = 3 AND x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`)
    OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`starts`);
 
--- step 44: check_versions
+-- step 46: check_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's committed_at is at or after scd2.open_end; fix the change log, or set a later open_end".
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
 
--- step 45: count_added_versions
+-- step 47: count_added_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 1;
 
--- step 46: count_rewritten_versions
+-- step 48: count_rewritten_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 2;
 
--- step 47: count_removed_versions
+-- step 49: count_removed_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 3;
 
--- step 48: apply_versions
+-- step 50: apply_versions
 -- job: only when new_events is not 0.
 MERGE INTO `dw`.`account_history` AS t
 USING `incrc_changes_t_scd2_cdc` AS s
@@ -471,23 +490,30 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`)
   VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`balance`, s.`lsn`, s.`committed_at`, s.`incrc_sequence`, s.`starts`, s.`ends`);
 
--- step 49: write_tombstones
+-- step 51: write_tombstones
 -- job: only when new_events is not 0.
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 
--- step 50: advance_watermark
+-- step 52: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END;
+
+-- step 53: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_scd2_cdc changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 51: record_finish
+-- step 54: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -506,23 +532,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 52: drop_stage
+-- step 55: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc`;
 
--- step 53: drop_raw
+-- step 56: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc`;
 
--- step 54: drop_timeline
+-- step 57: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc`;
 
--- step 55: drop_changes
+-- step 58: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc`;
 
--- step 56: release_lease
+-- step 59: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

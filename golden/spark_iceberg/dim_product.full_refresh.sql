@@ -27,6 +27,7 @@
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
 --     apply_versions
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -34,8 +35,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -54,11 +56,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -86,37 +99,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -130,17 +143,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_product` (
   `product_id` BIGINT NOT NULL,
@@ -152,13 +165,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product` (
 )
 USING iceberg;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`dim_product`
 WHERE 1 = 0;
 
--- step 16: create_quarantine
+-- step 18: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
   `incrc_run_id` STRING,
@@ -169,13 +182,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`dim_product_quarantine` (
 )
 USING iceberg;
 
--- step 17: check_quarantine_columns
+-- step 19: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`dim_product_quarantine`
 WHERE 1 = 0;
 
--- step 18: read_state
+-- step 20: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dim_product has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dim_product is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dim_product)".
 -- params: pipeline
@@ -183,7 +196,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 19: init_state
+-- step 21: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -192,16 +205,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 20: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 22: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 21: abandon_runs
+-- step 23: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -210,13 +228,13 @@ WHERE `pipeline` = ? AND `status` = 'running';
 
 -- The window: hi is --until or now (a timestamp); watermark is hi as RFC 3339; window is 1.
 
--- step 22: record_start
+-- step 24: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 23: probe_source
+-- step 25: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `product_id`, `name`, `price`
 FROM (
@@ -224,11 +242,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 24: drop_stage
+-- step 26: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
--- step 25: create_stage
+-- step 27: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_dim_product` (
   `product_id` BIGINT,
@@ -237,11 +255,11 @@ CREATE TABLE `incrc_stage_dim_product` (
 )
 USING iceberg;
 
--- step 26: drop_raw
+-- step 28: drop_raw
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
--- step 27: create_raw
+-- step 29: create_raw
 -- job: run it.
 CREATE TABLE `incrc_raw_dim_product` (
   `product_id` BIGINT,
@@ -250,11 +268,11 @@ CREATE TABLE `incrc_raw_dim_product` (
 )
 USING iceberg;
 
--- step 28: drop_changes
+-- step 30: drop_changes
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
--- step 29: create_changes
+-- step 31: create_changes
 -- job: run it.
 CREATE TABLE `incrc_changes_dim_product` (
   `product_id` BIGINT,
@@ -267,16 +285,19 @@ CREATE TABLE `incrc_changes_dim_product` (
 )
 USING iceberg;
 
--- step 30: stage_all
--- job: add num_affected_rows to rows_read (a leading - subtracts).
+-- step 32: stage_all
+-- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_dim_product`;
 INSERT INTO `incrc_raw_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
   SELECT product_id, name, price FROM app.products
 ) AS src;
+SELECT COUNT(*) FROM `incrc_raw_dim_product`;
 
--- step 31: dedupe_stage
+-- step 33: dedupe_stage
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 INSERT INTO `incrc_stage_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
@@ -285,15 +306,17 @@ FROM (
   FROM `incrc_raw_dim_product` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 
--- step 32: count_invalid
+-- step 34: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL OR NOT (`price` >= 0);
 
--- step 33: quarantine
+-- step 35: quarantine
 -- job: only when invalid is not 0.
+SELECT -COUNT(*) FROM `dw`.`dim_product_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`dim_product_quarantine` (`incrc_run_id`, `incrc_reason`, `product_id`, `name`, `price`)
 SELECT ?,
@@ -305,17 +328,22 @@ SELECT ?,
 FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL
    OR NOT (`price` >= 0);
+SELECT COUNT(*) FROM `dw`.`dim_product_quarantine`;
 
--- step 34: delete_invalid
+-- step 36: delete_invalid
 -- job: only when invalid is not 0.
+SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 DELETE FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL OR NOT (`price` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 
--- step 35: clear_target
--- job: add num_affected_rows to rows_deleted (a leading - subtracts).
+-- step 37: clear_target
+-- job: add the values its SELECT COUNT(*) statements read to rows_deleted (a leading - subtracts).
+SELECT COUNT(*) FROM `dw`.`dim_product`;
 DELETE FROM `dw`.`dim_product`;
+SELECT -COUNT(*) FROM `dw`.`dim_product`;
 
--- step 36: open_changed
+-- step 38: open_changed
 -- job: run it.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
@@ -327,7 +355,7 @@ LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`star
 WHERE o.`product_id` IS NULL
    OR NOT (s.`price` <=> o.`price`);
 
--- step 37: close_changed
+-- step 39: close_changed
 -- job: run it.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
@@ -337,7 +365,7 @@ JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`starts` <> ?
   AND (o.`gone` = TRUE OR NOT (s.`price` <=> o.`price`));
 
--- step 38: update_current
+-- step 40: update_current
 -- job: run it.
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, o.`starts`, o.`ends`, o.`gone`, 2
@@ -347,31 +375,31 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
   AND s.`price` <=> o.`price`
   AND NOT (s.`name` <=> o.`name`);
 
--- step 39: check_versions
+-- step 41: check_versions
 -- job: read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
 
--- step 40: count_added_versions
+-- step 42: count_added_versions
 -- job: read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` = 1;
 
--- step 41: count_rewritten_versions
+-- step 43: count_rewritten_versions
 -- job: read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` = 2;
 
--- step 42: count_removed_versions
+-- step 44: count_removed_versions
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` = 3;
 
--- step 43: apply_versions
+-- step 45: apply_versions
 -- job: run it.
 MERGE INTO `dw`.`dim_product` AS t
 USING `incrc_changes_dim_product` AS s
@@ -385,16 +413,29 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
   VALUES (s.`product_id`, s.`name`, s.`price`, s.`starts`, s.`ends`, s.`gone`);
 
--- step 44: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_product changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 46: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_product`) THEN 1 ELSE 0 END;
+
+-- step 47: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dim_product changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 45: record_finish
+-- step 48: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -413,19 +454,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 46: drop_stage
+-- step 49: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
--- step 47: drop_raw
+-- step 50: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
--- step 48: drop_changes
+-- step 51: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
--- step 49: release_lease
+-- step 52: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -433,3 +474,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -22,24 +22,27 @@
 --   versions [starts, ends), open end 9999-12-31, snapshot, deletes new_record
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -81,6 +84,7 @@
 --     count_rewritten_versions  if window; count -> rows_updated
 --     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -111,6 +115,7 @@
 --     count_rewritten_versions  count -> rows_updated
 --     count_removed_versions    count -> rows_deleted
 --     apply_versions
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -122,6 +127,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -169,6 +175,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`dim_product_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_product`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -220,15 +231,18 @@ USING iceberg;
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dim_product`;
 INSERT INTO `incrc_raw_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
   SELECT product_id, name, price FROM app.products
 ) AS src;
+SELECT COUNT(*) FROM `incrc_raw_dim_product`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 INSERT INTO `incrc_stage_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
 FROM (
@@ -237,6 +251,7 @@ FROM (
   FROM `incrc_raw_dim_product` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 
 -- name: drop_changes
 -- phase: stage
@@ -260,6 +275,7 @@ USING iceberg;
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`dim_product_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`dim_product_quarantine` (`incrc_run_id`, `incrc_reason`, `product_id`, `name`, `price`)
 SELECT ?,
@@ -271,6 +287,7 @@ SELECT ?,
 FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL
    OR NOT (`price` >= 0);
+SELECT COUNT(*) FROM `dw`.`dim_product_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -282,8 +299,10 @@ WHERE `product_id` IS NULL OR NOT (`price` >= 0);
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 DELETE FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL OR NOT (`price` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 
 -- name: open_changed
 -- phase: write
@@ -397,4 +416,6 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`product_id`, `name`, `price
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`dim_product`;
 DELETE FROM `dw`.`dim_product`;
+SELECT -COUNT(*) FROM `dw`.`dim_product`;

@@ -28,24 +28,27 @@
 --   for postgres; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -64,6 +67,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 on source; column types must fit the declared ones
 --   drop_stage                   if window
 --   create_stage                 if window
@@ -81,6 +86,7 @@
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -103,6 +109,7 @@
 --     count_staged               count -> rows_inserted
 --     clear_target               rows changed -> rows_deleted
 --     insert_all
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -120,6 +127,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -170,6 +178,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`app_orders_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`app_orders`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -245,6 +258,7 @@ WHERE (("updated_at" >= $1 AND "updated_at" < $2) OR "updated_at" IS NULL);
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_app_orders`;
 INSERT INTO `incrc_stage_dw_app_orders` (`order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM (
@@ -254,6 +268,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_app_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -263,6 +278,7 @@ WHERE incrc_rn = 1;
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`app_orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`app_orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT ?,
@@ -272,10 +288,12 @@ SELECT ?,
   `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM `incrc_raw_dw_app_orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`app_orders_quarantine`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`app_orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`app_orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT ?,
@@ -289,6 +307,7 @@ FROM `incrc_stage_dw_app_orders`
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`app_orders_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -300,6 +319,7 @@ WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`app_orders`;
 MERGE INTO `dw`.`app_orders` AS t
 USING (
   SELECT s.`order_id`
@@ -308,12 +328,15 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`app_orders`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_app_orders`;
 DELETE FROM `incrc_stage_dw_app_orders`
 WHERE `order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0);
+SELECT -COUNT(*) FROM `incrc_stage_dw_app_orders`;
 
 -- name: count_staged
 -- phase: write
@@ -324,6 +347,7 @@ FROM `incrc_stage_dw_app_orders`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_dw_app_orders`;
 MERGE INTO `incrc_stage_dw_app_orders` AS t
 USING (
   SELECT s.`order_id`, s.`updated_at`
@@ -331,6 +355,7 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_app_orders`;
 
 -- name: write
 -- phase: write
@@ -357,14 +382,18 @@ WHEN NOT MATCHED THEN INSERT (`order_id`, `customer_id`, `amount`, `status`, `or
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`app_orders`;
 DELETE FROM `dw`.`app_orders`;
+SELECT -COUNT(*) FROM `dw`.`app_orders`;
 
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`app_orders`;
 INSERT INTO `dw`.`app_orders` (`order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`)
 SELECT `order_id`, `customer_id`, `amount`, `status`, `order_date`, `updated_at`
 FROM `incrc_stage_dw_app_orders`;
+SELECT COUNT(*) FROM `dw`.`app_orders`;
 
 -- name: reconcile_source
 -- phase: query

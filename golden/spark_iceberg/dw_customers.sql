@@ -27,24 +27,27 @@
 -- strategy: cdc, unique key (customer_id), watermark ingested_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -64,6 +67,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -86,6 +91,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -115,6 +121,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -126,6 +133,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -186,6 +194,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`customers_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`customers`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -256,24 +269,29 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`customers_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`customers_quarantine` (`incrc_run_id`, `incrc_reason`, `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -291,6 +309,7 @@ WHERE `ingested_at` IS NULL
    OR `lsn` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+SELECT COUNT(*) FROM `dw`.`customers_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -302,8 +321,10 @@ WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` I
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 DELETE FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
+SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 
 -- name: count_changes
 -- phase: write
@@ -314,6 +335,7 @@ FROM `incrc_raw_dw_customers`;
 -- name: resolve_upserts
 -- phase: write
 -- Per key, the newest insert or update (c, r, u) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
+SELECT -COUNT(*) FROM `incrc_stage_dw_customers`;
 INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
 SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
 FROM (
@@ -327,10 +349,12 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_dw_customers`;
 
 -- name: resolve_deletes
 -- phase: write
 -- Per key, the newest change when it is a delete (d) newer than the target's row and tombstone.
+SELECT -COUNT(*) FROM `incrc_deletes_dw_customers`;
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
 FROM (
@@ -344,6 +368,7 @@ WHERE r.incrc_rn = 1
   AND (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_dw_customers`;
 
 -- name: count_staged
 -- phase: write
@@ -370,6 +395,7 @@ FROM `incrc_deletes_dw_customers`;
 -- name: retract_tombstones
 -- phase: write
 -- A key written by a newer insert or update has no tombstone.
+SELECT COUNT(*) FROM `dw`.`customers_tombstones`;
 MERGE INTO `dw`.`customers_tombstones` AS t
 USING (
   SELECT s.`customer_id`
@@ -377,6 +403,7 @@ USING (
 ) AS s
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`customers_tombstones`;
 
 -- name: write
 -- phase: write
@@ -395,6 +422,7 @@ WHEN NOT MATCHED THEN INSERT (`customer_id`, `name`, `country`, `committed_at`, 
 -- name: apply_deletes
 -- phase: write
 -- Hard deletes remove the key's row.
+SELECT COUNT(*) FROM `dw`.`customers`;
 MERGE INTO `dw`.`customers` AS t
 USING (
   SELECT s.`customer_id`
@@ -402,6 +430,7 @@ USING (
 ) AS s
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`customers`;
 
 -- name: write_tombstones
 -- phase: write
@@ -418,9 +447,13 @@ WHEN NOT MATCHED THEN INSERT (`customer_id`, `incrc_sequence`, `incrc_deleted_at
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`customers`;
 DELETE FROM `dw`.`customers`;
+SELECT -COUNT(*) FROM `dw`.`customers`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`customers_tombstones`;
 DELETE FROM `dw`.`customers_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`customers_tombstones`;

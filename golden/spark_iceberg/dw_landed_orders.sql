@@ -21,24 +21,27 @@
 --   for duckdb; each copy step streams the rows they return into a table of the target.
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -59,6 +62,8 @@
 -- program run (after setup; holds the lease; records a run in the run log; window [, hi)):
 --   record_start
 --   read_files           files not loaded yet -> files
+--   target_has_rows      count -> target_found
+--   check_target_kept    if no target_found; count; fails if not 0
 --   probe_source         on source; if files; column types must fit the declared ones
 --   drop_stage           if window
 --   create_stage         if window
@@ -72,6 +77,7 @@
 --     count_invalid      if rows_read; count -> invalid; fails if not 0
 --     count_staged       if rows_read; count -> rows_inserted
 --     write              if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     forget_file        each file
 --     record_file        each file
@@ -94,6 +100,7 @@
 --     count_staged       count -> rows_inserted
 --     clear_target       rows changed -> rows_deleted
 --     insert_all
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     clear_files
 --     record_file        each file
@@ -115,6 +122,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -141,6 +149,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`landed_orders`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`landed_orders`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -210,6 +223,7 @@ FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 INSERT INTO `incrc_stage_dw_landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM (
@@ -218,6 +232,7 @@ FROM (
   FROM `incrc_raw_dw_landed_orders` AS src
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -234,6 +249,7 @@ WHERE `order_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 MERGE INTO `dw`.`landed_orders` AS t
 USING (
   SELECT s.`order_id`
@@ -242,12 +258,15 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 DELETE FROM `incrc_stage_dw_landed_orders`
 WHERE `order_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: count_staged
 -- phase: write
@@ -258,6 +277,7 @@ FROM `incrc_stage_dw_landed_orders`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 MERGE INTO `incrc_stage_dw_landed_orders` AS t
 USING (
   SELECT s.`order_id`, s.`updated_at`
@@ -265,6 +285,7 @@ USING (
 ) AS s
 ON t.`order_id` = s.`order_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_landed_orders`;
 
 -- name: write
 -- phase: write
@@ -289,14 +310,18 @@ WHEN NOT MATCHED THEN INSERT (`order_id`, `amount`, `updated_at`, `day`)
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 DELETE FROM `dw`.`landed_orders`;
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: insert_all
 -- phase: write
 -- Full refresh: the whole staged source.
+SELECT -COUNT(*) FROM `dw`.`landed_orders`;
 INSERT INTO `dw`.`landed_orders` (`order_id`, `amount`, `updated_at`, `day`)
 SELECT `order_id`, `amount`, `updated_at`, `day`
 FROM `incrc_stage_dw_landed_orders`;
+SELECT COUNT(*) FROM `dw`.`landed_orders`;
 
 -- name: reconcile_source
 -- phase: query
@@ -394,16 +419,20 @@ ORDER BY `path`;
 -- name: clear_files
 -- phase: write
 -- Full refresh: forget every file loaded (all are loaded again, in this transaction).
+SELECT COUNT(*) FROM `incrc_files`;
 -- params: pipeline
 DELETE FROM `incrc_files`
 WHERE `pipeline` = ?;
+SELECT -COUNT(*) FROM `incrc_files`;
 
 -- name: forget_file
 -- phase: write
 -- A file loaded again (rewritten in place, --reload-rewritten): its old record goes.
+SELECT COUNT(*) FROM `incrc_files`;
 -- params: pipeline, path
 DELETE FROM `incrc_files`
 WHERE `pipeline` = ? AND `path` = ?;
+SELECT -COUNT(*) FROM `incrc_files`;
 
 -- name: record_file
 -- phase: write

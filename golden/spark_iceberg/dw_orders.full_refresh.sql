@@ -15,14 +15,16 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -41,11 +43,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -73,37 +86,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -117,17 +130,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders` (
   `order_id` BIGINT NOT NULL,
@@ -137,13 +150,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders` (
 )
 USING iceberg;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders`
 WHERE 1 = 0;
 
--- step 16: create_quarantine
+-- step 18: create_quarantine
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
   `incrc_run_id` STRING,
@@ -155,13 +168,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`orders_quarantine` (
 )
 USING iceberg;
 
--- step 17: check_quarantine_columns
+-- step 19: check_quarantine_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`orders_quarantine`
 WHERE 1 = 0;
 
--- step 18: read_state
+-- step 20: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_orders has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_orders is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_orders)".
 -- params: pipeline
@@ -169,7 +182,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 19: init_state
+-- step 21: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -178,16 +191,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 20: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 22: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 21: abandon_runs
+-- step 23: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -200,31 +218,32 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is start.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 22: record_start
+-- step 24: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 23: probe_source
+-- step 25: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE 1 = 0;
 
--- step 24: source_unique
+-- step 26: source_unique
 -- job: read one integer (NULL is 0) and add it to unique (a leading - subtracts).
 SELECT 0;
 
--- step 25: count_source
+-- step 27: count_source
 -- job: read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
 -- params: start, hi
 SELECT COUNT(*)
 FROM `app`.`orders`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 
--- step 26: quarantine_null_watermark_source
--- job: add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- step 28: quarantine_null_watermark_source
+-- job: add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -234,9 +253,11 @@ SELECT ?,
   `order_id`, `order_date`, `amount`, `updated_at`
 FROM `app`.`orders`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 27: quarantine_source
--- job: only when unique is 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- step 29: quarantine_source
+-- job: only when unique is 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -260,9 +281,11 @@ FROM (
 WHERE `order_id` IS NULL
    OR `order_date` IS NULL
    OR NOT (`amount` >= 0);
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 28: quarantine_source_unique
--- job: only when unique is not 0; add num_affected_rows to rows_quarantined, -rows_ignored (a leading - subtracts).
+-- step 30: quarantine_source_unique
+-- job: only when unique is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined, -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `dw`.`orders_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`orders_quarantine` (`incrc_run_id`, `incrc_reason`, `order_id`, `order_date`, `amount`, `updated_at`)
 SELECT ?,
@@ -276,15 +299,18 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND (`order_date` IS NULL
    OR NOT (`amount` >= 0));
+SELECT COUNT(*) FROM `dw`.`orders_quarantine`;
 
--- step 29: count_target
+-- step 31: count_target
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`orders`;
 
--- step 30: replace_target
+-- step 32: replace_target
 -- job: only when unique is 0.
+SELECT COUNT(*) FROM `dw`.`orders`;
 DELETE FROM `dw`.`orders`;
+SELECT -COUNT(*) FROM `dw`.`orders`;
 -- params: start, hi
 INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -298,9 +324,11 @@ FROM (
 WHERE incrc_rn = 1
   AND NOT COALESCE(`order_id` IS NULL OR `order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 31: replace_target_unique
+-- step 33: replace_target_unique
 -- job: only when unique is not 0.
+SELECT COUNT(*) FROM `dw`.`orders`;
 DELETE FROM `dw`.`orders`;
+SELECT -COUNT(*) FROM `dw`.`orders`;
 -- params: start, hi
 INSERT INTO `dw`.`orders` (`order_id`, `order_date`, `amount`, `updated_at`)
 SELECT `order_id`, `order_date`, `amount`, `updated_at`
@@ -309,21 +337,34 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `updated_at` IS NOT NULL
   AND NOT COALESCE(`order_date` IS NULL OR NOT (`amount` >= 0), FALSE);
 
--- step 32: count_target
+-- step 34: count_target
 -- job: read one integer (NULL is 0) and add it to rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `dw`.`orders`;
 
--- step 33: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 35: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`orders`) THEN 1 ELSE 0 END;
+
+-- step 36: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_orders changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 34: record_finish
+-- step 37: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -342,7 +383,7 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 35: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -350,3 +391,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

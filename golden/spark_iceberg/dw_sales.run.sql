@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -16,6 +18,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -23,8 +26,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -43,11 +47,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -75,37 +90,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -119,17 +134,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`sales` (
   `sale_id` BIGINT,
@@ -141,17 +156,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`sales` (
 )
 USING iceberg;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`sales`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark_iceberg)
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline dw_sales has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline dw_sales is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release dw_sales)".
 -- params: pipeline
@@ -159,7 +174,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -168,16 +183,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 21: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -190,13 +210,24 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales`) THEN 1 ELSE 0 END;
+
+-- step 25: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.sales holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
 FROM (
@@ -208,7 +239,7 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 23: count_null_watermark_source
+-- step 27: count_null_watermark_source
 -- job: read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM (
@@ -220,7 +251,7 @@ FROM (
 ) AS src
 WHERE `updated_at` IS NULL;
 
--- step 24: touched_partitions
+-- step 28: touched_partitions
 -- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
 -- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
 -- job: left out; partitions is the number listed.
@@ -237,7 +268,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 GROUP BY `sale_date`
 ORDER BY incrc_partition;
 
--- step 25: count_unpartitioned
+-- step 29: count_unpartitioned
 -- job: only when unpartitioned is not 0; read one integer (NULL is 0); not 0: fail with "%d row(s) of the window have a NULL sale_date and belong to no partition, and on_invalid is fail: nothing written".
 -- params: lo, hi
 SELECT COUNT(*)
@@ -251,11 +282,11 @@ FROM (
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
 
--- step 26: drop_stage
+-- step 30: drop_stage
 -- job: only when partitions is not 0.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
--- step 27: create_stage
+-- step 31: create_stage
 -- job: only when partitions is not 0.
 CREATE TABLE `incrc_stage_dw_sales` (
   `sale_id` BIGINT,
@@ -267,9 +298,10 @@ CREATE TABLE `incrc_stage_dw_sales` (
 )
 USING iceberg;
 
--- step 28: stage_partition
+-- step 32: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
@@ -282,19 +314,20 @@ FROM (
 ) AS src
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 
--- step 29: count_invalid
+-- step 33: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`
 WHERE `sale_date` IS NULL;
 
--- step 30: count_staged
+-- step 34: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_sales`;
 
--- step 31: count_partition
+-- step 35: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -302,7 +335,7 @@ SELECT COUNT(*)
 FROM `dw`.`sales`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 32: replace_partition
+-- step 36: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -317,16 +350,29 @@ WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `customer_id`, `amount`, `
   VALUES (s.`sale_id`, s.`sale_date`, s.`customer_id`, s.`amount`, s.`updated_at`, s.`customer_country`)
 WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DELETE;
 
--- step 33: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 37: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales`) THEN 1 ELSE 0 END;
+
+-- step 38: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dw_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 34: record_finish
+-- step 39: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -345,11 +391,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 35: drop_stage
+-- step 40: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_sales` PURGE;
 
--- step 36: release_lease
+-- step 41: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -357,3 +403,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -24,25 +24,28 @@
 -- upstream: dim_customer (lookup: runs first)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration, clear_markers, read_markers, recent_markers, delete_marker, insert_marker,
---  logic_markers, logic_runs
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration, clear_markers, read_markers,
+--  recent_markers, delete_marker, insert_marker, logic_markers, logic_runs
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -60,6 +63,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -72,6 +77,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -87,6 +93,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -117,6 +124,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -150,6 +158,11 @@ WHERE 1 = 0;
 -- phase: setup
 -- An index on the partition column: a partition's rewrite and check read only that partition.
 -- (nothing to run on spark_iceberg)
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -250,12 +263,15 @@ WHERE `updated_at` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 DELETE FROM `incrc_stage_dw_sales`
 WHERE `updated_at` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
@@ -268,6 +284,7 @@ FROM (
 ) AS src
 WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` >= ? AND `sale_date` < ?;
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: count_invalid
 -- phase: write
@@ -279,8 +296,10 @@ WHERE `sale_date` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_sales`;
 DELETE FROM `incrc_stage_dw_sales`
 WHERE `sale_date` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_sales`;
 
 -- name: count_staged
 -- phase: write
@@ -321,7 +340,9 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`sales`;
 DELETE FROM `dw`.`sales`;
+SELECT -COUNT(*) FROM `dw`.`sales`;
 -- params: start, hi
 INSERT INTO `dw`.`sales` (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
 SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`

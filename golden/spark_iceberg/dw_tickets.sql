@@ -21,24 +21,27 @@
 -- strategy: merge, unique key (ticket_id), watermark updated_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -55,6 +58,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   check_lookups         count; fails if not 0
 --   drop_stage            if window
@@ -70,6 +75,7 @@
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -86,6 +92,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -96,6 +103,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -125,6 +133,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`tickets`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`tickets`) THEN 1 ELSE 0 END;
 
 -- name: check_lookups
 -- phase: stage
@@ -209,6 +222,7 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_dw_tickets`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
@@ -221,10 +235,12 @@ FROM (
   LEFT JOIN `hr`.`teams` AS incrc_l2 ON incrc_l2.`id` = src.`team_id`
 ) AS src
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_dw_tickets`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
 INSERT INTO `incrc_stage_dw_tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`
 FROM (
@@ -234,6 +250,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -257,6 +274,7 @@ WHERE `ticket_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`tickets`;
 MERGE INTO `dw`.`tickets` AS t
 USING (
   SELECT s.`ticket_id`
@@ -265,12 +283,15 @@ USING (
 ) AS s
 ON t.`ticket_id` = s.`ticket_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`tickets`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
 DELETE FROM `incrc_stage_dw_tickets`
 WHERE `ticket_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
 
 -- name: count_staged
 -- phase: write
@@ -281,6 +302,7 @@ FROM `incrc_stage_dw_tickets`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_dw_tickets`;
 MERGE INTO `incrc_stage_dw_tickets` AS t
 USING (
   SELECT s.`ticket_id`, s.`updated_at`
@@ -288,6 +310,7 @@ USING (
 ) AS s
 ON t.`ticket_id` = s.`ticket_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_dw_tickets`;
 
 -- name: write
 -- phase: write
@@ -369,7 +392,9 @@ WHERE `ticket_id` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`tickets`;
 DELETE FROM `dw`.`tickets`;
+SELECT -COUNT(*) FROM `dw`.`tickets`;
 -- params: start, hi
 INSERT INTO `dw`.`tickets` (`ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`)
 SELECT `ticket_id`, `opened_at`, `agent_id`, `team_id`, `updated_at`, `agent_name`, `team_name`

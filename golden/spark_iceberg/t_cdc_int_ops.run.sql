@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -24,6 +26,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -31,8 +34,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -51,11 +55,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -83,37 +98,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -127,17 +142,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`documents` (
   `id` BIGINT NOT NULL,
@@ -146,7 +161,7 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents` (
 )
 USING iceberg;
 
--- step 15: create_tombstones
+-- step 17: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `id` BIGINT NOT NULL,
@@ -154,13 +169,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
 )
 USING iceberg;
 
--- step 16: check_target_columns
+-- step 18: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`documents_tombstones`
 WHERE 1 = 0;
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_cdc_int_ops has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_cdc_int_ops is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_cdc_int_ops)".
 -- params: pipeline
@@ -168,7 +183,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -177,16 +192,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 21: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -198,13 +218,24 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1000), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`documents`) THEN 1 ELSE 0 END;
+
+-- step 25: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.documents holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `id`, `body`, `kind`, `seq`
 FROM (
@@ -212,11 +243,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 23: drop_stage
+-- step 27: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
--- step 24: create_stage
+-- step 28: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_cdc_int_ops` (
   `id` BIGINT,
@@ -225,11 +256,11 @@ CREATE TABLE `incrc_stage_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 25: drop_raw
+-- step 29: drop_raw
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
--- step 26: create_raw
+-- step 30: create_raw
 -- job: only when window is not 0.
 CREATE TABLE `incrc_raw_t_cdc_int_ops` (
   `id` BIGINT,
@@ -239,11 +270,11 @@ CREATE TABLE `incrc_raw_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 27: drop_deletes
+-- step 31: drop_deletes
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
--- step 28: create_deletes
+-- step 32: create_deletes
 -- job: only when window is not 0.
 CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
   `id` BIGINT,
@@ -251,8 +282,9 @@ CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
 )
 USING iceberg;
 
--- step 29: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- step 33: stage_window
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -260,20 +292,22 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
--- step 30: count_invalid
+-- step 34: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written".
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`
 WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3));
 
--- step 31: count_changes
+-- step 35: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`;
 
--- step 32: resolve_upserts
+-- step 36: resolve_upserts
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
 FROM (
@@ -287,9 +321,11 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
--- step 33: resolve_deletes
+-- step 37: resolve_deletes
 -- job: only when changes is not 0.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
 FROM (
@@ -303,13 +339,14 @@ WHERE r.incrc_rn = 1
   AND (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
--- step 34: count_staged
+-- step 38: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_int_ops`;
 
--- step 35: count_matched
+-- step 39: count_matched
 -- job: only when upserts is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_int_ops` AS s
@@ -318,13 +355,14 @@ WHERE EXISTS (
   WHERE t.`id` = s.`id`
 );
 
--- step 36: count_deletes
+-- step 40: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_int_ops`;
 
--- step 37: retract_tombstones
+-- step 41: retract_tombstones
 -- job: only when upserts is not 0.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING (
   SELECT s.`id`
@@ -332,8 +370,9 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;
 
--- step 38: write
+-- step 42: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`documents` AS t
 USING `incrc_stage_t_cdc_int_ops` AS s
@@ -344,8 +383,9 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
   VALUES (s.`id`, s.`body`, s.`incrc_sequence`);
 
--- step 39: apply_deletes
+-- step 43: apply_deletes
 -- job: only when rows_deleted is not 0.
+SELECT COUNT(*) FROM `dw`.`documents`;
 MERGE INTO `dw`.`documents` AS t
 USING (
   SELECT s.`id`
@@ -353,8 +393,9 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
--- step 40: write_tombstones
+-- step 44: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING `incrc_deletes_t_cdc_int_ops` AS s
@@ -364,16 +405,29 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
   VALUES (s.`id`, s.`incrc_sequence`);
 
--- step 41: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 45: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`documents`) THEN 1 ELSE 0 END;
+
+-- step 46: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 42: record_finish
+-- step 47: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -392,19 +446,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 43: drop_stage
+-- step 48: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops` PURGE;
 
--- step 44: drop_raw
+-- step 49: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops` PURGE;
 
--- step 45: drop_deletes
+-- step 50: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops` PURGE;
 
--- step 46: release_lease
+-- step 51: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -412,3 +466,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

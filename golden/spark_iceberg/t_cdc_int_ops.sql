@@ -21,24 +21,27 @@
 -- strategy: cdc, unique key (id), watermark seq (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -56,6 +59,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -76,6 +81,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -103,6 +109,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -114,6 +121,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -148,6 +156,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`documents_tombstones`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`documents`) THEN 1 ELSE 0 END;
 
 -- name: source_max
 -- phase: stage
@@ -224,6 +237,7 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -231,10 +245,12 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
 SELECT `id`, `body`, `kind`, `seq`
@@ -242,6 +258,7 @@ FROM (
   SELECT id, body, kind, seq FROM app.events_log WHERE body IS NOT NULL OR kind = 3
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: count_invalid
 -- phase: write
@@ -253,8 +270,10 @@ WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 DELETE FROM `incrc_raw_t_cdc_int_ops`
 WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3));
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
 -- name: count_changes
 -- phase: write
@@ -265,6 +284,7 @@ FROM `incrc_raw_t_cdc_int_ops`;
 -- name: resolve_upserts
 -- phase: write
 -- Per key, the newest insert or update (1, 2) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
 SELECT r.`id`, r.`body`, r.`seq`
 FROM (
@@ -278,10 +298,12 @@ WHERE r.incrc_rn = 1
   AND NOT (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
 -- name: resolve_deletes
 -- phase: write
 -- Per key, the newest change when it is a delete (3) newer than the target's row and tombstone.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
 SELECT r.`id`, r.`seq`
 FROM (
@@ -295,6 +317,7 @@ WHERE r.incrc_rn = 1
   AND (r.`kind` IN (3))
   AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
 -- name: count_staged
 -- phase: write
@@ -321,6 +344,7 @@ FROM `incrc_deletes_t_cdc_int_ops`;
 -- name: retract_tombstones
 -- phase: write
 -- A key written by a newer insert or update has no tombstone.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING (
   SELECT s.`id`
@@ -328,6 +352,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;
 
 -- name: write
 -- phase: write
@@ -344,6 +369,7 @@ WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
 -- name: apply_deletes
 -- phase: write
 -- Hard deletes remove the key's row.
+SELECT COUNT(*) FROM `dw`.`documents`;
 MERGE INTO `dw`.`documents` AS t
 USING (
   SELECT s.`id`
@@ -351,6 +377,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- name: write_tombstones
 -- phase: write
@@ -366,9 +393,13 @@ WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`documents`;
 DELETE FROM `dw`.`documents`;
+SELECT -COUNT(*) FROM `dw`.`documents`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`documents_tombstones`;
 DELETE FROM `dw`.`documents_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`documents_tombstones`;

@@ -29,24 +29,27 @@
 -- strategy: cdc, unique key (tenant, account_id), watermark loaded_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -66,6 +69,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -88,6 +93,7 @@
 --     write               if upserts
 --     apply_deletes       if rows_deleted
 --     write_tombstones    if rows_deleted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -117,6 +123,7 @@
 --     write              if upserts
 --     apply_deletes      if rows_deleted
 --     write_tombstones   if rows_deleted
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -128,6 +135,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -194,6 +202,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`accounts_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`accounts`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -270,24 +283,29 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`
 FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key or sequence, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`accounts_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`accounts_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
 SELECT ?,
@@ -309,6 +327,7 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')
    OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+SELECT COUNT(*) FROM `dw`.`accounts_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -320,8 +339,10 @@ WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `change
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 DELETE FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
+SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
 -- name: count_changes
 -- phase: write
@@ -332,6 +353,7 @@ FROM `incrc_raw_t_cdc_soft`;
 -- name: resolve_upserts
 -- phase: write
 -- Per key, the newest insert or update (INSERT, UPDATE) when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone.
+SELECT -COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
 SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
 FROM (
@@ -344,10 +366,12 @@ LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`acco
 WHERE r.incrc_rn = 1
   AND NOT (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 
 -- name: resolve_deletes
 -- phase: write
 -- Per key, the newest change when it is a delete (DELETE) newer than the target's row and tombstone.
+SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
 SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
 FROM (
@@ -361,6 +385,7 @@ WHERE r.incrc_rn = 1
   AND (r.`change_type` IN ('DELETE'))
   AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+SELECT COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 
 -- name: count_staged
 -- phase: write
@@ -387,6 +412,7 @@ FROM `incrc_deletes_t_cdc_soft`;
 -- name: retract_tombstones
 -- phase: write
 -- A key written by an insert or update newer than its tombstone has none.
+SELECT COUNT(*) FROM `dw`.`accounts_tombstones`;
 MERGE INTO `dw`.`accounts_tombstones` AS t
 USING (
   SELECT s.`tenant`, s.`account_id`
@@ -395,6 +421,7 @@ USING (
 ) AS s
 ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`accounts_tombstones`;
 
 -- name: write
 -- phase: write
@@ -439,9 +466,13 @@ WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `incrc_sequence`, `incrc_d
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`accounts`;
 DELETE FROM `dw`.`accounts`;
+SELECT -COUNT(*) FROM `dw`.`accounts`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`accounts_tombstones`;
 DELETE FROM `dw`.`accounts_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`accounts_tombstones`;

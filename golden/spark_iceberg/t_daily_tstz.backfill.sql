@@ -20,8 +20,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -40,11 +41,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -72,37 +84,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -116,17 +128,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`payments` (
   `payment_id` BIGINT NOT NULL,
@@ -136,17 +148,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`payments` (
 )
 USING iceberg;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`payments`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark_iceberg)
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_daily_tstz is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_daily_tstz)".
 -- params: pipeline
@@ -154,7 +166,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -163,16 +175,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 21: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -183,13 +200,15 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- sha256(pipeline|from|to|spec_hash), from and to as RFC 3339 in UTC (seconds): the same backfill resumes.
 -- start and hi as incrc run fixes them; finalized partitions need --restate.
 
--- step 21: clear_markers
+-- step 23: clear_markers
 -- job: only with --restart.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
--- step 22: read_markers
+-- step 24: read_markers
 -- job: the partitions of this backfill already done are skipped.
 -- params: pipeline, backfill_id
 SELECT `partition_key`, `status`
@@ -197,11 +216,11 @@ FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ?
 ORDER BY `partition_key`;
 
--- step 23: drop_stage
+-- step 25: drop_stage
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 24: create_stage
+-- step 26: create_stage
 -- job: run it.
 CREATE TABLE `incrc_stage_t_daily_tstz` (
   `payment_id` BIGINT,
@@ -211,8 +230,9 @@ CREATE TABLE `incrc_stage_t_daily_tstz` (
 )
 USING iceberg;
 
--- step 25: stage_partition
+-- step 27: stage_partition
 -- job: run it.
+SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
@@ -230,26 +250,27 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `paid_at` >= ? AND `paid_at` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 
--- step 26: count_invalid
+-- step 28: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d row(s) break quality rules and on_invalid is fail: partition left as it was".
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`
 WHERE `payment_id` IS NULL;
 
--- step 27: count_staged
+-- step 29: count_staged
 -- job: read one integer (NULL is 0) and add it to rows_inserted, rows_written (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`;
 
--- step 28: count_partition
+-- step 30: count_partition
 -- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
 SELECT COUNT(*)
 FROM `dw`.`payments`
 WHERE `paid_at` >= ? AND `paid_at` < ?;
 
--- step 29: replace_partition
+-- step 31: replace_partition
 -- job: run it.
 -- params: plo, phi, plo, phi
 MERGE INTO `dw`.`payments` AS t
@@ -263,19 +284,21 @@ WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`)
 WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= ? AND t.`paid_at` < ? THEN DELETE;
 
--- step 30: delete_marker
+-- step 32: delete_marker
 -- job: run it.
+SELECT COUNT(*) FROM `incrc_partitions`;
 -- params: pipeline, backfill_id, partition_key
 DELETE FROM `incrc_partitions`
 WHERE `pipeline` = ? AND `backfill_id` = ? AND `partition_key` = ?;
+SELECT -COUNT(*) FROM `incrc_partitions`;
 
--- step 31: insert_marker
+-- step 33: insert_marker
 -- job: run it.
 -- params: pipeline, backfill_id, partition_key, marker_status, rows_written, detail, updated_at, logic_hash
 INSERT INTO `incrc_partitions` (`pipeline`, `backfill_id`, `partition_key`, `status`, `rows_written`, `detail`, `updated_at`, `logic_hash`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 
--- step 32: check_partition_source
+-- step 34: check_partition_source
 -- job: keep the row (count and measures) as source: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: start, hi, start, hi, plo, phi, plo, phi
@@ -301,7 +324,7 @@ FROM (
 GROUP BY date_trunc('DAY', `paid_at`)
 ORDER BY date_trunc('DAY', `paid_at`);
 
--- step 33: check_partition_target
+-- step 35: check_partition_target
 -- job: keep the row (count and measures) as target: after the partition, source and target must be equal,
 -- job: or mark it failed (delete_marker, insert_marker with status failed) and stop.
 -- params: plo, phi
@@ -311,7 +334,7 @@ WHERE `paid_at` >= ? AND `paid_at` < ?
 GROUP BY date_trunc('DAY', `paid_at`)
 ORDER BY date_trunc('DAY', `paid_at`);
 
--- step 34: record_finish
+-- step 36: record_finish
 -- job: once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,
 -- job: the watermark before and after as read_state found it; failed, with the error, when a partition failed.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
@@ -331,11 +354,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 35: drop_stage
+-- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 36: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -343,3 +366,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   source_unique                if window; count -> unique
 --   count_null_watermark_source  if window and unique; count; fails if not 0
@@ -21,6 +23,7 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -28,8 +31,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -48,11 +52,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 3: create_runs
+-- step 3: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 4: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 5: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -80,37 +95,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 4: probe_runs
+-- step 6: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 5: add_runs_rows_skipped
+-- step 7: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 6: add_runs_note
+-- step 8: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 7: add_runs_rows_ignored
+-- step 9: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 8: add_runs_logic_hash
+-- step 10: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 9: probe_runs_index
+-- step 11: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 10: create_runs_index
+-- step 12: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 11: create_partitions
+-- step 13: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -124,17 +139,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 12: probe_partitions
+-- step 14: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 13: add_partitions_logic_hash
+-- step 15: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 14: create_target
+-- step 16: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`payments` (
   `payment_id` BIGINT NOT NULL,
@@ -144,17 +159,17 @@ CREATE TABLE IF NOT EXISTS `dw`.`payments` (
 )
 USING iceberg;
 
--- step 15: check_target_columns
+-- step 17: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `dw`.`payments`
 WHERE 1 = 0;
 
--- step 16: create_partition_index
+-- step 18: create_partition_index
 -- job: run it (idempotent DDL).
 -- (nothing to run on spark_iceberg)
 
--- step 17: read_state
+-- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_daily_tstz is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_daily_tstz)".
 -- params: pipeline
@@ -162,7 +177,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 18: init_state
+-- step 20: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -171,16 +186,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 19: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 21: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 20: abandon_runs
+-- step 22: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -193,33 +213,44 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (1d), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 21: record_start
+-- step 23: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 22: probe_source
+-- step 24: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END;
+
+-- step 25: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.payments holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 26: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
 WHERE 1 = 0;
 
--- step 23: source_unique
+-- step 27: source_unique
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to unique (a leading - subtracts).
 SELECT 0;
 
--- step 24: count_null_watermark_source
+-- step 28: count_null_watermark_source
 -- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `app`.`payments`
 WHERE `updated_at` IS NULL;
 
--- step 25: drop_stage
+-- step 29: drop_stage
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 26: create_stage
+-- step 30: create_stage
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_stage_t_daily_tstz` (
   `payment_id` BIGINT,
@@ -229,11 +260,11 @@ CREATE TABLE `incrc_stage_t_daily_tstz` (
 )
 USING iceberg;
 
--- step 27: drop_raw
+-- step 31: drop_raw
 -- job: only when window is not 0 and unique is 0.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 28: create_raw
+-- step 32: create_raw
 -- job: only when window is not 0 and unique is 0.
 CREATE TABLE `incrc_raw_t_daily_tstz` (
   `payment_id` BIGINT,
@@ -243,22 +274,25 @@ CREATE TABLE `incrc_raw_t_daily_tstz` (
 )
 USING iceberg;
 
--- step 29: stage_window
--- job: only when window is not 0 and unique is 0; add num_affected_rows to rows_read, rows_ignored (a leading - subtracts).
+-- step 33: stage_window
+-- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_raw_t_daily_tstz`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_daily_tstz`;
 
--- step 30: count_null_watermark
+-- step 34: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_raw_t_daily_tstz`
 WHERE `updated_at` IS NULL;
 
--- step 31: dedupe_stage
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- step 35: dedupe_stage
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
 SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
 FROM (
@@ -268,13 +302,15 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 
--- step 32: analyze_stage
+-- step 36: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 33: ignore_older
--- job: only when rows_read is not 0; add num_affected_rows to rows_ignored (a leading - subtracts).
+-- step 37: ignore_older
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
+SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 MERGE INTO `incrc_stage_t_daily_tstz` AS t
 USING (
   SELECT s.`payment_id`, s.`updated_at`
@@ -282,19 +318,20 @@ USING (
 ) AS s
 ON t.`payment_id` = s.`payment_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
 
--- step 34: count_invalid
+-- step 38: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`
 WHERE `payment_id` IS NULL;
 
--- step 35: count_staged
+-- step 39: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz`;
 
--- step 36: write
+-- step 40: write
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_daily_tstz` AS s
@@ -313,7 +350,7 @@ WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) TH
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 37: write_window
+-- step 41: write_window
 -- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated, rows_ignored (a leading - subtracts).
 -- params: lo, hi
 SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) - COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_ignored`
@@ -338,16 +375,29 @@ WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) TH
 WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
   VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
 
--- step 38: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 42: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END;
+
+-- step 43: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 39: record_finish
+-- step 44: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -366,15 +416,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 40: drop_stage
+-- step 45: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
 
--- step 41: drop_raw
+-- step 46: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
 
--- step 42: release_lease
+-- step 47: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -382,3 +432,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

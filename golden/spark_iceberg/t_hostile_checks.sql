@@ -22,24 +22,27 @@
 -- strategy: merge, unique key (id), watermark updated_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -58,6 +61,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   drop_stage                   if window
 --   create_stage                 if window
@@ -75,6 +80,7 @@
 --     delete_invalid             if invalid
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -93,6 +99,7 @@
 --     replace_target                    if no unique
 --     replace_target_unique             if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target                      count -> rows_inserted, minus rows_ignored
+--     target_has_rows                   count -> target_filled
 --     advance_watermark                 exactly one row must change
 --     record_finish
 --   commit
@@ -103,6 +110,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -149,6 +157,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`hostile_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`hostile`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -200,15 +213,18 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
 WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_hostile_checks`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 INSERT INTO `incrc_stage_t_hostile_checks` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
 FROM (
@@ -218,6 +234,7 @@ FROM (
   WHERE `updated_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -227,6 +244,7 @@ WHERE incrc_rn = 1;
 -- name: quarantine_null_watermark
 -- phase: write
 -- Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -236,10 +254,12 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `incrc_raw_t_hostile_checks`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: quarantine
 -- phase: write
 -- Rows that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -259,6 +279,7 @@ WHERE `id` IS NULL
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -270,6 +291,7 @@ WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`n
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`hostile`;
 MERGE INTO `dw`.`hostile` AS t
 USING (
   SELECT s.`id`
@@ -278,12 +300,15 @@ USING (
 ) AS s
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`hostile`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 DELETE FROM `incrc_stage_t_hostile_checks`
 WHERE `id` IS NULL OR NOT (`amount` >= -(-1)) OR NOT (`note` <> '--') OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*') OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5) OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT -COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 
 -- name: count_staged
 -- phase: write
@@ -294,6 +319,7 @@ FROM `incrc_stage_t_hostile_checks`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (updated_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 MERGE INTO `incrc_stage_t_hostile_checks` AS t
 USING (
   SELECT s.`id`, s.`updated_at`
@@ -301,6 +327,7 @@ USING (
 ) AS s
 ON t.`id` = s.`id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_hostile_checks`;
 
 -- name: write
 -- phase: write
@@ -338,6 +365,7 @@ WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
 -- name: quarantine_null_watermark_source
 -- phase: write
 -- Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -347,10 +375,12 @@ SELECT ?,
   `id`, `amount`, `note`, `updated_at`
 FROM `app`.`payments`
 WHERE `updated_at` IS NULL;
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: quarantine_source
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -380,11 +410,14 @@ WHERE `id` IS NULL
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?'));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`hostile`;
 DELETE FROM `dw`.`hostile`;
+SELECT -COUNT(*) FROM `dw`.`hostile`;
 -- params: start, hi
 INSERT INTO `dw`.`hostile` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`
@@ -401,6 +434,7 @@ WHERE incrc_rn = 1
 -- name: quarantine_source_unique
 -- phase: write
 -- Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break. The source enforces the unique key: no dedupe.
+SELECT -COUNT(*) FROM `dw`.`hostile_quarantine`;
 -- params: run_id, start, hi
 INSERT INTO `dw`.`hostile_quarantine` (`incrc_run_id`, `incrc_reason`, `id`, `amount`, `note`, `updated_at`)
 SELECT ?,
@@ -420,11 +454,14 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
    OR NOT (`note` <> 'a\'b' AND `note` <> ';' AND `note` <> '/*')
    OR NOT (-`amount` < 100 AND `amount` - -`amount` >= 0 AND -`amount` <= 5e2 AND `amount` > -0.5)
    OR NOT (`note` NOT IN ('#', '//', '*/', '$$', '?')));
+SELECT COUNT(*) FROM `dw`.`hostile_quarantine`;
 
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`hostile`;
 DELETE FROM `dw`.`hostile`;
+SELECT -COUNT(*) FROM `dw`.`hostile`;
 -- params: start, hi
 INSERT INTO `dw`.`hostile` (`id`, `amount`, `note`, `updated_at`)
 SELECT `id`, `amount`, `note`, `updated_at`

@@ -26,25 +26,28 @@
 -- strategy: overwrite_partitions, unique key (click_id), watermark ingested_at (timestamp)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration, clear_markers, read_markers, recent_markers, delete_marker, insert_marker,
---  logic_markers, logic_runs
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration, clear_markers, read_markers,
+--  recent_markers, delete_marker, insert_marker, logic_markers, logic_runs
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -62,6 +65,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
 --   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
@@ -76,6 +81,7 @@
 --     count_staged               if partitions; count -> rows_inserted
 --     count_partition            each partition; count -> rows_deleted
 --     replace_partition          each partition
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -94,6 +100,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -126,6 +133,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -159,6 +167,11 @@ WHERE 1 = 0;
 -- phase: setup
 -- An index on the partition column: a partition's rewrite and check read only that partition.
 -- (nothing to run on spark_iceberg)
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`clicks_hourly`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -240,6 +253,7 @@ USING iceberg;
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
 FROM (
@@ -249,6 +263,7 @@ FROM (
   WHERE `ingested_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 
 -- name: count_null_watermark
 -- phase: stage
@@ -260,6 +275,7 @@ WHERE `ingested_at` IS NULL;
 -- name: stage_partition
 -- phase: stage
 -- One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.
+SELECT -COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
@@ -277,6 +293,7 @@ FROM (
 ) AS ranked
 WHERE incrc_rn = 1
   AND `clicked_at` >= ? AND `clicked_at` < ?;
+SELECT COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 
 -- name: count_invalid
 -- phase: write
@@ -288,8 +305,10 @@ WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 DELETE FROM `incrc_stage_t_hourly_clicks`
 WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 
 -- name: count_staged
 -- phase: write
@@ -331,7 +350,9 @@ WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`clicks_hourly`;
 DELETE FROM `dw`.`clicks_hourly`;
+SELECT -COUNT(*) FROM `dw`.`clicks_hourly`;
 -- params: start, hi
 INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
@@ -358,7 +379,9 @@ WHERE `ingested_at` >= ? AND `ingested_at` < ?
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`clicks_hourly`;
 DELETE FROM `dw`.`clicks_hourly`;
+SELECT -COUNT(*) FROM `dw`.`clicks_hourly`;
 -- params: start, hi
 INSERT INTO `dw`.`clicks_hourly` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
 SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`

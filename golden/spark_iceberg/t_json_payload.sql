@@ -16,24 +16,27 @@
 -- strategy: merge, unique key (doc_id), watermark changed_at (timestamptz)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -50,6 +53,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows              count -> target_found
+--   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   source_unique                if window; count -> unique
 --   count_null_watermark_source  if window and unique; count; fails if not 0
@@ -67,6 +72,7 @@
 --     count_staged               if rows_read; count -> rows_inserted
 --     write                      if rows_read; count -> rows_updated, minus rows_inserted
 --     write_window               if window and unique; counts -> rows_read, rows_inserted, rows_updated, rows_ignored; run log note: stage skipped: the source enforces the unique key, the window was merged straight from it
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -84,6 +90,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -94,6 +101,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -119,6 +127,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`json_documents`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`json_documents`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -168,15 +181,18 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_json_payload`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM `app`.`json_documents`
 WHERE ((`changed_at` >= ? AND `changed_at` < ?) OR `changed_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_json_payload`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 INSERT INTO `incrc_stage_t_json_payload` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
 FROM (
@@ -186,6 +202,7 @@ FROM (
   WHERE `changed_at` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -209,6 +226,7 @@ WHERE `doc_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 MERGE INTO `dw`.`json_documents` AS t
 USING (
   SELECT s.`doc_id`
@@ -217,12 +235,15 @@ USING (
 ) AS s
 ON t.`doc_id` = s.`doc_id`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 DELETE FROM `incrc_stage_t_json_payload`
 WHERE `doc_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: count_staged
 -- phase: write
@@ -233,6 +254,7 @@ FROM `incrc_stage_t_json_payload`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (changed_at) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_t_json_payload`;
 MERGE INTO `incrc_stage_t_json_payload` AS t
 USING (
   SELECT s.`doc_id`, s.`changed_at`
@@ -240,6 +262,7 @@ USING (
 ) AS s
 ON t.`doc_id` = s.`doc_id` AND (s.`changed_at` IS NOT NULL AND (t.`changed_at` IS NULL OR t.`changed_at` < s.`changed_at`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_json_payload`;
 
 -- name: write
 -- phase: write
@@ -326,7 +349,9 @@ WHERE `doc_id` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 DELETE FROM `dw`.`json_documents`;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`
@@ -343,7 +368,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`json_documents`;
 DELETE FROM `dw`.`json_documents`;
+SELECT -COUNT(*) FROM `dw`.`json_documents`;
 -- params: start, hi
 INSERT INTO `dw`.`json_documents` (`doc_id`, `payload`, `changed_at`)
 SELECT `doc_id`, `payload`, `changed_at`

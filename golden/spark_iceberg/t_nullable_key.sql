@@ -20,24 +20,27 @@
 -- strategy: merge, unique key (account_id, currency), watermark day (date)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -54,6 +57,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -68,6 +73,7 @@
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -85,6 +91,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -101,6 +108,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -128,6 +136,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`balances`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`balances`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -181,15 +194,18 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_nullable_key`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM `app`.`balances`
 WHERE ((`day` >= ? AND `day` < ?) OR `day` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_nullable_key`;
 
 -- name: dedupe_stage
 -- phase: stage
 -- One row per key: the newest version.
+SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
 INSERT INTO `incrc_stage_t_nullable_key` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
 FROM (
@@ -199,6 +215,7 @@ FROM (
   WHERE `day` IS NOT NULL
 ) AS ranked
 WHERE incrc_rn = 1;
+SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -222,6 +239,7 @@ WHERE `account_id` IS NULL;
 -- name: retract_invalid
 -- phase: write
 -- A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.
+SELECT COUNT(*) FROM `dw`.`balances`;
 MERGE INTO `dw`.`balances` AS t
 USING (
   SELECT s.`account_id`, s.`currency`
@@ -230,12 +248,15 @@ USING (
 ) AS s
 ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`balances`;
 
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
 DELETE FROM `incrc_stage_t_nullable_key`
 WHERE `account_id` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
 
 -- name: count_staged
 -- phase: write
@@ -246,6 +267,7 @@ FROM `incrc_stage_t_nullable_key`;
 -- name: ignore_older
 -- phase: write
 -- Staged rows older than the target's version of their key (day) are ignored: a late or re-delivered older version never replaces a newer one.
+SELECT COUNT(*) FROM `incrc_stage_t_nullable_key`;
 MERGE INTO `incrc_stage_t_nullable_key` AS t
 USING (
   SELECT s.`account_id`, s.`currency`, s.`day`
@@ -253,6 +275,7 @@ USING (
 ) AS s
 ON t.`account_id` <=> s.`account_id` AND t.`currency` <=> s.`currency` AND (s.`day` IS NOT NULL AND (t.`day` IS NULL OR t.`day` < s.`day`))
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `incrc_stage_t_nullable_key`;
 
 -- name: write
 -- phase: write
@@ -315,7 +338,9 @@ WHERE `account_id` IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `dw`.`balances`;
 DELETE FROM `dw`.`balances`;
+SELECT -COUNT(*) FROM `dw`.`balances`;
 -- params: start, hi
 INSERT INTO `dw`.`balances` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`
@@ -332,7 +357,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM `dw`.`balances`;
 DELETE FROM `dw`.`balances`;
+SELECT -COUNT(*) FROM `dw`.`balances`;
 -- params: start, hi
 INSERT INTO `dw`.`balances` (`account_id`, `currency`, `day`, `balance`, `note`)
 SELECT `account_id`, `currency`, `day`, `balance`, `note`

@@ -4,6 +4,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows          count -> target_found
+--   check_target_kept        if no target_found; count; fails if not 0
 --   probe_source             column types must fit the declared ones
 --   drop_stage               if window
 --   create_stage             if window
@@ -15,6 +17,7 @@
 --     count_invalid          if rows_read; count -> invalid; fails if not 0
 --     count_staged           if rows_read; count -> rows_inserted
 --     write                  if rows_read
+--     target_has_rows        count -> target_filled
 --     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
@@ -22,8 +25,9 @@
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake and Iceberg return it from each DML statement (num_affected_rows), so a
--- job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
+-- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
+-- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
+-- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
 -- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
 -- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
 -- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
@@ -38,11 +42,22 @@ CREATE TABLE IF NOT EXISTS `incrc_state` (
   `lease_owner` STRING,
   `lease_expires_at` STRING,
   `spec_hash` STRING,
-  `updated_at` STRING
+  `updated_at` STRING,
+  `target_filled` INT
 )
 USING iceberg;
 
--- step 2: create_runs
+-- step 2: probe_state
+-- job: read the column names of the result; the add_runs_* steps run only for a column not there.
+SELECT *
+FROM `incrc_state`
+WHERE 1 = 0;
+
+-- step 3: add_state_target_filled
+-- job: only when the run log lacks the column (see probe_runs).
+ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+
+-- step 4: create_runs
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_runs` (
   `run_id` STRING NOT NULL,
@@ -70,37 +85,37 @@ CREATE TABLE IF NOT EXISTS `incrc_runs` (
 )
 USING iceberg;
 
--- step 3: probe_runs
+-- step 5: probe_runs
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_runs`
 WHERE 1 = 0;
 
--- step 4: add_runs_rows_skipped
+-- step 6: add_runs_rows_skipped
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
 
--- step 5: add_runs_note
+-- step 7: add_runs_note
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
 
--- step 6: add_runs_rows_ignored
+-- step 8: add_runs_rows_ignored
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
 
--- step 7: add_runs_logic_hash
+-- step 9: add_runs_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
 
--- step 8: probe_runs_index
+-- step 10: probe_runs_index
 -- job: read the count into runs_indexed.
 SELECT 1;
 
--- step 9: create_runs_index
+-- step 11: create_runs_index
 -- job: only when runs_indexed is 0.
 -- (nothing to run on spark_iceberg)
 
--- step 10: create_partitions
+-- step 12: create_partitions
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `incrc_partitions` (
   `pipeline` STRING NOT NULL,
@@ -114,17 +129,17 @@ CREATE TABLE IF NOT EXISTS `incrc_partitions` (
 )
 USING iceberg;
 
--- step 11: probe_partitions
+-- step 13: probe_partitions
 -- job: read the column names of the result; the add_runs_* steps run only for a column not there.
 SELECT *
 FROM `incrc_partitions`
 WHERE 1 = 0;
 
--- step 12: add_partitions_logic_hash
+-- step 14: add_partitions_logic_hash
 -- job: only when the run log lacks the column (see probe_runs).
 ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
 
--- step 13: create_target
+-- step 15: create_target
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `staging_events` (
   `id` BIGINT,
@@ -134,13 +149,13 @@ CREATE TABLE IF NOT EXISTS `staging_events` (
 )
 USING iceberg;
 
--- step 14: check_target_columns
+-- step 16: check_target_columns
 -- job: run it (idempotent DDL).
 SELECT *
 FROM `staging_events`
 WHERE 1 = 0;
 
--- step 15: read_state
+-- step 17: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_query_append has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
 -- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_query_append is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_query_append)".
 -- params: pipeline
@@ -148,7 +163,7 @@ SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
 FROM `incrc_state`
 WHERE `pipeline` = ?;
 
--- step 16: init_state
+-- step 18: init_state
 -- job: only when read_state found no row.
 -- params: pipeline
 MERGE INTO `incrc_state` AS t
@@ -157,16 +172,21 @@ ON t.`pipeline` = s.`pipeline`
 WHEN NOT MATCHED THEN INSERT (`pipeline`)
   VALUES (s.`pipeline`);
 
--- step 17: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; it must change exactly one
--- job: row (num_affected_rows), or fail as read_state does with the holder it reads again.
+-- step 19: acquire_lease
+-- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
+-- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
 -- params: owner, expires_at, pipeline, owner, now
 UPDATE `incrc_state`
 SET `lease_owner` = ?,
     `lease_expires_at` = ?
 WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
+-- params: pipeline, owner, expires_at
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` <=> ?
+  AND `lease_expires_at` <=> ?;
 
--- step 18: abandon_runs
+-- step 20: abandon_runs
 -- job: run it: runs still marked running lost their lease.
 -- params: pipeline
 UPDATE `incrc_runs`
@@ -178,13 +198,24 @@ WHERE `pipeline` = ? AND `status` = 'running';
 -- lo is the saved watermark (start on the first run) minus the lookback (), never below start nor above hi.
 -- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
 
--- step 19: record_start
+-- step 21: record_start
 -- job: run it.
 -- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
 INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
 
--- step 20: probe_source
+-- step 22: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `staging_events`) THEN 1 ELSE 0 END;
+
+-- step 23: check_target_kept
+-- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target staging_events holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
+-- params: pipeline
+SELECT COUNT(*)
+FROM `incrc_state`
+WHERE `pipeline` = ? AND `target_filled` = 1;
+
+-- step 24: probe_source
 -- job: read the columns' types: each must fit its declared type without loss.
 SELECT `id`, `kind`, `payload_size`, `seq`
 FROM (
@@ -194,11 +225,11 @@ FROM (
 ) AS src
 WHERE 1 = 0;
 
--- step 21: drop_stage
+-- step 25: drop_stage
 -- job: only when window is not 0.
 DROP TABLE IF EXISTS `incrc_stage_t_query_append` PURGE;
 
--- step 22: create_stage
+-- step 26: create_stage
 -- job: only when window is not 0.
 CREATE TABLE `incrc_stage_t_query_append` (
   `id` BIGINT,
@@ -208,8 +239,9 @@ CREATE TABLE `incrc_stage_t_query_append` (
 )
 USING iceberg;
 
--- step 23: stage_window
--- job: only when window is not 0; add num_affected_rows to rows_read (a leading - subtracts).
+-- step 27: stage_window
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -219,49 +251,67 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 
--- step 24: count_null_watermark
+-- step 28: count_null_watermark
 -- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL seq, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_append`
 WHERE `seq` IS NULL;
 
--- step 25: analyze_stage
+-- step 29: analyze_stage
 -- job: only when rows_read is not 0.
 -- (nothing to run on spark_iceberg)
 
--- step 26: delete_null_watermark
+-- step 30: delete_null_watermark
 -- job: only when rows_read is not 0.
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 DELETE FROM `incrc_stage_t_query_append`
 WHERE `seq` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 
--- step 27: count_invalid
+-- step 31: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_append`
 WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy'));
 
--- step 28: count_staged
+-- step 32: count_staged
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_query_append`;
 
--- step 29: write
+-- step 33: write
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `staging_events`;
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
 FROM `incrc_stage_t_query_append`;
+SELECT COUNT(*) FROM `staging_events`;
 
--- step 30: advance_watermark
--- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_query_append changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, pipeline, owner, expected
+-- step 34: target_has_rows
+-- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `staging_events`) THEN 1 ELSE 0 END;
+
+-- step 35: advance_watermark
+-- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_query_append changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
+-- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
 SET `watermark` = ?,
     `spec_hash` = ?,
-    `updated_at` = ?
+    `updated_at` = ?,
+    `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
+-- params: pipeline, owner, watermark, spec_hash, now, target_filled
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND (`lease_owner` = ?)
+  AND `watermark` <=> ?
+  AND `spec_hash` <=> ?
+  AND `updated_at` <=> ?
+  AND `target_filled` <=> ?;
 
--- step 31: record_finish
+-- step 36: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -280,11 +330,11 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 32: drop_stage
+-- step 37: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_query_append` PURGE;
 
--- step 33: release_lease
+-- step 38: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
@@ -292,3 +342,8 @@ UPDATE `incrc_state`
 SET `lease_owner` = NULL,
     `lease_expires_at` = NULL
 WHERE `pipeline` = ? AND `lease_owner` = ?;
+-- params: pipeline
+SELECT COUNT(*) FROM `incrc_state`
+WHERE (`pipeline` = ?)
+  AND `lease_owner` IS NULL
+  AND `lease_expires_at` IS NULL;

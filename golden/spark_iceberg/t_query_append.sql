@@ -18,23 +18,26 @@
 -- strategy: append, watermark seq (bigint)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -51,6 +54,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows          count -> target_found
+--   check_target_kept        if no target_found; count; fails if not 0
 --   probe_source             column types must fit the declared ones
 --   drop_stage               if window
 --   create_stage             if window
@@ -62,6 +67,7 @@
 --     count_invalid          if rows_read; count -> invalid; fails if not 0
 --     count_staged           if rows_read; count -> rows_inserted
 --     write                  if rows_read
+--     target_has_rows        count -> target_filled
 --     advance_watermark      exactly one row must change
 --     record_finish
 --   commit
@@ -77,6 +83,7 @@
 --     count_target               count -> rows_deleted
 --     replace_target
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -87,6 +94,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -108,6 +116,11 @@ USING iceberg;
 SELECT *
 FROM `staging_events`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `staging_events`) THEN 1 ELSE 0 END;
 
 -- name: source_max
 -- phase: stage
@@ -161,6 +174,7 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 -- params: lo, hi
 INSERT INTO `incrc_stage_t_query_append` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
@@ -170,6 +184,7 @@ FROM (
   WHERE kind <> 'heartbeat'
 ) AS src
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: analyze_stage
 -- phase: stage
@@ -186,8 +201,10 @@ WHERE `seq` IS NULL;
 -- name: delete_null_watermark
 -- phase: write
 -- Rows whose watermark is NULL never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 DELETE FROM `incrc_stage_t_query_append`
 WHERE `seq` IS NULL;
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: count_invalid
 -- phase: write
@@ -199,8 +216,10 @@ WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN (
 -- name: delete_invalid
 -- phase: write
 -- Invalid rows never reach the target.
+SELECT COUNT(*) FROM `incrc_stage_t_query_append`;
 DELETE FROM `incrc_stage_t_query_append`
 WHERE NOT (`payload_size` >= 0 AND `payload_size` < 1048576) OR NOT (`kind` IN ('click', 'view', 'buy'));
+SELECT -COUNT(*) FROM `incrc_stage_t_query_append`;
 
 -- name: count_staged
 -- phase: write
@@ -211,9 +230,11 @@ FROM `incrc_stage_t_query_append`;
 -- name: write
 -- phase: write
 -- Append the staged rows.
+SELECT -COUNT(*) FROM `staging_events`;
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`
 FROM `incrc_stage_t_query_append`;
+SELECT COUNT(*) FROM `staging_events`;
 
 -- name: count_source
 -- phase: stage
@@ -255,7 +276,9 @@ WHERE `seq` >= ? AND `seq` < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM `staging_events`;
 DELETE FROM `staging_events`;
+SELECT -COUNT(*) FROM `staging_events`;
 -- params: start, hi
 INSERT INTO `staging_events` (`id`, `kind`, `payload_size`, `seq`)
 SELECT `id`, `kind`, `payload_size`, `seq`

@@ -30,24 +30,27 @@
 --   versions [starts, ends), open end 9999-12-31, from a change log: each change an event at its committed_at
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Spark 3.5 + Apache Iceberg 1.4+: needs the Iceberg SQL extensions (spark.sql.extensions) for MERGE, UPDATE
--- and DELETE; every table incrc creates is an Iceberg table; each statement commits on its own.
--- Staging is a real Iceberg table in the current namespace, dropped and created again by each run.
--- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
--- With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY SOURCE: Spark 3.5,
--- Iceberg 1.4+), one partition after another; stages are dropped with PURGE, or their files would stay behind;
--- the MERGE reads the whole target, so use write.merge.mode=merge-on-read on large tables.
--- Set spark.sql.session.timeZone=UTC: partition starts and windows are read in it.
+-- Spark + Apache Iceberg (verified: Spark 4.1.4, ANSI mode, Iceberg 1.11.0 over Spark Connect): needs the Iceberg
+-- SQL extensions (spark.sql.extensions) for MERGE, UPDATE and DELETE; every table incrc creates is an Iceberg table;
+-- each statement commits on its own. Staging is a real Iceberg table in the current namespace, dropped (PURGE) and
+-- created again by each run. A full refresh (clear_target, insert_all) is two commits: readers can see the target
+-- empty between them. With partitions, replace_partition is one MERGE commit per partition (WHEN NOT MATCHED BY
+-- SOURCE), one partition after another; the MERGE reads the whole target, so use write.merge.mode=merge-on-read on
+-- large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,
+-- and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -67,6 +70,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows             count -> target_found
+--   check_target_kept           if no target_found; count; fails if not 0
 --   probe_source                column types must fit the declared ones
 --   drop_stage                  if window
 --   create_stage                if window
@@ -95,6 +100,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -129,6 +135,7 @@
 --     count_removed_versions    if new_events; count -> rows_deleted
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
 --     record_finish
 --   commit
@@ -140,6 +147,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -206,6 +214,11 @@ USING iceberg;
 SELECT *
 FROM `dw`.`account_history_quarantine`
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
@@ -311,24 +324,29 @@ USING iceberg;
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: stage_all
 -- phase: stage
 -- Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 -- params: start, hi
 INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
 FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: quarantine
 -- phase: write
 -- Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key, sequence or commit time, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check).
+SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
 -- params: run_id
 INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
 SELECT ?,
@@ -350,6 +368,7 @@ WHERE `ingested_at` IS NULL
    OR `committed_at` IS NULL
    OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
    OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
 
 -- name: count_invalid
 -- phase: write
@@ -361,8 +380,10 @@ WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn`
 -- name: delete_invalid
 -- phase: write
 -- Invalid changes are never applied: the key's newest valid change wins.
+SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 DELETE FROM `incrc_raw_t_scd2_cdc`
 WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
 
 -- name: count_changes
 -- phase: write
@@ -396,9 +417,11 @@ FROM `incrc_stage_t_scd2_cdc`;
 -- name: timeline_candidates
 -- phase: write
 -- The new events, onto the timeline.
+SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
 SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
 FROM `incrc_stage_t_scd2_cdc`;
+SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
 
 -- name: timeline_history
 -- phase: write
@@ -476,6 +499,7 @@ WHERE `incrc_op` = 3;
 -- name: retract_tombstones
 -- phase: write
 -- The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 MERGE INTO `dw`.`account_history_tombstones` AS t
 USING (
   SELECT s.`tenant`, s.`account_id`, s.`starts`
@@ -483,6 +507,7 @@ USING (
 ) AS s
 ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
 WHEN MATCHED THEN DELETE;
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: apply_versions
 -- phase: write
@@ -504,17 +529,23 @@ WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `pla
 -- name: write_tombstones
 -- phase: write
 -- Each new delete is a tombstone, written after the versions it ends.
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
 SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
 FROM `incrc_stage_t_scd2_cdc`
 WHERE `incrc_kind` = 3;
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM `dw`.`account_history`;
 DELETE FROM `dw`.`account_history`;
+SELECT -COUNT(*) FROM `dw`.`account_history`;
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
 DELETE FROM `dw`.`account_history_tombstones`;
+SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;

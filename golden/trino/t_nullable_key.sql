@@ -20,27 +20,30 @@
 -- strategy: merge, unique key (account_id, currency), watermark day (date)
 -- atomicity: no transaction spans the write and the watermark advance; the write is idempotent,
 -- the advance follows it, and a retry of the same window converges.
--- Trino (Iceberg or Delta Lake catalog): writes autocommit, one statement at a time.
+-- Trino (Iceberg or Delta Lake catalog; verified: Trino 476 with Iceberg): writes autocommit, one statement at a time.
 -- Staging is a real table in the session's schema (Trino has no temporary tables), dropped and
 -- created again by each run.
 -- A full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.
 -- With partitions, replace_partition is NOT atomic: DELETE then INSERT, two commits. Readers can see the
 -- partition empty between them, and a run that fails between them leaves it so until the same window
 -- is retried (the watermark has not moved), which rewrites the partition whole.
--- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))): the client binds a timestamp with
--- time zone. Run with the session time zone UTC (SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
+-- Window bounds are cast to the column's type (CAST(? AS TIMESTAMP(6))); the runner spells every value as a typed
+-- literal and runs its session in UTC (a job of its own must SET TIME ZONE 'UTC'). On a Delta Lake catalog a timestamptz
 -- column is created as timestamp(3) with time zone, the only zoned type it takes: declare timestamptz only
 -- where milliseconds suffice there (Iceberg keeps microseconds).
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
---  create_runs, probe_runs, add_runs_rows_skipped, add_runs_note, add_runs_rows_ignored,
---  add_runs_logic_hash, probe_runs_index, create_runs_index, create_partitions, probe_partitions,
---  add_partitions_logic_hash, init_state, acquire_lease, read_state, renew_lease, release_lease,
---  force_release, abandon_runs, record_start, recent_runs, advance_watermark, record_finish,
---  record_duration
+--  probe_state, add_state_target_filled, create_runs, probe_runs, add_runs_rows_skipped,
+--  add_runs_note, add_runs_rows_ignored, add_runs_logic_hash, probe_runs_index, create_runs_index,
+--  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
+--  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
+--  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
+--  recent_runs, advance_watermark, record_finish, record_duration
 --
 -- program setup:
 --   create_schema
 --   create_state
+--   probe_state                column names -> state.<column>
+--   add_state_target_filled    if no state.target_filled
 --   create_runs
 --   probe_runs                 column names -> runs.<column>
 --   add_runs_rows_skipped      if no runs.rows_skipped
@@ -57,6 +60,8 @@
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
+--   target_has_rows       count -> target_found
+--   check_target_kept     if no target_found; count; fails if not 0
 --   probe_source          column types must fit the declared ones
 --   drop_stage            if window
 --   create_stage          if window
@@ -71,6 +76,7 @@
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_staged        if rows_read; count -> rows_inserted
 --     write               if rows_read; count -> rows_updated, minus rows_inserted
+--     target_has_rows     count -> target_filled
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
@@ -88,6 +94,7 @@
 --     replace_target             if no unique
 --     replace_target_unique      if unique; run log note: dedupe skipped: the source enforces the unique key
 --     count_target               count -> rows_inserted, minus rows_ignored
+--     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
 --   commit
@@ -104,6 +111,7 @@
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
 --   begin
+--     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
@@ -130,6 +138,11 @@ CREATE TABLE IF NOT EXISTS "dw"."balances" (
 SELECT *
 FROM "dw"."balances"
 WHERE 1 = 0;
+
+-- name: target_has_rows
+-- phase: query
+-- Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.
+SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."balances") THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
