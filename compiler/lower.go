@@ -938,12 +938,22 @@ func (l *lowerer) write() {
 	case SCD2Strategy:
 		l.scd.write(l)
 	}
-	if !l.refreshes() {
+	if !l.refreshes() && !l.rebuildsPlain() {
 		l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
 			DeleteRows{Table: p.Target})
 	}
 	if !l.refreshes() && l.rebuildsPlain() {
-		l.add(StmtInsertAll, PhaseWrite, "Full refresh: the whole staged source.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+		// The same rewrite as a full refresh of a source in the target,
+		// from the stage: DELETE then INSERT left a dead row per target
+		// row on PostgreSQL, and on DuckDB a checkpoint of every keyed row
+		// deleted and inserted again.
+		var key []string
+		if p.Strategy == Merge && !l.nullableKey() {
+			key = p.Key // the target's primary key
+		}
+		l.add(StmtReplaceTarget, PhaseWrite, "Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).",
+			ReplaceAll{Target: p.Target, Source: Relation{Table: p.Stage}, Columns: cols, Keep: Keep{Columns: cols}, Key: key})
+		l.add(StmtCountTarget, PhaseWrite, "Full refresh: the target's rows before its rewrite (rows deleted).", CountRows{Table: p.Target})
 	}
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()

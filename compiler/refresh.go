@@ -188,11 +188,11 @@ func (l *lowerer) fullRefresh() *Program {
 
 // stagedFullRefresh is the full refresh of a source outside the target:
 // every source row in [start, hi) copied into the stage first, deduped and
-// checked there, then the target emptied and rewritten from the stage, in
-// one transaction.
+// checked there, then the target made exactly the stage's rows, in one
+// transaction, as refresh's replace does.
 func (l *lowerer) stagedFullRefresh() *Program {
 	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
-	pr.Doc = "A full refresh: the source staged, then the target emptied and rewritten from the stage, in one transaction."
+	pr.Doc = "A full refresh: the source staged, then the target made exactly the stage's rows, in one transaction."
 	pr.Steps = append(pr.Steps, l.stageSteps("")...)
 	all := Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}}
 	if l.dedupe() != nil {
@@ -208,8 +208,8 @@ func (l *lowerer) stagedFullRefresh() *Program {
 	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}},
-		Step{Stmt: StmtInsertAll, Tx: true})
+		Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegDeleted}},
+		Step{Stmt: StmtReplaceTarget, Tx: true})
 	pr.Steps = append(pr.Steps, l.finish()...)
 	pr.Cleanup = l.cleanup()
 	return pr

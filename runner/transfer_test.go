@@ -125,6 +125,59 @@ func TestTransfer(t *testing.T) {
 	}
 }
 
+// TestTransferFullRefreshReplaces: a full refresh from another database
+// into a target that holds rows makes it exactly the source's valid rows,
+// on every target engine: a key the source lost is deleted, a changed row
+// takes the source's values, an unchanged one stays, a new one is added;
+// the same as a full refresh into an empty target. The run says how many
+// rows the target held (deleted) and holds (inserted).
+func TestTransferFullRefreshReplaces(t *testing.T) {
+	for _, pair := range [][2]string{{"sqlite", "duckdb"}, {"sqlite", "postgres"}, {"duckdb", "sqlite"}, {"sqlite", "mysql"}} {
+		t.Run(pair[0]+"_to_"+pair[1], func(t *testing.T) {
+			src := newEnv(t, engineByName(pair[0]))
+			dst := newEnv(t, engineByName(pair[1]))
+			dst.id = src.id
+			dst.tg.SourceURLs = map[string]string{"app": src.url}
+			src.createTable("app_{id}.orders", transferCols)
+			src.insert("app_{id}.orders", transferCols,
+				[]any{int64(1), "ann", "10.50", int64(1), true, "2026-01-10", "2026-01-10 09:00:00", nil},
+				[]any{int64(2), "bob", "20.00", int64(2), false, "2026-01-11", "2026-01-11 09:00:00", nil},
+				[]any{int64(3), "cy", "-5.00", int64(3), nil, "2026-01-12", "2026-01-12 09:00:00", nil},
+				[]any{int64(4), "dee", "7.25", nil, true, "2026-01-13", "2026-01-13 09:00:00", nil},
+			)
+			p := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders"))
+			fresh := dst.spec(strings.ReplaceAll(transferSpec, "{name}", "orders_fresh"))
+			full := Options{Until: until("2026-01-21"), FullRefresh: true}
+			res := mustRun(t, dst, p, full)
+			checkCounts(t, "first full refresh", res, counts{Read: 4, Inserted: 3, Quarantined: 1})
+
+			src.deleteWhere("app_{id}.orders", "order_id", int64(1))
+			src.update("app_{id}.orders", transferCols, "order_id", int64(2), map[string]any{"amount": "22.00", "updated_at": "2026-01-16 10:00:00"})
+			src.insert("app_{id}.orders", transferCols,
+				[]any{int64(5), "eve", "1.00", int64(5), false, "2026-01-14", "2026-01-14 23:00:00", nil})
+			res = mustRun(t, dst, p, full)
+			checkCounts(t, "second full refresh", res, counts{Read: 4, Inserted: 3, Deleted: 3, Quarantined: 1})
+			mustRun(t, dst, fresh, full)
+
+			names := []string{"order_id", "customer", "amount", "qty", "paid", "order_date", "updated_at"}
+			got, want := dst.rows("dw_{id}.orders", names), dst.rows("dw_{id}.orders_fresh", names)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("full refresh over the old rows differs from one into an empty target (-empty +over):\n%s", diff)
+			}
+			var keys []string
+			for _, r := range got {
+				keys = append(keys, r[:strings.Index(r, " ")])
+			}
+			if strings.Join(keys, ",") != "2,4,5" {
+				t.Errorf("target keys %v, want 2,4,5 (1 deleted at the source, 3 quarantined): %q", keys, got)
+			}
+			if len(got) == 3 && !strings.Contains(got[0], "22") {
+				t.Errorf("order 2 kept its old amount: %q", got[0])
+			}
+		})
+	}
+}
+
 // TestTransferSameDatabase: a spec without connection still reads its
 // source in the target, with no copy step.
 func TestTransferSameDatabase(t *testing.T) {

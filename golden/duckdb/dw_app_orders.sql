@@ -99,8 +99,8 @@
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
+--     count_target               count -> rows_deleted
+--     replace_target
 --     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
@@ -350,17 +350,30 @@ WHEN NOT MATCHED THEN INSERT ("order_id", "customer_id", "amount", "status", "or
 SELECT -COUNT(*)
 FROM "dw"."app_orders";
 
--- name: clear_target
+-- name: replace_target
 -- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
-DELETE FROM "dw"."app_orders";
+-- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+MERGE INTO "dw"."app_orders" AS t
+USING (
+  SELECT "order_id", "customer_id", "amount", "status", "order_date", "updated_at"
+  FROM "incrc_stage_dw_app_orders"
+) AS s
+ON t."order_id" = s."order_id"
+WHEN MATCHED AND NOT (t."customer_id" IS NOT DISTINCT FROM s."customer_id" AND t."amount" IS NOT DISTINCT FROM s."amount" AND t."status" IS NOT DISTINCT FROM s."status" AND t."order_date" IS NOT DISTINCT FROM s."order_date" AND t."updated_at" IS NOT DISTINCT FROM s."updated_at") THEN UPDATE SET
+  "customer_id" = s."customer_id",
+  "amount" = s."amount",
+  "status" = s."status",
+  "order_date" = s."order_date",
+  "updated_at" = s."updated_at"
+WHEN NOT MATCHED THEN INSERT ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
+  VALUES (s."order_id", s."customer_id", s."amount", s."status", s."order_date", s."updated_at")
+WHEN NOT MATCHED BY SOURCE THEN DELETE;
 
--- name: insert_all
+-- name: count_target
 -- phase: write
--- Full refresh: the whole staged source.
-INSERT INTO "dw"."app_orders" ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
-SELECT "order_id", "customer_id", "amount", "status", "order_date", "updated_at"
-FROM "incrc_stage_dw_app_orders";
+-- Full refresh: the target's rows before its rewrite (rows deleted).
+SELECT COUNT(*)
+FROM "dw"."app_orders";
 
 -- name: reconcile_source
 -- phase: query

@@ -102,8 +102,8 @@
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
+--     count_target               count -> rows_deleted
+--     replace_target
 --     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
@@ -356,17 +356,19 @@ WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") TH
 WHEN NOT MATCHED THEN INSERT ("ORDER_ID", "CUSTOMER_ID", "AMOUNT", "STATUS", "ORDER_DATE", "UPDATED_AT")
   VALUES (s."ORDER_ID", s."CUSTOMER_ID", s."AMOUNT", s."STATUS", s."ORDER_DATE", s."UPDATED_AT");
 
--- name: clear_target
+-- name: replace_target
 -- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+-- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."APP_ORDERS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
 INSERT INTO "DW"."APP_ORDERS" ("ORDER_ID", "CUSTOMER_ID", "AMOUNT", "STATUS", "ORDER_DATE", "UPDATED_AT")
 SELECT "ORDER_ID", "CUSTOMER_ID", "AMOUNT", "STATUS", "ORDER_DATE", "UPDATED_AT"
 FROM "INCRC_STAGE_DW_APP_ORDERS";
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows before its rewrite (rows deleted).
+SELECT COUNT(*)
+FROM "DW"."APP_ORDERS";
 
 -- name: reconcile_source
 -- phase: query

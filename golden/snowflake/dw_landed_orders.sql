@@ -93,8 +93,8 @@
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
---     clear_target       rows changed -> rows_deleted
---     insert_all
+--     count_target       count -> rows_deleted
+--     replace_target
 --     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     clear_files
@@ -289,17 +289,19 @@ WHEN MATCHED AND (t."UPDATED_AT" IS NULL OR s."UPDATED_AT" >= t."UPDATED_AT") TH
 WHEN NOT MATCHED THEN INSERT ("ORDER_ID", "AMOUNT", "UPDATED_AT", "DAY")
   VALUES (s."ORDER_ID", s."AMOUNT", s."UPDATED_AT", s."DAY");
 
--- name: clear_target
+-- name: replace_target
 -- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+-- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "DW"."LANDED_ORDERS";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
 INSERT INTO "DW"."LANDED_ORDERS" ("ORDER_ID", "AMOUNT", "UPDATED_AT", "DAY")
 SELECT "ORDER_ID", "AMOUNT", "UPDATED_AT", "DAY"
 FROM "INCRC_STAGE_DW_LANDED_ORDERS";
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows before its rewrite (rows deleted).
+SELECT COUNT(*)
+FROM "DW"."LANDED_ORDERS";
 
 -- name: reconcile_source
 -- phase: query

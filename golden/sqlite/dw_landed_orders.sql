@@ -90,8 +90,8 @@
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_staged       count -> rows_inserted
---     clear_target       rows changed -> rows_deleted
---     insert_all
+--     count_target       count -> rows_deleted
+--     replace_target
 --     target_has_rows    count -> target_filled
 --     advance_watermark  exactly one row must change
 --     clear_files
@@ -286,17 +286,19 @@ ON CONFLICT ("order_id") DO UPDATE SET
   "day" = excluded."day"
   WHERE ("dw_landed_orders"."updated_at" IS NULL OR excluded."updated_at" >= "dw_landed_orders"."updated_at");
 
--- name: clear_target
+-- name: replace_target
 -- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+-- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw_landed_orders";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
 INSERT INTO "dw_landed_orders" ("order_id", "amount", "updated_at", "day")
 SELECT "order_id", "amount", "updated_at", "day"
 FROM "incrc_stage_dw_landed_orders";
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows before its rewrite (rows deleted).
+SELECT COUNT(*)
+FROM "dw_landed_orders";
 
 -- name: reconcile_source
 -- phase: query

@@ -110,8 +110,8 @@
 --     quarantine                 if invalid
 --     delete_invalid             if invalid
 --     count_staged               count -> rows_inserted
---     clear_target               rows changed -> rows_deleted
---     insert_all
+--     count_target               count -> rows_deleted
+--     replace_target
 --     target_has_rows            count -> target_filled
 --     advance_watermark          exactly one row must change
 --     record_finish
@@ -363,17 +363,19 @@ WHEN MATCHED AND (t."updated_at" IS NULL OR s."updated_at" >= t."updated_at") TH
 WHEN NOT MATCHED THEN INSERT ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
   VALUES (s."order_id", s."customer_id", s."amount", s."status", s."order_date", s."updated_at");
 
--- name: clear_target
+-- name: replace_target
 -- phase: write
--- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+-- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
 DELETE FROM "dw"."app_orders";
-
--- name: insert_all
--- phase: write
--- Full refresh: the whole staged source.
 INSERT INTO "dw"."app_orders" ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
 SELECT "order_id", "customer_id", "amount", "status", "order_date", "updated_at"
 FROM "incrc_stage_dw_app_orders";
+
+-- name: count_target
+-- phase: write
+-- Full refresh: the target's rows before its rewrite (rows deleted).
+SELECT COUNT(*)
+FROM "dw"."app_orders";
 
 -- name: reconcile_source
 -- phase: query
