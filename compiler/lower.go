@@ -175,6 +175,13 @@ func Lower(s *Spec) (*Plan, error) {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
 		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
 	}
+	if f := p.Source.Files; f != nil && f.Format == "csv" {
+		for _, c := range p.Columns {
+			if len(p.Source.Lookups) == 0 || contains(p.Source.Columns, c.Name) {
+				f.Types = append(f.Types, Col{Name: c.Name, Type: c.Type})
+			}
+		}
+	}
 	if w := s.Watermark; w != nil {
 		c := *s.Column(w.Column.Value)
 		start, _ := ParseWatermark(c.Type, w.Start.Value) // Validate checked it

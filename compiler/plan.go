@@ -772,4 +772,9 @@ type FileScan struct {
 	Glob   string
 	Format string // parquet | csv | json
 	Param  string
+	// Types are the declared columns a CSV reader reads with their
+	// declared types, by name, instead of what its sniffer guesses (a
+	// decimal(12,2) column would be sniffed as DOUBLE). Columns a file
+	// holds that are not declared are still sniffed, and never read.
+	Types []Col
 }

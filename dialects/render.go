@@ -552,6 +552,25 @@ func fileScan(w *Writer, f *compiler.FileScan) {
 	w.S(", hive_partitioning = true, union_by_name = true")
 	if f.Format == "csv" {
 		w.S(", header = true")
+		if len(f.Types) > 0 {
+			// By name, not columns = (by position): files may order their
+			// columns differently and hold more than are declared.
+			w.S(", types = {")
+			for i, c := range f.Types {
+				if i > 0 {
+					w.S(", ")
+				}
+				t, err := w.d.ColumnType(c.Type)
+				if err != nil {
+					w.Fail(err)
+					return
+				}
+				w.String(c.Name)
+				w.S(": ")
+				w.String(t)
+			}
+			w.S("}")
+		}
 	}
 	w.S(") AS src")
 }

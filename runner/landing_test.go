@@ -288,3 +288,58 @@ func TestLandingTargetLost(t *testing.T) {
 		})
 	}
 }
+
+// TestLandingCSVDeclaredTypes: a CSV column declared decimal(12,2) is read
+// as one, on every target: the reader takes the declared types by name
+// (the sniffer alone read DOUBLE, which the probe refused as inexact),
+// from files that order their columns differently and hold one more than
+// is declared.
+func TestLandingCSVDeclaredTypes(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "a.csv"), []byte("id,amount\n1,10.10\n2,0.70\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "b.csv"), []byte("amount,extra,id\n1234567890.99,x,3\n"), 0o644)
+			p := e.spec(`pipeline: csvdec_{id}
+source: { files: "` + filepath.ToSlash(dir) + `/*.csv", format: csv }
+target: { table: dw_{id}.csvdec }
+columns:
+  id: bigint
+  amount: decimal(12,2)
+strategy: append
+watermark: { files: new }
+`)
+			res := mustRun(t, e, p, Options{})
+			checkCounts(t, "run", res, counts{Read: 3, Inserted: 3})
+			var got []string
+			for _, r := range sorted(e.rows("dw_{id}.csvdec", []string{"id", "amount"})) {
+				id, amount, _ := strings.Cut(r, " | ")
+				if strings.Contains(amount, ".") {
+					amount = strings.TrimRight(strings.TrimRight(amount, "0"), ".")
+				}
+				got = append(got, id+" "+amount)
+			}
+			if diff := cmp.Diff([]string{"1 10.1", "2 0.7", "3 1234567890.99"}, got); diff != "" {
+				t.Errorf("amounts (-want +got):\n%s", diff)
+			}
+			// A declared column no file holds fails the run, named, and
+			// loads nothing.
+			missing := e.spec(`pipeline: csvmiss_{id}
+source: { files: "` + filepath.ToSlash(dir) + `/*.csv", format: csv }
+target: { table: dw_{id}.csvmiss }
+columns:
+  id: bigint
+  amount: decimal(12,2)
+  discount: decimal(12,2)
+strategy: append
+watermark: { files: new }
+`)
+			res, err := e.tg.Run(e.ctx, missing, Options{})
+			if err == nil || !strings.Contains(err.Error(), `"discount"`) || res.RowsInserted != 0 {
+				t.Errorf("a declared column no file holds: %v, %d rows inserted; want an error naming it and none", err, res.RowsInserted)
+			}
+		})
+	}
+}
