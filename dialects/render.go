@@ -789,7 +789,7 @@ func Merge(w *Writer, op compiler.MergeRows) {
 	w.S(MergeInput(w, op))
 	w.S(" AS s\nON ")
 	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
-	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
+	if set := op.Updated(); len(set) > 0 {
 		w.S("\nWHEN MATCHED ")
 		if op.Version != "" {
 			w.S("AND ", Newer(w, "t", "s", op.Version), " ")
@@ -833,7 +833,7 @@ func Older(w *Writer, t, in, version string) string {
 // update the matched rows, then insert the rest. updateFrom spells the
 // first; the second is shared.
 func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
-	if len(NonKey(op.Columns, op.Key)) > 0 {
+	if len(op.Updated()) > 0 {
 		updateFrom()
 		w.End()
 	}

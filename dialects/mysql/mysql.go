@@ -151,7 +151,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
 				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", dialects.MergeInput(w, op), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
-					"\nSET ", dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
+					"\nSET ", dialects.SetList(w, "t", op.Updated(), dialects.FromStage(w), ",\n    "))
 				if op.Version != "" {
 					w.S("\nWHERE ", dialects.Newer(w, "t", "s", op.Version))
 				}
@@ -161,7 +161,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// VALUES(c) is the spelling MariaDB knows; MySQL 8 still accepts it.
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
 			"\nFROM ", dialects.MergeFrom(w, op), "\nON DUPLICATE KEY UPDATE\n  ")
-		set := dialects.NonKey(op.Columns, op.Key)
+		set := op.Updated()
 		if len(set) == 0 {
 			set = op.Key[:1]
 		}

@@ -254,7 +254,7 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 func upsert(w *dialects.Writer, op compiler.MergeRows) {
 	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
 		"\nFROM ", dialects.MergeFrom(w, op), "\nORDER BY ", w.Idents("", op.Key), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
-	set := dialects.NonKey(op.Columns, op.Key)
+	set := op.Updated()
 	if len(set) == 0 {
 		w.S("NOTHING")
 		return
@@ -270,7 +270,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 // No second read of the target; with Tally, nor of the source: the one
 // statement reads, writes and counts the same rows.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
+	if op.NullSafe || len(op.Updated()) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
 	}
 	if op.Tally && op.Version != "" {

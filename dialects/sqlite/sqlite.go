@@ -121,7 +121,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
+				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", op.Updated(), dialects.FromStage(w), ",\n    "))
 				w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
 				if op.Version != "" {
 					w.S(" AND ", dialects.Newer(w, "t", "s", op.Version))
@@ -132,7 +132,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// WHERE true: without it SQLite's parser reads ON CONFLICT as a join constraint.
 		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
 			"\nFROM ", dialects.MergeFrom(w, op), "\nWHERE true\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
-		set := dialects.NonKey(op.Columns, op.Key)
+		set := op.Updated()
 		if len(set) == 0 {
 			w.S("NOTHING")
 			return true, nil
