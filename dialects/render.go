@@ -937,7 +937,7 @@ func Merge(w *Writer, op compiler.MergeRows) {
 	MergeInput(w, op)
 	w.S(" AS s\nON ")
 	keyMatch(w, "t", op.Key, op.NullSafe)
-	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
+	if set := op.Updated(); len(set) > 0 {
 		w.S("\nWHEN MATCHED ")
 		if op.Version != "" {
 			w.S("AND ")
@@ -1001,7 +1001,7 @@ func OlderOf(w *Writer, t, in Qual, version string) {
 // update the matched rows, then insert the rest. updateFrom spells the
 // first; the second is shared.
 func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
-	if len(NonKey(op.Columns, op.Key)) > 0 {
+	if len(op.Updated()) > 0 {
 		updateFrom()
 		w.End()
 	}

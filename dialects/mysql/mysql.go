@@ -136,7 +136,7 @@ func mergeNullSafe(w *dialects.Writer, op compiler.MergeRows) {
 		w.S(" AS s ON ")
 		dialects.KeyMatch(w, op.Key, true)
 		w.S("\nSET ")
-		dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    ")
+		dialects.SetList(w, "t", op.Updated(), dialects.FromStage(w), ",\n    ")
 		if op.Version != "" {
 			w.S("\nWHERE ")
 			dialects.Newer(w, "t", "s", op.Version)
@@ -155,7 +155,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 	w.S("\nFROM ")
 	dialects.MergeFrom(w, op)
 	w.S("\nON DUPLICATE KEY UPDATE\n  ")
-	set := dialects.NonKey(op.Columns, op.Key)
+	set := op.Updated()
 	if len(set) == 0 {
 		set = op.Key[:1]
 	}

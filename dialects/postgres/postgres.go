@@ -332,7 +332,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 	w.S("\nON CONFLICT (")
 	w.Idents("", op.Key)
 	w.S(") DO ")
-	set := dialects.NonKey(op.Columns, op.Key)
+	set := op.Updated()
 	if len(set) == 0 {
 		w.S("NOTHING")
 		return
@@ -350,7 +350,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 // No second read of the target; with Tally, nor of the source: the one
 // statement reads, writes and counts the same rows.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
+	if op.NullSafe || len(op.Updated()) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
 	}
 	returning := func() {
