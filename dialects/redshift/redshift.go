@@ -186,7 +186,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
-	set := dialects.NonKey(op.Columns, op.Key)
+	set := op.Updated()
 	if op.NullSafe || op.Source != nil || op.Version != "" {
 		// MERGE's match condition is equalities only: NULL keys would
 		// never match and be inserted again on every run. It reads a

@@ -136,7 +136,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 				w.S("UPDATE ")
 				w.Table(op.Target)
 				w.S(" AS t\nSET ")
-				dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    ")
+				dialects.SetList(w, "", op.Updated(), dialects.FromStage(w), ",\n    ")
 				w.S("\nFROM ")
 				dialects.MergeInput(w, op)
 				w.S(" AS s\nWHERE ")
@@ -160,7 +160,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.S("\nWHERE true\nON CONFLICT (")
 		w.Idents("", op.Key)
 		w.S(") DO ")
-		set := dialects.NonKey(op.Columns, op.Key)
+		set := op.Updated()
 		if len(set) == 0 {
 			w.S("NOTHING")
 			return true, nil
