@@ -104,6 +104,19 @@ type run struct {
 	firstKept []any
 }
 
+// batched is a run of a pipeline whose watermark has a batch: a run per
+// batch, oldest first. Each batch is checked as a run is (its row of the
+// run log, its counts adding up, the watermark at its hi) and, where the
+// watermark is a time, against a full refresh at its hi: the promise
+// holds after every batch, not only at the end.
+type batched struct {
+	until string
+	his   []string // the hi of each batch, in order
+	// failAt is the batch (from 1) that fails before its commit: the
+	// batches before it are kept, and it and those after are not run.
+	failAt int
+}
+
 // crash is a run that fails before the named statement ("commit" is the
 // commit): nothing is committed, and the next run must converge.
 type crash struct{ until, at string }
@@ -281,6 +294,8 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.st = nil
 		case run:
 			c.run(what, s, Options{})
+		case batched:
+			c.batched(what, s)
 		case crash:
 			boom := errors.New("injected crash before " + s.at)
 			c.run(what, run{until: s.until, fails: boom.Error()}, Options{BeforeStatement: func(name string) error {
@@ -606,6 +621,76 @@ func (c *conformer) promise(what, until, missed string, firstKept []any) {
 		t.Errorf("%s: the run should have missed %s, but its target equals a full refresh", what, missed)
 	case missed == "" && diff != "":
 		t.Errorf("%s: the incremental target differs from a full refresh at the same hi (-full +incremental):\n%s", what, diff)
+	}
+}
+
+func (c *conformer) batched(what string, s batched) {
+	t := c.t
+	t.Helper()
+	boom := errors.New("injected failure before the commit of a batch")
+	done := 0
+	o := Options{Until: c.until(s.until)}
+	o.BeforeStatement = func(name string) error {
+		if name == "commit" && s.failAt == done+1 {
+			return boom
+		}
+		return nil
+	}
+	wm := c.state().Watermark
+	o.OnBatch = func(n int, b *Result) {
+		done = n
+		bw := fmt.Sprintf("%s: batch %d", what, n)
+		if n > len(s.his) {
+			t.Errorf("%s: more batches than the %d expected: [%s, %s)", bw, len(s.his), b.WindowLo, b.WindowHi)
+			return
+		}
+		if b.WindowHi != s.his[n-1] || b.WatermarkBefore != wm {
+			t.Errorf("%s: window [%s, %s) from watermark %q, want hi %s from %q", bw, b.WindowLo, b.WindowHi, b.WatermarkBefore, s.his[n-1], wm)
+		}
+		c.logged++
+		st := c.state()
+		if n == s.failAt {
+			if b.Status != "failed" || st.Watermark != wm {
+				t.Errorf("%s: status %s, watermark %q: the failed batch keeps the watermark of the one before (%q)", bw, b.Status, st.Watermark, wm)
+			}
+			c.logCheck(bw, b, st)
+			return
+		}
+		c.runIDs = append(c.runIDs, b.RunID)
+		if b.Status != "succeeded" || st.Watermark != b.WindowHi || st.LeaseOwner != "" {
+			t.Errorf("%s: status %s, watermark %q, lease %q: each batch advances to its hi and frees the lease", bw, b.Status, st.Watermark, st.LeaseOwner)
+		}
+		if msg := accounted(c.inc, b); msg != "" {
+			t.Errorf("%s: %s: %+v", bw, msg, countsOf(b))
+		}
+		c.logCheck(bw, b, st)
+		wm = st.Watermark
+		if !c.inc.Watermark.Type.IsInteger() {
+			c.promise(bw, b.WindowHi, "", nil)
+		}
+	}
+	res, err := c.e.tg.Run(c.e.ctx, c.inc, o)
+	want := len(s.his)
+	if s.failAt > 0 {
+		want = s.failAt
+		if err == nil || !strings.Contains(err.Error(), boom.Error()) {
+			t.Fatalf("%s: %v, want the injected failure", what, err)
+		}
+	} else if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if done != want || res == nil || len(res.Batches) != want {
+		t.Fatalf("%s: %d batches ran (result: %v), want %d", what, done, res != nil, want)
+	}
+	var read int64
+	for _, b := range res.Batches {
+		read += b.RowsRead
+	}
+	if res.RowsRead != read || res.WindowHi != res.Batches[want-1].WindowHi || res.WindowLo != res.Batches[0].WindowLo {
+		t.Errorf("%s: the run's result does not sum its batches: %+v", what, res)
+	}
+	if s.failAt == 0 {
+		c.promise(what, c.markHi(wm), "", nil)
 	}
 }
 
