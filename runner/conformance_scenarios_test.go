@@ -476,6 +476,17 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// A catch-up killed (SIGKILL, in a child process) before the
+			// third batch's commit keeps the two batches before it; the next
+			// run, once the dead run's lease expired, resumes at the
+			// second's end and marks the killed run abandoned.
+			name: "batch/killed between batches", spec: orders("lookback: 2d\n  batch: 1w", amountCheck), source: "app_{id}.orders", seed: orders5, serial: true,
+			steps: []act{
+				kill{until: "2026-01-24", at: "commit#3", wm: "2026-01-15T00:00:00Z", batches: 2,
+					after: []string{"2026-01-22T00:00:00Z", "2026-01-24T00:00:00Z"}},
+			},
+		},
+		{
 			// An integer watermark's batch is a count of ids: [1, 5), then
 			// up to the largest id; the batches continue from there.
 			name: "batch/ids", spec: strings.ReplaceAll(appendSpec, "{start}", "1") + "  batch: 4\n", source: "app_{id}.events", seed: appendEvents[:7],

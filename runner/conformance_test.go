@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,7 @@ type batched struct {
 	// failAt is the batch (from 1) that fails before its commit: the
 	// batches before it are kept, and it and those after are not run.
 	failAt int
+	clock  time.Duration // the runs' clock runs this far ahead (a dead run's lease expired)
 }
 
 // crash is a run that fails before the named statement ("commit" is the
@@ -124,7 +126,17 @@ type crash struct{ until, at string }
 // kill is a run killed with SIGKILL, in a child process, before the named
 // statement; the next run (once the dead run's lease expired) converges
 // and marks the dead run abandoned.
-type kill struct{ until, at string }
+//
+// at may name the nth time the statement comes ("commit#3": the third
+// batch's commit). Where batches committed before the kill, wm is the
+// watermark they leave and batches how many there were; after, when
+// set, is the hi of each batch the next run then runs.
+type kill struct {
+	until, at string
+	wm        string
+	batches   int
+	after     []string
+}
 
 // concurrent is a run that holds the lease (blocked before the statement
 // at) while a second run must get a *LockedError naming it. With outlive,
@@ -630,6 +642,9 @@ func (c *conformer) batched(what string, s batched) {
 	boom := errors.New("injected failure before the commit of a batch")
 	done := 0
 	o := Options{Until: c.until(s.until)}
+	if s.clock != 0 {
+		o.Now = func() time.Time { return time.Now().Add(s.clock) }
+	}
 	o.BeforeStatement = func(name string) error {
 		if name == "commit" && s.failAt == done+1 {
 			return boom
@@ -801,17 +816,31 @@ func (c *conformer) kill(what string, s kill) {
 	}
 	t.Cleanup(func() { tg.Close() })
 	e.tg = tg
-	// Nothing committed; the dead run's lease is held until it expires,
-	// and its row in the run log says running.
+	// Nothing of the killed run committed (but the batches before it);
+	// the dead run's lease is held until it expires, and its row in the
+	// run log says running.
 	st := c.state()
 	rows, _ := e.read(tableName(c.inc.Target), c.tcols)
-	if st.Watermark != b.wm || !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
-		t.Errorf("%s: after the kill: watermark %q -> %q, lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
+	wm := b.wm
+	if s.wm != "" {
+		wm = s.wm
 	}
-	c.logged++
-	c.run(what+", the run after", run{until: s.until, clock: 2 * time.Second}, Options{})
-	if st := c.state(); st.Runs[1].Status != "abandoned" {
-		t.Errorf("%s: the killed run is %q in the log, want abandoned", what, st.Runs[1].Status)
+	if st.Watermark != wm || s.wm == "" && !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
+		t.Errorf("%s: after the kill: watermark %q -> %q (want %q), lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, wm, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
+	}
+	if s.wm != "" {
+		c.promise(what+", the batches before the kill", s.wm, "", nil)
+	}
+	c.logged += s.batches + 1
+	killed := 1
+	if s.after != nil {
+		c.batched(what+", the run after", batched{until: s.until, his: s.after, clock: 2 * time.Second})
+		killed = len(s.after)
+	} else {
+		c.run(what+", the run after", run{until: s.until, clock: 2 * time.Second}, Options{})
+	}
+	if st := c.state(); st.Runs[killed].Status != "abandoned" {
+		t.Errorf("%s: the killed run is %q in the log, want abandoned", what, st.Runs[killed].Status)
 	}
 }
 
@@ -835,9 +864,17 @@ func TestConformanceChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := os.Getenv("INCRC_CONFORM_AT")
+	at, nth := os.Getenv("INCRC_CONFORM_AT"), 1
+	if j := strings.IndexByte(at, '#'); j >= 0 {
+		nth, _ = strconv.Atoi(at[j+1:])
+		at = at[:j]
+	}
+	seen := 0
 	tg.Run(ctx, e.spec(expand(e, scenarios()[i], "inc")), Options{Until: &u, LeaseTTL: time.Second, BeforeStatement: func(name string) error {
 		if name == at {
+			seen++
+		}
+		if name == at && seen == nth {
 			os.Stdout.WriteString("reached\n")
 			time.Sleep(time.Minute)
 		}
