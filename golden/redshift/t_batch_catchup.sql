@@ -26,7 +26,7 @@
 --  create_partitions, probe_partitions, add_partitions_logic_hash, init_state, acquire_lease,
 --  read_state, renew_lease, release_lease, lock_session, unlock_session, take_over_lease,
 --  lock_setup, unlock_setup, force_release, abandon_runs, record_start, check_target_kept,
---  recent_runs, advance_watermark, record_finish, record_duration
+--  recent_runs, advance_watermark, record_finish, checkpoint, record_duration
 --
 -- program setup:
 --   create_schema
