@@ -105,6 +105,20 @@ func TestDurationCoversWholeRun(t *testing.T) {
 			if got.DurationMS != want {
 				t.Errorf("duration %d ms, want %d (from Since to the end, the checkpoint included)", got.DurationMS, want)
 			}
+
+			// In batches, the open is the first batch's alone.
+			pb := ordersPlan(e, "whole_batch", "lookback: 2d\n  batch: 1d")
+			since = clock.Add(-time.Minute)
+			res = mustRun(t, e, pb, Options{Until: until("2026-01-04"), Now: now, Since: since})
+			runs := e.state(pb).Runs
+			if len(res.Batches) < 2 || len(runs) != len(res.Batches) {
+				t.Fatalf("%d batches, %d runs logged: want several, one row each", len(res.Batches), len(runs))
+			}
+			for i, r := range runs { // newest first
+				if first := i == len(runs)-1; (r.StartedAt == stateTime(since)) != first {
+					t.Errorf("batch %d of %d started %s; only the first starts at Since (%s)", len(runs)-i, len(runs), r.StartedAt, stateTime(since))
+				}
+			}
 		})
 	}
 }

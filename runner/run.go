@@ -26,8 +26,8 @@ type Options struct {
 	Now      func() time.Time // the clock; default time.Now
 	// Since, when set and before Now, is when the run began: the process
 	// opened the target for it (incrc run counts the open in its first
-	// pipeline's run), so that the run log's started_at and duration are
-	// what a scheduler saw.
+	// pipeline's run, in its first batch), so that the run log's
+	// started_at and duration are what a scheduler saw.
 	Since time.Time
 	// ReloadRewritten: a files source loaded by file loads again the files
 	// rewritten in place since they were loaded (by default they are
@@ -154,6 +154,7 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 	var total *Result
 	for n := 1; ; n++ {
 		res, more, err := t.runOnce(ctx, plan, opts, true)
+		opts.Since = time.Time{} // the open was the first batch's
 		if res != nil && res.Started {
 			total = addBatch(total, res)
 			if opts.OnBatch != nil {
