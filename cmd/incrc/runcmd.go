@@ -116,6 +116,8 @@ func runCmd() *command {
 				continue
 			}
 			opts.Unreviewed = notes[plan.Pipeline]
+			hint := fmt.Sprintf("incrc state --target %s --release %s", targetArg(tf.target, tg.URL), plan.Pipeline)
+			releaseHint.Store(&hint)
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
 			switch {
