@@ -278,6 +278,10 @@ func renderOp(w *Writer, op compiler.Op) {
 			t.next()
 			w.S(WindowPred(w, "", op.Window))
 		}
+		if windowed(op.Range) {
+			t.next()
+			w.S(WindowPred(w, "", op.Range))
+		}
 		if op.Keep != nil && op.Keep.Where != nil {
 			t.next()
 			w.S(Expr(w, "", op.Keep.Where))

@@ -345,9 +345,17 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
-		m.into(s, n)
+		if len(s.Into) > 0 {
+			m.add(s.Into[0], n)
+		}
+		left := func(reg string) {
+			m.add(reg, n)
+			for _, r := range s.Into[min(1, len(s.Into)):] {
+				m.add(r, n)
+			}
+		}
 		if row[0] == nil {
-			m.add(compiler.RegUnpartitioned, n)
+			left(compiler.RegUnpartitioned)
 			continue
 		}
 		t, err := asTime(row[0])
@@ -356,7 +364,7 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		}
 		p := makePartition(t, pt.Granularity)
 		if p.start.Before(m.finalBound) {
-			m.add(compiler.RegSkipped, n)
+			left(compiler.RegSkipped)
 			continue
 		}
 		m.parts = append(m.parts, p)

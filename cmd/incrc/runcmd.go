@@ -271,10 +271,10 @@ func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans
 		if lo == "" {
 			lo = "-inf"
 		}
-		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) to read; watermark %s -> %s if the run succeeds\n",
+		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) in the window; watermark %s -> %s if the run succeeds\n",
 			plan.Pipeline, lo, pv.WindowHi, pv.Rows, orNone(pv.Watermark), pv.WindowHi)
 		if len(pv.Partitions) > 0 {
-			fmt.Fprintf(e.stdout, "  partitions it would rewrite: %s\n", strings.Join(pv.Partitions, ", "))
+			fmt.Fprintf(e.stdout, "  partitions it would rewrite, each read whole: %s\n", strings.Join(pv.Partitions, ", "))
 		}
 		if pv.HeldBy != "" {
 			fmt.Fprintf(e.stdout, "  hi held back by upstream %s's watermark\n", pv.HeldBy)
