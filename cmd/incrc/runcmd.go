@@ -103,6 +103,11 @@ func runCmd() *command {
 			// where the run would be.
 			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, asJSON)
 		}
+		progress := isTerminal(e.stderr) && !asJSON
+		if progress {
+			opts.Progress = func(p runner.Progress) { printProgress(e.stderr, p) }
+		}
+		color := useColor(e, e.stdout)
 		for _, plan := range plans {
 			if ctx.Err() != nil {
 				// Cancelled: the pipelines not started yet are not run.
@@ -119,6 +124,9 @@ func runCmd() *command {
 			hint := fmt.Sprintf("incrc state --target %s --release %s", targetArg(tf.target, tg.URL), plan.Pipeline)
 			releaseHint.Store(&hint)
 			res, err := tg.Run(ctx, plan, opts)
+			if progress {
+				fmt.Fprint(e.stderr, "\r\033[K") // the summary replaces the progress line
+			}
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
@@ -149,7 +157,7 @@ func runCmd() *command {
 			case asJSON:
 				json.NewEncoder(e.stdout).Encode(res)
 			case started:
-				printResult(e.stdout, res)
+				printResult(e.stdout, res, color)
 			default:
 				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
@@ -162,7 +170,23 @@ func runCmd() *command {
 	return c
 }
 
-func printResult(w io.Writer, r *runner.Result) {
+// printProgress rewrites the progress line of a run on a terminal.
+func printProgress(w io.Writer, p runner.Progress) {
+	parts := ""
+	if p.Partitions > 0 {
+		parts = fmt.Sprintf(", partition %d/%d", p.PartitionsDone, p.Partitions)
+	}
+	fmt.Fprintf(w, "\r\033[K%s: %s, %d rows read%s, %s elapsed", p.Pipeline, p.Statement, p.RowsRead, parts, p.Elapsed.Round(100*time.Millisecond))
+}
+
+// statusColor is the ANSI colour of a run's status on a terminal.
+var statusColor = map[string]string{"succeeded": "32", "failed": "1;31", runner.StatusCancelled: "33"}
+
+func printResult(w io.Writer, r *runner.Result, color bool) {
+	status := r.Status
+	if c, ok := statusColor[status]; ok && color {
+		status = "\033[" + c + "m" + status + "\033[0m"
+	}
 	lo := r.WindowLo
 	if lo == "" {
 		lo = "-inf"
@@ -174,7 +198,7 @@ func printResult(w io.Writer, r *runner.Result) {
 		ignored = fmt.Sprintf(", ignored %d", r.RowsIgnored)
 	}
 	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d%s; watermark %s -> %s (%d ms)\n",
-		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
+		r.Pipeline, kindWord(r.Kind), status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
 		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
