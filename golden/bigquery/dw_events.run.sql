@@ -417,11 +417,12 @@ BEGIN
     ) DO
       SET x_n = x_rec.`n`;
       SET v_window_rows = v_window_rows + x_n;
-      SET v_rows_read = v_rows_read + x_n;
       IF x_rec.`p` IS NULL THEN
         SET v_unpartitioned = v_unpartitioned + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSEIF x_final IS NOT NULL AND DATETIME_TRUNC(x_rec.`p`, DAY) < x_final THEN
         SET v_rows_skipped = v_rows_skipped + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSE
         SET x_parts = ARRAY_CONCAT(x_parts, [DATETIME_TRUNC(x_rec.`p`, DAY)]);
       END IF;

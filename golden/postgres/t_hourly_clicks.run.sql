@@ -391,11 +391,12 @@ BEGIN
       ) AS q ORDER BY 1$s$ USING v_lo, v_hi LOOP
         x_n := x_rec."n";
         v_window_rows := v_window_rows + x_n;
-        v_rows_read := v_rows_read + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSIF x_final IS NOT NULL AND DATE_TRUNC('hour', x_rec."p") < x_final THEN
           v_rows_skipped := v_rows_skipped + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSE
           x_parts := ARRAY_APPEND(x_parts, DATE_TRUNC('hour', x_rec."p"));
         END IF;

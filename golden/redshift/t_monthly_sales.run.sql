@@ -390,11 +390,12 @@ BEGIN
       ) AS q ORDER BY 1 LOOP
         x_n := x_rec."n";
         v_window_rows := v_window_rows + x_n;
-        v_rows_read := v_rows_read + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSIF x_final IS NOT NULL AND DATE_TRUNC('month', x_rec."p") < x_final THEN
           v_rows_skipped := v_rows_skipped + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSE
           INSERT INTO "incrc_parts_t_monthly_sales" VALUES (DATE_TRUNC('month', x_rec."p"));
         END IF;

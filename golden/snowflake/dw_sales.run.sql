@@ -464,11 +464,12 @@ BEGIN
         FOR x_rec IN x_cur DO
           x_n := x_rec.N;
           v_window_rows := v_window_rows + x_n;
-          v_rows_read := v_rows_read + x_n;
           IF (x_rec.P IS NULL) THEN
             v_unpartitioned := v_unpartitioned + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSEIF (x_final IS NOT NULL AND DATE_TRUNC('DAY', x_rec.P) < x_final) THEN
             v_rows_skipped := v_rows_skipped + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSE
             x_parts := ARRAY_APPEND(x_parts, DATE_TRUNC('DAY', x_rec.P));
           END IF;

@@ -251,8 +251,8 @@ FROM `app`.`sales`
 WHERE 1 = 0;
 
 -- step 29: touched_partitions
--- job: only when window is not 0; read (partition start, rows): add every row to window_rows, rows_read; rows of a NULL partition also to
--- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
+-- job: only when window is not 0; read (partition start, rows): add every row to window_rows; rows of a NULL partition also to
+-- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound also to rows_skipped and to rows_read, the partition
 -- job: left out; partitions is the number listed.
 -- params: lo, hi
 SELECT trunc(`sale_date`, 'MONTH') AS incrc_partition, COUNT(*) AS incrc_rows
