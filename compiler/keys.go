@@ -138,6 +138,14 @@ var SpecKeys = []Key{
 			{Name: "open_end", Kind: KindScalar, Example: "9999-12-31", Doc: "The current version's valid_to, such as 9999-12-31 (default NULL)."},
 			{Name: "deleted", Kind: KindScalar, Example: "is_deleted", Doc: "new_record: the flag column of the version that records a deletion (default is_deleted)."},
 		}},
+	{Name: "merge", Kind: KindMapping,
+		Doc: "strategy merge: the columns a matched row gets, when not all of them. The others are written when a key is first inserted and kept after: such a target deliberately differs from a full refresh in them, and reconcile compares only the columns updates write.",
+		Children: []Key{
+			{Name: "update_columns", Kind: KindList, Example: "[status, amount, updated_at]",
+				Doc: "The non-key columns an update writes; every other column keeps its first value (dbt's merge_update_columns)."},
+			{Name: "exclude_columns", Kind: KindList, Example: "[first_seen_at]",
+				Doc: "The columns an update leaves alone: written on insert only (dbt's merge_exclude_columns). Give update_columns or exclude_columns, not both."},
+		}},
 	{Name: "lookups", Kind: KindMappingList,
 		Doc: "Columns filled from other tables, joined on a key and, with as_of, on the version valid at the row's time.",
 		Children: []Key{

@@ -203,7 +203,8 @@ func Lower(s *Spec) (*Plan, error) {
 	if p.Partition != nil {
 		p.ReconcileGroups = p.Partition
 	}
-	p.Measures = measures(s)
+	p.InsertOnly = s.InsertOnly()
+	p.Measures, p.Uncompared = measures(s, p.InsertOnly)
 	rules, mode := qualityRules(s, p.Columns)
 	if mode == "quarantine" {
 		t := p.Target
@@ -517,6 +518,14 @@ func (l *lowerer) version() string {
 		return ""
 	}
 	return v
+}
+
+// mergeList names the merge block's list, for a statement's comment.
+func (l *lowerer) mergeList() string {
+	if m := l.spec.MergeOpts; m != nil && len(m.UpdateColumns) > 0 {
+		return "update_columns"
+	}
+	return "exclude_columns"
 }
 
 func (l *lowerer) nullableKey() bool {
@@ -920,13 +929,16 @@ func (l *lowerer) write() {
 			l.add(StmtIgnoreOlder, PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
 				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
 		}
+		if len(p.InsertOnly) > 0 {
+			doc += " " + strings.Join(p.InsertOnly, ", ") + ": written when a key is inserted, never updated (merge." + l.mergeList() + ")."
+		}
 		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v})
+			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v, Keep: p.InsertOnly})
 		if l.directMerge() {
 			window, _ := l.windows()
 			src := p.Source
 			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
-				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v}, windowParams(window)...)
+				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v, Keep: p.InsertOnly}, windowParams(window)...)
 		}
 	case Append:
 		if len(p.Key) > 0 {
@@ -996,20 +1008,26 @@ func (l *lowerer) addAdvanceAndRecord() {
 		pFinished, pDuration, pRunID)
 }
 
-// measures are count and the spec's reconcile measures.
-func measures(s *Spec) []Measure {
-	out := []Measure{{Fn: "count"}}
+// measures are count and the spec's reconcile measures, but for those of
+// a column the target keeps at its first value (kept), which come second:
+// they differ from the source by design, and comparing them would report
+// drift that no backfill should repair.
+func measures(s *Spec, kept []string) (out []Measure, uncompared []string) {
+	out = []Measure{{Fn: "count"}}
 	if s.Reconcile == nil {
-		return out
+		return out, nil
 	}
 	for _, m := range s.Reconcile.Measures {
 		meas, _ := ParseMeasure(m.Value, s.ColumnNames())
-		if meas.Fn == "count" && meas.Column == "" {
-			continue
+		switch {
+		case meas.Fn == "count" && meas.Column == "":
+		case meas.Column != "" && contains(kept, meas.Column):
+			uncompared = append(uncompared, meas.String())
+		default:
+			out = append(out, meas)
 		}
-		out = append(out, meas)
 	}
-	return out
+	return out, uncompared
 }
 
 // valid is the condition a source row passes to be written: nil without

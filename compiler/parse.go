@@ -158,6 +158,7 @@ var (
 	cdcKeys           = keysAt(SpecKeys, "cdc")
 	cdcSoftDeleteKeys = keysAt(SpecKeys, "cdc.soft_delete")
 	cdcOpsKeys        = keysAt(SpecKeys, "cdc.ops")
+	mergeKeys         = keysAt(SpecKeys, "merge")
 	columnsKeys       = keysAt(SpecKeys, "columns")
 )
 
@@ -350,6 +351,19 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					c.OpenEnd = p.str("scd2.open_end", v)
 				case "deleted":
 					c.Deleted = p.str("scd2.deleted", v)
+				default:
+					p.unread(key)
+				}
+			})
+		case "merge":
+			m := &MergeOpts{Pos: p.pos(k)}
+			s.MergeOpts = m
+			p.mapping(v, key, mergeKeys, func(key string, _, v *yaml.Node) {
+				switch key {
+				case "update_columns":
+					m.UpdateColumns = p.strList("merge.update_columns", v)
+				case "exclude_columns":
+					m.ExcludeColumns = p.strList("merge.exclude_columns", v)
 				default:
 					p.unread(key)
 				}

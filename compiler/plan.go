@@ -42,6 +42,15 @@ type Plan struct {
 	// line per distinct instant. Nil when reconcile.by is not a time.
 	ReconcileGroups *Partitioning
 	Measures        []Measure // count first, then the spec's reconcile measures
+	// InsertOnly are the columns a merge writes when it inserts a key and
+	// never updates (merge.update_columns, merge.exclude_columns): there
+	// the target keeps each key's first value, where a full refresh would
+	// hold the source's newest.
+	InsertOnly []string
+	// Uncompared are the spec's reconcile measures of InsertOnly columns,
+	// which reconciliation leaves out (they differ from the source by
+	// design), as written.
+	Uncompared []string
 	// Versions, for an scd2 target, says how it keeps versions (the
 	// compiled file's header shows it).
 	Versions string
@@ -632,6 +641,9 @@ type (
 		Count    bool
 		Tally    bool
 		Version  string
+		// Keep are columns written on insert only: a matched row keeps
+		// its value of them (merge.update_columns, merge.exclude_columns).
+		Keep []string
 	}
 
 	// Aggregate groups a relation by one column within [from, to) and
@@ -651,6 +663,18 @@ type (
 		Range  Window
 	}
 )
+
+// Updated returns the columns a matched row gets: those that are neither
+// the key nor kept.
+func (m MergeRows) Updated() []string {
+	var out []string
+	for _, c := range m.Columns {
+		if !contains(m.Key, c) && !contains(m.Keep, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 func (CreateSchema) op()       {}
 func (CreateTable) op()        {}

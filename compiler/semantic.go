@@ -86,6 +86,12 @@ func Params(s *Spec) []SpecParam {
 	}
 	add("watermark.files", s.Source.ByFile.Value, false)
 	add("dedupe_by", s.DedupeBy.Value, true)
+	if m := s.MergeOpts; m != nil {
+		// A partition rebuilt writes every column from the source either
+		// way: the lists change what runs keep, not what a rebuild makes.
+		add("merge.update_columns", list(m.UpdateColumns), false)
+		add("merge.exclude_columns", list(m.ExcludeColumns), false)
+	}
 	if pt := s.Partition; pt != nil {
 		add("partition.column", pt.Column.Value, true)
 		add("partition.granularity", pt.Granularity.Value, true)

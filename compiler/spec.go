@@ -26,6 +26,7 @@ type Spec struct {
 	Reconcile   *Reconcile
 	CDC         *CDC
 	SCD2        *SCD2
+	MergeOpts   *MergeOpts
 	Lookups     []Lookup
 	Silence     []Silenced // warnings the spec silences, with the reason
 
@@ -165,6 +166,39 @@ type Reconcile struct {
 	Granularity String
 	Measures    []String
 	Pos         Pos
+}
+
+// MergeOpts narrows what a merge's update writes: the columns a matched
+// row gets (UpdateColumns), or those it keeps (ExcludeColumns). The other
+// columns are written when a key is inserted and never again.
+type MergeOpts struct {
+	UpdateColumns  []String
+	ExcludeColumns []String
+	Pos            Pos
+}
+
+// InsertOnly returns the columns a merge writes when it inserts a key and
+// leaves alone when it updates one, in the order of the columns: none
+// without a merge block.
+func (s *Spec) InsertOnly() []string {
+	m := s.MergeOpts
+	if m == nil || Strategy(s.Strategy.Value) != Merge {
+		return nil
+	}
+	keys := values(s.UniqueKey)
+	var out []string
+	for _, c := range s.Columns {
+		n := c.Name.Value
+		if contains(keys, n) {
+			continue
+		}
+		switch {
+		case len(m.ExcludeColumns) > 0 && contains(values(m.ExcludeColumns), n),
+			len(m.UpdateColumns) > 0 && !contains(values(m.UpdateColumns), n):
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // CDC describes a change-log source: one row per change with an operation

@@ -95,6 +95,7 @@ func (v *validator) run() {
 	v.reconcile()
 	v.cdc(strategy)
 	v.scd2(strategy)
+	v.mergeOpts(strategy)
 	v.lookups()
 	v.silence()
 }
@@ -414,6 +415,100 @@ func (v *validator) reconcile() {
 			}
 		}
 	}
+}
+
+// mergeOpts checks merge.update_columns and merge.exclude_columns. The
+// columns a run needs the target to carry the newest value of cannot be
+// kept at their first value: the version the merge's guard compares (kept,
+// it would let an older version overwrite a newer one), and the columns
+// that place a row in a partition or a reconcile group (kept, the row
+// would sit in a group the source no longer puts it in).
+func (v *validator) mergeOpts(strategy Strategy) {
+	s := v.s
+	m := s.MergeOpts
+	if m == nil || v.reported("merge") {
+		return
+	}
+	if strategy != "" && strategy != Merge {
+		v.errf(m.Pos, "merge: update_columns and exclude_columns apply to strategy merge only, and this pipeline's is %s: remove the merge block", strategy)
+		return
+	}
+	list, what := m.ExcludeColumns, "merge.exclude_columns"
+	switch {
+	case len(m.UpdateColumns) > 0 && len(m.ExcludeColumns) > 0:
+		v.errf(m.ExcludeColumns[0].Pos, "merge: give update_columns or exclude_columns, not both: one says the other")
+		return
+	case len(m.UpdateColumns) > 0:
+		list, what = m.UpdateColumns, "merge.update_columns"
+	case len(m.ExcludeColumns) == 0:
+		if !v.reported("merge.update_columns") && !v.reported("merge.exclude_columns") {
+			v.errf(m.Pos, "merge: give update_columns (the columns an update writes) or exclude_columns (those it leaves alone), or remove the block")
+		}
+		return
+	}
+	keys := values(s.UniqueKey)
+	seen := map[string]bool{}
+	ok := true
+	for _, c := range list {
+		if c.Value == "" {
+			ok = false
+			continue // Parse reported it
+		}
+		if seen[c.Value] {
+			v.errf(c.Pos, "%s lists %q twice: keep one", what, c.Value)
+			continue
+		}
+		seen[c.Value] = true
+		if v.col(what+" column", c) == nil {
+			ok = false
+			continue
+		}
+		if contains(keys, c.Value) {
+			v.errf(c.Pos, "%s: %q is a unique_key column, which a merge matches on and never updates: remove it from the list", what, c.Value)
+			ok = false
+		}
+	}
+	if len(s.Columns) == 0 {
+		return
+	}
+	kept := s.InsertOnly()
+	if ok && len(kept) == len(NonKeyColumns(s)) {
+		v.errf(list[0].Pos, "%s leaves an update nothing to write: use strategy append with the unique_key, which writes each key once and ignores it after", what)
+		return
+	}
+	at := func(col string) Pos {
+		for _, c := range list {
+			if c.Value == col {
+				return c.Pos
+			}
+		}
+		return list[0].Pos
+	}
+	version := s.DedupeBy.Value
+	if version == "" && s.Watermark != nil {
+		version = s.Watermark.Column.Value
+	}
+	if version != "" && contains(kept, version) {
+		v.errf(at(version), "%s: the update would keep %q, the version the merge compares so that an older row never replaces a newer one: an update must write it", what, version)
+	}
+	if pt := s.Partition; pt != nil && contains(kept, pt.Column.Value) {
+		v.errf(at(pt.Column.Value), "%s: the update would keep %q, the partition column, so a row would stay in the partition it first fell in while a backfill rebuilds it from the source: an update must write it", what, pt.Column.Value)
+	}
+	if r := s.Reconcile; r != nil && contains(kept, r.By.Value) {
+		v.errf(at(r.By.Value), "%s: the update would keep %q, the column reconcile groups by, so a row would be compared in a group the source no longer puts it in: an update must write it", what, r.By.Value)
+	}
+}
+
+// NonKeyColumns returns the declared columns that are not unique_key's.
+func NonKeyColumns(s *Spec) []string {
+	keys := values(s.UniqueKey)
+	var out []string
+	for _, c := range s.Columns {
+		if !contains(keys, c.Name.Value) {
+			out = append(out, c.Name.Value)
+		}
+	}
+	return out
 }
 
 func (v *validator) cdc(strategy Strategy) {

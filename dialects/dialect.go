@@ -32,8 +32,9 @@ type Dialect interface {
 	Placeholder(n int) string
 	// ColumnType maps a portable type to the engine's.
 	ColumnType(t compiler.Type) (string, error)
-	// NullSafeEqual spells a comparison that is true when both sides are NULL.
-	NullSafeEqual(a, b string) string
+	// NullSafeEqual writes a comparison of a and b (each written by its
+	// function) that is true when both sides are NULL.
+	NullSafeEqual(w *Writer, a, b func())
 	// BindTime turns a point in time into the value bound for a parameter
 	// of a date or timestamp column of this engine.
 	BindTime(t time.Time, kind compiler.TypeKind) any
@@ -125,40 +126,41 @@ type IdentFolder interface {
 
 // TimeTruncer is implemented by dialects that can spell the start of the
 // hour, day or month a date or timestamp falls in (partitions other than
-// days of a date column need it). Literals it writes go through w.String.
+// days of a date column need it): TruncTime writes it around expr.
+// Literals it writes go through w.String.
 type TimeTruncer interface {
-	TruncTime(w *Writer, expr, granularity string, t compiler.Type) string
+	TruncTime(w *Writer, expr func(), granularity string, t compiler.Type)
 }
 
 // ExactTexter is implemented by dialects whose text comparisons follow a
 // collation that may fold case or ignore trailing spaces (MariaDB, MySQL):
-// ExactText spells expr so that it compares byte for byte.
+// ExactText writes expr so that it compares byte for byte.
 type ExactTexter interface {
-	ExactText(expr string) string
+	ExactText(w *Writer, expr func())
 }
 
 // NullsLaster is implemented by dialects without ORDER BY ... NULLS LAST
 // (MariaDB, MySQL), which spell it their own way.
 type NullsLaster interface {
-	NullsLast(expr string, desc bool) string
+	NullsLast(w *Writer, expr func(), desc bool)
 }
 
 // ParamTyper is implemented by dialects whose drivers type a bound time
 // value in a way the column it is compared with does not take (BigQuery's
 // client sends TIMESTAMP, which does not coerce to DATETIME; Trino's, a
 // timestamp with time zone; Snowflake's binds TIMESTAMP_NTZ and shifts it
-// by the session's zone): TypedParam spells the marker of a parameter
+// by the session's zone): TypedParam writes the marker of a parameter
 // that stands for a value of type t (a watermark, partition or reconcile
 // bound) with that type, so the SQL, not the driver, says what it is.
 type ParamTyper interface {
-	TypedParam(marker string, t compiler.Type) string
+	TypedParam(w *Writer, marker func(), t compiler.Type)
 }
 
 // JSONOrderer is implemented by dialects whose json type has no order
-// (BigQuery): OrderJSON spells a json column as a value an ORDER BY takes,
+// (BigQuery): OrderJSON writes a json column as a value an ORDER BY takes,
 // its text form, for the tie-breaks of a dedupe.
 type JSONOrderer interface {
-	OrderJSON(expr string) string
+	OrderJSON(w *Writer, expr func())
 }
 
 // ColumnInfo is what a database driver says of a column it read: the

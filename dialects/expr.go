@@ -22,13 +22,7 @@ import (
 // one of those): so a "-" is never followed by "-", "/" never by "*" or
 // "/", and "#" is never written. Names and literals are each one token
 // (the lex-back checks it), and a number never runs into a name.
-func Expr(w *Writer, alias string, e compiler.Expr) string {
-	mark := len(w.cur)
-	writeExpr(w, alias, e)
-	out := string(w.cur[mark:])
-	w.cur = w.cur[:mark]
-	return out
-}
+func Expr(w *Writer, alias string, e compiler.Expr) { writeExpr(w, alias, e) }
 
 // Precedence, lowest first.
 const (
@@ -50,12 +44,11 @@ var binaryPrec = map[string]int{
 	"+": precAdd, "-": precAdd, "*": precMul, "/": precMul,
 }
 
-// writeExpr appends what Expr returns: the expression is written into the
-// statement as it is walked, and Expr takes it back out.
+// writeExpr appends the expression as it walks the tree.
 func writeExpr(w *Writer, alias string, e compiler.Expr) {
 	switch e := e.(type) {
 	case compiler.ColRef:
-		w.S(w.Col(alias, e.Name))
+		w.Col(alias, e.Name)
 		return
 	case compiler.Lit:
 		switch e.Text {
@@ -63,13 +56,13 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 			w.S(e.Text)
 			return
 		}
-		w.S(w.Number(e.Text))
+		w.Number(e.Text)
 		return
 	case compiler.Str:
-		w.S(w.String(e.Value))
+		w.String(e.Value)
 		return
 	case compiler.ParamRef:
-		w.S(w.Param(e.Name))
+		w.Param(e.Name)
 		return
 	case compiler.Unary:
 		switch e.Op {
@@ -102,7 +95,7 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 		return
 	case compiler.Exact:
 		if x, ok := w.d.(ExactTexter); ok {
-			w.S(x.ExactText(Expr(w, alias, e.X)))
+			x.ExactText(w, func() { writeExpr(w, alias, e.X) })
 			return
 		}
 		writeExpr(w, alias, e.X)
@@ -192,7 +185,7 @@ func minusOperand(w *Writer, alias string, x compiler.Expr) {
 		return
 	case compiler.Lit:
 		if _, ok := compiler.CanonicalNumber(x.Text); ok {
-			w.S(w.Number(x.Text))
+			w.Number(x.Text)
 			return
 		}
 	}

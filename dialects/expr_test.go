@@ -40,7 +40,8 @@ func (positional) QuoteIdent(string) string { return `"x"` }
 // are positional.
 func TestInBindsInTextOrder(t *testing.T) {
 	w := &Writer{d: positional{}, declared: []compiler.Param{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	if got := Expr(w, "", compiler.In{X: compiler.ParamRef{Name: "a"}, List: []compiler.Expr{compiler.ParamRef{Name: "b"}, compiler.ParamRef{Name: "c"}}}); got != "? IN (?, ?)" {
+	Expr(w, "", compiler.In{X: compiler.ParamRef{Name: "a"}, List: []compiler.Expr{compiler.ParamRef{Name: "b"}, compiler.ParamRef{Name: "c"}}})
+	if got := string(w.cur); got != "? IN (?, ?)" {
 		t.Fatalf("spelled %q", got)
 	}
 	if !slices.Equal(w.params, []string{"a", "b", "c"}) {

@@ -72,6 +72,15 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 		b.WriteString(",\n--   " + p.Versions)
 	}
 	b.WriteString("\n")
+	if len(p.InsertOnly) > 0 {
+		// A reviewer reads here that the target is not a full refresh's.
+		b.WriteString("-- written on insert only: " + strings.Join(p.InsertOnly, ", ") + " (an update keeps each key's first value, a full refresh\n")
+		b.WriteString("--   writes the source's newest)")
+		if len(p.Uncompared) > 0 {
+			b.WriteString("; reconcile leaves out " + strings.Join(p.Uncompared, ", "))
+		}
+		b.WriteString("\n")
+	}
 	if f := p.From; f != nil {
 		b.WriteString("-- source: " + f.Describe() + ", outside the target: the statements marked \"on: source\" run there, spelled\n")
 		b.WriteString("--   for " + f.Dialect + "; each copy step streams the rows they return into a table of the target.\n")

@@ -23,11 +23,13 @@ func CountedWrite(w *Writer, t compiler.Table, removes bool, spell func()) {
 	if removes {
 		before, after = "", "-"
 	}
-	w.S("SELECT ", before, "COUNT(*) FROM ", w.Table(t))
+	w.S("SELECT ", before, "COUNT(*) FROM ")
+	w.Table(t)
 	w.EndReading()
 	spell()
 	w.End()
-	w.S("SELECT ", after, "COUNT(*) FROM ", w.Table(t))
+	w.S("SELECT ", after, "COUNT(*) FROM ")
+	w.Table(t)
 	w.EndReading()
 }
 
@@ -50,7 +52,9 @@ func ReadBackUpdate(w *Writer, op compiler.Update, spell func()) {
 	}
 	spell()
 	w.End()
-	w.S("SELECT COUNT(*) FROM ", w.Table(op.Table), "\nWHERE ")
+	w.S("SELECT COUNT(*) FROM ")
+	w.Table(op.Table)
+	w.S("\nWHERE ")
 	first := true
 	and := func() {
 		if !first {
@@ -63,15 +67,18 @@ func ReadBackUpdate(w *Writer, op compiler.Update, spell func()) {
 			continue
 		}
 		and()
-		w.S("(", Expr(w, "", c), ")")
+		w.S("(")
+		Expr(w, "", c)
+		w.S(")")
 	}
 	for _, a := range op.Set {
 		and()
 		if isNull(a.Value) {
-			w.S(w.Col("", a.Column), " IS NULL")
+			w.Col("", a.Column)
+			w.S(" IS NULL")
 			continue
 		}
-		w.S(w.d.NullSafeEqual(w.Col("", a.Column), Expr(w, "", a.Value)))
+		w.d.NullSafeEqual(w, func() { w.Col("", a.Column) }, func() { Expr(w, "", a.Value) })
 	}
 	w.EndReading()
 }

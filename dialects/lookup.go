@@ -2,7 +2,6 @@ package dialects
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/incrc/incrc/compiler"
 )
@@ -21,7 +20,7 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 			w.S(", ")
 		}
 		n++
-		w.S(w.Col("src", c))
+		w.Col("src", c)
 	}
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
@@ -30,40 +29,47 @@ func lookupFrom(w *Writer, r compiler.Relation) {
 				w.S(", ")
 			}
 			n++
-			w.S(w.Col(alias, c.Lookup))
+			w.Col(alias, c.Lookup)
 			w.S(" AS ")
-			w.S(w.Col("", c.Source))
+			w.Col("", c.Source)
 		}
 	}
 	w.S("\n  FROM ")
 	mark := len(w.cur)
-	writeFromAs(w, inner, "src")
+	FromAs(w, inner, "src")
 	w.indentSince(mark, "  ")
 	for i, l := range r.Lookups {
 		alias := lookupAlias(i)
 		w.S("\n  LEFT JOIN ")
-		w.S(w.Table(l.Table))
+		w.Table(l.Table)
 		w.S(" AS ", alias, " ON ")
 		t := terms{w: w, sep: "\n    AND "}
 		for _, on := range l.On {
 			t.next()
-			w.S(w.Col(alias, on.Lookup))
+			w.Col(alias, on.Lookup)
 			w.S(" = ")
-			w.S(w.Col("src", on.Source))
+			w.Col("src", on.Source)
 		}
 		if a := l.AsOf; a != nil {
-			at := w.ConvertTime(w.Col("src", a.Column), a.Type, a.Valid)
+			at := func() { w.ConvertTime(func() { w.Col("src", a.Column) }, a.Type, a.Valid) }
 			t.next()
-			w.S(w.Col(alias, a.ValidFrom))
-			w.S(" <= ", at)
+			w.Col(alias, a.ValidFrom)
+			w.S(" <= ")
+			at()
 			t.next()
 			if a.OpenEnd == "" {
-				to := w.Col(alias, a.ValidTo)
-				w.S("(", at, " < ", to, " OR ", to, " IS NULL)")
+				w.S("(")
+				at()
+				w.S(" < ")
+				w.Col(alias, a.ValidTo)
+				w.S(" OR ")
+				w.Col(alias, a.ValidTo)
+				w.S(" IS NULL)")
 			} else {
 				// The open end is later than every time a row holds.
-				w.S(at, " < ")
-				w.S(w.Col(alias, a.ValidTo))
+				at()
+				w.S(" < ")
+				w.Col(alias, a.ValidTo)
 			}
 		}
 	}
@@ -88,7 +94,14 @@ var lookupAliases = func() (a [8]string) {
 // lookupOverlaps counts, in one statement, the rows of each lookup table
 // that would match a source row twice.
 func lookupOverlaps(w *Writer, op compiler.LookupOverlaps) {
-	var parts []string
+	w.S("SELECT COUNT(*)\nFROM (\n  ")
+	n := 0
+	union := func() {
+		if n > 0 {
+			w.S("\n  UNION ALL\n  ")
+		}
+		n++
+	}
 	for _, l := range op.Lookups {
 		var key []string
 		for _, on := range l.On {
@@ -97,14 +110,36 @@ func lookupOverlaps(w *Writer, op compiler.LookupOverlaps) {
 		group := key
 		if a := l.AsOf; a != nil {
 			group = append(append([]string(nil), key...), a.ValidFrom)
-			after := w.Col("b", a.ValidFrom) + " < " + w.Col("a", a.ValidTo)
+			union()
+			w.S("SELECT 1 AS incrc_one FROM ")
+			w.Table(l.Table)
+			w.S(" AS a JOIN ")
+			w.Table(l.Table)
+			w.S(" AS b ON ")
+			keyEq(w, "a", "b", key)
+			w.S("\n    AND ")
+			w.Col("a", a.ValidFrom)
+			w.S(" < ")
+			w.Col("b", a.ValidFrom)
+			w.S(" AND ")
 			if a.OpenEnd == "" {
-				after = "(" + after + " OR " + w.Col("a", a.ValidTo) + " IS NULL)"
+				w.S("(")
 			}
-			parts = append(parts, "SELECT 1 AS incrc_one FROM "+w.Table(l.Table)+" AS a JOIN "+w.Table(l.Table)+" AS b ON "+keyEq(w, "a", "b", key)+
-				"\n    AND "+w.Col("a", a.ValidFrom)+" < "+w.Col("b", a.ValidFrom)+" AND "+after)
+			w.Col("b", a.ValidFrom)
+			w.S(" < ")
+			w.Col("a", a.ValidTo)
+			if a.OpenEnd == "" {
+				w.S(" OR ")
+				w.Col("a", a.ValidTo)
+				w.S(" IS NULL)")
+			}
 		}
-		parts = append(parts, "SELECT 1 AS incrc_one FROM "+w.Table(l.Table)+" GROUP BY "+w.Idents("", group)+" HAVING COUNT(*) > 1")
+		union()
+		w.S("SELECT 1 AS incrc_one FROM ")
+		w.Table(l.Table)
+		w.S(" GROUP BY ")
+		w.Idents("", group)
+		w.S(" HAVING COUNT(*) > 1")
 	}
-	w.S("SELECT COUNT(*)\nFROM (\n  ", strings.Join(parts, "\n  UNION ALL\n  "), "\n) AS incrc_overlaps")
+	w.S("\n) AS incrc_overlaps")
 }

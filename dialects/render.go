@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/incrc/incrc/compiler"
@@ -147,12 +146,12 @@ func renderOp(w *Writer, op compiler.Op) {
 	switch op := op.(type) {
 	case compiler.CreateSchema:
 		w.S("CREATE SCHEMA IF NOT EXISTS ")
-		w.S(w.Table(compiler.Table{Parts: op.Schema}))
+		w.Table(compiler.Table{Parts: op.Schema})
 	case compiler.CreateTable:
 		CreateTable(w, op, "TEMPORARY")
 	case compiler.DropTable:
 		w.S("DROP TABLE IF EXISTS ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 	case compiler.CreateIndex:
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
@@ -170,12 +169,12 @@ func renderOp(w *Writer, op compiler.Op) {
 		InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
 			w.S("\nON CONFLICT (")
-			w.S(w.Idents("", op.IfAbsentKey))
+			w.Idents("", op.IfAbsentKey)
 			w.S(") DO NOTHING")
 		}
 	case compiler.Update:
 		w.S("UPDATE ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		w.S("\nSET ")
 		for i, a := range op.Set {
 			if i > 0 {
@@ -188,33 +187,33 @@ func renderOp(w *Writer, op compiler.Op) {
 					v = b.Value
 				}
 			}
-			w.S(w.Col("", a.Column))
+			w.Col("", a.Column)
 			w.S(" = ")
-			w.S(Expr(w, "", v))
+			Expr(w, "", v)
 		}
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			w.S(Expr(w, "", op.Where))
+			Expr(w, "", op.Where)
 		}
 	case compiler.SelectRows:
 		w.S("SELECT ")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S("\nFROM ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			w.S(Expr(w, "", op.Where))
+			Expr(w, "", op.Where)
 		}
 		OrderBy(w, op.OrderBy)
 		if op.Limit > 0 {
 			w.S("\nLIMIT ")
-			w.cur = strconv.AppendInt(w.cur, int64(op.Limit), 10)
+			w.Int(op.Limit)
 		}
 	case compiler.StageRows:
 		w.S("INSERT INTO ")
-		w.S(w.Table(op.Into))
+		w.Table(op.Into)
 		w.S(" (")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S(")\n")
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.ReadSource:
@@ -224,122 +223,126 @@ func renderOp(w *Writer, op compiler.Op) {
 	case compiler.RetractKeys:
 		// The target is named by its own name, not an alias: not every
 		// engine's DELETE takes one (Trino, Redshift, MariaDB).
-		var target string
-		if _, ok := w.d.(TableNamer); ok {
-			target = w.Table(op.Target)
-		} else {
-			target = w.Col("", op.Target.Name())
-		}
+		target := ownName(w, op.Target)
 		w.S("DELETE FROM ")
-		w.S(w.Table(op.Target))
+		w.Table(op.Target)
 		w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.S(w.Table(op.Stage))
+		w.Table(op.Stage)
 		w.S(" AS s\n  WHERE ")
-		w.S(keyMatch(w, target, op.Key, op.NullSafe))
+		keyMatchOf(w, target, op.Key, op.NullSafe)
 		if op.Where != nil {
 			w.S("\n    AND (")
-			w.S(Expr(w, "s", op.Where))
+			Expr(w, "s", op.Where)
 			w.S(")")
 		}
 		if op.Older != "" {
-			w.S("\n    AND ", Older(w, "s", target, op.Older))
+			w.S("\n    AND ")
+			OlderOf(w, Alias("s"), target, op.Older)
 		}
 		w.S("\n)")
 	case compiler.ReplacePartition:
 		w.S("DELETE FROM ")
-		w.S(w.Table(op.Target))
+		w.Table(op.Target)
 		w.S("\nWHERE ")
-		w.S(WindowPred(w, "", op.Range))
+		WindowPred(w, "", op.Range)
 		w.End()
 		w.S("INSERT INTO ")
-		w.S(w.Table(op.Target))
+		w.Table(op.Target)
 		w.S(" (")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S(")\nSELECT ")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S("\nFROM ")
-		w.S(w.Table(op.Stage))
+		w.Table(op.Stage)
 		w.S("\nWHERE ")
-		w.S(WindowPred(w, "", op.Range))
+		WindowPred(w, "", op.Range)
 	case compiler.CountSource:
 		if op.Keep != nil && op.Keep.Dedupe != nil {
 			w.S("SELECT COUNT(*)\nFROM ")
-			w.S(kept(w, op.Source, nil, op.Window, *op.Keep))
+			kept(w, op.Source, nil, op.Window, *op.Keep)
 			if op.Where != nil {
 				w.S("\nWHERE ")
-				w.S(Expr(w, "", op.Where))
+				Expr(w, "", op.Where)
 			}
 			break
 		}
 		w.S("SELECT COUNT(*)\nFROM ")
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 		if windowed(op.Window) {
 			t.next()
-			w.S(WindowPred(w, "", op.Window))
+			WindowPred(w, "", op.Window)
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
 			t.next()
-			w.S(Expr(w, "", op.Keep.Where))
+			Expr(w, "", op.Keep.Where)
 		}
 		if op.Where != nil {
 			t.next()
-			w.S(Expr(w, "", op.Where))
+			Expr(w, "", op.Where)
 		}
 	case compiler.ProbeColumns:
 		w.S("SELECT ")
 		if len(op.Columns) > 0 {
-			w.S(w.Idents("", op.Columns))
+			w.Idents("", op.Columns)
 		} else {
 			w.S("*")
 		}
 		// A predicate no row passes: the engine plans the read, types the
 		// columns, and reads nothing.
 		w.S("\nFROM ")
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 		w.S("\nWHERE 1 = 0")
 	case compiler.AddColumn:
 		w.S("ALTER TABLE ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		w.S(" ADD COLUMN ")
-		w.S(w.Col("", op.Column.Name))
-		w.S(" ", w.Type(op.Column.Type))
+		w.Col("", op.Column.Name)
+		w.S(" ")
+		w.Type(op.Column.Type)
 	case compiler.AlterColumnType:
 		w.S("ALTER TABLE ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		w.S(" ALTER COLUMN ")
-		w.S(w.Col("", op.Column.Name))
-		w.S(" TYPE ", w.Type(op.Column.Type))
+		w.Col("", op.Column.Name)
+		w.S(" TYPE ")
+		w.Type(op.Column.Type)
 	case compiler.DropColumn:
 		w.S("ALTER TABLE ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		w.S(" DROP COLUMN ")
-		w.S(w.Col("", op.Column))
+		w.Col("", op.Column)
 	case compiler.ProfileColumns:
 		w.S("SELECT COUNT(*) AS incrc_rows")
 		for i, c := range op.Columns {
-			w.S(",\n  COUNT(", w.Col("", c), ") AS n")
-			w.cur = strconv.AppendInt(w.cur, int64(i), 10)
+			w.S(",\n  COUNT(")
+			w.Col("", c)
+			w.S(") AS n")
+			w.Int(i)
 		}
 		for i, c := range op.Min {
-			w.S(",\n  MIN(", w.Col("", c), ") AS min")
-			w.cur = strconv.AppendInt(w.cur, int64(i), 10)
+			w.S(",\n  MIN(")
+			w.Col("", c)
+			w.S(") AS min")
+			w.Int(i)
 		}
 		w.S("\nFROM ")
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 	case compiler.SourceMax:
 		w.S("SELECT MAX(")
-		w.S(w.Col("", op.Column))
+		w.Col("", op.Column)
 		w.S(")\nFROM ")
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 	case compiler.HasRows:
-		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ", w.Table(op.Table), ") THEN 1 ELSE 0 END")
+		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ")
+		w.Table(op.Table)
+		w.S(") THEN 1 ELSE 0 END")
 	case compiler.CountRows:
 		w.S("SELECT COUNT(*)\nFROM ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			w.S(Expr(w, "", op.Where))
+			Expr(w, "", op.Where)
 		}
 	case compiler.QuarantineRows:
 		QuarantineRows(w, op)
@@ -350,86 +353,103 @@ func renderOp(w *Writer, op compiler.Op) {
 		w.S("SELECT 0")
 	case compiler.DeleteRows:
 		w.S("DELETE FROM ")
-		w.S(w.Table(op.Table))
+		w.Table(op.Table)
 		if op.Where != nil {
 			w.S("\nWHERE ")
-			w.S(Expr(w, "", op.Where))
+			Expr(w, "", op.Where)
 		}
 	case compiler.DuplicateKey:
-		keys := w.Idents("", op.Key)
-		w.S("SELECT ", keys, ", COUNT(*)\nFROM ", w.Table(op.Table), "\nGROUP BY ", keys, "\nHAVING COUNT(*) > 1\nORDER BY ", keys, "\nLIMIT 1")
+		w.S("SELECT ")
+		w.Idents("", op.Key)
+		w.S(", COUNT(*)\nFROM ")
+		w.Table(op.Table)
+		w.S("\nGROUP BY ")
+		w.Idents("", op.Key)
+		w.S("\nHAVING COUNT(*) > 1\nORDER BY ")
+		w.Idents("", op.Key)
+		w.S("\nLIMIT 1")
 	case compiler.VersionedKeys:
 		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
-		w.S(w.Idents("", op.Key))
+		w.Idents("", op.Key)
 		w.S("\n  FROM ")
 		mark := len(w.cur)
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 		w.indentSince(mark, "  ")
 		if windowed(op.Window) {
 			w.S("\n  WHERE ")
-			w.S(WindowPred(w, "", op.Window))
+			WindowPred(w, "", op.Window)
 		}
 		w.S("\n  GROUP BY ")
-		w.S(w.Idents("", op.Key))
+		w.Idents("", op.Key)
 		w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 	case compiler.CountMatched:
 		if op.Tally {
 			// The target is keyed by Key: a row matches at most one.
-			k := w.Col("t", op.Key[0])
+			k := op.Key[0]
 			w.S("SELECT COUNT(*) AS ")
-			w.S(w.Col("", compiler.RegRead))
-			w.S(", COUNT(*) - COUNT(", k, ") AS ")
-			w.S(w.Col("", compiler.RegInserted))
+			w.Col("", compiler.RegRead)
+			w.S(", COUNT(*) - COUNT(")
+			w.Col("t", k)
+			w.S(") AS ")
+			w.Col("", compiler.RegInserted)
 			if op.Version != "" {
-				older := Older(w, "t", "s", op.Version)
-				w.S(", COUNT(", k, ") - COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
-				w.S(w.Col("", compiler.RegUpdated))
-				w.S(", COUNT(CASE WHEN ", older, " THEN 1 END) AS ")
-				w.S(w.Col("", compiler.RegIgnored))
+				w.S(", COUNT(")
+				w.Col("t", k)
+				w.S(") - COUNT(CASE WHEN ")
+				Older(w, "t", "s", op.Version)
+				w.S(" THEN 1 END) AS ")
+				w.Col("", compiler.RegUpdated)
+				w.S(", COUNT(CASE WHEN ")
+				Older(w, "t", "s", op.Version)
+				w.S(" THEN 1 END) AS ")
+				w.Col("", compiler.RegIgnored)
 			} else {
-				w.S(", COUNT(", k, ") AS ")
-				w.S(w.Col("", compiler.RegUpdated))
+				w.S(", COUNT(")
+				w.Col("t", k)
+				w.S(") AS ")
+				w.Col("", compiler.RegUpdated)
 			}
 			w.S("\nFROM ")
-			w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
+			MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
 			w.S(" AS s\nLEFT JOIN ")
-			w.S(w.Table(op.Target))
+			w.Table(op.Target)
 			w.S(" AS t ON ")
-			w.S(keyMatch(w, "t", op.Key, op.NullSafe))
+			keyMatch(w, "t", op.Key, op.NullSafe)
 			break
 		}
 		w.S("SELECT COUNT(*)\nFROM ")
-		w.S(MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op)))
+		MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
 		w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.S(w.Table(op.Target))
+		w.Table(op.Target)
 		w.S(" AS t\n  WHERE ")
-		w.S(keyMatch(w, "t", op.Key, op.NullSafe))
+		keyMatch(w, "t", op.Key, op.NullSafe)
 		if op.Version != "" {
-			w.S("\n    AND ", Newer(w, "t", "s", op.Version))
+			w.S("\n    AND ")
+			Newer(w, "t", "s", op.Version)
 		}
 		w.S("\n)")
 	case compiler.InsertFrom:
 		w.S("INSERT INTO ")
-		w.S(w.Table(op.Into))
+		w.Table(op.Into)
 		w.S(" (")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S(")\nSELECT ")
-		w.S(w.Idents("", op.Columns))
+		w.Idents("", op.Columns)
 		w.S("\nFROM ")
-		w.S(w.Table(op.From))
+		w.Table(op.From)
 	case compiler.MergeRows:
 		Merge(w, op)
 	case compiler.ResolveChanges:
 		ResolveChanges(w, op)
 	case compiler.UpdateMatched:
 		w.S("MERGE INTO ")
-		w.S(w.Table(op.Target))
+		w.Table(op.Target)
 		w.S(" AS t\nUSING ")
-		w.S(w.Table(op.Stage))
+		w.Table(op.Stage)
 		w.S(" AS s\nON ")
-		w.S(keyMatch(w, "t", op.Key, false))
+		keyMatch(w, "t", op.Key, false)
 		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
-		w.S(Assignments(w, "", op.Set, ",\n  "))
+		Assignments(w, "", op.Set, ",\n  ")
 	case compiler.Aggregate:
 		Aggregate(w, op)
 	case compiler.LookupOverlaps:
@@ -439,6 +459,17 @@ func renderOp(w *Writer, op compiler.Op) {
 			w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
 		}
 	}
+}
+
+// ownName qualifies the columns of a DELETE's target by its own name,
+// not an alias, which not every engine's DELETE takes (Trino, Redshift,
+// MariaDB): its last part, unless the engine names tables its own way
+// (TableNamer).
+func ownName(w *Writer, t compiler.Table) Qual {
+	if _, ok := w.d.(TableNamer); ok {
+		return Named(t)
+	}
+	return Named(compiler.Table{Parts: []string{t.Name()}})
 }
 
 // CreateTable spells CREATE TABLE; temp is the engine's word for a
@@ -452,26 +483,26 @@ func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
 // lives in the table's schema, where its name must be unique.
 func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
 	w.S("CREATE INDEX IF NOT EXISTS ")
-	w.S(w.Col("", op.Name))
+	w.Col("", op.Name)
 	w.S(" ON ")
-	w.S(w.Table(op.Table))
+	w.Table(op.Table)
 	w.S(" (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")")
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).
 func InsertValues(w *Writer, op compiler.InsertValues) {
 	w.S("INSERT INTO ")
-	w.S(w.Table(op.Table))
+	w.Table(op.Table)
 	w.S(" (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\nVALUES (")
 	for i, v := range op.Values {
 		if i > 0 {
 			w.S(", ")
 		}
-		w.S(Expr(w, "", v))
+		Expr(w, "", v)
 	}
 	w.S(")")
 }
@@ -486,7 +517,7 @@ func OrderBy(w *Writer, order []compiler.Order) {
 		if i > 0 {
 			w.S(", ")
 		}
-		w.S(w.Col("", o.Column))
+		w.Col("", o.Column)
 		if o.Desc {
 			w.S(" DESC")
 		}
@@ -497,25 +528,29 @@ func OrderBy(w *Writer, order []compiler.Order) {
 // format over the glob (or the list of paths bound to a parameter), with
 // key=value folders as columns. Only DuckDB reads files: incrc reads them
 // with its embedded one, whatever the target.
-func fileScan(w *Writer, f *compiler.FileScan) string {
+func fileScan(w *Writer, f *compiler.FileScan) {
 	if w.d.Name() != "duckdb" {
 		w.Fail(fmt.Errorf("%s: files are read by the embedded DuckDB, never by the target: a files source's statements are spelled for duckdb", w.d.Name()))
-		return ""
+		return
 	}
-	arg := ""
-	if f.Param != "" {
-		arg = w.Param(f.Param)
-	} else {
-		arg = w.String(f.Glob)
-	}
-	opts := "hive_partitioning = true, union_by_name = true"
 	switch f.Format {
 	case "csv":
-		return "read_csv(" + arg + ", " + opts + ", header = true) AS src"
+		w.S("read_csv(")
 	case "json":
-		return "read_json(" + arg + ", " + opts + ") AS src"
+		w.S("read_json(")
+	default:
+		w.S("read_parquet(")
 	}
-	return "read_parquet(" + arg + ", " + opts + ") AS src"
+	if f.Param != "" {
+		w.Param(f.Param)
+	} else {
+		w.String(f.Glob)
+	}
+	w.S(", hive_partitioning = true, union_by_name = true")
+	if f.Format == "csv" {
+		w.S(", header = true")
+	}
+	w.S(") AS src")
 }
 
 // Selection is what Deduped reads: the columns of a source in a window,
@@ -548,43 +583,43 @@ func Deduped(w *Writer, sel Selection) {
 	more := func(t *terms) {
 		if sel.Also != nil {
 			t.next()
-			w.S(Expr(w, "", sel.Also))
+			Expr(w, "", sel.Also)
 		}
 		if sel.Range.Column != "" {
 			t.next()
-			w.S(WindowPred(w, "", sel.Range))
+			WindowPred(w, "", sel.Range)
 		}
 	}
 	if d == nil {
 		w.S("SELECT ")
-		w.S(w.Idents("", sel.Columns))
+		w.Idents("", sel.Columns)
 		w.S("\nFROM ")
-		w.S(From(w, sel.Source))
+		From(w, sel.Source)
 		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 		if windowed(sel.Window) {
 			t.next()
-			w.S(WindowPred(w, "", sel.Window))
+			WindowPred(w, "", sel.Window)
 		}
 		if sel.Where != nil {
 			t.next()
-			w.S(Expr(w, "", sel.Where))
+			Expr(w, "", sel.Where)
 		}
 		more(&t)
 		return
 	}
 	w.S("SELECT ")
-	w.S(w.Idents("", sel.Columns))
+	w.Idents("", sel.Columns)
 	w.S("\nFROM (\n  SELECT ")
-	w.S(w.Idents("", sel.Columns))
+	w.Idents("", sel.Columns)
 	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
-	w.S(w.Idents("", d.Key))
+	w.Idents("", d.Key)
 	if len(d.OrderBy) > 0 {
 		w.S(" ORDER BY ")
-		w.S(dedupeOrder(w, d.OrderBy, d.JSON))
+		dedupeOrder(w, d.OrderBy, d.JSON)
 	}
 	w.S(") AS incrc_rn\n  FROM ")
 	mark := len(w.cur)
-	w.S(From(w, sel.Source))
+	From(w, sel.Source)
 	if !sel.Source.Derived() {
 		w.S(" AS src")
 	}
@@ -592,11 +627,11 @@ func Deduped(w *Writer, sel Selection) {
 	t := terms{w: w, first: "\n  WHERE ", sep: "\n    AND "}
 	if windowed(sel.Window) {
 		t.next()
-		w.S(WindowPred(w, "", sel.Window))
+		WindowPred(w, "", sel.Window)
 	}
 	if sel.Where != nil {
 		t.next()
-		w.S(Expr(w, "", sel.Where))
+		Expr(w, "", sel.Where)
 	}
 	if sel.Narrow && sel.Range.Column != "" {
 		t.next()
@@ -613,61 +648,62 @@ func Deduped(w *Writer, sel Selection) {
 func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) {
 	w.S("EXISTS (\n      SELECT 1 FROM ")
 	mark := len(w.cur)
-	writeFromAs(w, src, "incrc_k")
+	FromAs(w, src, "incrc_k")
 	w.indentSince(mark, "      ")
 	t := terms{w: w, first: "\n      WHERE ", sep: "\n        AND "}
 	for _, k := range d.Key {
 		t.next()
 		if d.NullSafe {
-			w.S(w.d.NullSafeEqual(w.Col("incrc_k", k), w.Col("src", k)))
+			w.d.NullSafeEqual(w, func() { w.Col("incrc_k", k) }, func() { w.Col("src", k) })
 		} else {
-			w.S(w.Col("incrc_k", k))
+			w.Col("incrc_k", k)
 			w.S(" = ")
-			w.S(w.Col("src", k))
+			w.Col("src", k)
 		}
 	}
 	if windowed(win) {
 		t.next()
-		w.S(WindowPred(w, "incrc_k", win))
+		WindowPred(w, "incrc_k", win)
 	}
 	t.next()
-	w.S(WindowPred(w, "incrc_k", rng))
+	WindowPred(w, "incrc_k", rng)
 	w.S("\n    )")
 }
 
 // QuarantineRows spells the copy of invalid rows into quarantine.
 func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 	w.S("INSERT INTO ")
-	w.S(w.Table(op.Into))
+	w.Table(op.Into)
 	w.S(" (")
-	w.S(w.Col("", "incrc_run_id"))
+	w.Col("", "incrc_run_id")
 	w.S(", ")
-	w.S(w.Col("", "incrc_reason"))
+	w.Col("", "incrc_reason")
 	w.S(", ")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\nSELECT ")
-	w.S(w.Param("run_id"))
+	w.Param("run_id")
 	w.S(",\n  CASE")
 	for _, r := range op.Rules {
 		w.S("\n    WHEN ")
-		w.S(Expr(w, "", r.Invalid))
-		w.S(" THEN ", w.String(r.Reason))
+		Expr(w, "", r.Invalid)
+		w.S(" THEN ")
+		w.String(r.Reason)
 	}
 	w.S("\n  END,\n  ")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S("\nFROM ")
 	t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
 	if op.Keep != nil && op.Keep.Dedupe != nil {
-		w.S(kept(w, op.From, op.Columns, op.Window, *op.Keep))
+		kept(w, op.From, op.Columns, op.Window, *op.Keep)
 	} else {
-		w.S(From(w, op.From))
+		From(w, op.From)
 		if windowed(op.Window) {
 			t.next()
-			w.S(WindowPred(w, "", op.Window))
+			WindowPred(w, "", op.Window)
 		}
 		if op.Keep != nil && op.Keep.Where != nil {
 			t.next()
-			w.S(Expr(w, "", op.Keep.Where))
+			Expr(w, "", op.Keep.Where)
 		}
 	}
 	open, close := "", ""
@@ -686,7 +722,7 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 		if i > 0 {
 			w.S("\n   OR ")
 		}
-		w.S(Expr(w, "", r.Invalid))
+		Expr(w, "", r.Invalid)
 	}
 	w.S(close)
 }
@@ -704,9 +740,9 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 	clear()
 	w.End()
 	w.S("INSERT INTO ")
-	w.S(w.Table(op.Target))
+	w.Table(op.Target)
 	w.S(" (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\n")
 	KeptRows(w, op)
 }
@@ -717,28 +753,28 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 // row left alone.
 func MergeAll(w *Writer, op compiler.ReplaceAll) {
 	w.S("MERGE INTO ")
-	w.S(w.Table(op.Target))
+	w.Table(op.Target)
 	w.S(" AS t\nUSING (\n")
 	mark := len(w.cur)
 	KeptRows(w, op)
 	w.indentLines(mark, "  ")
 	w.S("\n) AS s\nON ")
-	w.S(keyMatch(w, "t", op.Key, false))
+	keyMatch(w, "t", op.Key, false)
 	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
 		w.S("\nWHEN MATCHED AND NOT (")
 		for i, c := range set {
 			if i > 0 {
 				w.S(" AND ")
 			}
-			w.S(w.d.NullSafeEqual(w.Col("t", c), w.Col("s", c)))
+			w.d.NullSafeEqual(w, func() { w.Col("t", c) }, func() { w.Col("s", c) })
 		}
 		w.S(") THEN UPDATE SET\n  ")
-		w.S(SetList(w, "", set, FromStage(w), ",\n  "))
+		SetList(w, "", set, FromStage(w), ",\n  ")
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\n  VALUES (")
-	w.S(w.Idents("s", op.Columns))
+	w.Idents("s", op.Columns)
 	w.S(")\nWHEN NOT MATCHED BY SOURCE THEN DELETE")
 }
 
@@ -759,7 +795,7 @@ func RenderVia(w *Writer, op compiler.Op) {
 }
 
 // KeyMatch spells t.k = s.k AND ... for the target t and the stage s.
-func KeyMatch(w *Writer, key []string, nullSafe bool) string { return keyMatch(w, "t", key, nullSafe) }
+func KeyMatch(w *Writer, key []string, nullSafe bool) { keyMatch(w, "t", key, nullSafe) }
 
 // NonKey returns the columns that are not part of the key.
 func NonKey(cols, key []string) []string {
@@ -784,23 +820,25 @@ func containsStr(list []string, s string) bool {
 // Merge spells a standard MERGE of the stage into the target.
 func Merge(w *Writer, op compiler.MergeRows) {
 	w.S("MERGE INTO ")
-	w.S(w.Table(op.Target))
+	w.Table(op.Target)
 	w.S(" AS t\nUSING ")
-	w.S(MergeInput(w, op))
+	MergeInput(w, op)
 	w.S(" AS s\nON ")
-	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
-	if set := NonKey(op.Columns, op.Key); len(set) > 0 {
+	keyMatch(w, "t", op.Key, op.NullSafe)
+	if set := op.Updated(); len(set) > 0 {
 		w.S("\nWHEN MATCHED ")
 		if op.Version != "" {
-			w.S("AND ", Newer(w, "t", "s", op.Version), " ")
+			w.S("AND ")
+			Newer(w, "t", "s", op.Version)
+			w.S(" ")
 		}
 		w.S("THEN UPDATE SET\n  ")
-		w.S(SetList(w, "", set, FromStage(w), ",\n  "))
+		SetList(w, "", set, FromStage(w), ",\n  ")
 	}
 	w.S("\nWHEN NOT MATCHED THEN INSERT (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\n  VALUES (")
-	w.S(w.Idents("s", op.Columns))
+	w.Idents("s", op.Columns)
 	w.S(")")
 }
 
@@ -816,16 +854,34 @@ func matchedCols(op compiler.CountMatched) []string {
 // Newer spells a merge's version guard: the incoming row (alias in) is
 // applied to the target's (alias t) where its version is newer or equal,
 // NULL being the oldest version.
-func Newer(w *Writer, t, in, version string) string {
-	tv := w.Col(t, version)
-	return "(" + tv + " IS NULL OR " + w.Col(in, version) + " >= " + tv + ")"
+func Newer(w *Writer, t, in, version string) { NewerOf(w, Alias(t), Alias(in), version) }
+
+// NewerOf is Newer for columns qualified otherwise than by an alias.
+func NewerOf(w *Writer, t, in Qual, version string) {
+	w.S("(")
+	w.ColOf(t, version)
+	w.S(" IS NULL OR ")
+	w.ColOf(in, version)
+	w.S(" >= ")
+	w.ColOf(t, version)
+	w.S(")")
 }
 
 // Older is Newer's negation: the target's version (alias t) is newer than
 // the incoming row's (alias in).
-func Older(w *Writer, t, in, version string) string {
-	tv, iv := w.Col(t, version), w.Col(in, version)
-	return "(" + tv + " IS NOT NULL AND (" + iv + " IS NULL OR " + iv + " < " + tv + "))"
+func Older(w *Writer, t, in, version string) { OlderOf(w, Alias(t), Alias(in), version) }
+
+// OlderOf is Older for columns qualified otherwise than by an alias.
+func OlderOf(w *Writer, t, in Qual, version string) {
+	w.S("(")
+	w.ColOf(t, version)
+	w.S(" IS NOT NULL AND (")
+	w.ColOf(in, version)
+	w.S(" IS NULL OR ")
+	w.ColOf(in, version)
+	w.S(" < ")
+	w.ColOf(t, version)
+	w.S("))")
 }
 
 // UpdateThenInsert spells a merge as two statements, for engines without
@@ -833,34 +889,36 @@ func Older(w *Writer, t, in, version string) string {
 // update the matched rows, then insert the rest. updateFrom spells the
 // first; the second is shared.
 func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
-	if len(NonKey(op.Columns, op.Key)) > 0 {
+	if len(op.Updated()) > 0 {
 		updateFrom()
 		w.End()
 	}
 	w.S("INSERT INTO ")
-	w.S(w.Table(op.Target))
+	w.Table(op.Target)
 	w.S(" (")
-	w.S(w.Idents("", op.Columns))
+	w.Idents("", op.Columns)
 	w.S(")\nSELECT ")
-	w.S(w.Idents("s", op.Columns))
+	w.Idents("s", op.Columns)
 	w.S("\nFROM ")
-	w.S(MergeInput(w, op))
+	MergeInput(w, op)
 	w.S(" AS s\nWHERE NOT EXISTS (\n  SELECT 1 FROM ")
-	w.S(w.Table(op.Target))
+	w.Table(op.Target)
 	w.S(" AS t\n  WHERE ")
-	w.S(keyMatch(w, "t", op.Key, op.NullSafe))
+	keyMatch(w, "t", op.Key, op.NullSafe)
 	w.S("\n)")
 }
 
 // Aggregate spells one side of a reconciliation: per By value (or per
 // partition) in a range, count and the measures.
 func Aggregate(w *Writer, op compiler.Aggregate) {
-	by := w.Col("", op.By)
-	key := by
+	key := func() { w.Col("", op.By) }
 	if op.Partition != nil {
-		key = Trunc(w, by, *op.Partition)
+		by := key
+		key = func() { Trunc(w, by, *op.Partition) }
 	}
-	w.S("SELECT ", key, " AS incrc_key")
+	w.S("SELECT ")
+	key()
+	w.S(" AS incrc_key")
 	for i, m := range op.Measures {
 		w.S(", ")
 		switch {
@@ -868,11 +926,11 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 			w.S("COUNT(*)")
 		default:
 			w.S(strings.ToUpper(m.Fn), "(")
-			w.S(w.Col("", m.Column))
+			w.Col("", m.Column)
 			w.S(")")
 		}
 		w.S(" AS m")
-		w.cur = strconv.AppendInt(w.cur, int64(i), 10)
+		w.Int(i)
 	}
 	rng := op.Range
 	if rng.Column == "" {
@@ -880,9 +938,9 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 	}
 	w.S("\nFROM ")
 	if op.Dedupe == nil && op.Valid == nil && op.Window.Column == "" {
-		w.S(From(w, op.Source))
+		From(w, op.Source)
 		w.S("\nWHERE ")
-		w.S(WindowPred(w, "", rng))
+		WindowPred(w, "", rng)
 	} else {
 		w.S("(\n")
 		mark := len(w.cur)
@@ -891,34 +949,43 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 		w.indentLines(mark, "  ")
 		w.S("\n) AS r")
 	}
-	w.S("\nGROUP BY ", key, "\nORDER BY ", key)
+	w.S("\nGROUP BY ")
+	key()
+	w.S("\nORDER BY ")
+	key()
 }
 
-// Trunc spells the start of the partition a date or timestamp value falls
-// in. A day partition of a date column is the value itself; everything
-// else needs the dialect's TimeTruncer.
-func Trunc(w *Writer, expr string, p compiler.Partitioning) string {
+// Trunc writes the start of the partition a date or timestamp value (expr)
+// falls in. A day partition of a date column is the value itself;
+// everything else needs the dialect's TimeTruncer.
+func Trunc(w *Writer, expr func(), p compiler.Partitioning) {
 	if p.Granularity == "day" && p.Type.Kind == compiler.Date {
-		return expr
+		expr()
+		return
 	}
 	if t, ok := w.d.(TimeTruncer); ok {
-		return t.TruncTime(w, expr, p.Granularity, p.Type)
+		t.TruncTime(w, expr, p.Granularity, p.Type)
+		return
 	}
 	w.Fail(Unsupported(w.d, p.Granularity+" partitions of a "+p.Type.String()+" column"))
-	return expr
+	expr()
 }
 
 // DistinctPartitions spells the partitions the window's rows fall in, with
 // the number of rows in each.
 func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
-	key := Trunc(w, w.Col("", op.Partition.Column), op.Partition)
-	w.S("SELECT ", key, " AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ")
-	w.S(From(w, op.Source))
+	key := func() { Trunc(w, func() { w.Col("", op.Partition.Column) }, op.Partition) }
+	w.S("SELECT ")
+	key()
+	w.S(" AS incrc_partition, COUNT(*) AS incrc_rows\nFROM ")
+	From(w, op.Source)
 	if windowed(op.Window) {
 		w.S("\nWHERE ")
-		w.S(WindowPred(w, "", op.Window))
+		WindowPred(w, "", op.Window)
 	}
-	w.S("\nGROUP BY ", key, "\nORDER BY incrc_partition")
+	w.S("\nGROUP BY ")
+	key()
+	w.S("\nORDER BY incrc_partition")
 }
 
 // allColumns lists what the deduped source side must carry: the key, the
@@ -958,53 +1025,108 @@ func allColumns(op compiler.Aggregate) []string {
 // sequence as new. Plain joins and comparisons: every engine spells them
 // alike.
 func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
-	seq := w.Col("r", op.Sequence)
-	var into, sel []string
+	newerThanBook := func() {
+		w.Col("b", compiler.SequenceColumn)
+		w.S(" > ")
+		w.Col("r", op.Sequence)
+	}
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
 	if op.Deletes {
-		into = append(into, w.Idents("", op.Key), w.Col("", compiler.SequenceColumn))
-		sel = append(sel, w.Idents("r", op.Key), seq)
+		w.Idents("", op.Key)
+		w.S(", ")
+		w.Col("", compiler.SequenceColumn)
 		if op.At != "" {
-			into = append(into, w.Col("", compiler.DeletedAtColumn))
-			sel = append(sel, w.Col("r", op.At))
+			w.S(", ")
+			w.Col("", compiler.DeletedAtColumn)
 		}
 	} else {
-		into = append(into, w.Idents("", op.Image), w.Col("", compiler.SequenceColumn))
-		sel = append(sel, w.Idents("r", op.Image), seq)
+		w.Idents("", op.Image)
+		w.S(", ")
+		w.Col("", compiler.SequenceColumn)
 		if op.Flag != "" {
-			newer := w.Col("b", compiler.SequenceColumn) + " > " + seq
-			into = append(into, w.Col("", op.Flag), w.Col("", op.FlagAt))
-			sel = append(sel, "CASE WHEN "+newer+" THEN TRUE ELSE FALSE END",
-				"CASE WHEN "+newer+" THEN "+w.Col("b", compiler.DeletedAtColumn)+" END")
+			w.S(", ")
+			w.Col("", op.Flag)
+			w.S(", ")
+			w.Col("", op.FlagAt)
 		}
 	}
-	partition := w.Idents("", op.Key)
+	w.S(")\nSELECT ")
+	if op.Deletes {
+		w.Idents("r", op.Key)
+		w.S(", ")
+		w.Col("r", op.Sequence)
+		if op.At != "" {
+			w.S(", ")
+			w.Col("r", op.At)
+		}
+	} else {
+		w.Idents("r", op.Image)
+		w.S(", ")
+		w.Col("r", op.Sequence)
+		if op.Flag != "" {
+			w.S(", CASE WHEN ")
+			newerThanBook()
+			w.S(" THEN TRUE ELSE FALSE END, CASE WHEN ")
+			newerThanBook()
+			w.S(" THEN ")
+			w.Col("b", compiler.DeletedAtColumn)
+			w.S(" END")
+		}
+	}
+	w.S("\nFROM (\n  SELECT ")
+	w.Idents("", op.Columns)
+	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
+	w.Idents("", op.Key)
 	if op.Soft && !op.Deletes {
-		partition += ", (" + Expr(w, "", op.IsDelete) + ")"
+		w.S(", (")
+		Expr(w, "", op.IsDelete)
+		w.S(")")
 	}
-	w.S("INSERT INTO ", w.Table(op.Into), " (", strings.Join(into, ", "), ")\nSELECT ", strings.Join(sel, ", "),
-		"\nFROM (\n  SELECT ", w.Idents("", op.Columns), ",\n    ROW_NUMBER() OVER (PARTITION BY ", partition, " ORDER BY ", dedupeOrder(w, op.Order, nil),
-		") AS incrc_rn\n  FROM ", w.Table(op.From), "\n) AS r")
-	join := func(alias string) string {
-		terms := make([]string, len(op.Key))
+	w.S(" ORDER BY ")
+	dedupeOrder(w, op.Order, nil)
+	w.S(") AS incrc_rn\n  FROM ")
+	w.Table(op.From)
+	w.S("\n) AS r")
+	join := func(alias string) {
 		for i, k := range op.Key {
-			terms[i] = w.Col(alias, k) + " = " + w.Col("r", k)
+			if i > 0 {
+				w.S(" AND ")
+			}
+			w.Col(alias, k)
+			w.S(" = ")
+			w.Col("r", k)
 		}
-		return strings.Join(terms, " AND ")
 	}
-	w.S("\nLEFT JOIN ", w.Table(op.Target), " AS t ON ", join("t"), "\nLEFT JOIN ", w.Table(op.Tombstones), " AS b ON ", join("b"))
-	newer := func(alias string) string {
-		held := w.Col(alias, compiler.SequenceColumn)
-		return "(" + held + " IS NULL OR " + seq + " > " + held + ")"
+	w.S("\nLEFT JOIN ")
+	w.Table(op.Target)
+	w.S(" AS t ON ")
+	join("t")
+	w.S("\nLEFT JOIN ")
+	w.Table(op.Tombstones)
+	w.S(" AS b ON ")
+	join("b")
+	newer := func(alias string) {
+		w.S("\n  AND (")
+		w.Col(alias, compiler.SequenceColumn)
+		w.S(" IS NULL OR ")
+		w.Col("r", op.Sequence)
+		w.S(" > ")
+		w.Col(alias, compiler.SequenceColumn)
+		w.S(")")
 	}
-	kind := "(" + Expr(w, "r", op.IsDelete) + ")"
+	w.S("\nWHERE r.incrc_rn = 1\n  AND ")
 	if !op.Deletes {
-		kind = "NOT " + kind
+		w.S("NOT ")
 	}
-	terms := []string{"r.incrc_rn = 1", kind, newer("t")}
+	w.S("(")
+	Expr(w, "r", op.IsDelete)
+	w.S(")")
+	newer("t")
 	if op.Deletes || !op.Soft {
-		terms = append(terms, newer("b"))
+		newer("b")
 	}
-	w.S("\nWHERE ", strings.Join(terms, "\n  AND "))
 }
 
 // CopyInsert spells the INSERT a copy step sends to an engine without a
@@ -1018,18 +1140,25 @@ func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, err
 		}
 	}
 	w := &Writer{d: d, declared: params}
-	w.S("INSERT INTO ", w.Table(t), " (", w.Idents("", cols), ")\nVALUES ")
+	w.S("INSERT INTO ")
+	w.Table(t)
+	w.S(" (")
+	w.Idents("", cols)
+	w.S(")\nVALUES ")
 	k := 0
 	for r := 0; r < rows; r++ {
 		if r > 0 {
 			w.S(",\n  ")
 		}
-		marks := make([]string, len(cols))
+		w.S("(")
 		for i := range cols {
-			marks[i] = w.Param(params[k].Name)
+			if i > 0 {
+				w.S(", ")
+			}
+			w.Param(params[k].Name)
 			k++
 		}
-		w.S("(", strings.Join(marks, ", "), ")")
+		w.S(")")
 	}
 	w.End()
 	if w.err != nil {
@@ -1041,10 +1170,9 @@ func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, err
 	return w.parts[0], nil
 }
 
-// writeDedupeOrder writes dedupeOrder, where the json columns are ordered
+// dedupeOrder writes a dedupe's order, where the json columns are ordered
 // by their text form on an engine that cannot order json (JSONOrderer).
-func dedupeOrder(w *Writer, order []compiler.Order, json []string) string {
-	mark := len(w.cur)
+func dedupeOrder(w *Writer, order []compiler.Order, json []string) {
 	j, jsonOrderer := w.d.(JSONOrderer)
 	n, nullsLaster := w.d.(NullsLaster)
 	for i, o := range order {
@@ -1052,68 +1180,61 @@ func dedupeOrder(w *Writer, order []compiler.Order, json []string) string {
 			w.S(", ")
 		}
 		if !jsonOrderer && !nullsLaster {
-			w.S(w.Col("", o.Column))
+			w.Col("", o.Column)
 		} else {
-			col := w.Col("", o.Column)
+			col := func() { w.Col("", o.Column) }
 			if jsonOrderer && containsStr(json, o.Column) {
-				col = j.OrderJSON(col)
+				plain := col
+				col = func() { j.OrderJSON(w, plain) }
 			}
 			if nullsLaster {
-				w.S(n.NullsLast(col, o.Desc))
+				n.NullsLast(w, col, o.Desc)
 				continue
 			}
-			w.S(col)
+			col()
 		}
 		if o.Desc {
 			w.S(" DESC")
 		}
 		w.S(" NULLS LAST")
 	}
-	return w.cut(mark)
 }
 
 // From spells a relation in a FROM clause: a table, or the source query
 // wrapped as a derived table named src. The query itself is embedded when
 // the statement ends, as the engine reads it (see EmbedQuery).
-func From(w *Writer, r compiler.Relation) string {
-	mark := len(w.cur)
+func From(w *Writer, r compiler.Relation) {
 	switch {
 	case len(r.Lookups) > 0:
 		lookupFrom(w, r)
 	case r.Query != "":
-		w.S("(\n  ", w.Query(r.Query), "\n) AS src")
+		w.S("(\n  ")
+		w.Query(r.Query)
+		w.S("\n) AS src")
 	case r.Files != nil:
-		w.S(fileScan(w, r.Files))
+		fileScan(w, r.Files)
 	default:
-		w.S(w.Table(r.Table))
+		w.Table(r.Table)
 	}
-	return w.cut(mark)
 }
 
-// writeFromAs appends the relation r named alias: a derived table is
-// renamed from src.
-func writeFromAs(w *Writer, r compiler.Relation, alias string) {
+// FromAs appends the relation r named alias: a derived table is renamed
+// from src.
+func FromAs(w *Writer, r compiler.Relation, alias string) {
 	mark := len(w.cur)
-	w.S(From(w, r))
+	From(w, r)
 	if r.Derived() && bytes.HasSuffix(w.cur[mark:], []byte(" AS src")) {
 		w.cur = w.cur[:len(w.cur)-len(" AS src")]
 	}
 	w.S(" AS ", alias)
 }
 
-// Capture returns what f writes instead of appending it; the parameters
-// f uses are recorded in order as usual.
-func (w *Writer) Capture(f func()) string {
+// Indent writes what f writes with every line end it writes followed by
+// prefix: the lines after the first are indented in place.
+func (w *Writer) Indent(prefix string, f func()) {
 	mark := len(w.cur)
 	f()
-	return w.cut(mark)
-}
-
-// cut returns what was written since mark and takes it back out.
-func (w *Writer) cut(mark int) string {
-	out := string(w.cur[mark:])
-	w.cur = w.cur[:mark]
-	return out
+	w.indentSince(mark, prefix)
 }
 
 // indentSince puts prefix after every line end written since mark: it
@@ -1188,12 +1309,11 @@ func (t *terms) next() {
 	t.n++
 }
 
-// WindowPred spells the half-open window col >= :lo AND col < :hi, or ""
-// when the window is open on both sides.
-func WindowPred(w *Writer, alias string, win compiler.Window) string {
-	mark := len(w.cur)
+// WindowPred spells the half-open window col >= :lo AND col < :hi, or
+// nothing when the window is open on both sides.
+func WindowPred(w *Writer, alias string, win compiler.Window) {
 	if !windowed(win) {
-		return w.cut(mark)
+		return
 	}
 	both := win.Lo != "" && win.Hi != ""
 	if win.OrNull {
@@ -1203,35 +1323,33 @@ func WindowPred(w *Writer, alias string, win compiler.Window) string {
 		}
 	}
 	if win.Lo != "" {
-		w.S(w.Col(alias, win.Column))
+		w.Col(alias, win.Column)
 		w.S(" >= ")
-		w.S(w.Param(win.Lo))
+		w.Param(win.Lo)
 	}
 	if win.Hi != "" {
 		if both {
 			w.S(" AND ")
 		}
-		w.S(w.Col(alias, win.Column))
+		w.Col(alias, win.Column)
 		w.S(" < ")
-		w.S(w.Param(win.Hi))
+		w.Param(win.Hi)
 	}
 	if win.OrNull {
 		if both {
 			w.S(")")
 		}
 		w.S(" OR ")
-		w.S(w.Col(alias, win.Column))
+		w.Col(alias, win.Column)
 		w.S(" IS NULL)")
 	}
-	return w.cut(mark)
 }
 
 // kept spells the rows a full refresh keeps of a source's window as a
 // derived table, incrc_rows: the window's rows that pass keep.Where, one
 // per key by keep.Dedupe. cols are the columns it selects (nil: all the
 // columns of keep).
-func kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) string {
-	mark := len(w.cur)
+func kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) {
 	if cols == nil {
 		cols = keep.Columns
 	}
@@ -1240,90 +1358,89 @@ func kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, 
 	Deduped(w, Selection{Source: src, Columns: cols, Window: win, Where: keep.Where, Dedupe: keep.Dedupe})
 	w.indentLines(in, "  ")
 	w.S("\n) AS incrc_rows")
-	return w.cut(mark)
 }
 
 // keyMatch spells target.k = s.k AND ... for the stage s.
-func keyMatch(w *Writer, target string, key []string, nullSafe bool) string {
-	mark := len(w.cur)
+func keyMatch(w *Writer, target string, key []string, nullSafe bool) {
+	keyMatchOf(w, Alias(target), key, nullSafe)
+}
+
+// keyMatchOf is keyMatch with the target qualified by q.
+func keyMatchOf(w *Writer, q Qual, key []string, nullSafe bool) {
 	for i, k := range key {
 		if i > 0 {
 			w.S(" AND ")
 		}
 		if nullSafe {
-			w.S(w.d.NullSafeEqual(w.Col(target, k), w.Col("s", k)))
+			w.d.NullSafeEqual(w, func() { w.ColOf(q, k) }, func() { w.Col("s", k) })
 		} else {
-			w.S(w.Col(target, k))
+			w.ColOf(q, k)
 			w.S(" = ")
-			w.S(w.Col("s", k))
+			w.Col("s", k)
 		}
 	}
-	return w.cut(mark)
 }
 
 // MergeSource is what a merge (or its count) reads, to be aliased by the
 // caller: the stage, or with src the source's rows in the window, as a
 // subquery of the columns cols.
-func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) string {
-	mark := len(w.cur)
+func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) {
 	if src == nil {
-		w.S(w.Table(stage))
-		return w.cut(mark)
+		w.Table(stage)
+		return
 	}
 	w.S("(\n  ")
 	in := len(w.cur)
 	Deduped(w, Selection{Source: *src, Columns: cols, Window: win})
 	w.indentSince(in, "  ")
 	w.S("\n)")
-	return w.cut(mark)
 }
 
 // MergeInput is what a merge reads (see MergeSource): the stage, or the
 // source's window.
-func MergeInput(w *Writer, op compiler.MergeRows) string {
-	return MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
+func MergeInput(w *Writer, op compiler.MergeRows) {
+	MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
 }
 
 // MergeFrom is MergeInput for a FROM clause that takes no alias of its
 // own: a subquery of the source's window is named s.
-func MergeFrom(w *Writer, op compiler.MergeRows) string {
+func MergeFrom(w *Writer, op compiler.MergeRows) {
+	MergeInput(w, op)
 	if op.Source != nil {
-		return MergeInput(w, op) + " AS s"
+		w.S(" AS s")
 	}
-	return MergeInput(w, op)
 }
 
-// FromStage is the value of a column in an update from the stage: s.col.
-func FromStage(w *Writer) func(string) string {
-	return func(c string) string { return w.Col("s", c) }
+// FromStage writes the value of a column in an update from the stage:
+// s.col.
+func FromStage(w *Writer) func(string) {
+	return func(c string) { w.Col("s", c) }
 }
 
 // SetList spells the assignments of an UPDATE's SET or of a merge's
 // update clause, alias.col = value(col) for each column, joined by sep:
-// the one loop every engine's spelling of an update shares.
-func SetList(w *Writer, alias string, cols []string, value func(col string) string, sep string) string {
-	mark := len(w.cur)
+// the one loop every engine's spelling of an update shares. value writes
+// the value of a column.
+func SetList(w *Writer, alias string, cols []string, value func(col string), sep string) {
 	for i, c := range cols {
 		if i > 0 {
 			w.S(sep)
 		}
-		w.S(w.Col(alias, c))
-		w.S(" = ", value(c))
+		w.Col(alias, c)
+		w.S(" = ")
+		value(c)
 	}
-	return w.cut(mark)
 }
 
 // Assignments spells an UpdateMatched's SET list: alias.col = value, each
 // value an expression of the stage row s.
-func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) string {
-	mark := len(w.cur)
+func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) {
 	for i, a := range set {
 		if i > 0 {
 			w.S(sep)
 		}
-		w.S(w.Col(alias, a.Column))
+		w.Col(alias, a.Column)
 		w.S(" = ")
-		w.S(Expr(w, "s", a.Value))
+		Expr(w, "s", a.Value)
 	}
-	return w.cut(mark)
 }

@@ -33,30 +33,31 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 	} else {
 		w.S("CREATE TABLE IF NOT EXISTS ")
 	}
-	w.S(w.Table(op.Table))
+	w.Table(op.Table)
 	w.S(" (\n")
 	for i, c := range op.Columns {
 		if i > 0 {
 			w.S(",\n")
 		}
 		w.S("  ")
-		w.S(w.Col("", c.Name))
-		w.S(" ", w.Type(c.Type))
+		w.Col("", c.Name)
+		w.S(" ")
+		w.Type(c.Type)
 		if c.NotNull {
 			w.S(" NOT NULL")
 		}
 	}
 	if st.PrimaryKey && len(op.PrimaryKey) > 0 {
 		w.S(",\n  PRIMARY KEY (")
-		w.S(w.Idents("", op.PrimaryKey))
+		w.Idents("", op.PrimaryKey)
 		w.S(")")
 	}
 	if st.Indexes {
 		for _, ix := range op.Indexes {
 			w.S(",\n  INDEX ")
-			w.S(w.Col("", ix.Name))
+			w.Col("", ix.Name)
 			w.S(" (")
-			w.S(w.Idents("", ix.Columns))
+			w.Idents("", ix.Columns)
 			w.S(")")
 		}
 	}
@@ -75,16 +76,24 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 // INSERT ... ON CONFLICT. The engine's MERGE decides atomically, where a
 // separate existence check would race with another run's insert.
 func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
-	sel := make([]string, len(op.Columns))
+	w.S("MERGE INTO ")
+	w.Table(op.Table)
+	w.S(" AS t\nUSING (SELECT ")
 	for i, c := range op.Columns {
-		sel[i] = Expr(w, "", op.Values[i]) + " AS " + w.Col("", c)
+		if i > 0 {
+			w.S(", ")
+		}
+		Expr(w, "", op.Values[i])
+		w.S(" AS ")
+		w.Col("", c)
 	}
-	key := make([]string, len(op.IfAbsentKey))
-	for i, k := range op.IfAbsentKey {
-		key[i] = w.Col("t", k) + " = " + w.Col("s", k)
-	}
-	w.S("MERGE INTO ", w.Table(op.Table), " AS t\nUSING (SELECT ", strings.Join(sel, ", "), ") AS s\nON ", strings.Join(key, " AND "),
-		"\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+	w.S(") AS s\nON ")
+	keyMatch(w, "t", op.IfAbsentKey, false)
+	w.S("\nWHEN NOT MATCHED THEN INSERT (")
+	w.Idents("", op.Columns)
+	w.S(")\n  VALUES (")
+	w.Idents("s", op.Columns)
+	w.S(")")
 }
 
 // MergeReplacePartition overwrites one partition of the target in one
@@ -97,8 +106,19 @@ func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
 // than INSERT ROW / INSERT *, so a target whose columns are in another
 // order is still written by name.
 func MergeReplacePartition(w *Writer, op compiler.ReplacePartition) {
-	w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("", op.Columns),
-		"\n  FROM ", w.Table(op.Stage), "\n  WHERE ", WindowPred(w, "", op.Range), "\n) AS s\nON FALSE",
-		"\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")",
-		"\nWHEN NOT MATCHED BY SOURCE AND ", WindowPred(w, "t", op.Range), " THEN DELETE")
+	w.S("MERGE INTO ")
+	w.Table(op.Target)
+	w.S(" AS t\nUSING (\n  SELECT ")
+	w.Idents("", op.Columns)
+	w.S("\n  FROM ")
+	w.Table(op.Stage)
+	w.S("\n  WHERE ")
+	WindowPred(w, "", op.Range)
+	w.S("\n) AS s\nON FALSE\nWHEN NOT MATCHED THEN INSERT (")
+	w.Idents("", op.Columns)
+	w.S(")\n  VALUES (")
+	w.Idents("s", op.Columns)
+	w.S(")\nWHEN NOT MATCHED BY SOURCE AND ")
+	WindowPred(w, "t", op.Range)
+	w.S(" THEN DELETE")
 }

@@ -27,8 +27,8 @@ type Writer struct {
 	cur      []byte // the current statement
 	params   []string
 	meant    Meant
-	spelled  map[string]bool // the names in meant.Names
-	queries  []string        // source queries, by placeholder number
+	spelled  map[string]string // the names in meant.Names: their spelling
+	queries  []string          // source queries, by placeholder number
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
@@ -77,90 +77,119 @@ func (w *Writer) Dialect() Dialect { return w.d }
 // methods so that the lex-back knows them.
 func (w *Writer) Printf(format string, args ...any) { w.cur = fmt.Appendf(w.cur, format, args...) }
 
-// S appends text: keywords, punctuation and what the Writer's methods
-// returned.
+// S appends text: keywords and punctuation the renderer chose.
 func (w *Writer) S(parts ...string) {
 	for _, p := range parts {
 		w.cur = append(w.cur, p...)
 	}
 }
 
-// quote spells one identifier part and records it. Names come validated
+// Int appends a number the renderer chose (a count, a position).
+func (w *Writer) Int(n int) { w.cur = strconv.AppendInt(w.cur, int64(n), 10) }
+
+// quote appends one identifier part and records it. Names come validated
 // from the spec or from the compiler; one that a quoted name cannot hold
-// on every engine is refused rather than spelled.
-func (w *Writer) quote(name string) string {
+// on every engine is refused rather than spelled. A name is quoted once a
+// statement: the record of what the statement meant holds its spelling.
+func (w *Writer) quote(name string) {
+	if text, ok := w.spelled[name]; ok {
+		w.cur = append(w.cur, text...)
+		return
+	}
 	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
 		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-		return ""
+		return
 	}
 	sp := Spelled{Text: w.d.QuoteIdent(name), Value: name}
 	if f, ok := w.d.(IdentFolder); ok {
 		sp.Value = f.FoldIdent(name)
 	}
-	if !w.spelled[name] {
-		if w.spelled == nil {
-			w.spelled = map[string]bool{}
-		}
-		w.spelled[name] = true
-		w.meant.Names = append(w.meant.Names, sp)
+	if w.spelled == nil {
+		w.spelled = map[string]string{}
 	}
-	return sp.Text
+	w.spelled[name] = sp.Text
+	w.meant.Names = append(w.meant.Names, sp)
+	w.cur = append(w.cur, sp.Text...)
 }
 
-// Idents returns quoted identifiers joined by ", ", each prefixed with
+// Idents appends quoted identifiers joined by ", ", each prefixed with
 // alias and a dot when alias is not empty.
-func (w *Writer) Idents(alias string, names []string) string {
-	var b strings.Builder
+func (w *Writer) Idents(alias string, names []string) {
 	for i, n := range names {
 		if i > 0 {
-			b.WriteString(", ")
+			w.cur = append(w.cur, ", "...)
 		}
-		b.WriteString(w.Col(alias, n))
+		w.Col(alias, n)
 	}
-	return b.String()
 }
 
-// Col returns alias.name quoted, or name alone without an alias.
-func (w *Writer) Col(alias, name string) string {
-	if alias == "" {
-		return w.quote(name)
+// Col appends alias.name quoted, or name alone without an alias.
+func (w *Writer) Col(alias, name string) {
+	if alias != "" {
+		w.cur = append(w.cur, alias...)
+		w.cur = append(w.cur, '.')
 	}
-	return alias + "." + w.quote(name)
+	w.quote(name)
 }
 
-// Table returns a qualified table name, each part quoted.
-func (w *Writer) Table(t compiler.Table) string {
+// Qual is what qualifies a column: an alias the renderer chose (t, s,
+// EXCLUDED), or a table by its name, where a statement cannot alias it
+// (a DELETE's target on some engines).
+type Qual struct {
+	alias string
+	table compiler.Table
+}
+
+// Alias qualifies by an alias the renderer chose.
+func Alias(a string) Qual { return Qual{alias: a} }
+
+// Named qualifies by a table's name.
+func Named(t compiler.Table) Qual { return Qual{table: t} }
+
+// ColOf appends q.name, name quoted.
+func (w *Writer) ColOf(q Qual, name string) {
+	if q.alias != "" {
+		w.Col(q.alias, name)
+		return
+	}
+	w.Table(q.table)
+	w.cur = append(w.cur, '.')
+	w.quote(name)
+}
+
+// Table appends a qualified table name, each part quoted.
+func (w *Writer) Table(t compiler.Table) {
 	parts := t.Parts
 	if n, ok := w.d.(TableNamer); ok {
 		parts = n.TableParts(t)
 	}
-	var b strings.Builder
 	for i, p := range parts {
 		if i > 0 {
-			b.WriteByte('.')
+			w.cur = append(w.cur, '.')
 		}
-		b.WriteString(w.quote(p))
+		w.quote(p)
 	}
-	return b.String()
 }
 
-// Param returns the marker for a declared parameter and records its use.
-func (w *Writer) Param(name string) string {
-	m := w.param(name)
+// Param appends the marker for a declared parameter and records its use;
+// a dialect that types its parameters (ParamTyper) spells the type
+// around it.
+func (w *Writer) Param(name string) {
 	if pt, ok := w.d.(ParamTyper); ok {
 		for _, p := range w.declared {
 			if p.Name != name {
 				continue
 			}
 			if t, typed := w.types[p.Type]; typed {
-				return pt.TypedParam(m, t)
+				pt.TypedParam(w, func() { w.param(name) }, t)
+				return
 			}
 		}
 	}
-	return m
+	w.param(name)
 }
 
-func (w *Writer) param(name string) string {
+func (w *Writer) param(name string) {
 	ok := false
 	for _, p := range w.declared {
 		ok = ok || p.Name == name
@@ -171,21 +200,40 @@ func (w *Writer) param(name string) string {
 	if w.d.Caps().ReusesParams {
 		for i, p := range w.params {
 			if p == name {
-				return w.d.Placeholder(i + 1)
+				w.cur = append(w.cur, w.d.Placeholder(i+1)...)
+				return
 			}
 		}
 	}
 	w.params = append(w.params, name)
-	return w.d.Placeholder(len(w.params))
+	w.cur = append(w.cur, w.d.Placeholder(len(w.params))...)
 }
 
-// Type returns the engine's spelling of a portable type.
-func (w *Writer) Type(t compiler.Type) string {
+// Type appends the engine's spelling of a portable type.
+func (w *Writer) Type(t compiler.Type) {
 	s, err := w.d.ColumnType(t)
 	if err != nil {
 		w.Fail(err)
 	}
-	return s
+	w.cur = append(w.cur, s...)
+}
+
+// Infix appends a op b: the spelling most hooks' comparisons share
+// (NullSafeEqual's " IS NOT DISTINCT FROM ").
+func (w *Writer) Infix(a func(), op string, b func()) {
+	a()
+	w.cur = append(w.cur, op...)
+	b()
+}
+
+// Call appends fn(x, args...): x written by its writer, then the rest
+// of the argument list as text the renderer chose (", UNIT").
+func (w *Writer) Call(fn string, x func(), rest ...string) {
+	w.cur = append(w.cur, fn...)
+	w.cur = append(w.cur, '(')
+	x()
+	w.S(rest...)
+	w.cur = append(w.cur, ')')
 }
 
 // Dollar is the marker $n, for the engines that number their parameters
@@ -247,15 +295,16 @@ func Reading(parts []Part, i int) bool {
 	return i == 0
 }
 
-// String spells a string constant in the dialect's literal syntax and
+// String appends a string constant in the dialect's literal syntax and
 // records it. A value that cannot be spelled the same way on every
 // setting of the engine (a NUL, a control character other than tab and
 // line ends, invalid UTF-8) is refused: spec literals never hold one.
-func (w *Writer) String(s string) string {
+func (w *Writer) String(s string) {
 	for i, r := range s {
 		if r == utf8.RuneError || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
 			w.Fail(fmt.Errorf("%s: cannot spell %q in a string literal (character %d)", w.d.Name(), s, i))
-			return "''"
+			w.cur = append(w.cur, "''"...)
+			return
 		}
 	}
 	var spelled string
@@ -265,19 +314,20 @@ func (w *Writer) String(s string) string {
 		spelled = StringLit(s)
 	}
 	w.meant.Strings = append(w.meant.Strings, Spelled{Text: spelled, Value: s})
-	return spelled
+	w.cur = append(w.cur, spelled...)
 }
 
-// Number re-spells a number from its validated form and records it; what
-// is not a number is refused.
-func (w *Writer) Number(text string) string {
+// Number appends a number re-spelled from its validated form and records
+// it; what is not a number is refused.
+func (w *Writer) Number(text string) {
 	n, ok := compiler.CanonicalNumber(text)
 	if !ok {
 		w.Fail(fmt.Errorf("%s: %q is not a number", w.d.Name(), text))
-		return "0"
+		w.cur = append(w.cur, '0')
+		return
 	}
 	w.meant.Numbers = append(w.meant.Numbers, n)
-	return n
+	w.cur = append(w.cur, n...)
 }
 
 // StringLit spells a string constant the standard way: a quote is
@@ -312,11 +362,13 @@ func BackslashString(s string) string {
 // End replaces it. A NUL never appears in anything else a Writer writes.
 const queryMark = "\x00query:"
 
-// Query returns the place of a source query in the statement: End embeds
-// the query there, once the indentation around it is final.
-func (w *Writer) Query(q string) string {
+// Query appends the place of a source query in the statement: End
+// embeds the query there, once the indentation around it is final.
+func (w *Writer) Query(q string) {
 	w.queries = append(w.queries, q)
-	return queryMark + strconv.Itoa(len(w.queries)-1) + "\x00"
+	w.cur = append(w.cur, queryMark...)
+	w.cur = strconv.AppendInt(w.cur, int64(len(w.queries)-1), 10)
+	w.cur = append(w.cur, 0)
 }
 
 // embed replaces the query placeholders of sql with the queries, as the

@@ -302,6 +302,73 @@ var payment105 = update{key: 105, set: map[string]any{"amount": "22.00", "update
 // story1Runs are the daily runs before the payment lands.
 var story1Runs = []act{run{until: "2026-01-22"}, run{until: "2026-01-24"}, run{until: "2026-01-26"}}
 
+// firstSeenSpec merges customers but keeps, for each, the channel and
+// time it was first seen: an update leaves them alone.
+const firstSeenSpec = `
+pipeline: customers_{target}_{id}
+source:
+  table: app_{id}.customers
+target:
+  table: dw_{id}.customers_{target}
+columns:
+  customer_id: bigint
+  email: varchar(64)
+  first_channel: {type: varchar(16), nullable: true}
+  first_seen_at: timestamp
+  lifetime_value: decimal(12,2)
+  updated_at: timestamp
+strategy: merge
+unique_key: [customer_id]
+merge:
+  exclude_columns: [first_channel, first_seen_at]
+watermark:
+  column: updated_at
+  start: 2026-01-01
+  lookback: 1d
+dedupe_by: updated_at
+reconcile:
+  by: updated_at
+  measures: [count, sum(lifetime_value), count(first_channel)]
+`
+
+var customers3 = [][]any{
+	{1, "ana@example.com", "ads", "2026-01-02 09:00:00", "10.00", "2026-01-02 09:00:00"},
+	{2, "bo@example.com", "email", "2026-01-03 10:00:00", "20.00", "2026-01-03 10:00:00"},
+	{3, "cy@example.com", "search", "2026-01-04 11:00:00", "30.00", "2026-01-04 11:00:00"},
+}
+
+// partialMergeSteps: the source rewrites the channel and first-seen time
+// of customers 1 and 2 (a CRM that overwrites attribution) along with
+// changes a merge must take; the target keeps the first values of
+// exactly those keys, and matches a full refresh everywhere else.
+// note is the run log's note where the source is keyed (directNote).
+func partialMergeSteps(note string) []act {
+	return []act{
+		run{until: "2026-01-05", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-05T00:00:00Z", Read: 3, Inserted: 3}, catalogNote: note},
+		update{key: 1, set: map[string]any{"email": "ana@new.example.com", "first_channel": "referral", "first_seen_at": "2026-01-06 08:00:00",
+			"lifetime_value": "15.00", "updated_at": "2026-01-06 08:00:00"}},
+		update{key: 2, set: map[string]any{"first_channel": nil, "lifetime_value": "25.00", "updated_at": "2026-01-06 09:00:00"}},
+		insert{{4, "di@example.com", "ads", "2026-01-06 10:00:00", "40.00", "2026-01-06 10:00:00"}},
+		run{until: "2026-01-07", want: &counts{Lo: "2026-01-04T00:00:00Z", Hi: "2026-01-07T00:00:00Z", Read: 4, Inserted: 1, Updated: 3},
+			rows: []string{
+				line(1, "ana@new.example.com", "ads", "2026-01-02 09:00:00", "15.00", "2026-01-06 08:00:00"),
+				line(2, "bo@example.com", "email", "2026-01-03 10:00:00", "25.00", "2026-01-06 09:00:00"),
+				line(3, "cy@example.com", "search", "2026-01-04 11:00:00", "30.00", "2026-01-04 11:00:00"),
+				line(4, "di@example.com", "ads", "2026-01-06 10:00:00", "40.00", "2026-01-06 10:00:00"),
+			},
+			firstKept: []any{1, 2}, catalogNote: note},
+		// The lookback reads 1, 2 and 4 again: an update, still no change to
+		// what the target keeps.
+		run{until: "2026-01-07", want: &counts{Lo: "2026-01-06T00:00:00Z", Hi: "2026-01-07T00:00:00Z", Read: 3, Updated: 3}, firstKept: []any{1, 2}},
+		// count(first_channel) differs (customer 2's is NULL at the source):
+		// left out, so nothing drifts.
+		reconcile{from: "2026-01-01", to: "2026-02-01", uncompared: []string{"count(first_channel)"}},
+		// A full refresh rebuilds from the source: the first values are gone.
+		run{until: "2026-01-07", full: true, firstKept: nil},
+		run{until: "2026-01-08", want: &counts{Lo: "2026-01-06T00:00:00Z", Hi: "2026-01-08T00:00:00Z", Read: 3, Updated: 3}},
+	}
+}
+
 // directNote is the run log's note of a merge that wrote its window
 // straight from a source whose catalog proves the unique key.
 const directNote = "stage skipped: the source enforces the unique key"
@@ -385,6 +452,16 @@ func scenarios() []scenario {
 					rows: []string{line(1, "2026-01-21", "1.00", "2026-01-21 00:00:00"), line(2, "2026-01-21", "2.00", "2026-01-21 23:59:59.999999")}},
 				run{until: "2026-01-23", want: &counts{Lo: "2026-01-22T00:00:00Z", Hi: "2026-01-23T00:00:00Z", Read: 1, Inserted: 1}},
 			},
+		},
+		{
+			name: "merge/exclude_columns keep first values", spec: firstSeenSpec, source: "app_{id}.customers", nulls: true,
+			seed: customers3, steps: partialMergeSteps(""),
+		},
+		{
+			// The same where the run merges straight from a source that
+			// enforces the key (DuckDB, PostgreSQL): write_window.
+			name: "merge/exclude_columns, source keyed", spec: firstSeenSpec, source: "app_{id}.customers", nulls: true, keyed: true,
+			seed: customers3, steps: partialMergeSteps(directNote),
 		},
 		{
 			// A key whose region part may be NULL: a NULL region matches a

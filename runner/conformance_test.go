@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -97,6 +98,10 @@ type run struct {
 	// missed is the contract's edge (a change behind the window): why the
 	// target must differ from the full refresh after this run.
 	missed string
+	// firstKept are the keys (their first column) whose insert-only
+	// columns (merge.exclude_columns, merge.update_columns) differ from a
+	// full refresh after this run: the target keeps their first value.
+	firstKept []any
 }
 
 // crash is a run that fails before the named statement ("commit" is the
@@ -140,6 +145,7 @@ type reconcile struct {
 	drifted    []string // exactly these keys drift (nil: none)
 	groups     int      // how many groups there are (0: not checked)
 	partitions []string // the groups' partitions, as grids name them (nil: not checked)
+	uncompared []string // the measures left out, as a merge keeps their column's first value
 }
 
 // preview is incrc plan --target at a time.
@@ -487,7 +493,7 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 	}
 	c.logCheck(what, res, st)
 	c.expectRows(what, s.rows, s.quarantine)
-	c.promise(what, s.until, s.missed)
+	c.promise(what, s.until, s.missed, s.firstKept)
 }
 
 // accounted checks that a run's counts say what became of every row it
@@ -559,7 +565,11 @@ func (c *conformer) expectRows(what string, rows, quarantine []string) {
 // promise asserts the README's promise: the target equals a full refresh
 // of the same spec at the same hi, written by the reference pipeline. A
 // step at the contract's edge (missed) asserts the opposite.
-func (c *conformer) promise(what, until, missed string) {
+//
+// A merge that keeps columns at their first value (Plan.InsertOnly) is
+// compared with the full refresh in every other column, and firstKept
+// says exactly which keys hold a first value the full refresh does not.
+func (c *conformer) promise(what, until, missed string, firstKept []any) {
 	t := c.t
 	t.Helper()
 	// The same source at the same hi: the reference already holds it.
@@ -573,10 +583,17 @@ func (c *conformer) promise(what, until, missed string) {
 		c.refAt = &at
 	}
 	var diff string
-	for _, tables := range c.rebuilt {
-		var cols []string
+	for i, tables := range c.rebuilt {
+		var cols, kept []string
 		for _, col := range tables[0].Columns {
+			if i == 0 && slices.Contains(c.inc.InsertOnly, col.Name) {
+				kept = append(kept, col.Name)
+				continue
+			}
 			cols = append(cols, col.Name)
+		}
+		if len(kept) > 0 {
+			c.kept(what, tables, kept, firstKept)
 		}
 		full := sorted(c.e.rows(tableName(tables[1].Table), cols))
 		inc := sorted(c.e.rows(tableName(tables[0].Table), cols))
@@ -589,6 +606,43 @@ func (c *conformer) promise(what, until, missed string) {
 		t.Errorf("%s: the run should have missed %s, but its target equals a full refresh", what, missed)
 	case missed == "" && diff != "":
 		t.Errorf("%s: the incremental target differs from a full refresh at the same hi (-full +incremental):\n%s", what, diff)
+	}
+}
+
+// kept compares the insert-only columns of the incremental target with
+// the full refresh's, key by key: the keys whose values differ must be
+// exactly want, and a key of one table must be in the other.
+func (c *conformer) kept(what string, tables [2]compiler.CreateTable, kept []string, want []any) {
+	t := c.t
+	t.Helper()
+	cols := append(append([]string(nil), c.inc.Key...), kept...)
+	byKey := func(name string) map[string]string {
+		out := map[string]string{}
+		for _, r := range c.e.rows(name, cols) {
+			f := strings.Split(r, " | ")
+			out[strings.Join(f[:len(c.inc.Key)], " | ")] = strings.Join(f[len(c.inc.Key):], " | ")
+		}
+		return out
+	}
+	full, inc := byKey(tableName(tables[1].Table)), byKey(tableName(tables[0].Table))
+	var got []string
+	for k, v := range inc {
+		if fv, ok := full[k]; ok && fv != v {
+			got = append(got, k+": "+v+" (a full refresh: "+fv+")")
+		}
+	}
+	sort.Strings(got)
+	var keys []string
+	for _, g := range got {
+		keys = append(keys, g[:strings.Index(g, ":")])
+	}
+	var wantKeys []string
+	for _, k := range want {
+		wantKeys = append(wantKeys, Canon(k))
+	}
+	sort.Strings(wantKeys)
+	if !cmp.Equal(wantKeys, keys, cmpopts.EquateEmpty()) {
+		t.Errorf("%s: the keys whose %s keep a first value a full refresh does not hold: %q, want %q", what, strings.Join(kept, ", "), got, wantKeys)
 	}
 }
 
@@ -814,6 +868,9 @@ func (c *conformer) reconcile(what string, s reconcile) {
 	if diff := cmp.Diff(s.drifted, rec.Drifted, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("%s: drifted (-want +got):\n%s\n%+v", what, diff, rec.Groups)
 	}
+	if diff := cmp.Diff(s.uncompared, rec.Uncompared, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: measures not compared (-want +got):\n%s", what, diff)
+	}
 	if s.groups != 0 && len(rec.Groups) != s.groups {
 		t.Errorf("%s: %d groups, want %d: %+v", what, len(rec.Groups), s.groups, rec.Groups)
 	}
@@ -938,7 +995,7 @@ func (c *conformer) rebuild(what string, s rebuild) {
 	if diff := cmp.Diff(sorted(s.rebuilt), replaced, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("%s: replace_partition ran for (-rebuilt +replaced):\n%s", what, diff)
 	}
-	c.promise(what, c.markHi(b.wm), "")
+	c.promise(what, c.markHi(b.wm), "", nil)
 }
 
 // versions identifies the physical version of the target's rows in the

@@ -27,8 +27,14 @@ type Reconciliation struct {
 	From     string   `json:"from"`
 	To       string   `json:"to"`
 	Measures []string `json:"measures"`
-	Groups   []Group  `json:"groups"`
-	Drifted  []string `json:"drifted"`
+	// Uncompared are the spec's measures of the columns a merge writes on
+	// insert only (InsertOnly): the target keeps each key's first value
+	// there, which differs from the source by design, so they are left
+	// out of the comparison, and said so.
+	Uncompared []string `json:"uncompared,omitempty"`
+	InsertOnly []string `json:"insert_only,omitempty"`
+	Groups     []Group  `json:"groups"`
+	Drifted    []string `json:"drifted"`
 	// Pending are the groups that differ but that the pipeline has not
 	// read to their end yet: they end after its saved watermark (every
 	// group, before its first run). They are not drift: the next runs
@@ -78,7 +84,8 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 		return nil, err
 	}
 	src, tgt := m.rows[compiler.RegSource], m.rows[compiler.RegTarget]
-	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: measureNames(plan), Groups: []Group{}, Drifted: []string{}}
+	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: measureNames(plan), Groups: []Group{}, Drifted: []string{},
+		Uncompared: plan.Uncompared, InsertOnly: plan.InsertOnly}
 	groups := map[string]*Group{}
 	side := func(rows [][]any, target bool) {
 		for _, row := range rows {

@@ -137,6 +137,17 @@ func printReconciliation(w io.Writer, rec *runner.Reconciliation) {
 		fmt.Fprintf(w, "%d pending: %s (not read to their end yet: the watermark is %s; the next runs fill them)\n",
 			len(rec.Pending), strings.Join(rec.Pending, ", "), orWord(rec.Watermark, "not set, as nothing has run"))
 	}
+	if len(rec.InsertOnly) > 0 {
+		verb := "keep each key's first value (merge), so they differ"
+		if len(rec.InsertOnly) == 1 {
+			verb = "keeps each key's first value (merge), so it differs"
+		}
+		fmt.Fprintf(w, "Compared: the columns updates write. %s %s from the source by design", strings.Join(rec.InsertOnly, ", "), verb)
+		if len(rec.Uncompared) > 0 {
+			fmt.Fprintf(w, ": not compared: %s", strings.Join(rec.Uncompared, ", "))
+		}
+		fmt.Fprintln(w, ".")
+	}
 }
 
 func orWord(s, none string) string {

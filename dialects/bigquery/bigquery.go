@@ -80,7 +80,9 @@ func (*Dialect) Placeholder(int) string { return "?" }
 
 func (*Dialect) StringLit(s string) string { return dialects.BackslashString(s) }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.Infix(a, " IS NOT DISTINCT FROM ", b)
+}
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
@@ -115,17 +117,25 @@ const stageExpiry = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMES
 
 // TruncTime spells the start of a partition with the truncation of the
 // column's own type, so the start compares with the column without a cast.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
 	unit := strings.ToUpper(granularity)
 	switch t.Kind {
 	case compiler.Date:
-		return "DATE_TRUNC(" + expr + ", " + unit + ")"
+		w.S("DATE_TRUNC(")
 	case compiler.TimestampTZ:
+		w.S("TIMESTAMP_TRUNC(")
+	default:
+		w.S("DATETIME_TRUNC(")
+	}
+	expr()
+	w.S(", ", unit)
+	if t.Kind == compiler.TimestampTZ {
 		// Explicit, though UTC is the default: partitions are UTC hours,
 		// days and months on every engine.
-		return "TIMESTAMP_TRUNC(" + expr + ", " + unit + ", " + w.String("UTC") + ")"
+		w.S(", ")
+		w.String("UTC")
 	}
-	return "DATETIME_TRUNC(" + expr + ", " + unit + ")"
+	w.S(")")
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
@@ -151,11 +161,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return true, nil
 	case compiler.DeleteRows:
 		// BigQuery's DELETE requires a WHERE clause.
-		w.S("DELETE FROM ", w.Table(op.Table), "\nWHERE ")
+		w.S("DELETE FROM ")
+		w.Table(op.Table)
+		w.S("\nWHERE ")
 		if op.Where == nil {
 			w.S("true")
 		} else {
-			w.S(dialects.Expr(w, "", op.Where))
+			dialects.Expr(w, "", op.Where)
 		}
 		return true, nil
 	case compiler.Update:
@@ -169,26 +181,31 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // NullsLast relies on BigQuery's order, where NULL is the smallest value:
 // a descending order already puts NULLs last, and its window ORDER BY
 // takes no NULLS LAST.
-func (*Dialect) NullsLast(expr string, desc bool) string {
+func (*Dialect) NullsLast(w *dialects.Writer, expr func(), desc bool) {
 	if desc {
-		return expr + " DESC"
+		expr()
+		w.S(" DESC")
+		return
 	}
-	return expr + " IS NULL, " + expr
+	expr()
+	w.S(" IS NULL, ")
+	expr()
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
 	switch t.Kind {
 	case compiler.Timestamp:
-		return "CAST(" + marker + " AS DATETIME)"
+		dialects.Cast(w, marker, "DATETIME")
 	case compiler.TimestampTZ:
-		return "CAST(" + marker + " AS TIMESTAMP)"
+		dialects.Cast(w, marker, "TIMESTAMP")
 	case compiler.Date:
-		return "CAST(" + marker + " AS DATE)"
+		dialects.Cast(w, marker, "DATE")
+	default:
+		marker()
 	}
-	return marker
 }
 
 // OrderJSON orders a json column by its text form: BigQuery's JSON type
 // cannot be ordered (dialects.JSONOrderer).
-func (*Dialect) OrderJSON(expr string) string { return "TO_JSON_STRING(" + expr + ")" }
+func (*Dialect) OrderJSON(w *dialects.Writer, expr func()) { w.Call("TO_JSON_STRING", expr) }

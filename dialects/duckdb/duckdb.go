@@ -38,7 +38,15 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	if op.Tally && op.Version != "" {
 		cols = append(append([]string(nil), op.Key...), op.Version)
 	}
-	merged := dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols) + " AS s"
+	merged := func() {
+		dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols)
+		w.S(" AS s")
+	}
+	targetCount := func() {
+		w.S("(SELECT COUNT(*) FROM ")
+		w.Table(op.Target)
+		w.S(")")
+	}
 	if op.Tally && op.Version != "" {
 		// The rows the version guard keeps from the update are matched
 		// but neither inserted nor updated: counted by a join with the
@@ -46,20 +54,57 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		// (merged, -before, merged + before - ignored, ignored), then
 		// (0, after, -after, 0).
 		// The probe is counted once, in a subquery both counts read.
-		target := w.Table(op.Target)
-		read, ignored := w.Col("", compiler.RegRead), w.Col("", compiler.RegIgnored)
-		w.S("SELECT ", read, ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
-			", ", read, " + (SELECT COUNT(*) FROM ", target, ") - ", ignored, " AS ", w.Col("", compiler.RegUpdated), ", ", ignored,
-			"\nFROM (\n  SELECT COUNT(*) AS ", read, ", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM ", target, " AS t WHERE ", dialects.KeyMatch(w, op.Key, false),
-			" AND ", dialects.Older(w, "t", "s", op.Version), ")) AS ", ignored, "\n  FROM ", strings.ReplaceAll(merged, "\n", "\n  "), "\n) AS incrc_counts")
+		read := func() { w.Col("", compiler.RegRead) }
+		ignored := func() { w.Col("", compiler.RegIgnored) }
+		w.S("SELECT ")
+		read()
+		w.S(", -")
+		targetCount()
+		w.S(" AS ")
+		w.Col("", compiler.RegInserted)
+		w.S(", ")
+		read()
+		w.S(" + ")
+		targetCount()
+		w.S(" - ")
+		ignored()
+		w.S(" AS ")
+		w.Col("", compiler.RegUpdated)
+		w.S(", ")
+		ignored()
+		w.S("\nFROM (\n  SELECT COUNT(*) AS ")
+		read()
+		w.S(", COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM ")
+		w.Table(op.Target)
+		w.S(" AS t WHERE ")
+		dialects.KeyMatch(w, op.Key, false)
+		w.S(" AND ")
+		dialects.Older(w, "t", "s", op.Version)
+		w.S(")) AS ")
+		ignored()
+		w.S("\n  FROM ")
+		w.Indent("  ", merged)
+		w.S("\n) AS incrc_counts")
 	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
-		target := w.Table(op.Target)
-		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", -(SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegInserted),
-			", COUNT(*) + (SELECT COUNT(*) FROM ", target, ") AS ", w.Col("", compiler.RegUpdated), "\nFROM ", merged)
+		w.S("SELECT COUNT(*) AS ")
+		w.Col("", compiler.RegRead)
+		w.S(", -")
+		targetCount()
+		w.S(" AS ")
+		w.Col("", compiler.RegInserted)
+		w.S(", COUNT(*) + ")
+		targetCount()
+		w.S(" AS ")
+		w.Col("", compiler.RegUpdated)
+		w.S("\nFROM ")
+		merged()
 	} else {
 		// The rows updated: merged + before, then -after.
-		w.S("SELECT COUNT(*) + (SELECT COUNT(*) FROM ", w.Table(op.Target), ")\nFROM ", merged)
+		w.S("SELECT COUNT(*) + ")
+		targetCount()
+		w.S("\nFROM ")
+		merged()
 	}
 	w.EndReading()
 	tally := op.Tally
@@ -69,14 +114,21 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	// Each part quotes its own names: the lex-back reads a part against
 	// what its Writer calls spelled.
 	if tally {
-		w.S("SELECT 0 AS ", w.Col("", compiler.RegRead), ", COUNT(*) AS ", w.Col("", compiler.RegInserted), ", -COUNT(*) AS ", w.Col("", compiler.RegUpdated))
+		w.S("SELECT 0 AS ")
+		w.Col("", compiler.RegRead)
+		w.S(", COUNT(*) AS ")
+		w.Col("", compiler.RegInserted)
+		w.S(", -COUNT(*) AS ")
+		w.Col("", compiler.RegUpdated)
 		if op.Version != "" {
-			w.S(", 0 AS ", w.Col("", compiler.RegIgnored))
+			w.S(", 0 AS ")
+			w.Col("", compiler.RegIgnored)
 		}
-		w.S("\nFROM ", w.Table(op.Target))
 	} else {
-		w.S("SELECT -COUNT(*)\nFROM ", w.Table(op.Target))
+		w.S("SELECT -COUNT(*)")
 	}
+	w.S("\nFROM ")
+	w.Table(op.Target)
 	w.EndReading()
 	return true
 }
@@ -114,7 +166,9 @@ func (*Dialect) Placeholder(n int) string { return dialects.Dollar(n) }
 // literal (StringLit) is its own.
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.DuckDB }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.Infix(a, " IS NOT DISTINCT FROM ", b)
+}
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
@@ -136,8 +190,12 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("duckdb", t) }
 
 // TruncTime spells the start of a partition with date_trunc.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
-	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
+	w.S("date_trunc(")
+	w.String(granularity)
+	w.S(", ")
+	expr()
+	w.S(")")
 }
 
 var decimalRe = regexp.MustCompile(`^DECIMAL\((\d+),(\d+)\)$`)
@@ -224,26 +282,39 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // many of them, all among the key's, are exactly the key's.
 func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
 	parts := op.Source.Parts
-	name := w.String(parts[len(parts)-1])
-	schema, db := "current_schema()", "current_database()"
-	if len(parts) > 1 {
-		schema = w.String(parts[len(parts)-2])
-	}
-	if len(parts) > 2 {
-		db = w.String(parts[len(parts)-3])
-	}
-	key := make([]string, len(op.Key))
+	w.S("SELECT CASE WHEN bool_or(c.constraint_type IN (")
+	w.String("PRIMARY KEY")
+	w.S(", ")
+	w.String("UNIQUE")
+	w.S(") AND len(c.constraint_column_names) = ")
+	w.Int(len(op.Key))
+	w.S(" AND list_has_all(c.constraint_column_names, [")
 	for i, k := range op.Key {
-		key[i] = w.String(k)
+		if i > 0 {
+			w.S(", ")
+		}
+		w.String(k)
 	}
-	w.S("SELECT CASE WHEN bool_or(c.constraint_type IN (", w.String("PRIMARY KEY"), ", ", w.String("UNIQUE"), ")",
-		" AND len(c.constraint_column_names) = ", strconv.Itoa(len(key)),
-		" AND list_has_all(c.constraint_column_names, [", strings.Join(key, ", "), "]))")
-	for _, k := range key {
-		w.S("\n  AND bool_or(c.constraint_type = ", w.String("NOT NULL"), " AND c.constraint_column_names[1] = ", k, ")")
+	w.S("]))")
+	for _, k := range op.Key {
+		w.S("\n  AND bool_or(c.constraint_type = ")
+		w.String("NOT NULL")
+		w.S(" AND c.constraint_column_names[1] = ")
+		w.String(k)
+		w.S(")")
 	}
-	w.S(" THEN 1 ELSE 0 END",
-		"\nFROM duckdb_constraints() AS c\nWHERE c.database_name = ", db,
-		"\n  AND c.schema_name = ", schema,
-		"\n  AND c.table_name = ", name)
+	w.S(" THEN 1 ELSE 0 END\nFROM duckdb_constraints() AS c\nWHERE c.database_name = ")
+	if len(parts) > 2 {
+		w.String(parts[len(parts)-3])
+	} else {
+		w.S("current_database()")
+	}
+	w.S("\n  AND c.schema_name = ")
+	if len(parts) > 1 {
+		w.String(parts[len(parts)-2])
+	} else {
+		w.S("current_schema()")
+	}
+	w.S("\n  AND c.table_name = ")
+	w.String(parts[len(parts)-1])
 }

@@ -65,7 +65,7 @@ func (*Dialect) Lexer() *sqllex.Rules { return sqllex.MySQL }
 // NO_BACKSLASH_ESCAPES the literal ends where it should.
 func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " <=> ", b) }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
@@ -93,21 +93,34 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// A named lock of the connection. Names are the server's, not the
 		// database's, so the database is in the name (hashed: a name is at
 		// most 64 characters).
-		var name string
-		if op.Guards == "lease" {
-			name = "CONCAT(" + w.String("incrc:") + ", SHA1(CONCAT(COALESCE(DATABASE(), " + w.String("") + "), " + w.String(" lease ") + ", " + w.Param("pipeline") + ")))"
-		} else {
-			name = "CONCAT(" + w.String("incrc:") + ", SHA1(CONCAT(COALESCE(DATABASE(), " + w.String("") + "), " + w.String(" setup") + ")))"
+		name := func() {
+			w.S("CONCAT(")
+			w.String("incrc:")
+			w.S(", SHA1(CONCAT(COALESCE(DATABASE(), ")
+			w.String("")
+			w.S("), ")
+			if op.Guards == "lease" {
+				w.String(" lease ")
+				w.S(", ")
+				w.Param("pipeline")
+			} else {
+				w.String(" setup")
+			}
+			w.S(")))")
 		}
 		switch {
 		case op.Release:
-			w.S("SELECT RELEASE_LOCK(", name, ")")
+			w.Call("SELECT RELEASE_LOCK", name)
 		case op.Guards == "lease":
-			w.S("SELECT COALESCE(GET_LOCK(", name, ", 0), 0)")
+			w.S("SELECT COALESCE(")
+			w.Call("GET_LOCK", name, ", 0")
+			w.S(", 0)")
 		default:
 			// A setup takes milliseconds: a minute without the lock is a
 			// setup that hangs, and the run fails saying so.
-			w.S("SELECT COALESCE(GET_LOCK(", name, ", 60), 0)")
+			w.S("SELECT COALESCE(")
+			w.Call("GET_LOCK", name, ", 60")
+			w.S(", 0)")
 		}
 		return true, nil
 	case compiler.CreateTable:
@@ -123,14 +136,20 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.DropTable:
 		if op.Temporary {
 			// TEMPORARY: a plain DROP TABLE would commit the open transaction.
-			w.S("DROP TEMPORARY TABLE IF EXISTS ", w.Table(op.Table))
+			w.S("DROP TEMPORARY TABLE IF EXISTS ")
 		} else {
-			w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+			w.S("DROP TABLE IF EXISTS ")
 		}
+		w.Table(op.Table)
 		return true, nil
 	case compiler.AlterColumnType:
 		// MODIFY restates the whole column: its NULL-ness too.
-		w.S("ALTER TABLE ", w.Table(op.Table), " MODIFY COLUMN ", w.Col("", op.Column.Name), " ", w.Type(op.Column.Type))
+		w.S("ALTER TABLE ")
+		w.Table(op.Table)
+		w.S(" MODIFY COLUMN ")
+		w.Col("", op.Column.Name)
+		w.S(" ")
+		w.Type(op.Column.Type)
 		if op.Column.NotNull {
 			w.S(" NOT NULL")
 		}
@@ -138,54 +157,89 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.InsertValues:
 		dialects.InsertValues(w, op)
 		if len(op.IfAbsentKey) > 0 {
-			k := w.Col("", op.IfAbsentKey[0])
-			w.S("\nON DUPLICATE KEY UPDATE ", k, " = ", k)
+			w.S("\nON DUPLICATE KEY UPDATE ")
+			w.Col("", op.IfAbsentKey[0])
+			w.S(" = ")
+			w.Col("", op.IfAbsentKey[0])
 		}
 		return true, nil
 	case compiler.UpdateMatched:
 		// No MERGE: a multi-table UPDATE.
-		w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", w.Table(op.Stage), " AS s ON ", dialects.KeyMatch(w, op.Key, false),
-			"\nSET ", dialects.Assignments(w, "t", op.Set, ",\n    "))
+		w.S("UPDATE ")
+		w.Table(op.Target)
+		w.S(" AS t\nJOIN ")
+		w.Table(op.Stage)
+		w.S(" AS s ON ")
+		dialects.KeyMatch(w, op.Key, false)
+		w.S("\nSET ")
+		dialects.Assignments(w, "t", op.Set, ",\n    ")
 		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nJOIN ", dialects.MergeInput(w, op), " AS s ON ", dialects.KeyMatch(w, op.Key, true),
-					"\nSET ", dialects.SetList(w, "t", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
+				w.S("UPDATE ")
+				w.Table(op.Target)
+				w.S(" AS t\nJOIN ")
+				dialects.MergeInput(w, op)
+				w.S(" AS s ON ")
+				dialects.KeyMatch(w, op.Key, true)
+				w.S("\nSET ")
+				dialects.SetList(w, "t", op.Updated(), dialects.FromStage(w), ",\n    ")
 				if op.Version != "" {
-					w.S("\nWHERE ", dialects.Newer(w, "t", "s", op.Version))
+					w.S("\nWHERE ")
+					dialects.Newer(w, "t", "s", op.Version)
 				}
 			})
 			return true, nil
 		}
 		// VALUES(c) is the spelling MariaDB knows; MySQL 8 still accepts it.
-		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", dialects.MergeFrom(w, op), "\nON DUPLICATE KEY UPDATE\n  ")
-		set := dialects.NonKey(op.Columns, op.Key)
+		w.S("INSERT INTO ")
+		w.Table(op.Target)
+		w.S(" (")
+		w.Idents("", op.Columns)
+		w.S(")\nSELECT ")
+		w.Idents("", op.Columns)
+		w.S("\nFROM ")
+		dialects.MergeFrom(w, op)
+		w.S("\nON DUPLICATE KEY UPDATE\n  ")
+		set := op.Updated()
 		if len(set) == 0 {
 			set = op.Key[:1]
 		}
-		value := func(c string) string { return "VALUES(" + w.Col("", c) + ")" }
+		value := func(c string) {
+			w.S("VALUES(")
+			w.Col("", c)
+			w.S(")")
+		}
 		if op.Version != "" && contains(set, op.Version) {
 			// The assignments run left to right, each seeing the ones
 			// before: the version, which the guard of every other reads,
 			// is assigned last. The guard reads the row the target held.
 			set = append(without(set, op.Version), op.Version)
-			target := w.Table(op.Target)
-			guard := "(" + target + "." + w.Col("", op.Version) + " IS NULL OR " + value(op.Version) + " >= " + target + "." + w.Col("", op.Version) + ")"
-			value = func(c string) string {
-				return "IF(" + guard + ", VALUES(" + w.Col("", c) + "), " + target + "." + w.Col("", c) + ")"
+			target, incoming := dialects.Named(op.Target), value
+			value = func(c string) {
+				w.S("IF((")
+				w.ColOf(target, op.Version)
+				w.S(" IS NULL OR ")
+				incoming(op.Version)
+				w.S(" >= ")
+				w.ColOf(target, op.Version)
+				w.S("), VALUES(")
+				w.Col("", c)
+				w.S("), ")
+				w.ColOf(target, c)
+				w.S(")")
 			}
 		}
-		w.S(dialects.SetList(w, "", set, value, ",\n  "))
+		dialects.SetList(w, "", set, value, ",\n  ")
 		return true, nil
 	}
 	return false, nil
 }
 
 // TimeValue is the shared CAST.
-func (*Dialect) TimeValue(w *dialects.Writer, expr string, t compiler.Type) string {
-	return dialects.CastTime(w, expr, t)
+func (*Dialect) TimeValue(w *dialects.Writer, expr func(), t compiler.Type) {
+	dialects.CastTime(w, expr, t)
 }
 
 // TimeText is naive for every kind: a timestamptz is a DATETIME(6) here,
@@ -199,33 +253,48 @@ func (*Dialect) TimeText(tm time.Time, t compiler.Type) string {
 }
 
 // ConvertTime is the shared CAST.
-func (*Dialect) ConvertTime(w *dialects.Writer, expr string, _, to compiler.Type) string {
-	return dialects.CastTime(w, expr, to)
+func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to compiler.Type) {
+	dialects.CastTime(w, expr, to)
 }
 
 // TruncTime spells the start of a partition.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
 	switch granularity {
-	case "hour":
-		return "DATE_FORMAT(" + expr + ", " + w.String("%Y-%m-%d %H:00:00") + ")"
-	case "month":
-		return "DATE_FORMAT(" + expr + ", " + w.String("%Y-%m-01") + ")"
+	case "hour", "month":
+		w.S("DATE_FORMAT(")
+		expr()
+		w.S(", ")
+		if granularity == "hour" {
+			w.String("%Y-%m-%d %H:00:00")
+		} else {
+			w.String("%Y-%m-01")
+		}
+		w.S(")")
+	default:
+		w.S("DATE(")
+		expr()
+		w.S(")")
 	}
-	return "DATE(" + expr + ")"
 }
 
 // ExactText compares text as bytes: the default collations fold case and
 // pad trailing spaces, so 'U' would equal 'u'. CAST, not the BINARY
 // operator, which MySQL 8 deprecates.
-func (*Dialect) ExactText(expr string) string { return "CAST(" + expr + " AS BINARY)" }
+func (*Dialect) ExactText(w *dialects.Writer, expr func()) {
+	w.S("CAST(")
+	expr()
+	w.S(" AS BINARY)")
+}
 
 // NullsLast sorts NULLs after every value: "x IS NULL" is 0 for values and
 // 1 for NULL, and MariaDB has no NULLS LAST.
-func (*Dialect) NullsLast(expr string, desc bool) string {
+func (*Dialect) NullsLast(w *dialects.Writer, expr func(), desc bool) {
+	expr()
+	w.S(" IS NULL, ")
+	expr()
 	if desc {
-		return expr + " IS NULL, " + expr + " DESC"
+		w.S(" DESC")
 	}
-	return expr + " IS NULL, " + expr
 }
 
 // SourceType reads go-sql-driver/mysql's type names. TINYINT is left

@@ -65,7 +65,9 @@ func (*Dialect) StringLit(s string) string {
 	return dialects.StringLit(s)
 }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.Infix(a, " IS NOT DISTINCT FROM ", b)
+}
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
@@ -88,14 +90,25 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 
 // TruncTime spells the start of a partition with date_trunc, in UTC: a
 // date or timestamptz would otherwise be read in the session's time zone.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+	w.S("date_trunc(")
+	w.String(granularity)
+	w.S(", ")
 	switch t.Kind {
 	case compiler.Date:
-		expr = "CAST(" + expr + " AS TIMESTAMP)"
+		w.S("CAST(")
+		expr()
+		w.S(" AS TIMESTAMP)")
 	case compiler.TimestampTZ:
-		expr = "(" + expr + " AT TIME ZONE " + w.String("UTC") + ")"
+		w.S("(")
+		expr()
+		w.S(" AT TIME ZONE ")
+		w.String("UTC")
+		w.S(")")
+	default:
+		expr()
 	}
-	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
+	w.S(")")
 }
 
 // RenderOp creates the indexes the plan asks for: a partition's DELETE and
@@ -114,33 +127,49 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.IndexExists:
 		// The index lives in its table's schema: the first of the search
 		// path's, for an unqualified table, as CREATE TABLE put it.
-		schema := "current_schema()"
+		w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ")
 		if parts := op.Table.Parts; len(parts) > 1 {
-			schema = w.String(parts[len(parts)-2])
+			w.String(parts[len(parts)-2])
+		} else {
+			w.S("current_schema()")
 		}
-		w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ", schema, " AND tablename = ", w.String(op.Table.Parts[len(op.Table.Parts)-1]),
-			" AND indexname = ", w.String(op.Name))
+		w.S(" AND tablename = ")
+		w.String(op.Table.Parts[len(op.Table.Parts)-1])
+		w.S(" AND indexname = ")
+		w.String(op.Name)
 		return true, nil
 	case compiler.SessionLock:
 		// An advisory lock of the session, keyed by a 64-bit hash of its
 		// name: advisory locks are per database, as incrc_state is.
-		var key string
-		if op.Guards == "lease" {
-			key = "hashtextextended(" + w.String("incrc lease ") + " || " + w.Param("pipeline") + ", 0)"
-		} else {
-			key = "hashtextextended(" + w.String("incrc setup") + ", 0)"
+		key := func() {
+			w.S("hashtextextended(")
+			if op.Guards == "lease" {
+				w.String("incrc lease ")
+				w.S(" || ")
+				w.Param("pipeline")
+			} else {
+				w.String("incrc setup")
+			}
+			w.S(", 0)")
 		}
 		switch {
 		case op.Release:
-			w.S("SELECT pg_advisory_unlock(", key, ")")
+			w.Call("SELECT pg_advisory_unlock", key)
 		case op.Guards == "lease":
-			w.S("SELECT CASE WHEN pg_try_advisory_lock(", key, ") THEN 1 ELSE 0 END")
+			w.S("SELECT CASE WHEN ")
+			w.Call("pg_try_advisory_lock", key)
+			w.S(" THEN 1 ELSE 0 END")
 		default:
-			w.S("SELECT COUNT(*)\nFROM (SELECT pg_advisory_lock(", key, ")) AS l")
+			w.S("SELECT COUNT(*)\nFROM (SELECT ")
+			w.Call("pg_advisory_lock", key)
+			w.S(") AS l")
 		}
 		return true, nil
 	case compiler.ReplaceAll:
-		dialects.ReplaceAll(w, op, func() { w.S("TRUNCATE ", w.Table(op.Target)) })
+		dialects.ReplaceAll(w, op, func() {
+			w.S("TRUNCATE ")
+			w.Table(op.Target)
+		})
 		return true, nil
 	case compiler.SourceUnique:
 		sourceUnique(w, op)
@@ -161,13 +190,20 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// LIMIT 1 in a lateral subquery: a probe of the target's key per
 		// staged row, never a scan of the whole target.
 		cols := op.Key
-		guard := ""
 		if op.Version != "" {
 			cols = append(append([]string(nil), op.Key...), op.Version)
-			guard = " AND " + dialects.Newer(w, "t", "s", op.Version)
 		}
-		w.S("SELECT COUNT(*)\nFROM ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols), " AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ", w.Table(op.Target), " AS t\n  WHERE ",
-			dialects.KeyMatch(w, op.Key, false), guard, "\n  LIMIT 1\n) AS m")
+		w.S("SELECT COUNT(*)\nFROM ")
+		dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols)
+		w.S(" AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ")
+		w.Table(op.Target)
+		w.S(" AS t\n  WHERE ")
+		dialects.KeyMatch(w, op.Key, false)
+		if op.Version != "" {
+			w.S(" AND ")
+			dialects.Newer(w, "t", "s", op.Version)
+		}
+		w.S("\n  LIMIT 1\n) AS m")
 		return true, nil
 	case compiler.AnalyzeTable:
 		// Autovacuum never analyzes a temporary table: without this the
@@ -176,9 +212,12 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// The key's statistics and the row count are what those joins
 		// are planned on; the other columns' cost time (a few ms per
 		// 5,000 rows) and the plan does not read them.
-		w.S("ANALYZE ", w.Table(op.Table))
+		w.S("ANALYZE ")
+		w.Table(op.Table)
 		if len(op.Columns) > 0 {
-			w.S(" (", w.Idents("", op.Columns), ")")
+			w.S(" (")
+			w.Idents("", op.Columns)
+			w.S(")")
 		}
 		return true, nil
 	}
@@ -189,20 +228,27 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // constraint's) on exactly the key's columns, without a predicate, an
 // expression or included columns, every column NOT NULL.
 func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
-	names := make([]string, len(op.Key))
-	for i, k := range op.Key {
-		names[i] = w.String(k)
-	}
 	parts := op.Source.Parts
-	schema := "pg_catalog.pg_table_is_visible(c.oid)" // an unqualified name: the one the search path finds
+	w.S("SELECT COUNT(*)\nFROM pg_catalog.pg_index AS i\nWHERE i.indrelid IN (\n    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\n    WHERE c.relname = ")
+	w.String(parts[len(parts)-1])
+	w.S(" AND ")
 	if len(parts) > 1 {
-		schema = "n.nspname = " + w.String(parts[len(parts)-2])
+		w.S("n.nspname = ")
+		w.String(parts[len(parts)-2])
+	} else {
+		w.S("pg_catalog.pg_table_is_visible(c.oid)") // an unqualified name: the one the search path finds
 	}
-	w.Printf("SELECT COUNT(*)\nFROM pg_catalog.pg_index AS i\nWHERE i.indrelid IN (\n    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\n    WHERE c.relname = %s AND %s\n  )",
-		w.String(parts[len(parts)-1]), schema)
+	w.S("\n  )")
 	w.Printf("\n  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL\n  AND i.indnatts = %d AND i.indnkeyatts = %d", len(op.Key), len(op.Key))
-	w.Printf("\n  AND (\n    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a\n    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull\n      AND a.attname IN (%s)\n  ) = %d",
-		strings.Join(names, ", "), len(op.Key))
+	w.S("\n  AND (\n    SELECT COUNT(*) FROM pg_catalog.pg_attribute AS a\n    WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attnotnull\n      AND a.attname IN (")
+	for i, k := range op.Key {
+		if i > 0 {
+			w.S(", ")
+		}
+		w.String(k)
+	}
+	w.S(")\n  ) = ")
+	w.Int(len(op.Key))
 }
 
 // SourceType reads pgx's type names (the catalog's short names) with the
@@ -252,16 +298,29 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // window read by its watermark's index comes in watermark order, and the
 // same upsert unsorted took markedly longer).
 func upsert(w *dialects.Writer, op compiler.MergeRows) {
-	w.S("INSERT INTO ", w.Table(op.Target), " AS t (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-		"\nFROM ", dialects.MergeFrom(w, op), "\nORDER BY ", w.Idents("", op.Key), "\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
-	set := dialects.NonKey(op.Columns, op.Key)
+	w.S("INSERT INTO ")
+	w.Table(op.Target)
+	w.S(" AS t (")
+	w.Idents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	dialects.MergeFrom(w, op)
+	w.S("\nORDER BY ")
+	w.Idents("", op.Key)
+	w.S("\nON CONFLICT (")
+	w.Idents("", op.Key)
+	w.S(") DO ")
+	set := op.Updated()
 	if len(set) == 0 {
 		w.S("NOTHING")
 		return
 	}
-	w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "EXCLUDED." + w.Col("", c) }, ",\n  "))
+	w.S("UPDATE SET\n  ")
+	dialects.SetList(w, "", set, func(c string) { w.Col("EXCLUDED", c) }, ",\n  ")
 	if op.Version != "" {
-		w.S("\n  WHERE ", dialects.Newer(w, "t", "EXCLUDED", op.Version))
+		w.S("\n  WHERE ")
+		dialects.Newer(w, "t", "EXCLUDED", op.Version)
 	}
 }
 
@@ -270,30 +329,59 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 // No second read of the target; with Tally, nor of the source: the one
 // statement reads, writes and counts the same rows.
 func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
-	if op.NullSafe || len(dialects.NonKey(op.Columns, op.Key)) == 0 {
+	if op.NullSafe || len(op.Updated()) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
+	}
+	returning := func() {
+		w.S("\n  RETURNING ")
+		w.Col("t", "xmax")
+		w.S(" = 0 AS incrc_inserted\n)\n")
 	}
 	if op.Tally && op.Version != "" {
 		// The rows the guard keeps from the update are in no RETURNING:
 		// the window is read once, into a CTE that the upsert and the
 		// count of rows read both read.
 		read := compiler.Table{Parts: []string{"incrc_read"}}
-		w.S("WITH ", w.Table(read), " AS ", dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Columns), ", incrc_written AS (\n  ")
+		w.S("WITH ")
+		w.Table(read)
+		w.S(" AS ")
+		dialects.MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
+		w.S(", incrc_written AS (\n  ")
 		from := op
 		from.Source, from.Stage = nil, read
-		w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, from) }), "\n", "\n  "))
-		w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\n")
-		n := "(SELECT COUNT(*) FROM " + w.Table(read) + ")"
-		w.S("SELECT ", n, " AS ", w.Col("", compiler.RegRead), ", COUNT(*) FILTER (WHERE incrc_inserted) AS ", w.Col("", compiler.RegInserted),
-			", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ", w.Col("", compiler.RegUpdated), ", ", n, " - COUNT(*) AS ", w.Col("", compiler.RegIgnored), "\nFROM incrc_written")
+		w.Indent("  ", func() { upsert(w, from) })
+		returning()
+		n := func() {
+			w.S("(SELECT COUNT(*) FROM ")
+			w.Table(read)
+			w.S(")")
+		}
+		w.S("SELECT ")
+		n()
+		w.S(" AS ")
+		w.Col("", compiler.RegRead)
+		w.S(", COUNT(*) FILTER (WHERE incrc_inserted) AS ")
+		w.Col("", compiler.RegInserted)
+		w.S(", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ")
+		w.Col("", compiler.RegUpdated)
+		w.S(", ")
+		n()
+		w.S(" - COUNT(*) AS ")
+		w.Col("", compiler.RegIgnored)
+		w.S("\nFROM incrc_written")
 		return true
 	}
 	w.S("WITH incrc_written AS (\n  ")
-	w.S(strings.ReplaceAll(w.Capture(func() { upsert(w, op) }), "\n", "\n  "))
-	w.S("\n  RETURNING t.", w.Col("", "xmax"), " = 0 AS incrc_inserted\n)\n")
+	w.Indent("  ", func() { upsert(w, op) })
+	returning()
 	if op.Tally {
-		w.S("SELECT COUNT(*) AS ", w.Col("", compiler.RegRead), ", COUNT(*) FILTER (WHERE incrc_inserted) AS ", w.Col("", compiler.RegInserted),
-			", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ", w.Col("", compiler.RegUpdated), "\nFROM incrc_written")
+		w.S("SELECT COUNT(*) AS ")
+		w.Col("", compiler.RegRead)
+		w.S(", COUNT(*) FILTER (WHERE incrc_inserted) AS ")
+		w.Col("", compiler.RegInserted)
+		w.S(", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ")
+		w.Col("", compiler.RegUpdated)
+		w.S("\nFROM incrc_written")
 		return true
 	}
 	w.S("SELECT COUNT(*)\nFROM incrc_written\nWHERE NOT incrc_inserted")

@@ -57,8 +57,14 @@ func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 // NullSafeEqual is spelled out: Redshift's MERGE and joins take it in
 // this form on every release.
-func (*Dialect) NullSafeEqual(a, b string) string {
-	return "(" + a + " = " + b + " OR (" + a + " IS NULL AND " + b + " IS NULL))"
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.S("(")
+	w.Infix(a, " = ", b)
+	w.S(" OR (")
+	a()
+	w.S(" IS NULL AND ")
+	b()
+	w.S(" IS NULL))")
 }
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
@@ -88,14 +94,25 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+	w.S("DATE_TRUNC(")
+	w.String(granularity)
+	w.S(", ")
 	switch t.Kind {
 	case compiler.Date:
-		expr = "CAST(" + expr + " AS TIMESTAMP)"
+		w.S("CAST(")
+		expr()
+		w.S(" AS TIMESTAMP)")
 	case compiler.TimestampTZ:
-		expr = "(" + expr + " AT TIME ZONE " + w.String("UTC") + ")"
+		w.S("(")
+		expr()
+		w.S(" AT TIME ZONE ")
+		w.String("UTC")
+		w.S(")")
+	default:
+		expr()
 	}
-	return "DATE_TRUNC(" + w.String(granularity) + ", " + expr + ")"
+	w.S(")")
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
@@ -116,35 +133,60 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// and in the NOT EXISTS) has no type the server can deduce from an
 		// untyped select list ("could not determine data type of parameter
 		// $1"). The values are the state table's text columns.
-		vals := make([]string, len(op.Values))
-		for i, v := range op.Values {
-			vals[i] = "CAST(" + dialects.Expr(w, "", v) + " AS VARCHAR(65535))"
-		}
-		key := make([]string, len(op.IfAbsentKey))
-		for i, k := range op.IfAbsentKey {
-			idx := indexOf(op.Columns, k)
-			if idx < 0 {
+		for _, k := range op.IfAbsentKey {
+			if indexOf(op.Columns, k) < 0 {
 				return true, fmt.Errorf("redshift: insert if absent: key %q is not an inserted column", k)
 			}
-			key[i] = w.Col("", k) + " = " + vals[idx]
 		}
-		w.S("INSERT INTO ", w.Table(op.Table), " (", w.Idents("", op.Columns), ")\nSELECT ", strings.Join(vals, ", "),
-			"\nWHERE NOT EXISTS (\n  SELECT 1 FROM ", w.Table(op.Table), "\n  WHERE ", strings.Join(key, " AND "), "\n)")
+		value := func(i int) {
+			w.S("CAST(")
+			dialects.Expr(w, "", op.Values[i])
+			w.S(" AS VARCHAR(65535))")
+		}
+		w.S("INSERT INTO ")
+		w.Table(op.Table)
+		w.S(" (")
+		w.Idents("", op.Columns)
+		w.S(")\nSELECT ")
+		for i := range op.Values {
+			if i > 0 {
+				w.S(", ")
+			}
+			value(i)
+		}
+		w.S("\nWHERE NOT EXISTS (\n  SELECT 1 FROM ")
+		w.Table(op.Table)
+		w.S("\n  WHERE ")
+		for i, k := range op.IfAbsentKey {
+			if i > 0 {
+				w.S(" AND ")
+			}
+			w.Col("", k)
+			w.S(" = ")
+			value(indexOf(op.Columns, k))
+		}
+		w.S("\n)")
 		return true, nil
 	case compiler.MergeRows:
 		d.merge(w, op)
 		return true, nil
 	case compiler.UpdateMatched:
 		// Redshift's MERGE needs a WHEN NOT MATCHED clause: UPDATE ... FROM.
-		w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.Assignments(w, "", op.Set, ",\n    "),
-			"\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, false))
+		w.S("UPDATE ")
+		w.Table(op.Target)
+		w.S(" AS t\nSET ")
+		dialects.Assignments(w, "", op.Set, ",\n    ")
+		w.S("\nFROM ")
+		w.Table(op.Stage)
+		w.S(" AS s\nWHERE ")
+		dialects.KeyMatch(w, op.Key, false)
 		return true, nil
 	}
 	return false, nil
 }
 
 func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
-	set := dialects.NonKey(op.Columns, op.Key)
+	set := op.Updated()
 	if op.NullSafe || op.Source != nil || op.Version != "" {
 		// MERGE's match condition is equalities only: NULL keys would
 		// never match and be inserted again on every run. It reads a
@@ -152,27 +194,47 @@ func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
 		// And its one WHEN MATCHED takes no condition: the version guard
 		// is the UPDATE's.
 		dialects.UpdateThenInsert(w, op, func() {
-			w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    "))
-			w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, op.NullSafe))
+			w.S("UPDATE ")
+			w.Table(op.Target)
+			w.S(" AS t\nSET ")
+			dialects.SetList(w, "", set, dialects.FromStage(w), ",\n    ")
+			w.S("\nFROM ")
+			dialects.MergeInput(w, op)
+			w.S(" AS s\nWHERE ")
+			dialects.KeyMatch(w, op.Key, op.NullSafe)
 			if op.Version != "" {
-				w.S(" AND ", dialects.Newer(w, "t", "s", op.Version))
+				w.S(" AND ")
+				dialects.Newer(w, "t", "s", op.Version)
 			}
 		})
 		return
 	}
 	// The target takes no alias: its columns are qualified by its name.
-	target := w.Table(op.Target)
-	on := make([]string, len(op.Key))
-	for i, k := range op.Key {
-		on[i] = target + "." + w.Col("", k) + " = " + w.Col("s", k)
-	}
+	target := dialects.Named(op.Target)
 	if len(set) == 0 {
 		// Both clauses are required: a key-only table sets the key to itself.
 		set = op.Key
 	}
-	w.S("MERGE INTO ", target, "\nUSING ", dialects.MergeInput(w, op), " AS s\nON ", strings.Join(on, " AND "),
-		"\nWHEN MATCHED THEN UPDATE SET\n  ", dialects.SetList(w, "", set, dialects.FromStage(w), ",\n  "))
-	w.S("\nWHEN NOT MATCHED THEN INSERT (", w.Idents("", op.Columns), ")\n  VALUES (", w.Idents("s", op.Columns), ")")
+	w.S("MERGE INTO ")
+	w.Table(op.Target)
+	w.S("\nUSING ")
+	dialects.MergeInput(w, op)
+	w.S(" AS s\nON ")
+	for i, k := range op.Key {
+		if i > 0 {
+			w.S(" AND ")
+		}
+		w.ColOf(target, k)
+		w.S(" = ")
+		w.Col("s", k)
+	}
+	w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
+	dialects.SetList(w, "", set, dialects.FromStage(w), ",\n  ")
+	w.S("\nWHEN NOT MATCHED THEN INSERT (")
+	w.Idents("", op.Columns)
+	w.S(")\n  VALUES (")
+	w.Idents("s", op.Columns)
+	w.S(")")
 }
 
 func indexOf(list []string, s string) int {

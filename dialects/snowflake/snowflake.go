@@ -68,7 +68,9 @@ func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 func (*Dialect) Placeholder(int) string { return "?" }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.Infix(a, " IS NOT DISTINCT FROM ", b)
+}
 
 func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
 
@@ -91,11 +93,20 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("snowflake", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+	w.S("DATE_TRUNC(")
+	w.String(strings.ToUpper(granularity))
+	w.S(", ")
 	if t.Kind == compiler.TimestampTZ {
-		expr = "CONVERT_TIMEZONE(" + w.String("UTC") + ", " + expr + ")"
+		w.S("CONVERT_TIMEZONE(")
+		w.String("UTC")
+		w.S(", ")
+		expr()
+		w.S(")")
+	} else {
+		expr()
 	}
-	return "DATE_TRUNC(" + w.String(strings.ToUpper(granularity)) + ", " + expr + ")"
+	w.S(")")
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
@@ -116,14 +127,15 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
 	switch t.Kind {
 	case compiler.Timestamp:
-		return "CAST(" + marker + " AS TIMESTAMP_NTZ)"
+		dialects.Cast(w, marker, "TIMESTAMP_NTZ")
 	case compiler.TimestampTZ:
-		return "CAST(" + marker + " AS TIMESTAMP_TZ)"
+		dialects.Cast(w, marker, "TIMESTAMP_TZ")
 	case compiler.Date:
-		return "CAST(" + marker + " AS DATE)"
+		dialects.Cast(w, marker, "DATE")
+	default:
+		marker()
 	}
-	return marker
 }

@@ -119,7 +119,7 @@ func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Spark }
 
 func (*Dialect) StringLit(s string) string { return dialects.BackslashString(s) }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " <=> " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " <=> ", b) }
 
 // BindTime keeps the column's kind with the time: Spark Connect's client
 // binds nothing, so the runner spells the value as a literal of that type
@@ -176,15 +176,28 @@ func (d *Dialect) format() string {
 // which stays a DATE. date_trunc takes and returns a session-zone
 // TIMESTAMP: a naive column is cast back to TIMESTAMP_NTZ so the partition
 // start has the column's type.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
-	unit := w.String(strings.ToUpper(granularity))
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+	unit := strings.ToUpper(granularity)
 	switch t.Kind {
 	case compiler.Date:
-		return "trunc(" + expr + ", " + unit + ")"
+		w.S("trunc(")
+		expr()
+		w.S(", ")
+		w.String(unit)
+		w.S(")")
 	case compiler.Timestamp:
-		return "CAST(date_trunc(" + unit + ", " + expr + ") AS TIMESTAMP_NTZ)"
+		w.S("CAST(date_trunc(")
+		w.String(unit)
+		w.S(", ")
+		expr()
+		w.S(") AS TIMESTAMP_NTZ)")
+	default:
+		w.S("date_trunc(")
+		w.String(unit)
+		w.S(", ")
+		expr()
+		w.S(")")
 	}
-	return "date_trunc(" + unit + ", " + expr + ")"
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
@@ -197,7 +210,8 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		return true, nil
 	case compiler.DropTable:
-		w.S("DROP TABLE IF EXISTS ", w.Table(op.Table))
+		w.S("DROP TABLE IF EXISTS ")
+		w.Table(op.Table)
 		if d.Iceberg {
 			// Iceberg's DROP TABLE leaves the data files behind unless
 			// PURGE: a stage dropped by every run would pile them up.
@@ -257,13 +271,22 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			if op.Older != "" {
 				cols = append(append([]string(nil), op.Key...), op.Older)
 			}
-			w.S("MERGE INTO ", w.Table(op.Target), " AS t\nUSING (\n  SELECT ", w.Idents("s", cols), "\n  FROM ", w.Table(op.Stage), " AS s")
+			w.S("MERGE INTO ")
+			w.Table(op.Target)
+			w.S(" AS t\nUSING (\n  SELECT ")
+			w.Idents("s", cols)
+			w.S("\n  FROM ")
+			w.Table(op.Stage)
+			w.S(" AS s")
 			if op.Where != nil {
-				w.S("\n  WHERE ", dialects.Expr(w, "s", op.Where))
+				w.S("\n  WHERE ")
+				dialects.Expr(w, "s", op.Where)
 			}
-			w.S("\n) AS s\nON ", dialects.KeyMatch(w, op.Key, op.NullSafe))
+			w.S("\n) AS s\nON ")
+			dialects.KeyMatch(w, op.Key, op.NullSafe)
 			if op.Older != "" {
-				w.S(" AND ", dialects.Older(w, "s", "t", op.Older))
+				w.S(" AND ")
+				dialects.Older(w, "s", "t", op.Older)
 			}
 			w.S("\nWHEN MATCHED THEN DELETE")
 		}
@@ -282,6 +305,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // The grammar takes no column list: the SELECT lists the columns in the
 // spec's order, the order incrc creates the target in.
 func (d *Dialect) replaceWhere(w *dialects.Writer, op compiler.ReplacePartition) {
-	w.S("INSERT INTO ", w.Table(op.Target), " REPLACE WHERE ", dialects.WindowPred(w, "", op.Range),
-		"\nSELECT ", w.Idents("", op.Columns), "\nFROM ", w.Table(op.Stage), "\nWHERE ", dialects.WindowPred(w, "", op.Range))
+	w.S("INSERT INTO ")
+	w.Table(op.Target)
+	w.S(" REPLACE WHERE ")
+	dialects.WindowPred(w, "", op.Range)
+	w.S("\nSELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	w.Table(op.Stage)
+	w.S("\nWHERE ")
+	dialects.WindowPred(w, "", op.Range)
 }

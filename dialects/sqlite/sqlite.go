@@ -41,7 +41,7 @@ func (*Dialect) Placeholder(int) string { return "?" }
 
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.SQLite }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " IS ", b) }
 
 func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
 	t = t.UTC()
@@ -99,12 +99,18 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
 	case compiler.IndexExists:
-		master := "sqlite_master"
+		w.S("SELECT COUNT(*)\nFROM ")
 		if parts := op.Table.Parts; len(parts) > 1 {
-			master = w.Table(compiler.Table{Parts: []string{parts[len(parts)-2], "sqlite_master"}})
+			w.Table(compiler.Table{Parts: []string{parts[len(parts)-2], "sqlite_master"}})
+		} else {
+			w.S("sqlite_master")
 		}
-		w.S("SELECT COUNT(*)\nFROM ", master, "\nWHERE type = ", w.String("index"), " AND tbl_name = ", w.String(op.Table.Parts[len(op.Table.Parts)-1]),
-			" AND name = ", w.String(op.Name))
+		w.S("\nWHERE type = ")
+		w.String("index")
+		w.S(" AND tbl_name = ")
+		w.String(op.Table.Parts[len(op.Table.Parts)-1])
+		w.S(" AND name = ")
+		w.String(op.Name)
 		return true, nil
 	case compiler.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
@@ -115,32 +121,56 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		return false, dialects.Unsupported(d, "changing a column's type (SQLite keeps no column types)")
 	case compiler.UpdateMatched:
 		// SQLite has no MERGE: UPDATE ... FROM (3.33+).
-		w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.Assignments(w, "", op.Set, ",\n    "),
-			"\nFROM ", w.Table(op.Stage), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, false))
+		w.S("UPDATE ")
+		w.Table(op.Target)
+		w.S(" AS t\nSET ")
+		dialects.Assignments(w, "", op.Set, ",\n    ")
+		w.S("\nFROM ")
+		w.Table(op.Stage)
+		w.S(" AS s\nWHERE ")
+		dialects.KeyMatch(w, op.Key, false)
 		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ", w.Table(op.Target), " AS t\nSET ", dialects.SetList(w, "", dialects.NonKey(op.Columns, op.Key), dialects.FromStage(w), ",\n    "))
-				w.S("\nFROM ", dialects.MergeInput(w, op), " AS s\nWHERE ", dialects.KeyMatch(w, op.Key, true))
+				w.S("UPDATE ")
+				w.Table(op.Target)
+				w.S(" AS t\nSET ")
+				dialects.SetList(w, "", op.Updated(), dialects.FromStage(w), ",\n    ")
+				w.S("\nFROM ")
+				dialects.MergeInput(w, op)
+				w.S(" AS s\nWHERE ")
+				dialects.KeyMatch(w, op.Key, true)
 				if op.Version != "" {
-					w.S(" AND ", dialects.Newer(w, "t", "s", op.Version))
+					w.S(" AND ")
+					dialects.Newer(w, "t", "s", op.Version)
 				}
 			})
 			return true, nil
 		}
 		// WHERE true: without it SQLite's parser reads ON CONFLICT as a join constraint.
-		w.S("INSERT INTO ", w.Table(op.Target), " (", w.Idents("", op.Columns), ")\nSELECT ", w.Idents("", op.Columns),
-			"\nFROM ", dialects.MergeFrom(w, op), "\nWHERE true\nON CONFLICT (", w.Idents("", op.Key), ") DO ")
-		set := dialects.NonKey(op.Columns, op.Key)
+		w.S("INSERT INTO ")
+		w.Table(op.Target)
+		w.S(" (")
+		w.Idents("", op.Columns)
+		w.S(")\nSELECT ")
+		w.Idents("", op.Columns)
+		w.S("\nFROM ")
+		dialects.MergeFrom(w, op)
+		w.S("\nWHERE true\nON CONFLICT (")
+		w.Idents("", op.Key)
+		w.S(") DO ")
+		set := op.Updated()
 		if len(set) == 0 {
 			w.S("NOTHING")
 			return true, nil
 		}
-		w.S("UPDATE SET\n  ", dialects.SetList(w, "", set, func(c string) string { return "excluded." + w.Col("", c) }, ",\n  "))
+		w.S("UPDATE SET\n  ")
+		dialects.SetList(w, "", set, func(c string) { w.Col("excluded", c) }, ",\n  ")
 		if op.Version != "" {
 			// The target's row is named by the table's own name here.
-			w.S("\n  WHERE ", dialects.Newer(w, w.Table(op.Target), "excluded", op.Version))
+			w.S("\n  WHERE ")
+			dialects.NewerOf(w, dialects.Named(op.Target), dialects.Alias("excluded"), op.Version)
 		}
 		return true, nil
 	}
@@ -148,19 +178,26 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TruncTime spells the start of a partition in SQLite's ISO text form.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, _ compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
 	switch granularity {
 	case "hour":
-		return "strftime(" + w.String("%Y-%m-%d %H:00:00") + ", " + expr + ")"
+		w.S("strftime(")
+		w.String("%Y-%m-%d %H:00:00")
+		w.S(", ")
 	case "month":
-		return "strftime(" + w.String("%Y-%m-01") + ", " + expr + ")"
+		w.S("strftime(")
+		w.String("%Y-%m-01")
+		w.S(", ")
+	default:
+		w.S("date(")
 	}
-	return "date(" + expr + ")"
+	expr()
+	w.S(")")
 }
 
 // TimeValue leaves a time as it is: SQLite keeps times as ISO text, and a
 // CAST to DATE or TIMESTAMP would read that text as a number.
-func (*Dialect) TimeValue(_ *dialects.Writer, expr string, _ compiler.Type) string { return expr }
+func (*Dialect) TimeValue(_ *dialects.Writer, expr func(), _ compiler.Type) { expr() }
 
 // TimeText is the ISO text BindTime binds, so that a literal compares with
 // stored values as text.
@@ -170,9 +207,12 @@ func (d *Dialect) TimeText(tm time.Time, t compiler.Type) string {
 
 // ConvertTime turns a date into the timestamp of its midnight, or a
 // timestamp into its day, in the ISO text form.
-func (*Dialect) ConvertTime(_ *dialects.Writer, expr string, _, to compiler.Type) string {
+func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to compiler.Type) {
 	if to.Kind == compiler.Date {
-		return "date(" + expr + ")"
+		w.S("date(")
+	} else {
+		w.S("datetime(")
 	}
-	return "datetime(" + expr + ")"
+	expr()
+	w.S(")")
 }

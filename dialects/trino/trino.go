@@ -73,7 +73,9 @@ func (*Dialect) Placeholder(int) string { return "?" }
 // literal (StringLit) is its own.
 func (*Dialect) Lexer() *sqllex.Rules { return sqllex.Trino }
 
-func (*Dialect) NullSafeEqual(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
+func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
+	w.Infix(a, " IS NOT DISTINCT FROM ", b)
+}
 
 // BindTime keeps the column's kind with the time: the runner spells the
 // value as a literal of that type (Literal) rather than let the client
@@ -118,11 +120,16 @@ var types = dialects.TypeNames{
 func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("trino", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr, granularity string, t compiler.Type) string {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+	w.S("date_trunc(")
+	w.String(granularity)
+	w.S(", ")
+	expr()
 	if t.Kind == compiler.TimestampTZ {
-		expr = expr + " AT TIME ZONE " + w.String("UTC")
+		w.S(" AT TIME ZONE ")
+		w.String("UTC")
 	}
-	return "date_trunc(" + w.String(granularity) + ", " + expr + ")"
+	w.S(")")
 }
 
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
@@ -146,14 +153,15 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(marker string, t compiler.Type) string {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
 	switch t.Kind {
 	case compiler.Timestamp:
-		return "CAST(" + marker + " AS TIMESTAMP(6))"
+		dialects.Cast(w, marker, "TIMESTAMP(6)")
 	case compiler.TimestampTZ:
-		return "CAST(" + marker + " AS TIMESTAMP(6) WITH TIME ZONE)"
+		dialects.Cast(w, marker, "TIMESTAMP(6) WITH TIME ZONE")
 	case compiler.Date:
-		return "CAST(" + marker + " AS DATE)"
+		dialects.Cast(w, marker, "DATE")
+	default:
+		marker()
 	}
-	return marker
 }
