@@ -141,17 +141,17 @@ func (w *Writer) render(d Dialect, st *compiler.Statement, types map[compiler.Pa
 }
 
 // renderOp is the shared spelling of every operation: standard SQL that
-// most engines accept as written.
+// most engines accept as written. It only dispatches: each operation has
+// one function of its own, named after it, and a new operation adds a
+// case here and its function.
 func renderOp(w *Writer, op compiler.Op) {
 	switch op := op.(type) {
 	case compiler.CreateSchema:
-		w.S("CREATE SCHEMA IF NOT EXISTS ")
-		w.Table(compiler.Table{Parts: op.Schema})
+		createSchema(w, op)
 	case compiler.CreateTable:
 		CreateTable(w, op, "TEMPORARY")
 	case compiler.DropTable:
-		w.S("DROP TABLE IF EXISTS ")
-		w.Table(op.Table)
+		dropTable(w, op)
 	case compiler.CreateIndex:
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
@@ -166,184 +166,39 @@ func renderOp(w *Writer, op compiler.Op) {
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).
 	case compiler.InsertValues:
-		InsertValues(w, op)
-		if len(op.IfAbsentKey) > 0 {
-			w.S("\nON CONFLICT (")
-			w.Idents("", op.IfAbsentKey)
-			w.S(") DO NOTHING")
-		}
+		insertValuesIfAbsent(w, op)
 	case compiler.Update:
-		w.S("UPDATE ")
-		w.Table(op.Table)
-		w.S("\nSET ")
-		for i, a := range op.Set {
-			if i > 0 {
-				w.S(",\n    ")
-			}
-			// A column set twice takes the value it is set to last.
-			v := a.Value
-			for _, b := range op.Set[i+1:] {
-				if b.Column == a.Column {
-					v = b.Value
-				}
-			}
-			w.Col("", a.Column)
-			w.S(" = ")
-			Expr(w, "", v)
-		}
-		if op.Where != nil {
-			w.S("\nWHERE ")
-			Expr(w, "", op.Where)
-		}
+		update(w, op)
 	case compiler.SelectRows:
-		w.S("SELECT ")
-		w.Idents("", op.Columns)
-		w.S("\nFROM ")
-		w.Table(op.Table)
-		if op.Where != nil {
-			w.S("\nWHERE ")
-			Expr(w, "", op.Where)
-		}
-		OrderBy(w, op.OrderBy)
-		if op.Limit > 0 {
-			w.S("\nLIMIT ")
-			w.Int(op.Limit)
-		}
+		selectRows(w, op)
 	case compiler.StageRows:
-		w.S("INSERT INTO ")
-		w.Table(op.Into)
-		w.S(" (")
-		w.Idents("", op.Columns)
-		w.S(")\n")
-		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
+		stageRows(w, op)
 	case compiler.ReadSource:
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
 	case compiler.DistinctPartitions:
 		DistinctPartitions(w, op)
 	case compiler.RetractKeys:
-		// The target is named by its own name, not an alias: not every
-		// engine's DELETE takes one (Trino, Redshift, MariaDB).
-		target := ownName(w, op.Target)
-		w.S("DELETE FROM ")
-		w.Table(op.Target)
-		w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.Table(op.Stage)
-		w.S(" AS s\n  WHERE ")
-		keyMatchOf(w, target, op.Key, op.NullSafe)
-		if op.Where != nil {
-			w.S("\n    AND (")
-			Expr(w, "s", op.Where)
-			w.S(")")
-		}
-		if op.Older != "" {
-			w.S("\n    AND ")
-			OlderOf(w, Alias("s"), target, op.Older)
-		}
-		w.S("\n)")
+		retractKeys(w, op)
 	case compiler.ReplacePartition:
-		w.S("DELETE FROM ")
-		w.Table(op.Target)
-		w.S("\nWHERE ")
-		WindowPred(w, "", op.Range)
-		w.End()
-		w.S("INSERT INTO ")
-		w.Table(op.Target)
-		w.S(" (")
-		w.Idents("", op.Columns)
-		w.S(")\nSELECT ")
-		w.Idents("", op.Columns)
-		w.S("\nFROM ")
-		w.Table(op.Stage)
-		w.S("\nWHERE ")
-		WindowPred(w, "", op.Range)
+		replacePartition(w, op)
 	case compiler.CountSource:
-		if op.Keep != nil && op.Keep.Dedupe != nil {
-			w.S("SELECT COUNT(*)\nFROM ")
-			kept(w, op.Source, nil, op.Window, *op.Keep)
-			if op.Where != nil {
-				w.S("\nWHERE ")
-				Expr(w, "", op.Where)
-			}
-			break
-		}
-		w.S("SELECT COUNT(*)\nFROM ")
-		From(w, op.Source)
-		t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
-		if windowed(op.Window) {
-			t.next()
-			WindowPred(w, "", op.Window)
-		}
-		if op.Keep != nil && op.Keep.Where != nil {
-			t.next()
-			Expr(w, "", op.Keep.Where)
-		}
-		if op.Where != nil {
-			t.next()
-			Expr(w, "", op.Where)
-		}
+		countSource(w, op)
 	case compiler.ProbeColumns:
-		w.S("SELECT ")
-		if len(op.Columns) > 0 {
-			w.Idents("", op.Columns)
-		} else {
-			w.S("*")
-		}
-		// A predicate no row passes: the engine plans the read, types the
-		// columns, and reads nothing.
-		w.S("\nFROM ")
-		From(w, op.Source)
-		w.S("\nWHERE 1 = 0")
+		probeColumns(w, op)
 	case compiler.AddColumn:
-		w.S("ALTER TABLE ")
-		w.Table(op.Table)
-		w.S(" ADD COLUMN ")
-		w.Col("", op.Column.Name)
-		w.S(" ")
-		w.Type(op.Column.Type)
+		addColumn(w, op)
 	case compiler.AlterColumnType:
-		w.S("ALTER TABLE ")
-		w.Table(op.Table)
-		w.S(" ALTER COLUMN ")
-		w.Col("", op.Column.Name)
-		w.S(" TYPE ")
-		w.Type(op.Column.Type)
+		alterColumnType(w, op)
 	case compiler.DropColumn:
-		w.S("ALTER TABLE ")
-		w.Table(op.Table)
-		w.S(" DROP COLUMN ")
-		w.Col("", op.Column)
+		dropColumn(w, op)
 	case compiler.ProfileColumns:
-		w.S("SELECT COUNT(*) AS incrc_rows")
-		for i, c := range op.Columns {
-			w.S(",\n  COUNT(")
-			w.Col("", c)
-			w.S(") AS n")
-			w.Int(i)
-		}
-		for i, c := range op.Min {
-			w.S(",\n  MIN(")
-			w.Col("", c)
-			w.S(") AS min")
-			w.Int(i)
-		}
-		w.S("\nFROM ")
-		From(w, op.Source)
+		profileColumns(w, op)
 	case compiler.SourceMax:
-		w.S("SELECT MAX(")
-		w.Col("", op.Column)
-		w.S(")\nFROM ")
-		From(w, op.Source)
+		sourceMax(w, op)
 	case compiler.HasRows:
-		w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ")
-		w.Table(op.Table)
-		w.S(") THEN 1 ELSE 0 END")
+		hasRows(w, op)
 	case compiler.CountRows:
-		w.S("SELECT COUNT(*)\nFROM ")
-		w.Table(op.Table)
-		if op.Where != nil {
-			w.S("\nWHERE ")
-			Expr(w, "", op.Where)
-		}
+		countRows(w, op)
 	case compiler.QuarantineRows:
 		QuarantineRows(w, op)
 	case compiler.ReplaceAll:
@@ -352,113 +207,370 @@ func renderOp(w *Writer, op compiler.Op) {
 		// The engine's catalog is not read here: the dedupe always runs.
 		w.S("SELECT 0")
 	case compiler.DeleteRows:
-		w.S("DELETE FROM ")
-		w.Table(op.Table)
-		if op.Where != nil {
-			w.S("\nWHERE ")
-			Expr(w, "", op.Where)
-		}
+		deleteRows(w, op)
 	case compiler.DuplicateKey:
-		w.S("SELECT ")
-		w.Idents("", op.Key)
-		w.S(", COUNT(*)\nFROM ")
-		w.Table(op.Table)
-		w.S("\nGROUP BY ")
-		w.Idents("", op.Key)
-		w.S("\nHAVING COUNT(*) > 1\nORDER BY ")
-		w.Idents("", op.Key)
-		w.S("\nLIMIT 1")
+		duplicateKey(w, op)
 	case compiler.VersionedKeys:
-		w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
-		w.Idents("", op.Key)
-		w.S("\n  FROM ")
-		mark := len(w.cur)
-		From(w, op.Source)
-		w.indentSince(mark, "  ")
-		if windowed(op.Window) {
-			w.S("\n  WHERE ")
-			WindowPred(w, "", op.Window)
-		}
-		w.S("\n  GROUP BY ")
-		w.Idents("", op.Key)
-		w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
+		versionedKeys(w, op)
 	case compiler.CountMatched:
-		if op.Tally {
-			// The target is keyed by Key: a row matches at most one.
-			k := op.Key[0]
-			w.S("SELECT COUNT(*) AS ")
-			w.Col("", compiler.RegRead)
-			w.S(", COUNT(*) - COUNT(")
-			w.Col("t", k)
-			w.S(") AS ")
-			w.Col("", compiler.RegInserted)
-			if op.Version != "" {
-				w.S(", COUNT(")
-				w.Col("t", k)
-				w.S(") - COUNT(CASE WHEN ")
-				Older(w, "t", "s", op.Version)
-				w.S(" THEN 1 END) AS ")
-				w.Col("", compiler.RegUpdated)
-				w.S(", COUNT(CASE WHEN ")
-				Older(w, "t", "s", op.Version)
-				w.S(" THEN 1 END) AS ")
-				w.Col("", compiler.RegIgnored)
-			} else {
-				w.S(", COUNT(")
-				w.Col("t", k)
-				w.S(") AS ")
-				w.Col("", compiler.RegUpdated)
-			}
-			w.S("\nFROM ")
-			MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
-			w.S(" AS s\nLEFT JOIN ")
-			w.Table(op.Target)
-			w.S(" AS t ON ")
-			keyMatch(w, "t", op.Key, op.NullSafe)
-			break
-		}
-		w.S("SELECT COUNT(*)\nFROM ")
-		MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
-		w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.Table(op.Target)
-		w.S(" AS t\n  WHERE ")
-		keyMatch(w, "t", op.Key, op.NullSafe)
-		if op.Version != "" {
-			w.S("\n    AND ")
-			Newer(w, "t", "s", op.Version)
-		}
-		w.S("\n)")
+		countMatched(w, op)
 	case compiler.InsertFrom:
-		w.S("INSERT INTO ")
-		w.Table(op.Into)
-		w.S(" (")
-		w.Idents("", op.Columns)
-		w.S(")\nSELECT ")
-		w.Idents("", op.Columns)
-		w.S("\nFROM ")
-		w.Table(op.From)
+		insertFrom(w, op)
 	case compiler.MergeRows:
 		Merge(w, op)
 	case compiler.ResolveChanges:
 		ResolveChanges(w, op)
 	case compiler.UpdateMatched:
-		w.S("MERGE INTO ")
-		w.Table(op.Target)
-		w.S(" AS t\nUSING ")
-		w.Table(op.Stage)
-		w.S(" AS s\nON ")
-		keyMatch(w, "t", op.Key, false)
-		w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
-		Assignments(w, "", op.Set, ",\n  ")
+		updateMatched(w, op)
 	case compiler.Aggregate:
 		Aggregate(w, op)
 	case compiler.LookupOverlaps:
 		lookupOverlaps(w, op)
+	case compiler.VersionCandidates:
+		versionCandidates(w, op)
+	case compiler.VersionHistory:
+		versionHistory(w, op)
+	case compiler.ReopenVersions:
+		reopenVersions(w, op)
+	case compiler.TimelineChanges:
+		timelineChanges(w, op)
+	case compiler.ColumnChanges:
+		columnChanges(w, op)
+	case compiler.VanishedVersions:
+		vanishedVersions(w, op)
+	case compiler.ApplyVersions:
+		applyVersions(w, op)
+	case compiler.ResolveVersions:
+		resolveVersions(w, op)
+	case compiler.TombstoneHistory:
+		tombstoneHistory(w, op)
+	case compiler.EventChanges:
+		eventChanges(w, op)
 	default:
-		if !renderVersions(w, op) {
-			w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
-		}
+		w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
 	}
+}
+
+func createSchema(w *Writer, op compiler.CreateSchema) {
+	w.S("CREATE SCHEMA IF NOT EXISTS ")
+	w.Table(compiler.Table{Parts: op.Schema})
+}
+
+func dropTable(w *Writer, op compiler.DropTable) {
+	w.S("DROP TABLE IF EXISTS ")
+	w.Table(op.Table)
+}
+
+func insertValuesIfAbsent(w *Writer, op compiler.InsertValues) {
+	InsertValues(w, op)
+	if len(op.IfAbsentKey) > 0 {
+		w.S("\nON CONFLICT (")
+		w.Idents("", op.IfAbsentKey)
+		w.S(") DO NOTHING")
+	}
+}
+
+func update(w *Writer, op compiler.Update) {
+	w.S("UPDATE ")
+	w.Table(op.Table)
+	w.S("\nSET ")
+	for i, a := range op.Set {
+		if i > 0 {
+			w.S(",\n    ")
+		}
+		// A column set twice takes the value it is set to last.
+		v := a.Value
+		for _, b := range op.Set[i+1:] {
+			if b.Column == a.Column {
+				v = b.Value
+			}
+		}
+		w.Col("", a.Column)
+		w.S(" = ")
+		Expr(w, "", v)
+	}
+	if op.Where != nil {
+		w.S("\nWHERE ")
+		Expr(w, "", op.Where)
+	}
+}
+
+func selectRows(w *Writer, op compiler.SelectRows) {
+	w.S("SELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	w.Table(op.Table)
+	if op.Where != nil {
+		w.S("\nWHERE ")
+		Expr(w, "", op.Where)
+	}
+	OrderBy(w, op.OrderBy)
+	if op.Limit > 0 {
+		w.S("\nLIMIT ")
+		w.Int(op.Limit)
+	}
+}
+
+func stageRows(w *Writer, op compiler.StageRows) {
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Idents("", op.Columns)
+	w.S(")\n")
+	Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
+}
+
+// retractKeys names the target by its own name, not an alias: not every
+// engine's DELETE takes one (Trino, Redshift, MariaDB).
+func retractKeys(w *Writer, op compiler.RetractKeys) {
+	target := ownName(w, op.Target)
+	w.S("DELETE FROM ")
+	w.Table(op.Target)
+	w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.Table(op.Stage)
+	w.S(" AS s\n  WHERE ")
+	keyMatchOf(w, target, op.Key, op.NullSafe)
+	if op.Where != nil {
+		w.S("\n    AND (")
+		Expr(w, "s", op.Where)
+		w.S(")")
+	}
+	if op.Older != "" {
+		w.S("\n    AND ")
+		OlderOf(w, Alias("s"), target, op.Older)
+	}
+	w.S("\n)")
+}
+
+func replacePartition(w *Writer, op compiler.ReplacePartition) {
+	w.S("DELETE FROM ")
+	w.Table(op.Target)
+	w.S("\nWHERE ")
+	WindowPred(w, "", op.Range)
+	w.End()
+	w.S("INSERT INTO ")
+	w.Table(op.Target)
+	w.S(" (")
+	w.Idents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	w.Table(op.Stage)
+	w.S("\nWHERE ")
+	WindowPred(w, "", op.Range)
+}
+
+func countSource(w *Writer, op compiler.CountSource) {
+	if op.Keep != nil && op.Keep.Dedupe != nil {
+		w.S("SELECT COUNT(*)\nFROM ")
+		kept(w, op.Source, nil, op.Window, *op.Keep)
+		if op.Where != nil {
+			w.S("\nWHERE ")
+			Expr(w, "", op.Where)
+		}
+		return
+	}
+	w.S("SELECT COUNT(*)\nFROM ")
+	From(w, op.Source)
+	t := terms{w: w, first: "\nWHERE ", sep: "\n  AND "}
+	if windowed(op.Window) {
+		t.next()
+		WindowPred(w, "", op.Window)
+	}
+	if op.Keep != nil && op.Keep.Where != nil {
+		t.next()
+		Expr(w, "", op.Keep.Where)
+	}
+	if op.Where != nil {
+		t.next()
+		Expr(w, "", op.Where)
+	}
+}
+
+func probeColumns(w *Writer, op compiler.ProbeColumns) {
+	w.S("SELECT ")
+	if len(op.Columns) > 0 {
+		w.Idents("", op.Columns)
+	} else {
+		w.S("*")
+	}
+	// A predicate no row passes: the engine plans the read, types the
+	// columns, and reads nothing.
+	w.S("\nFROM ")
+	From(w, op.Source)
+	w.S("\nWHERE 1 = 0")
+}
+
+func addColumn(w *Writer, op compiler.AddColumn) {
+	w.S("ALTER TABLE ")
+	w.Table(op.Table)
+	w.S(" ADD COLUMN ")
+	w.Col("", op.Column.Name)
+	w.S(" ")
+	w.Type(op.Column.Type)
+}
+
+func alterColumnType(w *Writer, op compiler.AlterColumnType) {
+	w.S("ALTER TABLE ")
+	w.Table(op.Table)
+	w.S(" ALTER COLUMN ")
+	w.Col("", op.Column.Name)
+	w.S(" TYPE ")
+	w.Type(op.Column.Type)
+}
+
+func dropColumn(w *Writer, op compiler.DropColumn) {
+	w.S("ALTER TABLE ")
+	w.Table(op.Table)
+	w.S(" DROP COLUMN ")
+	w.Col("", op.Column)
+}
+
+func profileColumns(w *Writer, op compiler.ProfileColumns) {
+	w.S("SELECT COUNT(*) AS incrc_rows")
+	for i, c := range op.Columns {
+		w.S(",\n  COUNT(")
+		w.Col("", c)
+		w.S(") AS n")
+		w.Int(i)
+	}
+	for i, c := range op.Min {
+		w.S(",\n  MIN(")
+		w.Col("", c)
+		w.S(") AS min")
+		w.Int(i)
+	}
+	w.S("\nFROM ")
+	From(w, op.Source)
+}
+
+func sourceMax(w *Writer, op compiler.SourceMax) {
+	w.S("SELECT MAX(")
+	w.Col("", op.Column)
+	w.S(")\nFROM ")
+	From(w, op.Source)
+}
+
+func hasRows(w *Writer, op compiler.HasRows) {
+	w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ")
+	w.Table(op.Table)
+	w.S(") THEN 1 ELSE 0 END")
+}
+
+func countRows(w *Writer, op compiler.CountRows) {
+	w.S("SELECT COUNT(*)\nFROM ")
+	w.Table(op.Table)
+	if op.Where != nil {
+		w.S("\nWHERE ")
+		Expr(w, "", op.Where)
+	}
+}
+
+func deleteRows(w *Writer, op compiler.DeleteRows) {
+	w.S("DELETE FROM ")
+	w.Table(op.Table)
+	if op.Where != nil {
+		w.S("\nWHERE ")
+		Expr(w, "", op.Where)
+	}
+}
+
+func duplicateKey(w *Writer, op compiler.DuplicateKey) {
+	w.S("SELECT ")
+	w.Idents("", op.Key)
+	w.S(", COUNT(*)\nFROM ")
+	w.Table(op.Table)
+	w.S("\nGROUP BY ")
+	w.Idents("", op.Key)
+	w.S("\nHAVING COUNT(*) > 1\nORDER BY ")
+	w.Idents("", op.Key)
+	w.S("\nLIMIT 1")
+}
+
+func versionedKeys(w *Writer, op compiler.VersionedKeys) {
+	w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
+	w.Idents("", op.Key)
+	w.S("\n  FROM ")
+	mark := len(w.cur)
+	From(w, op.Source)
+	w.indentSince(mark, "  ")
+	if windowed(op.Window) {
+		w.S("\n  WHERE ")
+		WindowPred(w, "", op.Window)
+	}
+	w.S("\n  GROUP BY ")
+	w.Idents("", op.Key)
+	w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
+}
+
+func countMatched(w *Writer, op compiler.CountMatched) {
+	if op.Tally {
+		// The target is keyed by Key: a row matches at most one.
+		k := op.Key[0]
+		w.S("SELECT COUNT(*) AS ")
+		w.Col("", compiler.RegRead)
+		w.S(", COUNT(*) - COUNT(")
+		w.Col("t", k)
+		w.S(") AS ")
+		w.Col("", compiler.RegInserted)
+		if op.Version != "" {
+			w.S(", COUNT(")
+			w.Col("t", k)
+			w.S(") - COUNT(CASE WHEN ")
+			Older(w, "t", "s", op.Version)
+			w.S(" THEN 1 END) AS ")
+			w.Col("", compiler.RegUpdated)
+			w.S(", COUNT(CASE WHEN ")
+			Older(w, "t", "s", op.Version)
+			w.S(" THEN 1 END) AS ")
+			w.Col("", compiler.RegIgnored)
+		} else {
+			w.S(", COUNT(")
+			w.Col("t", k)
+			w.S(") AS ")
+			w.Col("", compiler.RegUpdated)
+		}
+		w.S("\nFROM ")
+		MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
+		w.S(" AS s\nLEFT JOIN ")
+		w.Table(op.Target)
+		w.S(" AS t ON ")
+		keyMatch(w, "t", op.Key, op.NullSafe)
+		return
+	}
+	w.S("SELECT COUNT(*)\nFROM ")
+	MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
+	w.S(" AS s\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.Table(op.Target)
+	w.S(" AS t\n  WHERE ")
+	keyMatch(w, "t", op.Key, op.NullSafe)
+	if op.Version != "" {
+		w.S("\n    AND ")
+		Newer(w, "t", "s", op.Version)
+	}
+	w.S("\n)")
+}
+
+func insertFrom(w *Writer, op compiler.InsertFrom) {
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Idents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	w.Table(op.From)
+}
+
+func updateMatched(w *Writer, op compiler.UpdateMatched) {
+	w.S("MERGE INTO ")
+	w.Table(op.Target)
+	w.S(" AS t\nUSING ")
+	w.Table(op.Stage)
+	w.S(" AS s\nON ")
+	keyMatch(w, "t", op.Key, false)
+	w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
+	Assignments(w, "", op.Set, ",\n  ")
 }
 
 // ownName qualifies the columns of a DELETE's target by its own name,

@@ -191,57 +191,36 @@ func deletedCol(w *Writer, alias string, v compiler.Versioning) {
 	}
 }
 
-// renderVersions spells the SCD2 operations; false for any other.
-func renderVersions(w *Writer, op compiler.Op) bool {
-	switch op := op.(type) {
-	case compiler.VersionCandidates:
-		versionCandidates(w, op)
-	case compiler.VersionHistory:
-		v := op.Versioning
-		insertVersions(w, op.Into, v, compiler.KindColumn)
-		w.S("SELECT ")
-		w.Idents("t", v.Stored())
-		w.S(", 0\nFROM ")
-		w.Table(v.Target)
-		w.S(" AS t\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.Table(op.Stage)
-		w.S(" AS s\n  WHERE ")
-		keyEq(w, "s", "t", v.Key)
-		w.S("\n)")
-	case compiler.ReopenVersions:
-		reopenVersions(w, op)
-	case compiler.TimelineChanges:
-		timelineChanges(w, op)
-	case compiler.ColumnChanges:
-		columnChanges(w, op)
-	case compiler.VanishedVersions:
-		vanishedVersions(w, op)
-	case compiler.ApplyVersions:
-		applyVersions(w, op)
-	case compiler.ResolveVersions:
-		resolveVersions(w, op)
-	case compiler.TombstoneHistory:
-		v := op.Versioning
-		cols := append(append([]string(nil), v.Key...), compiler.SequenceColumn, v.ValidFrom)
-		w.S("INSERT INTO ")
-		w.Table(op.Into)
-		w.S(" (")
-		w.Idents("", append(cols, compiler.KindColumn))
-		w.S(")\nSELECT ")
-		w.Idents("b", cols)
-		w.S(", ", compiler.KindHeldDelete, "\nFROM ")
-		w.Table(op.Tombstones)
-		w.S(" AS b\nWHERE EXISTS (\n  SELECT 1 FROM ")
-		w.Table(op.Stage)
-		w.S(" AS s\n  WHERE ")
-		keyEq(w, "s", "b", v.Key)
-		w.S("\n)")
-	case compiler.EventChanges:
-		eventChanges(w, op)
-	default:
-		return false
-	}
-	return true
+func versionHistory(w *Writer, op compiler.VersionHistory) {
+	v := op.Versioning
+	insertVersions(w, op.Into, v, compiler.KindColumn)
+	w.S("SELECT ")
+	w.Idents("t", v.Stored())
+	w.S(", 0\nFROM ")
+	w.Table(v.Target)
+	w.S(" AS t\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.Table(op.Stage)
+	w.S(" AS s\n  WHERE ")
+	keyEq(w, "s", "t", v.Key)
+	w.S("\n)")
+}
+
+func tombstoneHistory(w *Writer, op compiler.TombstoneHistory) {
+	v := op.Versioning
+	cols := append(append([]string(nil), v.Key...), compiler.SequenceColumn, v.ValidFrom)
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Idents("", append(cols, compiler.KindColumn))
+	w.S(")\nSELECT ")
+	w.Idents("b", cols)
+	w.S(", ", compiler.KindHeldDelete, "\nFROM ")
+	w.Table(op.Tombstones)
+	w.S(" AS b\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.Table(op.Stage)
+	w.S(" AS s\n  WHERE ")
+	keyEq(w, "s", "b", v.Key)
+	w.S("\n)")
 }
 
 // resolveVersions stages the new events of a change log: per key and

@@ -90,38 +90,7 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell
 func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	switch op := op.(type) {
 	case compiler.SessionLock:
-		// A named lock of the connection. Names are the server's, not the
-		// database's, so the database is in the name (hashed: a name is at
-		// most 64 characters).
-		name := func() {
-			w.S("CONCAT(")
-			w.String("incrc:")
-			w.S(", SHA1(CONCAT(COALESCE(DATABASE(), ")
-			w.String("")
-			w.S("), ")
-			if op.Guards == "lease" {
-				w.String(" lease ")
-				w.S(", ")
-				w.Param("pipeline")
-			} else {
-				w.String(" setup")
-			}
-			w.S(")))")
-		}
-		switch {
-		case op.Release:
-			w.Call("SELECT RELEASE_LOCK", name)
-		case op.Guards == "lease":
-			w.S("SELECT COALESCE(")
-			w.Call("GET_LOCK", name, ", 0")
-			w.S(", 0)")
-		default:
-			// A setup takes milliseconds: a minute without the lock is a
-			// setup that hangs, and the run fails saying so.
-			w.S("SELECT COALESCE(")
-			w.Call("GET_LOCK", name, ", 60")
-			w.S(", 0)")
-		}
+		sessionLock(w, op)
 		return true, nil
 	case compiler.CreateTable:
 		cols, err := keyTypes(op.Columns, op.PrimaryKey)
@@ -134,107 +103,169 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true, Indexes: true})
 		return true, nil
 	case compiler.DropTable:
-		if op.Temporary {
-			// TEMPORARY: a plain DROP TABLE would commit the open transaction.
-			w.S("DROP TEMPORARY TABLE IF EXISTS ")
-		} else {
-			w.S("DROP TABLE IF EXISTS ")
-		}
-		w.Table(op.Table)
+		dropTable(w, op)
 		return true, nil
 	case compiler.AlterColumnType:
-		// MODIFY restates the whole column: its NULL-ness too.
-		w.S("ALTER TABLE ")
-		w.Table(op.Table)
-		w.S(" MODIFY COLUMN ")
-		w.Col("", op.Column.Name)
-		w.S(" ")
-		w.Type(op.Column.Type)
-		if op.Column.NotNull {
-			w.S(" NOT NULL")
-		}
+		alterColumnType(w, op)
 		return true, nil
 	case compiler.InsertValues:
-		dialects.InsertValues(w, op)
-		if len(op.IfAbsentKey) > 0 {
-			w.S("\nON DUPLICATE KEY UPDATE ")
-			w.Col("", op.IfAbsentKey[0])
-			w.S(" = ")
-			w.Col("", op.IfAbsentKey[0])
-		}
+		insertValues(w, op)
 		return true, nil
 	case compiler.UpdateMatched:
-		// No MERGE: a multi-table UPDATE.
-		w.S("UPDATE ")
-		w.Table(op.Target)
-		w.S(" AS t\nJOIN ")
-		w.Table(op.Stage)
-		w.S(" AS s ON ")
-		dialects.KeyMatch(w, op.Key, false)
-		w.S("\nSET ")
-		dialects.Assignments(w, "t", op.Set, ",\n    ")
+		updateMatched(w, op)
 		return true, nil
 	case compiler.MergeRows:
 		if op.NullSafe {
-			dialects.UpdateThenInsert(w, op, func() {
-				w.S("UPDATE ")
-				w.Table(op.Target)
-				w.S(" AS t\nJOIN ")
-				dialects.MergeInput(w, op)
-				w.S(" AS s ON ")
-				dialects.KeyMatch(w, op.Key, true)
-				w.S("\nSET ")
-				dialects.SetList(w, "t", op.Updated(), dialects.FromStage(w), ",\n    ")
-				if op.Version != "" {
-					w.S("\nWHERE ")
-					dialects.Newer(w, "t", "s", op.Version)
-				}
-			})
-			return true, nil
+			mergeNullSafe(w, op)
+		} else {
+			upsert(w, op)
 		}
-		// VALUES(c) is the spelling MariaDB knows; MySQL 8 still accepts it.
-		w.S("INSERT INTO ")
-		w.Table(op.Target)
-		w.S(" (")
-		w.Idents("", op.Columns)
-		w.S(")\nSELECT ")
-		w.Idents("", op.Columns)
-		w.S("\nFROM ")
-		dialects.MergeFrom(w, op)
-		w.S("\nON DUPLICATE KEY UPDATE\n  ")
-		set := op.Updated()
-		if len(set) == 0 {
-			set = op.Key[:1]
-		}
-		value := func(c string) {
-			w.S("VALUES(")
-			w.Col("", c)
-			w.S(")")
-		}
-		if op.Version != "" && contains(set, op.Version) {
-			// The assignments run left to right, each seeing the ones
-			// before: the version, which the guard of every other reads,
-			// is assigned last. The guard reads the row the target held.
-			set = append(without(set, op.Version), op.Version)
-			target, incoming := dialects.Named(op.Target), value
-			value = func(c string) {
-				w.S("IF((")
-				w.ColOf(target, op.Version)
-				w.S(" IS NULL OR ")
-				incoming(op.Version)
-				w.S(" >= ")
-				w.ColOf(target, op.Version)
-				w.S("), VALUES(")
-				w.Col("", c)
-				w.S("), ")
-				w.ColOf(target, c)
-				w.S(")")
-			}
-		}
-		dialects.SetList(w, "", set, value, ",\n  ")
 		return true, nil
 	}
 	return false, nil
+}
+
+// mergeNullSafe updates, then inserts: ON DUPLICATE KEY UPDATE matches
+// by a unique index, which never matches a NULL key part.
+func mergeNullSafe(w *dialects.Writer, op compiler.MergeRows) {
+	dialects.UpdateThenInsert(w, op, func() {
+		w.S("UPDATE ")
+		w.Table(op.Target)
+		w.S(" AS t\nJOIN ")
+		dialects.MergeInput(w, op)
+		w.S(" AS s ON ")
+		dialects.KeyMatch(w, op.Key, true)
+		w.S("\nSET ")
+		dialects.SetList(w, "t", op.Updated(), dialects.FromStage(w), ",\n    ")
+		if op.Version != "" {
+			w.S("\nWHERE ")
+			dialects.Newer(w, "t", "s", op.Version)
+		}
+	})
+}
+
+// upsert spells VALUES(c), which MariaDB knows; MySQL 8 still accepts it.
+func upsert(w *dialects.Writer, op compiler.MergeRows) {
+	w.S("INSERT INTO ")
+	w.Table(op.Target)
+	w.S(" (")
+	w.Idents("", op.Columns)
+	w.S(")\nSELECT ")
+	w.Idents("", op.Columns)
+	w.S("\nFROM ")
+	dialects.MergeFrom(w, op)
+	w.S("\nON DUPLICATE KEY UPDATE\n  ")
+	set := op.Updated()
+	if len(set) == 0 {
+		set = op.Key[:1]
+	}
+	value := func(c string) {
+		w.S("VALUES(")
+		w.Col("", c)
+		w.S(")")
+	}
+	if op.Version != "" && contains(set, op.Version) {
+		// The assignments run left to right, each seeing the ones
+		// before: the version, which the guard of every other reads,
+		// is assigned last. The guard reads the row the target held.
+		set = append(without(set, op.Version), op.Version)
+		target, incoming := dialects.Named(op.Target), value
+		value = func(c string) {
+			w.S("IF((")
+			w.ColOf(target, op.Version)
+			w.S(" IS NULL OR ")
+			incoming(op.Version)
+			w.S(" >= ")
+			w.ColOf(target, op.Version)
+			w.S("), VALUES(")
+			w.Col("", c)
+			w.S("), ")
+			w.ColOf(target, c)
+			w.S(")")
+		}
+	}
+	dialects.SetList(w, "", set, value, ",\n  ")
+}
+
+// sessionLock takes or releases a named lock of the connection. Names are
+// the server's, not the database's, so the database is in the name
+// (hashed: a name is at most 64 characters).
+func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
+	name := func() {
+		w.S("CONCAT(")
+		w.String("incrc:")
+		w.S(", SHA1(CONCAT(COALESCE(DATABASE(), ")
+		w.String("")
+		w.S("), ")
+		if op.Guards == "lease" {
+			w.String(" lease ")
+			w.S(", ")
+			w.Param("pipeline")
+		} else {
+			w.String(" setup")
+		}
+		w.S(")))")
+	}
+	switch {
+	case op.Release:
+		w.Call("SELECT RELEASE_LOCK", name)
+	case op.Guards == "lease":
+		w.S("SELECT COALESCE(")
+		w.Call("GET_LOCK", name, ", 0")
+		w.S(", 0)")
+	default:
+		// A setup takes milliseconds: a minute without the lock is a
+		// setup that hangs, and the run fails saying so.
+		w.S("SELECT COALESCE(")
+		w.Call("GET_LOCK", name, ", 60")
+		w.S(", 0)")
+	}
+}
+
+func dropTable(w *dialects.Writer, op compiler.DropTable) {
+	if op.Temporary {
+		// TEMPORARY: a plain DROP TABLE would commit the open transaction.
+		w.S("DROP TEMPORARY TABLE IF EXISTS ")
+	} else {
+		w.S("DROP TABLE IF EXISTS ")
+	}
+	w.Table(op.Table)
+}
+
+// alterColumnType uses MODIFY, which restates the whole column: its
+// NULL-ness too.
+func alterColumnType(w *dialects.Writer, op compiler.AlterColumnType) {
+	w.S("ALTER TABLE ")
+	w.Table(op.Table)
+	w.S(" MODIFY COLUMN ")
+	w.Col("", op.Column.Name)
+	w.S(" ")
+	w.Type(op.Column.Type)
+	if op.Column.NotNull {
+		w.S(" NOT NULL")
+	}
+}
+
+func insertValues(w *dialects.Writer, op compiler.InsertValues) {
+	dialects.InsertValues(w, op)
+	if len(op.IfAbsentKey) > 0 {
+		w.S("\nON DUPLICATE KEY UPDATE ")
+		w.Col("", op.IfAbsentKey[0])
+		w.S(" = ")
+		w.Col("", op.IfAbsentKey[0])
+	}
+}
+
+// updateMatched is a multi-table UPDATE: MariaDB and MySQL have no MERGE.
+func updateMatched(w *dialects.Writer, op compiler.UpdateMatched) {
+	w.S("UPDATE ")
+	w.Table(op.Target)
+	w.S(" AS t\nJOIN ")
+	w.Table(op.Stage)
+	w.S(" AS s ON ")
+	dialects.KeyMatch(w, op.Key, false)
+	w.S("\nSET ")
+	dialects.Assignments(w, "t", op.Set, ",\n    ")
 }
 
 // TimeValue is the shared CAST.

@@ -125,51 +125,13 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
 	case compiler.IndexExists:
-		// The index lives in its table's schema: the first of the search
-		// path's, for an unqualified table, as CREATE TABLE put it.
-		w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ")
-		if parts := op.Table.Parts; len(parts) > 1 {
-			w.String(parts[len(parts)-2])
-		} else {
-			w.S("current_schema()")
-		}
-		w.S(" AND tablename = ")
-		w.String(op.Table.Parts[len(op.Table.Parts)-1])
-		w.S(" AND indexname = ")
-		w.String(op.Name)
+		indexExists(w, op)
 		return true, nil
 	case compiler.SessionLock:
-		// An advisory lock of the session, keyed by a 64-bit hash of its
-		// name: advisory locks are per database, as incrc_state is.
-		key := func() {
-			w.S("hashtextextended(")
-			if op.Guards == "lease" {
-				w.String("incrc lease ")
-				w.S(" || ")
-				w.Param("pipeline")
-			} else {
-				w.String("incrc setup")
-			}
-			w.S(", 0)")
-		}
-		switch {
-		case op.Release:
-			w.Call("SELECT pg_advisory_unlock", key)
-		case op.Guards == "lease":
-			w.S("SELECT CASE WHEN ")
-			w.Call("pg_try_advisory_lock", key)
-			w.S(" THEN 1 ELSE 0 END")
-		default:
-			w.S("SELECT COUNT(*)\nFROM (SELECT ")
-			w.Call("pg_advisory_lock", key)
-			w.S(") AS l")
-		}
+		sessionLock(w, op)
 		return true, nil
 	case compiler.ReplaceAll:
-		dialects.ReplaceAll(w, op, func() {
-			w.S("TRUNCATE ")
-			w.Table(op.Target)
-		})
+		replaceAll(w, op)
 		return true, nil
 	case compiler.SourceUnique:
 		sourceUnique(w, op)
@@ -187,41 +149,100 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		if op.NullSafe || op.Tally {
 			return false, nil
 		}
-		// LIMIT 1 in a lateral subquery: a probe of the target's key per
-		// staged row, never a scan of the whole target.
-		cols := op.Key
-		if op.Version != "" {
-			cols = append(append([]string(nil), op.Key...), op.Version)
-		}
-		w.S("SELECT COUNT(*)\nFROM ")
-		dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols)
-		w.S(" AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ")
-		w.Table(op.Target)
-		w.S(" AS t\n  WHERE ")
-		dialects.KeyMatch(w, op.Key, false)
-		if op.Version != "" {
-			w.S(" AND ")
-			dialects.Newer(w, "t", "s", op.Version)
-		}
-		w.S("\n  LIMIT 1\n) AS m")
+		countMatched(w, op)
 		return true, nil
 	case compiler.AnalyzeTable:
-		// Autovacuum never analyzes a temporary table: without this the
-		// planner guesses its size, and hashes the whole target to join
-		// a few thousand staged rows.
-		// The key's statistics and the row count are what those joins
-		// are planned on; the other columns' cost time (a few ms per
-		// 5,000 rows) and the plan does not read them.
-		w.S("ANALYZE ")
-		w.Table(op.Table)
-		if len(op.Columns) > 0 {
-			w.S(" (")
-			w.Idents("", op.Columns)
-			w.S(")")
-		}
+		analyzeTable(w, op)
 		return true, nil
 	}
 	return false, nil
+}
+
+// countMatched probes with LIMIT 1 in a lateral subquery: a probe of the
+// target's key per staged row, never a scan of the whole target.
+func countMatched(w *dialects.Writer, op compiler.CountMatched) {
+	cols := op.Key
+	if op.Version != "" {
+		cols = append(append([]string(nil), op.Key...), op.Version)
+	}
+	w.S("SELECT COUNT(*)\nFROM ")
+	dialects.MergeSource(w, op.Stage, op.Source, op.Window, cols)
+	w.S(" AS s\nCROSS JOIN LATERAL (\n  SELECT 1 FROM ")
+	w.Table(op.Target)
+	w.S(" AS t\n  WHERE ")
+	dialects.KeyMatch(w, op.Key, false)
+	if op.Version != "" {
+		w.S(" AND ")
+		dialects.Newer(w, "t", "s", op.Version)
+	}
+	w.S("\n  LIMIT 1\n) AS m")
+}
+
+// indexExists looks in its table's schema: the first of the search
+// path's, for an unqualified table, as CREATE TABLE put it.
+func indexExists(w *dialects.Writer, op compiler.IndexExists) {
+	w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ")
+	if parts := op.Table.Parts; len(parts) > 1 {
+		w.String(parts[len(parts)-2])
+	} else {
+		w.S("current_schema()")
+	}
+	w.S(" AND tablename = ")
+	w.String(op.Table.Parts[len(op.Table.Parts)-1])
+	w.S(" AND indexname = ")
+	w.String(op.Name)
+}
+
+// sessionLock takes or releases an advisory lock of the session, keyed
+// by a 64-bit hash of its name: advisory locks are per database, as
+// incrc_state is.
+func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
+	key := func() {
+		w.S("hashtextextended(")
+		if op.Guards == "lease" {
+			w.String("incrc lease ")
+			w.S(" || ")
+			w.Param("pipeline")
+		} else {
+			w.String("incrc setup")
+		}
+		w.S(", 0)")
+	}
+	switch {
+	case op.Release:
+		w.Call("SELECT pg_advisory_unlock", key)
+	case op.Guards == "lease":
+		w.S("SELECT CASE WHEN ")
+		w.Call("pg_try_advisory_lock", key)
+		w.S(" THEN 1 ELSE 0 END")
+	default:
+		w.S("SELECT COUNT(*)\nFROM (SELECT ")
+		w.Call("pg_advisory_lock", key)
+		w.S(") AS l")
+	}
+}
+
+func replaceAll(w *dialects.Writer, op compiler.ReplaceAll) {
+	dialects.ReplaceAll(w, op, func() {
+		w.S("TRUNCATE ")
+		w.Table(op.Target)
+	})
+}
+
+// analyzeTable: autovacuum never analyzes a temporary table, and without
+// statistics the planner guesses its size and hashes the whole target to
+// join a few thousand staged rows.
+// The key's statistics and the row count are what those joins are
+// planned on; the other columns' would cost time and the plan does not
+// read them.
+func analyzeTable(w *dialects.Writer, op compiler.AnalyzeTable) {
+	w.S("ANALYZE ")
+	w.Table(op.Table)
+	if len(op.Columns) > 0 {
+		w.S(" (")
+		w.Idents("", op.Columns)
+		w.S(")")
+	}
 }
 
 // sourceUnique counts the unique indexes (a primary key's, a unique
