@@ -82,6 +82,8 @@ var SpecKeys = []Key{
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
 			{Name: "lookback", Kind: KindDurationOrCount, Example: "2d", Doc: "How far each run re-reads behind the watermark, for rows committed late (idempotent strategies only: an append needs a unique_key, and then appends only the keys the target lacks); a count of ids for an integer watermark."},
 			{Name: "lag", Kind: KindDuration, Example: "5m", Doc: "hi is now minus the lag, so rows still committing belong to the next run."},
+			{Name: "batch", Kind: KindDurationOrCount, Example: "1d",
+				Doc: "Catch up in batches: a run whose window is longer splits it at start + k x batch, oldest first, each batch written, advanced and recorded in its own transaction, so a run killed between batches resumes from the last one; a count of ids for an integer watermark."},
 		}},
 	{Name: "dedupe_by", Kind: KindScalar, Example: "updated_at",
 		Doc: "The version column: of several rows of one key in a window, the greatest wins (default: the watermark column). Needs unique_key."},

@@ -177,7 +177,7 @@ func Lower(s *Spec) (*Plan, error) {
 	if w := s.Watermark; w != nil {
 		c := *s.Column(w.Column.Value)
 		start, _ := ParseWatermark(c.Type, w.Start.Value) // Validate checked it
-		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag}
+		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch}
 	}
 	if pt := s.Partition; pt != nil {
 		c := s.Column(pt.Column.Value)

@@ -227,11 +227,13 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					w.Lookback = p.durationOrCount("watermark.lookback", v)
 				case "lag":
 					w.Lag = p.duration("watermark.lag", v)
+				case "batch":
+					w.Batch = p.durationOrCount("watermark.batch", v)
 				default:
 					p.unread(key)
 				}
 			})
-			if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() {
+			if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() && !w.Batch.Set() {
 				// The bookmark of a files source: no column windows the
 				// runs, the files loaded before do.
 				s.Source.ByFile, s.Watermark = w.Files, nil

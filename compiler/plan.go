@@ -81,9 +81,12 @@ type Watermarking struct {
 	Start string // watermark.start, canonical (see ParseWatermark)
 	// Lookback is subtracted from the saved watermark to start a window:
 	// a duration, or for an integer watermark a count of ids.
-	Lookback     Duration
-	Lag          Duration // hi = now - lag
-	MaxStatement string   // an integer watermark's hi: the statement reading the largest id
+	Lookback Duration
+	Lag      Duration // hi = now - lag
+	// Batch, when set, cuts a run's window at Start + k x Batch: the
+	// runner runs the run program once per batch, oldest first.
+	Batch        Duration
+	MaxStatement string // an integer watermark's hi: the statement reading the largest id
 }
 
 // CDCApplying is what a cdc pipeline writes besides its target. Columns

@@ -83,6 +83,7 @@ func Params(s *Spec) []SpecParam {
 		add("watermark.start", w.Start.Value, false)
 		add("watermark.lookback", w.Lookback.Text, false)
 		add("watermark.lag", w.Lag.Text, false)
+		add("watermark.batch", w.Batch.Text, false)
 	}
 	add("watermark.files", s.Source.ByFile.Value, false)
 	add("dedupe_by", s.DedupeBy.Value, true)

@@ -144,7 +144,10 @@ type Watermark struct {
 	Start    String
 	Lookback Duration
 	Lag      Duration
-	Pos      Pos
+	// Batch splits a run's window into windows of this size, each run,
+	// advanced and recorded on its own: a duration, or a count of ids.
+	Batch Duration
+	Pos   Pos
 }
 
 type Partition struct {

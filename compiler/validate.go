@@ -291,6 +291,25 @@ func (v *validator) watermark(strategy Strategy) {
 			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is a date, so the lookback is whole days (2d, 1w)", quote(w.Lookback.Text), c.Name.Value)
 		}
 	}
+	if w.Batch.Set() {
+		switch {
+		case strategy == FullRefresh:
+			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and strategy full_refresh reads the whole source on every run: remove the batch")
+		case strategy == SCD2Strategy && s.SCD2 != nil && scd2Snapshot(s):
+			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and scd2.snapshot reads the whole source [start, hi) on every run: remove the batch")
+		}
+		switch {
+		case c == nil:
+		case c.Type.IsInteger() && !w.Batch.IsCount:
+			v.errf(w.Batch.Pos, "watermark.batch %s: the watermark %q is an integer, so a batch is a number of ids such as 100000, not a duration", quote(w.Batch.Text), c.Name.Value)
+		case c.Type.IsInteger() && w.Batch.Count <= 0, !c.Type.IsInteger() && !w.Batch.IsCount && w.Batch.Value <= 0:
+			v.errf(w.Batch.Pos, "watermark.batch %s: a batch must be larger than nothing", quote(w.Batch.Text))
+		case c.Type.IsTime() && w.Batch.IsCount:
+			v.errf(w.Batch.Pos, "watermark.batch %s needs a unit: 90s, 15m, 36h, 2d, 1w", quote(w.Batch.Text))
+		case c.Type.Kind == Date && w.Batch.Value%(24*3600e9) != 0:
+			v.errf(w.Batch.Pos, "watermark.batch %s: the watermark %q is a date, so a batch is whole days (1d, 1w)", quote(w.Batch.Text), c.Name.Value)
+		}
+	}
 	if w.Lag.Set() && c != nil && c.Type.IsInteger() {
 		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present: remove the lag", c.Name.Value)
 	}

@@ -74,6 +74,10 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 		b.WriteString(",\n--   " + p.Versions)
 	}
 	b.WriteString("\n")
+	if wm := p.Watermark; wm != nil && wm.Batch.Set() {
+		b.WriteString("-- batches: incrc run cuts a longer window at watermark.start + k x " + wm.Batch.Text + " and runs the run program\n")
+		b.WriteString("--   once per batch, oldest first: each batch is written and advanced before the next starts\n")
+	}
 	if len(p.InsertOnly) > 0 {
 		// A reviewer reads here that the target is not a full refresh's.
 		b.WriteString("-- written on insert only: " + strings.Join(p.InsertOnly, ", ") + " (an update keeps each key's first value, a full refresh\n")

@@ -454,6 +454,49 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			// Story 1 caught up in weekly batches from start: each batch a
+			// run of its own, equal to a full refresh at its hi; the last
+			// batch ends at the run's hi, not at a batch's end.
+			name: "batch/a catch-up in weeks", spec: orders("lookback: 2d\n  batch: 1w", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				batched{until: "2026-01-24", his: []string{"2026-01-08T00:00:00Z", "2026-01-15T00:00:00Z", "2026-01-22T00:00:00Z", "2026-01-24T00:00:00Z"}},
+				payment105,
+				// One batch: the window [watermark - lookback, hi) ends before the batch does.
+				batched{until: "2026-01-27", his: []string{"2026-01-27T00:00:00Z"}},
+				reconcile{from: "2026-01-01", to: "2026-02-01", groups: 4},
+			},
+		},
+		{
+			// A catch-up that fails in its third batch keeps the two before
+			// it; the next run goes on from the second's hi, not from start.
+			name: "batch/resumes after a failed batch", spec: orders("lookback: 2d\n  batch: 1w", amountCheck), source: "app_{id}.orders", seed: orders5,
+			steps: []act{
+				batched{until: "2026-01-24", his: []string{"2026-01-08T00:00:00Z", "2026-01-15T00:00:00Z", "2026-01-22T00:00:00Z"}, failAt: 3},
+				batched{until: "2026-01-24", his: []string{"2026-01-22T00:00:00Z", "2026-01-24T00:00:00Z"}},
+			},
+		},
+		{
+			// A catch-up killed (SIGKILL, in a child process) before the
+			// third batch's commit keeps the two batches before it; the next
+			// run, once the dead run's lease expired, resumes at the
+			// second's end and marks the killed run abandoned.
+			name: "batch/killed between batches", spec: orders("lookback: 2d\n  batch: 1w", amountCheck), source: "app_{id}.orders", seed: orders5, serial: true,
+			steps: []act{
+				kill{until: "2026-01-24", at: "commit#3", wm: "2026-01-15T00:00:00Z", batches: 2,
+					after: []string{"2026-01-22T00:00:00Z", "2026-01-24T00:00:00Z"}},
+			},
+		},
+		{
+			// An integer watermark's batch is a count of ids: [1, 5), then
+			// up to the largest id; the batches continue from there.
+			name: "batch/ids", spec: strings.ReplaceAll(appendSpec, "{start}", "1") + "  batch: 4\n", source: "app_{id}.events", seed: appendEvents[:7],
+			steps: []act{
+				batched{his: []string{"5", "7"}}, // the query leaves out event 7 ("test")
+				insert(appendEvents[7:]),
+				batched{his: []string{"9", "13"}},
+			},
+		},
+		{
 			name: "merge/exclude_columns keep first values", spec: firstSeenSpec, source: "app_{id}.customers", nulls: true,
 			seed: customers3, steps: partialMergeSteps(""),
 		},

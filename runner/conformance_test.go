@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +105,20 @@ type run struct {
 	firstKept []any
 }
 
+// batched is a run of a pipeline whose watermark has a batch: a run per
+// batch, oldest first. Each batch is checked as a run is (its row of the
+// run log, its counts adding up, the watermark at its hi) and, where the
+// watermark is a time, against a full refresh at its hi: the promise
+// holds after every batch, not only at the end.
+type batched struct {
+	until string
+	his   []string // the hi of each batch, in order
+	// failAt is the batch (from 1) that fails before its commit: the
+	// batches before it are kept, and it and those after are not run.
+	failAt int
+	clock  time.Duration // the runs' clock runs this far ahead (a dead run's lease expired)
+}
+
 // crash is a run that fails before the named statement ("commit" is the
 // commit): nothing is committed, and the next run must converge.
 type crash struct{ until, at string }
@@ -111,7 +126,17 @@ type crash struct{ until, at string }
 // kill is a run killed with SIGKILL, in a child process, before the named
 // statement; the next run (once the dead run's lease expired) converges
 // and marks the dead run abandoned.
-type kill struct{ until, at string }
+//
+// at may name the nth time the statement comes ("commit#3": the third
+// batch's commit). Where batches committed before the kill, wm is the
+// watermark they leave and batches how many there were; after, when
+// set, is the hi of each batch the next run then runs.
+type kill struct {
+	until, at string
+	wm        string
+	batches   int
+	after     []string
+}
 
 // concurrent is a run that holds the lease (blocked before the statement
 // at) while a second run must get a *LockedError naming it. With outlive,
@@ -281,6 +306,8 @@ func conform(t *testing.T, eng engine, sc scenario) {
 			c.st = nil
 		case run:
 			c.run(what, s, Options{})
+		case batched:
+			c.batched(what, s)
 		case crash:
 			boom := errors.New("injected crash before " + s.at)
 			c.run(what, run{until: s.until, fails: boom.Error()}, Options{BeforeStatement: func(name string) error {
@@ -609,6 +636,79 @@ func (c *conformer) promise(what, until, missed string, firstKept []any) {
 	}
 }
 
+func (c *conformer) batched(what string, s batched) {
+	t := c.t
+	t.Helper()
+	boom := errors.New("injected failure before the commit of a batch")
+	done := 0
+	o := Options{Until: c.until(s.until)}
+	if s.clock != 0 {
+		o.Now = func() time.Time { return time.Now().Add(s.clock) }
+	}
+	o.BeforeStatement = func(name string) error {
+		if name == "commit" && s.failAt == done+1 {
+			return boom
+		}
+		return nil
+	}
+	wm := c.state().Watermark
+	o.OnBatch = func(n int, b *Result) {
+		done = n
+		bw := fmt.Sprintf("%s: batch %d", what, n)
+		if n > len(s.his) {
+			t.Errorf("%s: more batches than the %d expected: [%s, %s)", bw, len(s.his), b.WindowLo, b.WindowHi)
+			return
+		}
+		if b.WindowHi != s.his[n-1] || b.WatermarkBefore != wm {
+			t.Errorf("%s: window [%s, %s) from watermark %q, want hi %s from %q", bw, b.WindowLo, b.WindowHi, b.WatermarkBefore, s.his[n-1], wm)
+		}
+		c.logged++
+		st := c.state()
+		if n == s.failAt {
+			if b.Status != "failed" || st.Watermark != wm {
+				t.Errorf("%s: status %s, watermark %q: the failed batch keeps the watermark of the one before (%q)", bw, b.Status, st.Watermark, wm)
+			}
+			c.logCheck(bw, b, st)
+			return
+		}
+		c.runIDs = append(c.runIDs, b.RunID)
+		if b.Status != "succeeded" || st.Watermark != b.WindowHi || st.LeaseOwner != "" {
+			t.Errorf("%s: status %s, watermark %q, lease %q: each batch advances to its hi and frees the lease", bw, b.Status, st.Watermark, st.LeaseOwner)
+		}
+		if msg := accounted(c.inc, b); msg != "" {
+			t.Errorf("%s: %s: %+v", bw, msg, countsOf(b))
+		}
+		c.logCheck(bw, b, st)
+		wm = st.Watermark
+		if !c.inc.Watermark.Type.IsInteger() {
+			c.promise(bw, b.WindowHi, "", nil)
+		}
+	}
+	res, err := c.e.tg.Run(c.e.ctx, c.inc, o)
+	want := len(s.his)
+	if s.failAt > 0 {
+		want = s.failAt
+		if err == nil || !strings.Contains(err.Error(), boom.Error()) {
+			t.Fatalf("%s: %v, want the injected failure", what, err)
+		}
+	} else if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if done != want || res == nil || len(res.Batches) != want {
+		t.Fatalf("%s: %d batches ran (result: %v), want %d", what, done, res != nil, want)
+	}
+	var read int64
+	for _, b := range res.Batches {
+		read += b.RowsRead
+	}
+	if res.RowsRead != read || res.WindowHi != res.Batches[want-1].WindowHi || res.WindowLo != res.Batches[0].WindowLo {
+		t.Errorf("%s: the run's result does not sum its batches: %+v", what, res)
+	}
+	if s.failAt == 0 {
+		c.promise(what, c.markHi(wm), "", nil)
+	}
+}
+
 // kept compares the insert-only columns of the incremental target with
 // the full refresh's, key by key: the keys whose values differ must be
 // exactly want, and a key of one table must be in the other.
@@ -716,17 +816,31 @@ func (c *conformer) kill(what string, s kill) {
 	}
 	t.Cleanup(func() { tg.Close() })
 	e.tg = tg
-	// Nothing committed; the dead run's lease is held until it expires,
-	// and its row in the run log says running.
+	// Nothing of the killed run committed (but the batches before it);
+	// the dead run's lease is held until it expires, and its row in the
+	// run log says running.
 	st := c.state()
 	rows, _ := e.read(tableName(c.inc.Target), c.tcols)
-	if st.Watermark != b.wm || !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
-		t.Errorf("%s: after the kill: watermark %q -> %q, lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
+	wm := b.wm
+	if s.wm != "" {
+		wm = s.wm
 	}
-	c.logged++
-	c.run(what+", the run after", run{until: s.until, clock: 2 * time.Second}, Options{})
-	if st := c.state(); st.Runs[1].Status != "abandoned" {
-		t.Errorf("%s: the killed run is %q in the log, want abandoned", what, st.Runs[1].Status)
+	if st.Watermark != wm || s.wm == "" && !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) || st.LeaseOwner == "" || st.Runs[0].Status != "running" {
+		t.Errorf("%s: after the kill: watermark %q -> %q (want %q), lease %q, run %q, target %v -> %v", what, b.wm, st.Watermark, wm, st.LeaseOwner, st.Runs[0].Status, b.rows, rows)
+	}
+	if s.wm != "" {
+		c.promise(what+", the batches before the kill", s.wm, "", nil)
+	}
+	c.logged += s.batches + 1
+	killed := 1
+	if s.after != nil {
+		c.batched(what+", the run after", batched{until: s.until, his: s.after, clock: 2 * time.Second})
+		killed = len(s.after)
+	} else {
+		c.run(what+", the run after", run{until: s.until, clock: 2 * time.Second}, Options{})
+	}
+	if st := c.state(); st.Runs[killed].Status != "abandoned" {
+		t.Errorf("%s: the killed run is %q in the log, want abandoned", what, st.Runs[killed].Status)
 	}
 }
 
@@ -750,9 +864,17 @@ func TestConformanceChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := os.Getenv("INCRC_CONFORM_AT")
+	at, nth := os.Getenv("INCRC_CONFORM_AT"), 1
+	if j := strings.IndexByte(at, '#'); j >= 0 {
+		nth, _ = strconv.Atoi(at[j+1:])
+		at = at[:j]
+	}
+	seen := 0
 	tg.Run(ctx, e.spec(expand(e, scenarios()[i], "inc")), Options{Until: &u, LeaseTTL: time.Second, BeforeStatement: func(name string) error {
 		if name == at {
+			seen++
+		}
+		if name == at && seen == nth {
 			os.Stdout.WriteString("reached\n")
 			time.Sleep(time.Minute)
 		}

@@ -38,6 +38,10 @@ type Options struct {
 	Unreviewed string
 	// generated: Owner is incrc's own name (NewOwner), not the caller's.
 	generated bool
+	// OnBatch, when set, is called after each batch of a run whose
+	// watermark has a batch (watermark.batch), committed or failed, with
+	// its number (from 1) and its result: the progress of a catch-up.
+	OnBatch func(n int, batch *Result)
 	// ticks, when set, drive the lease's heartbeat instead of a ticker on
 	// real time: a test moves Now and ticks, and waits for nothing.
 	ticks <-chan time.Time
@@ -85,6 +89,11 @@ type Result struct {
 	// columns added (their old rows NULL until a backfill or a full
 	// refresh fills them), types widened.
 	Schema []SchemaChange `json:"schema,omitempty"`
+	// Batches are the runs of a run cut into batches (watermark.batch),
+	// oldest first, each one row of the run log; the Result itself then
+	// sums them: the window from the first's lo to the last's hi, the
+	// counts added, the watermark before the first and after the last.
+	Batches []*Result `json:"batches,omitempty"`
 	// Started is false when the run failed before it fixed its window (it
 	// was refused, or could not take the lease or read the state).
 	Started bool `json:"-"`
@@ -124,30 +133,90 @@ func newRunID(now time.Time) string {
 // one transaction), then its cleanup and the lease's release. The Result
 // is also what the run log holds; err is not nil when the run failed (a
 // *LockedError when another run holds the lease: nothing was recorded).
+//
+// A pipeline whose watermark has a batch runs one such run per batch,
+// oldest first, until a batch reaches the run's hi: each commits its
+// write and its advance alone, so a run stopped between batches keeps
+// every batch before it, and the next run goes on from there. The
+// statements are the same for every batch; only the window's bounds
+// differ. A full refresh is never cut.
 func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*Result, error) {
 	opts.defaults()
+	if opts.FullRefresh || plan.Watermark == nil || !plan.Watermark.Batch.Set() {
+		res, _, err := t.runOnce(ctx, plan, opts, false)
+		return res, err
+	}
+	var total *Result
+	for n := 1; ; n++ {
+		res, more, err := t.runOnce(ctx, plan, opts, true)
+		if res != nil && res.Started {
+			total = addBatch(total, res)
+			if opts.OnBatch != nil {
+				opts.OnBatch(n, res)
+			}
+		}
+		switch {
+		case err != nil && total == nil:
+			return res, err
+		case err != nil:
+			return total, err
+		case !more:
+			return total, nil
+		case ctx.Err() != nil:
+			return total, ctx.Err()
+		}
+	}
+}
+
+// addBatch adds a batch's result to the run's (nil before the first).
+func addBatch(total, b *Result) *Result {
+	if total == nil {
+		t := *b
+		t.Batches = nil
+		total = &t
+	} else {
+		total.RunID, total.Status, total.Error, total.Note = b.RunID, b.Status, b.Error, b.Note
+		total.WindowHi, total.WatermarkAfter, total.FinishedAt = b.WindowHi, b.WatermarkAfter, b.FinishedAt
+		total.HeldBy, total.HeldFrom = b.HeldBy, b.HeldFrom
+		total.RowsRead += b.RowsRead
+		total.RowsInserted += b.RowsInserted
+		total.RowsUpdated += b.RowsUpdated
+		total.RowsDeleted += b.RowsDeleted
+		total.RowsQuarantined += b.RowsQuarantined
+		total.RowsSkipped += b.RowsSkipped
+		total.RowsIgnored += b.RowsIgnored
+		total.DurationMS += b.DurationMS
+		total.Schema = append(total.Schema, b.Schema...)
+	}
+	total.Batches = append(total.Batches, b)
+	return total
+}
+
+// runOnce is one run: with batch, its hi is cut at the end of the batch
+// its window starts in.
+func (t *Target) runOnce(ctx context.Context, plan *compiler.Plan, opts Options, batch bool) (res *Result, more bool, err error) {
 	mode := compiler.ModeRun
 	if opts.FullRefresh {
 		mode = compiler.ModeFullRefresh
 	}
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer conn.Close()
 	defer c.release()
 	pr, err := c.program(mode)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := checkTables(ctx, c, conn); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if pr.Force != "" && !opts.Force {
-		return nil, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
+		return nil, false, fmt.Errorf("pipeline %s: %s refused: %s; pass --force if that is what you want", plan.Pipeline, modeWords(mode), pr.Force)
 	}
 	if err := targetKept(ctx, c, conn, pr); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r := t.newRecorder(c, conn, pr, opts)
 	err = r.run(ctx, func(m *machine) (window, error) {
@@ -156,9 +225,9 @@ func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*R
 			return window{}, err
 		}
 		r.vals["expected"] = r.res.WatermarkBefore // "" before the first run, as the advance compares
-		return fixWindow(ctx, m, pr, saved, bounds{now: opts.Now(), until: opts.Until, allowFuture: opts.AllowFuture})
+		return fixWindow(ctx, m, pr, saved, bounds{now: opts.Now(), until: opts.Until, allowFuture: opts.AllowFuture, batch: batch})
 	})
-	return r.res, err
+	return r.res, r.more, err
 }
 
 // modeWords names a mode for a message.
@@ -186,6 +255,8 @@ type recorder struct {
 	// advance, SQLite has one writer) it is renewed between steps.
 	concurrent bool
 	start      time.Time
+	// more: the window's hi was the end of a batch, and another follows.
+	more bool
 }
 
 func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, opts Options) *recorder {
@@ -344,6 +415,7 @@ func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (win
 		return err
 	}
 	r.res.Started = true
+	r.more = w.more
 	if w.hasLo {
 		r.res.WindowLo = w.lo.String()
 	}

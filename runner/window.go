@@ -75,6 +75,9 @@ type window struct {
 	// back from heldFrom (see holdBack); empty when none did.
 	heldBy   string
 	heldFrom mark
+	// more: hi is the end of a batch (watermark.batch) before the run's
+	// own hi: another batch follows.
+	more bool
 }
 
 // empty reports whether the window holds no value at all.
@@ -90,6 +93,9 @@ type bounds struct {
 	// an upstream without state, or without state tables, has written
 	// nothing, instead of failing.
 	preview bool
+	// batch: hi is cut at the end of the batch the window starts in
+	// (watermark.batch).
+	batch bool
 }
 
 // fixWindow fixes a program's window from the plan's watermark policy and
@@ -149,6 +155,15 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 	if pr.Hi == compiler.HiNow {
 		if err := holdBack(ctx, m, &w, b); err != nil {
 			return w, err
+		}
+	}
+	if b.batch && pr.Hi == compiler.HiNow {
+		from := start
+		if saved != nil {
+			from = *saved
+		}
+		if end := batchEnd(start, from, wm.Batch); end.less(w.hi) {
+			w.hi, w.more = end, true
 		}
 	}
 	if saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
@@ -315,6 +330,32 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 	// told apart by, and it would be saved, printed and compared as if
 	// it were one.
 	return mark{t: hi.Truncate(time.Microsecond)}, nil
+}
+
+// batchEnd is the end of the batch that from falls in: batches are
+// [start + k x size, start + (k+1) x size), so their bounds do not depend
+// on when a run happened to stop, and the batch of a watermark that sits
+// on a bound is the next one.
+func batchEnd(start, from mark, size compiler.Duration) mark {
+	end := from
+	if from.isInt {
+		k := int64(0)
+		if from.n >= start.n {
+			k = (from.n-start.n)/size.Count + 1
+		}
+		if start.n > math.MaxInt64-k*size.Count {
+			end.n = math.MaxInt64 // past the type: no batch cuts the window
+			return end
+		}
+		end.n = start.n + k*size.Count
+		return end
+	}
+	k := int64(0)
+	if !from.t.Before(start.t) {
+		k = int64(from.t.Sub(start.t)/size.Value) + 1
+	}
+	end.t = start.t.Add(time.Duration(k) * size.Value)
+	return end
 }
 
 // lowerBound is where a run starts reading: the saved watermark (or

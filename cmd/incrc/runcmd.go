@@ -116,6 +116,13 @@ func runCmd() *command {
 				continue
 			}
 			opts.Unreviewed = notes[plan.Pipeline]
+			opts.OnBatch = func(n int, b *runner.Result) {
+				// A catch-up's progress, one line a batch, on stderr: each
+				// is committed (or failed) when it is printed.
+				fmt.Fprintf(e.stderr, "%s: batch %d [%s, %s) %s: read %d, inserted %d, updated %d, deleted %d, quarantined %d; watermark -> %s (%d ms)\n",
+					b.Pipeline, n, orWord(b.WindowLo, "-inf"), b.WindowHi, b.Status, b.RowsRead, b.RowsInserted, b.RowsUpdated, b.RowsDeleted, b.RowsQuarantined,
+					orNone(b.WatermarkAfter), b.DurationMS)
+			}
 			res, err := tg.Run(ctx, plan, opts)
 			var locked *runner.LockedError
 			switch {
@@ -171,8 +178,12 @@ func printResult(w io.Writer, r *runner.Result) {
 	if r.RowsIgnored > 0 {
 		ignored = fmt.Sprintf(", ignored %d", r.RowsIgnored)
 	}
-	fmt.Fprintf(w, "%s: %s %s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d%s; watermark %s -> %s (%d ms)\n",
-		r.Pipeline, kindWord(r.Kind), r.Status, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
+	batches := ""
+	if len(r.Batches) > 0 {
+		batches = fmt.Sprintf(" in %d %s", len(r.Batches), plural(len(r.Batches), "batch", "batches"))
+	}
+	fmt.Fprintf(w, "%s: %s %s%s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d%s; watermark %s -> %s (%d ms)\n",
+		r.Pipeline, kindWord(r.Kind), r.Status, batches, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
 		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
