@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,6 +147,11 @@ func (sparkDriver) Open(string) (driver.Conn, error) {
 type sparkConn struct {
 	s sparkSession
 	d dialects.Dialect
+	// gone: a statement was given up on while it may still run; the
+	// session is not used again.
+	gone bool
+	// waitFor replaces sparkWait (tests of the adapter).
+	waitFor time.Duration
 }
 
 var (
@@ -161,6 +167,68 @@ func (c *sparkConn) Prepare(string) (driver.Stmt, error) {
 
 func (c *sparkConn) Close() error { return nil }
 
+// sparkWait bounds how long a statement the caller gave up on (its
+// context ended: --timeout, the cleanup's bound, a signal) is still waited
+// for. Spark Connect does not stop an operation when its client goes: the
+// server goes on and commits a write the client was told had failed
+// (SPARK-43331: an interrupt stops running Spark jobs, not a commit), and
+// the next statement then loses a commit conflict against it on the state
+// tables. Waiting for the server's answer keeps each answer the truth
+// and the statements of a session one after another; past this bound the
+// session is given up (driver.ErrBadConn) and the error says the write
+// may still land. The lease's time to live: a write that lands later
+// races a run that took the pipeline over.
+var sparkWait = DefaultLeaseTTL
+
+// errSparkGivenUp says a statement was given up on while Spark may still
+// be executing it.
+var errSparkGivenUp = errors.New("spark connect: the statement did not end within the wait after it was cancelled: Spark may still execute it")
+
+// sql runs one statement, and when ctx ends first, waits for the server to
+// end it (sparkWait): its answer then is the statement's, success included
+// (the write was made). Until then the session is busy.
+func (c *sparkConn) sql(ctx context.Context, q string, schema bool) (arrow.Table, []sparkField, error) {
+	if c.gone {
+		return nil, nil, driver.ErrBadConn
+	}
+	type answer struct {
+		tbl    arrow.Table
+		fields []sparkField
+		err    error
+	}
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan answer, 1)
+	go func() {
+		tbl, fields, err := c.s.sql(run, q, schema)
+		done <- answer{tbl, fields, err}
+	}()
+	select {
+	case a := <-done:
+		return a.tbl, a.fields, a.err
+	case <-ctx.Done():
+	}
+	wait := time.NewTimer(c.wait())
+	defer wait.Stop()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			return nil, nil, fmt.Errorf("%w (and %v)", a.err, context.Cause(ctx))
+		}
+		return a.tbl, a.fields, nil
+	case <-wait.C:
+		c.gone = true
+		return nil, nil, fmt.Errorf("%w: %v", errSparkGivenUp, context.Cause(ctx))
+	}
+}
+
+func (c *sparkConn) wait() time.Duration {
+	if c.waitFor > 0 {
+		return c.waitFor
+	}
+	return sparkWait
+}
+
 func (c *sparkConn) Begin() (driver.Tx, error) {
 	return nil, errors.New("spark: no multi-statement transactions (each statement commits on its own)")
 }
@@ -170,7 +238,7 @@ func (c *sparkConn) Begin() (driver.Tx, error) {
 func (c *sparkConn) CheckNamedValue(*driver.NamedValue) error { return nil }
 
 func (c *sparkConn) Ping(ctx context.Context) error {
-	_, _, err := c.s.sql(ctx, "SELECT 1", false)
+	_, _, err := c.sql(ctx, "SELECT 1", false)
 	return err
 }
 
@@ -179,7 +247,7 @@ func (c *sparkConn) ExecContext(ctx context.Context, query string, args []driver
 	if err != nil {
 		return nil, err
 	}
-	tbl, _, err := c.s.sql(ctx, q, false)
+	tbl, _, err := c.sql(ctx, q, false)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +294,7 @@ func (c *sparkConn) QueryContext(ctx context.Context, query string, args []drive
 	if err != nil {
 		return nil, err
 	}
-	tbl, fields, err := c.s.sql(ctx, q, true)
+	tbl, fields, err := c.sql(ctx, q, true)
 	if err != nil {
 		return nil, err
 	}
