@@ -187,7 +187,10 @@ func readTextBefore(s Step) string {
 			t += "; fails on a row"
 		}
 	case ReadPartitions:
-		t = "partitions; rows -> " + into() + " (finalized: also " + RegSkipped + ")"
+		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + RegSkipped + ")"
+		if len(s.Into) > 1 {
+			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into[1:], ", ")
+		}
 	case ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"
 	case ReadSwap:

@@ -114,6 +114,7 @@ const (
 	StmtCountUnpartitioned   = "count_unpartitioned"
 	StmtQuarantineUnpartited = "quarantine_unpartitioned"
 	StmtStagePartition       = "stage_partition"
+	StmtCountPartitionSource = "count_partition_source"
 	StmtCountPartition       = "count_partition"
 	StmtReplacePartition     = "replace_partition"
 	StmtCheckPartitionSrc    = "check_partition_source"
@@ -782,6 +783,11 @@ func (l *lowerer) stage() {
 		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
 				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
+		if p.Strategy == OverwritePartitions && l.dedupe() != nil {
+			l.add(StmtCountPartitionSource, PhaseStage, "The source's rows of one partition [plo, phi) in [start, hi), before the dedupe keeps one per key (rows read).",
+				CountSource{Source: p.Source, Window: upTo, Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}},
+				append(windowParams(upTo), pPlo, pPhi)...)
+		}
 	}
 	if l.scd != nil {
 		l.scd.stage(l)

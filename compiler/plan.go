@@ -399,13 +399,15 @@ type (
 	}
 
 	// CountSource counts the source rows of the window that match Where
-	// (nil: all of them). With Keep, it counts the rows a full refresh
-	// keeps of the window (see Keep) that match Where.
+	// (nil: all of them), and of the partition Range when it is set. With
+	// Keep, it counts the rows a full refresh keeps of the window (see
+	// Keep) that match Where.
 	CountSource struct {
 		Source Relation
 		Window Window
 		Where  Expr
 		Keep   *Keep
+		Range  Window
 	}
 
 	// ReplaceAll makes the target exactly the rows a full refresh keeps

@@ -218,13 +218,23 @@ func (l *lowerer) incremental() *Program {
 		if p.Watermark != nil && l.nullMode() == "fail" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWMSource, Read: ReadCount, Fail: l.nullFail()})
 		}
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}})
+		// Rows read are the rows the run reads to write: each partition it
+		// rewrites, whole, and the window's rows of the partitions it
+		// leaves out (finalized: skipped; none: quarantined or failed).
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegWindowRows, RegRead}})
 		if l.mode == "fail" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountUnpartitioned, If: RegUnpartitioned, Read: ReadCount,
 				Fail: "%d row(s) of the window have a NULL " + p.Partition.Column + " and belong to no partition, and on_invalid is fail: nothing written"})
 		}
 		pr.Steps = append(pr.Steps, l.stageSteps(RegPartitions)...)
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtStagePartition, Each: true})
+		if l.dedupe() != nil {
+			// Every row of the partition counts as ignored until the
+			// dedupe stages it: what is left are older versions of a key.
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountPartitionSource, Each: true, Read: ReadCount, Into: []string{RegRead, RegIgnored}},
+				Step{Stmt: StmtStagePartition, Each: true, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
+		} else {
+			pr.Steps = append(pr.Steps, Step{Stmt: StmtStagePartition, Each: true, Read: ReadAffected, Into: []string{RegRead}})
+		}
 		pr.Steps = append(pr.Steps, l.quality(RegPartitions, false, failInvalid)...)
 		pr.Steps = append(pr.Steps,
 			Step{Stmt: StmtCountStaged, Tx: true, If: RegPartitions, Read: ReadCount, Into: []string{RegInserted}},

@@ -377,6 +377,10 @@ func countSource(w *Writer, op compiler.CountSource) {
 		t.next()
 		WindowPred(w, "", op.Window)
 	}
+	if windowed(op.Range) {
+		t.next()
+		WindowPred(w, "", op.Range)
+	}
 	if op.Keep != nil && op.Keep.Where != nil {
 		t.next()
 		Expr(w, "", op.Keep.Where)

@@ -530,15 +530,19 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 // partitions). Elsewhere deleted counts rows of the target that no row
 // read stands for, and is left out: the rows a full refresh replaced, the
 // key a merge retracts when its newest version is quarantined (one per
-// quarantined row at most). A partition overwrite counts the rows of the
-// partitions it rewrites, not those it read, and a type-2 dimension its
-// versions: there the sum is not the rows read, and is not checked.
+// quarantined row at most). A partition overwrite's run reads, and
+// writes, its partitions whole: the rows it read are theirs (and the
+// window's rows of the partitions it leaves out), and deleted counts the
+// rows the rewrite replaced. A type-2 dimension counts versions: there
+// the sum is not the rows read, and is not checked.
 func accounted(p *compiler.Plan, r *Result) string {
 	written := r.RowsInserted + r.RowsUpdated + r.RowsQuarantined + r.RowsIgnored + r.RowsSkipped
 	switch {
 	case p.Strategy == compiler.CDCApply:
 		written += r.RowsDeleted
-	case p.Strategy == compiler.OverwritePartitions && r.Kind == "run", p.Strategy == compiler.SCD2Strategy:
+	case p.Strategy == compiler.OverwritePartitions:
+		// deleted: the partitions' rows replaced
+	case p.Strategy == compiler.SCD2Strategy:
 		return ""
 	case r.Kind == "run" && r.RowsDeleted > r.RowsQuarantined:
 		return fmt.Sprintf("deleted %d rows, more than the %d it quarantined", r.RowsDeleted, r.RowsQuarantined)

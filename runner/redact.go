@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"io"
 	"net/url"
 	"regexp"
 	"sort"
@@ -148,4 +149,18 @@ func (s *Scrubber) ScrubError(err error) error {
 		return err
 	}
 	return &scrubbed{err: err, msg: msg}
+}
+
+// scrubWriter writes what a driver logs without the secrets s holds: one
+// log line per Write, so no secret is split between two.
+type scrubWriter struct {
+	w io.Writer
+	s *Scrubber
+}
+
+func (sw scrubWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(sw.w, sw.s.Scrub(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

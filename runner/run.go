@@ -32,6 +32,9 @@ type Options struct {
 	// run by name (and before "commit"); an error fails the run there.
 	// Tests inject failures and crashes with it.
 	BeforeStatement func(name string) error
+	// Progress, when set, is called before each statement of the run with
+	// how far it got: for a progress line on a terminal.
+	Progress func(Progress)
 	// Unreviewed, when set, says why the SQL of this run is not the
 	// compiled file checked in (--allow-unreviewed, or no file): the run
 	// log's note records it.
@@ -45,6 +48,17 @@ type Options struct {
 	// ticks, when set, drive the lease's heartbeat instead of a ticker on
 	// real time: a test moves Now and ticks, and waits for nothing.
 	ticks <-chan time.Time
+}
+
+// Progress is how far a run has got, before its next statement.
+type Progress struct {
+	Pipeline  string
+	Statement string // the statement about to run
+	RowsRead  int64
+	// Partitions is how many the run rewrites (overwrite_partitions),
+	// PartitionsDone how many of them it has staged or written so far.
+	Partitions, PartitionsDone int
+	Elapsed                    time.Duration // on the run's clock (Options.Now)
 }
 
 // StatusCancelled is the status in the run log of a run whose context was
@@ -335,6 +349,12 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		r.vals["now"] = stateTime(r.opts.Now())
 		r.vals["finished_at"] = stateTime(r.opts.Now())
 		r.vals["duration_ms"] = r.opts.Now().Sub(r.start).Milliseconds()
+	}
+	if r.opts.Progress != nil {
+		m.progress = func(stmt string) {
+			r.opts.Progress(Progress{Pipeline: r.c.plan.Pipeline, Statement: stmt, RowsRead: m.reg(compiler.RegRead),
+				Partitions: len(m.parts), PartitionsDone: m.partsDone, Elapsed: r.opts.Now().Sub(r.start)})
+		}
 	}
 	stopWatch := r.t.watchPeer(ctx, cancel)
 	err = r.walk(ctx, m, fix)

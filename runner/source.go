@@ -64,7 +64,7 @@ func (t *Target) sourceConn(ctx context.Context, f *compiler.Foreign) (*sql.Conn
 			return nil, err
 		}
 		t.scrub.Add(url)
-		if st, err = Open(ctx, url, f.Dialect); err != nil {
+		if st, err = Open(ctx, url, f.Dialect, DriverLog(t.driverLog)); err != nil {
 			return nil, fmt.Errorf("source.connection %s: %w", f.Connection, err)
 		}
 		if t.src.open == nil {

@@ -13,7 +13,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -53,6 +56,8 @@ type Target struct {
 	// scrub holds the passwords of the target's URL and of the sources
 	// opened: the run log records an error without them.
 	scrub Scrubber
+	// driverLog is where the drivers of the sources it opens log.
+	driverLog io.Writer
 }
 
 // DefaultStatementTimeout bounds one statement when the user sets no
@@ -73,6 +78,21 @@ type OpenOption func(*openOptions)
 
 type openOptions struct {
 	connectTimeout time.Duration
+	driverLog      io.Writer
+	scrub          *Scrubber // the URL's secrets, for the driver's log
+}
+
+// DriverLog is where a driver's own log lines go (the MySQL driver's
+// "[mysql] closing bad idle connection" and the like), each with the
+// URL's passwords masked, as in every message of Open and of the run.
+// Without it they go to the process's standard error, as the driver's
+// would.
+func DriverLog(w io.Writer) OpenOption {
+	return func(o *openOptions) {
+		if w != nil {
+			o.driverLog = w
+		}
+	}
 }
 
 // ConnectTimeout bounds each new connection to a PostgreSQL or MariaDB/MySQL
@@ -96,7 +116,7 @@ func ConnectTimeout(d time.Duration) OpenOption {
 func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
 	sc := &Scrubber{}
 	sc.Add(rawURL)
-	t, err := open(ctx, rawURL, dialect, opts...)
+	t, err := open(ctx, rawURL, dialect, append(opts, func(o *openOptions) { o.scrub = sc })...)
 	if err != nil {
 		return nil, sc.ScrubError(err)
 	}
@@ -105,7 +125,7 @@ func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 }
 
 func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
-	o := openOptions{connectTimeout: DefaultConnectTimeout}
+	o := openOptions{connectTimeout: DefaultConnectTimeout, driverLog: os.Stderr}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -208,6 +228,9 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		cfg.Loc = timeUTC
 		cfg.ParseTime = true
 		cfg.ClientFoundRows = true
+		// The driver logs a connection's errors itself, and an error may
+		// quote what the server or the DSN said.
+		cfg.Logger = log.New(scrubWriter{w: o.driverLog, s: o.scrub}, "[mysql] ", log.Ldate|log.Ltime)
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}
 		}
@@ -273,7 +296,8 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		}
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
-	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout, PingInterval: DefaultPingInterval}, nil
+	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout, PingInterval: DefaultPingInterval,
+		driverLog: o.driverLog}, nil
 }
 
 // serverSessionTimeout bounds a new Spark Connect or Trino session: its

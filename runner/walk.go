@@ -33,6 +33,10 @@ type machine struct {
 	between func(ctx context.Context) error
 	// before, when set, runs before each step (the run's clock values).
 	before func()
+	// progress, when set, is told each statement before it runs;
+	// partsDone counts the partitions whose Each steps have all run.
+	progress  func(stmt string)
+	partsDone int
 	// files is the list a ReadNewFiles or ReadAllFiles step made: the
 	// files of a files source this program loads; rewritten, the files
 	// loaded before that changed since; reloadRewritten lists those too.
@@ -183,6 +187,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 		for j < len(steps) && steps[j].Each && steps[j].Tx == s.Tx {
 			j++
 		}
+		m.partsDone = 0
 		for _, p := range m.parts {
 			m.bindPartition(p)
 			for _, each := range steps[i:j] {
@@ -190,6 +195,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 					return fmt.Errorf("partition %s: %w", p.Key(m.c.plan.Partition.Granularity), err)
 				}
 			}
+			m.partsDone++
 		}
 		i = j
 	}
@@ -231,6 +237,9 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	}
 	if m.before != nil {
 		m.before()
+	}
+	if m.progress != nil {
+		m.progress(s.Stmt)
 	}
 	if m.hook != nil {
 		if err := m.hook(s.Stmt); err != nil {
@@ -345,9 +354,17 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
-		m.into(s, n)
+		if len(s.Into) > 0 {
+			m.add(s.Into[0], n)
+		}
+		left := func(reg string) {
+			m.add(reg, n)
+			for _, r := range s.Into[min(1, len(s.Into)):] {
+				m.add(r, n)
+			}
+		}
 		if row[0] == nil {
-			m.add(compiler.RegUnpartitioned, n)
+			left(compiler.RegUnpartitioned)
 			continue
 		}
 		t, err := asTime(row[0])
@@ -356,7 +373,7 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		}
 		p := makePartition(t, pt.Granularity)
 		if p.start.Before(m.finalBound) {
-			m.add(compiler.RegSkipped, n)
+			left(compiler.RegSkipped)
 			continue
 		}
 		m.parts = append(m.parts, p)

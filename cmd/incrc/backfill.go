@@ -92,12 +92,14 @@ func backfillCmd() *command {
 		}
 		o.Unreviewed = notes[plan.Pipeline]
 		progress := isTerminal(e.stderr) && !asJSON
-		start := time.Now()
+		start := e.now()
+		var rows int64
 		if progress {
 			o.Progress = func(done, total int, pr runner.PartitionResult) {
-				elapsed := time.Since(start)
+				rows += pr.Rows
+				elapsed := e.now().Sub(start)
 				left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
-				fmt.Fprintf(e.stderr, "\r%d/%d partitions, %s elapsed, about %s left   ", done, total, elapsed.Round(time.Second), left.Round(time.Second))
+				fmt.Fprintf(e.stderr, "\r\033[K%s: %d/%d partitions, %d rows written, %s elapsed, about %s left", plan.Pipeline, done, total, rows, elapsed.Round(time.Second), left.Round(time.Second))
 			}
 		}
 		if clashes, err := pr.clashes(ctx, tg); err != nil {

@@ -59,7 +59,7 @@ watermark: { column: updated_at, start: 2026-01-01, lookback: 1d }
 			embedded := eng.name == "duckdb" || eng.name == "sqlite"
 			out := mustCmd(t, exitOK, "run", "--target", url, pipeline, "--until", "2026-01-22", "--dry-run")
 			for _, want := range []string{
-				pipeline + ": dry run, nothing written: window [2026-01-01T00:00:00Z, 2026-01-22T00:00:00Z), 2 source row(s) to read; watermark (none) -> 2026-01-22T00:00:00Z",
+				pipeline + ": dry run, nothing written: window [2026-01-01T00:00:00Z, 2026-01-22T00:00:00Z), 2 source row(s) in the window; watermark (none) -> 2026-01-22T00:00:00Z",
 				"    -- run: write (when rows_read)",
 				"    -- setup: create_state",
 			} {

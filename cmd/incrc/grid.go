@@ -48,6 +48,9 @@ func useColor(e *env, w io.Writer) bool {
 }
 
 func isTerminal(w io.Writer) bool {
+	if sw, ok := w.(scrubWriter); ok {
+		w = sw.w // the mask every command's output goes through
+	}
 	// A character device is not enough: /dev/null is one, and a run
 	// redirected there must not get colour or progress lines.
 	f, ok := w.(*os.File)

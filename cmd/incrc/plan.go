@@ -79,6 +79,7 @@ func planCmd() *command {
 		}
 		var next []*runner.Preview
 		if tf.target != "" {
+			tf.log = e.stderr
 			if next, err = previews(ctx, cfg, tf, pr); err != nil {
 				return c.fail(e, "%v", err)
 			}

@@ -103,6 +103,11 @@ func runCmd() *command {
 			// where the run would be.
 			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, asJSON)
 		}
+		progress := isTerminal(e.stderr) && !asJSON
+		if progress {
+			opts.Progress = func(p runner.Progress) { printProgress(e.stderr, p) }
+		}
+		color := useColor(e, e.stdout)
 		for _, plan := range plans {
 			if ctx.Err() != nil {
 				// Cancelled: the pipelines not started yet are not run.
@@ -116,14 +121,23 @@ func runCmd() *command {
 				continue
 			}
 			opts.Unreviewed = notes[plan.Pipeline]
+			hint := fmt.Sprintf("incrc state --target %s --release %s", targetArg(tf.target, tg.URL), plan.Pipeline)
+			releaseHint.Store(&hint)
 			opts.OnBatch = func(n int, b *runner.Result) {
 				// A catch-up's progress, one line a batch, on stderr: each
-				// is committed (or failed) when it is printed.
+				// is committed (or failed) when it is printed. It replaces the
+				// progress line, which the next statement writes again.
+				if progress {
+					fmt.Fprint(e.stderr, "\r\033[K")
+				}
 				fmt.Fprintf(e.stderr, "%s: batch %d [%s, %s) %s: read %d, inserted %d, updated %d, deleted %d, quarantined %d; watermark -> %s (%d ms)\n",
 					b.Pipeline, n, orWord(b.WindowLo, "-inf"), b.WindowHi, b.Status, b.RowsRead, b.RowsInserted, b.RowsUpdated, b.RowsDeleted, b.RowsQuarantined,
 					orNone(b.WatermarkAfter), b.DurationMS)
 			}
 			res, err := tg.Run(ctx, plan, opts)
+			if progress {
+				fmt.Fprint(e.stderr, "\r\033[K") // the summary replaces the progress line
+			}
 			var locked *runner.LockedError
 			switch {
 			case errors.As(err, &locked):
@@ -154,7 +168,7 @@ func runCmd() *command {
 			case asJSON:
 				json.NewEncoder(e.stdout).Encode(res)
 			case started:
-				printResult(e.stdout, res)
+				printResult(e.stdout, res, color)
 			default:
 				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
 			}
@@ -167,7 +181,23 @@ func runCmd() *command {
 	return c
 }
 
-func printResult(w io.Writer, r *runner.Result) {
+// printProgress rewrites the progress line of a run on a terminal.
+func printProgress(w io.Writer, p runner.Progress) {
+	parts := ""
+	if p.Partitions > 0 {
+		parts = fmt.Sprintf(", partition %d/%d", p.PartitionsDone, p.Partitions)
+	}
+	fmt.Fprintf(w, "\r\033[K%s: %s, %d rows read%s, %s elapsed", p.Pipeline, p.Statement, p.RowsRead, parts, p.Elapsed.Round(100*time.Millisecond))
+}
+
+// statusColor is the ANSI colour of a run's status on a terminal.
+var statusColor = map[string]string{"succeeded": "32", "failed": "1;31", runner.StatusCancelled: "33"}
+
+func printResult(w io.Writer, r *runner.Result, color bool) {
+	status := r.Status
+	if c, ok := statusColor[status]; ok && color {
+		status = "\033[" + c + "m" + status + "\033[0m"
+	}
 	lo := r.WindowLo
 	if lo == "" {
 		lo = "-inf"
@@ -183,7 +213,7 @@ func printResult(w io.Writer, r *runner.Result) {
 		batches = fmt.Sprintf(" in %d %s", len(r.Batches), plural(len(r.Batches), "batch", "batches"))
 	}
 	fmt.Fprintf(w, "%s: %s %s%s, window [%s, %s): read %d, inserted %d, updated %d, deleted %d, quarantined %d%s; watermark %s -> %s (%d ms)\n",
-		r.Pipeline, kindWord(r.Kind), r.Status, batches, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
+		r.Pipeline, kindWord(r.Kind), status, batches, lo, r.WindowHi, r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined, ignored,
 		orNone(r.WatermarkBefore), orNone(r.WatermarkAfter), r.DurationMS)
 	if r.RowsSkipped > 0 {
 		fmt.Fprintf(w, "  %d %s for finalized partitions skipped: backfill them with --restate\n", r.RowsSkipped, plural(int(r.RowsSkipped), "row", "rows"))
@@ -280,10 +310,10 @@ func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans
 		if lo == "" {
 			lo = "-inf"
 		}
-		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) to read; watermark %s -> %s if the run succeeds\n",
+		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) in the window; watermark %s -> %s if the run succeeds\n",
 			plan.Pipeline, lo, pv.WindowHi, pv.Rows, orNone(pv.Watermark), pv.WindowHi)
 		if len(pv.Partitions) > 0 {
-			fmt.Fprintf(e.stdout, "  partitions it would rewrite: %s\n", strings.Join(pv.Partitions, ", "))
+			fmt.Fprintf(e.stdout, "  partitions it would rewrite, each read whole: %s\n", strings.Join(pv.Partitions, ", "))
 		}
 		if pv.HeldBy != "" {
 			fmt.Fprintf(e.stdout, "  hi held back by upstream %s's watermark\n", pv.HeldBy)

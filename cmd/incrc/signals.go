@@ -5,8 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
+
+// releaseHint is the command that frees the lease of the pipeline incrc
+// run is running, for the message of a second signal, which leaves it
+// held: the signal arrives outside every command, and only the command
+// knows its target as the user gave it.
+var releaseHint atomic.Pointer[string]
 
 // signalContext is the context of incrc run from a shell or a scheduler:
 // the first SIGTERM, SIGINT or SIGHUP (a scheduler cancelling its task,
@@ -27,7 +34,11 @@ func signalContext() context.Context {
 		if s, ok := sig.(syscall.Signal); ok {
 			code = 128 + int(s)
 		}
-		fmt.Fprintf(os.Stderr, "incrc: %v again: exiting at once; a run's lease is held until it expires (incrc state --release frees it)\n", sig)
+		hint := "incrc state --target URL --release PIPELINE"
+		if h := releaseHint.Load(); h != nil {
+			hint = *h
+		}
+		fmt.Fprintf(os.Stderr, "incrc: %v again: exiting at once; a run's lease is held until it expires, or its database session ends where the engine has session locks (free it with: %s)\n", sig, hint)
 		os.Exit(code)
 	}()
 	return ctx

@@ -33,11 +33,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // sleeping counts the sessions of the PostgreSQL source that run the
-// slow query of the test.
+// slow query of the test: marker is a LIKE pattern that holds the source
+// table, named after the test process, since another process may run the
+// same test on the same server at once.
 func sleeping(t *testing.T, db *sql.DB, marker string) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%" + marker + "%'").Scan(&n); err != nil {
+	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database() AND query LIKE '%" + marker + "%'").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -106,7 +108,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 				}
 				done := make(chan error, 1)
 				go func() { done <- cmd.Wait() }()
-				waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, marker) > 0 })
+				waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +121,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 				}
 				// The server ends the statement once it reads the cancel
 				// request (or the closed connection): soon, not at once.
-				waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, marker) == 0 })
+				waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, srcTable+"%"+marker) == 0 })
 				tg, err := runner.Open(context.Background(), eng.url, "")
 				if err != nil {
 					t.Fatal(err)
@@ -164,7 +166,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, marker) > 0 })
+		waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
 		// The run log is locked: the cancelled run's record waits, and the
 		// second signal finds it waiting.
 		tx, err := src.Begin()
@@ -185,6 +187,11 @@ watermark: {column: updated_at, start: 2026-01-01}
 		var exitErr *exec.ExitError
 		if err := <-done; !errors.As(err, &exitErr) || exitErr.ExitCode() != 128+int(syscall.SIGTERM) {
 			t.Errorf("%v, want exit %d\n%s%s", err, 128+int(syscall.SIGTERM), &stdout, &stderr)
+		}
+		// The command the message gives works when pasted: it names the
+		// target as given.
+		if want := "(free it with: incrc state --target " + shellQuote(pgURL) + " --release " + pipeline + ")"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("the second signal's message does not give %q:\n%s", want, &stderr)
 		}
 		tx.Rollback()
 		tg, err := runner.Open(context.Background(), pgURL, "")
@@ -248,7 +255,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, marker) > 0 })
+			waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
 			cmd.Process.Kill()
 			cmd.Wait()
 			// PostgreSQL does not notice a client gone while a statement

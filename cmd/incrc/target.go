@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ type targetFlags struct {
 	connectTimeout time.Duration
 	timeout        time.Duration
 	sources        []string // --source NAME=URL
+	// log is where a driver's own log lines go, passwords masked: the
+	// command's standard error.
+	log io.Writer
 }
 
 // register adds --target, described by usage, --connect-timeout and
@@ -66,6 +70,7 @@ func sourceURLs(cfg *compiler.Config, flags []string) (func(string) (string, err
 // wrong; code is not 0 when it failed: exitLocked when another process
 // holds the target (DuckDB's one writer), exitError otherwise.
 func (c *command) open(ctx context.Context, e *env, cfg *compiler.Config, tf targetFlags, dialect string) (tg *runner.Target, code int) {
+	tf.log = e.stderr
 	tg, err := openTarget(ctx, cfg, tf, dialect)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "incrc %s: %v\n", c.name, err)
@@ -102,7 +107,7 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	if err != nil {
 		return nil, err
 	}
-	tg, err := runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout))
+	tg, err := runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout), runner.DriverLog(tf.log))
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,7 @@ func testCmd() *command {
 		if len(suites) == 0 {
 			return c.fail(e, "no tests (NAME.test.yaml) for the chosen pipelines in %s; incrc init writes an example", strings.Join(dirs, ", "))
 		}
+		tf.log = e.stderr
 		t := &tester{ctx: ctx, e: e, cfg: pr.cfg, tf: tf, all: pr.all, verbose: verbose && format == "text"}
 		var results []testResult
 		for _, s := range suites {

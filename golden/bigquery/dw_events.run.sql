@@ -8,11 +8,11 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
---   stage_partition              each partition
+--   stage_partition              each partition; rows changed -> rows_read
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -84,6 +84,7 @@ DECLARE v_watermark_before STRING;
 DECLARE v_window BIGINT;
 DECLARE v_window_hi STRING;
 DECLARE v_window_lo STRING;
+DECLARE v_window_rows BIGINT;
 DECLARE x_clock DATETIME;
 DECLARE x_until DATETIME;
 DECLARE x_n BIGINT;
@@ -122,6 +123,7 @@ SET v_target_filled = 0;
 SET v_target_found = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
+SET v_window_rows = 0;
 SET x_failed = 0;
 SET x_clock = CURRENT_DATETIME('UTC');
 SET x_until = DATETIME(p_until, 'UTC');
@@ -414,11 +416,13 @@ BEGIN
       ) AS q ORDER BY 1
     ) DO
       SET x_n = x_rec.`n`;
-      SET v_rows_read = v_rows_read + x_n;
+      SET v_window_rows = v_window_rows + x_n;
       IF x_rec.`p` IS NULL THEN
         SET v_unpartitioned = v_unpartitioned + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSEIF x_final IS NOT NULL AND DATETIME_TRUNC(x_rec.`p`, DAY) < x_final THEN
         SET v_rows_skipped = v_rows_skipped + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSE
         SET x_parts = ARRAY_CONCAT(x_parts, [DATETIME_TRUNC(x_rec.`p`, DAY)]);
       END IF;
@@ -462,11 +466,14 @@ BEGIN
     SET v_phi = DATE(DATETIME_ADD(x_part, INTERVAL 1 DAY));
     SET v_partition_key = FORMAT_DATETIME('%Y-%m-%d', x_part);
     SET x_step = 'stage_partition';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
     SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
     FROM `app`.`events`
     WHERE `ingested_at` >= CAST(v_start AS DATETIME) AND `ingested_at` < CAST(v_hi AS DATETIME)
       AND `event_date` >= CAST(v_plo AS DATE) AND `event_date` < CAST(v_phi AS DATE);
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_read = v_rows_read + x_rows;
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;

@@ -7,12 +7,13 @@
 --   target_has_rows                     count -> target_found
 --   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
---   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions                  if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   drop_stage                          if partitions
 --   create_stage                        if partitions
 --   drop_raw                            if partitions
 --   create_raw                          if partitions
---   stage_partition                     each partition
+--   count_partition_source              each partition; count -> rows_read, rows_ignored
+--   stage_partition                     each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid                     if partitions; count -> invalid, rows_quarantined
 --     quarantine                        if invalid
@@ -88,6 +89,7 @@ DECLARE v_watermark_before STRING;
 DECLARE v_window BIGINT;
 DECLARE v_window_hi STRING;
 DECLARE v_window_lo STRING;
+DECLARE v_window_rows BIGINT;
 DECLARE x_clock DATETIME;
 DECLARE x_until DATETIME;
 DECLARE x_n BIGINT;
@@ -126,6 +128,7 @@ SET v_target_filled = 0;
 SET v_target_found = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
+SET v_window_rows = 0;
 SET x_failed = 0;
 SET x_clock = CURRENT_DATETIME('UTC');
 SET x_until = DATETIME(p_until, 'UTC');
@@ -412,11 +415,13 @@ BEGIN
       ) AS q ORDER BY 1
     ) DO
       SET x_n = x_rec.`n`;
-      SET v_rows_read = v_rows_read + x_n;
+      SET v_window_rows = v_window_rows + x_n;
       IF x_rec.`p` IS NULL THEN
         SET v_unpartitioned = v_unpartitioned + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSEIF x_final IS NOT NULL AND DATETIME_TRUNC(x_rec.`p`, MONTH) < x_final THEN
         SET v_rows_skipped = v_rows_skipped + x_n;
+        SET v_rows_read = v_rows_read + x_n;
       ELSE
         SET x_parts = ARRAY_CONCAT(x_parts, [DATETIME_TRUNC(x_rec.`p`, MONTH)]);
       END IF;
@@ -456,7 +461,19 @@ BEGIN
     SET v_plo = DATE(x_part);
     SET v_phi = DATE(DATETIME_ADD(x_part, INTERVAL 1 MONTH));
     SET v_partition_key = FORMAT_DATETIME('%Y-%m', x_part);
+    SET x_step = 'count_partition_source';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT COUNT(*)
+      FROM `app`.`sales`
+      WHERE `updated_at` >= CAST(v_start AS TIMESTAMP) AND `updated_at` < CAST(v_hi AS TIMESTAMP)
+        AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE)
+    );
+    SET x_n = COALESCE(x_n, 0);
+    SET v_rows_read = v_rows_read + x_n;
+    SET v_rows_ignored = v_rows_ignored + x_n;
     SET x_step = 'stage_partition';
+    SET x_rows = 0;
     INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
     SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
     FROM (
@@ -473,6 +490,8 @@ BEGIN
     ) AS ranked
     WHERE incrc_rn = 1
       AND `sale_date` >= CAST(v_plo AS DATE) AND `sale_date` < CAST(v_phi AS DATE);
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END FOR;
   BEGIN TRANSACTION;
   SET x_in_tx = 1;

@@ -8,13 +8,14 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
 --   drop_raw                     if partitions
 --   create_raw                   if partitions
---   stage_partition              each partition
+--   count_partition_source       each partition; count -> rows_read, rows_ignored
+--   stage_partition              each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -87,6 +88,7 @@ DECLARE
   v_window BIGINT;
   v_window_hi TEXT;
   v_window_lo TEXT;
+  v_window_rows BIGINT;
   x_clock TIMESTAMP;
   x_until TIMESTAMP;
   x_n BIGINT;
@@ -123,6 +125,7 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
+  v_window_rows := 0;
   x_failed := 0;
   x_clock := CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP);
   x_until := CAST(p_until AT TIME ZONE 'UTC' AS TIMESTAMP);
@@ -387,11 +390,13 @@ BEGIN
         ORDER BY incrc_partition
       ) AS q ORDER BY 1$s$ USING v_lo, v_hi LOOP
         x_n := x_rec."n";
-        v_rows_read := v_rows_read + x_n;
+        v_window_rows := v_window_rows + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSIF x_final IS NOT NULL AND DATE_TRUNC('hour', x_rec."p") < x_final THEN
           v_rows_skipped := v_rows_skipped + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSE
           x_parts := ARRAY_APPEND(x_parts, DATE_TRUNC('hour', x_rec."p"));
         END IF;
@@ -444,7 +449,17 @@ BEGIN
       v_plo := x_part;
       v_phi := (x_part + INTERVAL '1 hour');
       v_partition_key := TO_CHAR(x_part, 'YYYY-MM-DD"T"HH24');
+      x_step := 'count_partition_source';
+      x_n := NULL;
+      EXECUTE $s$SELECT COUNT(*)
+      FROM "app"."clicks"
+      WHERE "ingested_at" >= $1 AND "ingested_at" < $2
+        AND "clicked_at" >= $3 AND "clicked_at" < $4$s$ INTO x_n USING v_start, v_hi, v_plo, v_phi;
+      x_n := COALESCE(x_n, 0);
+      v_rows_read := v_rows_read + x_n;
+      v_rows_ignored := v_rows_ignored + x_n;
       x_step := 'stage_partition';
+      x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_stage_t_hourly_clicks" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
       SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
       FROM (
@@ -461,6 +476,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1
         AND "clicked_at" >= $3 AND "clicked_at" < $4$s$ USING v_start, v_hi, v_plo, v_phi;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END LOOP;
     IF v_partitions <> 0 THEN
       x_step := 'count_invalid';

@@ -8,11 +8,11 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
---   stage_partition              each partition
+--   stage_partition              each partition; rows changed -> rows_read
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -85,6 +85,7 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR(65535);
   v_window_lo VARCHAR(65535);
+  v_window_rows BIGINT;
   x_clock TIMESTAMP;
   x_until TIMESTAMP;
   x_n BIGINT;
@@ -121,6 +122,7 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
+  v_window_rows := 0;
   x_failed := 0;
   x_clock := GETDATE();
   x_until := CAST(p_until AT TIME ZONE 'UTC' AS TIMESTAMP);
@@ -402,11 +404,13 @@ BEGIN
         ORDER BY incrc_partition
       ) AS q ORDER BY 1 LOOP
         x_n := x_rec."n";
-        v_rows_read := v_rows_read + x_n;
+        v_window_rows := v_window_rows + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSIF x_final IS NOT NULL AND DATE_TRUNC('day', x_rec."p") < x_final THEN
           v_rows_skipped := v_rows_skipped + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSE
           INSERT INTO "incrc_parts_dw_sales" VALUES (DATE_TRUNC('day', x_rec."p"));
         END IF;
@@ -454,6 +458,7 @@ BEGIN
       v_phi := CAST((x_part + INTERVAL '1 day') AS DATE);
       v_partition_key := TO_CHAR(x_part, 'YYYY-MM-DD');
       x_step := 'stage_partition';
+      x_rows := 0;
       INSERT INTO "incrc_stage_dw_sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
       SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"
       FROM (
@@ -465,6 +470,9 @@ BEGIN
       ) AS src
       WHERE "updated_at" >= v_start AND "updated_at" < v_hi
         AND "sale_date" >= v_plo AND "sale_date" < v_phi;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_read := v_rows_read + x_rows;
     END LOOP;
     START TRANSACTION;
     IF v_partitions <> 0 THEN

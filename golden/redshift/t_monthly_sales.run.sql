@@ -7,12 +7,13 @@
 --   target_has_rows                     count -> target_found
 --   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
---   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions                  if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   drop_stage                          if partitions
 --   create_stage                        if partitions
 --   drop_raw                            if partitions
 --   create_raw                          if partitions
---   stage_partition                     each partition
+--   count_partition_source              each partition; count -> rows_read, rows_ignored
+--   stage_partition                     each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid                     if partitions; count -> invalid, rows_quarantined
 --     quarantine                        if invalid
@@ -89,6 +90,7 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR(65535);
   v_window_lo VARCHAR(65535);
+  v_window_rows BIGINT;
   x_clock TIMESTAMP;
   x_until TIMESTAMP;
   x_n BIGINT;
@@ -125,6 +127,7 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
+  v_window_rows := 0;
   x_failed := 0;
   x_clock := GETDATE();
   x_until := CAST(p_until AT TIME ZONE 'UTC' AS TIMESTAMP);
@@ -386,11 +389,13 @@ BEGIN
         ORDER BY incrc_partition
       ) AS q ORDER BY 1 LOOP
         x_n := x_rec."n";
-        v_rows_read := v_rows_read + x_n;
+        v_window_rows := v_window_rows + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSIF x_final IS NOT NULL AND DATE_TRUNC('month', x_rec."p") < x_final THEN
           v_rows_skipped := v_rows_skipped + x_n;
+          v_rows_read := v_rows_read + x_n;
         ELSE
           INSERT INTO "incrc_parts_t_monthly_sales" VALUES (DATE_TRUNC('month', x_rec."p"));
         END IF;
@@ -428,7 +433,19 @@ BEGIN
       v_plo := CAST(x_part AS DATE);
       v_phi := CAST((x_part + INTERVAL '1 month') AS DATE);
       v_partition_key := TO_CHAR(x_part, 'YYYY-MM');
+      x_step := 'count_partition_source';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "app"."sales"
+        WHERE "updated_at" >= v_start AND "updated_at" < v_hi
+          AND "sale_date" >= v_plo AND "sale_date" < v_phi
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      v_rows_read := v_rows_read + x_n;
+      v_rows_ignored := v_rows_ignored + x_n;
       x_step := 'stage_partition';
+      x_rows := 0;
       INSERT INTO "incrc_stage_t_monthly_sales" ("sale_id", "sale_date", "amount", "updated_at")
       SELECT "sale_id", "sale_date", "amount", "updated_at"
       FROM (
@@ -445,6 +462,9 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1
         AND "sale_date" >= v_plo AND "sale_date" < v_phi;
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END LOOP;
     START TRANSACTION;
     IF v_partitions <> 0 THEN

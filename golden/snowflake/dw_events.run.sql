@@ -8,11 +8,11 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
---   stage_partition              each partition
+--   stage_partition              each partition; rows changed -> rows_read
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -91,6 +91,7 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR;
   v_window_lo VARCHAR;
+  v_window_rows BIGINT;
   x_clock TIMESTAMP_NTZ;
   x_until TIMESTAMP_NTZ;
   x_n BIGINT;
@@ -131,6 +132,7 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
+  v_window_rows := 0;
   x_failed := 0;
   x_clock := CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ);
   x_until := CAST(CONVERT_TIMEZONE('UTC', p_until) AS TIMESTAMP_NTZ);
@@ -445,11 +447,13 @@ BEGIN
         LET x_cur CURSOR FOR x_res;
         FOR x_rec IN x_cur DO
           x_n := x_rec.N;
-          v_rows_read := v_rows_read + x_n;
+          v_window_rows := v_window_rows + x_n;
           IF (x_rec.P IS NULL) THEN
             v_unpartitioned := v_unpartitioned + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSEIF (x_final IS NOT NULL AND DATE_TRUNC('DAY', x_rec.P) < x_final) THEN
             v_rows_skipped := v_rows_skipped + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSE
             x_parts := ARRAY_APPEND(x_parts, DATE_TRUNC('DAY', x_rec.P));
           END IF;
@@ -495,11 +499,14 @@ BEGIN
       v_phi := CAST(DATEADD(DAY, 1, x_part) AS DATE);
       v_partition_key := TO_CHAR(x_part, 'YYYY-MM-DD');
       x_step := 'stage_partition';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_DW_EVENTS" ("EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT")
       SELECT "EVENT_ID", "EVENT_DATE", "USER_ID", "KIND", "INGESTED_AT"
       FROM "APP"."EVENTS"
       WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
         AND "EVENT_DATE" >= CAST(:v_plo AS DATE) AND "EVENT_DATE" < CAST(:v_phi AS DATE);
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_read := v_rows_read + x_rows;
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;

@@ -8,13 +8,14 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
 --   drop_raw                     if partitions
 --   create_raw                   if partitions
---   stage_partition              each partition
+--   count_partition_source       each partition; count -> rows_read, rows_ignored
+--   stage_partition              each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -93,6 +94,7 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR;
   v_window_lo VARCHAR;
+  v_window_rows BIGINT;
   x_clock TIMESTAMP_NTZ;
   x_until TIMESTAMP_NTZ;
   x_n BIGINT;
@@ -133,6 +135,7 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
+  v_window_rows := 0;
   x_failed := 0;
   x_clock := CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ);
   x_until := CAST(CONVERT_TIMEZONE('UTC', p_until) AS TIMESTAMP_NTZ);
@@ -448,11 +451,13 @@ BEGIN
         LET x_cur CURSOR FOR x_res;
         FOR x_rec IN x_cur DO
           x_n := x_rec.N;
-          v_rows_read := v_rows_read + x_n;
+          v_window_rows := v_window_rows + x_n;
           IF (x_rec.P IS NULL) THEN
             v_unpartitioned := v_unpartitioned + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSEIF (x_final IS NOT NULL AND DATE_TRUNC('HOUR', x_rec.P) < x_final) THEN
             v_rows_skipped := v_rows_skipped + x_n;
+            v_rows_read := v_rows_read + x_n;
           ELSE
             x_parts := ARRAY_APPEND(x_parts, DATE_TRUNC('HOUR', x_rec.P));
           END IF;
@@ -513,7 +518,19 @@ BEGIN
       v_plo := x_part;
       v_phi := DATEADD(HOUR, 1, x_part);
       v_partition_key := TO_CHAR(x_part, 'YYYY-MM-DD"T"HH24');
+      x_step := 'count_partition_source';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT COUNT(*)
+        FROM "APP"."CLICKS"
+        WHERE "INGESTED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "INGESTED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)
+          AND "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ)
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      v_rows_read := v_rows_read + x_n;
+      v_rows_ignored := v_rows_ignored + x_n;
       x_step := 'stage_partition';
+      x_rows := 0;
       INSERT INTO "INCRC_STAGE_T_HOURLY_CLICKS" ("CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT")
       SELECT "CLICK_ID", "CLICKED_AT", "USER_ID", "URL", "VERSION", "INGESTED_AT"
       FROM (
@@ -530,6 +547,8 @@ BEGIN
       ) AS ranked
       WHERE incrc_rn = 1
         AND "CLICKED_AT" >= CAST(:v_plo AS TIMESTAMP_NTZ) AND "CLICKED_AT" < CAST(:v_phi AS TIMESTAMP_NTZ);
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END WHILE;
     BEGIN TRANSACTION;
     x_in_tx := 1;

@@ -8,11 +8,11 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
---   stage_partition              each partition
+--   stage_partition              each partition; rows changed -> rows_read
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -240,8 +240,8 @@ FROM `app`.`events`
 WHERE `ingested_at` IS NULL;
 
 -- step 28: touched_partitions
--- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
--- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
+-- job: only when window is not 0; read (partition start, rows): add every row to window_rows; rows of a NULL partition also to
+-- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound also to rows_skipped and to rows_read, the partition
 -- job: left out; partitions is the number listed.
 -- params: lo, hi
 SELECT `event_date` AS incrc_partition, COUNT(*) AS incrc_rows
@@ -275,7 +275,7 @@ USING iceberg;
 
 -- step 32: stage_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
--- job: and partition_key.
+-- job: and partition_key; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_dw_events`;
 -- params: start, hi, plo, phi
 INSERT INTO `incrc_stage_dw_events` (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)

@@ -8,13 +8,14 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
 --   drop_raw                     if partitions
 --   create_raw                   if partitions
---   stage_partition              each partition
+--   count_partition_source       each partition; count -> rows_read, rows_ignored
+--   stage_partition              each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
@@ -243,8 +244,8 @@ FROM `app`.`clicks`
 WHERE `ingested_at` IS NULL;
 
 -- step 28: touched_partitions
--- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
--- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
+-- job: only when window is not 0; read (partition start, rows): add every row to window_rows; rows of a NULL partition also to
+-- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound also to rows_skipped and to rows_read, the partition
 -- job: left out; partitions is the number listed.
 -- params: lo, hi
 SELECT CAST(date_trunc('HOUR', `clicked_at`) AS TIMESTAMP_NTZ) AS incrc_partition, COUNT(*) AS incrc_rows
@@ -293,9 +294,18 @@ CREATE TABLE `incrc_raw_t_hourly_clicks` (
 )
 USING iceberg;
 
--- step 34: stage_partition
+-- step 34: count_partition_source
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
--- job: and partition_key.
+-- job: and partition_key; read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
+-- params: start, hi, plo, phi
+SELECT COUNT(*)
+FROM `app`.`clicks`
+WHERE `ingested_at` >= ? AND `ingested_at` < ?
+  AND `clicked_at` >= ? AND `clicked_at` < ?;
+
+-- step 35: stage_partition
+-- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
+-- job: and partition_key; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_hourly_clicks` (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
@@ -316,18 +326,18 @@ WHERE incrc_rn = 1
   AND `clicked_at` >= ? AND `clicked_at` < ?;
 SELECT COUNT(*) FROM `incrc_stage_t_hourly_clicks`;
 
--- step 35: count_invalid
+-- step 36: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`
 WHERE `click_id` IS NULL OR `clicked_at` IS NULL;
 
--- step 36: count_staged
+-- step 37: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_hourly_clicks`;
 
--- step 37: count_partition
+-- step 38: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -335,7 +345,7 @@ SELECT COUNT(*)
 FROM `dw`.`clicks_hourly`
 WHERE `clicked_at` >= ? AND `clicked_at` < ?;
 
--- step 38: replace_partition
+-- step 39: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -350,11 +360,11 @@ WHEN NOT MATCHED THEN INSERT (`click_id`, `clicked_at`, `user_id`, `url`, `versi
   VALUES (s.`click_id`, s.`clicked_at`, s.`user_id`, s.`url`, s.`version`, s.`ingested_at`)
 WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= ? AND t.`clicked_at` < ? THEN DELETE;
 
--- step 39: target_has_rows
+-- step 40: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`clicks_hourly`) THEN 1 ELSE 0 END;
 
--- step 40: advance_watermark
+-- step 41: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_hourly_clicks changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -372,7 +382,7 @@ WHERE (`pipeline` = ?)
   AND `updated_at` <=> ?
   AND `target_filled` <=> ?;
 
--- step 41: record_finish
+-- step 42: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -391,15 +401,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 42: drop_stage
+-- step 43: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_hourly_clicks` PURGE;
 
--- step 43: drop_raw
+-- step 44: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_hourly_clicks` PURGE;
 
--- step 44: release_lease
+-- step 45: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

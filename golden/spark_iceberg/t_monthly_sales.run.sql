@@ -7,12 +7,13 @@
 --   target_has_rows                     count -> target_found
 --   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
---   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions                  if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   drop_stage                          if partitions
 --   create_stage                        if partitions
 --   drop_raw                            if partitions
 --   create_raw                          if partitions
---   stage_partition                     each partition
+--   count_partition_source              each partition; count -> rows_read, rows_ignored
+--   stage_partition                     each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid                     if partitions; count -> invalid, rows_quarantined
 --     quarantine                        if invalid
@@ -255,8 +256,8 @@ FROM `app`.`sales`
 WHERE 1 = 0;
 
 -- step 29: touched_partitions
--- job: only when window is not 0; read (partition start, rows): add every row to rows_read; rows of a NULL partition also to
--- job: unpartitioned; rows of a partition that starts before the finalized bound also to rows_skipped, the partition
+-- job: only when window is not 0; read (partition start, rows): add every row to window_rows; rows of a NULL partition also to
+-- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound also to rows_skipped and to rows_read, the partition
 -- job: left out; partitions is the number listed.
 -- params: lo, hi
 SELECT trunc(`sale_date`, 'MONTH') AS incrc_partition, COUNT(*) AS incrc_rows
@@ -293,9 +294,18 @@ CREATE TABLE `incrc_raw_t_monthly_sales` (
 )
 USING iceberg;
 
--- step 34: stage_partition
+-- step 34: count_partition_source
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
--- job: and partition_key.
+-- job: and partition_key; read one integer (NULL is 0) and add it to rows_read, rows_ignored (a leading - subtracts).
+-- params: start, hi, plo, phi
+SELECT COUNT(*)
+FROM `app`.`sales`
+WHERE `updated_at` >= ? AND `updated_at` < ?
+  AND `sale_date` >= ? AND `sale_date` < ?;
+
+-- step 35: stage_partition
+-- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
+-- job: and partition_key; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 -- params: start, hi, start, hi, plo, phi, plo, phi
 INSERT INTO `incrc_stage_t_monthly_sales` (`sale_id`, `sale_date`, `amount`, `updated_at`)
@@ -316,13 +326,13 @@ WHERE incrc_rn = 1
   AND `sale_date` >= ? AND `sale_date` < ?;
 SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
--- step 35: count_invalid
+-- step 36: count_invalid
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 
--- step 36: quarantine
+-- step 37: quarantine
 -- job: only when invalid is not 0.
 SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
@@ -340,19 +350,19 @@ WHERE `sale_id` IS NULL
    OR NOT (`amount` >= 0);
 SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 37: delete_invalid
+-- step 38: delete_invalid
 -- job: only when invalid is not 0.
 SELECT COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 DELETE FROM `incrc_stage_t_monthly_sales`
 WHERE `sale_id` IS NULL OR `sale_date` IS NULL OR NOT (`amount` >= 0);
 SELECT -COUNT(*) FROM `incrc_stage_t_monthly_sales`;
 
--- step 38: count_staged
+-- step 39: count_staged
 -- job: only when partitions is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_monthly_sales`;
 
--- step 39: count_partition
+-- step 40: count_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 -- params: plo, phi
@@ -360,7 +370,7 @@ SELECT COUNT(*)
 FROM `dw`.`sales_monthly`
 WHERE `sale_date` >= ? AND `sale_date` < ?;
 
--- step 40: replace_partition
+-- step 41: replace_partition
 -- job: once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)
 -- job: and partition_key.
 -- params: plo, phi, plo, phi
@@ -375,7 +385,7 @@ WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
   VALUES (s.`sale_id`, s.`sale_date`, s.`amount`, s.`updated_at`)
 WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= ? AND t.`sale_date` < ? THEN DELETE;
 
--- step 41: quarantine_unpartitioned
+-- step 42: quarantine_unpartitioned
 -- job: only when unpartitioned is not 0; add the values its SELECT COUNT(*) statements read to rows_quarantined (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id, lo, hi
@@ -390,7 +400,7 @@ WHERE `updated_at` >= ? AND `updated_at` < ?
   AND `sale_date` IS NULL;
 SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 42: quarantine_null_watermark_source
+-- step 43: quarantine_null_watermark_source
 -- job: add the values its SELECT COUNT(*) statements read to rows_read, rows_quarantined (a leading - subtracts).
 SELECT -COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 -- params: run_id
@@ -404,11 +414,11 @@ FROM `app`.`sales`
 WHERE `updated_at` IS NULL;
 SELECT COUNT(*) FROM `dw`.`sales_monthly_quarantine`;
 
--- step 43: target_has_rows
+-- step 44: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`sales_monthly`) THEN 1 ELSE 0 END;
 
--- step 44: advance_watermark
+-- step 45: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_monthly_sales changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -426,7 +436,7 @@ WHERE (`pipeline` = ?)
   AND `updated_at` <=> ?
   AND `target_filled` <=> ?;
 
--- step 45: record_finish
+-- step 46: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -445,15 +455,15 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 46: drop_stage
+-- step 47: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_monthly_sales` PURGE;
 
--- step 47: drop_raw
+-- step 48: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_monthly_sales` PURGE;
 
--- step 48: release_lease
+-- step 49: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

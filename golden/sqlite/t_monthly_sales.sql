@@ -62,12 +62,13 @@
 --   target_has_rows                     count -> target_found
 --   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
---   touched_partitions                  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions                  if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   drop_stage                          if partitions
 --   create_stage                        if partitions
 --   drop_raw                            if partitions
 --   create_raw                          if partitions
---   stage_partition                     each partition
+--   count_partition_source              each partition; count -> rows_read, rows_ignored
+--   stage_partition                     each partition; rows changed -> minus rows_ignored
 --   begin
 --     count_invalid                     if partitions; count -> invalid, rows_quarantined
 --     quarantine                        if invalid
@@ -300,6 +301,15 @@ FROM (
     )
 ) AS ranked
 WHERE incrc_rn = 1
+  AND "sale_date" >= ? AND "sale_date" < ?;
+
+-- name: count_partition_source
+-- phase: stage
+-- The source's rows of one partition [plo, phi) in [start, hi), before the dedupe keeps one per key (rows read).
+-- params: start, hi, plo, phi
+SELECT COUNT(*)
+FROM "app_sales"
+WHERE "updated_at" >= ? AND "updated_at" < ?
   AND "sale_date" >= ? AND "sale_date" < ?;
 
 -- name: quarantine

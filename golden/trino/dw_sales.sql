@@ -70,11 +70,11 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
---   stage_partition              each partition
+--   stage_partition              each partition; rows changed -> rows_read
 --   begin
 --     count_invalid              if partitions; count -> invalid; fails if not 0
 --     count_staged               if partitions; count -> rows_inserted
