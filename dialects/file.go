@@ -28,7 +28,8 @@ func File(d Dialect, p *compiler.Plan, specPath string, src ...Dialect) ([]byte,
 
 // Filer renders the compiled files of one plan, one per dialect (File):
 // what every dialect's file says alike, the spec's parameters and the
-// programs' listing, is spelled once.
+// programs' listing, is spelled once. Its renders share one Writer's
+// scratch space: a Filer is for one goroutine.
 type Filer struct {
 	// Version is the incrc version the header records: a binary of
 	// another version may write other bytes. Empty writes no such line.
@@ -40,6 +41,7 @@ type Filer struct {
 	params   string
 	programs []byte
 	types    map[compiler.ParamType]compiler.Type // paramTypes(p), for every dialect
+	w        Writer                               // the scratch space of File's renders, one after another
 }
 
 // lineBreaksToSpaces keeps a path on its comment line.
@@ -117,11 +119,20 @@ func NewFiler(p *compiler.Plan, specPath string) *Filer {
 
 // File renders the plan's compiled file for d (see File).
 func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) {
-	rendered, err := render(d, f.p, src, f.types, false)
+	rendered, err := render(&f.w, d, f.p, src, f.types, false)
 	if err != nil {
 		return nil, err
 	}
-	return f.appendFile(nil, d, src, rendered), nil
+	// The file is its statements and their comments: room for them once,
+	// not a buffer doubled along the way.
+	size := 4096 + len(f.programs)
+	for _, r := range rendered {
+		size += 256
+		for _, part := range r.Parts {
+			size += len(part.SQL)
+		}
+	}
+	return f.appendFile(make([]byte, 0, size), d, src, rendered), nil
 }
 
 // BookkeepingName is the bookkeeping file's name in each dialect's folder

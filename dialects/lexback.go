@@ -2,6 +2,7 @@ package dialects
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,28 +27,43 @@ import (
 //   - each embedded source query lexes in place exactly as on its own:
 //     nothing around it changes how it reads.
 func CheckPart(d Dialect, p Part) error {
-	_, err := checkPart(d, p, nil)
-	return err
+	var l lexScratch
+	return l.check(d, p)
 }
 
-// checkPart is CheckPart, lexing into buf's space; it returns the tokens,
-// for the next statement's buf.
-func checkPart(d Dialect, p Part, buf []sqllex.Token) ([]sqllex.Token, error) {
-	toks, err := sqllex.AppendExact(buf, d.Lexer(), p.SQL)
+// lexScratch is the lex-back's space, reused from one statement to the
+// next by a Writer: the tokens and the tables of what was meant.
+type lexScratch struct {
+	toks        []sqllex.Token
+	names, strs spellings
+	numbers     map[string]int
+}
+
+// check is CheckPart, in l's space.
+func (l *lexScratch) check(d Dialect, p Part) error {
+	// A token every few bytes: grown once, not doubled along the way.
+	toks, err := sqllex.AppendExact(slices.Grow(l.toks[:0], len(p.SQL)/4), d.Lexer(), p.SQL)
+	l.toks = toks
 	if err != nil {
-		return toks, fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
+		return fmt.Errorf("%s: lex-back: the engine's rules do not read the statement: %v:\n%s", d.Name(), err, p.SQL)
 	}
-	return toks, readsAsMeant(d, p, toks)
+	return l.readsAsMeant(d, p, toks)
 }
 
 // readsAsMeant is the lex-back's reading of the tokens of p.
-func readsAsMeant(d Dialect, p Part, toks []sqllex.Token) error {
+func (l *lexScratch) readsAsMeant(d Dialect, p Part, toks []sqllex.Token) error {
 	r := d.Lexer()
 	fail := func(off int, format string, args ...any) error {
 		return lexBackError(d, p.SQL, off, format, args...)
 	}
-	names, strs := newSpellings(p.Meant.Names), newSpellings(p.Meant.Strings)
-	numbers := map[string]int{}
+	names, strs := &l.names, &l.strs
+	names.reset(p.Meant.Names)
+	strs.reset(p.Meant.Strings)
+	if l.numbers == nil {
+		l.numbers = map[string]int{}
+	}
+	clear(l.numbers)
+	numbers := l.numbers
 	var markers []string
 	code := 0 // where the text outside literals and names resumes
 	queries := len(p.Meant.Queries) > 0
@@ -144,10 +160,14 @@ type spellings struct {
 	found []bool
 }
 
-// newSpellings lists what was meant; a spelling listed twice means what
-// it is listed with last.
-func newSpellings(list []Spelled) spellings {
-	s := spellings{index: make(map[string]int, len(list))}
+// reset lists what was meant, in s's space; a spelling listed twice
+// means what it is listed with last.
+func (s *spellings) reset(list []Spelled) {
+	if s.index == nil {
+		s.index = make(map[string]int, len(list))
+	}
+	clear(s.index)
+	s.order = s.order[:0]
 	for _, sp := range list {
 		if i, ok := s.index[sp.Text]; ok {
 			s.order[i].Value = sp.Value
@@ -156,13 +176,12 @@ func newSpellings(list []Spelled) spellings {
 		s.index[sp.Text] = len(s.order)
 		s.order = append(s.order, sp)
 	}
-	s.found = make([]bool, len(s.order))
-	return s
+	s.found = append(s.found[:0], make([]bool, len(s.order))...)
 }
 
 // read records a token spelled text that reads as value: false unless it
 // was meant, as that.
-func (s spellings) read(text, value string) bool {
+func (s *spellings) read(text, value string) bool {
 	i, ok := s.index[text]
 	if !ok || s.order[i].Value != value {
 		return false
@@ -172,7 +191,7 @@ func (s spellings) read(text, value string) bool {
 }
 
 // missing is the first spelling meant that was not read, if any.
-func (s spellings) missing() (string, bool) {
+func (s *spellings) missing() (string, bool) {
 	for i, sp := range s.order {
 		if !s.found[i] {
 			return sp.Text, true

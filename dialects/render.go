@@ -24,14 +24,14 @@ type Rendered struct {
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
 func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
-	return render(d, p, src, paramTypes(p), true)
+	return render(new(Writer), d, p, src, paramTypes(p), true)
 }
 
 // render is Render with the plan's parameter types worked out already
-// (paramTypes(p), which no one changes). Without shared, the statements
+// (paramTypes(p), which no one changes), in w's scratch space. Without shared, the statements
 // every plan holds alike (the bookkeeping) are left out: a pipeline's
 // compiled file does not hold them.
-func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, shared bool) ([]Rendered, error) {
+func render(w *Writer, d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, shared bool) ([]Rendered, error) {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,6 @@ func render(d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.Param
 		return nil, ds.Err()
 	}
 	out := make([]Rendered, 0, len(p.Statements))
-	w := new(Writer)
 	for _, st := range p.Statements {
 		if !shared && st.Shared() != nil {
 			continue
@@ -107,11 +106,11 @@ func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.Param
 }
 
 // render is renderStatement with w, one statement after another: w keeps
-// only its scratch space (the statement's bytes, the lex-back's tokens)
-// from one to the next. What it returns (the parts, their parameters and
+// only its scratch space (the statement's bytes, the spellings of the
+// names it quoted, the lex-back's tokens and tables) from one to the next. What it returns (the parts, their parameters and
 // what they meant) is the statement's own.
 func (w *Writer) render(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
-	*w = Writer{d: d, declared: st.Params, types: types, cur: w.cur[:0], toks: w.toks[:0]}
+	*w = Writer{d: d, declared: st.Params, types: types, cur: w.cur[:0], names: w.names, stmt: w.stmt, lex: w.lex}
 	handled := false
 	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {

@@ -27,13 +27,28 @@ type Writer struct {
 	cur      []byte // the current statement
 	params   []string
 	meant    Meant
-	spelled  map[string]string // the names in meant.Names: their spelling
-	queries  []string          // source queries, by placeholder number
+	queries  []string // source queries, by placeholder number
+	// names are the spellings of the names quoted for names.d, each with
+	// the number of the statement that last listed it in its meant.Names;
+	// stmt numbers the statements. They last as long as the Writer.
+	names nameSpellings
+	stmt  int
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
 	types map[compiler.ParamType]compiler.Type
 	err   error
-	toks  []sqllex.Token // the lex-back's, reused (render)
+	lex   lexScratch // the lex-back's, reused (render)
+}
+
+// nameSpellings is how a Writer spelled each name it quoted for d.
+type nameSpellings struct {
+	d   Dialect
+	set map[string]nameSpelling
+}
+
+type nameSpelling struct {
+	sp   Spelled
+	stmt int
 }
 
 // Part is one SQL statement and the names of the parameters it binds, in
@@ -89,27 +104,39 @@ func (w *Writer) Int(n int) { w.cur = strconv.AppendInt(w.cur, int64(n), 10) }
 
 // quote appends one identifier part and records it. Names come validated
 // from the spec or from the compiler; one that a quoted name cannot hold
-// on every engine is refused rather than spelled. A name is quoted once a
-// statement: the record of what the statement meant holds its spelling.
+// on every engine is refused rather than spelled. A name is spelled once
+// a render and listed once a statement in what the statement meant; the
+// lex-back checks every occurrence all the same.
 func (w *Writer) quote(name string) {
-	if text, ok := w.spelled[name]; ok {
-		w.cur = append(w.cur, text...)
-		return
+	if w.names.set == nil {
+		w.names.set = map[string]nameSpelling{}
 	}
-	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
-		w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
-		return
+	if w.names.d != w.d {
+		clear(w.names.set)
+		w.names.d = w.d
 	}
-	sp := Spelled{Text: w.d.QuoteIdent(name), Value: name}
-	if f, ok := w.d.(IdentFolder); ok {
-		sp.Value = f.FoldIdent(name)
+	ns, ok := w.names.set[name]
+	if !ok {
+		if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }); i >= 0 || name == "" {
+			w.Fail(fmt.Errorf("%s: the name %q cannot be quoted", w.d.Name(), name))
+			return
+		}
+		ns.sp = Spelled{Text: w.d.QuoteIdent(name), Value: name}
+		if f, ok := w.d.(IdentFolder); ok {
+			ns.sp.Value = f.FoldIdent(name)
+		}
+		ns.stmt = -1
 	}
-	if w.spelled == nil {
-		w.spelled = map[string]string{}
+	if ns.stmt != w.stmt {
+		ns.stmt = w.stmt
+		w.names.set[name] = ns
+		if w.meant.Names == nil {
+			// Room for the names of most statements at once.
+			w.meant.Names = make([]Spelled, 0, 16)
+		}
+		w.meant.Names = append(w.meant.Names, ns.sp)
 	}
-	w.spelled[name] = sp.Text
-	w.meant.Names = append(w.meant.Names, sp)
-	w.cur = append(w.cur, sp.Text...)
+	w.cur = append(w.cur, ns.sp.Text...)
 }
 
 // Idents appends quoted identifiers joined by ", ", each prefixed with
@@ -253,7 +280,8 @@ func (w *Writer) Fail(err error) {
 func (w *Writer) End() {
 	sql := string(bytes.TrimSpace(w.cur))
 	meant, params := w.meant, w.params
-	w.cur, w.meant, w.params, w.spelled = w.cur[:0], Meant{}, nil, nil
+	w.cur, w.meant, w.params = w.cur[:0], Meant{}, nil
+	w.stmt++
 	if sql == "" || w.err != nil {
 		return
 	}
@@ -264,7 +292,7 @@ func (w *Writer) End() {
 	}
 	meant.Queries = spans
 	p := Part{SQL: sql, Params: params, Meant: meant}
-	if w.toks, err = checkPart(w.d, p, w.toks[:0]); err != nil {
+	if err = w.lex.check(w.d, p); err != nil {
 		w.Fail(err)
 		return
 	}

@@ -718,8 +718,10 @@ func sameFile(path string, data []byte) bool {
 		return false
 	}
 	defer f.Close()
-	got, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
-	return err == nil && bytes.Equal(got, data)
+	// One byte more than data: a file that grew since the Stat differs.
+	got := make([]byte, len(data)+1)
+	n, err := io.ReadFull(f, got)
+	return (err == io.ErrUnexpectedEOF || err == io.EOF) && n == len(data) && bytes.Equal(got[:n], data)
 }
 
 // specPath is the spec's path as compiled files name it: relative to the
