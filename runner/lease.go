@@ -113,11 +113,11 @@ func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals pa
 	if c.has(compiler.StmtLockSession) {
 		// The session lock first: while a live run holds it, nothing of the
 		// state is touched.
-		n, _, err := c.count(ctx, conn, compiler.StmtLockSession, vals)
+		taken, err := lockSession(ctx, conn, c, vals, l.pipeline)
 		if err != nil {
 			return nil, err
 		}
-		if n != 1 {
+		if !taken {
 			st, err := readState(ctx, c, conn, l.pipeline)
 			if err != nil {
 				return nil, err
@@ -138,6 +138,38 @@ func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals pa
 		return nil, err
 	}
 	return taken, nil
+}
+
+// sessionGrace is how long a run asks again for a session lock that an
+// incrc run holds: a killed run's server session ends a moment after its
+// process does (the server notices the closed connection), and a run
+// started right after the kill would otherwise find the lock still held.
+// A live holder is reported after it, as before.
+const sessionGrace = 3 * time.Second
+
+// lockSession takes the pipeline's session lock (lock_session); held by
+// a run that marked its lease as holding it (sessionMark), the lock is
+// asked for again for sessionGrace before it counts as held.
+func lockSession(ctx context.Context, conn querier, c *compiled, vals params, pipeline string) (bool, error) {
+	deadline := time.Now().Add(sessionGrace)
+	for {
+		n, _, err := c.count(ctx, conn, compiler.StmtLockSession, vals)
+		if err != nil || n == 1 {
+			return n == 1, err
+		}
+		st, err := readState(ctx, c, conn, pipeline)
+		if err != nil {
+			return false, err
+		}
+		if !strings.HasSuffix(st.LeaseOwner, sessionMark) || time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // acquireLease is acquire's part after the session lock: the state row,
