@@ -1,6 +1,10 @@
 package compiler
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/incrc/incrc/compiler/ir"
+)
 
 // A cdc pipeline reads a change log: one row per change, with an op code,
 // a sequence that orders the changes of one key, and the row's image after
@@ -22,16 +26,6 @@ import "strings"
 //     winners applied), quarantined, or ignored (superseded by a newer
 //     change of its key).
 
-// Reserved columns of a cdc pipeline's target and tombstones.
-const (
-	// SequenceColumn is the sequence of the change a target row or a
-	// tombstone holds.
-	SequenceColumn = "incrc_sequence"
-	// DeletedAtColumn is a tombstone's commit time (cdc.at), when the spec
-	// names one.
-	DeletedAtColumn = "incrc_deleted_at"
-)
-
 // Default names of a soft delete's mark.
 const (
 	DefaultSoftFlag = "deleted"
@@ -41,28 +35,6 @@ const (
 const (
 	tombstonesSuffix = "_tombstones"
 	deletesPrefix    = "incrc_deletes_"
-)
-
-// Statements of a cdc pipeline (besides the shared ones).
-const (
-	StmtCreateTombstones  = "create_tombstones"
-	StmtDropDeletes       = "drop_deletes"
-	StmtCreateDeletes     = "create_deletes"
-	StmtCountChanges      = "count_changes"
-	StmtResolveUpserts    = "resolve_upserts"
-	StmtResolveDeletes    = "resolve_deletes"
-	StmtCountDeletes      = "count_deletes"
-	StmtRetractTombstones = "retract_tombstones"
-	StmtWriteTombstones   = "write_tombstones"
-	StmtApplyDeletes      = "apply_deletes"
-	StmtClearTombstones   = "clear_tombstones"
-)
-
-// Registers of a cdc program: the valid changes read, and the inserts and
-// updates a run applies.
-const (
-	RegChanges = "changes"
-	RegUpserts = "upserts"
 )
 
 // DebeziumOps are the default op codes: Debezium's create, read (a
@@ -91,34 +63,27 @@ func OpCodes(c *CDC) (insert, update, del []string) {
 	return values(c.Ops.Insert), values(c.Ops.Update), values(c.Ops.Delete)
 }
 
-// Exact is X compared as exact text: case and trailing spaces count. An op
-// code is a code, not a word: "U" is not "u" on any engine, whatever the
-// column's collation (MariaDB's default one folds case and pads).
-type Exact struct{ X Expr }
-
-func (Exact) exprNode() {}
-
 // opIn is "op IN (codes)": the codes are literals of the op column's type,
 // spelled by each dialect from the tree. With no codes it is FALSE.
-func opIn(s *Spec, codes []string) Expr {
+func opIn(s *Spec, codes []string) ir.Expr {
 	if len(codes) == 0 {
-		return Lit{"FALSE"}
+		return ir.Lit{Text: "FALSE"}
 	}
 	op := s.Column(s.CDC.Op.Value)
-	list := make([]Expr, len(codes))
+	list := make([]ir.Expr, len(codes))
 	for i, code := range codes {
 		if op.Type.IsInteger() {
-			n, _ := CanonicalNumber(code) // Validate checked it
-			list[i] = Lit{n}
+			n, _ := ir.CanonicalNumber(code) // Validate checked it
+			list[i] = ir.Lit{Text: n}
 		} else {
-			list[i] = Str{code}
+			list[i] = ir.Str{Value: code}
 		}
 	}
-	var x Expr = col(op.Name.Value)
+	var x ir.Expr = col(op.Name.Value)
 	if !op.Type.IsInteger() {
-		x = Exact{x}
+		x = ir.Exact{X: x}
 	}
-	return In{X: x, List: list}
+	return ir.In{X: x, List: list}
 }
 
 // cdcRules are the rules a change must pass to be applied. A NULL
@@ -126,24 +91,24 @@ func opIn(s *Spec, codes []string) Expr {
 // them), key or sequence, or an op code of no kind, breaks one whatever
 // the change; the quality section's rules check the image of inserts and
 // updates only: a delete has no image, and is never quarantined for one.
-func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
+func cdcRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 	c := s.CDC
-	var rules []Rule
+	var rules []ir.Rule
 	seen := map[string]bool{}
 	if wm := s.Watermark; wm != nil {
-		rules = append(rules, Rule{Reason: "not_null(" + wm.Column.Value + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm.Column.Value)}})
+		rules = append(rules, ir.Rule{Reason: "not_null(" + wm.Column.Value + "): the watermark, so no window reads the row", Invalid: ir.IsNull{X: col(wm.Column.Value)}})
 		seen[wm.Column.Value] = true
 	}
-	notNull := func(name, why string, guard Expr) {
+	notNull := func(name, why string, guard ir.Expr) {
 		if seen[name] {
 			return
 		}
 		seen[name] = true
-		var invalid Expr = IsNull{X: col(name)}
+		var invalid ir.Expr = ir.IsNull{X: col(name)}
 		if guard != nil {
 			invalid = and(guard, invalid)
 		}
-		rules = append(rules, Rule{Reason: "not_null(" + name + ")" + why, Invalid: invalid})
+		rules = append(rules, ir.Rule{Reason: "not_null(" + name + ")" + why, Invalid: invalid})
 	}
 	for _, k := range s.Key() {
 		notNull(k, "", nil)
@@ -157,13 +122,13 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 	ins, upd, del := OpCodes(c)
 	all := append(append(append([]string(nil), ins...), upd...), del...)
 	unknown := opIn(s, all)
-	if in, ok := unknown.(In); ok {
+	if in, ok := unknown.(ir.In); ok {
 		in.Not = true
 		unknown = in
 	}
-	rules = append(rules, Rule{
+	rules = append(rules, ir.Rule{
 		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del) + ")",
-		Invalid: or(IsNull{X: col(c.Op.Value)}, unknown),
+		Invalid: or(ir.IsNull{X: col(c.Op.Value)}, unknown),
 	})
 	image := opIn(s, append(append([]string(nil), ins...), upd...))
 	mode := "fail"
@@ -179,7 +144,7 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 			if err != nil {
 				continue // Validate reported it
 			}
-			rules = append(rules, Rule{Reason: "check: " + chk.Value, Invalid: and(image, Unary{"NOT", e})})
+			rules = append(rules, ir.Rule{Reason: "check: " + chk.Value, Invalid: and(image, ir.Unary{Op: "NOT", X: e})})
 		}
 	}
 	return rules, mode
@@ -205,24 +170,24 @@ func (l *lowerer) cdcPlan() {
 	p, s := l.p, l.spec
 	c := s.CDC
 	excluded := values(c.Exclude)
-	var cols []Col
+	var cols []ir.Col
 	for _, col := range p.Columns {
 		if !contains(excluded, col.Name) {
 			cols = append(cols, col)
 		}
 	}
 	seq := s.Column(c.Sequence.Value)
-	cols = append(cols, Col{Name: SequenceColumn, Type: seq.Type, NotNull: true})
+	cols = append(cols, ir.Col{Name: ir.SequenceColumn, Type: seq.Type, NotNull: true})
 	t := p.Target
-	a := &CDCApplying{
-		Tombstones: Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)},
-		Deletes:    Table{Parts: []string{deletesPrefix + p.Pipeline}},
+	a := &ir.CDCApplying{
+		Tombstones: ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)},
+		Deletes:    ir.Table{Parts: []string{deletesPrefix + p.Pipeline}},
 	}
 	if c.Deletes.Value == "soft" {
 		a.Soft = true
 		a.SoftFlag, a.SoftAt = SoftDeleteNames(c)
 		at := s.Column(c.At.Value)
-		cols = append(cols, Col{Name: a.SoftFlag, Type: Type{Kind: Boolean}, NotNull: true}, Col{Name: a.SoftAt, Type: at.Type})
+		cols = append(cols, ir.Col{Name: a.SoftFlag, Type: ir.Type{Kind: ir.Boolean}, NotNull: true}, ir.Col{Name: a.SoftAt, Type: at.Type})
 	}
 	a.TargetColumns = cols
 	p.CDC = a
@@ -230,9 +195,9 @@ func (l *lowerer) cdcPlan() {
 
 // tombstoneColumns are the tombstones' columns (and the deletes'
 // session table's): the key, the delete's sequence and commit time.
-func (l *lowerer) tombstoneColumns() []Col {
+func (l *lowerer) tombstoneColumns() []ir.Col {
 	p, c := l.p, l.spec.CDC
-	var cols []Col
+	var cols []ir.Col
 	for _, k := range p.Key {
 		for _, col := range p.Columns {
 			if col.Name == k {
@@ -241,25 +206,25 @@ func (l *lowerer) tombstoneColumns() []Col {
 		}
 	}
 	seq := l.spec.Column(c.Sequence.Value)
-	cols = append(cols, Col{Name: SequenceColumn, Type: seq.Type, NotNull: true})
+	cols = append(cols, ir.Col{Name: ir.SequenceColumn, Type: seq.Type, NotNull: true})
 	if c.At.Value != "" {
-		cols = append(cols, Col{Name: DeletedAtColumn, Type: l.spec.Column(c.At.Value).Type})
+		cols = append(cols, ir.Col{Name: ir.DeletedAtColumn, Type: l.spec.Column(c.At.Value).Type})
 	}
 	return cols
 }
 
 // cdcSetup creates the tombstones beside the target.
 func (l *lowerer) cdcSetup() {
-	l.add(StmtCreateTombstones, PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
-		CreateTable{Table: l.p.CDC.Tombstones, Columns: l.tombstoneColumns(), PrimaryKey: l.p.Key})
+	l.add(ir.StmtCreateTombstones, ir.PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
+		ir.CreateTable{Table: l.p.CDC.Tombstones, Columns: l.tombstoneColumns(), PrimaryKey: l.p.Key})
 }
 
 // session drops the NOT NULL of columns: session tables hold what the
 // rules have not checked yet.
-func session(cols []Col) []Col {
-	out := make([]Col, len(cols))
+func session(cols []ir.Col) []ir.Col {
+	out := make([]ir.Col, len(cols))
 	for i, c := range cols {
-		out[i] = Col{Name: c.Name, Type: c.Type}
+		out[i] = ir.Col{Name: c.Name, Type: c.Type}
 	}
 	return out
 }
@@ -275,32 +240,32 @@ func (l *lowerer) cdcStatements() {
 	cols := columnNames(p.Columns)
 	l.readSource()
 	tomb := l.tombstoneColumns()
-	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
-		DropTable{Table: p.Stage, Temporary: true})
-	l.add(StmtCreateStage, PhaseStage, "The inserts and updates to write, shaped as the target.",
-		CreateTable{Table: p.Stage, Columns: session(a.TargetColumns), Temporary: true})
-	l.add(StmtDropRaw, PhaseStage, "The window's changes as read.",
-		DropTable{Table: p.Raw, Temporary: true})
-	l.add(StmtCreateRaw, PhaseStage, "The window's changes as read.",
-		CreateTable{Table: p.Raw, Columns: session(p.Columns), Temporary: true})
-	l.add(StmtDropDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
-		DropTable{Table: a.Deletes, Temporary: true})
-	l.add(StmtCreateDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
-		CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
+	l.add(ir.StmtDropStage, ir.PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		ir.DropTable{Table: p.Stage, Temporary: true})
+	l.add(ir.StmtCreateStage, ir.PhaseStage, "The inserts and updates to write, shaped as the target.",
+		ir.CreateTable{Table: p.Stage, Columns: session(a.TargetColumns), Temporary: true})
+	l.add(ir.StmtDropRaw, ir.PhaseStage, "The window's changes as read.",
+		ir.DropTable{Table: p.Raw, Temporary: true})
+	l.add(ir.StmtCreateRaw, ir.PhaseStage, "The window's changes as read.",
+		ir.CreateTable{Table: p.Raw, Columns: session(p.Columns), Temporary: true})
+	l.add(ir.StmtDropDeletes, ir.PhaseStage, "The deletes to apply, shaped as the tombstones.",
+		ir.DropTable{Table: a.Deletes, Temporary: true})
+	l.add(ir.StmtCreateDeletes, ir.PhaseStage, "The deletes to apply, shaped as the tombstones.",
+		ir.CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
 	l.readChanges()
 
 	ins, upd, del := OpCodes(c)
 	seq := c.Sequence.Value
-	order := []Order{{seq, true}}
+	order := []ir.Order{{Column: seq, Desc: true}}
 	// Ties on the sequence are broken by the other columns, so the change
 	// kept does not depend on the engine's scan order; json columns are
 	// left out, which BigQuery cannot order by.
 	for _, c := range p.Columns {
-		if c.Name != seq && !contains(p.Key, c.Name) && c.Type.Kind != JSON {
-			order = append(order, Order{c.Name, true})
+		if c.Name != seq && !contains(p.Key, c.Name) && c.Type.Kind != ir.JSON {
+			order = append(order, ir.Order{Column: c.Name, Desc: true})
 		}
 	}
-	resolve := ResolveChanges{From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
+	resolve := ir.ResolveChanges{From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
 		Sequence: seq, Order: order, IsDelete: opIn(s, del), Soft: a.Soft}
 	upserts := resolve
 	upserts.Into = p.Stage
@@ -314,38 +279,38 @@ func (l *lowerer) cdcStatements() {
 		upserts.Flag, upserts.FlagAt = a.SoftFlag, a.SoftAt
 		doc = "Per key, the newest insert or update (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone."
 	}
-	l.add(StmtResolveUpserts, PhaseWrite, doc, upserts)
+	l.add(ir.StmtResolveUpserts, ir.PhaseWrite, doc, upserts)
 	deletes := resolve
 	deletes.Into, deletes.Deletes, deletes.At = a.Deletes, true, c.At.Value
-	l.add(StmtResolveDeletes, PhaseWrite, "Per key, the newest change when it is a delete ("+strings.Join(del, ", ")+") newer than the target's row and tombstone.", deletes)
-	l.add(StmtCountStaged, PhaseWrite, "Inserts and updates to write.", CountRows{Table: p.Stage})
-	l.add(StmtCountMatched, PhaseWrite, "Of those, the ones whose key the target holds (updated; the rest are inserted).",
-		CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key})
-	l.add(StmtCountDeletes, PhaseWrite, "Deletes to apply.", CountRows{Table: a.Deletes})
+	l.add(ir.StmtResolveDeletes, ir.PhaseWrite, "Per key, the newest change when it is a delete ("+strings.Join(del, ", ")+") newer than the target's row and tombstone.", deletes)
+	l.add(ir.StmtCountStaged, ir.PhaseWrite, "Inserts and updates to write.", ir.CountRows{Table: p.Stage})
+	l.add(ir.StmtCountMatched, ir.PhaseWrite, "Of those, the ones whose key the target holds (updated; the rest are inserted).",
+		ir.CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key})
+	l.add(ir.StmtCountDeletes, ir.PhaseWrite, "Deletes to apply.", ir.CountRows{Table: a.Deletes})
 
-	retract := RetractKeys{Target: a.Tombstones, Stage: p.Stage, Key: p.Key}
+	retract := ir.RetractKeys{Target: a.Tombstones, Stage: p.Stage, Key: p.Key}
 	doc = "A key written by a newer insert or update has no tombstone."
 	if a.Soft {
-		retract.Where = Unary{"NOT", col(a.SoftFlag)}
+		retract.Where = ir.Unary{Op: "NOT", X: col(a.SoftFlag)}
 		doc = "A key written by an insert or update newer than its tombstone has none."
 	}
-	l.add(StmtRetractTombstones, PhaseWrite, doc, retract)
-	l.add(StmtWrite, PhaseWrite, "Upsert the inserts and updates by unique key, with their sequence.",
-		MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: columnNames(a.TargetColumns)})
+	l.add(ir.StmtRetractTombstones, ir.PhaseWrite, doc, retract)
+	l.add(ir.StmtWrite, ir.PhaseWrite, "Upsert the inserts and updates by unique key, with their sequence.",
+		ir.MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: columnNames(a.TargetColumns)})
 	if a.Soft {
-		l.add(StmtApplyDeletes, PhaseWrite, "Soft deletes mark the key's row, which keeps its newest image: "+a.SoftFlag+" and "+a.SoftAt+".",
-			UpdateMatched{Target: p.Target, Stage: a.Deletes, Key: p.Key,
-				Set: []Assign{{a.SoftFlag, Lit{"TRUE"}}, {a.SoftAt, col(DeletedAtColumn)}}})
+		l.add(ir.StmtApplyDeletes, ir.PhaseWrite, "Soft deletes mark the key's row, which keeps its newest image: "+a.SoftFlag+" and "+a.SoftAt+".",
+			ir.UpdateMatched{Target: p.Target, Stage: a.Deletes, Key: p.Key,
+				Set: []ir.Assign{{Column: a.SoftFlag, Value: ir.Lit{Text: "TRUE"}}, {Column: a.SoftAt, Value: col(ir.DeletedAtColumn)}}})
 	} else {
-		l.add(StmtApplyDeletes, PhaseWrite, "Hard deletes remove the key's row.",
-			RetractKeys{Target: p.Target, Stage: a.Deletes, Key: p.Key})
+		l.add(ir.StmtApplyDeletes, ir.PhaseWrite, "Hard deletes remove the key's row.",
+			ir.RetractKeys{Target: p.Target, Stage: a.Deletes, Key: p.Key})
 	}
-	l.add(StmtWriteTombstones, PhaseWrite, "Each applied delete leaves (or replaces) its key's tombstone.",
-		MergeRows{Target: a.Tombstones, Stage: a.Deletes, Key: p.Key, Columns: columnNames(tomb)})
-	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target})
-	l.add(StmtClearTombstones, PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
-		DeleteRows{Table: a.Tombstones})
+	l.add(ir.StmtWriteTombstones, ir.PhaseWrite, "Each applied delete leaves (or replaces) its key's tombstone.",
+		ir.MergeRows{Target: a.Tombstones, Stage: a.Deletes, Key: p.Key, Columns: columnNames(tomb)})
+	l.add(ir.StmtClearTarget, ir.PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+		ir.DeleteRows{Table: p.Target})
+	l.add(ir.StmtClearTombstones, ir.PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
+		ir.DeleteRows{Table: a.Tombstones})
 	l.advanceAndRecord()
 }
 
@@ -357,10 +322,10 @@ func (l *lowerer) readChanges() {
 	p := l.p
 	cols := columnNames(p.Columns)
 	window, upTo := l.windows()
-	l.add(StmtStageWindow, PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
-	l.add(StmtStageAll, PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
-		StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+	l.add(ir.StmtStageWindow, ir.PhaseStage, "The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.",
+		ir.StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(window)}, windowParams(window)...)
+	l.add(ir.StmtStageAll, ir.PhaseStage, "Full refresh: every change in [start, hi), replayed, with the ones whose watermark is NULL.",
+		ir.StageRows{Into: p.Raw, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
 
 	invalid := anyOf(l.rules)
 	if l.mode == "quarantine" {
@@ -368,48 +333,48 @@ func (l *lowerer) readChanges() {
 		if l.scd != nil {
 			doc = "Changes that break a rule go to quarantine, with the first rule they break: a NULL watermark, key, sequence or commit time, an unknown op code, an insert's or update's image that breaks a quality rule (a delete has no image to check)."
 		}
-		l.add(StmtQuarantine, PhaseWrite, doc,
-			QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
+		l.add(ir.StmtQuarantine, ir.PhaseWrite, doc,
+			ir.QuarantineRows{Into: p.Quarantine, From: ir.Relation{Table: p.Raw}, Columns: cols, Rules: l.rules}, pRunID)
 	}
-	l.add(StmtCountInvalid, PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
-		CountRows{Table: p.Raw, Where: invalid})
-	l.add(StmtDeleteInvalid, PhaseWrite, "Invalid changes are never applied: the key's newest valid change wins.",
-		DeleteRows{Table: p.Raw, Where: invalid})
-	l.add(StmtCountChanges, PhaseWrite, "The valid changes read: each is applied or ignored.",
-		CountRows{Table: p.Raw})
+	l.add(ir.StmtCountInvalid, ir.PhaseWrite, "Changes that break a rule (on_invalid: fail, or no quality section, stops the run when there are any).",
+		ir.CountRows{Table: p.Raw, Where: invalid})
+	l.add(ir.StmtDeleteInvalid, ir.PhaseWrite, "Invalid changes are never applied: the key's newest valid change wins.",
+		ir.DeleteRows{Table: p.Raw, Where: invalid})
+	l.add(ir.StmtCountChanges, ir.PhaseWrite, "The valid changes read: each is applied or ignored.",
+		ir.CountRows{Table: p.Raw})
 }
 
 const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
 
 // cdcStage creates the session tables and reads the changes into raw.
-func (l *lowerer) cdcStage(guard, read string) []Step {
-	return []Step{
-		{Stmt: StmtDropStage, If: guard}, {Stmt: StmtCreateStage, If: guard},
-		{Stmt: StmtDropRaw, If: guard}, {Stmt: StmtCreateRaw, If: guard},
-		{Stmt: StmtDropDeletes, If: guard}, {Stmt: StmtCreateDeletes, If: guard},
-		{Stmt: read, If: guard, Read: ReadAffected, Into: []string{RegRead}},
+func (l *lowerer) cdcStage(guard, read string) []ir.Step {
+	return []ir.Step{
+		{Stmt: ir.StmtDropStage, If: guard}, {Stmt: ir.StmtCreateStage, If: guard},
+		{Stmt: ir.StmtDropRaw, If: guard}, {Stmt: ir.StmtCreateRaw, If: guard},
+		{Stmt: ir.StmtDropDeletes, If: guard}, {Stmt: ir.StmtCreateDeletes, If: guard},
+		{Stmt: read, If: guard, Read: ir.ReadAffected, Into: []string{ir.RegRead}},
 	}
 }
 
 // cdcCheck splits the changes read: invalid ones are quarantined or fail
 // the program; the valid ones are counted as ignored until applied.
-func (l *lowerer) cdcCheck(guard, failMsg string) []Step {
+func (l *lowerer) cdcCheck(guard, failMsg string) []ir.Step {
 	steps := l.quality(guard, false, failMsg)
-	return append(steps, Step{Stmt: StmtCountChanges, Tx: true, If: guard, Read: ReadCount, Into: []string{RegChanges, RegIgnored}})
+	return append(steps, ir.Step{Stmt: ir.StmtCountChanges, Tx: true, If: guard, Read: ir.ReadCount, Into: []string{ir.RegChanges, ir.RegIgnored}})
 }
 
 // cdcResolve stages what is newer than the target; cdcCount counts it out
 // of the ignored changes, into what it will do.
-func (l *lowerer) cdcResolve(matched bool) []Step {
-	steps := []Step{
-		{Stmt: StmtResolveUpserts, Tx: true, If: RegChanges},
-		{Stmt: StmtResolveDeletes, Tx: true, If: RegChanges},
-		{Stmt: StmtCountStaged, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegUpserts, RegInserted, "-" + RegIgnored}},
+func (l *lowerer) cdcResolve(matched bool) []ir.Step {
+	steps := []ir.Step{
+		{Stmt: ir.StmtResolveUpserts, Tx: true, If: ir.RegChanges},
+		{Stmt: ir.StmtResolveDeletes, Tx: true, If: ir.RegChanges},
+		{Stmt: ir.StmtCountStaged, Tx: true, If: ir.RegChanges, Read: ir.ReadCount, Into: []string{ir.RegUpserts, ir.RegInserted, "-" + ir.RegIgnored}},
 	}
 	if matched {
-		steps = append(steps, Step{Stmt: StmtCountMatched, Tx: true, If: RegUpserts, Read: ReadCount, Into: []string{RegUpdated, "-" + RegInserted}})
+		steps = append(steps, ir.Step{Stmt: ir.StmtCountMatched, Tx: true, If: ir.RegUpserts, Read: ir.ReadCount, Into: []string{ir.RegUpdated, "-" + ir.RegInserted}})
 	}
-	return append(steps, Step{Stmt: StmtCountDeletes, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegDeleted, "-" + RegIgnored}})
+	return append(steps, ir.Step{Stmt: ir.StmtCountDeletes, Tx: true, If: ir.RegChanges, Read: ir.ReadCount, Into: []string{ir.RegDeleted, "-" + ir.RegIgnored}})
 }
 
 // cdcWrite writes what was resolved. The order matters where statements
@@ -421,27 +386,27 @@ func (l *lowerer) cdcResolve(matched bool) []Step {
 // With soft deletes a key may have both an image and a newer delete: the
 // mark follows the image, and the tombstone the image supersedes (the
 // pre-run one) is removed before the delete's is written.
-func (l *lowerer) cdcWrite(retract bool) []Step {
-	var steps []Step
+func (l *lowerer) cdcWrite(retract bool) []ir.Step {
+	var steps []ir.Step
 	if retract {
-		steps = append(steps, Step{Stmt: StmtRetractTombstones, Tx: true, If: RegUpserts})
+		steps = append(steps, ir.Step{Stmt: ir.StmtRetractTombstones, Tx: true, If: ir.RegUpserts})
 	}
 	return append(steps,
-		Step{Stmt: StmtWrite, Tx: true, If: RegUpserts},
-		Step{Stmt: StmtApplyDeletes, Tx: true, If: RegDeleted},
-		Step{Stmt: StmtWriteTombstones, Tx: true, If: RegDeleted})
+		ir.Step{Stmt: ir.StmtWrite, Tx: true, If: ir.RegUpserts},
+		ir.Step{Stmt: ir.StmtApplyDeletes, Tx: true, If: ir.RegDeleted},
+		ir.Step{Stmt: ir.StmtWriteTombstones, Tx: true, If: ir.RegDeleted})
 }
 
 // cdcRun is incrc run of a cdc pipeline: the window's changes applied.
-func (l *lowerer) cdcRun() *Program {
-	pr := l.program(ModeRun, "run", LoWatermark, HiNow)
+func (l *lowerer) cdcRun() *ir.Program {
+	pr := l.program(ir.ModeRun, "run", ir.LoWatermark, ir.HiNow)
 	pr.Doc = "An incremental run: the window's changes, the newest of each key applied when it is newer than what the target holds."
-	pr.Steps = append(pr.Steps, l.cdcStage(RegWindow, StmtStageWindow)...)
-	pr.Steps = append(pr.Steps, l.cdcCheck(RegRead, cdcFailInvalid)...)
+	pr.Steps = append(pr.Steps, l.cdcStage(ir.RegWindow, ir.StmtStageWindow)...)
+	pr.Steps = append(pr.Steps, l.cdcCheck(ir.RegRead, cdcFailInvalid)...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(true)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(true)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	pr.Cleanup = []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
 	return pr
 }
 
@@ -449,17 +414,17 @@ func (l *lowerer) cdcRun() *Program {
 // and the tombstones emptied, and the whole change log in [start, hi)
 // replayed, in one transaction. It counts changes as a run does: the rows
 // it clears are not deletes of the log.
-func (l *lowerer) cdcFullRefresh() *Program {
-	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+func (l *lowerer) cdcFullRefresh() *ir.Program {
+	pr := l.program(ir.ModeFullRefresh, "full_refresh", ir.LoStart, ir.HiNow)
 	pr.Doc = "A full refresh: the target and the tombstones emptied and rebuilt by replaying the whole change log, in one transaction."
-	pr.Steps = append(pr.Steps, l.cdcStage("", StmtStageAll)...)
+	pr.Steps = append(pr.Steps, l.cdcStage("", ir.StmtStageAll)...)
 	pr.Steps = append(pr.Steps, l.cdcCheck("", cdcFailInvalid)...)
 	pr.Steps = append(pr.Steps,
-		Step{Stmt: StmtClearTarget, Tx: true},
-		Step{Stmt: StmtClearTombstones, Tx: true})
+		ir.Step{Stmt: ir.StmtClearTarget, Tx: true},
+		ir.Step{Stmt: ir.StmtClearTombstones, Tx: true})
 	pr.Steps = append(pr.Steps, l.cdcResolve(false)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(false)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	pr.Cleanup = []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
 	return pr
 }

@@ -4,26 +4,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
-
-// Pos is a position in a spec file. Line and Col are 1-based; a zero Line
-// means the position is the file as a whole.
-type Pos struct {
-	File string
-	Line int
-	Col  int
-}
-
-func (p Pos) String() string {
-	if p.Line == 0 {
-		return p.File
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
 
 // Diagnostic is one problem found in a spec, at the node that causes it.
 type Diagnostic struct {
-	Pos Pos
+	Pos ir.Pos
 	Msg string
 	// Pipelines names the pipelines a problem of the project as a whole
 	// involves (two that write one table, a cycle): besides the one whose
@@ -80,12 +67,12 @@ func (ds Diagnostics) Sort() {
 	})
 }
 
-func (ds *Diagnostics) add(p Pos, format string, args ...any) {
+func (ds *Diagnostics) add(p ir.Pos, format string, args ...any) {
 	*ds = append(*ds, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...)})
 }
 
 // addFor adds a problem of the project that involves pipelines.
-func (ds *Diagnostics) addFor(pipelines []string, p Pos, format string, args ...any) {
+func (ds *Diagnostics) addFor(pipelines []string, p ir.Pos, format string, args ...any) {
 	*ds = append(*ds, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...), Pipelines: pipelines})
 }
 

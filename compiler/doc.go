@@ -1,4 +1,5 @@
-// Package compiler turns YAML pipeline specs into a dialect-neutral Plan.
+// Package compiler turns YAML pipeline specs into a dialect-neutral plan
+// (package ir: the plan the dialects and the runner read).
 //
 // It owns the spec model (every node keeps its file, line and column),
 // validation (every error at once, each "path:line:col: message") and the

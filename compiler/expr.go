@@ -1,59 +1,10 @@
 package compiler
 
-import "strings"
+import (
+	"strings"
 
-// Expr is a parsed quality check. Only column references, literals,
-// comparisons, arithmetic, AND/OR/NOT, IS [NOT] NULL, [NOT] IN and a few
-// functions are accepted, so a check can never carry SQL of its own: it is
-// re-spelled from the tree by each dialect.
-type Expr interface{ exprNode() }
-
-type (
-	// ColRef is a declared column.
-	ColRef struct{ Name string }
-	// Lit is TRUE, FALSE, NULL or a number. The parser keeps numbers in
-	// CanonicalNumber's form; a dialect re-spells a Lit from that form and
-	// refuses anything else, so no text of a spec reaches SQL through it.
-	Lit struct{ Text string }
-	// Str is a string literal, decoded: its value, not the spec's
-	// spelling. Each dialect spells it by its own literal rule.
-	Str struct{ Value string }
-	// Unary is NOT x or -x.
-	Unary struct {
-		Op string
-		X  Expr
-	}
-	// Binary is l op r for comparison, arithmetic, AND and OR.
-	Binary struct {
-		Op   string
-		L, R Expr
-	}
-	// IsNull is x IS [NOT] NULL.
-	IsNull struct {
-		X   Expr
-		Not bool
-	}
-	// In is x [NOT] IN (list).
-	In struct {
-		X    Expr
-		List []Expr
-		Not  bool
-	}
-	// Call is one of the allowed functions.
-	Call struct {
-		Fn   string
-		Args []Expr
-	}
+	"github.com/incrc/incrc/compiler/ir"
 )
-
-func (ColRef) exprNode() {}
-func (Lit) exprNode()    {}
-func (Str) exprNode()    {}
-func (Unary) exprNode()  {}
-func (Binary) exprNode() {}
-func (IsNull) exprNode() {}
-func (In) exprNode()     {}
-func (Call) exprNode()   {}
 
 var cmpOps = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
 
@@ -71,7 +22,7 @@ const maxExprDepth = 64
 // own rule and lexed back, but a reviewer reading the one-line check
 // cannot see a line break in it, and the quarantine reason that quotes
 // the check should read as the check does.
-func ParseExpr(src string, cols []string) (Expr, error) {
+func ParseExpr(src string, cols []string) (ir.Expr, error) {
 	toks, err := lexSQL(src)
 	if err != nil {
 		return nil, err
@@ -144,45 +95,45 @@ func (p *exprParser) punct(s string) bool {
 	return false
 }
 
-func (p *exprParser) or() (Expr, error) {
+func (p *exprParser) or() (ir.Expr, error) {
 	if p.depth++; p.depth > maxExprDepth {
 		return nil, errAt(p.peek().off, "the check nests deeper than %d levels", maxExprDepth)
 	}
 	defer func() { p.depth-- }()
 	l, err := p.and()
 	for err == nil && p.keyword("OR") {
-		var r Expr
+		var r ir.Expr
 		if r, err = p.and(); err == nil {
-			l = Binary{"OR", l, r}
+			l = ir.Binary{Op: "OR", L: l, R: r}
 		}
 	}
 	return l, err
 }
 
-func (p *exprParser) and() (Expr, error) {
+func (p *exprParser) and() (ir.Expr, error) {
 	l, err := p.not()
 	for err == nil && p.keyword("AND") {
-		var r Expr
+		var r ir.Expr
 		if r, err = p.not(); err == nil {
-			l = Binary{"AND", l, r}
+			l = ir.Binary{Op: "AND", L: l, R: r}
 		}
 	}
 	return l, err
 }
 
-func (p *exprParser) not() (Expr, error) {
+func (p *exprParser) not() (ir.Expr, error) {
 	if p.keyword("NOT") {
 		if p.depth++; p.depth > maxExprDepth {
 			return nil, errAt(p.peek().off, "the check nests deeper than %d levels", maxExprDepth)
 		}
 		defer func() { p.depth-- }()
 		x, err := p.not()
-		return Unary{"NOT", x}, err
+		return ir.Unary{Op: "NOT", X: x}, err
 	}
 	return p.cmp()
 }
 
-func (p *exprParser) cmp() (Expr, error) {
+func (p *exprParser) cmp() (ir.Expr, error) {
 	l, err := p.add()
 	if err != nil {
 		return nil, err
@@ -195,26 +146,26 @@ func (p *exprParser) cmp() (Expr, error) {
 		if op == "!=" {
 			op = "<>"
 		}
-		return Binary{op, l, r}, err
+		return ir.Binary{Op: op, L: l, R: r}, err
 	case p.keyword("IS", "NOT", "NULL"):
-		return IsNull{l, true}, nil
+		return ir.IsNull{X: l, Not: true}, nil
 	case p.keyword("IS", "NULL"):
-		return IsNull{l, false}, nil
+		return ir.IsNull{X: l, Not: false}, nil
 	case p.keyword("NOT", "IN"):
 		list, err := p.list()
-		return In{l, list, true}, err
+		return ir.In{X: l, List: list, Not: true}, err
 	case p.keyword("IN"):
 		list, err := p.list()
-		return In{l, list, false}, err
+		return ir.In{X: l, List: list, Not: false}, err
 	}
 	return l, nil
 }
 
-func (p *exprParser) list() ([]Expr, error) {
+func (p *exprParser) list() ([]ir.Expr, error) {
 	if !p.punct("(") {
 		return nil, errAt(p.peek().off, "expected ( after IN")
 	}
-	var out []Expr
+	var out []ir.Expr
 	for {
 		e, err := p.add()
 		if err != nil {
@@ -230,7 +181,7 @@ func (p *exprParser) list() ([]Expr, error) {
 	}
 }
 
-func (p *exprParser) add() (Expr, error) {
+func (p *exprParser) add() (ir.Expr, error) {
 	l, err := p.mul()
 	for err == nil {
 		t := p.peek()
@@ -238,15 +189,15 @@ func (p *exprParser) add() (Expr, error) {
 			break
 		}
 		p.i++
-		var r Expr
+		var r ir.Expr
 		if r, err = p.mul(); err == nil {
-			l = Binary{t.text, l, r}
+			l = ir.Binary{Op: t.text, L: l, R: r}
 		}
 	}
 	return l, err
 }
 
-func (p *exprParser) mul() (Expr, error) {
+func (p *exprParser) mul() (ir.Expr, error) {
 	l, err := p.unary()
 	for err == nil {
 		t := p.peek()
@@ -254,15 +205,15 @@ func (p *exprParser) mul() (Expr, error) {
 			break
 		}
 		p.i++
-		var r Expr
+		var r ir.Expr
 		if r, err = p.unary(); err == nil {
-			l = Binary{t.text, l, r}
+			l = ir.Binary{Op: t.text, L: l, R: r}
 		}
 	}
 	return l, err
 }
 
-func (p *exprParser) unary() (Expr, error) {
+func (p *exprParser) unary() (ir.Expr, error) {
 	if t := p.peek(); t.kind == tOp && t.text == "-" {
 		p.i++
 		if p.depth++; p.depth > maxExprDepth {
@@ -270,22 +221,22 @@ func (p *exprParser) unary() (Expr, error) {
 		}
 		defer func() { p.depth-- }()
 		x, err := p.unary()
-		return Unary{"-", x}, err
+		return ir.Unary{Op: "-", X: x}, err
 	}
 	return p.primary()
 }
 
-func (p *exprParser) primary() (Expr, error) {
+func (p *exprParser) primary() (ir.Expr, error) {
 	t := p.next()
 	switch t.kind {
 	case tNumber:
-		n, ok := CanonicalNumber(t.text)
+		n, ok := ir.CanonicalNumber(t.text)
 		if !ok {
 			return nil, errAt(t.off, "malformed number %q", t.text)
 		}
-		return Lit{n}, nil
+		return ir.Lit{Text: n}, nil
 	case tString:
-		return Str{t.text}, nil
+		return ir.Str{Value: t.text}, nil
 	case tPunct:
 		if t.text == "(" {
 			e, err := p.or()
@@ -300,14 +251,14 @@ func (p *exprParser) primary() (Expr, error) {
 	case tIdent, tQuotedIdent:
 		switch u := t.upper(); {
 		case t.kind == tIdent && (u == "TRUE" || u == "FALSE" || u == "NULL"):
-			return Lit{u}, nil
+			return ir.Lit{Text: u}, nil
 		case p.punct("("):
 			fn := strings.ToLower(t.text)
 			arity, ok := exprFuncs[fn]
 			if !ok {
 				return nil, errAt(t.off, "function %s is not allowed in a check (allowed: abs, coalesce, lower, upper)", quote(t.text))
 			}
-			var args []Expr
+			var args []ir.Expr
 			for !p.punct(")") {
 				if len(args) > 0 && !p.punct(",") {
 					return nil, errAt(p.peek().off, "expected , or ) in %s()", fn)
@@ -324,7 +275,7 @@ func (p *exprParser) primary() (Expr, error) {
 			case arity >= 0 && len(args) != arity:
 				return nil, errAt(t.off, "%s() takes %d argument(s), got %d", fn, arity, len(args))
 			}
-			return Call{fn, args}, nil
+			return ir.Call{Fn: fn, Args: args}, nil
 		default:
 			if t.kind == tIdent && sqlKeywords[u] && !contains(p.cols, t.text) {
 				return nil, p.unexpected(t)
@@ -332,108 +283,61 @@ func (p *exprParser) primary() (Expr, error) {
 			if !contains(p.cols, t.text) {
 				return nil, errAt(t.off, "unknown column %s%s", quote(t.text), suggest(t.text, p.cols))
 			}
-			return ColRef{t.text}, nil
+			return ir.ColRef{Name: t.text}, nil
 		}
 	}
 	return nil, p.unexpected(t)
 }
 
-// Columns returns the columns e refers to, in order of appearance.
-func Columns(e Expr) []string {
-	var out []string
-	var walk func(Expr)
-	walk = func(e Expr) {
-		switch e := e.(type) {
-		case ColRef:
-			if !contains(out, e.Name) {
-				out = append(out, e.Name)
-			}
-		case Unary:
-			walk(e.X)
-		case Binary:
-			walk(e.L)
-			walk(e.R)
-		case IsNull:
-			walk(e.X)
-		case Exact:
-			walk(e.X)
-		case In:
-			walk(e.X)
-			for _, x := range e.List {
-				walk(x)
-			}
-		case Call:
-			for _, x := range e.Args {
-				walk(x)
-			}
-		}
-	}
-	walk(e)
-	return out
-}
-
-// Measure is one reconciliation measure: count, or fn(column).
-type Measure struct {
-	Fn     string // count | sum | min | max
-	Column string // empty for count(*)
-}
-
-func (m Measure) String() string {
-	if m.Column == "" {
-		return m.Fn
-	}
-	return m.Fn + "(" + m.Column + ")"
-}
-
 // ParseMeasure parses "count", "count(*)", "count(col)", "sum(col)",
 // "min(col)" or "max(col)". Errors are *OffsetError.
-func ParseMeasure(src string, cols []string) (Measure, error) {
+func ParseMeasure(src string, cols []string) (ir.Measure, error) {
 	toks, err := lexSQL(src)
 	if err != nil {
-		return Measure{}, err
+		return ir.Measure{}, err
 	}
 	bad := func(off int) error {
 		return errAt(off, "measure %s: expected count, count(col), sum(col), min(col) or max(col)", quote(src))
 	}
 	for _, t := range toks {
 		if t.kind == tComment {
-			return Measure{}, bad(t.off)
+			return ir.Measure{}, bad(t.off)
 		}
 	}
 	if toks[0].kind != tIdent {
-		return Measure{}, bad(toks[0].off)
+		return ir.Measure{}, bad(toks[0].off)
 	}
 	fn := strings.ToLower(toks[0].text)
 	if fn != "count" && fn != "sum" && fn != "min" && fn != "max" {
-		return Measure{}, bad(toks[0].off)
+		return ir.Measure{}, bad(toks[0].off)
 	}
 	if toks[1].kind == tEOF {
 		if fn != "count" {
-			return Measure{}, errAt(toks[1].off, "measure %s: %s needs a column, as in %s(amount)", quote(src), fn, fn)
+			return ir.Measure{}, errAt(toks[1].off, "measure %s: %s needs a column, as in %s(amount)", quote(src), fn, fn)
 		}
-		return Measure{Fn: "count"}, nil
+		return ir.Measure{Fn: "count"}, nil
 	}
 	if toks[1].text != "(" || toks[1].kind != tPunct {
-		return Measure{}, bad(toks[1].off)
+		return ir.Measure{}, bad(toks[1].off)
 	}
 	arg := toks[2]
 	if arg.kind == tEOF {
-		return Measure{}, bad(arg.off)
+		return ir.Measure{}, bad(arg.off)
 	}
 	if toks[3].text != ")" || toks[3].kind != tPunct {
-		return Measure{}, bad(toks[3].off)
+		return ir.Measure{}, bad(toks[3].off)
 	}
 	if toks[4].kind != tEOF {
-		return Measure{}, bad(toks[4].off)
+		return ir.Measure{}, bad(toks[4].off)
 	}
 	if fn == "count" && arg.text == "*" && arg.kind == tOp {
-		return Measure{Fn: "count"}, nil
+		return ir.Measure{Fn: "count"}, nil
 	}
 	if arg.kind != tIdent && arg.kind != tQuotedIdent {
-		return Measure{}, bad(arg.off)
+		return ir.Measure{}, bad(arg.off)
 	}
 	if !contains(cols, arg.text) {
-		return Measure{}, errAt(arg.off, "measure %s: unknown column %s%s", quote(src), quote(arg.text), suggest(arg.text, cols))
+		return ir.Measure{}, errAt(arg.off, "measure %s: unknown column %s%s", quote(src), quote(arg.text), suggest(arg.text, cols))
 	}
-	return Measure{Fn: fn, Column: arg.text}, nil
+	return ir.Measure{Fn: fn, Column: arg.text}, nil
 }

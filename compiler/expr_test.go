@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -13,25 +15,25 @@ var testCols = []string{"amount", "status", "note", "order_id", "updated_at"}
 func TestParseExpr(t *testing.T) {
 	tests := []struct {
 		src  string
-		want Expr
+		want ir.Expr
 	}{
-		{"amount >= 0", Binary{">=", ColRef{"amount"}, Lit{"0"}}},
-		{"amount != 0", Binary{"<>", ColRef{"amount"}, Lit{"0"}}},
-		{"amount >= 0 AND amount < 1e6", Binary{"AND", Binary{">=", ColRef{"amount"}, Lit{"0"}}, Binary{"<", ColRef{"amount"}, Lit{"1e6"}}}},
-		{"NOT (amount < 0 OR amount IS NULL)", Unary{"NOT", Binary{"OR", Binary{"<", ColRef{"amount"}, Lit{"0"}}, IsNull{ColRef{"amount"}, false}}}},
-		{"note is not null", IsNull{ColRef{"note"}, true}},
-		{"status IN ('paid', 'open')", In{ColRef{"status"}, []Expr{Str{"paid"}, Str{"open"}}, false}},
-		{"status NOT IN ('it''s')", In{ColRef{"status"}, []Expr{Str{"it's"}}, true}},
-		{"abs(amount - 1) * 2 <= 10", Binary{"<=", Binary{"*", Call{"abs", []Expr{Binary{"-", ColRef{"amount"}, Lit{"1"}}}}, Lit{"2"}}, Lit{"10"}}},
-		{"COALESCE(note, status, '') <> ''", Binary{"<>", Call{"coalesce", []Expr{ColRef{"note"}, ColRef{"status"}, Str{""}}}, Str{""}}},
-		{"-amount < 0", Binary{"<", Unary{"-", ColRef{"amount"}}, Lit{"0"}}},
-		{`"amount" > 0`, Binary{">", ColRef{"amount"}, Lit{"0"}}},
-		{"amount > .5", Binary{">", ColRef{"amount"}, Lit{"0.5"}}},
-		{"amount > 5. AND amount < 1E+3", Binary{"AND", Binary{">", ColRef{"amount"}, Lit{"5.0"}}, Binary{"<", ColRef{"amount"}, Lit{"1e3"}}}},
-		{"amount >= - -1", Binary{">=", ColRef{"amount"}, Unary{"-", Unary{"-", Lit{"1"}}}}},
-		{"note <> '--' AND note <> '/*' AND note <> '#'", Binary{"AND", Binary{"AND", Binary{"<>", ColRef{"note"}, Str{"--"}}, Binary{"<>", ColRef{"note"}, Str{"/*"}}}, Binary{"<>", ColRef{"note"}, Str{"#"}}}},
-		{"note = 'a''b' OR note = ';'", Binary{"OR", Binary{"=", ColRef{"note"}, Str{"a'b"}}, Binary{"=", ColRef{"note"}, Str{";"}}}},
-		{"TRUE", Lit{"TRUE"}},
+		{"amount >= 0", ir.Binary{Op: ">=", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0"}}},
+		{"amount != 0", ir.Binary{Op: "<>", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0"}}},
+		{"amount >= 0 AND amount < 1e6", ir.Binary{Op: "AND", L: ir.Binary{Op: ">=", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0"}}, R: ir.Binary{Op: "<", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "1e6"}}}},
+		{"NOT (amount < 0 OR amount IS NULL)", ir.Unary{Op: "NOT", X: ir.Binary{Op: "OR", L: ir.Binary{Op: "<", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0"}}, R: ir.IsNull{X: ir.ColRef{Name: "amount"}, Not: false}}}},
+		{"note is not null", ir.IsNull{X: ir.ColRef{Name: "note"}, Not: true}},
+		{"status IN ('paid', 'open')", ir.In{X: ir.ColRef{Name: "status"}, List: []ir.Expr{ir.Str{Value: "paid"}, ir.Str{Value: "open"}}, Not: false}},
+		{"status NOT IN ('it''s')", ir.In{X: ir.ColRef{Name: "status"}, List: []ir.Expr{ir.Str{Value: "it's"}}, Not: true}},
+		{"abs(amount - 1) * 2 <= 10", ir.Binary{Op: "<=", L: ir.Binary{Op: "*", L: ir.Call{Fn: "abs", Args: []ir.Expr{ir.Binary{Op: "-", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "1"}}}}, R: ir.Lit{Text: "2"}}, R: ir.Lit{Text: "10"}}},
+		{"COALESCE(note, status, '') <> ''", ir.Binary{Op: "<>", L: ir.Call{Fn: "coalesce", Args: []ir.Expr{ir.ColRef{Name: "note"}, ir.ColRef{Name: "status"}, ir.Str{Value: ""}}}, R: ir.Str{Value: ""}}},
+		{"-amount < 0", ir.Binary{Op: "<", L: ir.Unary{Op: "-", X: ir.ColRef{Name: "amount"}}, R: ir.Lit{Text: "0"}}},
+		{`"amount" > 0`, ir.Binary{Op: ">", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0"}}},
+		{"amount > .5", ir.Binary{Op: ">", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "0.5"}}},
+		{"amount > 5. AND amount < 1E+3", ir.Binary{Op: "AND", L: ir.Binary{Op: ">", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "5.0"}}, R: ir.Binary{Op: "<", L: ir.ColRef{Name: "amount"}, R: ir.Lit{Text: "1e3"}}}},
+		{"amount >= - -1", ir.Binary{Op: ">=", L: ir.ColRef{Name: "amount"}, R: ir.Unary{Op: "-", X: ir.Unary{Op: "-", X: ir.Lit{Text: "1"}}}}},
+		{"note <> '--' AND note <> '/*' AND note <> '#'", ir.Binary{Op: "AND", L: ir.Binary{Op: "AND", L: ir.Binary{Op: "<>", L: ir.ColRef{Name: "note"}, R: ir.Str{Value: "--"}}, R: ir.Binary{Op: "<>", L: ir.ColRef{Name: "note"}, R: ir.Str{Value: "/*"}}}, R: ir.Binary{Op: "<>", L: ir.ColRef{Name: "note"}, R: ir.Str{Value: "#"}}}},
+		{"note = 'a''b' OR note = ';'", ir.Binary{Op: "OR", L: ir.Binary{Op: "=", L: ir.ColRef{Name: "note"}, R: ir.Str{Value: "a'b"}}, R: ir.Binary{Op: "=", L: ir.ColRef{Name: "note"}, R: ir.Str{Value: ";"}}}},
+		{"TRUE", ir.Lit{Text: "TRUE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
@@ -123,7 +125,7 @@ func TestColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"amount", "note", "status"}, Columns(e)); diff != "" {
+	if diff := cmp.Diff([]string{"amount", "note", "status"}, ir.Columns(e)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -131,15 +133,15 @@ func TestColumns(t *testing.T) {
 func TestParseMeasure(t *testing.T) {
 	tests := []struct {
 		src     string
-		want    Measure
+		want    ir.Measure
 		wantErr string
 	}{
-		{src: "count", want: Measure{Fn: "count"}},
-		{src: "count(*)", want: Measure{Fn: "count"}},
-		{src: "COUNT(note)", want: Measure{Fn: "count", Column: "note"}},
-		{src: "sum(amount)", want: Measure{Fn: "sum", Column: "amount"}},
-		{src: `max("updated_at")`, want: Measure{Fn: "max", Column: "updated_at"}},
-		{src: "min( amount )", want: Measure{Fn: "min", Column: "amount"}},
+		{src: "count", want: ir.Measure{Fn: "count"}},
+		{src: "count(*)", want: ir.Measure{Fn: "count"}},
+		{src: "COUNT(note)", want: ir.Measure{Fn: "count", Column: "note"}},
+		{src: "sum(amount)", want: ir.Measure{Fn: "sum", Column: "amount"}},
+		{src: `max("updated_at")`, want: ir.Measure{Fn: "max", Column: "updated_at"}},
+		{src: "min( amount )", want: ir.Measure{Fn: "min", Column: "amount"}},
 		{src: "sum", wantErr: "sum needs a column"},
 		{src: "avg(amount)", wantErr: "expected count"},
 		{src: "sum(amount); DROP TABLE t", wantErr: "expected count"},

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // SourceDialects are the dialects a source outside the target may be
@@ -90,8 +92,8 @@ func (v *validator) foreign() {
 		case !src.Files.Set():
 			v.errf(b.Pos, "watermark.files: new picks up new files: it needs source.files")
 		}
-		switch st := Strategy(s.Strategy.Value); st {
-		case Append, Merge, FullRefresh, "":
+		switch st := ir.Strategy(s.Strategy.Value); st {
+		case ir.Append, ir.Merge, FullRefresh, "":
 		default:
 			v.errf(b.Pos, "watermark.files: new loads each file once, for strategy append, merge or full_refresh; strategy %s reads by a column's window: give watermark.column", st)
 		}
@@ -112,28 +114,19 @@ func (v *validator) foreign() {
 	if s.Strategy.Value == string(OverwritePartitions) && s.Quality != nil && s.Quality.OnInvalid.Value != "fail" {
 		v.errf(s.Quality.Pos, "overwrite_partitions quarantines a partition's rows straight from the source, and the source is in %s: a later step; use on_invalid: fail, or strategy merge", where)
 	}
-	if s.Strategy.Value == string(SCD2Strategy) && s.SCD2 != nil && (s.SCD2.Deletes.Value == "close" || s.SCD2.Deletes.Value == "new_record") {
+	if s.Strategy.Value == string(ir.SCD2Strategy) && s.SCD2 != nil && (s.SCD2.Deletes.Value == "close" || s.SCD2.Deletes.Value == "new_record") {
 		v.errf(s.SCD2.Pos, "scd2.deletes %s compares the target with the whole source in the write, and the source is in %s: a later step", s.SCD2.Deletes.Value, where)
 	}
 }
 
-// Statements of a files source's bookmark.
-const (
-	StmtCreateFiles = "create_files"
-	StmtReadFiles   = "read_files"
-	StmtClearFiles  = "clear_files"
-	StmtForgetFile  = "forget_file"
-	StmtRecordFile  = "record_file"
-)
-
-var pFiles = Param{"file_list", PFiles}
+var pFiles = ir.Param{Name: "file_list", Type: ir.PFiles}
 
 // filesColumns are incrc_files' columns: one row per file a pipeline
 // loaded, written in the transaction of the write that loaded it.
-var filesColumns = []Col{
+var filesColumns = []ir.Col{
 	{Name: "pipeline", Type: varchar(64), NotNull: true},
 	{Name: "path", Type: varchar(512), NotNull: true},
-	{Name: "size", Type: Type{Kind: Bigint}},
+	{Name: "size", Type: ir.Type{Kind: ir.Bigint}},
 	{Name: "mtime", Type: varchar(40)},
 	{Name: "run_id", Type: varchar(64)},
 	{Name: "loaded_at", Type: varchar(40)},
@@ -143,9 +136,6 @@ var filesColumns = []Col{
 // addedFilesColumns are the bookmark's columns an older incrc did not
 // create: setup adds them.
 var addedFilesColumns = []string{"content_hash"}
-
-// StmtProbeFiles reads the bookmark's columns.
-const StmtProbeFiles = "probe_files"
 
 func addFilesColumn(name string) string { return "add_files_" + name }
 
@@ -159,47 +149,47 @@ func (l *lowerer) files() {
 	if p.From == nil || !p.From.ByFile {
 		return
 	}
-	pPath, pSize, pMtime, pHash := Param{"path", PText}, Param{"size", PInt}, Param{"mtime", PText}, Param{"content_hash", PText}
-	l.add(StmtCreateFiles, PhaseSetup, "The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.",
-		CreateTable{Table: FilesTable, Columns: filesColumns, PrimaryKey: []string{"pipeline", "path"}})
-	l.add(StmtProbeFiles, PhaseSetup, "The bookmark's columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: FilesTable}})
-	l.addColumns(FilesTable, filesColumns, addedFilesColumns, addFilesColumn, "a bookmark an older incrc created")
-	l.add(StmtReadFiles, PhaseState, "The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.",
-		SelectRows{Table: FilesTable, Columns: []string{"path", "size", "mtime", "content_hash"}, Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"path", false}}}, pPipeline)
-	l.add(StmtClearFiles, PhaseWrite, "Full refresh: forget every file loaded (all are loaded again, in this transaction).",
-		DeleteRows{Table: FilesTable, Where: colEq("pipeline", pPipeline)}, pPipeline)
-	l.add(StmtForgetFile, PhaseWrite, "A file loaded again (rewritten in place, --reload-rewritten): its old record goes.",
-		DeleteRows{Table: FilesTable, Where: and(colEq("pipeline", pPipeline), colEq("path", pPath))}, pPipeline, pPath)
-	l.add(StmtRecordFile, PhaseWrite, "Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.",
-		InsertValues{Table: FilesTable, Columns: []string{"pipeline", "path", "size", "mtime", "run_id", "loaded_at", "content_hash"},
-			Values: []Expr{ref(pPipeline), ref(pPath), ref(pSize), ref(pMtime), ref(pRunID), ref(pNow), ref(pHash)}}, pPipeline, pPath, pSize, pMtime, pRunID, pNow, pHash)
+	pPath, pSize, pMtime, pHash := ir.Param{Name: "path", Type: ir.PText}, ir.Param{Name: "size", Type: ir.PInt}, ir.Param{Name: "mtime", Type: ir.PText}, ir.Param{Name: "content_hash", Type: ir.PText}
+	l.add(ir.StmtCreateFiles, ir.PhaseSetup, "The bookmark of files sources: each file a pipeline loaded, with its size, modification time and the SHA-256 of its content.",
+		ir.CreateTable{Table: ir.FilesTable, Columns: filesColumns, PrimaryKey: []string{"pipeline", "path"}})
+	l.add(ir.StmtProbeFiles, ir.PhaseSetup, "The bookmark's columns: a table an older incrc created lacks the newer ones.",
+		ir.ProbeColumns{Source: ir.Relation{Table: ir.FilesTable}})
+	l.addColumns(ir.FilesTable, filesColumns, addedFilesColumns, addFilesColumn, "a bookmark an older incrc created")
+	l.add(ir.StmtReadFiles, ir.PhaseState, "The files this pipeline loaded: the run loads the others, but a file whose size and content are a loaded one's.",
+		ir.SelectRows{Table: ir.FilesTable, Columns: []string{"path", "size", "mtime", "content_hash"}, Where: colEq("pipeline", pPipeline), OrderBy: []ir.Order{{Column: "path", Desc: false}}}, pPipeline)
+	l.add(ir.StmtClearFiles, ir.PhaseWrite, "Full refresh: forget every file loaded (all are loaded again, in this transaction).",
+		ir.DeleteRows{Table: ir.FilesTable, Where: colEq("pipeline", pPipeline)}, pPipeline)
+	l.add(ir.StmtForgetFile, ir.PhaseWrite, "A file loaded again (rewritten in place, --reload-rewritten): its old record goes.",
+		ir.DeleteRows{Table: ir.FilesTable, Where: and(colEq("pipeline", pPipeline), colEq("path", pPath))}, pPipeline, pPath)
+	l.add(ir.StmtRecordFile, ir.PhaseWrite, "Each file the run loaded (or found loaded before under another name), in the transaction of its write: a run that dies loads it again, and nothing twice.",
+		ir.InsertValues{Table: ir.FilesTable, Columns: []string{"pipeline", "path", "size", "mtime", "run_id", "loaded_at", "content_hash"},
+			Values: []ir.Expr{ref(pPipeline), ref(pPath), ref(pSize), ref(pMtime), ref(pRunID), ref(pNow), ref(pHash)}}, pPipeline, pPath, pSize, pMtime, pRunID, pNow, pHash)
 }
 
 // sourceOf returns the relation an operation reads rows from, when it
 // reads one that may be the source.
-func sourceOf(op Op) (Relation, bool) {
+func sourceOf(op ir.Op) (ir.Relation, bool) {
 	switch op := op.(type) {
-	case StageRows:
+	case ir.StageRows:
 		return op.Source, true
-	case CountSource:
+	case ir.CountSource:
 		return op.Source, true
-	case SourceMax:
+	case ir.SourceMax:
 		return op.Source, true
-	case ProbeColumns:
+	case ir.ProbeColumns:
 		return op.Source, true
-	case DistinctPartitions:
+	case ir.DistinctPartitions:
 		return op.Source, true
-	case VersionedKeys:
+	case ir.VersionedKeys:
 		return op.Source, true
-	case Aggregate:
+	case ir.Aggregate:
 		return op.Source, true
-	case QuarantineRows:
+	case ir.QuarantineRows:
 		return op.From, true
-	case VanishedVersions:
+	case ir.VanishedVersions:
 		return op.Source, true
 	}
-	return Relation{}, false
+	return ir.Relation{}, false
 }
 
 // foreign moves what reads a source outside the target to the source:
@@ -212,33 +202,33 @@ func (l *lowerer) foreign() error {
 	if p.From == nil {
 		return nil
 	}
-	copies := map[string]Table{}
+	copies := map[string]ir.Table{}
 	for _, st := range p.Statements {
 		rel, ok := sourceOf(st.Op)
 		if !ok || !reflect.DeepEqual(rel, p.Source) {
 			continue
 		}
 		switch op := st.Op.(type) {
-		case StageRows:
+		case ir.StageRows:
 			copies[st.Name] = op.Into
-			st.Op = ReadSource{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range}
+			st.Op = ir.ReadSource{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range}
 			st.Doc += " Read on the source; the rows stream into " + op.Into.Name() + "."
-		case CountSource, SourceMax, ProbeColumns, DistinctPartitions, VersionedKeys, Aggregate:
+		case ir.CountSource, ir.SourceMax, ir.ProbeColumns, ir.DistinctPartitions, ir.VersionedKeys, ir.Aggregate:
 		default:
 			return fmt.Errorf("statement %s reads the source together with tables of the target, and the source is outside the target: not supported yet", st.Name)
 		}
-		st.On = OnSource
-		st.shared = nil // changed: not the statement every plan has
+		st.On = ir.OnSource
+		st.SetShared(nil) // changed: not the statement every plan has
 		if p.From.ByFile {
 			st.Params = append(st.Params, pFiles)
 		}
 	}
 	for _, pr := range p.Programs {
-		var steps []Step
+		var steps []ir.Step
 		for _, s := range pr.Steps {
 			st := p.Statement(s.Stmt)
-			if st != nil && st.On == OnSource {
-				s.On = OnSource
+			if st != nil && st.On == ir.OnSource {
+				s.On = ir.OnSource
 				if into, ok := copies[s.Stmt]; s.Tx && !(ok && reflect.DeepEqual(into, p.Target)) {
 					// A copy into the target itself streams in the write
 					// transaction (an append that stages nothing); any
@@ -246,10 +236,10 @@ func (l *lowerer) foreign() error {
 					return fmt.Errorf("program %s: step %s reads the source inside the write transaction, and the source is outside the target: not supported yet", pr.Mode, s.Stmt)
 				}
 				if into, ok := copies[s.Stmt]; ok {
-					s.Read, s.Copy = ReadCopy, into
+					s.Read, s.Copy = ir.ReadCopy, into
 				}
-				if p.From.ByFile && (s.If == "" || s.If == RegWindow) {
-					s.If = RegFiles // no file to read: nothing to read
+				if p.From.ByFile && (s.If == "" || s.If == ir.RegWindow) {
+					s.If = ir.RegFiles // no file to read: nothing to read
 				}
 			}
 			steps = append(steps, s)
@@ -264,39 +254,39 @@ func (l *lowerer) foreign() error {
 
 // fileSteps adds the bookmark to a program: the file list first, and in a
 // write's transaction the record of each file loaded.
-func (l *lowerer) fileSteps(pr *Program) {
-	list := Step{Stmt: StmtReadFiles, Read: ReadNewFiles, Into: []string{RegFiles}}
+func (l *lowerer) fileSteps(pr *ir.Program) {
+	list := ir.Step{Stmt: ir.StmtReadFiles, Read: ir.ReadNewFiles, Into: []string{ir.RegFiles}}
 	rebuild := false // the program rebuilds the target from the whole source
 	for _, st := range pr.Steps {
-		rebuild = rebuild || st.Stmt == StmtStageAll
+		rebuild = rebuild || st.Stmt == ir.StmtStageAll
 	}
 	switch {
-	case rebuild, pr.Mode == ModeReconcile:
+	case rebuild, pr.Mode == ir.ModeReconcile:
 		// A full refresh (and every run of a full_refresh pipeline) loads
 		// every file; a reconciliation compares them all.
-		list.Read = ReadAllFiles
-	case pr.Mode == ModeRun, pr.Mode == ModePreview:
+		list.Read = ir.ReadAllFiles
+	case pr.Mode == ir.ModeRun, pr.Mode == ir.ModePreview:
 	default:
 		return
 	}
 	at := 0
-	for at < len(pr.Steps) && (pr.Steps[at].Stmt == StmtRecordStart) {
+	for at < len(pr.Steps) && (pr.Steps[at].Stmt == ir.StmtRecordStart) {
 		at++
 	}
-	steps := append(append(append([]Step(nil), pr.Steps[:at]...), list), pr.Steps[at:]...)
+	steps := append(append(append([]ir.Step(nil), pr.Steps[:at]...), list), pr.Steps[at:]...)
 	if pr.Record != "" {
 		// Just before the run's own record: in the write's transaction.
 		for i, s := range steps {
-			if s.Stmt != StmtRecordFinish {
+			if s.Stmt != ir.StmtRecordFinish {
 				continue
 			}
-			var rec []Step
+			var rec []ir.Step
 			if rebuild {
-				rec = append(rec, Step{Stmt: StmtClearFiles, Tx: true})
+				rec = append(rec, ir.Step{Stmt: ir.StmtClearFiles, Tx: true})
 			} else {
-				rec = append(rec, Step{Stmt: StmtForgetFile, Tx: true, EachFile: true})
+				rec = append(rec, ir.Step{Stmt: ir.StmtForgetFile, Tx: true, EachFile: true})
 			}
-			rec = append(rec, Step{Stmt: StmtRecordFile, Tx: true, EachFile: true})
+			rec = append(rec, ir.Step{Stmt: ir.StmtRecordFile, Tx: true, EachFile: true})
 			steps = append(steps[:i], append(rec, steps[i:]...)...)
 			break
 		}

@@ -5,22 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-)
 
-// Upstream is a pipeline of the project whose target this pipeline reads.
-type Upstream struct {
-	Pipeline string
-	// Via says how the target is read: "source" (source.table) or
-	// "lookup" (a lookup's table).
-	Via string
-	// Bounds: the upstream's saved watermark bounds this pipeline's hi, so
-	// that a window only covers what the upstream has finished writing.
-	// Set for a source; a lookup only orders the runs.
-	Bounds bool
-	// Watermark is the type of the upstream's saved watermark (a
-	// pipeline without a watermark saves its run's time: a timestamp).
-	Watermark Type
-}
+	"github.com/incrc/incrc/compiler/ir"
+)
 
 // Edge is one dependency of the project's graph: From's target is read by To.
 type Edge struct {
@@ -37,13 +24,13 @@ func (e Edge) String() string { return e.From + " -> " + e.To + " (" + e.Via + "
 func tableKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
 // savedType is the type of the watermark a pipeline saves.
-func savedType(s *Spec) Type {
+func savedType(s *Spec) ir.Type {
 	if s.Watermark != nil {
 		if c := s.Column(s.Watermark.Column.Value); c != nil {
 			return c.Type
 		}
 	}
-	return Type{Kind: Timestamp}
+	return ir.Type{Kind: ir.Timestamp}
 }
 
 // linkUpstreams sets each spec's upstreams: the pipelines whose target it
@@ -72,7 +59,7 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 					return
 				}
 			}
-			up := Upstream{Pipeline: u.Pipeline.Value, Via: via, Watermark: savedType(u)}
+			up := ir.Upstream{Pipeline: u.Pipeline.Value, Via: via, Watermark: savedType(u)}
 			if via == "source" && s.Watermark != nil {
 				mine := savedType(s)
 				if mine.IsInteger() != up.Watermark.IsInteger() {
@@ -189,7 +176,7 @@ func rotateToMin(loop []string) []string {
 
 // Upstreams returns the pipelines whose target this spec reads, as the
 // project's check found them (none for a spec checked on its own).
-func (s *Spec) Upstreams() []Upstream { return append([]Upstream(nil), s.upstream...) }
+func (s *Spec) Upstreams() []ir.Upstream { return append([]ir.Upstream(nil), s.upstream...) }
 
 // Graph returns the project's dependencies, upstream first, in a stable
 // order: by downstream pipeline name, then upstream name.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 func graphSpecs(t *testing.T, yamls ...string) ([]*Spec, Diagnostics) {
@@ -63,7 +65,7 @@ func TestGraphOrderAndSelect(t *testing.T) {
 	if got := strings.Join(edges, "; "); got != "a -> b (source); b -> c (source)" {
 		t.Errorf("Graph = %s", got)
 	}
-	if up := specs[1].Upstreams(); len(up) != 1 || !up[0].Bounds || up[0].Watermark.Kind != Timestamp {
+	if up := specs[1].Upstreams(); len(up) != 1 || !up[0].Bounds || up[0].Watermark.Kind != ir.Timestamp {
 		t.Errorf("b's upstreams: %+v", up)
 	}
 }
@@ -192,8 +194,8 @@ func TestRunOrderFirstReady(t *testing.T) {
 				if j == i || (!cyclic && j < n && j > i) {
 					continue
 				}
-				if !slices.ContainsFunc(s.upstream, func(u Upstream) bool { return u.Pipeline == fmt.Sprintf("p%d", j) }) {
-					s.upstream = append(s.upstream, Upstream{Pipeline: fmt.Sprintf("p%d", j)})
+				if !slices.ContainsFunc(s.upstream, func(u ir.Upstream) bool { return u.Pipeline == fmt.Sprintf("p%d", j) }) {
+					s.upstream = append(s.upstream, ir.Upstream{Pipeline: fmt.Sprintf("p%d", j)})
 				}
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 )
 
@@ -69,37 +71,6 @@ func offsetError(err error) *OffsetError {
 		return &OffsetError{Off: le.Off, Msg: le.Msg}
 	}
 	return &OffsetError{Msg: err.Error()}
-}
-
-// CanonicalNumber re-spells a number in the one form every engine reads
-// the same way (digits, an optional fraction with digits on both sides of
-// the point, an optional exponent "e" with a sign only when negative), or
-// reports that s is not a number.
-func CanonicalNumber(s string) (string, bool) {
-	// A number as every engine reads it: digits, a fraction, an exponent
-	// (numberParts).
-	intPart, frac, sign, exp, ok := numberParts(s)
-	if !ok || intPart == "" && frac == "" {
-		return "", false
-	}
-	if intPart == "" {
-		intPart = "0"
-	}
-	out := intPart
-	if strings.Contains(s, ".") {
-		if frac == "" {
-			frac = "0"
-		}
-		out += "." + frac
-	}
-	if exp != "" {
-		out += "e"
-		if sign == "-" {
-			out += "-"
-		}
-		out += exp
-	}
-	return out, true
 }
 
 func isIdentStart(c byte) bool {
@@ -197,7 +168,7 @@ func lexSQLWith(r *sqllex.Rules, s string) ([]token, *OffsetError) {
 // rules, and this reading refuses what only that engine reads differently
 // or what its rules cannot classify. Each problem is a diagnostic at its
 // place in the spec (at no place for a plan built without a spec).
-func CheckQuery(p *Plan, r *sqllex.Rules) Diagnostics {
+func CheckQuery(p *ir.Plan, r *sqllex.Rules) Diagnostics {
 	q := p.Source.Query
 	if q == "" {
 		return nil

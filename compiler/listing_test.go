@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -14,7 +16,7 @@ import (
 // (listingBefore, kept here as the reference): every program of the
 // repository's specs, and programs made to reach every branch.
 func TestListingAsBefore(t *testing.T) {
-	var programs []*Program
+	var programs []*ir.Program
 	specs := repoSpecs(t)
 	for _, s := range specs {
 		p, err := Lower(s)
@@ -23,27 +25,27 @@ func TestListingAsBefore(t *testing.T) {
 		}
 		programs = append(programs, p.Programs...)
 	}
-	for _, lo := range []LoBound{LoNone, LoStart, LoWatermark} {
-		for _, hi := range []HiBound{HiNone, HiNow, HiSaved} {
-			programs = append(programs, &Program{Mode: ModeRun, Lo: lo, Hi: hi})
+	for _, lo := range []ir.LoBound{ir.LoNone, ir.LoStart, ir.LoWatermark} {
+		for _, hi := range []ir.HiBound{ir.HiNone, ir.HiNow, ir.HiSaved} {
+			programs = append(programs, &ir.Program{Mode: ir.ModeRun, Lo: lo, Hi: hi})
 		}
 	}
 	programs = append(programs,
-		&Program{Mode: ModeRewind, Setup: true, Record: "rewind", Force: "drops it all  "},
-		&Program{Mode: ModeRun, Lease: true, Cleanup: []string{"a", "b"}},
-		&Program{Mode: ModeRun, Steps: []Step{
+		&ir.Program{Mode: ir.ModeRewind, Setup: true, Record: "rewind", Force: "drops it all  "},
+		&ir.Program{Mode: ir.ModeRun, Lease: true, Cleanup: []string{"a", "b"}},
+		&ir.Program{Mode: ir.ModeRun, Steps: []ir.Step{
 			{Stmt: "plain"},
 			{Stmt: "trailing", Note: "ends in spaces   "},
-			{Stmt: "x", Tx: true, If: "a&!b&", Read: ReadCount, Fail: "f"},
-			{Stmt: "longer_statement_name", Tx: true, On: OnSource, Each: true, EachFile: true, If: "!", Read: ReadCopy, Copy: Table{Parts: []string{"s", "t"}}, Into: []string{"r", "-q"}},
-			{Stmt: "copy", Read: ReadCopy, Copy: Table{Parts: []string{"t"}}},
-			{Stmt: "cols", Read: ReadColumns, Into: []string{"c."}},
-			{Stmt: "unknown", Read: Read("other"), Note: "n"},
-			{Stmt: "empty_if_note", If: "", Read: ReadNothing},
+			{Stmt: "x", Tx: true, If: "a&!b&", Read: ir.ReadCount, Fail: "f"},
+			{Stmt: "longer_statement_name", Tx: true, On: ir.OnSource, Each: true, EachFile: true, If: "!", Read: ir.ReadCopy, Copy: ir.Table{Parts: []string{"s", "t"}}, Into: []string{"r", "-q"}},
+			{Stmt: "copy", Read: ir.ReadCopy, Copy: ir.Table{Parts: []string{"t"}}},
+			{Stmt: "cols", Read: ir.ReadColumns, Into: []string{"c."}},
+			{Stmt: "unknown", Read: ir.Read("other"), Note: "n"},
+			{Stmt: "empty_if_note", If: "", Read: ir.ReadNothing},
 		}},
 	)
-	for _, r := range []Read{ReadAffected, ReadCount, ReadCounts, ReadRows, ReadPartitions, ReadSwap, ReadTypes, ReadNewFiles, ReadAllFiles, ReadSchema} {
-		programs = append(programs, &Program{Mode: ModeRun, Steps: []Step{
+	for _, r := range []ir.Read{ir.ReadAffected, ir.ReadCount, ir.ReadCounts, ir.ReadRows, ir.ReadPartitions, ir.ReadSwap, ir.ReadTypes, ir.ReadNewFiles, ir.ReadAllFiles, ir.ReadSchema} {
+		programs = append(programs, &ir.Program{Mode: ir.ModeRun, Steps: []ir.Step{
 			{Stmt: "a", Read: r},
 			{Stmt: "b", Read: r, Into: []string{"x"}, Tx: true},
 			{Stmt: "c", Read: r, Into: []string{"-x", "y"}, Fail: "f", If: "g"},
@@ -64,7 +66,7 @@ func TestListingAsBefore(t *testing.T) {
 	}
 }
 
-func listingBefore(pr *Program) []string {
+func listingBefore(pr *ir.Program) []string {
 	var head []string
 	if pr.Setup {
 		head = append(head, "after setup")
@@ -102,7 +104,7 @@ func listingBefore(pr *Program) []string {
 		}
 		indent := stepIndent(s)
 		var notes []string
-		if s.On == OnSource {
+		if s.On == ir.OnSource {
 			notes = append(notes, "on source")
 		}
 		if s.Each {
@@ -142,9 +144,9 @@ func listingBefore(pr *Program) []string {
 	return lines
 }
 
-func windowBefore(pr *Program) string {
-	lo := map[LoBound]string{LoStart: "start", LoWatermark: "watermark - lookback"}[pr.Lo]
-	hi := map[HiBound]string{HiNow: "hi", HiSaved: "saved watermark"}[pr.Hi]
+func windowBefore(pr *ir.Program) string {
+	lo := map[ir.LoBound]string{ir.LoStart: "start", ir.LoWatermark: "watermark - lookback"}[pr.Lo]
+	hi := map[ir.HiBound]string{ir.HiNow: "hi", ir.HiSaved: "saved watermark"}[pr.Hi]
 	switch {
 	case lo == "" && hi == "":
 		return ""
@@ -156,7 +158,7 @@ func windowBefore(pr *Program) string {
 	return "[" + lo + ", " + hi + ")"
 }
 
-func readTextBefore(s Step) string {
+func readTextBefore(s ir.Step) string {
 	into := func() string {
 		out := make([]string, len(s.Into))
 		for i, r := range s.Into {
@@ -169,9 +171,9 @@ func readTextBefore(s Step) string {
 	}
 	var t string
 	switch s.Read {
-	case ReadAffected:
+	case ir.ReadAffected:
 		t = "rows changed -> " + into()
-	case ReadCount:
+	case ir.ReadCount:
 		t = "count"
 		if len(s.Into) > 0 {
 			t += " -> " + into()
@@ -179,34 +181,34 @@ func readTextBefore(s Step) string {
 		if s.Fail != "" {
 			t += "; fails if not 0"
 		}
-	case ReadCounts:
+	case ir.ReadCounts:
 		t = "counts -> " + into()
-	case ReadRows:
+	case ir.ReadRows:
 		t = "rows -> " + into()
 		if s.Fail != "" {
 			t += "; fails on a row"
 		}
-	case ReadPartitions:
-		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + RegSkipped + ")"
+	case ir.ReadPartitions:
+		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + ir.RegSkipped + ")"
 		if len(s.Into) > 1 {
 			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into[1:], ", ")
 		}
-	case ReadColumns:
+	case ir.ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"
-	case ReadSwap:
+	case ir.ReadSwap:
 		t = "exactly one row must change"
-	case ReadTypes:
+	case ir.ReadTypes:
 		t = "column types must fit the declared ones"
-	case ReadCopy:
+	case ir.ReadCopy:
 		t = "copy rows -> " + strings.Join(s.Copy.Parts, ".")
 		if len(s.Into) > 0 {
 			t += "; rows -> " + into()
 		}
-	case ReadNewFiles:
+	case ir.ReadNewFiles:
 		t = "files not loaded yet -> " + into()
-	case ReadAllFiles:
+	case ir.ReadAllFiles:
 		t = "every file -> " + into()
-	case ReadSchema:
+	case ir.ReadSchema:
 		t = "columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)"
 	}
 	return t
@@ -217,7 +219,7 @@ func readTextBefore(s Step) string {
 // each plan holds its own copies of them.
 func TestSharedStatementsUnchanged(t *testing.T) {
 	specs := repoSpecs(t)
-	plans := make([]*Plan, 4*len(specs))
+	plans := make([]*ir.Plan, 4*len(specs))
 	Parallel(len(plans), func(i int) {
 		p, err := Lower(specs[i%len(specs)])
 		if err != nil {
@@ -226,21 +228,21 @@ func TestSharedStatementsUnchanged(t *testing.T) {
 		plans[i] = p
 	})
 	for name, made := range map[string]func(*lowerer){"state": (*lowerer).addState, "shared setup": (*lowerer).addSharedSetup, "advance": (*lowerer).addAdvanceAndRecord, "markers": (*lowerer).addMarkers} {
-		l := &lowerer{p: &Plan{}}
+		l := &lowerer{p: &ir.Plan{}}
 		made(l)
-		want := make([]Statement, len(l.p.Statements))
+		want := make([]ir.Statement, len(l.p.Statements))
 		for i, st := range l.p.Statements {
 			want[i] = *st
 		}
-		got := map[string][]Statement{"state": stateStatements(), "shared setup": sharedSetup(), "advance": advanceStatements(), "markers": markerStatements()}[name]
+		got := map[string][]ir.Statement{"state": stateStatements(), "shared setup": sharedSetup(), "advance": advanceStatements(), "markers": markerStatements()}[name]
 		for i := range min(len(got), len(want)) {
-			want[i].shared = &got[i] // each names itself (Statement.Shared)
+			want[i].SetShared(&got[i]) // each names itself (Statement.Shared)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the %s statements changed after lowering", name)
 		}
 	}
-	seen := map[*Statement]bool{}
+	seen := map[*ir.Statement]bool{}
 	for _, p := range plans {
 		for _, st := range p.Statements {
 			if seen[st] {
@@ -274,4 +276,13 @@ func repoSpecs(t *testing.T) []*Spec {
 		t.Fatalf("only %d specs", len(specs))
 	}
 	return specs
+}
+
+// stepIndent is the listing's indent of a step: deeper inside the write
+// transaction (the reference the listing is compared with).
+func stepIndent(s ir.Step) string {
+	if s.Tx {
+		return "    "
+	}
+	return "  "
 }

@@ -3,6 +3,8 @@ package compiler
 import (
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -17,37 +19,10 @@ import (
 // NULLs in the looked-up columns; declare them in quality.not_null to
 // quarantine such rows with a reason instead.
 
-// LookupJoin is one lookup of a relation.
-type LookupJoin struct {
-	Table Table
-	On    []JoinPair // Source: the relation's column; Lookup: the lookup table's
-	// Columns: Source is the column the lookup fills, Lookup the lookup
-	// table's column it is read from.
-	Columns []JoinPair
-	AsOf    *AsOf // nil: the lookup table holds one row per key
-	// Trusted: a pipeline of the project writes the lookup table and keeps
-	// it one row per key (merge) or one version per key and time (scd2),
-	// so no run checks it (see LookupOverlaps).
-	Trusted bool
-}
-
-// LookupOverlaps counts the rows of the lookup tables that would make a
-// source row match more than once, and be written once per match: two rows
-// of one key (a lookup without as_of); two versions of one key that start
-// at one time, or whose intervals overlap.
-type LookupOverlaps struct {
-	Lookups []LookupJoin
-}
-
-func (LookupOverlaps) op() {}
-
-// StmtCheckLookups is the statement of LookupOverlaps.
-const StmtCheckLookups = "check_lookups"
-
 // lookupCheck adds the check of the lookup tables that no pipeline of the
 // project keeps unique.
 func (l *lowerer) lookupCheck() {
-	var check []LookupJoin
+	var check []ir.LookupJoin
 	for _, j := range l.p.Source.Lookups {
 		if !j.Trusted {
 			check = append(check, j)
@@ -56,38 +31,18 @@ func (l *lowerer) lookupCheck() {
 	if len(check) == 0 {
 		return
 	}
-	l.add(StmtCheckLookups, PhaseStage, "Rows of a lookup table that would match one source row twice (a key twice, versions that overlap): the run fails rather than write a row twice.",
-		LookupOverlaps{Lookups: check})
+	l.add(ir.StmtCheckLookups, ir.PhaseStage, "Rows of a lookup table that would match one source row twice (a key twice, versions that overlap): the run fails rather than write a row twice.",
+		ir.LookupOverlaps{Lookups: check})
 }
 
 // lookupSteps run the check before anything is staged.
-func (l *lowerer) lookupSteps() []Step {
-	if l.p.Statement(StmtCheckLookups) == nil {
+func (l *lowerer) lookupSteps() []ir.Step {
+	if l.p.Statement(ir.StmtCheckLookups) == nil {
 		return nil
 	}
-	return []Step{{Stmt: StmtCheckLookups, Read: ReadCount,
+	return []ir.Step{{Stmt: ir.StmtCheckLookups, Read: ir.ReadCount,
 		Fail: "%d row(s) of lookup tables would match a source row more than once (a key twice, or versions of a key that overlap), so the row would be written once per match: fix the lookup table"}}
 }
-
-// JoinPair names a column of the relation and one of the lookup table.
-type JoinPair struct {
-	Source, Lookup string
-}
-
-// AsOf is the time a lookup finds the valid version at.
-type AsOf struct {
-	Column string // of the relation
-	Type   Type   // the column's type
-	// Valid is the type of the lookup table's validity columns: the
-	// column is converted to it when they differ (a date and a timestamp).
-	Valid              Type
-	ValidFrom, ValidTo string
-	OpenEnd            string // canonical (ParseWatermark); "" means NULL
-}
-
-// Derived reports whether the relation is read as a derived table named
-// src: a query, or a table or query joined with its lookups.
-func (r Relation) Derived() bool { return r.Query != "" || len(r.Lookups) > 0 || r.Files != nil }
 
 var lookupKeys = keysAt(SpecKeys, "lookups") // the key table (keys.go)
 
@@ -179,7 +134,7 @@ func (v *validator) lookups() {
 			filled[c.Left.Value] = true
 		}
 	}
-	fills := map[string]String{}
+	fills := map[string]ir.String{}
 	for _, l := range s.Lookups {
 		switch {
 		case !l.Table.Set():
@@ -211,7 +166,7 @@ func (v *validator) lookups() {
 		}
 		asOfOnly := false
 		for _, k := range []struct {
-			s    String
+			s    ir.String
 			name string
 		}{{l.ValidFrom, "valid_from"}, {l.ValidTo, "valid_to"}, {l.OpenEnd, "open_end"}} {
 			if k.s.Set() && !l.AsOf.Set() {
@@ -225,7 +180,7 @@ func (v *validator) lookups() {
 		v.ident("lookup.valid_from", l.ValidFrom)
 		v.ident("lookup.valid_to", l.ValidTo)
 		if l.OpenEnd.Value != "" {
-			if _, err := ParseTime(l.OpenEnd.Value); err != nil {
+			if _, err := ir.ParseTime(l.OpenEnd.Value); err != nil {
 				v.errf(l.OpenEnd.Pos, "lookup.open_end: %v (the lookup table's valid_to of a current version, such as 9999-12-31)", err)
 			}
 		}
@@ -256,7 +211,7 @@ func (v *validator) lookups() {
 
 // ident checks a name of a table the spec does not declare: a plain
 // identifier, so nothing of it can leave the quoted name.
-func (v *validator) ident(what string, s String) {
+func (v *validator) ident(what string, s ir.String) {
 	switch {
 	case s.Value == "":
 	case !isIdent(s.Value):
@@ -305,8 +260,8 @@ func checkLookups(specs []*Spec) Diagnostics {
 func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 	var diags Diagnostics
 	involved := []string{dim.Pipeline.Value, s.Pipeline.Value}
-	scd2 := dim.Strategy.Value == string(SCD2Strategy)
-	var names []String
+	scd2 := dim.Strategy.Value == string(ir.SCD2Strategy)
+	var names []ir.String
 	if scd2 {
 		names = scd2Names(scd2Block(dim))
 	}
@@ -332,7 +287,7 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 				quote(l.Table.Value), strings.Join(on, ", "), dim.Pipeline.Value, strings.Join(key, ", "))
 		}
 	}
-	dimType := func(name string) (Type, bool) {
+	dimType := func(name string) (ir.Type, bool) {
 		// A change log's excluded columns are not in its target.
 		if c := dim.Column(name); c != nil && (dim.CDC == nil || !contains(values(dim.CDC.Exclude), name)) {
 			return c.Type, true
@@ -340,12 +295,12 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		for i, n := range names {
 			if n.Value == name {
 				if i == 2 {
-					return Type{Kind: Boolean}, true
+					return ir.Type{Kind: ir.Boolean}, true
 				}
 				return scd2ValidType(dim), true
 			}
 		}
-		return Type{}, false
+		return ir.Type{}, false
 	}
 	var known []string
 	for _, name := range append(dim.ColumnNames(), values(names)...) {
@@ -360,7 +315,7 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 			continue
 		}
 		if target := s.Column(c.Left.Value); target != nil && target.Type.Kind != "" {
-			if fits, why := Fits(t, target.Type); !fits {
+			if fits, why := ir.Fits(t, target.Type); !fits {
 				diags.addFor(involved, c.Left.Pos, "column %q is declared %s, and %s.%s is %s, which does not fit without loss (%s): declare a type that holds it",
 					c.Left.Value, target.Type, l.Table.Value, c.Right.Value, t, why)
 			}
@@ -373,8 +328,8 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		return diags
 	}
 	for _, o := range []struct {
-		given String
-		dim   String
+		given ir.String
+		dim   ir.String
 		what  string
 	}{{l.ValidFrom, names[0], "valid_from"}, {l.ValidTo, names[1], "valid_to"}} {
 		if o.given.Set() && o.given.Value != o.dim.Value {
@@ -382,9 +337,9 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 		}
 	}
 	if l.OpenEnd.Set() {
-		given, _ := ParseTime(l.OpenEnd.Value)
+		given, _ := ir.ParseTime(l.OpenEnd.Value)
 		open := scd2Block(dim).OpenEnd.Value
-		want, err := ParseTime(open)
+		want, err := ir.ParseTime(open)
 		if open == "" || err != nil || !given.Equal(want) {
 			diags.addFor(involved, l.OpenEnd.Pos, "lookup.open_end %s: pipeline %q ends its current versions with %s; remove it here, the lookup takes the dimension's own", quote(l.OpenEnd.Value), dim.Pipeline.Value, orWord(open, "NULL"))
 		}
@@ -405,11 +360,11 @@ func checkLookup(s *Spec, l *Lookup, dim *Spec) Diagnostics {
 // whose validity is of type b: the same kind, or a date and a naive
 // timestamp (converted). A timestamptz converts to a date or timestamp
 // only in some time zone, which engines choose differently.
-func comparableTimes(a, b Type) bool {
+func comparableTimes(a, b ir.Type) bool {
 	if a.Kind == b.Kind {
 		return true
 	}
-	naive := func(k TypeKind) bool { return k == Date || k == Timestamp }
+	naive := func(k ir.TypeKind) bool { return k == ir.Date || k == ir.Timestamp }
 	return naive(a.Kind) && naive(b.Kind)
 }
 
@@ -427,29 +382,29 @@ func sameSet(a, b []string) bool {
 
 // withLookups joins a spec's lookups to its source relation: the source
 // is read for the columns no lookup fills.
-func withLookups(s *Spec, r Relation) Relation {
+func withLookups(s *Spec, r ir.Relation) ir.Relation {
 	if len(s.Lookups) == 0 {
 		return r
 	}
 	filled := map[string]bool{}
 	for _, l := range s.Lookups {
-		j := LookupJoin{Table: splitTable(l.Table.Value)}
+		j := ir.LookupJoin{Table: splitTable(l.Table.Value)}
 		for _, on := range l.On {
-			j.On = append(j.On, JoinPair{Source: on.Left.Value, Lookup: on.Right.Value})
+			j.On = append(j.On, ir.JoinPair{Source: on.Left.Value, Lookup: on.Right.Value})
 		}
 		for _, c := range l.Columns {
-			j.Columns = append(j.Columns, JoinPair{Source: c.Left.Value, Lookup: c.Right.Value})
+			j.Columns = append(j.Columns, ir.JoinPair{Source: c.Left.Value, Lookup: c.Right.Value})
 			filled[c.Left.Value] = true
 		}
 		if w := l.writer; w != nil {
-			j.Trusted = w.Strategy.Value == string(Merge) || w.Strategy.Value == string(SCD2Strategy)
+			j.Trusted = w.Strategy.Value == string(ir.Merge) || w.Strategy.Value == string(ir.SCD2Strategy)
 		}
 		if l.AsOf.Set() {
 			col := s.Column(l.AsOf.Value)
-			a := &AsOf{Column: col.Name.Value, Type: col.Type, Valid: col.Type,
+			a := &ir.AsOf{Column: col.Name.Value, Type: col.Type, Valid: col.Type,
 				ValidFrom: orDefault(l.ValidFrom.Value, DefaultValidFrom), ValidTo: orDefault(l.ValidTo.Value, DefaultValidTo)}
 			if l.OpenEnd.Value != "" {
-				a.OpenEnd, _ = ParseWatermark(col.Type, l.OpenEnd.Value)
+				a.OpenEnd, _ = ir.ParseWatermark(col.Type, l.OpenEnd.Value)
 			}
 			if dim := l.writer; dim != nil && scd2Block(dim) != nil {
 				c := scd2Block(dim)
@@ -457,7 +412,7 @@ func withLookups(s *Spec, r Relation) Relation {
 				a.ValidFrom, a.ValidTo, a.Valid = names[0].Value, names[1].Value, scd2ValidType(dim)
 				a.OpenEnd = ""
 				if c.OpenEnd.Value != "" {
-					a.OpenEnd, _ = ParseWatermark(a.Valid, c.OpenEnd.Value)
+					a.OpenEnd, _ = ir.ParseWatermark(a.Valid, c.OpenEnd.Value)
 				}
 			}
 			j.AsOf = a

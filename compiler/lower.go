@@ -5,15 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-)
 
-// Names of the state tables every pipeline shares, in the target
-// database's default schema.
-var (
-	StateTable      = Table{Parts: []string{"incrc_state"}}
-	RunsTable       = Table{Parts: []string{"incrc_runs"}}
-	PartitionsTable = Table{Parts: []string{"incrc_partitions"}}
-	FilesTable      = Table{Parts: []string{"incrc_files"}}
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // runsIndex is the run log's index by pipeline and status.
@@ -23,113 +16,6 @@ const runsIndex = "incrc_runs_pipeline_status"
 // running rows by them.
 var runsIndexColumns = []string{"pipeline", "status"}
 
-// Statement names. The compiled file lists the statements in the order
-// Lower adds them; the programs say which of them each mode runs.
-const (
-	StmtCreateSchema     = "create_schema"
-	StmtCreateState      = "create_state"
-	StmtCreateRuns       = "create_runs"
-	StmtProbeState       = "probe_state"
-	StmtProbeRuns        = "probe_runs"
-	StmtProbeRunsIndex   = "probe_runs_index"
-	StmtCreateRunsIndex  = "create_runs_index"
-	StmtCreatePartitions = "create_partitions"
-	StmtProbePartitions  = "probe_partitions"
-	StmtCreateTarget     = "create_target"
-	StmtCreateQuarantine = "create_quarantine"
-	StmtCheckTarget      = "check_target_columns"
-	StmtCheckQuarantine  = "check_quarantine_columns"
-	StmtCreatePartIndex  = "create_partition_index"
-
-	StmtInitState    = "init_state"
-	StmtAcquireLease = "acquire_lease"
-	StmtReadState    = "read_state"
-	StmtRenewLease   = "renew_lease"
-	StmtReleaseLease = "release_lease"
-	StmtForceRelease = "force_release"
-	StmtAbandonRuns  = "abandon_runs"
-	// The engine session's locks around a lease and a setup
-	// (SessionLock), and the takeover of a lease whose holder's session
-	// is gone.
-	StmtLockSession   = "lock_session"
-	StmtUnlockSession = "unlock_session"
-	StmtTakeOverLease = "take_over_lease"
-	StmtLockSetup     = "lock_setup"
-	StmtUnlockSetup   = "unlock_setup"
-	StmtRecordStart   = "record_start"
-	StmtRecentRuns    = "recent_runs"
-	// StmtTargetHasRows reads whether the target holds a row; the state
-	// keeps it with the watermark (target_filled), and StmtCheckKept finds
-	// a target emptied since.
-	StmtTargetHasRows = "target_has_rows"
-	StmtCheckKept     = "check_target_kept"
-
-	StmtSourceMax            = "source_max"
-	StmtCountRead            = "count_read"
-	StmtProbeSource          = "probe_source"
-	StmtCountNullWatermark   = "count_null_watermark"
-	StmtCountNullWMSource    = "count_null_watermark_source"
-	StmtDeleteNullWatermark  = "delete_null_watermark"
-	StmtDropStage            = "drop_stage"
-	StmtCreateStage          = "create_stage"
-	StmtStageWindow          = "stage_window"
-	StmtStageAll             = "stage_all"
-	StmtCopyWindow           = "copy_window"
-	StmtDropRaw              = "drop_raw"
-	StmtCreateRaw            = "create_raw"
-	StmtDedupeStage          = "dedupe_stage"
-	StmtAnalyzeStage         = "analyze_stage"
-	StmtQuarantine           = "quarantine"
-	StmtCountInvalid         = "count_invalid"
-	StmtDeleteInvalid        = "delete_invalid"
-	StmtCountStaged          = "count_staged"
-	StmtRetractInvalid       = "retract_invalid"
-	StmtIgnoreOlder          = "ignore_older"
-	StmtIgnoreKnown          = "ignore_known_keys"
-	StmtCheckUnique          = "check_unique"
-	StmtCountMatched         = "count_matched"
-	StmtWriteWindow          = "write_window"
-	StmtWrite                = "write"
-	StmtClearTarget          = "clear_target"
-	StmtInsertAll            = "insert_all"
-	StmtQuarantineNullWM     = "quarantine_null_watermark"
-	StmtQuarantineNullWMSrc  = "quarantine_null_watermark_source"
-	StmtAdvance              = "advance_watermark"
-	StmtRecordFinish         = "record_finish"
-	StmtRecordDuration       = "record_duration"
-	StmtCheckpoint           = "checkpoint"
-	StmtSourceUnique         = "source_unique"
-	StmtCountSource          = "count_source"
-	StmtCountInvalidSource   = "count_invalid_source"
-	StmtCountInvalidUnique   = "count_invalid_source_unique"
-	StmtQuarantineSource     = "quarantine_source"
-	StmtQuarantineUnique     = "quarantine_source_unique"
-	StmtCountTarget          = "count_target"
-	StmtReplaceTarget        = "replace_target"
-	StmtReplaceUnique        = "replace_target_unique"
-	StmtReconcileSrc         = "reconcile_source"
-	StmtReconcileSrcFlat     = "reconcile_source_flat"
-	StmtVersionedKeys        = "versioned_keys"
-	StmtReconcileTgt         = "reconcile_target"
-	StmtTouchedPartitions    = "touched_partitions"
-	StmtCountUnpartitioned   = "count_unpartitioned"
-	StmtQuarantineUnpartited = "quarantine_unpartitioned"
-	StmtStagePartition       = "stage_partition"
-	StmtCountPartitionSource = "count_partition_source"
-	StmtCountPartition       = "count_partition"
-	StmtReplacePartition     = "replace_partition"
-	StmtCheckPartitionSrc    = "check_partition_source"
-	StmtCheckPartitionTgt    = "check_partition_target"
-	StmtClearMarkers         = "clear_markers"
-	StmtReadMarkers          = "read_markers"
-	StmtDeleteMarker         = "delete_marker"
-	StmtInsertMarker         = "insert_marker"
-	StmtRecentMarkers        = "recent_markers"
-	StmtLogicMarkers         = "logic_markers"
-	StmtLogicRuns            = "logic_runs"
-	StmtTargetPartitions     = "target_partitions"
-)
-
 const (
 	quarantineSuffix = "_quarantine"
 	stagePrefix      = "incrc_stage_"
@@ -138,16 +24,16 @@ const (
 
 // Lower turns a valid spec into its plan. The spec must have passed
 // Validate; Lower panics on nothing and reports what it cannot compile.
-func Lower(s *Spec) (*Plan, error) {
-	strategy := Strategy(s.Strategy.Value)
-	p := &Plan{
+func Lower(s *Spec) (*ir.Plan, error) {
+	strategy := ir.Strategy(s.Strategy.Value)
+	p := &ir.Plan{
 		File:     s.File,
 		SpecHash: s.Hash,
 		Pipeline: s.Pipeline.Value,
 		Strategy: strategy,
 		Target:   splitTable(s.Target.Table.Value),
-		Stage:    Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
-		Raw:      Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
+		Stage:    ir.Table{Parts: []string{stagePrefix + s.Pipeline.Value}},
+		Raw:      ir.Table{Parts: []string{rawPrefix + s.Pipeline.Value}},
 		Key:      s.Key(),
 		Upstream: s.Upstreams(),
 		Params:   Params(s),
@@ -156,37 +42,37 @@ func Lower(s *Spec) (*Plan, error) {
 	p.LogicHash = LogicHashOf(p.Params)
 	switch {
 	case s.Source.Files.Set():
-		p.From = &Foreign{Dialect: "duckdb", Files: s.Source.Files.Value, Format: FileFormat(s.Source), ByFile: s.Source.ByFile.Set()}
-		scan := &FileScan{Glob: p.From.Files, Format: p.From.Format}
+		p.From = &ir.Foreign{Dialect: "duckdb", Files: s.Source.Files.Value, Format: FileFormat(s.Source), ByFile: s.Source.ByFile.Set()}
+		scan := &ir.FileScan{Glob: p.From.Files, Format: p.From.Format}
 		if p.From.ByFile {
 			scan.Param = pFiles.Name
 		}
-		p.Source = Relation{Files: scan}
+		p.Source = ir.Relation{Files: scan}
 	case s.Source.Table.Set():
-		p.Source = Relation{Table: splitTable(s.Source.Table.Value)}
+		p.Source = ir.Relation{Table: splitTable(s.Source.Table.Value)}
 	default:
-		p.Source = Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
+		p.Source = ir.Relation{Query: strings.TrimSpace(s.Source.Query.Value)}
 		p.SourceQuery = s.Source.Query
 	}
 	if c := s.Source.Connection; c.Set() {
-		p.From = &Foreign{Connection: c.Value, Dialect: s.Source.Dialect.Value}
+		p.From = &ir.Foreign{Connection: c.Value, Dialect: s.Source.Dialect.Value}
 	}
 	p.Source = withLookups(s, p.Source)
 	for _, c := range s.Columns {
 		notNull := contains(p.Key, c.Name.Value) && !c.Nullable
-		p.Columns = append(p.Columns, Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
+		p.Columns = append(p.Columns, ir.Col{Name: c.Name.Value, Type: c.Type, NotNull: notNull})
 	}
 	if f := p.Source.Files; f != nil && f.Format == "csv" {
 		for _, c := range p.Columns {
 			if len(p.Source.Lookups) == 0 || contains(p.Source.Columns, c.Name) {
-				f.Types = append(f.Types, Col{Name: c.Name, Type: c.Type})
+				f.Types = append(f.Types, ir.Col{Name: c.Name, Type: c.Type})
 			}
 		}
 	}
 	if w := s.Watermark; w != nil {
 		c := *s.Column(w.Column.Value)
-		start, _ := ParseWatermark(c.Type, w.Start.Value) // Validate checked it
-		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch}
+		start, _ := ir.ParseWatermark(c.Type, w.Start.Value) // Validate checked it
+		p.Watermark = &ir.Watermarking{Col: ir.Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch}
 	}
 	if pt := s.Partition; pt != nil {
 		c := s.Column(pt.Column.Value)
@@ -194,7 +80,7 @@ func Lower(s *Spec) (*Plan, error) {
 		if g == "" {
 			g = "day"
 		}
-		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
+		p.Partition = &ir.Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
 	}
 	switch {
 	case p.Partition != nil:
@@ -206,7 +92,7 @@ func Lower(s *Spec) (*Plan, error) {
 			if g == "" {
 				g = "day"
 			}
-			p.ReconcileGroups = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
+			p.ReconcileGroups = &ir.Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g}
 		}
 	}
 	if p.Partition != nil {
@@ -218,21 +104,21 @@ func Lower(s *Spec) (*Plan, error) {
 	if mode == "quarantine" {
 		t := p.Target
 		parts := append(append([]string(nil), t.Schema()...), t.Name()+quarantineSuffix)
-		p.Quarantine = Table{Parts: parts}
+		p.Quarantine = ir.Table{Parts: parts}
 	}
-	p.Statements = make([]*Statement, 0, 64)
+	p.Statements = make([]*ir.Statement, 0, 64)
 	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
 	}
-	if strategy == CDCApply {
+	if strategy == ir.CDCApply {
 		l.cdcPlan()
 	}
 	l.setup()
 	l.state()
 	l.lookupCheck()
 	switch {
-	case strategy == CDCApply:
+	case strategy == ir.CDCApply:
 		l.cdcStatements() // see cdc.go
 	case l.scd != nil && l.scd.fromCDC:
 		l.scd.cdcStatements(l) // see scd2cdc.go
@@ -253,7 +139,7 @@ func Lower(s *Spec) (*Plan, error) {
 		names[st.Name] = true
 	}
 	for _, pr := range p.Programs {
-		if err := pr.check(names); err != nil {
+		if err := pr.Check(names); err != nil {
 			return nil, fmt.Errorf("%s: pipeline %s: %w", s.File, p.Pipeline, err)
 		}
 	}
@@ -261,19 +147,19 @@ func Lower(s *Spec) (*Plan, error) {
 }
 
 type lowerer struct {
-	p     *Plan
+	p     *ir.Plan
 	spec  *Spec
-	rules []Rule        // what a staged row must pass
+	rules []ir.Rule     // what a staged row must pass
 	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
 	scd   *scd2Lowering // nil unless the strategy is scd2
 }
 
-func (l *lowerer) add(name string, phase Phase, doc string, op Op, params ...Param) {
-	l.addStatement(Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
+func (l *lowerer) add(name string, phase ir.Phase, doc string, op ir.Op, params ...ir.Param) {
+	l.addStatement(ir.Statement{Name: name, Phase: phase, Doc: doc, Op: op, Params: params})
 }
 
 // addStatement adds a copy of st to the plan.
-func (l *lowerer) addStatement(st Statement) {
+func (l *lowerer) addStatement(st ir.Statement) {
 	l.p.Statements = append(l.p.Statements, &st)
 }
 
@@ -283,15 +169,15 @@ func (l *lowerer) addStatement(st Statement) {
 // changes; a statement's parameters are clipped, so that appending to
 // them (foreign) copies them first. Each copy names the statement it
 // copies (Statement.Shared).
-func shared(add func(l *lowerer)) func() []Statement {
-	return sync.OnceValue(func() []Statement {
-		l := &lowerer{p: &Plan{}}
+func shared(add func(l *lowerer)) func() []ir.Statement {
+	return sync.OnceValue(func() []ir.Statement {
+		l := &lowerer{p: &ir.Plan{}}
 		add(l)
-		out := make([]Statement, len(l.p.Statements))
+		out := make([]ir.Statement, len(l.p.Statements))
 		for i, st := range l.p.Statements {
 			out[i] = *st
 			out[i].Params = slices.Clip(out[i].Params)
-			out[i].shared = &out[i]
+			out[i].SetShared(&out[i])
 		}
 		return out
 	})
@@ -303,9 +189,9 @@ func shared(add func(l *lowerer)) func() []Statement {
 // row; the watermark's advance and the run's record; the backfill markers.
 // They are the same for every pipeline of a target, so they are compiled
 // once per dialect rather than into each pipeline's file.
-func Bookkeeping() []*Statement {
-	var out []*Statement
-	for _, list := range [][]Statement{sharedSetup(), stateStatements(), advanceStatements(), markerStatements()} {
+func Bookkeeping() []*ir.Statement {
+	var out []*ir.Statement
+	for _, list := range [][]ir.Statement{sharedSetup(), stateStatements(), advanceStatements(), markerStatements()} {
 		for i := range list {
 			out = append(out, &list[i])
 		}
@@ -313,43 +199,43 @@ func Bookkeeping() []*Statement {
 	return out
 }
 
-func splitTable(s string) Table { return Table{Parts: strings.Split(s, ".")} }
+func splitTable(s string) ir.Table { return ir.Table{Parts: strings.Split(s, ".")} }
 
 var (
-	pPipeline  = Param{"pipeline", PText}
-	pOwner     = Param{"owner", PText}
-	pNow       = Param{"now", PText}
-	pExpires   = Param{"expires_at", PText}
-	pHolder    = Param{"holder", PText}
-	pRunID     = Param{"run_id", PText}
-	pFrom      = Param{"from", PBound}
-	pTo        = Param{"to", PBound}
-	pWatermark = Param{"watermark", PText}
-	pExpected  = Param{"expected", PText}
-	pSpecHash  = Param{"spec_hash", PText}
-	pFilled    = Param{RegTargetFilled, PInt}
-	pPlo       = Param{"plo", PPartition}
-	pPhi       = Param{"phi", PPartition}
-	pBackfill  = Param{"backfill_id", PText}
-	pPartKey   = Param{"partition_key", PText}
+	pPipeline  = ir.Param{Name: "pipeline", Type: ir.PText}
+	pOwner     = ir.Param{Name: "owner", Type: ir.PText}
+	pNow       = ir.Param{Name: "now", Type: ir.PText}
+	pExpires   = ir.Param{Name: "expires_at", Type: ir.PText}
+	pHolder    = ir.Param{Name: "holder", Type: ir.PText}
+	pRunID     = ir.Param{Name: "run_id", Type: ir.PText}
+	pFrom      = ir.Param{Name: "from", Type: ir.PBound}
+	pTo        = ir.Param{Name: "to", Type: ir.PBound}
+	pWatermark = ir.Param{Name: "watermark", Type: ir.PText}
+	pExpected  = ir.Param{Name: "expected", Type: ir.PText}
+	pSpecHash  = ir.Param{Name: "spec_hash", Type: ir.PText}
+	pFilled    = ir.Param{Name: ir.RegTargetFilled, Type: ir.PInt}
+	pPlo       = ir.Param{Name: "plo", Type: ir.PPartition}
+	pPhi       = ir.Param{Name: "phi", Type: ir.PPartition}
+	pBackfill  = ir.Param{Name: "backfill_id", Type: ir.PText}
+	pPartKey   = ir.Param{Name: "partition_key", Type: ir.PText}
 )
 
-func ref(p Param) Expr     { return ParamRef{p.Name} }
-func col(name string) Expr { return ColRef{name} }
-func eq(a, b Expr) Expr    { return Binary{"=", a, b} }
-func and(a, b Expr) Expr   { return Binary{"AND", a, b} }
-func or(a, b Expr) Expr    { return Binary{"OR", a, b} }
-func colEq(c string, p Param) Expr {
+func ref(p ir.Param) ir.Expr   { return ir.ParamRef{Name: p.Name} }
+func col(name string) ir.Expr  { return ir.ColRef{Name: name} }
+func eq(a, b ir.Expr) ir.Expr  { return ir.Binary{Op: "=", L: a, R: b} }
+func and(a, b ir.Expr) ir.Expr { return ir.Binary{Op: "AND", L: a, R: b} }
+func or(a, b ir.Expr) ir.Expr  { return ir.Binary{Op: "OR", L: a, R: b} }
+func colEq(c string, p ir.Param) ir.Expr {
 	return eq(col(c), ref(p))
 }
 
-var null = Lit{"NULL"}
+var null = ir.Lit{Text: "NULL"}
 
-func varchar(n int) Type { return Type{Kind: Varchar, Length: n} }
+func varchar(n int) ir.Type { return ir.Type{Kind: ir.Varchar, Length: n} }
 
 // stateColumns are incrc_state's columns. Times are RFC 3339 UTC text so
 // that they compare and round-trip the same way on every engine.
-var stateColumns = []Col{
+var stateColumns = []ir.Col{
 	{Name: "pipeline", Type: varchar(64), NotNull: true},
 	{Name: "watermark", Type: varchar(64)},
 	{Name: "lease_owner", Type: varchar(128)},
@@ -358,7 +244,7 @@ var stateColumns = []Col{
 	{Name: "updated_at", Type: varchar(40)},
 	// target_filled: 1 when the target held a row as the run that last
 	// moved the watermark committed, 0 when it held none; NULL before.
-	{Name: "target_filled", Type: Type{Kind: Integer}},
+	{Name: "target_filled", Type: ir.Type{Kind: ir.Integer}},
 }
 
 // addedStateColumns are the state's columns an older incrc did not
@@ -373,49 +259,19 @@ var addedPartitionColumns = []string{"logic_hash"}
 
 func addPartitionsColumn(name string) string { return "add_partitions_" + name }
 
-// RunColumns are incrc_runs' columns, one row per run, failed ones too.
-// Columns added after the table first shipped come last, and setup adds
-// them to a table an older incrc created (see addedRunColumns).
-var RunColumns = []Col{
-	{Name: "run_id", Type: varchar(64), NotNull: true},
-	{Name: "pipeline", Type: varchar(64), NotNull: true},
-	{Name: "kind", Type: varchar(16)},
-	{Name: "status", Type: varchar(16)},
-	{Name: "window_lo", Type: varchar(64)},
-	{Name: "window_hi", Type: varchar(64)},
-	{Name: "watermark_before", Type: varchar(64)},
-	{Name: "watermark_after", Type: varchar(64)},
-	{Name: "rows_read", Type: Type{Kind: Bigint}},
-	{Name: "rows_inserted", Type: Type{Kind: Bigint}},
-	{Name: "rows_updated", Type: Type{Kind: Bigint}},
-	{Name: "rows_deleted", Type: Type{Kind: Bigint}},
-	{Name: "rows_quarantined", Type: Type{Kind: Bigint}},
-	{Name: "started_at", Type: varchar(40)},
-	{Name: "finished_at", Type: varchar(40)},
-	{Name: "duration_ms", Type: Type{Kind: Bigint}},
-	{Name: "error", Type: Type{Kind: Text}},
-	{Name: "spec_hash", Type: varchar(64)},
-	{Name: "rows_skipped", Type: Type{Kind: Bigint}},
-	{Name: "note", Type: Type{Kind: Text}},
-	{Name: "rows_ignored", Type: Type{Kind: Bigint}},
-	// logic_hash: the spec's logic (LogicHash) the run computed its rows
-	// with; a partition last written with another one is stale.
-	{Name: "logic_hash", Type: varchar(64)},
-}
-
 // addedRunColumns are the columns of RunColumns that incrc_runs did not
 // have when it was first created by a released incrc.
 var addedRunColumns = []string{"rows_skipped", "note", "rows_ignored", "logic_hash"}
 
 // partitionColumns are incrc_partitions' columns: backfill completion
 // markers and reconciliation results, one row per partition.
-var partitionColumns = []Col{
+var partitionColumns = []ir.Col{
 	{Name: "pipeline", Type: varchar(64), NotNull: true},
 	{Name: "backfill_id", Type: varchar(64), NotNull: true},
 	{Name: "partition_key", Type: varchar(40), NotNull: true},
 	{Name: "status", Type: varchar(16)},
-	{Name: "rows_written", Type: Type{Kind: Bigint}},
-	{Name: "detail", Type: Type{Kind: Text}},
+	{Name: "rows_written", Type: ir.Type{Kind: ir.Bigint}},
+	{Name: "detail", Type: ir.Type{Kind: ir.Text}},
 	{Name: "updated_at", Type: varchar(40)},
 	{Name: "logic_hash", Type: varchar(64)}, // the logic the partition was rebuilt with
 }
@@ -423,50 +279,50 @@ var partitionColumns = []Col{
 func (l *lowerer) setup() {
 	p := l.p
 	if schema := p.Target.Schema(); schema != nil {
-		l.add(StmtCreateSchema, PhaseSetup, "The target's schema.", CreateSchema{Schema: schema})
+		l.add(ir.StmtCreateSchema, ir.PhaseSetup, "The target's schema.", ir.CreateSchema{Schema: schema})
 	}
 	for _, st := range sharedSetup() {
 		l.addStatement(st)
 	}
 	var pk []string
-	if p.Strategy == Merge && !l.nullableKey() {
+	if p.Strategy == ir.Merge && !l.nullableKey() {
 		pk = p.Key
 	}
 	switch {
 	case p.CDC != nil:
-		l.add(StmtCreateTarget, PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
-			CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
+		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
+			ir.CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
 		l.cdcSetup()
 	case l.scd != nil && l.scd.fromCDC:
-		l.add(StmtCreateTarget, PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+l.scd.v.ValidFrom+", "+l.scd.v.ValidTo+").", l.scd.createTarget(p))
+		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+l.scd.v.ValidFrom+", "+l.scd.v.ValidTo+").", l.scd.createTarget(p))
 		l.scd.cdcSetup(l)
 	case l.scd != nil:
-		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
+		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
 	default:
-		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.",
-			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
+		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target, from the declared columns.",
+			ir.CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	}
-	l.schemaCheck(StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
+	l.schemaCheck(ir.StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
 	if p.Partition != nil {
-		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
-			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
+		l.add(ir.StmtCreatePartIndex, ir.PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
+			ir.CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})
 	}
 	if !p.Quarantine.IsZero() {
-		cols := []Col{{Name: "incrc_run_id", Type: varchar(64)}, {Name: "incrc_reason", Type: Type{Kind: Text}}}
+		cols := []ir.Col{{Name: "incrc_run_id", Type: varchar(64)}, {Name: "incrc_reason", Type: ir.Type{Kind: ir.Text}}}
 		for _, c := range p.Columns {
-			cols = append(cols, Col{Name: c.Name, Type: c.Type})
+			cols = append(cols, ir.Col{Name: c.Name, Type: c.Type})
 		}
-		l.add(StmtCreateQuarantine, PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
-			CreateTable{Table: p.Quarantine, Columns: cols})
-		l.schemaCheck(StmtCheckQuarantine, "The quarantine's columns against the spec's, as the target's.")
+		l.add(ir.StmtCreateQuarantine, ir.PhaseSetup, "Rows that fail quality rules, with the run and the rule.",
+			ir.CreateTable{Table: p.Quarantine, Columns: cols})
+		l.schemaCheck(ir.StmtCheckQuarantine, "The quarantine's columns against the spec's, as the target's.")
 	}
 }
 
 // schemaCheck adds the probe of the table the last statement created,
 // against the columns it creates.
 func (l *lowerer) schemaCheck(name, doc string) {
-	ct := l.p.Statements[len(l.p.Statements)-1].Op.(CreateTable)
-	l.add(name, PhaseSetup, doc, ProbeColumns{Source: Relation{Table: ct.Table}, Declared: append([]Col{}, ct.Columns...), DeclaredKey: ct.PrimaryKey})
+	ct := l.p.Statements[len(l.p.Statements)-1].Op.(ir.CreateTable)
+	l.add(name, ir.PhaseSetup, doc, ir.ProbeColumns{Source: ir.Relation{Table: ct.Table}, Declared: append([]ir.Col{}, ct.Columns...), DeclaredKey: ct.PrimaryKey})
 }
 
 // sharedSetup are the setup statements of the tables every pipeline
@@ -474,35 +330,35 @@ func (l *lowerer) schemaCheck(name, doc string) {
 var sharedSetup = shared((*lowerer).addSharedSetup)
 
 func (l *lowerer) addSharedSetup() {
-	l.add(StmtCreateState, PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
-		CreateTable{Table: StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
-	l.add(StmtProbeState, PhaseSetup, "The state's columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: StateTable}})
-	l.addColumns(StateTable, stateColumns, addedStateColumns, addStateColumn, "the state of an older incrc")
-	l.add(StmtCreateRuns, PhaseSetup, "The run log: one row per run, failed runs too.",
-		CreateTable{Table: RunsTable, Columns: RunColumns, PrimaryKey: []string{"run_id"}, Log: true,
-			Indexes: []TableIndex{{Name: runsIndex, Columns: runsIndexColumns}}})
-	l.add(StmtProbeRuns, PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: RunsTable}})
-	l.addColumns(RunsTable, RunColumns, addedRunColumns, addRunsColumn, "a run log an older incrc created")
-	l.add(StmtProbeRunsIndex, PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
-		IndexExists{Name: runsIndex, Table: RunsTable})
-	l.add(StmtCreateRunsIndex, PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
-		CreateIndex{Name: runsIndex, Table: RunsTable, Columns: runsIndexColumns})
-	l.add(StmtCreatePartitions, PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
-		CreateTable{Table: PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
-	l.add(StmtProbePartitions, PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
-		ProbeColumns{Source: Relation{Table: PartitionsTable}})
-	l.addColumns(PartitionsTable, partitionColumns, addedPartitionColumns, addPartitionsColumn, "the markers of an older incrc")
+	l.add(ir.StmtCreateState, ir.PhaseSetup, "Watermark and lease per pipeline, shared by all pipelines of this database.",
+		ir.CreateTable{Table: ir.StateTable, Columns: stateColumns, PrimaryKey: []string{"pipeline"}})
+	l.add(ir.StmtProbeState, ir.PhaseSetup, "The state's columns: a table an older incrc created lacks the newer ones.",
+		ir.ProbeColumns{Source: ir.Relation{Table: ir.StateTable}})
+	l.addColumns(ir.StateTable, stateColumns, addedStateColumns, addStateColumn, "the state of an older incrc")
+	l.add(ir.StmtCreateRuns, ir.PhaseSetup, "The run log: one row per run, failed runs too.",
+		ir.CreateTable{Table: ir.RunsTable, Columns: ir.RunColumns, PrimaryKey: []string{"run_id"}, Log: true,
+			Indexes: []ir.TableIndex{{Name: runsIndex, Columns: runsIndexColumns}}})
+	l.add(ir.StmtProbeRuns, ir.PhaseSetup, "The run log's columns: a table an older incrc created lacks the newer ones.",
+		ir.ProbeColumns{Source: ir.Relation{Table: ir.RunsTable}})
+	l.addColumns(ir.RunsTable, ir.RunColumns, addedRunColumns, addRunsColumn, "a run log an older incrc created")
+	l.add(ir.StmtProbeRunsIndex, ir.PhaseSetup, "Is the run log indexed by pipeline and status? (Asked first: creating an index that exists still locks the table on some engines, which would make every run wait for every other pipeline's write.)",
+		ir.IndexExists{Name: runsIndex, Table: ir.RunsTable})
+	l.add(ir.StmtCreateRunsIndex, ir.PhaseSetup, "The run log by pipeline and status: abandon_runs finds a pipeline's running rows without reading the whole log, which grows with every run.",
+		ir.CreateIndex{Name: runsIndex, Table: ir.RunsTable, Columns: runsIndexColumns})
+	l.add(ir.StmtCreatePartitions, ir.PhaseSetup, "Backfill completion markers and per-partition reconciliation results.",
+		ir.CreateTable{Table: ir.PartitionsTable, Columns: partitionColumns, PrimaryKey: []string{"pipeline", "backfill_id", "partition_key"}})
+	l.add(ir.StmtProbePartitions, ir.PhaseSetup, "The markers' columns: a table an older incrc created lacks the newer ones.",
+		ir.ProbeColumns{Source: ir.Relation{Table: ir.PartitionsTable}})
+	l.addColumns(ir.PartitionsTable, partitionColumns, addedPartitionColumns, addPartitionsColumn, "the markers of an older incrc")
 }
 
 // addColumns adds the setup statements that add the columns named added
 // (of cols) to table, which an older incrc created without them.
-func (l *lowerer) addColumns(table Table, cols []Col, added []string, stmt func(string) string, older string) {
+func (l *lowerer) addColumns(table ir.Table, cols []ir.Col, added []string, stmt func(string) string, older string) {
 	for _, name := range added {
 		for _, c := range cols {
 			if c.Name == name {
-				l.add(stmt(name), PhaseSetup, "Add "+name+" to "+older+".", AddColumn{Table: table, Column: c})
+				l.add(stmt(name), ir.PhaseSetup, "Add "+name+" to "+older+".", ir.AddColumn{Table: table, Column: c})
 			}
 		}
 	}
@@ -516,7 +372,7 @@ func addRunsColumn(name string) string { return "add_runs_" + name }
 // written.
 func (l *lowerer) version() string {
 	p := l.p
-	if p.Strategy != Merge || p.CDC != nil || len(p.Key) == 0 {
+	if p.Strategy != ir.Merge || p.CDC != nil || len(p.Key) == 0 {
 		return ""
 	}
 	v := l.spec.DedupeBy.Value
@@ -552,64 +408,64 @@ func (l *lowerer) state() {
 	for _, st := range stateStatements() {
 		l.addStatement(st)
 	}
-	l.add(StmtTargetHasRows, PhaseQuery, "Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.",
-		HasRows{Table: l.p.Target})
+	l.add(ir.StmtTargetHasRows, ir.PhaseQuery, "Does the target hold a row? An EXISTS, which stops at the first: the state keeps the answer with the watermark, so that the next run can tell a target emptied or created again since.",
+		ir.HasRows{Table: l.p.Target})
 }
 
 var stateStatements = shared((*lowerer).addState)
 
 func (l *lowerer) addState() {
-	free := or(or(IsNull{X: col("lease_owner")}, colEq("lease_owner", pOwner)), Binary{"<", col("lease_expires_at"), ref(pNow)})
+	free := or(or(ir.IsNull{X: col("lease_owner")}, colEq("lease_owner", pOwner)), ir.Binary{Op: "<", L: col("lease_expires_at"), R: ref(pNow)})
 	mine := and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner))
-	l.add(StmtInitState, PhaseState, "The pipeline's state row, created once.",
-		InsertValues{Table: StateTable, Columns: []string{"pipeline"}, Values: []Expr{ref(pPipeline)}, IfAbsentKey: []string{"pipeline"}}, pPipeline)
-	l.add(StmtAcquireLease, PhaseState, "Take the lease if it is free, expired or already ours; one row changed means taken.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
+	l.add(ir.StmtInitState, ir.PhaseState, "The pipeline's state row, created once.",
+		ir.InsertValues{Table: ir.StateTable, Columns: []string{"pipeline"}, Values: []ir.Expr{ref(pPipeline)}, IfAbsentKey: []string{"pipeline"}}, pPipeline)
+	l.add(ir.StmtAcquireLease, ir.PhaseState, "Take the lease if it is free, expired or already ours; one row changed means taken.",
+		ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "lease_owner", Value: ref(pOwner)}, {Column: "lease_expires_at", Value: ref(pExpires)}},
 			Where: and(colEq("pipeline", pPipeline), free)}, pOwner, pExpires, pPipeline, pNow)
-	l.add(StmtReadState, PhaseState, "The saved watermark and who holds the lease.",
-		SelectRows{Table: StateTable, Columns: []string{"watermark", "lease_owner", "lease_expires_at", "spec_hash", "updated_at"}, Where: colEq("pipeline", pPipeline)}, pPipeline)
-	l.add(StmtRenewLease, PhaseState, "Extend the lease while the run is alive.",
-		Update{Table: StateTable, Set: []Assign{{"lease_expires_at", ref(pExpires)}}, Where: mine}, pExpires, pPipeline, pOwner)
-	l.add(StmtReleaseLease, PhaseState, "Give the lease back at the end of a run, failed or not.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: mine}, pPipeline, pOwner)
-	l.add(StmtLockSession, PhaseState, "Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.",
-		SessionLock{Guards: "lease"}, pPipeline)
-	l.add(StmtUnlockSession, PhaseState, "Give the session's lock of the pipeline back, after the lease.",
-		SessionLock{Guards: "lease", Release: true}, pPipeline)
-	l.add(StmtTakeOverLease, PhaseState, "Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", ref(pOwner)}, {"lease_expires_at", ref(pExpires)}},
+	l.add(ir.StmtReadState, ir.PhaseState, "The saved watermark and who holds the lease.",
+		ir.SelectRows{Table: ir.StateTable, Columns: []string{"watermark", "lease_owner", "lease_expires_at", "spec_hash", "updated_at"}, Where: colEq("pipeline", pPipeline)}, pPipeline)
+	l.add(ir.StmtRenewLease, ir.PhaseState, "Extend the lease while the run is alive.",
+		ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "lease_expires_at", Value: ref(pExpires)}}, Where: mine}, pExpires, pPipeline, pOwner)
+	l.add(ir.StmtReleaseLease, ir.PhaseState, "Give the lease back at the end of a run, failed or not.",
+		ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "lease_owner", Value: null}, {Column: "lease_expires_at", Value: null}}, Where: mine}, pPipeline, pOwner)
+	l.add(ir.StmtLockSession, ir.PhaseState, "Hold the engine session's lock of the pipeline for the run's life (1 taken, 0 held by a live session): a run whose process died loses it with its connection.",
+		ir.SessionLock{Guards: "lease"}, pPipeline)
+	l.add(ir.StmtUnlockSession, ir.PhaseState, "Give the session's lock of the pipeline back, after the lease.",
+		ir.SessionLock{Guards: "lease", Release: true}, pPipeline)
+	l.add(ir.StmtTakeOverLease, ir.PhaseState, "Take a lease whose holder held the session lock and lost it with its connection: its process ended; one row changed means taken.",
+		ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "lease_owner", Value: ref(pOwner)}, {Column: "lease_expires_at", Value: ref(pExpires)}},
 			Where: and(colEq("pipeline", pPipeline), colEq("lease_owner", pHolder))}, pOwner, pExpires, pPipeline, pHolder)
-	l.add(StmtLockSetup, PhaseState, "Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).",
-		SessionLock{Guards: "setup"})
-	l.add(StmtUnlockSetup, PhaseState, "Give the setup lock back.",
-		SessionLock{Guards: "setup", Release: true})
-	l.add(StmtForceRelease, PhaseState, "incrc state --release: free the lease of a run that died.",
-		Update{Table: StateTable, Set: []Assign{{"lease_owner", null}, {"lease_expires_at", null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
-	l.add(StmtAbandonRuns, PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
-		Update{Table: RunsTable, Set: []Assign{{"status", Str{"abandoned"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"running"}))}, pPipeline)
+	l.add(ir.StmtLockSetup, ir.PhaseState, "Wait for the database's setup lock: runs that create the state tables at once do it one after the other (1 taken).",
+		ir.SessionLock{Guards: "setup"})
+	l.add(ir.StmtUnlockSetup, ir.PhaseState, "Give the setup lock back.",
+		ir.SessionLock{Guards: "setup", Release: true})
+	l.add(ir.StmtForceRelease, ir.PhaseState, "incrc state --release: free the lease of a run that died.",
+		ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "lease_owner", Value: null}, {Column: "lease_expires_at", Value: null}}, Where: colEq("pipeline", pPipeline)}, pPipeline)
+	l.add(ir.StmtAbandonRuns, ir.PhaseState, "Runs still marked running when their lease was taken over died without finishing.",
+		ir.Update{Table: ir.RunsTable, Set: []ir.Assign{{Column: "status", Value: ir.Str{Value: "abandoned"}}}, Where: and(colEq("pipeline", pPipeline), eq(col("status"), ir.Str{Value: "running"}))}, pPipeline)
 	startCols := []string{"run_id", "pipeline", "kind", "window_lo", "window_hi", "watermark_before", "started_at", "spec_hash", "note", "logic_hash"}
 	startParams := textParams(startCols)
 	startVals := refs(startParams)
 	startCols = append(startCols, "status")
-	startVals = append(startVals, Str{"running"})
-	l.add(StmtRecordStart, PhaseState, "The run's row in the run log, written before any data moves.",
-		InsertValues{Table: RunsTable, Columns: startCols, Values: startVals}, startParams...)
-	l.add(StmtCheckKept, PhaseState, "Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.",
-		CountRows{Table: StateTable, Where: and(colEq("pipeline", pPipeline), eq(col("target_filled"), Lit{"1"}))}, pPipeline)
-	l.add(StmtRecentRuns, PhaseQuery, "The latest runs, for incrc state.",
-		SelectRows{Table: RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []Order{{"started_at", true}}, Limit: 20}, pPipeline)
+	startVals = append(startVals, ir.Str{Value: "running"})
+	l.add(ir.StmtRecordStart, ir.PhaseState, "The run's row in the run log, written before any data moves.",
+		ir.InsertValues{Table: ir.RunsTable, Columns: startCols, Values: startVals}, startParams...)
+	l.add(ir.StmtCheckKept, ir.PhaseState, "Did the run that last moved the watermark leave rows in the target? Asked when the target holds none: it was emptied or created again since.",
+		ir.CountRows{Table: ir.StateTable, Where: and(colEq("pipeline", pPipeline), eq(col("target_filled"), ir.Lit{Text: "1"}))}, pPipeline)
+	l.add(ir.StmtRecentRuns, ir.PhaseQuery, "The latest runs, for incrc state.",
+		ir.SelectRows{Table: ir.RunsTable, Columns: runLogColumns(), Where: colEq("pipeline", pPipeline), OrderBy: []ir.Order{{Column: "started_at", Desc: true}}, Limit: 20}, pPipeline)
 }
 
-func textParams(names []string) []Param {
-	ps := make([]Param, len(names))
+func textParams(names []string) []ir.Param {
+	ps := make([]ir.Param, len(names))
 	for i, n := range names {
-		ps[i] = Param{n, PText}
+		ps[i] = ir.Param{Name: n, Type: ir.PText}
 	}
 	return ps
 }
 
-func refs(ps []Param) []Expr {
-	out := make([]Expr, len(ps))
+func refs(ps []ir.Param) []ir.Expr {
+	out := make([]ir.Expr, len(ps))
 	for i, p := range ps {
 		out[i] = ref(p)
 	}
@@ -618,7 +474,7 @@ func refs(ps []Param) []Expr {
 
 func runLogColumns() []string {
 	var cols []string
-	for _, c := range RunColumns {
+	for _, c := range ir.RunColumns {
 		cols = append(cols, c.Name)
 	}
 	return cols
@@ -629,7 +485,7 @@ func runLogColumns() []string {
 // defaulting to the watermark column, ties broken by the other columns.
 // A full refresh keeps the same row, so an incremental run stays equal
 // to it. Without a unique_key there is nothing to dedupe by.
-func (l *lowerer) dedupe() *Dedupe {
+func (l *lowerer) dedupe() *ir.Dedupe {
 	p, s := l.p, l.spec
 	if len(p.Key) == 0 || s.UniqueSource() {
 		return nil // nothing to dedupe by, or the spec says there is nothing to dedupe
@@ -647,16 +503,16 @@ func (l *lowerer) dedupe() *Dedupe {
 			order = ""
 		}
 	}
-	d := &Dedupe{Key: key, NullSafe: l.nullableKey()}
+	d := &ir.Dedupe{Key: key, NullSafe: l.nullableKey()}
 	if order != "" {
-		d.OrderBy = append(d.OrderBy, Order{order, true})
+		d.OrderBy = append(d.OrderBy, ir.Order{Column: order, Desc: true})
 	}
 	// Ties on the version column are broken by the other columns, so the
 	// row kept is the same on every run: a full refresh keeps it too.
 	for _, c := range p.Columns {
 		if c.Name != order && !contains(key, c.Name) {
-			d.OrderBy = append(d.OrderBy, Order{c.Name, true})
-			if c.Type.Kind == JSON {
+			d.OrderBy = append(d.OrderBy, ir.Order{Column: c.Name, Desc: true})
+			if c.Type.Kind == ir.JSON {
 				d.JSON = append(d.JSON, c.Name)
 			}
 		}
@@ -667,17 +523,17 @@ func (l *lowerer) dedupe() *Dedupe {
 // window is the run's half-open window [lo, hi) on the watermark; upTo is
 // what a full refresh and a partition rebuild read, [start, hi). Both are
 // zero without a watermark: a full_refresh pipeline reads everything.
-func (l *lowerer) windows() (window, upTo Window) {
+func (l *lowerer) windows() (window, upTo ir.Window) {
 	if wm := l.p.Watermark; wm != nil {
-		return Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+		return ir.Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, ir.Window{Column: wm.Name, Lo: "start", Hi: "hi"}
 	}
-	return Window{}, Window{}
+	return ir.Window{}, ir.Window{}
 }
 
 // withNull is a window that also reads the rows whose watermark is NULL:
 // no window holds them, so the staging read takes them along in the same
 // scan, to be quarantined (or to fail the run) rather than never read.
-func withNull(w Window) Window {
+func withNull(w ir.Window) ir.Window {
 	w.OrNull = w.Column != ""
 	return w
 }
@@ -689,18 +545,18 @@ func (l *lowerer) readSource() {
 	p := l.p
 	window, upTo := l.windows()
 	if wm := p.Watermark; wm != nil && wm.Type.IsInteger() {
-		wm.MaxStatement = StmtSourceMax
-		l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
-			SourceMax{Source: p.Source, Column: p.Watermark.Name})
+		wm.MaxStatement = ir.StmtSourceMax
+		l.add(ir.StmtSourceMax, ir.PhaseStage, "An integer watermark's window ends after the largest id present.",
+			ir.SourceMax{Source: p.Source, Column: p.Watermark.Name})
 	}
 	read := window
 	if l.snapshot() {
 		read = upTo // every run reads the whole snapshot
 	}
-	l.add(StmtCountRead, PhaseQuery, "incrc plan --target: the source rows the next run would read.",
-		CountSource{Source: p.Source, Window: withNull(read)}, windowParams(read)...)
-	l.add(StmtProbeSource, PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
-		ProbeColumns{Source: p.Source, Columns: columnNames(p.Columns)})
+	l.add(ir.StmtCountRead, ir.PhaseQuery, "incrc plan --target: the source rows the next run would read.",
+		ir.CountSource{Source: p.Source, Window: withNull(read)}, windowParams(read)...)
+	l.add(ir.StmtProbeSource, ir.PhaseStage, "The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.",
+		ir.ProbeColumns{Source: p.Source, Columns: columnNames(p.Columns)})
 }
 
 func (l *lowerer) stage() {
@@ -715,85 +571,85 @@ func (l *lowerer) stage() {
 		l.nullWatermarkSource(wm.Name, cols)
 	}
 	if p.Strategy == OverwritePartitions {
-		l.add(StmtTouchedPartitions, PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
-			DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
+		l.add(ir.StmtTouchedPartitions, ir.PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
+			ir.DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
 		if l.mode == "fail" {
-			l.add(StmtCountUnpartitioned, PhaseStage, "Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.",
-				CountSource{Source: p.Source, Window: window, Where: IsNull{X: col(p.Partition.Column)}}, wp...)
+			l.add(ir.StmtCountUnpartitioned, ir.PhaseStage, "Rows of the window without a partition belong to none: on_invalid is fail, so they fail the run.",
+				ir.CountSource{Source: p.Source, Window: window, Where: ir.IsNull{X: col(p.Partition.Column)}}, wp...)
 		}
 	}
-	stageCols := make([]Col, len(p.Columns))
+	stageCols := make([]ir.Col, len(p.Columns))
 	for i, c := range p.Columns {
-		stageCols[i] = Col{Name: c.Name, Type: c.Type}
+		stageCols[i] = ir.Col{Name: c.Name, Type: c.Type}
 	}
-	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
-		DropTable{Table: p.Stage, Temporary: true})
-	l.add(StmtCreateStage, PhaseStage, "The rows to write.",
-		CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true})
+	l.add(ir.StmtDropStage, ir.PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		ir.DropTable{Table: p.Stage, Temporary: true})
+	l.add(ir.StmtCreateStage, ir.PhaseStage, "The rows to write.",
+		ir.CreateTable{Table: p.Stage, Columns: stageCols, Temporary: true})
 	// The source is read once: its window's rows land in the raw table
 	// (counted as rows read), and the dedupe reads only those.
 	into := p.Stage
 	if d := l.dedupe(); d != nil {
 		into = p.Raw
-		l.add(StmtDropRaw, PhaseStage, "The window's rows as read, before the dedupe.",
-			DropTable{Table: p.Raw, Temporary: true})
-		l.add(StmtCreateRaw, PhaseStage, "The window's rows as read, before the dedupe.",
-			CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
+		l.add(ir.StmtDropRaw, ir.PhaseStage, "The window's rows as read, before the dedupe.",
+			ir.DropTable{Table: p.Raw, Temporary: true})
+		l.add(ir.StmtCreateRaw, ir.PhaseStage, "The window's rows as read, before the dedupe.",
+			ir.CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
 	}
 	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh && !l.snapshot() {
-		l.add(StmtStageWindow, PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
-			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
+		l.add(ir.StmtStageWindow, ir.PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
+			ir.StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
 	if l.direct() {
-		l.add(StmtCopyWindow, PhaseWrite, "Append the window's rows straight into the target, inside the write transaction: nothing reads them staged (an append without quality rules, dedupe or watermark column, from a source outside the target).",
-			StageRows{Into: p.Target, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
+		l.add(ir.StmtCopyWindow, ir.PhaseWrite, "Append the window's rows straight into the target, inside the write transaction: nothing reads them staged (an append without quality rules, dedupe or watermark column, from a source outside the target).",
+			ir.StageRows{Into: p.Target, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
 	if !l.refreshes() { // (refresh.go reads the source in the write transaction)
-		l.add(StmtStageAll, PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
-			StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
+		l.add(ir.StmtStageAll, ir.PhaseStage, "Full refresh: every source row in [start, hi), with the rows whose watermark is NULL.",
+			ir.StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(upTo)}, windowParams(upTo)...)
 	}
 	if d := l.dedupe(); d != nil {
-		var where Expr
+		var where ir.Expr
 		if wm := p.Watermark; wm != nil {
 			// A version without a watermark takes no part in the dedupe:
 			// it must never replace a good version of its key.
-			where = IsNull{X: col(wm.Name), Not: true}
+			where = ir.IsNull{X: col(wm.Name), Not: true}
 		}
 		doc := "One row per key: the newest version."
 		if l.scd != nil && l.scd.byTime {
 			doc = "One row per key and start: each version of the source once."
 		}
-		l.add(StmtDedupeStage, PhaseStage, doc,
-			StageRows{Into: p.Stage, Source: Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
+		l.add(ir.StmtDedupeStage, ir.PhaseStage, doc,
+			ir.StageRows{Into: p.Stage, Source: ir.Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
 	}
 	if l.scd == nil && p.Strategy != OverwritePartitions {
-		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage, Columns: p.Key})
+		l.add(ir.StmtAnalyzeStage, ir.PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", ir.AnalyzeTable{Table: p.Stage, Columns: p.Key})
 	}
 	if wm := p.Watermark; wm != nil {
-		isNull := IsNull{X: col(wm.Name)}
+		isNull := ir.IsNull{X: col(wm.Name)}
 		if l.nullMode() == "fail" {
-			l.add(StmtCountNullWatermark, PhaseStage, "Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-				CountRows{Table: into, Where: isNull})
+			l.add(ir.StmtCountNullWatermark, ir.PhaseStage, "Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+				ir.CountRows{Table: into, Where: isNull})
 		} else {
-			l.add(StmtQuarantineNullWM, PhaseWrite, "Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-				QuarantineRows{Into: p.Quarantine, From: Relation{Table: into}, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
+			l.add(ir.StmtQuarantineNullWM, ir.PhaseWrite, "Staged rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+				ir.QuarantineRows{Into: p.Quarantine, From: ir.Relation{Table: into}, Columns: cols, Rules: []ir.Rule{l.nullRule()}}, pRunID)
 		}
 		if l.dedupe() == nil { // the window was staged straight into the stage
-			l.add(StmtDeleteNullWatermark, PhaseWrite, "Rows whose watermark is NULL never reach the target.",
-				DeleteRows{Table: p.Stage, Where: isNull})
+			l.add(ir.StmtDeleteNullWatermark, ir.PhaseWrite, "Rows whose watermark is NULL never reach the target.",
+				ir.DeleteRows{Table: p.Stage, Where: isNull})
 		}
 	}
 	if l.spec.UniqueSource() && len(p.Key) > 0 && l.scd == nil && p.CDC == nil {
-		l.add(StmtCheckUnique, PhaseWrite, "source.unique: true skips the dedupe: a key with several staged rows fails the run, naming it, rather than writing an arbitrary one of them.",
-			DuplicateKey{Table: p.Stage, Key: p.Key})
+		l.add(ir.StmtCheckUnique, ir.PhaseWrite, "source.unique: true skips the dedupe: a key with several staged rows fails the run, naming it, rather than writing an arbitrary one of them.",
+			ir.DuplicateKey{Table: p.Stage, Key: p.Key})
 	}
 	if p.Partition != nil {
-		l.add(StmtStagePartition, PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
-			StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
-				Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
+		l.add(ir.StmtStagePartition, ir.PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
+			ir.StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
+				Range: ir.Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
 		if p.Strategy == OverwritePartitions && l.dedupe() != nil {
-			l.add(StmtCountPartitionSource, PhaseStage, "The source's rows of one partition [plo, phi) in [start, hi), before the dedupe keeps one per key (rows read).",
-				CountSource{Source: p.Source, Window: upTo, Range: Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}},
+			l.add(ir.StmtCountPartitionSource, ir.PhaseStage, "The source's rows of one partition [plo, phi) in [start, hi), before the dedupe keeps one per key (rows read).",
+				ir.CountSource{Source: p.Source, Window: upTo, Range: ir.Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}},
 				append(windowParams(upTo), pPlo, pPhi)...)
 		}
 	}
@@ -803,20 +659,20 @@ func (l *lowerer) stage() {
 	if len(l.rules) > 0 {
 		invalid := anyOf(l.rules)
 		if l.mode == "quarantine" {
-			l.add(StmtQuarantine, PhaseWrite, "Rows that break a quality rule go to quarantine, with the first rule they break.",
-				QuarantineRows{Into: p.Quarantine, From: Relation{Table: p.Stage}, Columns: cols, Rules: l.rules}, pRunID)
+			l.add(ir.StmtQuarantine, ir.PhaseWrite, "Rows that break a quality rule go to quarantine, with the first rule they break.",
+				ir.QuarantineRows{Into: p.Quarantine, From: ir.Relation{Table: p.Stage}, Columns: cols, Rules: l.rules}, pRunID)
 		}
-		l.add(StmtCountInvalid, PhaseWrite, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
-			CountRows{Table: p.Stage, Where: invalid})
-		if p.Strategy == Merge {
-			l.add(StmtRetractInvalid, PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
-				RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid})
+		l.add(ir.StmtCountInvalid, ir.PhaseWrite, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
+			ir.CountRows{Table: p.Stage, Where: invalid})
+		if p.Strategy == ir.Merge {
+			l.add(ir.StmtRetractInvalid, ir.PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
+				ir.RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid})
 		}
-		l.add(StmtDeleteInvalid, PhaseWrite, "Invalid rows never reach the target.",
-			DeleteRows{Table: p.Stage, Where: invalid})
+		l.add(ir.StmtDeleteInvalid, ir.PhaseWrite, "Invalid rows never reach the target.",
+			ir.DeleteRows{Table: p.Stage, Where: invalid})
 	}
 	if l.scd == nil {
-		l.add(StmtCountStaged, PhaseWrite, "Rows to write.", CountRows{Table: p.Stage})
+		l.add(ir.StmtCountStaged, ir.PhaseWrite, "Rows to write.", ir.CountRows{Table: p.Stage})
 	}
 
 }
@@ -827,12 +683,12 @@ func (l *lowerer) stage() {
 func (l *lowerer) nullWatermarkSource(wm string, cols []string) {
 	p := l.p
 	if l.nullMode() == "fail" {
-		l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-			CountSource{Source: p.Source, Where: IsNull{X: col(wm)}})
+		l.add(ir.StmtCountNullWMSource, ir.PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
+			ir.CountSource{Source: p.Source, Where: ir.IsNull{X: col(wm)}})
 		return
 	}
-	l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
-		QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []Rule{l.nullRule()}}, pRunID)
+	l.add(ir.StmtQuarantineNullWMSrc, ir.PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
+		ir.QuarantineRows{Into: p.Quarantine, From: p.Source, Columns: cols, Rules: []ir.Rule{l.nullRule()}}, pRunID)
 }
 
 // nullMode is what happens to a source row whose watermark is NULL: no
@@ -846,24 +702,24 @@ func (l *lowerer) nullMode() string {
 }
 
 // nullRule is the reason a row whose watermark is NULL is quarantined.
-func (l *lowerer) nullRule() Rule {
+func (l *lowerer) nullRule() ir.Rule {
 	wm := l.p.Watermark.Name
-	return Rule{Reason: "not_null(" + wm + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm)}}
+	return ir.Rule{Reason: "not_null(" + wm + "): the watermark, so no window reads the row", Invalid: ir.IsNull{X: col(wm)}}
 }
 
 // windowParams declares a window's bounds, which are watermark values.
-func windowParams(w Window) []Param {
-	var ps []Param
+func windowParams(w ir.Window) []ir.Param {
+	var ps []ir.Param
 	if w.Lo != "" {
-		ps = append(ps, Param{w.Lo, PWatermark})
+		ps = append(ps, ir.Param{Name: w.Lo, Type: ir.PWatermark})
 	}
 	if w.Hi != "" {
-		ps = append(ps, Param{w.Hi, PWatermark})
+		ps = append(ps, ir.Param{Name: w.Hi, Type: ir.PWatermark})
 	}
 	return ps
 }
 
-func columnNames(cols []Col) []string {
+func columnNames(cols []ir.Col) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = c.Name
@@ -874,16 +730,16 @@ func columnNames(cols []Col) []string {
 // qualityRules lists the rules a staged row must pass, and what happens to
 // rows that break one. Key columns that are not declared nullable must not
 // be NULL even without a quality section: such a row cannot be matched.
-func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
-	if Strategy(s.Strategy.Value) == CDCApply || fromChanges(s) {
+func qualityRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
+	if ir.Strategy(s.Strategy.Value) == ir.CDCApply || fromChanges(s) {
 		return cdcRules(s, cols)
 	}
-	var rules []Rule
+	var rules []ir.Rule
 	notNull := map[string]bool{}
 	addNotNull := func(name string) {
 		if !notNull[name] {
 			notNull[name] = true
-			rules = append(rules, Rule{Reason: "not_null(" + name + ")", Invalid: IsNull{X: col(name)}})
+			rules = append(rules, ir.Rule{Reason: "not_null(" + name + ")", Invalid: ir.IsNull{X: col(name)}})
 		}
 	}
 	for _, c := range cols {
@@ -911,7 +767,7 @@ func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
 				continue // Validate reported it
 			}
 			// A check that evaluates to NULL passes, as a CHECK constraint does.
-			rules = append(rules, Rule{Reason: "check: " + c.Value, Invalid: Unary{"NOT", e}})
+			rules = append(rules, ir.Rule{Reason: "check: " + c.Value, Invalid: ir.Unary{Op: "NOT", X: e}})
 		}
 	}
 	if len(rules) == 0 && mode == "fail" {
@@ -920,7 +776,7 @@ func qualityRules(s *Spec, cols []Col) ([]Rule, string) {
 	return rules, mode
 }
 
-func anyOf(rules []Rule) Expr {
+func anyOf(rules []ir.Rule) ir.Expr {
 	e := rules[0].Invalid
 	for _, r := range rules[1:] {
 		e = or(e, r.Invalid)
@@ -934,38 +790,38 @@ func (l *lowerer) write() {
 	switch p.Strategy {
 	case OverwritePartitions:
 		// The write is replace_partition, once per touched partition.
-	case Merge:
+	case ir.Merge:
 		v := l.version()
 		doc, tally := "", "Returns the rows it read, inserted and updated."
 		if v != "" {
 			doc = " A matched row is updated only where the incoming " + v + " is newer or equal: an older version never replaces a newer one."
 			tally = "Returns the rows it read, inserted, updated and ignored (older than the target's)."
-			l.add(StmtIgnoreOlder, PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
-				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
+			l.add(ir.StmtIgnoreOlder, ir.PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
+				ir.RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
 		}
 		if len(p.InsertOnly) > 0 {
 			doc += " " + strings.Join(p.InsertOnly, ", ") + ": written when a key is inserted, never updated (merge." + l.mergeList() + ")."
 		}
-		l.add(StmtWrite, PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
-			MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v, Keep: p.InsertOnly})
+		l.add(ir.StmtWrite, ir.PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
+			ir.MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v, Keep: p.InsertOnly})
 		if l.directMerge() {
 			window, _ := l.windows()
 			src := p.Source
-			l.add(StmtWriteWindow, PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
-				MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v, Keep: p.InsertOnly}, windowParams(window)...)
+			l.add(ir.StmtWriteWindow, ir.PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
+				ir.MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v, Keep: p.InsertOnly}, windowParams(window)...)
 		}
-	case Append:
+	case ir.Append:
 		if len(p.Key) > 0 {
-			l.add(StmtIgnoreKnown, PhaseWrite, "Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.",
-				RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
+			l.add(ir.StmtIgnoreKnown, ir.PhaseWrite, "Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.",
+				ir.RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
 		}
-		l.add(StmtWrite, PhaseWrite, "Append the staged rows.", InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
-	case SCD2Strategy:
+		l.add(ir.StmtWrite, ir.PhaseWrite, "Append the staged rows.", ir.InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
+	case ir.SCD2Strategy:
 		l.scd.write(l)
 	}
 	if !l.refreshes() && !l.rebuildsPlain() {
-		l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-			DeleteRows{Table: p.Target})
+		l.add(ir.StmtClearTarget, ir.PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+			ir.DeleteRows{Table: p.Target})
 	}
 	if !l.refreshes() && l.rebuildsPlain() {
 		// The same rewrite as a full refresh of a source in the target,
@@ -973,20 +829,20 @@ func (l *lowerer) write() {
 		// row on PostgreSQL, and on DuckDB a checkpoint of every keyed row
 		// deleted and inserted again.
 		var key []string
-		if p.Strategy == Merge && !l.nullableKey() {
+		if p.Strategy == ir.Merge && !l.nullableKey() {
 			key = p.Key // the target's primary key
 		}
-		l.add(StmtReplaceTarget, PhaseWrite, "Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).",
-			ReplaceAll{Target: p.Target, Source: Relation{Table: p.Stage}, Columns: cols, Keep: Keep{Columns: cols}, Key: key})
-		l.add(StmtCountTarget, PhaseWrite, "Full refresh: the target's rows before its rewrite (rows deleted).", CountRows{Table: p.Target})
+		l.add(ir.StmtReplaceTarget, ir.PhaseWrite, "Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).",
+			ir.ReplaceAll{Target: p.Target, Source: ir.Relation{Table: p.Stage}, Columns: cols, Keep: ir.Keep{Columns: cols}, Key: key})
+		l.add(ir.StmtCountTarget, ir.PhaseWrite, "Full refresh: the target's rows before its rewrite (rows deleted).", ir.CountRows{Table: p.Target})
 	}
 	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
 		window, _ := l.windows()
 		pc := p.Partition.Column
-		l.add(StmtQuarantineUnpartited, PhaseWrite, "Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.",
-			QuarantineRows{Into: p.Quarantine, From: p.Source, Window: window, Columns: cols,
-				Rules: []Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: IsNull{X: col(pc)}}}},
-			append([]Param{pRunID}, windowParams(window)...)...)
+		l.add(ir.StmtQuarantineUnpartited, ir.PhaseWrite, "Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.",
+			ir.QuarantineRows{Into: p.Quarantine, From: p.Source, Window: window, Columns: cols,
+				Rules: []ir.Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: ir.IsNull{X: col(pc)}}}},
+			append([]ir.Param{pRunID}, windowParams(window)...)...)
 	}
 	l.advanceAndRecord()
 }
@@ -1003,34 +859,34 @@ func (l *lowerer) advanceAndRecord() {
 var advanceStatements = shared((*lowerer).addAdvanceAndRecord)
 
 func (l *lowerer) addAdvanceAndRecord() {
-	l.add(StmtAdvance, PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
-		Update{Table: StateTable,
-			Set: []Assign{{"watermark", ref(pWatermark)}, {"spec_hash", ref(pSpecHash)}, {"updated_at", ref(pNow)}, {"target_filled", ref(pFilled)}},
+	l.add(ir.StmtAdvance, ir.PhaseWrite, "Advance the watermark by compare-and-set: only from the value this run read, only while it holds the lease.",
+		ir.Update{Table: ir.StateTable,
+			Set: []ir.Assign{{Column: "watermark", Value: ref(pWatermark)}, {Column: "spec_hash", Value: ref(pSpecHash)}, {Column: "updated_at", Value: ref(pNow)}, {Column: "target_filled", Value: ref(pFilled)}},
 			Where: and(and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner)),
 				// expected is '' before the first run: a typed value, never
 				// a NULL parameter an engine must guess the type of.
-				eq(Call{"coalesce", []Expr{col("watermark"), Str{""}}}, ref(pExpected)))},
+				eq(ir.Call{Fn: "coalesce", Args: []ir.Expr{col("watermark"), ir.Str{Value: ""}}}, ref(pExpected)))},
 		pWatermark, pSpecHash, pNow, pFilled, pPipeline, pOwner, pExpected)
-	finishCols := append([]string{"status", "watermark_after"}, Counters...)
+	finishCols := append([]string{"status", "watermark_after"}, ir.Counters...)
 	finishCols = append(finishCols, "finished_at", "duration_ms", "error", "note")
-	var set []Assign
-	var params []Param
+	var set []ir.Assign
+	var params []ir.Param
 	for _, c := range finishCols {
-		t := PText
+		t := ir.PText
 		if strings.HasPrefix(c, "rows_") || c == "duration_ms" {
-			t = PInt
+			t = ir.PInt
 		}
-		pp := Param{c, t}
-		set = append(set, Assign{c, ref(pp)})
+		pp := ir.Param{Name: c, Type: t}
+		set = append(set, ir.Assign{Column: c, Value: ref(pp)})
 		params = append(params, pp)
 	}
-	l.add(StmtRecordFinish, PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
-		Update{Table: RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
-	pFinished, pDuration := Param{"finished_at", PText}, Param{"duration_ms", PInt}
-	l.add(StmtCheckpoint, PhaseState, "After the write transaction committed: the engine's log written into the database file, so that the run's duration covers it and closing the database has nothing left to write.",
-		Checkpoint{})
-	l.add(StmtRecordDuration, PhaseState, "After the write transaction committed: the run's end and duration, the commit included.",
-		Update{Table: RunsTable, Set: []Assign{{"finished_at", ref(pFinished)}, {"duration_ms", ref(pDuration)}}, Where: colEq("run_id", pRunID)},
+	l.add(ir.StmtRecordFinish, ir.PhaseWrite, "Close the run's row with its status and counts: in the write transaction when the run succeeds, after the rollback when it fails.",
+		ir.Update{Table: ir.RunsTable, Set: set, Where: colEq("run_id", pRunID)}, append(params, pRunID)...)
+	pFinished, pDuration := ir.Param{Name: "finished_at", Type: ir.PText}, ir.Param{Name: "duration_ms", Type: ir.PInt}
+	l.add(ir.StmtCheckpoint, ir.PhaseState, "After the write transaction committed: the engine's log written into the database file, so that the run's duration covers it and closing the database has nothing left to write.",
+		ir.Checkpoint{})
+	l.add(ir.StmtRecordDuration, ir.PhaseState, "After the write transaction committed: the run's end and duration, the commit included.",
+		ir.Update{Table: ir.RunsTable, Set: []ir.Assign{{Column: "finished_at", Value: ref(pFinished)}, {Column: "duration_ms", Value: ref(pDuration)}}, Where: colEq("run_id", pRunID)},
 		pFinished, pDuration, pRunID)
 }
 
@@ -1038,8 +894,8 @@ func (l *lowerer) addAdvanceAndRecord() {
 // a column the target keeps at its first value (kept), which come second:
 // they differ from the source by design, and comparing them would report
 // drift that no backfill should repair.
-func measures(s *Spec, kept []string) (out []Measure, uncompared []string) {
-	out = []Measure{{Fn: "count"}}
+func measures(s *Spec, kept []string) (out []ir.Measure, uncompared []string) {
+	out = []ir.Measure{{Fn: "count"}}
 	if s.Reconcile == nil {
 		return out, nil
 	}
@@ -1060,11 +916,11 @@ func measures(s *Spec, kept []string) (out []Measure, uncompared []string) {
 // quality rules. A rule that evaluates to NULL is not broken (the staged
 // rows' split reads it so, as a CHECK constraint does), so a NULL must
 // read as valid here too, not as "not true".
-func (l *lowerer) valid() Expr {
+func (l *lowerer) valid() ir.Expr {
 	if len(l.rules) == 0 {
 		return nil
 	}
-	return Unary{"NOT", Call{"coalesce", []Expr{anyOf(l.rules), Lit{"FALSE"}}}}
+	return ir.Unary{Op: "NOT", X: ir.Call{Fn: "coalesce", Args: []ir.Expr{anyOf(l.rules), ir.Lit{Text: "FALSE"}}}}
 }
 
 // partitions adds what a backfill needs: rewrite one partition, mark it
@@ -1076,22 +932,22 @@ func (l *lowerer) partitions() {
 	}
 	cols := columnNames(p.Columns)
 	pc := p.Partition.Column
-	rng := Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
-	l.add(StmtCountPartition, PhaseWrite, "The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).",
-		CountRows{Table: p.Target, Where: and(Binary{">=", col(pc), ref(pPlo)}, Binary{"<", col(pc), ref(pPhi)})}, pPlo, pPhi)
-	l.add(StmtReplacePartition, PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).",
-		ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: rng}, pPlo, pPhi)
+	rng := ir.Window{Column: pc, Lo: pPlo.Name, Hi: pPhi.Name}
+	l.add(ir.StmtCountPartition, ir.PhaseWrite, "The target's rows of the partition [plo, phi) that its rewrite replaces (rows deleted).",
+		ir.CountRows{Table: p.Target, Where: and(ir.Binary{Op: ">=", L: col(pc), R: ref(pPlo)}, ir.Binary{Op: "<", L: col(pc), R: ref(pPhi)})}, pPlo, pPhi)
+	l.add(ir.StmtReplacePartition, ir.PhaseWrite, "Overwrite the partition [plo, phi) of the target with its staged rows (in the write transaction where the engine has one).",
+		ir.ReplacePartition{Target: p.Target, Stage: p.Stage, Columns: cols, Range: rng}, pPlo, pPhi)
 	for _, st := range markerStatements() {
 		l.addStatement(st)
 	}
-	l.add(StmtTargetPartitions, PhaseQuery, "The partitions the target holds, oldest first: stale partitions are among them.",
-		DistinctPartitions{Source: Relation{Table: p.Target}, Partition: *p.Partition})
+	l.add(ir.StmtTargetPartitions, ir.PhaseQuery, "The partitions the target holds, oldest first: stale partitions are among them.",
+		ir.DistinctPartitions{Source: ir.Relation{Table: p.Target}, Partition: *p.Partition})
 	_, upTo := l.windows()
-	l.add(StmtCheckPartitionSrc, PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
-		Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},
+	l.add(ir.StmtCheckPartitionSrc, ir.PhaseQuery, "After a rebuild: the partition's count and measures in the source, as staged.",
+		ir.Aggregate{Source: p.Source, By: pc, Partition: p.Partition, Measures: p.Measures, Dedupe: l.dedupe(), Valid: l.valid(), Window: upTo, Range: rng},
 		append(windowParams(upTo), pPlo, pPhi)...)
-	l.add(StmtCheckPartitionTgt, PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
-		Aggregate{Source: Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: p.Measures, Range: rng}, pPlo, pPhi)
+	l.add(ir.StmtCheckPartitionTgt, ir.PhaseQuery, "After a rebuild: the partition's count and measures in the target.",
+		ir.Aggregate{Source: ir.Relation{Table: p.Target}, By: pc, Partition: p.Partition, Measures: p.Measures, Range: rng}, pPlo, pPhi)
 }
 
 // markerStatements are the statements of a backfill's markers and of the
@@ -1100,26 +956,26 @@ var markerStatements = shared((*lowerer).addMarkers)
 
 func (l *lowerer) addMarkers() {
 	markerKey := and(and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)), colEq("partition_key", pPartKey))
-	l.add(StmtClearMarkers, PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
-		DeleteRows{Table: PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, pPipeline, pBackfill)
-	l.add(StmtReadMarkers, PhaseState, "The partitions of this backfill already done: an interrupted backfill resumes after them.",
-		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "status"}, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)),
-			OrderBy: []Order{{"partition_key", false}}}, pPipeline, pBackfill)
-	l.add(StmtRecentMarkers, PhaseQuery, "The latest partition markers of every backfill, for incrc state.",
-		SelectRows{Table: PartitionsTable, Columns: []string{"backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}, Where: colEq("pipeline", pPipeline),
-			OrderBy: []Order{{"updated_at", true}, {"partition_key", true}}, Limit: 100}, pPipeline)
-	l.add(StmtDeleteMarker, PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
-		DeleteRows{Table: PartitionsTable, Where: markerKey}, pPipeline, pBackfill, pPartKey)
+	l.add(ir.StmtClearMarkers, ir.PhaseState, "backfill --restart: forget which partitions of this backfill are done.",
+		ir.DeleteRows{Table: ir.PartitionsTable, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill))}, pPipeline, pBackfill)
+	l.add(ir.StmtReadMarkers, ir.PhaseState, "The partitions of this backfill already done: an interrupted backfill resumes after them.",
+		ir.SelectRows{Table: ir.PartitionsTable, Columns: []string{"partition_key", "status"}, Where: and(colEq("pipeline", pPipeline), colEq("backfill_id", pBackfill)),
+			OrderBy: []ir.Order{{Column: "partition_key", Desc: false}}}, pPipeline, pBackfill)
+	l.add(ir.StmtRecentMarkers, ir.PhaseQuery, "The latest partition markers of every backfill, for incrc state.",
+		ir.SelectRows{Table: ir.PartitionsTable, Columns: []string{"backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at"}, Where: colEq("pipeline", pPipeline),
+			OrderBy: []ir.Order{{Column: "updated_at", Desc: true}, {Column: "partition_key", Desc: true}}, Limit: 100}, pPipeline)
+	l.add(ir.StmtDeleteMarker, ir.PhaseWrite, "Replace a partition's marker (with the rewrite, in its transaction).",
+		ir.DeleteRows{Table: ir.PartitionsTable, Where: markerKey}, pPipeline, pBackfill, pPartKey)
 	markerCols := []string{"pipeline", "backfill_id", "partition_key", "status", "rows_written", "detail", "updated_at", "logic_hash"}
-	markerParams := []Param{pPipeline, pBackfill, pPartKey, {"marker_status", PText}, {RegWritten, PInt}, {"detail", PText}, {"updated_at", PText}, {"logic_hash", PText}}
-	l.add(StmtInsertMarker, PhaseWrite, "The partition's completion marker.",
-		InsertValues{Table: PartitionsTable, Columns: markerCols, Values: refs(markerParams)}, markerParams...)
-	l.add(StmtLogicMarkers, PhaseQuery, "The logic each partition was last rebuilt with (the markers of done partitions): stale partitions.",
-		SelectRows{Table: PartitionsTable, Columns: []string{"partition_key", "logic_hash", "updated_at"},
-			Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"done"})), OrderBy: []Order{{"updated_at", false}, {"partition_key", false}}}, pPipeline)
-	l.add(StmtLogicRuns, PhaseQuery, "The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.",
-		SelectRows{Table: RunsTable, Columns: []string{"kind", "logic_hash", "finished_at"},
-			Where: and(colEq("pipeline", pPipeline), eq(col("status"), Str{"succeeded"})), OrderBy: []Order{{"finished_at", false}}}, pPipeline)
+	markerParams := []ir.Param{pPipeline, pBackfill, pPartKey, {Name: "marker_status", Type: ir.PText}, {Name: ir.RegWritten, Type: ir.PInt}, {Name: "detail", Type: ir.PText}, {Name: "updated_at", Type: ir.PText}, {Name: "logic_hash", Type: ir.PText}}
+	l.add(ir.StmtInsertMarker, ir.PhaseWrite, "The partition's completion marker.",
+		ir.InsertValues{Table: ir.PartitionsTable, Columns: markerCols, Values: refs(markerParams)}, markerParams...)
+	l.add(ir.StmtLogicMarkers, ir.PhaseQuery, "The logic each partition was last rebuilt with (the markers of done partitions): stale partitions.",
+		ir.SelectRows{Table: ir.PartitionsTable, Columns: []string{"partition_key", "logic_hash", "updated_at"},
+			Where: and(colEq("pipeline", pPipeline), eq(col("status"), ir.Str{Value: "done"})), OrderBy: []ir.Order{{Column: "updated_at", Desc: false}, {Column: "partition_key", Desc: false}}}, pPipeline)
+	l.add(ir.StmtLogicRuns, ir.PhaseQuery, "The logic each succeeded run and full refresh computed its rows with, in order: stale partitions.",
+		ir.SelectRows{Table: ir.RunsTable, Columns: []string{"kind", "logic_hash", "finished_at"},
+			Where: and(colEq("pipeline", pPipeline), eq(col("status"), ir.Str{Value: "succeeded"})), OrderBy: []ir.Order{{Column: "finished_at", Desc: false}}}, pPipeline)
 }
 
 func (l *lowerer) reconcile() {
@@ -1132,26 +988,26 @@ func (l *lowerer) reconcile() {
 	// key, valid rows only. Rows changed after the watermark show as drift
 	// until the next run picks them up. Rows whose watermark is NULL are
 	// counted too: no run writes them, and reconciliation must see them.
-	var since Window
+	var since ir.Window
 	valid := l.valid()
 	if wm := p.Watermark; wm != nil {
-		since = Window{Column: wm.Name, Lo: "start", OrNull: true}
+		since = ir.Window{Column: wm.Name, Lo: "start", OrNull: true}
 	}
-	l.add(StmtReconcileSrc, PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
-		Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+	l.add(ir.StmtReconcileSrc, ir.PhaseQuery, "Reconcile, source side: what a full refresh would write, per "+by+" in [from, to).",
+		ir.Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Dedupe: l.dedupe(), Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	if l.spec.UniqueSource() {
-		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
-			VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
+		l.add(ir.StmtVersionedKeys, ir.PhaseQuery, "Keys with more than one row in the source, which declares source.unique: true: reconcile reports them.",
+			ir.VersionedKeys{Source: p.Source, Key: p.Key, Window: since}, windowParams(since)...)
 	}
 	if d := l.dedupe(); d != nil {
 		// Keeping one row per key costs a sort of the whole source; when no
 		// key has two versions it changes nothing, and a hash aggregate over
 		// the keys finds that out for much less.
-		l.add(StmtVersionedKeys, PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
-			VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, windowParams(since)...)
-		l.add(StmtReconcileSrcFlat, PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
-			Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
+		l.add(ir.StmtVersionedKeys, ir.PhaseQuery, "Keys with more than one version in the source: without any, reconcile skips the dedupe.",
+			ir.VersionedKeys{Source: p.Source, Key: d.Key, Window: since}, windowParams(since)...)
+		l.add(ir.StmtReconcileSrcFlat, ir.PhaseQuery, "Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.",
+			ir.Aggregate{Source: p.Source, By: by, Partition: p.ReconcileGroups, Measures: p.Measures, Valid: valid, Window: since}, append(windowParams(since), pFrom, pTo)...)
 	}
-	l.add(StmtReconcileTgt, PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
-		Aggregate{Source: Relation{Table: p.Target}, By: by, Partition: p.ReconcileGroups, Measures: p.Measures}, pFrom, pTo)
+	l.add(ir.StmtReconcileTgt, ir.PhaseQuery, "Reconcile, target side, per "+by+" in [from, to).",
+		ir.Aggregate{Source: ir.Relation{Table: p.Target}, By: by, Partition: p.ReconcileGroups, Measures: p.Measures}, pFrom, pTo)
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"regexp"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // The regular expressions the matchers of match.go replace, as they were.
@@ -58,8 +60,8 @@ func matcherInputs() []string {
 // TestMatchersAsRegexps: every matcher agrees with its regexp, groups
 // included.
 func TestMatchersAsRegexps(t *testing.T) {
-	if durationReBefore.String() != durationPattern {
-		t.Fatalf("the schema's duration pattern %s is not the one durationParts matches", durationPattern)
+	if durationReBefore.String() != ir.DurationPattern {
+		t.Fatalf("the schema's duration pattern %s is not the one durationParts matches", ir.DurationPattern)
 	}
 	matched := map[string]int{} // inputs each regexp accepts: both sides are reached
 	for _, s := range matcherInputs() {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -30,7 +32,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 	p := &parser{file: file, src: data, reported: map[string]bool{}}
 	s.reported = p.reported
 	if len(data) > MaxSpecSize {
-		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than a spec can be (%d): is it a pipeline spec?", len(data), MaxSpecSize)
+		p.diags.add(ir.Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than a spec can be (%d): is it a pipeline spec?", len(data), MaxSpecSize)
 		return s, p.diags.Err()
 	}
 	root, ok := p.document(data, "a spec file holds one pipeline: found a second YAML document; move it to a file of its own")
@@ -42,7 +44,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 		return s, p.diags.Err() // what a reviewer cannot see, first
 	}
 	if root == nil {
-		p.diags.add(Pos{File: file, Line: 1, Col: 1}, "the file is empty: a spec needs at least pipeline, source, target, columns and strategy")
+		p.diags.add(ir.Pos{File: file, Line: 1, Col: 1}, "the file is empty: a spec needs at least pipeline, source, target, columns and strategy")
 		return s, p.diags.Err()
 	}
 	if root.Kind != yaml.MappingNode {
@@ -110,9 +112,9 @@ type parser struct {
 	file     string
 	src      []byte // the file, to find what a YAML error or a string offset points at
 	diags    Diagnostics
-	reported map[string]bool // see Spec.reported
-	split    map[Pos]string  // a type a flow mapping split at its comma, whole (joinFlowTypes)
-	lines    [][]byte        // src split at "\n", once (srcLines)
+	reported map[string]bool   // see Spec.reported
+	split    map[ir.Pos]string // a type a flow mapping split at its comma, whole (joinFlowTypes)
+	lines    [][]byte          // src split at "\n", once (srcLines)
 }
 
 // srcLines is the file split into lines, split on first use: locate
@@ -137,11 +139,11 @@ func (p *parser) report(what string) {
 // without its case. TestKeyTable parses every key of the table and fails
 // on it; a user never sees it.
 func (p *parser) unread(key string) {
-	p.diags.add(Pos{File: p.file, Line: 1, Col: 1}, "internal error: key %q is in the key table but the parser does not read it", key)
+	p.diags.add(ir.Pos{File: p.file, Line: 1, Col: 1}, "internal error: key %q is in the key table but the parser does not read it", key)
 }
 
-func (p *parser) pos(n *yaml.Node) Pos {
-	return Pos{File: p.file, Line: n.Line, Col: n.Column}
+func (p *parser) pos(n *yaml.Node) ir.Pos {
+	return ir.Pos{File: p.file, Line: n.Line, Col: n.Column}
 }
 
 // specKeys and the lists below are the key table's (keys.go): the parser
@@ -439,13 +441,13 @@ func (p *parser) mapping(n *yaml.Node, what string, known []string, f func(key s
 	}
 }
 
-func (p *parser) str(what string, n *yaml.Node) String {
+func (p *parser) str(what string, n *yaml.Node) ir.String {
 	at := n
 	n = resolve(n)
 	if n.Kind != yaml.ScalarNode {
 		p.diags.add(p.pos(at), "%s must be a single value, got %s", what, kindName(n))
 		p.report(what)
-		return String{Pos: p.pos(at)}
+		return ir.String{Pos: p.pos(at)}
 	}
 	if n.Tag == "!!null" || strings.TrimSpace(n.Value) == "" {
 		if strings.HasSuffix(what, " entry") {
@@ -454,9 +456,9 @@ func (p *parser) str(what string, n *yaml.Node) String {
 			p.diags.add(p.pos(at), "%s is empty: give it a value or remove the key", what)
 		}
 		p.report(what)
-		return String{Pos: p.pos(at)}
+		return ir.String{Pos: p.pos(at)}
 	}
-	s := String{Value: n.Value, Pos: p.pos(n)}
+	s := ir.String{Value: n.Value, Pos: p.pos(n)}
 	p.locate(&s, n)
 	return s
 }
@@ -465,7 +467,7 @@ func (p *parser) str(what string, n *yaml.Node) String {
 // is certain: a one-line plain or quoted scalar whose text is written as
 // is (no escapes), or a literal block (|). String.At uses it to point at
 // the offending character of a check or query rather than its start.
-func (p *parser) locate(s *String, n *yaml.Node) {
+func (p *parser) locate(s *ir.String, n *yaml.Node) {
 	lines := p.srcLines()
 	if n.Line < 1 || n.Line > len(lines) {
 		return
@@ -484,7 +486,7 @@ func (p *parser) locate(s *String, n *yaml.Node) {
 		if start < 0 || !strings.HasPrefix(line[start+quote:], n.Value) {
 			return
 		}
-		s.layout, s.shift = layoutLine, quote
+		s.SetLayout(ir.LayoutLine, quote)
 	case yaml.LiteralStyle:
 		indent := -1
 		for k, v := range strings.Split(strings.TrimRight(n.Value, "\n"), "\n") {
@@ -503,7 +505,7 @@ func (p *parser) locate(s *String, n *yaml.Node) {
 			}
 		}
 		if indent >= 0 {
-			s.layout, s.shift = layoutBlock, indent
+			s.SetLayout(ir.LayoutBlock, indent)
 		}
 	}
 }
@@ -532,14 +534,14 @@ func resolve(n *yaml.Node) *yaml.Node {
 }
 
 // strList accepts a sequence of scalars, or one scalar as a list of one.
-func (p *parser) strList(what string, n *yaml.Node) []String {
+func (p *parser) strList(what string, n *yaml.Node) []ir.String {
 	at := n
 	n = resolve(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
-		return []String{p.str(what, n)}
+		return []ir.String{p.str(what, n)}
 	case yaml.SequenceNode:
-		out := make([]String, 0, len(n.Content))
+		out := make([]ir.String, 0, len(n.Content))
 		for _, e := range n.Content {
 			out = append(out, p.str(what+" entry", e))
 		}
@@ -554,31 +556,31 @@ func (p *parser) strList(what string, n *yaml.Node) []String {
 	return nil
 }
 
-func (p *parser) duration(what string, n *yaml.Node) Duration {
+func (p *parser) duration(what string, n *yaml.Node) ir.Duration {
 	s := p.str(what, n)
 	if s.Value == "" {
-		return Duration{Pos: s.Pos}
+		return ir.Duration{Pos: s.Pos}
 	}
-	d, err := ParseDuration(s.Value)
+	d, err := ir.ParseDuration(s.Value)
 	if err != nil {
 		p.diags.add(s.Pos, "%s: %v", what, err)
 	}
-	return Duration{Value: d, Text: s.Value, Pos: s.Pos}
+	return ir.Duration{Value: d, Text: s.Value, Pos: s.Pos}
 }
 
-func (p *parser) durationOrCount(what string, n *yaml.Node) Duration {
+func (p *parser) durationOrCount(what string, n *yaml.Node) ir.Duration {
 	s := p.str(what, n)
 	if c, err := strconv.ParseInt(s.Value, 10, 64); err == nil && c >= 0 {
-		return Duration{Count: c, IsCount: true, Text: s.Value, Pos: s.Pos}
+		return ir.Duration{Count: c, IsCount: true, Text: s.Value, Pos: s.Pos}
 	}
 	if s.Value == "" {
-		return Duration{Pos: s.Pos}
+		return ir.Duration{Pos: s.Pos}
 	}
-	d, err := ParseDuration(s.Value)
+	d, err := ir.ParseDuration(s.Value)
 	if err != nil {
 		p.diags.add(s.Pos, "%s: %v (or a whole number of ids for an integer watermark)", what, err)
 	}
-	return Duration{Value: d, Text: s.Value, Pos: s.Pos}
+	return ir.Duration{Value: d, Text: s.Value, Pos: s.Pos}
 }
 
 // columns reads the columns mapping: "name: type", or
@@ -600,7 +602,7 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			p.diags.add(p.pos(k), "a column name must be a single value, got %s", kindName(k))
 			continue
 		}
-		c := Column{Name: String{Value: k.Value, Pos: p.pos(k)}}
+		c := Column{Name: ir.String{Value: k.Value, Pos: p.pos(k)}}
 		if line, ok := seen[strings.ToLower(k.Value)]; ok {
 			p.diags.add(p.pos(k), "column %s is declared twice (first on line %d): keep one", quote(k.Value), line)
 			continue
@@ -644,7 +646,7 @@ func (p *parser) columns(n *yaml.Node) []Column {
 			continue
 		}
 		if c.TypeText.Value != "" {
-			t, err := ParseType(c.TypeText.Value)
+			t, err := ir.ParseType(c.TypeText.Value)
 			switch {
 			case err != nil && p.split[c.TypeText.Pos] != "":
 				whole := p.split[c.TypeText.Pos]
@@ -689,7 +691,7 @@ func (p *parser) joinFlowTypes(n *yaml.Node) *yaml.Node {
 		}
 		if whole != v.Value {
 			if p.split == nil {
-				p.split = map[Pos]string{}
+				p.split = map[ir.Pos]string{}
 			}
 			p.split[p.pos(v)] = whole
 		}
@@ -726,7 +728,7 @@ func contains(list []string, s string) bool {
 // gives a line at best, and for a tab sometimes the line before it; the
 // tab and control-character cases are found in the source instead, at
 // their column, because they are invisible in an editor.
-func (p *parser) yamlError(err error) (Pos, string) {
+func (p *parser) yamlError(err error) (ir.Pos, string) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if strings.HasPrefix(msg, "line ") {
@@ -754,14 +756,14 @@ func (p *parser) yamlError(err error) (Pos, string) {
 	case strings.Contains(msg, "tab character") || strings.Contains(msg, "cannot start any token"):
 		for i := max(line-2, 0); i < len(lines); i++ {
 			if j := strings.IndexByte(lines[i], '\t'); j >= 0 && strings.Trim(lines[i][:j], " ") == "" {
-				return Pos{File: p.file, Line: i + 1, Col: j + 1}, "a tab indents this line: YAML indents with spaces only"
+				return ir.Pos{File: p.file, Line: i + 1, Col: j + 1}, "a tab indents this line: YAML indents with spaces only"
 			}
 		}
 	case strings.Contains(msg, "control characters"):
 		for i, l := range lines {
 			for j, r := range l {
 				if r < 0x20 && r != '\t' && r != '\r' || r == 0x7f {
-					return Pos{File: p.file, Line: i + 1, Col: utf8.RuneCountInString(l[:j]) + 1}, fmt.Sprintf("control character %U: a spec is plain text", r)
+					return ir.Pos{File: p.file, Line: i + 1, Col: utf8.RuneCountInString(l[:j]) + 1}, fmt.Sprintf("control character %U: a spec is plain text", r)
 				}
 			}
 		}
@@ -772,7 +774,7 @@ func (p *parser) yamlError(err error) (Pos, string) {
 	case strings.Contains(msg, "invalid leading UTF-8") || strings.Contains(msg, "incomplete UTF-8"):
 		msg += " (save the file as UTF-8)"
 	}
-	return Pos{File: p.file, Line: max(line, 1), Col: 1}, msg
+	return ir.Pos{File: p.file, Line: max(line, 1), Col: 1}, msg
 }
 
 var parserErrors = []string{

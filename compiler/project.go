@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -28,7 +30,7 @@ type Config struct {
 	Out        string   // folder of compiled SQL; default "sql"
 	Seeds      string   // folder of sample rows incrc seed loads, PIPELINE.yaml each; default "seeds"
 	Dialects   []string // dialects compiled by default; default duckdb
-	DialectPos []Pos    // where each of Dialects is written; empty for the default
+	DialectPos []ir.Pos // where each of Dialects is written; empty for the default
 	// Scripts: compile also writes each pipeline's engine-side scripts
 	// (dialects/script) next to its compiled file.
 	Scripts bool
@@ -44,8 +46,8 @@ type Config struct {
 
 type namedTarget struct {
 	url string
-	err error  // an unset ${ENV}, reported when the target is used
-	raw String // as written: its scheme says the dialect without expanding
+	err error     // an unset ${ENV}, reported when the target is used
+	raw ir.String // as written: its scheme says the dialect without expanding
 }
 
 // Connection returns the URL of the named source connection with ${ENV}
@@ -585,9 +587,9 @@ func loadSpec(f string, roots []string) (*Spec, Diagnostics) {
 	if err != nil {
 		var fe *fileError
 		if errors.As(err, &fe) {
-			diags.add(Pos{File: f}, "%s", fe.Msg)
+			diags.add(ir.Pos{File: f}, "%s", fe.Msg)
 		} else {
-			diags.add(Pos{File: f}, "%v", err)
+			diags.add(ir.Pos{File: f}, "%v", err)
 		}
 		return nil, diags
 	}

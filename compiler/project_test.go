@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 func TestLoadConfigTargets(t *testing.T) {
@@ -61,14 +63,14 @@ func TestStringAt(t *testing.T) {
 	// Read the scalars through the parser the way spec keys are read.
 	p := &parser{file: "t.yaml", src: []byte(src)}
 	root, _ := p.document([]byte(src), "")
-	get := func(key string) String {
+	get := func(key string) ir.String {
 		for i := 0; i+1 < len(root.Content); i += 2 {
 			if root.Content[i].Value == key {
 				return p.str(key, root.Content[i+1])
 			}
 		}
 		t.Fatalf("no key %s", key)
-		return String{}
+		return ir.String{}
 	}
 	tests := []struct {
 		key       string

@@ -1,13 +1,11 @@
 package compiler
 
+import "github.com/incrc/incrc/compiler/ir"
+
 // A full refresh reads the source in its write transaction and makes the
 // target exactly the rows it keeps: no stage, no second copy of the
 // source, and (where the engine can) no rewrite of unchanged rows. The
 // quarantine and the counts read the same rows the write keeps.
-
-// RegUnique is 1 when the source enforces the unique key (source_unique):
-// the full refresh then runs the statements without the dedupe.
-const RegUnique = "unique"
 
 // noteUnique is what the run log's note says when a full refresh skipped
 // the dedupe because the source's catalog proves it changes nothing.
@@ -36,10 +34,10 @@ func (l *lowerer) checksUnique() bool {
 
 // keep is what a full refresh keeps of the source: rows whose watermark
 // is not NULL (those are quarantined or fail the run), one per key.
-func (l *lowerer) keep(dedupe bool) Keep {
-	k := Keep{Columns: columnNames(l.p.Columns)}
+func (l *lowerer) keep(dedupe bool) ir.Keep {
+	k := ir.Keep{Columns: columnNames(l.p.Columns)}
 	if wm := l.p.Watermark; wm != nil {
-		k.Where = IsNull{X: col(wm.Name), Not: true}
+		k.Where = ir.IsNull{X: col(wm.Name), Not: true}
 	}
 	if dedupe {
 		k.Dedupe = l.dedupe()
@@ -50,11 +48,11 @@ func (l *lowerer) keep(dedupe bool) Keep {
 // refreshRules are the rules a full refresh checks: with unique (the
 // source's catalog proved the key unique and NOT NULL) a key column's
 // not_null rule cannot break, and is left out.
-func (l *lowerer) refreshRules(unique bool) []Rule {
+func (l *lowerer) refreshRules(unique bool) []ir.Rule {
 	if !unique {
 		return l.rules
 	}
-	var out []Rule
+	var out []ir.Rule
 	for _, r := range l.rules {
 		keyNotNull := false
 		for _, k := range l.p.Key {
@@ -68,11 +66,11 @@ func (l *lowerer) refreshRules(unique bool) []Rule {
 }
 
 // validOf is valid() for a set of rules.
-func validOf(rules []Rule) Expr {
+func validOf(rules []ir.Rule) ir.Expr {
 	if len(rules) == 0 {
 		return nil
 	}
-	return Unary{"NOT", Call{"coalesce", []Expr{anyOf(rules), Lit{"FALSE"}}}}
+	return ir.Unary{Op: "NOT", X: ir.Call{Fn: "coalesce", Args: []ir.Expr{anyOf(rules), ir.Lit{Text: "FALSE"}}}}
 }
 
 // refresh adds the statements of the full refresh program.
@@ -86,17 +84,17 @@ func (l *lowerer) refresh() {
 	up := windowParams(upTo)
 	switch {
 	case l.checksUnique() && l.directMerge():
-		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.",
-			SourceUnique{Source: p.Source.Table, Key: p.Key})
+		l.add(ir.StmtSourceUnique, ir.PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing: the full refresh skips it, and a run merges its window straight from the source.",
+			ir.SourceUnique{Source: p.Source.Table, Key: p.Key})
 	case l.checksUnique():
-		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.",
-			SourceUnique{Source: p.Source.Table, Key: p.Key})
+		l.add(ir.StmtSourceUnique, ir.PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then the dedupe changes nothing, and the full refresh skips it.",
+			ir.SourceUnique{Source: p.Source.Table, Key: p.Key})
 	case l.directMerge():
-		l.add(StmtSourceUnique, PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then a run merges its window straight from the source, without a stage.",
-			SourceUnique{Source: p.Source.Table, Key: p.Key})
+		l.add(ir.StmtSourceUnique, ir.PhaseStage, "Does the source enforce the unique key (a primary key or unique constraint on exactly its columns, all NOT NULL)? Then a run merges its window straight from the source, without a stage.",
+			ir.SourceUnique{Source: p.Source.Table, Key: p.Key})
 	}
-	l.add(StmtCountSource, PhaseStage, "Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).",
-		CountSource{Source: p.Source, Window: withNull(upTo)}, up...)
+	l.add(ir.StmtCountSource, ir.PhaseStage, "Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).",
+		ir.CountSource{Source: p.Source, Window: withNull(upTo)}, up...)
 	if wm := p.Watermark; wm != nil && p.Strategy != OverwritePartitions {
 		// (overwrite_partitions has them already, for its runs)
 		l.nullWatermarkSource(wm.Name, cols)
@@ -105,16 +103,16 @@ func (l *lowerer) refresh() {
 		dedupe          bool
 		count, quar, rp string
 		doc             string
-	}{{l.dedupe() != nil, StmtCountInvalidSource, StmtQuarantineSource, StmtReplaceTarget, ""}}
+	}{{l.dedupe() != nil, ir.StmtCountInvalidSource, ir.StmtQuarantineSource, ir.StmtReplaceTarget, ""}}
 	if l.checksUnique() {
 		variants = append(variants, struct {
 			dedupe          bool
 			count, quar, rp string
 			doc             string
-		}{false, StmtCountInvalidUnique, StmtQuarantineUnique, StmtReplaceUnique, " The source enforces the unique key: no dedupe."})
+		}{false, ir.StmtCountInvalidUnique, ir.StmtQuarantineUnique, ir.StmtReplaceUnique, " The source enforces the unique key: no dedupe."})
 	}
 	var key []string
-	if p.Strategy == Merge && !l.nullableKey() {
+	if p.Strategy == ir.Merge && !l.nullableKey() {
 		key = p.Key // the target's primary key
 	}
 	for i, v := range variants {
@@ -123,65 +121,65 @@ func (l *lowerer) refresh() {
 		if len(rules) > 0 {
 			invalid := anyOf(rules)
 			if l.mode == "quarantine" {
-				l.add(v.quar, PhaseWrite, "Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break."+v.doc,
-					QuarantineRows{Into: p.Quarantine, From: p.Source, Window: upTo, Columns: cols, Rules: rules, Keep: &k}, append([]Param{pRunID}, up...)...)
+				l.add(v.quar, ir.PhaseWrite, "Full refresh: the rows it keeps that break a quality rule go to quarantine, with the first rule they break."+v.doc,
+					ir.QuarantineRows{Into: p.Quarantine, From: p.Source, Window: upTo, Columns: cols, Rules: rules, Keep: &k}, append([]ir.Param{pRunID}, up...)...)
 			} else {
-				l.add(v.count, PhaseStage, "Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any)."+v.doc,
-					CountSource{Source: p.Source, Window: upTo, Where: invalid, Keep: &k}, up...)
+				l.add(v.count, ir.PhaseStage, "Full refresh: the rows it keeps that break a quality rule (on_invalid: fail stops the run when there are any)."+v.doc,
+					ir.CountSource{Source: p.Source, Window: upTo, Where: invalid, Keep: &k}, up...)
 			}
 		}
-		l.add(v.rp, PhaseWrite, "Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md)."+v.doc,
-			ReplaceAll{Target: p.Target, Source: p.Source, Columns: cols, Window: upTo, Keep: k, Valid: validOf(rules), Key: key}, up...)
+		l.add(v.rp, ir.PhaseWrite, "Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md)."+v.doc,
+			ir.ReplaceAll{Target: p.Target, Source: p.Source, Columns: cols, Window: upTo, Keep: k, Valid: validOf(rules), Key: key}, up...)
 	}
-	l.add(StmtCountTarget, PhaseWrite, "Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.",
-		CountRows{Table: p.Target})
+	l.add(ir.StmtCountTarget, ir.PhaseWrite, "Full refresh: the target's rows, before (rows deleted) and after (rows inserted) its rewrite.",
+		ir.CountRows{Table: p.Target})
 }
 
 // fullRefresh is incrc run --full-refresh: the target rebuilt from every
 // source row in [start, hi), in one transaction, without a stage.
-func (l *lowerer) fullRefresh() *Program {
+func (l *lowerer) fullRefresh() *ir.Program {
 	p := l.p
 	if !l.refreshes() {
 		return l.stagedFullRefresh()
 	}
-	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+	pr := l.program(ir.ModeFullRefresh, "full_refresh", ir.LoStart, ir.HiNow)
 	pr.Doc = "A full refresh: the target made exactly the source's valid rows, read in the write transaction."
 	unique := l.checksUnique()
 	// variant is a step of the plan's dedupe, and with the unique check
 	// the same step without it: one runs, as the register says.
-	variant := func(s Step, flat, note string) []Step {
+	variant := func(s ir.Step, flat, note string) []ir.Step {
 		if !unique {
-			return []Step{s}
+			return []ir.Step{s}
 		}
 		a, b := s, s
-		a.If, b.If = "!"+RegUnique, RegUnique
+		a.If, b.If = "!"+ir.RegUnique, ir.RegUnique
 		b.Stmt, b.Note = flat, note
 		if p.Statement(flat) == nil {
-			return []Step{a} // the unique key leaves nothing to check
+			return []ir.Step{a} // the unique key leaves nothing to check
 		}
-		return []Step{a, b}
+		return []ir.Step{a, b}
 	}
 	if unique {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtSourceUnique, Read: ReadCount, Into: []string{RegUnique}})
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtSourceUnique, Read: ir.ReadCount, Into: []string{ir.RegUnique}})
 	}
 	// Every row read counts as ignored until a step says what became of
 	// it (quarantined, written): what is left the dedupe dropped.
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountSource, Read: ReadCount, Into: []string{RegRead, RegIgnored}})
+	pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountSource, Read: ir.ReadCount, Into: []string{ir.RegRead, ir.RegIgnored}})
 	if p.Watermark != nil && l.nullMode() == "fail" {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtCountNullWMSource, Read: ReadCount, Fail: l.nullFail()})
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountNullWMSource, Read: ir.ReadCount, Fail: l.nullFail()})
 	}
 	if len(l.rules) > 0 && l.mode == "fail" {
-		pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtCountInvalidSource, Read: ReadCount, Fail: failInvalid}, StmtCountInvalidUnique, "")...)
+		pr.Steps = append(pr.Steps, variant(ir.Step{Stmt: ir.StmtCountInvalidSource, Read: ir.ReadCount, Fail: failInvalid}, ir.StmtCountInvalidUnique, "")...)
 	}
 	if p.Watermark != nil && l.nullMode() == "quarantine" {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtQuarantineNullWMSrc, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined, "-" + RegIgnored}})
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtQuarantineNullWMSrc, Tx: true, Read: ir.ReadAffected, Into: []string{ir.RegQuarantined, "-" + ir.RegIgnored}})
 	}
 	if len(l.rules) > 0 && l.mode == "quarantine" {
-		pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtQuarantineSource, Tx: true, Read: ReadAffected, Into: []string{RegQuarantined, "-" + RegIgnored}}, StmtQuarantineUnique, "")...)
+		pr.Steps = append(pr.Steps, variant(ir.Step{Stmt: ir.StmtQuarantineSource, Tx: true, Read: ir.ReadAffected, Into: []string{ir.RegQuarantined, "-" + ir.RegIgnored}}, ir.StmtQuarantineUnique, "")...)
 	}
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegDeleted}})
-	pr.Steps = append(pr.Steps, variant(Step{Stmt: StmtReplaceTarget, Tx: true}, StmtReplaceUnique, noteUnique)...)
-	pr.Steps = append(pr.Steps, Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegInserted, "-" + RegIgnored}})
+	pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountTarget, Tx: true, Read: ir.ReadCount, Into: []string{ir.RegDeleted}})
+	pr.Steps = append(pr.Steps, variant(ir.Step{Stmt: ir.StmtReplaceTarget, Tx: true}, ir.StmtReplaceUnique, noteUnique)...)
+	pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountTarget, Tx: true, Read: ir.ReadCount, Into: []string{ir.RegInserted, "-" + ir.RegIgnored}})
 	pr.Steps = append(pr.Steps, l.finish()...)
 	return pr
 }
@@ -190,26 +188,26 @@ func (l *lowerer) fullRefresh() *Program {
 // every source row in [start, hi) copied into the stage first, deduped and
 // checked there, then the target made exactly the stage's rows, in one
 // transaction, as refresh's replace does.
-func (l *lowerer) stagedFullRefresh() *Program {
-	pr := l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+func (l *lowerer) stagedFullRefresh() *ir.Program {
+	pr := l.program(ir.ModeFullRefresh, "full_refresh", ir.LoStart, ir.HiNow)
 	pr.Doc = "A full refresh: the source staged, then the target made exactly the stage's rows, in one transaction."
 	pr.Steps = append(pr.Steps, l.stageSteps("")...)
-	all := Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}}
+	all := ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead}}
 	if l.dedupe() != nil {
-		all.Into = append(all.Into, RegIgnored) // as a run's stage_window
+		all.Into = append(all.Into, ir.RegIgnored) // as a run's stage_window
 	}
 	pr.Steps = append(pr.Steps, all)
 	before, inTx := l.nullStaged("")
 	pr.Steps = append(pr.Steps, before...)
 	if l.dedupe() != nil {
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtDedupeStage, Read: ReadAffected, Into: []string{"-" + RegIgnored}})
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtDedupeStage, Read: ir.ReadAffected, Into: []string{"-" + ir.RegIgnored}})
 	}
 	pr.Steps = append(pr.Steps, inTx...)
 	pr.Steps = append(pr.Steps, l.quality("", false, failInvalid)...)
 	pr.Steps = append(pr.Steps,
-		Step{Stmt: StmtCountStaged, Tx: true, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtCountTarget, Tx: true, Read: ReadCount, Into: []string{RegDeleted}},
-		Step{Stmt: StmtReplaceTarget, Tx: true})
+		ir.Step{Stmt: ir.StmtCountStaged, Tx: true, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
+		ir.Step{Stmt: ir.StmtCountTarget, Tx: true, Read: ir.ReadCount, Into: []string{ir.RegDeleted}},
+		ir.Step{Stmt: ir.StmtReplaceTarget, Tx: true})
 	pr.Steps = append(pr.Steps, l.finish()...)
 	pr.Cleanup = l.cleanup()
 	return pr

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // SCD2: a target that keeps every version of a key, each valid over the
@@ -43,44 +45,11 @@ import (
 // The plan never reads a staged or changes table twice in one statement:
 // MySQL cannot open a temporary table twice in one query.
 
-// Names of the columns the SCD2 session tables add, and the op codes of a
-// change.
-const (
-	KindColumn = "incrc_kind" // timeline by time: 0 a version of the target, 1 a staged candidate; from a change log see KindHeldVersion
-	OpColumn   = "incrc_op"   // changes: OpAdd, OpRewrite or OpRemove
-
-	OpAdd     = "1" // a version the target does not hold
-	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole
-	OpRemove  = "3" // a version of the target that goes
-)
-
 // Defaults of the scd2 block.
 const (
 	DefaultValidFrom = "valid_from"
 	DefaultValidTo   = "valid_to"
 	DefaultDeleted   = "is_deleted"
-)
-
-// Statement names of SCD2 pipelines.
-const (
-	StmtDropVersions      = "drop_timeline"
-	StmtCreateVersions    = "create_timeline"
-	StmtDropChanges       = "drop_changes"
-	StmtCreateChanges     = "create_changes"
-	StmtVersionCandidates = "timeline_candidates"
-	StmtVersionHistory    = "timeline_history"
-	StmtReopenVersions    = "timeline_reopen"
-	StmtTimelineChanges   = "timeline_changes"
-	StmtOpenChanged       = "open_changed"
-	StmtCloseChanged      = "close_changed"
-	StmtUpdateCurrent     = "update_current"
-	StmtCloseVanished     = "close_vanished"
-	StmtMarkVanished      = "mark_vanished"
-	StmtCheckVersions     = "check_versions"
-	StmtCountAdded        = "count_added_versions"
-	StmtCountRewritten    = "count_rewritten_versions"
-	StmtCountRemoved      = "count_removed_versions"
-	StmtApplyVersions     = "apply_versions"
 )
 
 const (
@@ -94,119 +63,9 @@ var (
 	scd2Deletes = []string{"ignore", "close", "new_record"}
 )
 
-// Versioning is what the SCD2 operations know of the target.
-type Versioning struct {
-	Target    Table
-	Key       []string
-	Columns   []string // the spec's columns, in the order of the file
-	ValidFrom string
-	ValidTo   string
-	Type      Type   // of ValidFrom and ValidTo
-	OpenEnd   string // the current version's ValidTo (canonical, see ParseWatermark); "" means NULL
-	Deleted   string // new_record: the flag of a version that records a vanished key; "" otherwise
-}
-
-// Stored are the columns of a version: the spec's, the validity, the flag.
-func (v Versioning) Stored() []string {
-	out := append(append([]string(nil), v.Columns...), v.ValidFrom, v.ValidTo)
-	if v.Deleted != "" {
-		out = append(out, v.Deleted)
-	}
-	return out
-}
-
-type (
-	// VersionCandidates puts the staged rows that are not a version of the
-	// target already (same key, same start, the same Compare columns)
-	// into the timeline Into, as candidates (kind 1) starting at Time.
-	VersionCandidates struct {
-		Versioning
-		Into, Stage Table
-		Time        string
-		Compare     []string
-	}
-
-	// VersionHistory puts the target's versions of the staged keys into
-	// the timeline Into (kind 0).
-	VersionHistory struct {
-		Versioning
-		Into, Stage Table
-	}
-
-	// ReopenVersions puts a candidate starting at the parameter Hi into
-	// the timeline for each staged key that has no current version and
-	// whose newest staged row (by Time) is older than the end of one of
-	// its closed versions: a key back in the snapshot whose own time
-	// would not reopen it.
-	ReopenVersions struct {
-		Versioning
-		Into, Stage Table
-		Time        string
-		Hi          string
-	}
-
-	// TimelineChanges reads the timeline From and writes the changes Into:
-	// each candidate, ending at the next start on its key's timeline or
-	// at the end of the version it falls in (a rewrite when a version
-	// starts at the same time, an add otherwise), and each version of the
-	// target that a candidate starts inside, ending there (a rewrite).
-	TimelineChanges struct {
-		Versioning
-		Into, From Table
-	}
-
-	// ColumnChanges compares each staged row (one per key) with its key's
-	// current version and writes the changes Into. Part says which:
-	// "open", a version starting at Hi for each key without a current
-	// version or whose Tracked columns differ from it; "close", that
-	// current version ended at Hi unless it started there (the new version
-	// rewrites it then); "update", the
-	// current version rewritten with the staged Other columns when only
-	// those differ.
-	ColumnChanges struct {
-		Versioning
-		Into, Stage    Table
-		Tracked, Other []string
-		Hi             string
-		Part           string
-	}
-
-	// VanishedVersions writes the changes Into for the current versions
-	// whose key no row of Source carries. Mark false: the version ends at
-	// Hi (with Deleted set, unless it started at Hi; without, one that
-	// started at Hi is removed). Mark true: a version starting at Hi
-	// that records the deletion (Deleted true), rewriting one that
-	// started at Hi.
-	VanishedVersions struct {
-		Versioning
-		Into   Table
-		Source Relation
-		Hi     string
-		Mark   bool
-	}
-)
-
-// ApplyVersions applies the changes to the target: every version whose
-// key and start a change names is replaced by it, or removed by a change of
-// op OpRemove; the other changes are added. The shared spelling is a
-// DELETE then an INSERT, in the write transaction; engines where each
-// statement commits alone spell one MERGE.
-type ApplyVersions struct {
-	Versioning
-	Changes Table
-}
-
-func (ApplyVersions) op()     {}
-func (VersionCandidates) op() {}
-func (VersionHistory) op()    {}
-func (ReopenVersions) op()    {}
-func (TimelineChanges) op()   {}
-func (ColumnChanges) op()     {}
-func (VanishedVersions) op()  {}
-
 // scd2Lowering is how one scd2 spec lowers.
 type scd2Lowering struct {
-	v        Versioning
+	v        ir.Versioning
 	byTime   bool
 	snapshot bool   // every run reads the whole source
 	deletes  string // ignore | close | new_record
@@ -214,19 +73,19 @@ type scd2Lowering struct {
 	compare  []string
 	tracked  []string // by columns
 	other    []string
-	timeline Table // by time and from a change log: the session table of the timeline
-	changes  Table // the session table of the changes
+	timeline ir.Table // by time and from a change log: the session table of the timeline
+	changes  ir.Table // the session table of the changes
 	// cols are a version's columns with their types: the declared ones,
 	// or from a change log the image and the sequence (changeColumns).
-	cols []Col
+	cols []ir.Col
 	// fromCDC: the source is a change log (scd2cdc.go); time is cdc.at.
 	fromCDC    bool
-	tombstones Table // from a change log: every delete
+	tombstones ir.Table // from a change log: every delete
 }
 
 // newSCD2 is nil for other strategies.
-func newSCD2(s *Spec, p *Plan) *scd2Lowering {
-	if p.Strategy != SCD2Strategy {
+func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
+	if p.Strategy != ir.SCD2Strategy {
 		return nil
 	}
 	c := scd2Block(s)
@@ -234,17 +93,17 @@ func newSCD2(s *Spec, p *Plan) *scd2Lowering {
 	if fromChanges(s) {
 		x.fromCDC, x.cols = true, changeColumns(s, p)
 	}
-	x.v = Versioning{Target: p.Target, Key: p.Key, Columns: columnNames(x.cols),
+	x.v = ir.Versioning{Target: p.Target, Key: p.Key, Columns: columnNames(x.cols),
 		ValidFrom: orDefault(c.ValidFrom.Value, DefaultValidFrom), ValidTo: orDefault(c.ValidTo.Value, DefaultValidTo), Type: scd2ValidType(s)}
 	if c.OpenEnd.Value != "" {
-		x.v.OpenEnd, _ = ParseWatermark(x.v.Type, c.OpenEnd.Value) // Validate checked it
+		x.v.OpenEnd, _ = ir.ParseWatermark(x.v.Type, c.OpenEnd.Value) // Validate checked it
 	}
 	if x.fromCDC {
 		t := p.Target
 		x.time = s.CDC.At.Value
-		x.timeline = Table{Parts: []string{timelinePrefix + p.Pipeline}}
-		x.changes = Table{Parts: []string{changesPrefix + p.Pipeline}}
-		x.tombstones = Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
+		x.timeline = ir.Table{Parts: []string{timelinePrefix + p.Pipeline}}
+		x.changes = ir.Table{Parts: []string{changesPrefix + p.Pipeline}}
+		x.tombstones = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
 		return x
 	}
 	if x.deletes == "new_record" {
@@ -254,7 +113,7 @@ func newSCD2(s *Spec, p *Plan) *scd2Lowering {
 		col := s.Column(name)
 		// json has no equality on every engine (BigQuery): a change that is
 		// only in a json column is not seen.
-		return col != nil && col.Type.Kind != JSON && !contains(p.Key, name)
+		return col != nil && col.Type.Kind != ir.JSON && !contains(p.Key, name)
 	}
 	if x.byTime {
 		x.time = p.Watermark.Name
@@ -283,9 +142,9 @@ func newSCD2(s *Spec, p *Plan) *scd2Lowering {
 		}
 	}
 	if x.byTime {
-		x.timeline = Table{Parts: []string{timelinePrefix + p.Pipeline}}
+		x.timeline = ir.Table{Parts: []string{timelinePrefix + p.Pipeline}}
 	}
-	x.changes = Table{Parts: []string{changesPrefix + p.Pipeline}}
+	x.changes = ir.Table{Parts: []string{changesPrefix + p.Pipeline}}
 	return x
 }
 
@@ -315,7 +174,7 @@ func scd2Snapshot(s *Spec) bool {
 // watermark's by time; by columns the watermark's when it is a time (hi
 // is then one of its values), a timestamp without one; from a change log
 // cdc.at's.
-func scd2ValidType(s *Spec) Type {
+func scd2ValidType(s *Spec) ir.Type {
 	if fromChanges(s) {
 		if c := s.Column(s.CDC.At.Value); c != nil && c.Type.IsTime() {
 			return c.Type
@@ -326,7 +185,7 @@ func scd2ValidType(s *Spec) Type {
 			return c.Type
 		}
 	}
-	return Type{Kind: Timestamp}
+	return ir.Type{Kind: ir.Timestamp}
 }
 
 // scd2VersionTable reports whether an scd2 spec reads a table of versions
@@ -339,18 +198,18 @@ func scd2VersionTable(s *Spec) bool {
 
 // scd2Names are the validity and flag columns an scd2 target adds, as
 // the spec names them or by default.
-func scd2Names(c *SCD2) []String {
-	names := []String{c.ValidFrom, c.ValidTo}
+func scd2Names(c *SCD2) []ir.String {
+	names := []ir.String{c.ValidFrom, c.ValidTo}
 	if c.ValidFrom.Value == "" {
-		names[0] = String{Value: DefaultValidFrom, Pos: c.Pos}
+		names[0] = ir.String{Value: DefaultValidFrom, Pos: c.Pos}
 	}
 	if c.ValidTo.Value == "" {
-		names[1] = String{Value: DefaultValidTo, Pos: c.Pos}
+		names[1] = ir.String{Value: DefaultValidTo, Pos: c.Pos}
 	}
 	if c.Deletes.Value == "new_record" {
 		d := c.Deleted
 		if d.Value == "" {
-			d = String{Value: DefaultDeleted, Pos: c.Pos}
+			d = ir.String{Value: DefaultDeleted, Pos: c.Pos}
 		}
 		names = append(names, d)
 	}
@@ -447,7 +306,7 @@ func (v *validator) scd2SourceRules(c *SCD2) {
 				v.errf(t.Pos, "scd2.tracked lists %q twice: keep one", t.Value)
 			case contains(s.Key(), t.Value):
 				v.errf(t.Pos, "scd2.tracked column %q is part of unique_key: a key's versions all have the same key, so it never changes; track the other columns", t.Value)
-			case col.Type.Kind == JSON:
+			case col.Type.Kind == ir.JSON:
 				v.errf(t.Pos, "scd2.tracked column %q is json, which engines cannot compare reliably: track the columns it is derived from", t.Value)
 			}
 			seen[t.Value] = true
@@ -512,14 +371,14 @@ func (v *validator) scd2Names(c *SCD2) {
 	}
 	if c.OpenEnd.Value != "" {
 		t := scd2ValidType(s)
-		canon, err := ParseWatermark(t, c.OpenEnd.Value)
+		canon, err := ir.ParseWatermark(t, c.OpenEnd.Value)
 		switch {
 		case err != nil:
 			v.errf(c.OpenEnd.Pos, "scd2.open_end: %v (a sentinel such as 9999-12-31)", err)
 		case w != nil && wm != nil && w.Start.Value != "":
-			if start, err := ParseWatermark(t, w.Start.Value); err == nil {
-				ct, _ := ParseTime(canon)
-				st, _ := ParseTime(start)
+			if start, err := ir.ParseWatermark(t, w.Start.Value); err == nil {
+				ct, _ := ir.ParseTime(canon)
+				st, _ := ir.ParseTime(start)
 				if !ct.After(st) {
 					v.errf(c.OpenEnd.Pos, "scd2.open_end %s is not after watermark.start %s: the open end must be later than every version's start (as in 9999-12-31)", c.OpenEnd.Value, w.Start.Value)
 				}
@@ -542,67 +401,67 @@ func declaredFold(s *Spec, name string) bool {
 // createTarget is the scd2 target: the spec's columns, then the validity
 // columns and the flag; its key is unique_key and valid_from, so that two
 // versions can never start at one time.
-func (x *scd2Lowering) createTarget(p *Plan) CreateTable {
-	cols := append([]Col(nil), x.cols...)
-	cols = append(cols, Col{Name: x.v.ValidFrom, Type: x.v.Type, NotNull: true}, Col{Name: x.v.ValidTo, Type: x.v.Type})
+func (x *scd2Lowering) createTarget(p *ir.Plan) ir.CreateTable {
+	cols := append([]ir.Col(nil), x.cols...)
+	cols = append(cols, ir.Col{Name: x.v.ValidFrom, Type: x.v.Type, NotNull: true}, ir.Col{Name: x.v.ValidTo, Type: x.v.Type})
 	if x.v.Deleted != "" {
-		cols = append(cols, Col{Name: x.v.Deleted, Type: Type{Kind: Boolean}, NotNull: true})
+		cols = append(cols, ir.Col{Name: x.v.Deleted, Type: ir.Type{Kind: ir.Boolean}, NotNull: true})
 	}
-	return CreateTable{Table: p.Target, Columns: cols, PrimaryKey: append(append([]string(nil), p.Key...), x.v.ValidFrom)}
+	return ir.CreateTable{Table: p.Target, Columns: cols, PrimaryKey: append(append([]string(nil), p.Key...), x.v.ValidFrom)}
 }
 
 // sessionColumns are the columns of a session table of versions: a
 // version's, and the kind or op column.
-func (x *scd2Lowering) sessionColumns(p *Plan, extra string) []Col {
-	var cols []Col
+func (x *scd2Lowering) sessionColumns(p *ir.Plan, extra string) []ir.Col {
+	var cols []ir.Col
 	for _, c := range x.cols {
-		cols = append(cols, Col{Name: c.Name, Type: c.Type})
+		cols = append(cols, ir.Col{Name: c.Name, Type: c.Type})
 	}
-	cols = append(cols, Col{Name: x.v.ValidFrom, Type: x.v.Type}, Col{Name: x.v.ValidTo, Type: x.v.Type})
+	cols = append(cols, ir.Col{Name: x.v.ValidFrom, Type: x.v.Type}, ir.Col{Name: x.v.ValidTo, Type: x.v.Type})
 	if x.v.Deleted != "" {
-		cols = append(cols, Col{Name: x.v.Deleted, Type: Type{Kind: Boolean}})
+		cols = append(cols, ir.Col{Name: x.v.Deleted, Type: ir.Type{Kind: ir.Boolean}})
 	}
-	return append(cols, Col{Name: extra, Type: Type{Kind: Smallint}})
+	return append(cols, ir.Col{Name: extra, Type: ir.Type{Kind: ir.Smallint}})
 }
 
 // stage adds the session tables of the timeline and the changes.
 func (x *scd2Lowering) stage(l *lowerer) {
 	p := l.p
 	if x.byTime {
-		l.add(StmtDropVersions, PhaseStage, "The timeline: the staged versions and the target's versions of their keys, in one table.",
-			DropTable{Table: x.timeline, Temporary: true})
-		l.add(StmtCreateVersions, PhaseStage, "The timeline: the staged versions and the target's versions of their keys, in one table.",
-			CreateTable{Table: x.timeline, Columns: x.sessionColumns(p, KindColumn), Temporary: true})
+		l.add(ir.StmtDropVersions, ir.PhaseStage, "The timeline: the staged versions and the target's versions of their keys, in one table.",
+			ir.DropTable{Table: x.timeline, Temporary: true})
+		l.add(ir.StmtCreateVersions, ir.PhaseStage, "The timeline: the staged versions and the target's versions of their keys, in one table.",
+			ir.CreateTable{Table: x.timeline, Columns: x.sessionColumns(p, ir.KindColumn), Temporary: true})
 	}
-	l.add(StmtDropChanges, PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
-		DropTable{Table: x.changes, Temporary: true})
-	l.add(StmtCreateChanges, PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
-		CreateTable{Table: x.changes, Columns: x.sessionColumns(p, OpColumn), Temporary: true})
+	l.add(ir.StmtDropChanges, ir.PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
+		ir.DropTable{Table: x.changes, Temporary: true})
+	l.add(ir.StmtCreateChanges, ir.PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
+		ir.CreateTable{Table: x.changes, Columns: x.sessionColumns(p, ir.OpColumn), Temporary: true})
 }
 
 // write adds the statements that find and apply the changes.
 func (x *scd2Lowering) write(l *lowerer) {
 	p := l.p
-	hi := Param{"hi", PWatermark}
+	hi := ir.Param{Name: "hi", Type: ir.PWatermark}
 	if x.byTime {
-		l.add(StmtVersionCandidates, PhaseWrite, "Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.",
-			VersionCandidates{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Compare: x.compare})
-		l.add(StmtVersionHistory, PhaseWrite, "The target's versions of the staged keys, onto the timeline.",
-			VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+		l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.",
+			ir.VersionCandidates{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Compare: x.compare})
+		l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the staged keys, onto the timeline.",
+			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
 		if x.snapshot && x.deletes != "ignore" {
-			l.add(StmtReopenVersions, PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
-				ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name}, hi)
+			l.add(ir.StmtReopenVersions, ir.PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
+				ir.ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name}, hi)
 		}
-		l.add(StmtTimelineChanges, PhaseWrite, "Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.",
-			TimelineChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
+		l.add(ir.StmtTimelineChanges, ir.PhaseWrite, "Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.",
+			ir.TimelineChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
 	} else {
-		l.add(StmtOpenChanged, PhaseWrite, "A version opens at hi for each staged key without a current version, or whose tracked columns ("+strings.Join(x.tracked, ", ")+") changed.",
-			ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Hi: hi.Name, Part: "open"}, hi)
-		l.add(StmtCloseChanged, PhaseWrite, "The current version of those keys ends at hi.",
-			ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Hi: hi.Name, Part: "close"}, hi)
+		l.add(ir.StmtOpenChanged, ir.PhaseWrite, "A version opens at hi for each staged key without a current version, or whose tracked columns ("+strings.Join(x.tracked, ", ")+") changed.",
+			ir.ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Hi: hi.Name, Part: "open"}, hi)
+		l.add(ir.StmtCloseChanged, ir.PhaseWrite, "The current version of those keys ends at hi.",
+			ir.ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Hi: hi.Name, Part: "close"}, hi)
 		if len(x.other) > 0 {
-			l.add(StmtUpdateCurrent, PhaseWrite, "Columns that are not tracked ("+strings.Join(x.other, ", ")+") are overwritten in the current version: no new version for them.",
-				ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Part: "update"})
+			l.add(ir.StmtUpdateCurrent, ir.PhaseWrite, "Columns that are not tracked ("+strings.Join(x.other, ", ")+") are overwritten in the current version: no new version for them.",
+				ir.ColumnChanges{Versioning: x.v, Into: x.changes, Stage: p.Stage, Tracked: x.tracked, Other: x.other, Part: "update"})
 		}
 	}
 	if x.snapshot && x.deletes != "ignore" {
@@ -612,69 +471,69 @@ func (x *scd2Lowering) write(l *lowerer) {
 		if x.deletes == "new_record" {
 			doc = "A key no source row carries any more has vanished: its current version ends at hi."
 		}
-		l.add(StmtCloseVanished, PhaseWrite, doc, VanishedVersions{Versioning: x.v, Into: x.changes, Source: bare, Hi: hi.Name}, hi)
+		l.add(ir.StmtCloseVanished, ir.PhaseWrite, doc, ir.VanishedVersions{Versioning: x.v, Into: x.changes, Source: bare, Hi: hi.Name}, hi)
 		if x.deletes == "new_record" {
-			l.add(StmtMarkVanished, PhaseWrite, "And a version starting at hi records the deletion: the last values, "+x.v.Deleted+" true.",
-				VanishedVersions{Versioning: x.v, Into: x.changes, Source: bare, Hi: hi.Name, Mark: true}, hi)
+			l.add(ir.StmtMarkVanished, ir.PhaseWrite, "And a version starting at hi records the deletion: the last values, "+x.v.Deleted+" true.",
+				ir.VanishedVersions{Versioning: x.v, Into: x.changes, Source: bare, Hi: hi.Name, Mark: true}, hi)
 		}
 	}
-	op := col(OpColumn)
-	l.add(StmtCheckVersions, PhaseWrite, "A version that would end before it starts: the run's hi is before versions already written (a rewind, an --until in the past).",
-		CountRows{Table: x.changes, Where: and(Binary{"<>", op, Lit{OpRemove}}, Binary{"<=", col(x.v.ValidTo), col(x.v.ValidFrom)})})
-	l.add(StmtCountAdded, PhaseWrite, "Versions added.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
-	l.add(StmtCountRewritten, PhaseWrite, "Versions rewritten: closed, split, corrected.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRewrite})})
-	l.add(StmtCountRemoved, PhaseWrite, "Versions removed.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRemove})})
-	l.add(StmtApplyVersions, PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
-		ApplyVersions{Versioning: x.v, Changes: x.changes})
+	op := col(ir.OpColumn)
+	l.add(ir.StmtCheckVersions, ir.PhaseWrite, "A version that would end before it starts: the run's hi is before versions already written (a rewind, an --until in the past).",
+		ir.CountRows{Table: x.changes, Where: and(ir.Binary{Op: "<>", L: op, R: ir.Lit{Text: ir.OpRemove}}, ir.Binary{Op: "<=", L: col(x.v.ValidTo), R: col(x.v.ValidFrom)})})
+	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Versions added.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
+	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Versions rewritten: closed, split, corrected.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRewrite})})
+	l.add(ir.StmtCountRemoved, ir.PhaseWrite, "Versions removed.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRemove})})
+	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
+		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
 }
 
 // sessionSteps create the session tables, under guard.
-func (x *scd2Lowering) sessionSteps(guard string) []Step {
-	var steps []Step
+func (x *scd2Lowering) sessionSteps(guard string) []ir.Step {
+	var steps []ir.Step
 	if x.byTime {
-		steps = append(steps, Step{Stmt: StmtDropVersions, If: guard}, Step{Stmt: StmtCreateVersions, If: guard})
+		steps = append(steps, ir.Step{Stmt: ir.StmtDropVersions, If: guard}, ir.Step{Stmt: ir.StmtCreateVersions, If: guard})
 	}
-	return append(steps, Step{Stmt: StmtDropChanges, If: guard}, Step{Stmt: StmtCreateChanges, If: guard})
+	return append(steps, ir.Step{Stmt: ir.StmtDropChanges, If: guard}, ir.Step{Stmt: ir.StmtCreateChanges, If: guard})
 }
 
 func (x *scd2Lowering) cleanup() []string {
 	if x.byTime {
-		return []string{StmtDropVersions, StmtDropChanges}
+		return []string{ir.StmtDropVersions, ir.StmtDropChanges}
 	}
-	return []string{StmtDropChanges}
+	return []string{ir.StmtDropChanges}
 }
 
 // writeSteps find the changes (read, when staged rows were read) and
 // apply them (window, when the window holds anything), in the write
 // transaction. vanished: the program looks for keys that vanished (a run,
 // not a full refresh, whose target starts empty).
-func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []Step {
-	var steps []Step
+func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []ir.Step {
+	var steps []ir.Step
 	if x.byTime {
-		steps = append(steps, Step{Stmt: StmtVersionCandidates, Tx: true, If: read}, Step{Stmt: StmtVersionHistory, Tx: true, If: read})
+		steps = append(steps, ir.Step{Stmt: ir.StmtVersionCandidates, Tx: true, If: read}, ir.Step{Stmt: ir.StmtVersionHistory, Tx: true, If: read})
 		if x.snapshot && x.deletes != "ignore" && vanished {
-			steps = append(steps, Step{Stmt: StmtReopenVersions, Tx: true, If: read})
+			steps = append(steps, ir.Step{Stmt: ir.StmtReopenVersions, Tx: true, If: read})
 		}
-		steps = append(steps, Step{Stmt: StmtTimelineChanges, Tx: true, If: read})
+		steps = append(steps, ir.Step{Stmt: ir.StmtTimelineChanges, Tx: true, If: read})
 	} else {
-		steps = append(steps, Step{Stmt: StmtOpenChanged, Tx: true, If: read}, Step{Stmt: StmtCloseChanged, Tx: true, If: read})
+		steps = append(steps, ir.Step{Stmt: ir.StmtOpenChanged, Tx: true, If: read}, ir.Step{Stmt: ir.StmtCloseChanged, Tx: true, If: read})
 		if len(x.other) > 0 {
-			steps = append(steps, Step{Stmt: StmtUpdateCurrent, Tx: true, If: read})
+			steps = append(steps, ir.Step{Stmt: ir.StmtUpdateCurrent, Tx: true, If: read})
 		}
 	}
 	if x.snapshot && x.deletes != "ignore" && vanished {
-		steps = append(steps, Step{Stmt: StmtCloseVanished, Tx: true, If: window})
+		steps = append(steps, ir.Step{Stmt: ir.StmtCloseVanished, Tx: true, If: window})
 		if x.deletes == "new_record" {
-			steps = append(steps, Step{Stmt: StmtMarkVanished, Tx: true, If: window})
+			steps = append(steps, ir.Step{Stmt: ir.StmtMarkVanished, Tx: true, If: window})
 		}
 	}
 	return append(steps,
-		Step{Stmt: StmtCheckVersions, Tx: true, If: window, Read: ReadCount,
+		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: window, Read: ir.ReadCount,
 			Fail: "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until"},
-		Step{Stmt: StmtCountAdded, Tx: true, If: window, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtCountRewritten, Tx: true, If: window, Read: ReadCount, Into: []string{RegUpdated}},
-		Step{Stmt: StmtCountRemoved, Tx: true, If: window, Read: ReadCount, Into: []string{RegDeleted}},
-		Step{Stmt: StmtApplyVersions, Tx: true, If: window})
+		ir.Step{Stmt: ir.StmtCountAdded, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
+		ir.Step{Stmt: ir.StmtCountRewritten, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegUpdated}},
+		ir.Step{Stmt: ir.StmtCountRemoved, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegDeleted}},
+		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: window})
 }
 
 // scd2ForceReason is why a full refresh of a snapshot-fed scd2 target
@@ -682,15 +541,15 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []Step {
 const scd2ForceReason = "a full refresh rebuilds the versions from the source alone, and a snapshot holds only each key's current row: the history of every key, which no source holds any more, would be lost"
 
 // programs are the run and full refresh of an scd2 pipeline.
-func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
+func (x *scd2Lowering) programs(l *lowerer) (run, full *ir.Program) {
 	if x.fromCDC {
 		return x.cdcPrograms(l) // see scd2cdc.go
 	}
-	lo, stage := LoWatermark, StmtStageWindow
+	lo, stage := ir.LoWatermark, ir.StmtStageWindow
 	if x.snapshot {
-		lo, stage = LoStart, StmtStageAll
+		lo, stage = ir.LoStart, ir.StmtStageAll
 	}
-	run = l.program(ModeRun, "run", lo, HiNow)
+	run = l.program(ir.ModeRun, "run", lo, ir.HiNow)
 	how := "versions by time (each staged row starts a version at its " + x.time + ")"
 	if !x.byTime {
 		how = "versions by columns (a tracked change opens a version at hi)"
@@ -700,19 +559,19 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
 		read = "the whole snapshot"
 	}
 	run.Doc = "An incremental run: " + read + ", written as " + how + "."
-	run.Steps = append(run.Steps, l.stageSteps(RegWindow)...)
-	run.Steps = append(run.Steps, x.sessionSteps(RegWindow)...)
-	before, inTx := l.nullStaged(RegRead)
-	run.Steps = append(run.Steps, Step{Stmt: stage, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+	run.Steps = append(run.Steps, l.stageSteps(ir.RegWindow)...)
+	run.Steps = append(run.Steps, x.sessionSteps(ir.RegWindow)...)
+	before, inTx := l.nullStaged(ir.RegRead)
+	run.Steps = append(run.Steps, ir.Step{Stmt: stage, If: ir.RegWindow, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
 	run.Steps = append(run.Steps, before...)
-	run.Steps = append(run.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
+	run.Steps = append(run.Steps, ir.Step{Stmt: ir.StmtDedupeStage, If: ir.RegRead})
 	run.Steps = append(run.Steps, inTx...)
-	run.Steps = append(run.Steps, l.quality(RegRead, false, failInvalid)...)
-	run.Steps = append(run.Steps, x.writeSteps(RegRead, RegWindow, true)...)
+	run.Steps = append(run.Steps, l.quality(ir.RegRead, false, failInvalid)...)
+	run.Steps = append(run.Steps, x.writeSteps(ir.RegRead, ir.RegWindow, true)...)
 	run.Steps = append(run.Steps, l.finish()...)
 	run.Cleanup = append(l.cleanup(), x.cleanup()...)
 
-	full = l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+	full = l.program(ir.ModeFullRefresh, "full_refresh", ir.LoStart, ir.HiNow)
 	full.Doc = "A full refresh: the versions rebuilt from the whole source, in one transaction."
 	if x.snapshot {
 		full.Force = scd2ForceReason
@@ -720,12 +579,12 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
 	full.Steps = append(full.Steps, l.stageSteps("")...)
 	full.Steps = append(full.Steps, x.sessionSteps("")...)
 	before, inTx = l.nullStaged("")
-	full.Steps = append(full.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
 	full.Steps = append(full.Steps, before...)
-	full.Steps = append(full.Steps, Step{Stmt: StmtDedupeStage})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtDedupeStage})
 	full.Steps = append(full.Steps, inTx...)
 	full.Steps = append(full.Steps, l.quality("", false, failInvalid)...)
-	full.Steps = append(full.Steps, Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtClearTarget, Tx: true, Read: ir.ReadAffected, Into: []string{ir.RegDeleted}})
 	full.Steps = append(full.Steps, x.writeSteps("", "", false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = append(l.cleanup(), x.cleanup()...)
@@ -735,9 +594,9 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
 // String names the scd2 shape for the compiled file's header.
 func (x *scd2Lowering) String() string {
 	open := "NULL"
-	if t, err := ParseTime(x.v.OpenEnd); err == nil {
+	if t, err := ir.ParseTime(x.v.OpenEnd); err == nil {
 		open = t.Format("2006-01-02 15:04:05")
-		if x.v.Type.Kind == Date || t.Equal(t.Truncate(24*time.Hour)) {
+		if x.v.Type.Kind == ir.Date || t.Equal(t.Truncate(24*time.Hour)) {
 			open = t.Format("2006-01-02")
 		}
 	}

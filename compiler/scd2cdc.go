@@ -1,6 +1,10 @@
 package compiler
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/incrc/incrc/compiler/ir"
+)
 
 // SCD2 from a change log (strategy scd2 with a cdc block): every change of
 // a key is an event at its commit time (cdc.at). An insert's or update's
@@ -36,76 +40,16 @@ import "strings"
 // statement commits alone, a run that fails between them leaves every
 // unapplied change newer than what is held, and its retry applies it.
 
-// Kinds of the rows of a change log's timeline (KindColumn). At one key
-// and time, a held event sorts before the new one that replaces it.
-const (
-	KindHeldVersion = "0" // a version the target holds
-	KindHeldDelete  = "1" // a delete the tombstones hold
-	KindNewVersion  = "2" // a new version: an insert's or update's image
-	KindNewDelete   = "3" // a new delete
-)
-
-// Statement names of an scd2 target fed by a change log, besides the scd2
-// and cdc ones it shares.
-const (
-	StmtResolveVersions    = "resolve_versions"
-	StmtTimelineTombstones = "timeline_tombstones"
-)
-
-// RegNew counts the new events a run of an scd2 target fed by a change log
-// applies.
-const RegNew = "new_events"
-
-type (
-	// ResolveVersions stages the new events of a change log: from From,
-	// the valid changes, per key and Time the one with the greatest
-	// sequence (by Order), when neither the target's version nor the
-	// tombstone at that key and time holds a sequence as great. Into is
-	// shaped as the timeline: the version's columns (the sequence, in
-	// SequenceColumn, from Sequence), valid_from from Time, valid_to NULL,
-	// and the kind: KindNewDelete where IsDelete, else KindNewVersion.
-	ResolveVersions struct {
-		Versioning
-		Into, From, Tombstones Table
-		Columns                []string // From's columns
-		Time, Sequence         string
-		Order                  []Order // a key's changes at one time, newest first
-		IsDelete               Expr
-	}
-
-	// TombstoneHistory puts the tombstones of the staged keys onto the
-	// timeline Into (KindHeldDelete): the key, the time, the sequence.
-	TombstoneHistory struct {
-		Versioning
-		Into, Stage, Tombstones Table
-	}
-
-	// EventChanges reads a change log's timeline From and writes the
-	// changes Into: each new version, ending at the next event of its key
-	// (an add, or a rewrite of the version held at the same time); the
-	// removal of a version held at the time of a new delete; and each held
-	// version whose next event is a new one at a later time, ending there
-	// (a rewrite).
-	EventChanges struct {
-		Versioning
-		Into, From Table
-	}
-)
-
-func (ResolveVersions) op()  {}
-func (TombstoneHistory) op() {}
-func (EventChanges) op()     {}
-
 // fromChanges reports whether a spec keeps versions from a change log.
 func fromChanges(s *Spec) bool {
-	return s.CDC != nil && s.Strategy.Value == string(SCD2Strategy)
+	return s.CDC != nil && s.Strategy.Value == string(ir.SCD2Strategy)
 }
 
 // scd2Block is a spec's scd2 block; with a change log the block is
 // optional (it only names the validity columns and the open end), and an
 // absent one reads as empty, placed at the strategy.
 func scd2Block(s *Spec) *SCD2 {
-	if s.SCD2 != nil || s.Strategy.Value != string(SCD2Strategy) {
+	if s.SCD2 != nil || s.Strategy.Value != string(ir.SCD2Strategy) {
 		return s.SCD2
 	}
 	return &SCD2{Pos: s.Strategy.Pos}
@@ -113,30 +57,30 @@ func scd2Block(s *Spec) *SCD2 {
 
 // changeColumns are the columns of the versions of a change log: the
 // declared ones but the excluded ones, then the change's sequence.
-func changeColumns(s *Spec, p *Plan) []Col {
+func changeColumns(s *Spec, p *ir.Plan) []ir.Col {
 	excluded := values(s.CDC.Exclude)
-	var cols []Col
+	var cols []ir.Col
 	for _, c := range p.Columns {
 		if !contains(excluded, c.Name) {
 			cols = append(cols, c)
 		}
 	}
 	seq := s.Column(s.CDC.Sequence.Value)
-	return append(cols, Col{Name: SequenceColumn, Type: seq.Type, NotNull: true})
+	return append(cols, ir.Col{Name: ir.SequenceColumn, Type: seq.Type, NotNull: true})
 }
 
 // tombstones are the deletes of a change log's versions: the key, the
 // delete's time (in the target's valid_from column) and sequence.
-func (x *scd2Lowering) tombstoneColumns(p *Plan) []Col {
-	var cols []Col
+func (x *scd2Lowering) tombstoneColumns(p *ir.Plan) []ir.Col {
+	var cols []ir.Col
 	for _, c := range x.cols {
 		if contains(p.Key, c.Name) {
 			cols = append(cols, c)
 		}
 	}
-	cols = append(cols, Col{Name: x.v.ValidFrom, Type: x.v.Type, NotNull: true})
+	cols = append(cols, ir.Col{Name: x.v.ValidFrom, Type: x.v.Type, NotNull: true})
 	for _, c := range x.cols {
-		if c.Name == SequenceColumn {
+		if c.Name == ir.SequenceColumn {
 			cols = append(cols, c)
 		}
 	}
@@ -145,8 +89,8 @@ func (x *scd2Lowering) tombstoneColumns(p *Plan) []Col {
 
 // cdcSetup creates the tombstones beside the target.
 func (x *scd2Lowering) cdcSetup(l *lowerer) {
-	l.add(StmtCreateTombstones, PhaseSetup, "Every delete of the change log: the key, its time ("+x.v.ValidFrom+") and sequence. A delete ends the version before it, also one that arrives later.",
-		CreateTable{Table: x.tombstones, Columns: x.tombstoneColumns(l.p), PrimaryKey: append(append([]string(nil), l.p.Key...), x.v.ValidFrom)})
+	l.add(ir.StmtCreateTombstones, ir.PhaseSetup, "Every delete of the change log: the key, its time ("+x.v.ValidFrom+") and sequence. A delete ends the version before it, also one that arrives later.",
+		ir.CreateTable{Table: x.tombstones, Columns: x.tombstoneColumns(l.p), PrimaryKey: append(append([]string(nil), l.p.Key...), x.v.ValidFrom)})
 }
 
 // cdcStatements adds the statements of the runs and full refreshes of an
@@ -155,22 +99,22 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	p, s := l.p, l.spec
 	c := s.CDC
 	l.readSource()
-	l.add(StmtDropStage, PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
-		DropTable{Table: p.Stage, Temporary: true})
-	l.add(StmtCreateStage, PhaseStage, "The new events: per key and "+x.time+", the change that beats what the target and the tombstones hold there, shaped as the timeline.",
-		CreateTable{Table: p.Stage, Columns: x.sessionColumns(p, KindColumn), Temporary: true})
-	l.add(StmtDropRaw, PhaseStage, "The window's changes as read.",
-		DropTable{Table: p.Raw, Temporary: true})
-	l.add(StmtCreateRaw, PhaseStage, "The window's changes as read.",
-		CreateTable{Table: p.Raw, Columns: session(p.Columns), Temporary: true})
-	l.add(StmtDropVersions, PhaseStage, "The timeline: the new events and every event the target and the tombstones hold for their keys.",
-		DropTable{Table: x.timeline, Temporary: true})
-	l.add(StmtCreateVersions, PhaseStage, "The timeline: the new events and every event the target and the tombstones hold for their keys.",
-		CreateTable{Table: x.timeline, Columns: x.sessionColumns(p, KindColumn), Temporary: true})
-	l.add(StmtDropChanges, PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
-		DropTable{Table: x.changes, Temporary: true})
-	l.add(StmtCreateChanges, PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
-		CreateTable{Table: x.changes, Columns: x.sessionColumns(p, OpColumn), Temporary: true})
+	l.add(ir.StmtDropStage, ir.PhaseStage, "Staging is session-scoped; a retry in the same session starts clean.",
+		ir.DropTable{Table: p.Stage, Temporary: true})
+	l.add(ir.StmtCreateStage, ir.PhaseStage, "The new events: per key and "+x.time+", the change that beats what the target and the tombstones hold there, shaped as the timeline.",
+		ir.CreateTable{Table: p.Stage, Columns: x.sessionColumns(p, ir.KindColumn), Temporary: true})
+	l.add(ir.StmtDropRaw, ir.PhaseStage, "The window's changes as read.",
+		ir.DropTable{Table: p.Raw, Temporary: true})
+	l.add(ir.StmtCreateRaw, ir.PhaseStage, "The window's changes as read.",
+		ir.CreateTable{Table: p.Raw, Columns: session(p.Columns), Temporary: true})
+	l.add(ir.StmtDropVersions, ir.PhaseStage, "The timeline: the new events and every event the target and the tombstones hold for their keys.",
+		ir.DropTable{Table: x.timeline, Temporary: true})
+	l.add(ir.StmtCreateVersions, ir.PhaseStage, "The timeline: the new events and every event the target and the tombstones hold for their keys.",
+		ir.CreateTable{Table: x.timeline, Columns: x.sessionColumns(p, ir.KindColumn), Temporary: true})
+	l.add(ir.StmtDropChanges, ir.PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
+		ir.DropTable{Table: x.changes, Temporary: true})
+	l.add(ir.StmtCreateChanges, ir.PhaseStage, "The changes: whole versions to add, rewrite or remove, each with its op (1, 2, 3).",
+		ir.CreateTable{Table: x.changes, Columns: x.sessionColumns(p, ir.OpColumn), Temporary: true})
 	l.readChanges()
 
 	_, _, del := OpCodes(c)
@@ -178,105 +122,105 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	// Changes of one key at one time are ordered by the sequence; ties by
 	// the other columns (json left out, which BigQuery cannot order by),
 	// so the change kept does not depend on the engine's scan order.
-	order := []Order{{seq, true}}
+	order := []ir.Order{{Column: seq, Desc: true}}
 	for _, col := range p.Columns {
-		if col.Name != seq && col.Name != x.time && !contains(p.Key, col.Name) && col.Type.Kind != JSON {
-			order = append(order, Order{col.Name, true})
+		if col.Name != seq && col.Name != x.time && !contains(p.Key, col.Name) && col.Type.Kind != ir.JSON {
+			order = append(order, ir.Order{Column: col.Name, Desc: true})
 		}
 	}
-	l.add(StmtResolveVersions, PhaseWrite, "Per key and "+x.time+", the change with the greatest "+seq+", when the target's version and the tombstone at that key and time hold none as great: a new version (an insert's or update's image) or a new delete ("+strings.Join(del, ", ")+").",
-		ResolveVersions{Versioning: x.v, Into: p.Stage, From: p.Raw, Tombstones: x.tombstones, Columns: columnNames(p.Columns),
+	l.add(ir.StmtResolveVersions, ir.PhaseWrite, "Per key and "+x.time+", the change with the greatest "+seq+", when the target's version and the tombstone at that key and time hold none as great: a new version (an insert's or update's image) or a new delete ("+strings.Join(del, ", ")+").",
+		ir.ResolveVersions{Versioning: x.v, Into: p.Stage, From: p.Raw, Tombstones: x.tombstones, Columns: columnNames(p.Columns),
 			Time: x.time, Sequence: seq, Order: order, IsDelete: opIn(s, del)})
-	l.add(StmtCountStaged, PhaseWrite, "The new events; the other valid changes are ignored (already applied, or beaten by a greater sequence at the same time).",
-		CountRows{Table: p.Stage})
-	l.add(StmtVersionCandidates, PhaseWrite, "The new events, onto the timeline.",
-		InsertFrom{Into: x.timeline, From: p.Stage, Columns: append(x.v.Stored(), KindColumn)})
-	l.add(StmtVersionHistory, PhaseWrite, "The target's versions of the new events' keys, onto the timeline.",
-		VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
-	l.add(StmtTimelineTombstones, PhaseWrite, "The tombstones of the new events' keys, onto the timeline.",
-		TombstoneHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Tombstones: x.tombstones})
-	l.add(StmtTimelineChanges, PhaseWrite, "Each new version ends at the next event of its key; a new delete removes the version held at its time; a held version followed by a new event ends there.",
-		EventChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
-	op := col(OpColumn)
-	l.add(StmtCheckVersions, PhaseWrite, "A version that would end before it starts: a change at or after scd2.open_end.",
-		CountRows{Table: x.changes, Where: and(Binary{"<>", op, Lit{OpRemove}}, Binary{"<=", col(x.v.ValidTo), col(x.v.ValidFrom)})})
-	l.add(StmtCountAdded, PhaseWrite, "Versions added.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
-	l.add(StmtCountRewritten, PhaseWrite, "Versions rewritten: closed by a delete, split by a late change, corrected at the same time.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRewrite})})
-	l.add(StmtCountRemoved, PhaseWrite, "Versions removed: a delete at their own time.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRemove})})
+	l.add(ir.StmtCountStaged, ir.PhaseWrite, "The new events; the other valid changes are ignored (already applied, or beaten by a greater sequence at the same time).",
+		ir.CountRows{Table: p.Stage})
+	l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "The new events, onto the timeline.",
+		ir.InsertFrom{Into: x.timeline, From: p.Stage, Columns: append(x.v.Stored(), ir.KindColumn)})
+	l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the new events' keys, onto the timeline.",
+		ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+	l.add(ir.StmtTimelineTombstones, ir.PhaseWrite, "The tombstones of the new events' keys, onto the timeline.",
+		ir.TombstoneHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Tombstones: x.tombstones})
+	l.add(ir.StmtTimelineChanges, ir.PhaseWrite, "Each new version ends at the next event of its key; a new delete removes the version held at its time; a held version followed by a new event ends there.",
+		ir.EventChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
+	op := col(ir.OpColumn)
+	l.add(ir.StmtCheckVersions, ir.PhaseWrite, "A version that would end before it starts: a change at or after scd2.open_end.",
+		ir.CountRows{Table: x.changes, Where: and(ir.Binary{Op: "<>", L: op, R: ir.Lit{Text: ir.OpRemove}}, ir.Binary{Op: "<=", L: col(x.v.ValidTo), R: col(x.v.ValidFrom)})})
+	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Versions added.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
+	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Versions rewritten: closed by a delete, split by a late change, corrected at the same time.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRewrite})})
+	l.add(ir.StmtCountRemoved, ir.PhaseWrite, "Versions removed: a delete at their own time.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRemove})})
 	key := append(append([]string(nil), p.Key...), x.v.ValidFrom)
-	l.add(StmtRetractTombstones, PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
-		RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})
-	l.add(StmtApplyVersions, PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
-		ApplyVersions{Versioning: x.v, Changes: x.changes})
+	l.add(ir.StmtRetractTombstones, ir.PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
+		ir.RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})
+	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
+		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
 	tomb := columnNames(x.tombstoneColumns(p))
-	l.add(StmtWriteTombstones, PhaseWrite, "Each new delete is a tombstone, written after the versions it ends.",
-		StageRows{Into: x.tombstones, Source: Relation{Table: p.Stage}, Columns: tomb, Where: eq(col(KindColumn), Lit{KindNewDelete})})
-	l.add(StmtClearTarget, PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
-		DeleteRows{Table: p.Target})
-	l.add(StmtClearTombstones, PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
-		DeleteRows{Table: x.tombstones})
+	l.add(ir.StmtWriteTombstones, ir.PhaseWrite, "Each new delete is a tombstone, written after the versions it ends.",
+		ir.StageRows{Into: x.tombstones, Source: ir.Relation{Table: p.Stage}, Columns: tomb, Where: eq(col(ir.KindColumn), ir.Lit{Text: ir.KindNewDelete})})
+	l.add(ir.StmtClearTarget, ir.PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
+		ir.DeleteRows{Table: p.Target})
+	l.add(ir.StmtClearTombstones, ir.PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
+		ir.DeleteRows{Table: x.tombstones})
 	l.advanceAndRecord()
 }
 
 const scd2CDCFailInvalid = "%d change(s) break a rule (a NULL watermark, key, sequence or commit time, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written"
 
 // cdcSessionSteps create the session tables, under guard.
-func (x *scd2Lowering) cdcSessionSteps(guard string) []Step {
-	return []Step{
-		{Stmt: StmtDropStage, If: guard}, {Stmt: StmtCreateStage, If: guard},
-		{Stmt: StmtDropRaw, If: guard}, {Stmt: StmtCreateRaw, If: guard},
-		{Stmt: StmtDropVersions, If: guard}, {Stmt: StmtCreateVersions, If: guard},
-		{Stmt: StmtDropChanges, If: guard}, {Stmt: StmtCreateChanges, If: guard},
+func (x *scd2Lowering) cdcSessionSteps(guard string) []ir.Step {
+	return []ir.Step{
+		{Stmt: ir.StmtDropStage, If: guard}, {Stmt: ir.StmtCreateStage, If: guard},
+		{Stmt: ir.StmtDropRaw, If: guard}, {Stmt: ir.StmtCreateRaw, If: guard},
+		{Stmt: ir.StmtDropVersions, If: guard}, {Stmt: ir.StmtCreateVersions, If: guard},
+		{Stmt: ir.StmtDropChanges, If: guard}, {Stmt: ir.StmtCreateChanges, If: guard},
 	}
 }
 
 // cdcWriteSteps find the new events and apply them. held: the target and
 // the tombstones may hold events (a run, not a full refresh).
-func (x *scd2Lowering) cdcWriteSteps(held bool) []Step {
-	steps := []Step{
-		{Stmt: StmtResolveVersions, Tx: true, If: RegChanges},
-		{Stmt: StmtCountStaged, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegNew, "-" + RegIgnored}},
-		{Stmt: StmtVersionCandidates, Tx: true, If: RegNew},
+func (x *scd2Lowering) cdcWriteSteps(held bool) []ir.Step {
+	steps := []ir.Step{
+		{Stmt: ir.StmtResolveVersions, Tx: true, If: ir.RegChanges},
+		{Stmt: ir.StmtCountStaged, Tx: true, If: ir.RegChanges, Read: ir.ReadCount, Into: []string{ir.RegNew, "-" + ir.RegIgnored}},
+		{Stmt: ir.StmtVersionCandidates, Tx: true, If: ir.RegNew},
 	}
 	if held {
 		steps = append(steps,
-			Step{Stmt: StmtVersionHistory, Tx: true, If: RegNew},
-			Step{Stmt: StmtTimelineTombstones, Tx: true, If: RegNew})
+			ir.Step{Stmt: ir.StmtVersionHistory, Tx: true, If: ir.RegNew},
+			ir.Step{Stmt: ir.StmtTimelineTombstones, Tx: true, If: ir.RegNew})
 	}
 	steps = append(steps,
-		Step{Stmt: StmtTimelineChanges, Tx: true, If: RegNew},
-		Step{Stmt: StmtCheckVersions, Tx: true, If: RegNew, Read: ReadCount,
+		ir.Step{Stmt: ir.StmtTimelineChanges, Tx: true, If: ir.RegNew},
+		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: ir.RegNew, Read: ir.ReadCount,
 			Fail: "%d version(s) would end before they start: a change's " + x.time + " is at or after scd2.open_end; fix the change log, or set a later open_end"},
-		Step{Stmt: StmtCountAdded, Tx: true, If: RegNew, Read: ReadCount, Into: []string{RegInserted}},
-		Step{Stmt: StmtCountRewritten, Tx: true, If: RegNew, Read: ReadCount, Into: []string{RegUpdated}},
-		Step{Stmt: StmtCountRemoved, Tx: true, If: RegNew, Read: ReadCount, Into: []string{RegDeleted}})
+		ir.Step{Stmt: ir.StmtCountAdded, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
+		ir.Step{Stmt: ir.StmtCountRewritten, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegUpdated}},
+		ir.Step{Stmt: ir.StmtCountRemoved, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegDeleted}})
 	if held {
-		steps = append(steps, Step{Stmt: StmtRetractTombstones, Tx: true, If: RegNew})
+		steps = append(steps, ir.Step{Stmt: ir.StmtRetractTombstones, Tx: true, If: ir.RegNew})
 	}
 	return append(steps,
-		Step{Stmt: StmtApplyVersions, Tx: true, If: RegNew},
-		Step{Stmt: StmtWriteTombstones, Tx: true, If: RegNew})
+		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: ir.RegNew},
+		ir.Step{Stmt: ir.StmtWriteTombstones, Tx: true, If: ir.RegNew})
 }
 
 // cdcPrograms are the run and full refresh of an scd2 target fed by a
 // change log. A full refresh needs no --force: the log holds the history.
-func (x *scd2Lowering) cdcPrograms(l *lowerer) (run, full *Program) {
-	cleanup := []string{StmtDropStage, StmtDropRaw, StmtDropVersions, StmtDropChanges}
-	run = l.program(ModeRun, "run", LoWatermark, HiNow)
+func (x *scd2Lowering) cdcPrograms(l *lowerer) (run, full *ir.Program) {
+	cleanup := []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropVersions, ir.StmtDropChanges}
+	run = l.program(ir.ModeRun, "run", ir.LoWatermark, ir.HiNow)
 	run.Doc = "An incremental run: the window's changes, each a version from its " + x.time + " (a delete ends the version before it), applied where they beat what the target holds."
-	run.Steps = append(run.Steps, x.cdcSessionSteps(RegWindow)...)
-	run.Steps = append(run.Steps, Step{Stmt: StmtStageWindow, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
-	run.Steps = append(run.Steps, l.cdcCheck(RegRead, scd2CDCFailInvalid)...)
+	run.Steps = append(run.Steps, x.cdcSessionSteps(ir.RegWindow)...)
+	run.Steps = append(run.Steps, ir.Step{Stmt: ir.StmtStageWindow, If: ir.RegWindow, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
+	run.Steps = append(run.Steps, l.cdcCheck(ir.RegRead, scd2CDCFailInvalid)...)
 	run.Steps = append(run.Steps, x.cdcWriteSteps(true)...)
 	run.Steps = append(run.Steps, l.finish()...)
 	run.Cleanup = cleanup
 
-	full = l.program(ModeFullRefresh, "full_refresh", LoStart, HiNow)
+	full = l.program(ir.ModeFullRefresh, "full_refresh", ir.LoStart, ir.HiNow)
 	full.Doc = "A full refresh: the target and the tombstones emptied and rebuilt by replaying the whole change log, in one transaction."
 	full.Steps = append(full.Steps, x.cdcSessionSteps("")...)
-	full.Steps = append(full.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
 	full.Steps = append(full.Steps, l.cdcCheck("", scd2CDCFailInvalid)...)
-	full.Steps = append(full.Steps, Step{Stmt: StmtClearTarget, Tx: true}, Step{Stmt: StmtClearTombstones, Tx: true})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtClearTarget, Tx: true}, ir.Step{Stmt: ir.StmtClearTombstones, Tx: true})
 	full.Steps = append(full.Steps, x.cdcWriteSteps(false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = cleanup

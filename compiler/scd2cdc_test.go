@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 const changeDim = `pipeline: dim_account
@@ -77,7 +79,7 @@ func TestSCD2FromChangesLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := p.Source.Lookups[0].AsOf
-	if a == nil || a.ValidFrom != DefaultValidFrom || a.ValidTo != DefaultValidTo || a.Valid.Kind != TimestampTZ || a.OpenEnd != "" {
+	if a == nil || a.ValidFrom != DefaultValidFrom || a.ValidTo != DefaultValidTo || a.Valid.Kind != ir.TimestampTZ || a.OpenEnd != "" {
 		t.Errorf("the as-of join: %+v", a)
 	}
 	if !p.Source.Lookups[0].Trusted {
@@ -106,32 +108,32 @@ func TestSCD2FromChangesPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := func(m Mode) []string {
+	steps := func(m ir.Mode) []string {
 		var out []string
 		for _, st := range p.Program(m).Steps {
 			out = append(out, st.Stmt)
 		}
 		return out
 	}
-	run := steps(ModeRun)
-	retract, apply, write := slices.Index(run, StmtRetractTombstones), slices.Index(run, StmtApplyVersions), slices.Index(run, StmtWriteTombstones)
+	run := steps(ir.ModeRun)
+	retract, apply, write := slices.Index(run, ir.StmtRetractTombstones), slices.Index(run, ir.StmtApplyVersions), slices.Index(run, ir.StmtWriteTombstones)
 	if retract < 0 || !(retract < apply && apply < write) {
 		t.Errorf("run: retract_tombstones %d, apply_versions %d, write_tombstones %d: %v", retract, apply, write, run)
 	}
-	full := steps(ModeFullRefresh)
-	if p.Program(ModeFullRefresh).Force != "" || !slices.Contains(full, StmtClearTombstones) || slices.Contains(full, StmtVersionHistory) {
-		t.Errorf("full refresh: force %q, steps %v", p.Program(ModeFullRefresh).Force, full)
+	full := steps(ir.ModeFullRefresh)
+	if p.Program(ir.ModeFullRefresh).Force != "" || !slices.Contains(full, ir.StmtClearTombstones) || slices.Contains(full, ir.StmtVersionHistory) {
+		t.Errorf("full refresh: force %q, steps %v", p.Program(ir.ModeFullRefresh).Force, full)
 	}
 	cols := func(stmt string) []string {
-		return columnNames(p.Statement(stmt).Op.(CreateTable).Columns)
+		return columnNames(p.Statement(stmt).Op.(ir.CreateTable).Columns)
 	}
-	if want := []string{"account_id", "plan", "lsn", "committed_at", SequenceColumn, "valid_from", "valid_to"}; !slices.Equal(cols(StmtCreateTarget), want) {
-		t.Errorf("target columns %v, want %v", cols(StmtCreateTarget), want)
+	if want := []string{"account_id", "plan", "lsn", "committed_at", ir.SequenceColumn, "valid_from", "valid_to"}; !slices.Equal(cols(ir.StmtCreateTarget), want) {
+		t.Errorf("target columns %v, want %v", cols(ir.StmtCreateTarget), want)
 	}
-	if want := []string{"account_id", "valid_from", SequenceColumn}; !slices.Equal(cols(StmtCreateTombstones), want) {
-		t.Errorf("tombstones columns %v, want %v", cols(StmtCreateTombstones), want)
+	if want := []string{"account_id", "valid_from", ir.SequenceColumn}; !slices.Equal(cols(ir.StmtCreateTombstones), want) {
+		t.Errorf("tombstones columns %v, want %v", cols(ir.StmtCreateTombstones), want)
 	}
-	if ct := p.Statement(StmtCreateTarget).Op.(CreateTable); ct.Columns[5].Type.Kind != TimestampTZ || !slices.Equal(ct.PrimaryKey, []string{"account_id", "valid_from"}) {
+	if ct := p.Statement(ir.StmtCreateTarget).Op.(ir.CreateTable); ct.Columns[5].Type.Kind != ir.TimestampTZ || !slices.Equal(ct.PrimaryKey, []string{"account_id", "valid_from"}) {
 		t.Errorf("target: %+v", ct)
 	}
 }

@@ -3,6 +3,8 @@ package compiler
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // SchemaDraft is the JSON Schema version of Schema: the one editors'
@@ -66,7 +68,7 @@ func scalar() map[string]any {
 }
 
 func duration() map[string]any {
-	return map[string]any{"type": "string", "pattern": durationPattern, "examples": []string{"90s", "15m", "36h", "2d", "1w"}}
+	return map[string]any{"type": "string", "pattern": ir.DurationPattern, "examples": []string{"90s", "15m", "36h", "2d", "1w"}}
 }
 
 func keySchema(k Key) map[string]any {
@@ -92,7 +94,7 @@ func keySchema(k Key) map[string]any {
 		typ := findKey(k.Children, "type")
 		long := object(k.Children)
 		long["required"] = []string{"type"}
-		short := map[string]any{"type": "string", "description": typ.Doc, "examples": typeKinds}
+		short := map[string]any{"type": "string", "description": typ.Doc, "examples": ir.TypeKinds}
 		s = map[string]any{"type": "object", "minProperties": 1, "additionalProperties": map[string]any{"anyOf": []any{short, long}}}
 	case KindPairs:
 		s = map[string]any{"type": "object", "minProperties": 1, "additionalProperties": scalar()}

@@ -6,23 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 )
-
-// SpecParam is one semantic parameter of a spec, in the spec's own words:
-// a key path and a value as written (canonical where the spec's spelling
-// may vary, as a type). A key that holds a list (columns, quality.checks)
-// has one SpecParam per element, in the order of the spec.
-type SpecParam struct {
-	Key   string
-	Value string
-	// Logic: a change of this parameter changes the rows a run computes,
-	// so rows already written were computed with the old logic (a column's
-	// type, a check, the query, a lookup, the key, the dedupe, the
-	// strategy). A change of the window's timing (lookback, lag, start) or
-	// of a comment does not.
-	Logic bool
-}
 
 // oneLine keeps a value on its comment line.
 var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`)
@@ -46,17 +33,17 @@ var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 // Params lists the semantic parameters of a spec, in a fixed order: what
 // the compiled file's header keeps (so a diff of the files shows them)
 // and what incrc plan compares with the header of the file on disk.
-func Params(s *Spec) []SpecParam {
-	out := make([]SpecParam, 0, 24+len(s.Columns))
+func Params(s *Spec) []ir.SpecParam {
+	out := make([]ir.SpecParam, 0, 24+len(s.Columns))
 	add := func(key, value string, logic bool) {
 		if value != "" {
 			// A value goes into a comment line: a line break in it (a
 			// file glob, say) must not end the comment.
 			value = toOneLine(value)
-			out = append(out, SpecParam{Key: key, Value: value, Logic: logic})
+			out = append(out, ir.SpecParam{Key: key, Value: value, Logic: logic})
 		}
 	}
-	list := func(ss []String) string {
+	list := func(ss []ir.String) string {
 		if len(ss) == 0 {
 			return ""
 		}
@@ -192,7 +179,7 @@ func LogicHash(s *Spec) string {
 }
 
 // LogicHashOf hashes the logic parameters of a list.
-func LogicHashOf(ps []SpecParam) string {
+func LogicHashOf(ps []ir.SpecParam) string {
 	// The hashed text: "key: value" lines of the logic parameters, joined
 	// by newlines, written into one buffer.
 	size := 0
@@ -242,10 +229,10 @@ var listKeys = map[string]bool{"columns": true, "quality.checks": true, "lookups
 
 // DiffParams compares two lists of parameters (old, new) in the order of
 // the new one, then what only the old one had.
-func DiffParams(old, new []SpecParam) []ParamChange {
+func DiffParams(old, new []ir.SpecParam) []ParamChange {
 	var out []ParamChange
-	byKey := func(ps []SpecParam) map[string][]SpecParam {
-		m := map[string][]SpecParam{}
+	byKey := func(ps []ir.SpecParam) map[string][]ir.SpecParam {
+		m := map[string][]ir.SpecParam{}
 		for _, p := range ps {
 			m[p.Key] = append(m[p.Key], p)
 		}
@@ -254,7 +241,7 @@ func DiffParams(old, new []SpecParam) []ParamChange {
 	o, n := byKey(old), byKey(new)
 	var keys []string
 	seen := map[string]bool{}
-	for _, ps := range [][]SpecParam{new, old} {
+	for _, ps := range [][]ir.SpecParam{new, old} {
 		for _, p := range ps {
 			if !seen[p.Key] {
 				seen[p.Key] = true
@@ -321,7 +308,7 @@ const (
 )
 
 // WriteParamLine writes a parameter as the compiled file's header does.
-func WriteParamLine(b *strings.Builder, p SpecParam) {
+func WriteParamLine(b *strings.Builder, p ir.SpecParam) {
 	if p.Logic {
 		b.WriteString(LogicLinePrefix)
 	} else {
@@ -334,7 +321,7 @@ func WriteParamLine(b *strings.Builder, p SpecParam) {
 
 // ReadParams reads the parameters back from a compiled file's header;
 // ok is false when the file has none (compiled by an older incrc).
-func ReadParams(file []byte) (ps []SpecParam, ok bool) {
+func ReadParams(file []byte) (ps []ir.SpecParam, ok bool) {
 	for _, line := range strings.Split(string(file), "\n") {
 		if strings.HasPrefix(line, "-- name: ") {
 			break // the header is over
@@ -351,7 +338,7 @@ func ReadParams(file []byte) (ps []SpecParam, ok bool) {
 		if !cut {
 			continue
 		}
-		ps = append(ps, SpecParam{Key: k, Value: v, Logic: logic})
+		ps = append(ps, ir.SpecParam{Key: k, Value: v, Logic: logic})
 		ok = true
 	}
 	return ps, ok

@@ -1,9 +1,7 @@
 package compiler
 
 import (
-	"strings"
-	"time"
-	"unicode/utf8"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Spec is one pipeline file, as written. Every field that came from the
@@ -12,15 +10,15 @@ type Spec struct {
 	File string // the path the spec was read from, as given
 	Hash string // hex sha256 of the file's bytes: changes when the spec does
 
-	Pipeline    String
-	Description String
+	Pipeline    ir.String
+	Description ir.String
 	Source      Source
 	Target      Target
 	Columns     []Column
-	Strategy    String
-	UniqueKey   []String
+	Strategy    ir.String
+	UniqueKey   []ir.String
 	Watermark   *Watermark
-	DedupeBy    String
+	DedupeBy    ir.String
 	Partition   *Partition
 	Quality     *Quality
 	Reconcile   *Reconcile
@@ -30,11 +28,11 @@ type Spec struct {
 	Lookups     []Lookup
 	Silence     []Silenced // warnings the spec silences, with the reason
 
-	Pos Pos // the document's top-level mapping
+	Pos ir.Pos // the document's top-level mapping
 
 	// upstream: the pipelines of the project whose target this one reads
 	// (graph.go); set by the project's check.
-	upstream []Upstream
+	upstream []ir.Upstream
 
 	// reported holds the keys ("source", "watermark.start") whose value
 	// Parse found of the wrong shape or empty, or that it found misspelled
@@ -42,96 +40,41 @@ type Spec struct {
 	reported map[string]bool
 }
 
-// String is a scalar from the spec and where it was written. A zero Pos
-// (Line 0) means the key was absent.
-type String struct {
-	Value string
-	Pos   Pos
-
-	layout layout // how offsets in Value map to the file (see At)
-	shift  int
-}
-
-type layout int8
-
-const (
-	layoutUnknown layout = iota // escapes or folding: only Pos is certain
-	layoutLine                  // one line; the text starts shift columns after Pos
-	layoutBlock                 // a literal block (|) indented by shift spaces
-)
-
-// Set reports whether the key was present in the file.
-func (s String) Set() bool { return s.Pos.Line != 0 }
-
-// At returns the position of the byte at offset off of Value: the column
-// inside the scalar where the parser could map it, else the scalar's start.
-func (s String) At(off int) Pos {
-	if off < 0 || off > len(s.Value) {
-		return s.Pos
-	}
-	before := s.Value[:off]
-	switch s.layout {
-	case layoutLine:
-		p := s.Pos
-		p.Col += s.shift + utf8.RuneCountInString(before)
-		return p
-	case layoutBlock:
-		p := s.Pos
-		nl := strings.LastIndexByte(before, '\n')
-		p.Line += 1 + strings.Count(before, "\n")
-		p.Col = s.shift + 1 + utf8.RuneCountInString(before[nl+1:])
-		return p
-	}
-	return s.Pos
-}
-
-// Duration is a duration written as 90s, 15m, 36h, 2d or 1w.
-type Duration struct {
-	Value   time.Duration
-	Count   int64 // a plain number: only meaningful for an integer watermark's lookback
-	IsCount bool
-	Text    string
-	Pos     Pos
-}
-
-// Set reports whether the key was present in the file.
-func (d Duration) Set() bool { return d.Pos.Line != 0 }
-
 type Source struct {
-	Table String // schema.table, or empty when Query is set
-	Query String // a SELECT whose rows are filtered by the window outside it
+	Table ir.String // schema.table, or empty when Query is set
+	Query ir.String // a SELECT whose rows are filtered by the window outside it
 	// Connection names a database other than the target's (incrc.yaml's
 	// connections, or --source NAME=URL); Dialect is its dialect when the
 	// URL does not say it at compile time.
-	Connection String
-	Dialect    String
+	Connection ir.String
+	Dialect    ir.String
 	// Files is a local glob of files read through the embedded DuckDB
 	// reader; Format is parquet, csv or json (default from the extension).
-	Files  String
-	Format String
+	Files  ir.String
+	Format ir.String
 	// ByFile is watermark.files ("new"): each run loads the files not
 	// loaded before. Parse moves it here when the watermark says nothing
 	// else (no column).
-	ByFile String
+	ByFile ir.String
 	// Unique is "true" when the spec declares that the source holds one
 	// row per unique_key: no run dedupes, and reconcile checks it.
-	Unique String
-	Pos    Pos
+	Unique ir.String
+	Pos    ir.Pos
 }
 
 // UniqueSource: the spec declares that the source holds one row per key.
 func (s *Spec) UniqueSource() bool { return s.Source.Unique.Value == "true" }
 
 type Target struct {
-	Table String
-	Pos   Pos
+	Table ir.String
+	Pos   ir.Pos
 }
 
 // Column is one declared column of the source and target.
 type Column struct {
-	Name     String
-	Type     Type
-	TypeText String
+	Name     ir.String
+	Type     ir.Type
+	TypeText ir.String
 	// Nullable is false for unique-key columns unless the spec says
 	// "nullable: true"; every other column may hold NULL.
 	Nullable    bool
@@ -139,45 +82,45 @@ type Column struct {
 }
 
 type Watermark struct {
-	Column   String
-	Files    String // "new": a files source loads each file once (the bookmark)
-	Start    String
-	Lookback Duration
-	Lag      Duration
+	Column   ir.String
+	Files    ir.String // "new": a files source loads each file once (the bookmark)
+	Start    ir.String
+	Lookback ir.Duration
+	Lag      ir.Duration
 	// Batch splits a run's window into windows of this size, each run,
 	// advanced and recorded on its own: a duration, or a count of ids.
-	Batch Duration
-	Pos   Pos
+	Batch ir.Duration
+	Pos   ir.Pos
 }
 
 type Partition struct {
-	Column        String
-	Granularity   String
-	FinalizeAfter Duration
-	Pos           Pos
+	Column        ir.String
+	Granularity   ir.String
+	FinalizeAfter ir.Duration
+	Pos           ir.Pos
 }
 
 type Quality struct {
-	NotNull   []String
-	Checks    []String
-	OnInvalid String
-	Pos       Pos
+	NotNull   []ir.String
+	Checks    []ir.String
+	OnInvalid ir.String
+	Pos       ir.Pos
 }
 
 type Reconcile struct {
-	By          String
-	Granularity String
-	Measures    []String
-	Pos         Pos
+	By          ir.String
+	Granularity ir.String
+	Measures    []ir.String
+	Pos         ir.Pos
 }
 
 // MergeOpts narrows what a merge's update writes: the columns a matched
 // row gets (UpdateColumns), or those it keeps (ExcludeColumns). The other
 // columns are written when a key is inserted and never again.
 type MergeOpts struct {
-	UpdateColumns  []String
-	ExcludeColumns []String
-	Pos            Pos
+	UpdateColumns  []ir.String
+	ExcludeColumns []ir.String
+	Pos            ir.Pos
 }
 
 // InsertOnly returns the columns a merge writes when it inserts a key and
@@ -185,7 +128,7 @@ type MergeOpts struct {
 // without a merge block.
 func (s *Spec) InsertOnly() []string {
 	m := s.MergeOpts
-	if m == nil || Strategy(s.Strategy.Value) != Merge {
+	if m == nil || ir.Strategy(s.Strategy.Value) != ir.Merge {
 		return nil
 	}
 	keys := values(s.UniqueKey)
@@ -208,42 +151,42 @@ func (s *Spec) InsertOnly() []string {
 // code, a sequence ordering a key's changes, and the row's image after the
 // change.
 type CDC struct {
-	Op         String      // column holding the operation code
-	Sequence   String      // column ordering the changes of one key (an LSN)
-	At         String      // optional: column holding the change's commit time
-	Deletes    String      // hard | soft; default hard
+	Op         ir.String   // column holding the operation code
+	Sequence   ir.String   // column ordering the changes of one key (an LSN)
+	At         ir.String   // optional: column holding the change's commit time
+	Deletes    ir.String   // hard | soft; default hard
 	SoftDelete *SoftDelete // with deletes: soft, the names of the mark's columns
 	Ops        *CDCOps     // the op codes of each kind; default Debezium's
-	Exclude    []String    // change-log columns not written to the target
-	Pos        Pos
+	Exclude    []ir.String // change-log columns not written to the target
+	Pos        ir.Pos
 }
 
 // SoftDelete names the target columns a soft delete sets: a boolean flag
 // and the time the key was deleted.
 type SoftDelete struct {
-	Flag String
-	At   String
-	Pos  Pos
+	Flag ir.String
+	At   ir.String
+	Pos  ir.Pos
 }
 
 // CDCOps lists the op codes of each kind of change.
 type CDCOps struct {
-	Insert, Update, Delete []String
-	Pos                    Pos
+	Insert, Update, Delete []ir.String
+	Pos                    ir.Pos
 }
 
 // SCD2 describes a type-2 slowly changing dimension target: the target
 // holds versions of each key, valid over [ValidFrom, ValidTo).
 type SCD2 struct {
-	By        String   // time: versions start at the watermark; columns: at the run's hi when a tracked column changes
-	Tracked   []String // by columns: the columns whose change opens a version
-	Snapshot  String   // "true": every run reads the whole source, and a key missing from it has vanished
-	Deletes   String   // ignore | close | new_record: what a vanished key does to its current version
-	ValidFrom String   // the target's column names
-	ValidTo   String
-	OpenEnd   String // the current version's valid_to; absent: NULL
-	Deleted   String // new_record: the flag column of the version that records a vanished key
-	Pos       Pos
+	By        ir.String   // time: versions start at the watermark; columns: at the run's hi when a tracked column changes
+	Tracked   []ir.String // by columns: the columns whose change opens a version
+	Snapshot  ir.String   // "true": every run reads the whole source, and a key missing from it has vanished
+	Deletes   ir.String   // ignore | close | new_record: what a vanished key does to its current version
+	ValidFrom ir.String   // the target's column names
+	ValidTo   ir.String
+	OpenEnd   ir.String // the current version's valid_to; absent: NULL
+	Deleted   ir.String // new_record: the flag column of the version that records a vanished key
+	Pos       ir.Pos
 }
 
 // Lookup joins each source row with a row of another table: with AsOf,
@@ -251,14 +194,14 @@ type SCD2 struct {
 // Pairs are written left: right, the left side always this pipeline's
 // column, the right side the lookup table's.
 type Lookup struct {
-	Table     String
-	On        []Pair // this pipeline's column: the lookup table's column
-	AsOf      String // a date or timestamp column of this pipeline
-	Columns   []Pair // the target column it fills: the lookup table's column
-	ValidFrom String // the lookup table's validity columns and open end, when it is no
-	ValidTo   String // scd2 target of this project (which says them itself)
-	OpenEnd   String
-	Pos       Pos
+	Table     ir.String
+	On        []Pair    // this pipeline's column: the lookup table's column
+	AsOf      ir.String // a date or timestamp column of this pipeline
+	Columns   []Pair    // the target column it fills: the lookup table's column
+	ValidFrom ir.String // the lookup table's validity columns and open end, when it is no
+	ValidTo   ir.String // scd2 target of this project (which says them itself)
+	OpenEnd   ir.String
+	Pos       ir.Pos
 
 	// writer is the pipeline of the project whose target the lookup reads,
 	// when there is one and the lookup fits it: checkProject sets it, and
@@ -268,7 +211,7 @@ type Lookup struct {
 
 // Pair is one entry of a mapping of names, as written.
 type Pair struct {
-	Left, Right String
+	Left, Right ir.String
 }
 
 // Column returns the declared column called name, or nil.
@@ -295,7 +238,7 @@ func (s *Spec) Key() []string {
 	return values(s.UniqueKey)
 }
 
-func values(ss []String) []string {
+func values(ss []ir.String) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = s.Value

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestTablesAreWhatPlansCreate: the tables a spec says it writes
@@ -18,7 +20,7 @@ func TestTablesAreWhatPlansCreate(t *testing.T) {
 		}
 		var created, writes []string
 		for _, st := range p.Statements {
-			if ct, ok := st.Op.(CreateTable); ok && !ct.Temporary && !strings.HasPrefix(ct.Table.Name(), "incrc_") {
+			if ct, ok := st.Op.(ir.CreateTable); ok && !ct.Temporary && !strings.HasPrefix(ct.Table.Name(), "incrc_") {
 				created = append(created, strings.Join(ct.Table.Parts, "."))
 			}
 		}

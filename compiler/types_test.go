@@ -4,22 +4,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 func TestParseType(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    Type
+		want    ir.Type
 		wantErr string
 	}{
-		{in: "bigint", want: Type{Kind: Bigint}},
-		{in: " BIGINT ", want: Type{Kind: Bigint}},
-		{in: "decimal(12,2)", want: Type{Kind: Decimal, Precision: 12, Scale: 2}},
-		{in: "decimal( 38 , 0 )", want: Type{Kind: Decimal, Precision: 38}},
-		{in: "decimal(5)", want: Type{Kind: Decimal, Precision: 5}},
-		{in: "varchar(64)", want: Type{Kind: Varchar, Length: 64}},
-		{in: "timestamptz", want: Type{Kind: TimestampTZ}},
-		{in: "json", want: Type{Kind: JSON}},
+		{in: "bigint", want: ir.Type{Kind: ir.Bigint}},
+		{in: " BIGINT ", want: ir.Type{Kind: ir.Bigint}},
+		{in: "decimal(12,2)", want: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+		{in: "decimal( 38 , 0 )", want: ir.Type{Kind: ir.Decimal, Precision: 38}},
+		{in: "decimal(5)", want: ir.Type{Kind: ir.Decimal, Precision: 5}},
+		{in: "varchar(64)", want: ir.Type{Kind: ir.Varchar, Length: 64}},
+		{in: "timestamptz", want: ir.Type{Kind: ir.TimestampTZ}},
+		{in: "json", want: ir.Type{Kind: ir.JSON}},
 		{in: "int", wantErr: `unknown type "int"`},
 		{in: "numeric(12,2)", wantErr: "unknown type"},
 		{in: "decimal", wantErr: "needs a precision and scale"},
@@ -37,7 +39,7 @@ func TestParseType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseType(tt.in)
+			got, err := ir.ParseType(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
@@ -51,7 +53,7 @@ func TestParseType(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 			// The canonical spelling parses back to the same type.
-			if again, err := ParseType(got.String()); err != nil || again != got {
+			if again, err := ir.ParseType(got.String()); err != nil || again != got {
 				t.Errorf("%s does not round-trip: %+v, %v", got, again, err)
 			}
 		})
@@ -86,7 +88,7 @@ func TestParseDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseDuration(tt.in)
+			got, err := ir.ParseDuration(tt.in)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("accepted as %v", got)
@@ -136,7 +138,7 @@ func TestParseTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseTime(tt.in)
+			got, err := ir.ParseTime(tt.in)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("accepted as %v", got)
@@ -179,11 +181,11 @@ func TestParseWatermark(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.in, func(t *testing.T) {
-			typ, err := ParseType(tt.typ)
+			typ, err := ir.ParseType(tt.typ)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ParseWatermark(typ, tt.in)
+			got, err := ir.ParseWatermark(typ, tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %q, %v; want an error saying %q", got, err, tt.wantErr)

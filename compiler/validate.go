@@ -7,28 +7,16 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
-// Strategy is how a pipeline writes its target.
-type Strategy string
-
 const (
-	Append              Strategy = "append"
-	Merge               Strategy = "merge"
-	OverwritePartitions Strategy = "overwrite_partitions"
-	CDCApply            Strategy = "cdc"
-	SCD2Strategy        Strategy = "scd2"
-	FullRefresh         Strategy = "full_refresh"
+	OverwritePartitions ir.Strategy = "overwrite_partitions"
+	FullRefresh         ir.Strategy = "full_refresh"
 )
 
 var strategies = []string{"append", "merge", "overwrite_partitions", "cdc", "scd2", "full_refresh"}
-
-// Idempotent reports whether writing the same window twice leaves the
-// target as writing it once: the condition for a lookback.
-func (s Strategy) Idempotent() bool { return s != Append }
-
-// NeedsKey reports whether the strategy matches rows by unique_key.
-func (s Strategy) NeedsKey() bool { return s == Merge || s == CDCApply || s == SCD2Strategy }
 
 // MaxPipelineLen bounds pipeline names so that names derived from them
 // (staging tables) fit every engine's identifier limit (MySQL: 64).
@@ -53,14 +41,14 @@ type validator struct {
 	diags Diagnostics
 }
 
-func (v *validator) errf(p Pos, format string, args ...any) { v.diags.add(p, format, args...) }
+func (v *validator) errf(p ir.Pos, format string, args ...any) { v.diags.add(p, format, args...) }
 
 // reported reports whether Parse already said what is wrong with key.
 func (v *validator) reported(key string) bool { return v.s.reported[key] }
 
 // missing reports a required key that is absent, at its parent, unless
 // Parse already reported it misspelled or malformed.
-func (v *validator) missing(parent Pos, key string) {
+func (v *validator) missing(parent ir.Pos, key string) {
 	if v.reported(key) {
 		return
 	}
@@ -77,7 +65,7 @@ func (v *validator) run() {
 	v.tables()
 	v.foreign()
 	v.columns()
-	strategy := Strategy(s.Strategy.Value)
+	strategy := ir.Strategy(s.Strategy.Value)
 	switch {
 	case !s.Strategy.Set():
 		v.missing(s.Pos, "strategy")
@@ -115,7 +103,7 @@ func (v *validator) pipeline() {
 
 // checkTable accepts [catalog.][schema.]table made of plain identifiers:
 // nothing a spec writes in a name can leave the identifier.
-func (v *validator) checkTable(what string, t String) {
+func (v *validator) checkTable(what string, t ir.String) {
 	if t.Value == "" {
 		return // absent, or Parse reported the empty value
 	}
@@ -202,7 +190,7 @@ func (v *validator) columns() {
 }
 
 // col checks that ref names a declared column and returns it.
-func (v *validator) col(what string, ref String) *Column {
+func (v *validator) col(what string, ref ir.String) *Column {
 	if ref.Value == "" || len(v.s.Columns) == 0 {
 		return nil // absent, reported by Parse, or no columns to look in
 	}
@@ -216,7 +204,7 @@ func (v *validator) col(what string, ref String) *Column {
 	return c
 }
 
-func (v *validator) key(strategy Strategy) {
+func (v *validator) key(strategy ir.Strategy) {
 	s := v.s
 	if len(s.UniqueKey) == 0 {
 		if strategy.NeedsKey() && !v.reported("unique_key") {
@@ -231,7 +219,7 @@ func (v *validator) key(strategy Strategy) {
 		}
 		seen[k.Value] = true
 		c := v.col("unique_key column", k)
-		if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Double) {
+		if c != nil && (c.Type.Kind == ir.JSON || c.Type.Kind == ir.Double) {
 			v.errf(k.Pos, "unique_key column %q has type %s, which engines cannot compare reliably: key on an integer, text or date column", k.Value, c.Type)
 		}
 	}
@@ -241,7 +229,7 @@ func (v *validator) key(strategy Strategy) {
 // such a column misses every later update of the row.
 var createdLike = regexp.MustCompile(`(?i)(^|_)(created|inserted|creation|insert)(_|$)`)
 
-func (v *validator) watermark(strategy Strategy) {
+func (v *validator) watermark(strategy ir.Strategy) {
 	s := v.s
 	w := s.Watermark
 	if v.reported("watermark") {
@@ -250,7 +238,7 @@ func (v *validator) watermark(strategy Strategy) {
 	if w == nil {
 		// scd2 by columns reads a snapshot whole without one; scd2 says
 		// when it needs one. Files loaded by file need none.
-		if strategy != "" && strategy != FullRefresh && strategy != SCD2Strategy && !s.Source.ByFile.Set() {
+		if strategy != "" && strategy != FullRefresh && strategy != ir.SCD2Strategy && !s.Source.ByFile.Set() {
 			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", strategy)
 		}
 		return
@@ -263,7 +251,7 @@ func (v *validator) watermark(strategy Strategy) {
 		v.errf(w.Column.Pos, "watermark.column %q has type %s: a watermark must be a timestamp, date or integer column that grows as rows change", c.Name.Value, c.Type)
 		c = nil
 	}
-	if c != nil && (strategy == Merge || strategy == SCD2Strategy && !scd2VersionTable(s)) && createdLike.MatchString(c.Name.Value) {
+	if c != nil && (strategy == ir.Merge || strategy == ir.SCD2Strategy && !scd2VersionTable(s)) && createdLike.MatchString(c.Name.Value) {
 		v.errf(w.Column.Pos, "watermark.column %q looks like a creation time: a %s must see rows that change, and a creation time never moves when a row is updated; use the column that every update sets, such as updated_at", c.Name.Value, strategy)
 	}
 	if !w.Start.Set() {
@@ -271,13 +259,13 @@ func (v *validator) watermark(strategy Strategy) {
 			v.errf(w.Pos, "watermark: missing required key \"start\", the lower bound of the first run (as in start: 2026-01-01): it must be chosen, never the epoch by accident")
 		}
 	} else if c != nil && w.Start.Value != "" {
-		if _, err := ParseWatermark(c.Type, w.Start.Value); err != nil {
+		if _, err := ir.ParseWatermark(c.Type, w.Start.Value); err != nil {
 			v.errf(w.Start.Pos, "watermark.start: %v", err)
 		}
 	}
 	if w.Lookback.Set() {
 		switch {
-		case strategy == Append && len(s.UniqueKey) > 0:
+		case strategy == ir.Append && len(s.UniqueKey) > 0:
 			// An append with a unique_key appends only the keys the target
 			// lacks: reading a row twice writes it once.
 		case strategy != "" && !strategy.Idempotent():
@@ -287,7 +275,7 @@ func (v *validator) watermark(strategy Strategy) {
 			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is an integer, so the lookback is a number of ids such as 1000, not a duration", quote(w.Lookback.Text), c.Name.Value)
 		case c.Type.IsTime() && w.Lookback.IsCount && w.Lookback.Count != 0:
 			v.errf(w.Lookback.Pos, "watermark.lookback %s needs a unit: 90s, 15m, 36h, 2d, 1w", quote(w.Lookback.Text))
-		case c.Type.Kind == Date && w.Lookback.Value%(24*3600e9) != 0:
+		case c.Type.Kind == ir.Date && w.Lookback.Value%(24*3600e9) != 0:
 			v.errf(w.Lookback.Pos, "watermark.lookback %s: the watermark %q is a date, so the lookback is whole days (2d, 1w)", quote(w.Lookback.Text), c.Name.Value)
 		}
 	}
@@ -295,7 +283,7 @@ func (v *validator) watermark(strategy Strategy) {
 		switch {
 		case strategy == FullRefresh:
 			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and strategy full_refresh reads the whole source on every run: remove the batch")
-		case strategy == SCD2Strategy && s.SCD2 != nil && scd2Snapshot(s):
+		case strategy == ir.SCD2Strategy && s.SCD2 != nil && scd2Snapshot(s):
 			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and scd2.snapshot reads the whole source [start, hi) on every run: remove the batch")
 		}
 		switch {
@@ -306,7 +294,7 @@ func (v *validator) watermark(strategy Strategy) {
 			v.errf(w.Batch.Pos, "watermark.batch %s: a batch must be larger than nothing", quote(w.Batch.Text))
 		case c.Type.IsTime() && w.Batch.IsCount:
 			v.errf(w.Batch.Pos, "watermark.batch %s needs a unit: 90s, 15m, 36h, 2d, 1w", quote(w.Batch.Text))
-		case c.Type.Kind == Date && w.Batch.Value%(24*3600e9) != 0:
+		case c.Type.Kind == ir.Date && w.Batch.Value%(24*3600e9) != 0:
 			v.errf(w.Batch.Pos, "watermark.batch %s: the watermark %q is a date, so a batch is whole days (1d, 1w)", quote(w.Batch.Text), c.Name.Value)
 		}
 	}
@@ -315,13 +303,13 @@ func (v *validator) watermark(strategy Strategy) {
 	}
 }
 
-func (v *validator) dedupe(strategy Strategy) {
+func (v *validator) dedupe(strategy ir.Strategy) {
 	s := v.s
 	if s.UniqueSource() {
 		switch {
 		case len(s.UniqueKey) == 0:
 			v.errf(s.Source.Unique.Pos, "source.unique says the source holds one row per unique_key, and there is no unique_key: add unique_key, or remove source.unique")
-		case strategy == CDCApply || strategy == SCD2Strategy:
+		case strategy == ir.CDCApply || strategy == ir.SCD2Strategy:
 			v.errf(s.Source.Unique.Pos, "source.unique does not apply to strategy %s, whose source holds several rows per key: remove it", strategy)
 		}
 	}
@@ -332,14 +320,14 @@ func (v *validator) dedupe(strategy Strategy) {
 	if len(s.UniqueKey) == 0 {
 		v.errf(s.DedupeBy.Pos, "dedupe_by keeps the newest row per unique_key in a batch, and there is no unique_key: add unique_key, or remove dedupe_by")
 	}
-	if c != nil && (c.Type.Kind == JSON || c.Type.Kind == Boolean) {
+	if c != nil && (c.Type.Kind == ir.JSON || c.Type.Kind == ir.Boolean) {
 		v.errf(s.DedupeBy.Pos, "dedupe_by column %q has type %s, which does not order versions: use a timestamp or a sequence number", c.Name.Value, c.Type)
 	}
 }
 
 var granularities = []string{"hour", "day", "month"}
 
-func (v *validator) partition(strategy Strategy) {
+func (v *validator) partition(strategy ir.Strategy) {
 	s := v.s
 	pt := s.Partition
 	if v.reported("partition") {
@@ -355,7 +343,7 @@ func (v *validator) partition(strategy Strategy) {
 		v.missing(pt.Pos, "partition.column")
 	}
 	c := v.col("partition.column", pt.Column)
-	if c != nil && c.Type.Kind != Date && c.Type.Kind != Timestamp && c.Type.Kind != TimestampTZ {
+	if c != nil && c.Type.Kind != ir.Date && c.Type.Kind != ir.Timestamp && c.Type.Kind != ir.TimestampTZ {
 		v.errf(pt.Column.Pos, "partition.column %q has type %s: partitions are by a date or timestamp column", c.Name.Value, c.Type)
 	}
 	if pt.Granularity.Value != "" {
@@ -363,7 +351,7 @@ func (v *validator) partition(strategy Strategy) {
 		switch {
 		case !contains(granularities, g):
 			v.errf(pt.Granularity.Pos, "unknown partition.granularity %s%s", quote(g), suggest(g, granularities))
-		case g == "hour" && c != nil && c.Type.Kind == Date:
+		case g == "hour" && c != nil && c.Type.Kind == ir.Date:
 			v.errf(pt.Granularity.Pos, "partition.granularity hour needs a timestamp column; %q is a date", c.Name.Value)
 		}
 	}
@@ -412,7 +400,7 @@ func (v *validator) reconcile() {
 			v.errf(g.Pos, "unknown reconcile.granularity %s%s", quote(g.Value), suggest(g.Value, granularities))
 		case v.s.Partition != nil:
 			v.errf(g.Pos, "reconcile.granularity: a partitioned pipeline reconciles per partition (partition.granularity), so that a drifted group is one partition a backfill rebuilds; remove reconcile.granularity")
-		case g.Value == "hour" && by != nil && by.Type.Kind == Date:
+		case g.Value == "hour" && by != nil && by.Type.Kind == ir.Date:
 			v.errf(g.Pos, "reconcile.granularity hour needs a timestamp column; %q is a date", by.Name.Value)
 		}
 	}
@@ -442,13 +430,13 @@ func (v *validator) reconcile() {
 // it would let an older version overwrite a newer one), and the columns
 // that place a row in a partition or a reconcile group (kept, the row
 // would sit in a group the source no longer puts it in).
-func (v *validator) mergeOpts(strategy Strategy) {
+func (v *validator) mergeOpts(strategy ir.Strategy) {
 	s := v.s
 	m := s.MergeOpts
 	if m == nil || v.reported("merge") {
 		return
 	}
-	if strategy != "" && strategy != Merge {
+	if strategy != "" && strategy != ir.Merge {
 		v.errf(m.Pos, "merge: update_columns and exclude_columns apply to strategy merge only, and this pipeline's is %s: remove the merge block", strategy)
 		return
 	}
@@ -495,7 +483,7 @@ func (v *validator) mergeOpts(strategy Strategy) {
 		v.errf(list[0].Pos, "%s leaves an update nothing to write: use strategy append with the unique_key, which writes each key once and ignores it after", what)
 		return
 	}
-	at := func(col string) Pos {
+	at := func(col string) ir.Pos {
 		for _, c := range list {
 			if c.Value == col {
 				return c.Pos
@@ -530,22 +518,22 @@ func NonKeyColumns(s *Spec) []string {
 	return out
 }
 
-func (v *validator) cdc(strategy Strategy) {
+func (v *validator) cdc(strategy ir.Strategy) {
 	s := v.s
 	c := s.CDC
 	if v.reported("cdc") {
 		return
 	}
 	switch {
-	case c == nil && strategy == CDCApply:
+	case c == nil && strategy == ir.CDCApply:
 		v.errf(s.Strategy.Pos, "strategy cdc needs cdc: {op: COLUMN, sequence: COLUMN}")
 		return
 	case c == nil:
 		return
-	case strategy != CDCApply && strategy != SCD2Strategy && strategy != "":
+	case strategy != ir.CDCApply && strategy != ir.SCD2Strategy && strategy != "":
 		v.errf(c.Pos, "cdc is only meaningful with strategy cdc (apply the changes by key) or scd2 (keep every change as a version), not %s: remove it, or change the strategy", strategy)
 	}
-	versions := strategy == SCD2Strategy
+	versions := strategy == ir.SCD2Strategy
 	if versions && s.Watermark == nil && !v.reported("watermark") {
 		v.errf(s.Strategy.Pos, "strategy scd2 with a cdc block reads the change log through a window and needs watermark: {column: COLUMN, start: DATE}, the column the log grows by (such as the time a change was ingested)")
 	}
@@ -556,12 +544,12 @@ func (v *validator) cdc(strategy Strategy) {
 		v.missing(c.Pos, "cdc.sequence")
 	}
 	op := v.col("cdc.op", c.Op)
-	if op != nil && !op.Type.IsInteger() && op.Type.Kind != Text && op.Type.Kind != Varchar {
+	if op != nil && !op.Type.IsInteger() && op.Type.Kind != ir.Text && op.Type.Kind != ir.Varchar {
 		v.errf(c.Op.Pos, "cdc.op %q has type %s: an op code is text (c, u, d) or an integer", op.Name.Value, op.Type)
 		op = nil
 	}
 	seq := v.col("cdc.sequence", c.Sequence)
-	if seq != nil && !seq.Type.IsInteger() && seq.Type.Kind != Decimal && seq.Type.Kind != Timestamp && seq.Type.Kind != TimestampTZ {
+	if seq != nil && !seq.Type.IsInteger() && seq.Type.Kind != ir.Decimal && seq.Type.Kind != ir.Timestamp && seq.Type.Kind != ir.TimestampTZ {
 		v.errf(c.Sequence.Pos, "cdc.sequence %q has type %s: a sequence orders a key's changes, so it is an integer, a decimal or a timestamp (a text LSN compares as text: '0/10' sorts before '0/9'; cast it in source.query)", seq.Name.Value, seq.Type)
 	}
 	if op != nil && seq != nil && strings.EqualFold(c.Op.Value, c.Sequence.Value) {
@@ -569,7 +557,7 @@ func (v *validator) cdc(strategy Strategy) {
 	}
 	for _, ref := range []struct {
 		key, what string
-		col       String
+		col       ir.String
 	}{{"cdc.op", "operation", c.Op}, {"cdc.sequence", "sequence", c.Sequence}} {
 		for _, k := range s.UniqueKey {
 			if ref.col.Value != "" && k.Value == ref.col.Value {
@@ -623,7 +611,7 @@ func (v *validator) cdc(strategy Strategy) {
 			v.errf(x.Pos, "cdc.exclude names %q, a unique_key column: the target keeps its key, so it cannot leave it out", x.Value)
 		}
 	}
-	if strategy != CDCApply && !versions {
+	if strategy != ir.CDCApply && !versions {
 		return
 	}
 	switch {
@@ -667,7 +655,7 @@ func (v *validator) softDelete(c *CDC, soft bool) {
 		return
 	}
 	flag, at := SoftDeleteNames(c)
-	for _, n := range []String{sd.Flag, sd.At} {
+	for _, n := range []ir.String{sd.Flag, sd.At} {
 		switch {
 		case n.Value == "":
 		case !isIdent(n.Value):
@@ -680,7 +668,7 @@ func (v *validator) softDelete(c *CDC, soft bool) {
 	}
 	for _, n := range []struct {
 		name string
-		at   String
+		at   ir.String
 	}{{flag, sd.Flag}, {at, sd.At}} {
 		for _, col := range v.s.Columns {
 			if strings.EqualFold(col.Name.Value, n.name) {
@@ -713,7 +701,7 @@ func (v *validator) cdcOps(c *CDC, op *Column) {
 	seen := map[string]string{}
 	for _, kind := range []struct {
 		name  string
-		codes []String
+		codes []ir.String
 	}{{"insert", ops.Insert}, {"update", ops.Update}, {"delete", ops.Delete}} {
 		for _, code := range kind.codes {
 			if code.Value == "" {
@@ -745,7 +733,7 @@ const MaxOpCodeLen = 32
 // which engines read differently.
 func badOpCode(code string, op *Column) string {
 	if op != nil && op.Type.IsInteger() {
-		if _, ok := CanonicalNumber(code); !ok || strings.ContainsAny(code, ".eE") {
+		if _, ok := ir.CanonicalNumber(code); !ok || strings.ContainsAny(code, ".eE") {
 			return fmt.Sprintf("is not an integer, and cdc.op %q is %s", op.Name.Value, op.Type)
 		}
 		return ""
@@ -763,7 +751,7 @@ func badOpCode(code string, op *Column) string {
 			return fmt.Sprintf("holds the character %U, which is not printable", r)
 		}
 	}
-	if op != nil && op.Type.Kind == Varchar && utf8.RuneCountInString(code) > op.Type.Length {
+	if op != nil && op.Type.Kind == ir.Varchar && utf8.RuneCountInString(code) > op.Type.Length {
 		return fmt.Sprintf("is longer than cdc.op %q, a %s, can hold", op.Name.Value, op.Type)
 	}
 	return ""
@@ -776,7 +764,7 @@ func article(word string) string {
 	return ""
 }
 
-func (v *validator) scd2(strategy Strategy) {
+func (v *validator) scd2(strategy ir.Strategy) {
 	s := v.s
 	c := s.SCD2
 	if v.reported("scd2") {
@@ -784,17 +772,17 @@ func (v *validator) scd2(strategy Strategy) {
 	}
 	if c == nil {
 		switch {
-		case strategy == SCD2Strategy && s.CDC != nil:
+		case strategy == ir.SCD2Strategy && s.CDC != nil:
 			v.scd2Rules(scd2Block(s)) // from a change log the block is optional
-		case strategy == SCD2Strategy:
+		case strategy == ir.SCD2Strategy:
 			v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value), {by: columns} (a version starts at the run's hi when a tracked column changes), or a cdc block (each change of a change log is a version from its commit time)")
 		}
 		return
 	}
-	if strategy != SCD2Strategy && strategy != "" {
+	if strategy != ir.SCD2Strategy && strategy != "" {
 		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s: remove it, or use strategy: scd2", strategy)
 	}
-	for _, name := range []String{c.ValidFrom, c.ValidTo, c.Deleted} {
+	for _, name := range []ir.String{c.ValidFrom, c.ValidTo, c.Deleted} {
 		switch {
 		case name.Value == "":
 		case !isIdent(name.Value):
@@ -808,14 +796,14 @@ func (v *validator) scd2(strategy Strategy) {
 	for _, t := range c.Tracked {
 		v.col("scd2.tracked column", t)
 	}
-	if strategy == SCD2Strategy {
+	if strategy == ir.SCD2Strategy {
 		v.scd2Rules(c)
 	}
 }
 
 // at is where err points inside str: the offending character when the
 // error knows its offset and the scalar's layout allows it.
-func (v *validator) at(str String, err error) Pos {
+func (v *validator) at(str ir.String, err error) ir.Pos {
 	var oe *OffsetError
 	if errors.As(err, &oe) {
 		return str.At(oe.Off)
@@ -825,23 +813,23 @@ func (v *validator) at(str String, err error) Pos {
 
 // isCondition reports whether e is true or false for a row, so that
 // NOT e (how a check finds invalid rows) means something on every engine.
-func (v *validator) isCondition(e Expr) bool {
+func (v *validator) isCondition(e ir.Expr) bool {
 	switch e := e.(type) {
-	case Binary:
+	case ir.Binary:
 		switch e.Op {
 		case "AND", "OR":
 			return v.isCondition(e.L) && v.isCondition(e.R)
 		}
 		return cmpOps[e.Op]
-	case Unary:
+	case ir.Unary:
 		return e.Op == "NOT" && v.isCondition(e.X)
-	case IsNull, In:
+	case ir.IsNull, ir.In:
 		return true
-	case Lit:
+	case ir.Lit:
 		return e.Text == "TRUE" || e.Text == "FALSE"
-	case ColRef:
+	case ir.ColRef:
 		c := v.s.Column(e.Name)
-		return c != nil && c.Type.Kind == Boolean
+		return c != nil && c.Type.Kind == ir.Boolean
 	}
 	return false
 }
@@ -855,36 +843,4 @@ func badIdentChar(name string) int {
 		}
 	}
 	return 0
-}
-
-// ParseWatermark checks a watermark value (such as watermark.start) against
-// the watermark column's type and returns its canonical text: RFC 3339 in
-// UTC for timestamps, YYYY-MM-DD for dates, decimal digits for integers.
-func ParseWatermark(t Type, s string) (string, error) {
-	switch {
-	case t.IsInteger():
-		var n int64
-		if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
-			return "", fmt.Errorf("%q is not an integer, and the watermark column is %s", s, t)
-		}
-		if lo, hi := t.IntRange(); n < lo || n > hi {
-			return "", fmt.Errorf("%s is outside the range of the watermark column's type %s (%d to %d)", s, t, lo, hi)
-		}
-		return fmt.Sprint(n), nil
-	case t.Kind == Date:
-		tm, err := ParseTime(s)
-		if err != nil {
-			return "", err
-		}
-		if !tm.Equal(tm.Truncate(24 * 3600e9)) {
-			return "", fmt.Errorf("%q is not a date, and the watermark column is a date", s)
-		}
-		return tm.Format("2006-01-02"), nil
-	default:
-		tm, err := ParseTime(s)
-		if err != nil {
-			return "", err
-		}
-		return tm.Format("2006-01-02T15:04:05.999999999Z07:00"), nil
-	}
 }

@@ -3,6 +3,8 @@ package compiler
 import (
 	"fmt"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -36,7 +38,7 @@ func (p *parser) visible(root *yaml.Node) {
 		case r == 0xFEFF && i == 0:
 			// A byte order mark starts the file: YAML reads past it.
 		case invisibleName(r) != "":
-			p.diags.add(Pos{File: p.file, Line: line, Col: col}, "%s", invisibleMsg(r))
+			p.diags.add(ir.Pos{File: p.file, Line: line, Col: col}, "%s", invisibleMsg(r))
 			raw[line] = true
 		}
 		col++

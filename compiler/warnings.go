@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Warnings are the mistakes that validate: a spec that compiles and runs,
@@ -48,8 +50,8 @@ func warningCodes() []string {
 
 // Silenced is one entry of a spec's silence mapping.
 type Silenced struct {
-	Code   String
-	Reason String
+	Code   ir.String
+	Reason ir.String
 }
 
 func (v *validator) silence() {
@@ -75,7 +77,7 @@ type warner struct {
 	diags Diagnostics
 }
 
-func (w *warner) warn(code string, p Pos, format string, args ...any) {
+func (w *warner) warn(code string, p ir.Pos, format string, args ...any) {
 	w.diags = append(w.diags, Diagnostic{Pos: p, Msg: fmt.Sprintf(format, args...), Code: code, Warning: true, Pipelines: []string{w.s.Pipeline.Value}})
 }
 
@@ -113,8 +115,8 @@ func (w *warner) database() bool {
 
 func (w *warner) watermark() {
 	s := w.s
-	strategy := Strategy(s.Strategy.Value)
-	if s.Watermark == nil || (strategy != Merge && strategy != CDCApply) {
+	strategy := ir.Strategy(s.Strategy.Value)
+	if s.Watermark == nil || (strategy != ir.Merge && strategy != ir.CDCApply) {
 		return
 	}
 	c := s.Column(s.Watermark.Column.Value)
@@ -124,9 +126,9 @@ func (w *warner) watermark() {
 	name, pos := c.Name.Value, s.Watermark.Column.Pos
 	var why string
 	switch {
-	case strategy == CDCApply && createdLike.MatchString(name):
+	case strategy == ir.CDCApply && createdLike.MatchString(name):
 		why = "looks like a creation time"
-	case s.Partition != nil && s.Partition.Column.Value == name && c.Type.Kind == Date:
+	case s.Partition != nil && s.Partition.Column.Value == name && c.Type.Kind == ir.Date:
 		why = "is the partition's date, the day a row belongs to"
 	case businessDate.MatchString(name) && !updateLike.MatchString(name):
 		why = "looks like a business date, the day a row is about"
@@ -134,7 +136,7 @@ func (w *warner) watermark() {
 		return
 	}
 	what := "rows that change"
-	if strategy == CDCApply {
+	if strategy == ir.CDCApply {
 		what = "each change as it reaches the log"
 	}
 	w.warn("watermark-misses-updates", pos, "watermark.column %q %s: a %s must see %s, and a row updated later keeps its %s, so no window reads the update (story 1: the late payment); use the column every update sets, such as updated_at, or the log's ingestion time",
@@ -164,7 +166,7 @@ var validityLike = regexp.MustCompile(`(?i)^(valid_from|valid_to|valid_until|eff
 func (w *warner) lookups() {
 	s := w.s
 	for _, l := range s.Lookups {
-		if l.AsOf.Set() || l.writer != nil && l.writer.Strategy.Value == string(SCD2Strategy) {
+		if l.AsOf.Set() || l.writer != nil && l.writer.Strategy.Value == string(ir.SCD2Strategy) {
 			continue // as_of, or an scd2 target (refused without as_of)
 		}
 		name := l.Table.Value[strings.LastIndexByte(l.Table.Value, '.')+1:]
@@ -196,12 +198,12 @@ func (w *warner) commitOrder() {
 	if c == nil {
 		return
 	}
-	strategy := Strategy(s.Strategy.Value)
-	if strategy == FullRefresh || strategy == SCD2Strategy && scd2Snapshot(s) {
+	strategy := ir.Strategy(s.Strategy.Value)
+	if strategy == FullRefresh || strategy == ir.SCD2Strategy && scd2Snapshot(s) {
 		return // every run reads [start, hi)
 	}
 	switch {
-	case c.Type.IsInteger() && !wm.Lookback.Set() && strategy == Append && len(s.UniqueKey) == 0:
+	case c.Type.IsInteger() && !wm.Lookback.Set() && strategy == ir.Append && len(s.UniqueKey) == 0:
 		w.warn("id-commit-order", wm.Column.Pos, "append by the integer %q from a database loses rows for good: an id is taken when a row is written and seen when its transaction commits, so a row that commits after a larger id was read is below every later window; add unique_key: [%s] and watermark.lookback: 1000, so that each run reads the last 1000 ids again and appends only the ones it has not",
 			wm.Column.Value, wm.Column.Value)
 	case c.Type.IsInteger() && !wm.Lookback.Set():

@@ -15,7 +15,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 )
 
@@ -31,13 +32,13 @@ type Dialect interface {
 	// Placeholder spells the marker of the n-th distinct parameter (1-based).
 	Placeholder(n int) string
 	// ColumnType maps a portable type to the engine's.
-	ColumnType(t compiler.Type) (string, error)
+	ColumnType(t ir.Type) (string, error)
 	// NullSafeEqual writes a comparison of a and b (each written by its
 	// function) that is true when both sides are NULL.
 	NullSafeEqual(w *Writer, a, b func())
 	// BindTime turns a point in time into the value bound for a parameter
 	// of a date or timestamp column of this engine.
-	BindTime(t time.Time, kind compiler.TypeKind) any
+	BindTime(t time.Time, kind ir.TypeKind) any
 	// Lexer is how the engine splits SQL into tokens: every statement is
 	// lexed back with it, and the source query is read with it.
 	Lexer() *sqllex.Rules
@@ -82,16 +83,16 @@ type Caps struct {
 // OpRenderer is implemented by dialects that spell some operations their
 // own way. RenderOp returns handled=false to take the shared spelling.
 type OpRenderer interface {
-	RenderOp(w *Writer, op compiler.Op) (handled bool, err error)
+	RenderOp(w *Writer, op ir.Op) (handled bool, err error)
 }
 
 // CountingMerger is implemented by dialects that count a merge's rows
-// (compiler.MergeRows with Count or Tally) their own way: in the write
+// (ir.MergeRows with Count or Tally) their own way: in the write
 // itself, one statement that writes and returns the counts, or in parts
 // marked as read (Writer.EndReading) around the merge. Others get the
 // shared spelling: the count (CountMatched) first, then their merge.
 type CountingMerger interface {
-	CountingMerge(w *Writer, op compiler.MergeRows) (handled bool)
+	CountingMerge(w *Writer, op ir.MergeRows) (handled bool)
 }
 
 // Unsupported is the error a dialect returns for an operation it cannot
@@ -113,8 +114,8 @@ type StringQuoter interface {
 // own way (SQLite, which has no schemas): TableParts are the identifier
 // parts the Writer quotes, TableName the spelled name.
 type TableNamer interface {
-	TableName(t compiler.Table) string
-	TableParts(t compiler.Table) []string
+	TableName(t ir.Table) string
+	TableParts(t ir.Table) []string
 }
 
 // IdentFolder is implemented by dialects that quote a name in another
@@ -129,7 +130,7 @@ type IdentFolder interface {
 // days of a date column need it): TruncTime writes it around expr.
 // Literals it writes go through w.String.
 type TimeTruncer interface {
-	TruncTime(w *Writer, expr func(), granularity string, t compiler.Type)
+	TruncTime(w *Writer, expr func(), granularity string, t ir.Type)
 }
 
 // ExactTexter is implemented by dialects whose text comparisons follow a
@@ -153,7 +154,7 @@ type NullsLaster interface {
 // that stands for a value of type t (a watermark, partition or reconcile
 // bound) with that type, so the SQL, not the driver, says what it is.
 type ParamTyper interface {
-	TypedParam(w *Writer, marker func(), t compiler.Type)
+	TypedParam(w *Writer, marker func(), t ir.Type)
 }
 
 // JSONOrderer is implemented by dialects whose json type has no order
@@ -178,8 +179,8 @@ type ColumnInfo struct {
 // SourceTyper is implemented by dialects that can read a driver's column
 // types back into portable types, so that a source column narrower than
 // nothing but its declaration is caught before a write rounds it (see
-// compiler.Fits). ok is false for a type it cannot place: that column is
+// ir.Fits). ok is false for a type it cannot place: that column is
 // not checked.
 type SourceTyper interface {
-	SourceType(c ColumnInfo) (t compiler.Type, ok bool)
+	SourceType(c ColumnInfo) (t ir.Type, ok bool)
 }

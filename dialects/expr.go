@@ -3,7 +3,7 @@ package dialects
 import (
 	"fmt"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Expr spells an expression from the spec's restricted grammar, from its
@@ -22,7 +22,7 @@ import (
 // one of those): so a "-" is never followed by "-", "/" never by "*" or
 // "/", and "#" is never written. Names and literals are each one token
 // (the lex-back checks it), and a number never runs into a name.
-func Expr(w *Writer, alias string, e compiler.Expr) { writeExpr(w, alias, e) }
+func Expr(w *Writer, alias string, e ir.Expr) { writeExpr(w, alias, e) }
 
 // Precedence, lowest first.
 const (
@@ -45,12 +45,12 @@ var binaryPrec = map[string]int{
 }
 
 // writeExpr appends the expression as it walks the tree.
-func writeExpr(w *Writer, alias string, e compiler.Expr) {
+func writeExpr(w *Writer, alias string, e ir.Expr) {
 	switch e := e.(type) {
-	case compiler.ColRef:
+	case ir.ColRef:
 		w.Col(alias, e.Name)
 		return
-	case compiler.Lit:
+	case ir.Lit:
 		switch e.Text {
 		case "TRUE", "FALSE", "NULL":
 			w.S(e.Text)
@@ -58,13 +58,13 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 		}
 		w.Number(e.Text)
 		return
-	case compiler.Str:
+	case ir.Str:
 		w.String(e.Value)
 		return
-	case compiler.ParamRef:
+	case ir.ParamRef:
 		w.Param(e.Name)
 		return
-	case compiler.Unary:
+	case ir.Unary:
 		switch e.Op {
 		case "NOT":
 			// NOT's operand is always parenthesised unless it is an atom: its
@@ -77,7 +77,7 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 			minusOperand(w, alias, e.X)
 			return
 		}
-	case compiler.Binary:
+	case ir.Binary:
 		p, ok := binaryPrec[e.Op]
 		if !ok {
 			break
@@ -93,14 +93,14 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 		w.S(" ", e.Op, " ")
 		wrap(w, alias, e.R, right)
 		return
-	case compiler.Exact:
+	case ir.Exact:
 		if x, ok := w.d.(ExactTexter); ok {
 			x.ExactText(w, func() { writeExpr(w, alias, e.X) })
 			return
 		}
 		writeExpr(w, alias, e.X)
 		return
-	case compiler.IsNull:
+	case ir.IsNull:
 		wrap(w, alias, e.X, precCmp+1)
 		if e.Not {
 			w.S(" IS NOT NULL")
@@ -108,7 +108,7 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 			w.S(" IS NULL")
 		}
 		return
-	case compiler.In:
+	case ir.In:
 		// In the order of the text: a parameter is recorded where it is
 		// spelled, and an engine with positional markers (?) binds them in
 		// that order.
@@ -120,7 +120,7 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 		}
 		writeExprList(w, alias, e.List)
 		return
-	case compiler.Call:
+	case ir.Call:
 		if !isFuncName(e.Fn) {
 			break
 		}
@@ -139,7 +139,7 @@ func writeExpr(w *Writer, alias string, e compiler.Expr) {
 
 // writeExprList writes xs between parentheses, separated by ", ": an IN
 // list, a call's arguments.
-func writeExprList(w *Writer, alias string, xs []compiler.Expr) {
+func writeExprList(w *Writer, alias string, xs []ir.Expr) {
 	w.S("(")
 	for i, x := range xs {
 		if i > 0 {
@@ -152,24 +152,24 @@ func writeExprList(w *Writer, alias string, xs []compiler.Expr) {
 
 // prec is the precedence of what writeExpr writes for e, known from the
 // tree alone: an expression it cannot write fails the statement anyway.
-func prec(w *Writer, e compiler.Expr) int {
+func prec(w *Writer, e ir.Expr) int {
 	switch e := e.(type) {
-	case compiler.Unary:
+	case ir.Unary:
 		switch e.Op {
 		case "NOT":
 			return precNot
 		case "-":
 			return precUnary
 		}
-	case compiler.Binary:
+	case ir.Binary:
 		if p, ok := binaryPrec[e.Op]; ok {
 			return p
 		}
-	case compiler.Exact:
+	case ir.Exact:
 		if _, ok := w.d.(ExactTexter); !ok {
 			return prec(w, e.X)
 		}
-	case compiler.IsNull, compiler.In:
+	case ir.IsNull, ir.In:
 		return precCmp
 	}
 	return precAtom
@@ -178,13 +178,13 @@ func prec(w *Writer, e compiler.Expr) int {
 // minusOperand spells the operand of a unary minus: bare when it is a
 // column, a number or a marker (none starts with "-"), parenthesized
 // otherwise, so that "- -1" is spelled -(-1) and never --1.
-func minusOperand(w *Writer, alias string, x compiler.Expr) {
+func minusOperand(w *Writer, alias string, x ir.Expr) {
 	switch x := x.(type) {
-	case compiler.ColRef, compiler.ParamRef:
+	case ir.ColRef, ir.ParamRef:
 		writeExpr(w, alias, x)
 		return
-	case compiler.Lit:
-		if _, ok := compiler.CanonicalNumber(x.Text); ok {
+	case ir.Lit:
+		if _, ok := ir.CanonicalNumber(x.Text); ok {
 			w.Number(x.Text)
 			return
 		}
@@ -208,7 +208,7 @@ func isFuncName(fn string) bool {
 }
 
 // wrap writes e, parenthesized when it binds less tightly than min.
-func wrap(w *Writer, alias string, e compiler.Expr, min int) {
+func wrap(w *Writer, alias string, e ir.Expr, min int) {
 	if prec(w, e) < min {
 		w.S("(")
 		writeExpr(w, alias, e)

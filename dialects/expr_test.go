@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestIsFuncName holds isFuncName to the pattern it stands for.
@@ -39,8 +39,8 @@ func (positional) QuoteIdent(string) string { return `"x"` }
 // those of its items, as the text spells them, on an engine whose markers
 // are positional.
 func TestInBindsInTextOrder(t *testing.T) {
-	w := &Writer{d: positional{}, declared: []compiler.Param{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	Expr(w, "", compiler.In{X: compiler.ParamRef{Name: "a"}, List: []compiler.Expr{compiler.ParamRef{Name: "b"}, compiler.ParamRef{Name: "c"}}})
+	w := &Writer{d: positional{}, declared: []ir.Param{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	Expr(w, "", ir.In{X: ir.ParamRef{Name: "a"}, List: []ir.Expr{ir.ParamRef{Name: "b"}, ir.ParamRef{Name: "c"}}})
 	if got := string(w.cur); got != "? IN (?, ?)" {
 		t.Fatalf("spelled %q", got)
 	}

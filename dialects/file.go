@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -22,7 +24,7 @@ import (
 //
 // A plan whose source is outside the target needs the source's dialect,
 // src (see Render).
-func File(d Dialect, p *compiler.Plan, specPath string, src ...Dialect) ([]byte, error) {
+func File(d Dialect, p *ir.Plan, specPath string, src ...Dialect) ([]byte, error) {
 	return NewFiler(p, specPath).File(d, src...)
 }
 
@@ -34,21 +36,21 @@ type Filer struct {
 	// Version is the incrc version the header records: a binary of
 	// another version may write other bytes. Empty writes no such line.
 	Version  string
-	p        *compiler.Plan
+	p        *ir.Plan
 	specPath string
 	// params are the header's lines from the spec's parameters through
 	// its upstream pipelines; programs the listing of every program.
 	params   string
 	programs []byte
-	types    map[compiler.ParamType]compiler.Type // paramTypes(p), for every dialect
-	w        Writer                               // the scratch space of File's renders, one after another
+	types    map[ir.ParamType]ir.Type // paramTypes(p), for every dialect
+	w        Writer                   // the scratch space of File's renders, one after another
 }
 
 // lineBreaksToSpaces keeps a path on its comment line.
 var lineBreaksToSpaces = strings.NewReplacer("\n", " ", "\r", " ")
 
 // NewFiler spells what the files of p share. specPath is as for File.
-func NewFiler(p *compiler.Plan, specPath string) *Filer {
+func NewFiler(p *ir.Plan, specPath string) *Filer {
 	// The path goes into a comment line: a newline in it must not end the
 	// comment.
 	f := &Filer{p: p, specPath: lineBreaksToSpaces.Replace(specPath), types: paramTypes(p)}
@@ -247,7 +249,7 @@ func writeStatements(b *bytes.Buffer, d, src Dialect, from string, rendered []Re
 		b.WriteString(string(r.Phase))
 		b.WriteString("\n")
 		on := d
-		if r.On == compiler.OnSource {
+		if r.On == ir.OnSource {
 			on = src
 			b.WriteString("-- on: source (" + from + ")\n")
 		}

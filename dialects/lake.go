@@ -1,7 +1,7 @@
 package dialects
 
 import (
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Writes on lake tables (Delta Lake and Iceberg through Spark) whose
@@ -18,7 +18,7 @@ import (
 // removed). It is exact while no one else writes the table, which a run's
 // lease ensures for the tables it writes (a stage, its target, its
 // quarantine).
-func CountedWrite(w *Writer, t compiler.Table, removes bool, spell func()) {
+func CountedWrite(w *Writer, t ir.Table, removes bool, spell func()) {
 	before, after := "-", ""
 	if removes {
 		before, after = "", "-"
@@ -41,7 +41,7 @@ func CountedWrite(w *Writer, t compiler.Table, removes bool, spell func()) {
 // unique per run) or its advance (which also requires its lease). An
 // UPDATE that sets a column from another one cannot be read back: it is
 // refused (Unsupported), never guessed.
-func ReadBackUpdate(w *Writer, op compiler.Update, spell func()) {
+func ReadBackUpdate(w *Writer, op ir.Update, spell func()) {
 	set := map[string]bool{}
 	for _, a := range op.Set {
 		set[a.Column] = true
@@ -84,24 +84,24 @@ func ReadBackUpdate(w *Writer, op compiler.Update, spell func()) {
 }
 
 // conjuncts splits an expression at its top-level ANDs.
-func conjuncts(e compiler.Expr) []compiler.Expr {
-	if b, ok := e.(compiler.Binary); ok && b.Op == "AND" {
+func conjuncts(e ir.Expr) []ir.Expr {
+	if b, ok := e.(ir.Binary); ok && b.Op == "AND" {
 		return append(conjuncts(b.L), conjuncts(b.R)...)
 	}
 	if e == nil {
 		return nil
 	}
-	return []compiler.Expr{e}
+	return []ir.Expr{e}
 }
 
-func isNull(e compiler.Expr) bool {
-	l, ok := e.(compiler.Lit)
+func isNull(e ir.Expr) bool {
+	l, ok := e.(ir.Lit)
 	return ok && l.Text == "NULL"
 }
 
 // refersTo: e names a column of cols (nil: any column).
-func refersTo(e compiler.Expr, cols map[string]bool) bool {
-	for _, c := range compiler.Columns(e) {
+func refersTo(e ir.Expr, cols map[string]bool) bool {
+	for _, c := range ir.Columns(e) {
 		if cols == nil || cols[c] {
 			return true
 		}
@@ -111,7 +111,7 @@ func refersTo(e compiler.Expr, cols map[string]bool) bool {
 
 // Shared spells op the shared way, whatever the dialect's own spelling:
 // for a dialect that wraps the shared statement (CountedWrite).
-func Shared(w *Writer, op compiler.Op) { renderOp(w, op) }
+func Shared(w *Writer, op ir.Op) { renderOp(w, op) }
 
 // ConflictTeller is implemented by dialects whose engines commit
 // optimistically (Delta Lake, Iceberg): Conflict reports an error that

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Literaler is implemented by dialects whose engines are reached through a
@@ -29,7 +29,7 @@ type Literaler interface {
 // instead of one the engine must guess.
 type Instant struct {
 	T    time.Time // UTC
-	Kind compiler.TypeKind
+	Kind ir.TypeKind
 }
 
 // Typed is a value bound for a column of type Type, spelled as a literal
@@ -37,13 +37,13 @@ type Instant struct {
 // where a value meets its column (Trino inserts no text into a decimal).
 type Typed struct {
 	Value any
-	Type  compiler.Type
+	Type  ir.Type
 }
 
 // LiteralStyle is how one engine spells the values Literals takes.
 type LiteralStyle struct {
 	// Type spells a column type (the dialect's ColumnType): for Typed.
-	Type   func(compiler.Type) (string, error)
+	Type   func(ir.Type) (string, error)
 	String func(string) string // a string literal, escaped as the engine reads it
 	// Date, Timestamp and TimestampTZ spell a point in time as a literal
 	// of the column's type; each is given the UTC text
@@ -105,11 +105,11 @@ func (s LiteralStyle) Literal(v any) (string, error) {
 	case Instant:
 		t := v.T.UTC()
 		switch v.Kind {
-		case compiler.Date:
+		case ir.Date:
 			return s.Date(t.Format("2006-01-02")), nil
-		case compiler.Timestamp:
+		case ir.Timestamp:
 			return s.Timestamp(t.Format("2006-01-02 15:04:05.000000")), nil
-		case compiler.TimestampTZ:
+		case ir.TimestampTZ:
 			return s.TimestampTZ(t.Format("2006-01-02 15:04:05.000000")), nil
 		}
 		return "", fmt.Errorf("a time bound for a column of kind %v", v.Kind)

@@ -3,14 +3,14 @@ package dialects
 import (
 	"strconv"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // lookupFrom spells a relation joined with its lookups as a derived table
 // named src: the relation's own columns, and each lookup's columns from
 // the row it matches (LEFT JOIN: a row without a match keeps its place,
 // with NULLs).
-func lookupFrom(w *Writer, r compiler.Relation) {
+func lookupFrom(w *Writer, r ir.Relation) {
 	inner := r
 	inner.Columns, inner.Lookups = nil, nil
 	w.S("(\n  SELECT ")
@@ -93,7 +93,7 @@ var lookupAliases = func() (a [8]string) {
 
 // lookupOverlaps counts, in one statement, the rows of each lookup table
 // that would match a source row twice.
-func lookupOverlaps(w *Writer, op compiler.LookupOverlaps) {
+func lookupOverlaps(w *Writer, op ir.LookupOverlaps) {
 	w.S("SELECT COUNT(*)\nFROM (\n  ")
 	n := 0
 	union := func() {

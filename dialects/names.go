@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -23,7 +25,7 @@ import (
 // decides: two names with one key are one table on d, two names with two
 // keys may still be one where the connection decides (a search_path, the
 // current database).
-func TableKey(d Dialect, t compiler.Table) string {
+func TableKey(d Dialect, t ir.Table) string {
 	parts, _ := keyParts(d, t)
 	return strings.Join(parts, ".")
 }
@@ -31,7 +33,7 @@ func TableKey(d Dialect, t compiler.Table) string {
 // keyParts are TableKey's parts, and how the engine read the spelling:
 // flattened (SQLite's a.b is a_b), folded (case), the default schema left
 // out.
-func keyParts(d Dialect, t compiler.Table) (parts []string, how reading) {
+func keyParts(d Dialect, t ir.Table) (parts []string, how reading) {
 	parts = slices.Clone(t.Parts)
 	if n, ok := d.(TableNamer); ok {
 		if p := n.TableParts(t); !slices.Equal(p, parts) {
@@ -66,7 +68,7 @@ type reading struct {
 
 // explain says why two spellings are one table on the dialects on: what
 // each dialect did to them, once.
-func explain(ds []Dialect, on []Name, names ...compiler.Table) string {
+func explain(ds []Dialect, on []Name, names ...ir.Table) string {
 	var notes []string
 	add := func(n string) {
 		if !slices.Contains(notes, n) {
@@ -115,7 +117,7 @@ func explain(ds []Dialect, on []Name, names ...compiler.Table) string {
 }
 
 // reservedPrefix starts the names of incrc's own tables: the state, the
-// run log, the markers, the bookmark (compiler.StateTable ...) and the
+// run log, the markers, the bookmark (ir.StateTable ...) and the
 // session tables of each run.
 const reservedPrefix = "incrc_"
 
@@ -130,7 +132,7 @@ const reservedPrefix = "incrc_"
 // What the compiler's own checks report (a target spelled as its source,
 // two targets spelled alike but for case) is not reported again.
 func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.Diagnostics) {
-	var uses []compiler.TableUse
+	var uses []ir.TableUse
 	for _, s := range specs {
 		uses = append(uses, s.Tables()...)
 	}
@@ -150,7 +152,7 @@ func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.D
 		for i, u := range uses {
 			keys[i] = TableKey(d, u.Table)
 			byKey[keys[i]] = append(byKey[keys[i]], i)
-			if u.Role == compiler.RoleTarget { // the tables named after it follow it
+			if u.Role == ir.RoleTarget { // the tables named after it follow it
 				parts, how := keyParts(d, u.Table)
 				if name := parts[len(parts)-1]; strings.HasPrefix(strings.ToLower(name), reservedPrefix) && !strings.HasPrefix(strings.ToLower(u.Table.Name()), reservedPrefix) {
 					why := ""
@@ -175,7 +177,7 @@ func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.D
 		u := uses[i]
 		errs = append(errs, compiler.Diagnostic{Pos: u.Name.Pos, Pipelines: []string{u.Pipeline},
 			Msg: fmt.Sprintf("%s is %s: names starting with %s are reserved for incrc's own tables (%s holds every pipeline's watermark); choose another name",
-				u.What(), strings.Join(whys, ", "), reservedPrefix, compiler.StateTable.Name())})
+				u.What(), strings.Join(whys, ", "), reservedPrefix, ir.StateTable.Name())})
 	}
 	for _, p := range order {
 		a, b := uses[p.a], uses[p.b]
@@ -231,17 +233,17 @@ func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.D
 // compilerSays reports whether the compiler's own checks refuse two uses
 // spelled alike but for case: two targets, or a pipeline's source or
 // lookup and its target.
-func compilerSays(a, b compiler.TableUse) bool {
-	if a.Role == compiler.RoleTarget && b.Role == compiler.RoleTarget {
+func compilerSays(a, b ir.TableUse) bool {
+	if a.Role == ir.RoleTarget && b.Role == ir.RoleTarget {
 		return true
 	}
-	return a.Pipeline == b.Pipeline && (a.Role == compiler.RoleTarget || b.Role == compiler.RoleTarget)
+	return a.Pipeline == b.Pipeline && (a.Role == ir.RoleTarget || b.Role == ir.RoleTarget)
 }
 
 // oneTable is the error for two uses of one table on the dialects on, or
 // nil when the compiler says it already, or the uses may share a table (a
 // pipeline reads another's target: the graph of upstreams).
-func oneTable(ds []Dialect, a, b compiler.TableUse, on []Name) *compiler.Diagnostic {
+func oneTable(ds []Dialect, a, b ir.TableUse, on []Name) *compiler.Diagnostic {
 	spelledAlike := strings.EqualFold(strings.Join(a.Table.Parts, "."), strings.Join(b.Table.Parts, "."))
 	switch {
 	case a.Pipeline != b.Pipeline && (!a.Role.Writes() || !b.Role.Writes()):
@@ -274,7 +276,7 @@ func oneTable(ds []Dialect, a, b compiler.TableUse, on []Name) *compiler.Diagnos
 		Msg: fmt.Sprintf("%s and %s of pipeline %q (%s) %s: two pipelines must not write one table", b.What(), a.What(), a.Pipeline, a.Name.Pos, one)}
 }
 
-func pipelines(a, b compiler.TableUse) []string {
+func pipelines(a, b ir.TableUse) []string {
 	if a.Pipeline == b.Pipeline {
 		return []string{a.Pipeline}
 	}
@@ -290,5 +292,5 @@ func pipelines(a, b compiler.TableUse) []string {
 // where CREATE TABLE would make it). The runner runs it before a run
 // writes anything; elsewhere TableKey, the spelling, decides.
 type TableResolver interface {
-	ResolveTable(t compiler.Table) (query string, args []any)
+	ResolveTable(t ir.Table) (query string, args []any)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
@@ -143,7 +145,7 @@ func TestTableKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := dialects.TableKey(d, compiler.Table{Parts: strings.Split(c.name, ".")}); got != c.key {
+		if got := dialects.TableKey(d, ir.Table{Parts: strings.Split(c.name, ".")}); got != c.key {
 			t.Errorf("%s: TableKey(%s) = %s, want %s", c.dialect, c.name, got, c.key)
 		}
 	}

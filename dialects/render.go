@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
 // Rendered is one statement of a plan, spelled for one dialect.
 type Rendered struct {
-	*compiler.Statement
+	*ir.Statement
 	Parts []Part
 }
 
@@ -23,7 +25,7 @@ type Rendered struct {
 // A plan whose source is outside the target (p.From) spells the statements
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
-func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
+func Render(d Dialect, p *ir.Plan, src ...Dialect) ([]Rendered, error) {
 	return render(new(Writer), d, p, src, paramTypes(p), true)
 }
 
@@ -31,7 +33,7 @@ func Render(d Dialect, p *compiler.Plan, src ...Dialect) ([]Rendered, error) {
 // (paramTypes(p), which no one changes), in w's scratch space. Without shared, the statements
 // every plan holds alike (the bookkeeping) are left out: a pipeline's
 // compiled file does not hold them.
-func render(w *Writer, d Dialect, p *compiler.Plan, src []Dialect, types map[compiler.ParamType]compiler.Type, shared bool) ([]Rendered, error) {
+func render(w *Writer, d Dialect, p *ir.Plan, src []Dialect, types map[ir.ParamType]ir.Type, shared bool) ([]Rendered, error) {
 	sd, err := sourceDialect(d, p, src)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func render(w *Writer, d Dialect, p *compiler.Plan, src []Dialect, types map[com
 			continue
 		}
 		on := d
-		if st.On == compiler.OnSource {
+		if st.On == ir.OnSource {
 			on = sd
 		}
 		parts, err := w.render(on, st, types)
@@ -61,7 +63,7 @@ func render(w *Writer, d Dialect, p *compiler.Plan, src []Dialect, types map[com
 
 // sourceDialect is the dialect the source's statements are spelled in:
 // the target's, unless the source is outside it.
-func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) {
+func sourceDialect(d Dialect, p *ir.Plan, src []Dialect) (Dialect, error) {
 	if p.From == nil {
 		return d, nil
 	}
@@ -76,24 +78,24 @@ func sourceDialect(d Dialect, p *compiler.Plan, src []Dialect) (Dialect, error) 
 
 // RenderStatement spells one statement. No parts and no error means the
 // dialect has nothing to do for it (SQLite has no schemas to create).
-func RenderStatement(d Dialect, st *compiler.Statement) ([]Part, error) {
+func RenderStatement(d Dialect, st *ir.Statement) ([]Part, error) {
 	return renderStatement(d, st, nil)
 }
 
 // paramTypes are the column types a plan's typed parameters stand for: a
 // watermark value (a timestamp, the run's time, without a watermark), a
 // partition bound, a reconcile bound.
-func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
-	types := map[compiler.ParamType]compiler.Type{compiler.PWatermark: {Kind: compiler.Timestamp}}
+func paramTypes(p *ir.Plan) map[ir.ParamType]ir.Type {
+	types := map[ir.ParamType]ir.Type{ir.PWatermark: {Kind: ir.Timestamp}}
 	if p.Watermark != nil {
-		types[compiler.PWatermark] = p.Watermark.Type
+		types[ir.PWatermark] = p.Watermark.Type
 	}
 	if p.Partition != nil {
-		types[compiler.PPartition] = p.Partition.Type
+		types[ir.PPartition] = p.Partition.Type
 	}
 	for _, c := range p.Columns {
 		if c.Name == p.ReconcileBy {
-			types[compiler.PBound] = c.Type
+			types[ir.PBound] = c.Type
 		}
 	}
 	return types
@@ -101,7 +103,7 @@ func paramTypes(p *compiler.Plan) map[compiler.ParamType]compiler.Type {
 
 // renderStatement spells st for d; types are the plan's parameter types
 // (nil for a lone statement).
-func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
+func renderStatement(d Dialect, st *ir.Statement, types map[ir.ParamType]ir.Type) ([]Part, error) {
 	return new(Writer).render(d, st, types)
 }
 
@@ -109,14 +111,14 @@ func renderStatement(d Dialect, st *compiler.Statement, types map[compiler.Param
 // only its scratch space (the statement's bytes, the spellings of the
 // names it quoted, the lex-back's tokens and tables) from one to the next. What it returns (the parts, their parameters and
 // what they meant) is the statement's own.
-func (w *Writer) render(d Dialect, st *compiler.Statement, types map[compiler.ParamType]compiler.Type) ([]Part, error) {
+func (w *Writer) render(d Dialect, st *ir.Statement, types map[ir.ParamType]ir.Type) ([]Part, error) {
 	*w = Writer{d: d, declared: st.Params, types: types, cur: w.cur[:0], names: w.names, stmt: w.stmt, lex: w.lex}
 	handled := false
-	if m, ok := st.Op.(compiler.MergeRows); ok && (m.Count || m.Tally) {
+	if m, ok := st.Op.(ir.MergeRows); ok && (m.Count || m.Tally) {
 		if c, ok := d.(CountingMerger); !ok || !c.CountingMerge(w, m) {
 			// The rows the merge will update, counted first, in a part of
 			// their own; then the merge.
-			RenderVia(w, compiler.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally, Version: m.Version})
+			RenderVia(w, ir.CountMatched{Stage: m.Stage, Source: m.Source, Window: m.Window, Target: m.Target, Key: m.Key, NullSafe: m.NullSafe, Tally: m.Tally, Version: m.Version})
 			w.End()
 			m.Count, m.Tally = false, false
 			RenderVia(w, m)
@@ -143,127 +145,127 @@ func (w *Writer) render(d Dialect, st *compiler.Statement, types map[compiler.Pa
 // most engines accept as written. It only dispatches: each operation has
 // one function of its own, named after it, and a new operation adds a
 // case here and its function.
-func renderOp(w *Writer, op compiler.Op) {
+func renderOp(w *Writer, op ir.Op) {
 	switch op := op.(type) {
-	case compiler.CreateSchema:
+	case ir.CreateSchema:
 		createSchema(w, op)
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		CreateTable(w, op, "TEMPORARY")
-	case compiler.DropTable:
+	case ir.DropTable:
 		dropTable(w, op)
-	case compiler.CreateIndex:
+	case ir.CreateIndex:
 		// Nothing by default: an index is an optimization, and most
 		// engines here have none (or prune by zone maps, as DuckDB does).
 		// Engines that benefit spell it with CreateIndexIfNotExists.
-	case compiler.IndexExists:
+	case ir.IndexExists:
 		// Engines that create no index have every index they need.
 		w.S("SELECT 1")
-	case compiler.SessionLock:
+	case ir.SessionLock:
 		// Nothing by default: an engine without session locks holds a
 		// pipeline by its lease alone.
-	case compiler.AnalyzeTable:
+	case ir.AnalyzeTable:
 		// Nothing by default: an optimization for planners that read
 		// statistics (PostgreSQL spells it).
-	case compiler.Checkpoint:
+	case ir.Checkpoint:
 		// Nothing by default: servers write their log on their own, and
 		// closing a connection to one writes nothing (DuckDB spells it).
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		insertValuesIfAbsent(w, op)
-	case compiler.Update:
+	case ir.Update:
 		update(w, op)
-	case compiler.SelectRows:
+	case ir.SelectRows:
 		selectRows(w, op)
-	case compiler.StageRows:
+	case ir.StageRows:
 		stageRows(w, op)
-	case compiler.ReadSource:
+	case ir.ReadSource:
 		Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Where, Dedupe: op.Dedupe, Range: op.Range, Narrow: true})
-	case compiler.DistinctPartitions:
+	case ir.DistinctPartitions:
 		DistinctPartitions(w, op)
-	case compiler.RetractKeys:
+	case ir.RetractKeys:
 		retractKeys(w, op)
-	case compiler.ReplacePartition:
+	case ir.ReplacePartition:
 		replacePartition(w, op)
-	case compiler.CountSource:
+	case ir.CountSource:
 		countSource(w, op)
-	case compiler.ProbeColumns:
+	case ir.ProbeColumns:
 		probeColumns(w, op)
-	case compiler.AddColumn:
+	case ir.AddColumn:
 		addColumn(w, op)
-	case compiler.AlterColumnType:
+	case ir.AlterColumnType:
 		alterColumnType(w, op)
-	case compiler.DropColumn:
+	case ir.DropColumn:
 		dropColumn(w, op)
-	case compiler.ProfileColumns:
+	case ir.ProfileColumns:
 		profileColumns(w, op)
-	case compiler.SourceMax:
+	case ir.SourceMax:
 		sourceMax(w, op)
-	case compiler.HasRows:
+	case ir.HasRows:
 		hasRows(w, op)
-	case compiler.CountRows:
+	case ir.CountRows:
 		countRows(w, op)
-	case compiler.QuarantineRows:
+	case ir.QuarantineRows:
 		QuarantineRows(w, op)
-	case compiler.ReplaceAll:
-		ReplaceAll(w, op, func() { RenderVia(w, compiler.DeleteRows{Table: op.Target}) })
-	case compiler.SourceUnique:
+	case ir.ReplaceAll:
+		ReplaceAll(w, op, func() { RenderVia(w, ir.DeleteRows{Table: op.Target}) })
+	case ir.SourceUnique:
 		// The engine's catalog is not read here: the dedupe always runs.
 		w.S("SELECT 0")
-	case compiler.DeleteRows:
+	case ir.DeleteRows:
 		deleteRows(w, op)
-	case compiler.DuplicateKey:
+	case ir.DuplicateKey:
 		duplicateKey(w, op)
-	case compiler.VersionedKeys:
+	case ir.VersionedKeys:
 		versionedKeys(w, op)
-	case compiler.CountMatched:
+	case ir.CountMatched:
 		countMatched(w, op)
-	case compiler.InsertFrom:
+	case ir.InsertFrom:
 		insertFrom(w, op)
-	case compiler.MergeRows:
+	case ir.MergeRows:
 		Merge(w, op)
-	case compiler.ResolveChanges:
+	case ir.ResolveChanges:
 		ResolveChanges(w, op)
-	case compiler.UpdateMatched:
+	case ir.UpdateMatched:
 		updateMatched(w, op)
-	case compiler.Aggregate:
+	case ir.Aggregate:
 		Aggregate(w, op)
-	case compiler.LookupOverlaps:
+	case ir.LookupOverlaps:
 		lookupOverlaps(w, op)
-	case compiler.VersionCandidates:
+	case ir.VersionCandidates:
 		versionCandidates(w, op)
-	case compiler.VersionHistory:
+	case ir.VersionHistory:
 		versionHistory(w, op)
-	case compiler.ReopenVersions:
+	case ir.ReopenVersions:
 		reopenVersions(w, op)
-	case compiler.TimelineChanges:
+	case ir.TimelineChanges:
 		timelineChanges(w, op)
-	case compiler.ColumnChanges:
+	case ir.ColumnChanges:
 		columnChanges(w, op)
-	case compiler.VanishedVersions:
+	case ir.VanishedVersions:
 		vanishedVersions(w, op)
-	case compiler.ApplyVersions:
+	case ir.ApplyVersions:
 		applyVersions(w, op)
-	case compiler.ResolveVersions:
+	case ir.ResolveVersions:
 		resolveVersions(w, op)
-	case compiler.TombstoneHistory:
+	case ir.TombstoneHistory:
 		tombstoneHistory(w, op)
-	case compiler.EventChanges:
+	case ir.EventChanges:
 		eventChanges(w, op)
 	default:
 		w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
 	}
 }
 
-func createSchema(w *Writer, op compiler.CreateSchema) {
+func createSchema(w *Writer, op ir.CreateSchema) {
 	w.S("CREATE SCHEMA IF NOT EXISTS ")
-	w.Table(compiler.Table{Parts: op.Schema})
+	w.Table(ir.Table{Parts: op.Schema})
 }
 
-func dropTable(w *Writer, op compiler.DropTable) {
+func dropTable(w *Writer, op ir.DropTable) {
 	w.S("DROP TABLE IF EXISTS ")
 	w.Table(op.Table)
 }
 
-func insertValuesIfAbsent(w *Writer, op compiler.InsertValues) {
+func insertValuesIfAbsent(w *Writer, op ir.InsertValues) {
 	InsertValues(w, op)
 	if len(op.IfAbsentKey) > 0 {
 		w.S("\nON CONFLICT (")
@@ -272,7 +274,7 @@ func insertValuesIfAbsent(w *Writer, op compiler.InsertValues) {
 	}
 }
 
-func update(w *Writer, op compiler.Update) {
+func update(w *Writer, op ir.Update) {
 	w.S("UPDATE ")
 	w.Table(op.Table)
 	w.S("\nSET ")
@@ -297,7 +299,7 @@ func update(w *Writer, op compiler.Update) {
 	}
 }
 
-func selectRows(w *Writer, op compiler.SelectRows) {
+func selectRows(w *Writer, op ir.SelectRows) {
 	w.S("SELECT ")
 	w.Idents("", op.Columns)
 	w.S("\nFROM ")
@@ -313,7 +315,7 @@ func selectRows(w *Writer, op compiler.SelectRows) {
 	}
 }
 
-func stageRows(w *Writer, op compiler.StageRows) {
+func stageRows(w *Writer, op ir.StageRows) {
 	w.S("INSERT INTO ")
 	w.Table(op.Into)
 	w.S(" (")
@@ -324,7 +326,7 @@ func stageRows(w *Writer, op compiler.StageRows) {
 
 // retractKeys names the target by its own name, not an alias: not every
 // engine's DELETE takes one (Trino, Redshift, MariaDB).
-func retractKeys(w *Writer, op compiler.RetractKeys) {
+func retractKeys(w *Writer, op ir.RetractKeys) {
 	target := ownName(w, op.Target)
 	w.S("DELETE FROM ")
 	w.Table(op.Target)
@@ -344,7 +346,7 @@ func retractKeys(w *Writer, op compiler.RetractKeys) {
 	w.S("\n)")
 }
 
-func replacePartition(w *Writer, op compiler.ReplacePartition) {
+func replacePartition(w *Writer, op ir.ReplacePartition) {
 	w.S("DELETE FROM ")
 	w.Table(op.Target)
 	w.S("\nWHERE ")
@@ -362,7 +364,7 @@ func replacePartition(w *Writer, op compiler.ReplacePartition) {
 	WindowPred(w, "", op.Range)
 }
 
-func countSource(w *Writer, op compiler.CountSource) {
+func countSource(w *Writer, op ir.CountSource) {
 	if op.Keep != nil && op.Keep.Dedupe != nil {
 		w.S("SELECT COUNT(*)\nFROM ")
 		kept(w, op.Source, nil, op.Window, *op.Keep)
@@ -393,7 +395,7 @@ func countSource(w *Writer, op compiler.CountSource) {
 	}
 }
 
-func probeColumns(w *Writer, op compiler.ProbeColumns) {
+func probeColumns(w *Writer, op ir.ProbeColumns) {
 	w.S("SELECT ")
 	if len(op.Columns) > 0 {
 		w.Idents("", op.Columns)
@@ -407,7 +409,7 @@ func probeColumns(w *Writer, op compiler.ProbeColumns) {
 	w.S("\nWHERE 1 = 0")
 }
 
-func addColumn(w *Writer, op compiler.AddColumn) {
+func addColumn(w *Writer, op ir.AddColumn) {
 	w.S("ALTER TABLE ")
 	w.Table(op.Table)
 	w.S(" ADD COLUMN ")
@@ -416,7 +418,7 @@ func addColumn(w *Writer, op compiler.AddColumn) {
 	w.Type(op.Column.Type)
 }
 
-func alterColumnType(w *Writer, op compiler.AlterColumnType) {
+func alterColumnType(w *Writer, op ir.AlterColumnType) {
 	w.S("ALTER TABLE ")
 	w.Table(op.Table)
 	w.S(" ALTER COLUMN ")
@@ -425,14 +427,14 @@ func alterColumnType(w *Writer, op compiler.AlterColumnType) {
 	w.Type(op.Column.Type)
 }
 
-func dropColumn(w *Writer, op compiler.DropColumn) {
+func dropColumn(w *Writer, op ir.DropColumn) {
 	w.S("ALTER TABLE ")
 	w.Table(op.Table)
 	w.S(" DROP COLUMN ")
 	w.Col("", op.Column)
 }
 
-func profileColumns(w *Writer, op compiler.ProfileColumns) {
+func profileColumns(w *Writer, op ir.ProfileColumns) {
 	w.S("SELECT COUNT(*) AS incrc_rows")
 	for i, c := range op.Columns {
 		w.S(",\n  COUNT(")
@@ -450,20 +452,20 @@ func profileColumns(w *Writer, op compiler.ProfileColumns) {
 	From(w, op.Source)
 }
 
-func sourceMax(w *Writer, op compiler.SourceMax) {
+func sourceMax(w *Writer, op ir.SourceMax) {
 	w.S("SELECT MAX(")
 	w.Col("", op.Column)
 	w.S(")\nFROM ")
 	From(w, op.Source)
 }
 
-func hasRows(w *Writer, op compiler.HasRows) {
+func hasRows(w *Writer, op ir.HasRows) {
 	w.S("SELECT CASE WHEN EXISTS (SELECT 1 FROM ")
 	w.Table(op.Table)
 	w.S(") THEN 1 ELSE 0 END")
 }
 
-func countRows(w *Writer, op compiler.CountRows) {
+func countRows(w *Writer, op ir.CountRows) {
 	w.S("SELECT COUNT(*)\nFROM ")
 	w.Table(op.Table)
 	if op.Where != nil {
@@ -472,7 +474,7 @@ func countRows(w *Writer, op compiler.CountRows) {
 	}
 }
 
-func deleteRows(w *Writer, op compiler.DeleteRows) {
+func deleteRows(w *Writer, op ir.DeleteRows) {
 	w.S("DELETE FROM ")
 	w.Table(op.Table)
 	if op.Where != nil {
@@ -481,7 +483,7 @@ func deleteRows(w *Writer, op compiler.DeleteRows) {
 	}
 }
 
-func duplicateKey(w *Writer, op compiler.DuplicateKey) {
+func duplicateKey(w *Writer, op ir.DuplicateKey) {
 	w.S("SELECT ")
 	w.Idents("", op.Key)
 	w.S(", COUNT(*)\nFROM ")
@@ -493,7 +495,7 @@ func duplicateKey(w *Writer, op compiler.DuplicateKey) {
 	w.S("\nLIMIT 1")
 }
 
-func versionedKeys(w *Writer, op compiler.VersionedKeys) {
+func versionedKeys(w *Writer, op ir.VersionedKeys) {
 	w.S("SELECT COUNT(*)\nFROM (\n  SELECT ")
 	w.Idents("", op.Key)
 	w.S("\n  FROM ")
@@ -509,32 +511,32 @@ func versionedKeys(w *Writer, op compiler.VersionedKeys) {
 	w.S("\n  HAVING COUNT(*) > 1\n) AS incrc_versions")
 }
 
-func countMatched(w *Writer, op compiler.CountMatched) {
+func countMatched(w *Writer, op ir.CountMatched) {
 	if op.Tally {
 		// The target is keyed by Key: a row matches at most one.
 		k := op.Key[0]
 		w.S("SELECT COUNT(*) AS ")
-		w.Col("", compiler.RegRead)
+		w.Col("", ir.RegRead)
 		w.S(", COUNT(*) - COUNT(")
 		w.Col("t", k)
 		w.S(") AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		if op.Version != "" {
 			w.S(", COUNT(")
 			w.Col("t", k)
 			w.S(") - COUNT(CASE WHEN ")
 			Older(w, "t", "s", op.Version)
 			w.S(" THEN 1 END) AS ")
-			w.Col("", compiler.RegUpdated)
+			w.Col("", ir.RegUpdated)
 			w.S(", COUNT(CASE WHEN ")
 			Older(w, "t", "s", op.Version)
 			w.S(" THEN 1 END) AS ")
-			w.Col("", compiler.RegIgnored)
+			w.Col("", ir.RegIgnored)
 		} else {
 			w.S(", COUNT(")
 			w.Col("t", k)
 			w.S(") AS ")
-			w.Col("", compiler.RegUpdated)
+			w.Col("", ir.RegUpdated)
 		}
 		w.S("\nFROM ")
 		MergeSource(w, op.Stage, op.Source, op.Window, matchedCols(op))
@@ -557,7 +559,7 @@ func countMatched(w *Writer, op compiler.CountMatched) {
 	w.S("\n)")
 }
 
-func insertFrom(w *Writer, op compiler.InsertFrom) {
+func insertFrom(w *Writer, op ir.InsertFrom) {
 	w.S("INSERT INTO ")
 	w.Table(op.Into)
 	w.S(" (")
@@ -568,7 +570,7 @@ func insertFrom(w *Writer, op compiler.InsertFrom) {
 	w.Table(op.From)
 }
 
-func updateMatched(w *Writer, op compiler.UpdateMatched) {
+func updateMatched(w *Writer, op ir.UpdateMatched) {
 	w.S("MERGE INTO ")
 	w.Table(op.Target)
 	w.S(" AS t\nUSING ")
@@ -583,23 +585,23 @@ func updateMatched(w *Writer, op compiler.UpdateMatched) {
 // not an alias, which not every engine's DELETE takes (Trino, Redshift,
 // MariaDB): its last part, unless the engine names tables its own way
 // (TableNamer).
-func ownName(w *Writer, t compiler.Table) Qual {
+func ownName(w *Writer, t ir.Table) Qual {
 	if _, ok := w.d.(TableNamer); ok {
 		return Named(t)
 	}
-	return Named(compiler.Table{Parts: []string{t.Name()}})
+	return Named(ir.Table{Parts: []string{t.Name()}})
 }
 
 // CreateTable spells CREATE TABLE; temp is the engine's word for a
 // session-scoped table (TEMPORARY, TEMP). A temporary table is dropped
 // first by the plan, so it is created unconditionally.
-func CreateTable(w *Writer, op compiler.CreateTable, temp string) {
+func CreateTable(w *Writer, op ir.CreateTable, temp string) {
 	CreateTableStyled(w, op, TableStyle{Temporary: "CREATE " + temp + " TABLE", PrimaryKey: true})
 }
 
 // CreateIndexIfNotExists spells CREATE INDEX IF NOT EXISTS. The index
 // lives in the table's schema, where its name must be unique.
-func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
+func CreateIndexIfNotExists(w *Writer, op ir.CreateIndex) {
 	w.S("CREATE INDEX IF NOT EXISTS ")
 	w.Col("", op.Name)
 	w.S(" ON ")
@@ -610,7 +612,7 @@ func CreateIndexIfNotExists(w *Writer, op compiler.CreateIndex) {
 }
 
 // InsertValues spells INSERT INTO t (cols) VALUES (...).
-func InsertValues(w *Writer, op compiler.InsertValues) {
+func InsertValues(w *Writer, op ir.InsertValues) {
 	w.S("INSERT INTO ")
 	w.Table(op.Table)
 	w.S(" (")
@@ -626,7 +628,7 @@ func InsertValues(w *Writer, op compiler.InsertValues) {
 }
 
 // OrderBy appends an ORDER BY clause.
-func OrderBy(w *Writer, order []compiler.Order) {
+func OrderBy(w *Writer, order []ir.Order) {
 	if len(order) == 0 {
 		return
 	}
@@ -646,7 +648,7 @@ func OrderBy(w *Writer, order []compiler.Order) {
 // format over the glob (or the list of paths bound to a parameter), with
 // key=value folders as columns. Only DuckDB reads files: incrc reads them
 // with its embedded one, whatever the target.
-func fileScan(w *Writer, f *compiler.FileScan) {
+func fileScan(w *Writer, f *ir.FileScan) {
 	if w.d.Name() != "duckdb" {
 		w.Fail(fmt.Errorf("%s: files are read by the embedded DuckDB, never by the target: a files source's statements are spelled for duckdb", w.d.Name()))
 		return
@@ -693,24 +695,24 @@ func fileScan(w *Writer, f *compiler.FileScan) {
 // Selection is what Deduped reads: the columns of a source in a window,
 // one row per key when Dedupe is set.
 type Selection struct {
-	Source  compiler.Relation
+	Source  ir.Relation
 	Columns []string
-	Window  compiler.Window
+	Window  ir.Window
 	// Where, when set, is more of what a row must pass to be read, before
 	// the dedupe.
-	Where  compiler.Expr
-	Dedupe *compiler.Dedupe
+	Where  ir.Expr
+	Dedupe *ir.Dedupe
 	// Range, when set, is a range on a column that the kept row must fall
 	// in; it applies after the dedupe (a key whose newest version left the
 	// range is not in it).
-	Range compiler.Window
+	Range ir.Window
 	// Narrow: the ranking reads only keys that have some version in the
 	// range: the same rows, without ranking the whole source for one
 	// partition (a wide range is cheaper without the semi-join).
 	Narrow bool
 	// Also, when set, is a predicate ANDed outside the dedupe (after the
 	// window, so parameter markers stay in text order).
-	Also compiler.Expr
+	Also ir.Expr
 }
 
 // Deduped spells SELECT cols FROM source WHERE window, keeping one row per
@@ -782,7 +784,7 @@ func Deduped(w *Writer, sel Selection) {
 // range): the semi-join that restricts a dedupe to the keys it can keep.
 // A nullable key matches NULL-safely, so a NULL key part is never lost;
 // others match with =, which every engine can serve from an index.
-func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.Dedupe, rng compiler.Window) {
+func keysIn(w *Writer, src ir.Relation, win ir.Window, d *ir.Dedupe, rng ir.Window) {
 	w.S("EXISTS (\n      SELECT 1 FROM ")
 	mark := len(w.cur)
 	FromAs(w, src, "incrc_k")
@@ -808,7 +810,7 @@ func keysIn(w *Writer, src compiler.Relation, win compiler.Window, d *compiler.D
 }
 
 // QuarantineRows spells the copy of invalid rows into quarantine.
-func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
+func QuarantineRows(w *Writer, op ir.QuarantineRows) {
 	w.S("INSERT INTO ")
 	w.Table(op.Into)
 	w.S(" (")
@@ -866,14 +868,14 @@ func QuarantineRows(w *Writer, op compiler.QuarantineRows) {
 
 // KeptRows spells SELECT cols of the rows a full refresh keeps that pass
 // valid (nil: all): what it writes.
-func KeptRows(w *Writer, op compiler.ReplaceAll) {
+func KeptRows(w *Writer, op ir.ReplaceAll) {
 	Deduped(w, Selection{Source: op.Source, Columns: op.Columns, Window: op.Window, Where: op.Keep.Where, Dedupe: op.Keep.Dedupe, Also: op.Valid})
 }
 
 // ReplaceAll spells a full refresh's rewrite as clear (the engine's way
 // of emptying the target, in the write transaction), then one INSERT ...
 // SELECT of the rows kept.
-func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
+func ReplaceAll(w *Writer, op ir.ReplaceAll, clear func()) {
 	clear()
 	w.End()
 	w.S("INSERT INTO ")
@@ -888,7 +890,7 @@ func ReplaceAll(w *Writer, op compiler.ReplaceAll, clear func()) {
 // one MERGE from the rows kept: a row that differs is updated, a new key
 // inserted, a key the source no longer holds deleted, and an unchanged
 // row left alone.
-func MergeAll(w *Writer, op compiler.ReplaceAll) {
+func MergeAll(w *Writer, op ir.ReplaceAll) {
 	w.S("MERGE INTO ")
 	w.Table(op.Target)
 	w.S(" AS t\nUSING (\n")
@@ -917,7 +919,7 @@ func MergeAll(w *Writer, op compiler.ReplaceAll) {
 
 // RenderVia spells an operation the way the dialect does: its own
 // spelling when it has one, the shared one otherwise.
-func RenderVia(w *Writer, op compiler.Op) {
+func RenderVia(w *Writer, op ir.Op) {
 	if r, ok := w.d.(OpRenderer); ok {
 		handled, err := r.RenderOp(w, op)
 		if err != nil {
@@ -955,7 +957,7 @@ func containsStr(list []string, s string) bool {
 }
 
 // Merge spells a standard MERGE of the stage into the target.
-func Merge(w *Writer, op compiler.MergeRows) {
+func Merge(w *Writer, op ir.MergeRows) {
 	w.S("MERGE INTO ")
 	w.Table(op.Target)
 	w.S(" AS t\nUSING ")
@@ -981,7 +983,7 @@ func Merge(w *Writer, op compiler.MergeRows) {
 
 // matchedCols are the columns a CountMatched reads of what the merge
 // reads: the key, and the version its guard compares.
-func matchedCols(op compiler.CountMatched) []string {
+func matchedCols(op ir.CountMatched) []string {
 	if op.Version == "" {
 		return op.Key
 	}
@@ -1025,7 +1027,7 @@ func OlderOf(w *Writer, t, in Qual, version string) {
 // MERGE when the key may be NULL (so no unique index can catch conflicts):
 // update the matched rows, then insert the rest. updateFrom spells the
 // first; the second is shared.
-func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
+func UpdateThenInsert(w *Writer, op ir.MergeRows, updateFrom func()) {
 	if len(op.Updated()) > 0 {
 		updateFrom()
 		w.End()
@@ -1047,7 +1049,7 @@ func UpdateThenInsert(w *Writer, op compiler.MergeRows, updateFrom func()) {
 
 // Aggregate spells one side of a reconciliation: per By value (or per
 // partition) in a range, count and the measures.
-func Aggregate(w *Writer, op compiler.Aggregate) {
+func Aggregate(w *Writer, op ir.Aggregate) {
 	key := func() { w.Col("", op.By) }
 	if op.Partition != nil {
 		by := key
@@ -1071,7 +1073,7 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 	}
 	rng := op.Range
 	if rng.Column == "" {
-		rng = compiler.Window{Column: op.By, Lo: "from", Hi: "to"}
+		rng = ir.Window{Column: op.By, Lo: "from", Hi: "to"}
 	}
 	w.S("\nFROM ")
 	if op.Dedupe == nil && op.Valid == nil && op.Window.Column == "" {
@@ -1095,8 +1097,8 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 // Trunc writes the start of the partition a date or timestamp value (expr)
 // falls in. A day partition of a date column is the value itself;
 // everything else needs the dialect's TimeTruncer.
-func Trunc(w *Writer, expr func(), p compiler.Partitioning) {
-	if p.Granularity == "day" && p.Type.Kind == compiler.Date {
+func Trunc(w *Writer, expr func(), p ir.Partitioning) {
+	if p.Granularity == "day" && p.Type.Kind == ir.Date {
 		expr()
 		return
 	}
@@ -1110,7 +1112,7 @@ func Trunc(w *Writer, expr func(), p compiler.Partitioning) {
 
 // DistinctPartitions spells the partitions the window's rows fall in, with
 // the number of rows in each.
-func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
+func DistinctPartitions(w *Writer, op ir.DistinctPartitions) {
 	key := func() { Trunc(w, func() { w.Col("", op.Partition.Column) }, op.Partition) }
 	w.S("SELECT ")
 	key()
@@ -1127,7 +1129,7 @@ func DistinctPartitions(w *Writer, op compiler.DistinctPartitions) {
 
 // allColumns lists what the deduped source side must carry: the key, the
 // version order, the group, the measures and the quality rules' columns.
-func allColumns(op compiler.Aggregate) []string {
+func allColumns(op ir.Aggregate) []string {
 	var cols []string
 	add := func(c string) {
 		if c != "" && !containsStr(cols, c) {
@@ -1147,7 +1149,7 @@ func allColumns(op compiler.Aggregate) []string {
 		add(m.Column)
 	}
 	if op.Valid != nil {
-		for _, c := range compiler.Columns(op.Valid) {
+		for _, c := range ir.Columns(op.Valid) {
 			add(c)
 		}
 	}
@@ -1161,9 +1163,9 @@ func allColumns(op compiler.Aggregate) []string {
 // then the newest one kept when no row or tombstone of its key holds a
 // sequence as new. Plain joins and comparisons: every engine spells them
 // alike.
-func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
+func ResolveChanges(w *Writer, op ir.ResolveChanges) {
 	newerThanBook := func() {
-		w.Col("b", compiler.SequenceColumn)
+		w.Col("b", ir.SequenceColumn)
 		w.S(" > ")
 		w.Col("r", op.Sequence)
 	}
@@ -1173,15 +1175,15 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 	if op.Deletes {
 		w.Idents("", op.Key)
 		w.S(", ")
-		w.Col("", compiler.SequenceColumn)
+		w.Col("", ir.SequenceColumn)
 		if op.At != "" {
 			w.S(", ")
-			w.Col("", compiler.DeletedAtColumn)
+			w.Col("", ir.DeletedAtColumn)
 		}
 	} else {
 		w.Idents("", op.Image)
 		w.S(", ")
-		w.Col("", compiler.SequenceColumn)
+		w.Col("", ir.SequenceColumn)
 		if op.Flag != "" {
 			w.S(", ")
 			w.Col("", op.Flag)
@@ -1208,7 +1210,7 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 			w.S(" THEN TRUE ELSE FALSE END, CASE WHEN ")
 			newerThanBook()
 			w.S(" THEN ")
-			w.Col("b", compiler.DeletedAtColumn)
+			w.Col("b", ir.DeletedAtColumn)
 			w.S(" END")
 		}
 	}
@@ -1246,11 +1248,11 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 	join("b")
 	newer := func(alias string) {
 		w.S("\n  AND (")
-		w.Col(alias, compiler.SequenceColumn)
+		w.Col(alias, ir.SequenceColumn)
 		w.S(" IS NULL OR ")
 		w.Col("r", op.Sequence)
 		w.S(" > ")
-		w.Col(alias, compiler.SequenceColumn)
+		w.Col(alias, ir.SequenceColumn)
 		w.S(")")
 	}
 	w.S("\nWHERE r.incrc_rn = 1\n  AND ")
@@ -1269,11 +1271,11 @@ func ResolveChanges(w *Writer, op compiler.ResolveChanges) {
 // CopyInsert spells the INSERT a copy step sends to an engine without a
 // bulk path of its own (MariaDB/MySQL, SQLite): rows tuples of one marker
 // per column, bound row after row. It is lexed back as every statement.
-func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, error) {
-	params := make([]compiler.Param, 0, rows*len(cols))
+func CopyInsert(d Dialect, t ir.Table, cols []string, rows int) (Part, error) {
+	params := make([]ir.Param, 0, rows*len(cols))
 	for r := 0; r < rows; r++ {
 		for i := range cols {
-			params = append(params, compiler.Param{Name: fmt.Sprintf("r%d_%d", r, i), Type: compiler.PText})
+			params = append(params, ir.Param{Name: fmt.Sprintf("r%d_%d", r, i), Type: ir.PText})
 		}
 	}
 	w := &Writer{d: d, declared: params}
@@ -1309,7 +1311,7 @@ func CopyInsert(d Dialect, t compiler.Table, cols []string, rows int) (Part, err
 
 // dedupeOrder writes a dedupe's order, where the json columns are ordered
 // by their text form on an engine that cannot order json (JSONOrderer).
-func dedupeOrder(w *Writer, order []compiler.Order, json []string) {
+func dedupeOrder(w *Writer, order []ir.Order, json []string) {
 	j, jsonOrderer := w.d.(JSONOrderer)
 	n, nullsLaster := w.d.(NullsLaster)
 	for i, o := range order {
@@ -1340,7 +1342,7 @@ func dedupeOrder(w *Writer, order []compiler.Order, json []string) {
 // From spells a relation in a FROM clause: a table, or the source query
 // wrapped as a derived table named src. The query itself is embedded when
 // the statement ends, as the engine reads it (see EmbedQuery).
-func From(w *Writer, r compiler.Relation) {
+func From(w *Writer, r ir.Relation) {
 	switch {
 	case len(r.Lookups) > 0:
 		lookupFrom(w, r)
@@ -1357,7 +1359,7 @@ func From(w *Writer, r compiler.Relation) {
 
 // FromAs appends the relation r named alias: a derived table is renamed
 // from src.
-func FromAs(w *Writer, r compiler.Relation, alias string) {
+func FromAs(w *Writer, r ir.Relation, alias string) {
 	mark := len(w.cur)
 	From(w, r)
 	if r.Derived() && bytes.HasSuffix(w.cur[mark:], []byte(" AS src")) {
@@ -1426,7 +1428,7 @@ func (w *Writer) indentLines(mark int, prefix string) {
 
 // windowed says whether a window is bounded on some side: whether
 // WindowPred spells anything.
-func windowed(win compiler.Window) bool { return win.Lo != "" || win.Hi != "" }
+func windowed(win ir.Window) bool { return win.Lo != "" || win.Hi != "" }
 
 // terms writes a list of predicates: first before the first, sep between
 // the others.
@@ -1448,7 +1450,7 @@ func (t *terms) next() {
 
 // WindowPred spells the half-open window col >= :lo AND col < :hi, or
 // nothing when the window is open on both sides.
-func WindowPred(w *Writer, alias string, win compiler.Window) {
+func WindowPred(w *Writer, alias string, win ir.Window) {
 	if !windowed(win) {
 		return
 	}
@@ -1486,7 +1488,7 @@ func WindowPred(w *Writer, alias string, win compiler.Window) {
 // derived table, incrc_rows: the window's rows that pass keep.Where, one
 // per key by keep.Dedupe. cols are the columns it selects (nil: all the
 // columns of keep).
-func kept(w *Writer, src compiler.Relation, cols []string, win compiler.Window, keep compiler.Keep) {
+func kept(w *Writer, src ir.Relation, cols []string, win ir.Window, keep ir.Keep) {
 	if cols == nil {
 		cols = keep.Columns
 	}
@@ -1521,7 +1523,7 @@ func keyMatchOf(w *Writer, q Qual, key []string, nullSafe bool) {
 // MergeSource is what a merge (or its count) reads, to be aliased by the
 // caller: the stage, or with src the source's rows in the window, as a
 // subquery of the columns cols.
-func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win compiler.Window, cols []string) {
+func MergeSource(w *Writer, stage ir.Table, src *ir.Relation, win ir.Window, cols []string) {
 	if src == nil {
 		w.Table(stage)
 		return
@@ -1535,13 +1537,13 @@ func MergeSource(w *Writer, stage compiler.Table, src *compiler.Relation, win co
 
 // MergeInput is what a merge reads (see MergeSource): the stage, or the
 // source's window.
-func MergeInput(w *Writer, op compiler.MergeRows) {
+func MergeInput(w *Writer, op ir.MergeRows) {
 	MergeSource(w, op.Stage, op.Source, op.Window, op.Columns)
 }
 
 // MergeFrom is MergeInput for a FROM clause that takes no alias of its
 // own: a subquery of the source's window is named s.
-func MergeFrom(w *Writer, op compiler.MergeRows) {
+func MergeFrom(w *Writer, op ir.MergeRows) {
 	MergeInput(w, op)
 	if op.Source != nil {
 		w.S(" AS s")
@@ -1571,7 +1573,7 @@ func SetList(w *Writer, alias string, cols []string, value func(col string), sep
 
 // Assignments spells an UpdateMatched's SET list: alias.col = value, each
 // value an expression of the stage row s.
-func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) {
+func Assignments(w *Writer, alias string, set []ir.Assign, sep string) {
 	for i, a := range set {
 		if i > 0 {
 			w.S(sep)

@@ -3,7 +3,7 @@ package dialects
 import (
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TimeSpeller is implemented by dialects that spell time values their own
@@ -13,17 +13,17 @@ type TimeSpeller interface {
 	// TimeValue writes expr (a parameter marker, a string literal, NULL)
 	// as a value of type t, where nothing else says its type (a SELECT
 	// list, a CASE): PostgreSQL types a bare marker there as text.
-	TimeValue(w *Writer, expr func(), t compiler.Type)
+	TimeValue(w *Writer, expr func(), t ir.Type)
 	// TimeText is the text of a string literal holding tm as a value of
 	// type t, in the form TimeValue reads.
-	TimeText(tm time.Time, t compiler.Type) string
+	TimeText(tm time.Time, t ir.Type) string
 	// ConvertTime writes expr converted from a date to a timestamp or
 	// back.
-	ConvertTime(w *Writer, expr func(), from, to compiler.Type)
+	ConvertTime(w *Writer, expr func(), from, to ir.Type)
 }
 
 // CastTime writes CAST(expr AS the engine's type).
-func CastTime(w *Writer, expr func(), t compiler.Type) {
+func CastTime(w *Writer, expr func(), t ir.Type) {
 	w.S("CAST(")
 	expr()
 	w.S(" AS ")
@@ -41,19 +41,19 @@ func Cast(w *Writer, expr func(), typ string) {
 // TimeText is a time's literal text: a date, a timestamp without a zone,
 // or one in UTC with its offset, so a timestamptz literal means the same
 // instant in every session time zone.
-func TimeText(tm time.Time, t compiler.Type) string {
+func TimeText(tm time.Time, t ir.Type) string {
 	tm = tm.UTC()
 	switch t.Kind {
-	case compiler.Date:
+	case ir.Date:
 		return tm.Format("2006-01-02")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return tm.Format("2006-01-02 15:04:05.999999") + "+00:00"
 	}
 	return tm.Format("2006-01-02 15:04:05.999999")
 }
 
 // TimeValue writes expr as a value of type t.
-func (w *Writer) TimeValue(expr func(), t compiler.Type) {
+func (w *Writer) TimeValue(expr func(), t ir.Type) {
 	if s, ok := w.d.(TimeSpeller); ok {
 		s.TimeValue(w, expr, t)
 		return
@@ -62,11 +62,11 @@ func (w *Writer) TimeValue(expr func(), t compiler.Type) {
 }
 
 // TimeLit writes a time the compiler validated (canonical, as
-// compiler.ParseWatermark returns it) as a literal of type t. Its text is
+// ir.ParseWatermark returns it) as a literal of type t. Its text is
 // formatted here from the parsed time, never copied from a spec, and goes
 // through String, so the lex-back knows it.
-func (w *Writer) TimeLit(canonical string, t compiler.Type) {
-	tm, err := compiler.ParseTime(canonical)
+func (w *Writer) TimeLit(canonical string, t ir.Type) {
+	tm, err := ir.ParseTime(canonical)
 	if err != nil {
 		w.Fail(err)
 		w.S("NULL")
@@ -81,7 +81,7 @@ func (w *Writer) TimeLit(canonical string, t compiler.Type) {
 
 // ConvertTime writes expr of type from converted to type to (a date and a
 // naive timestamp); the same type is left alone.
-func (w *Writer) ConvertTime(expr func(), from, to compiler.Type) {
+func (w *Writer) ConvertTime(expr func(), from, to ir.Type) {
 	if from.Kind == to.Kind {
 		expr()
 		return
@@ -94,13 +94,13 @@ func (w *Writer) ConvertTime(expr func(), from, to compiler.Type) {
 }
 
 // timeNull writes NULL as a value of type t.
-func (w *Writer) timeNull(t compiler.Type) { w.TimeValue(func() { w.S("NULL") }, t) }
+func (w *Writer) timeNull(t ir.Type) { w.TimeValue(func() { w.S("NULL") }, t) }
 
 // timeParam writes the parameter name as a value of type t.
-func (w *Writer) timeParam(name string, t compiler.Type) { w.TimeValue(func() { w.Param(name) }, t) }
+func (w *Writer) timeParam(name string, t ir.Type) { w.TimeValue(func() { w.Param(name) }, t) }
 
 // openValue is the valid_to of a current version: NULL, or the open end.
-func openValue(w *Writer, v compiler.Versioning) {
+func openValue(w *Writer, v ir.Versioning) {
 	if v.OpenEnd == "" {
 		w.timeNull(v.Type)
 		return
@@ -110,7 +110,7 @@ func openValue(w *Writer, v compiler.Versioning) {
 
 // isOpen is true for a current version (valid_to NULL or the open end);
 // isClosed for one that ended.
-func isOpen(w *Writer, alias string, v compiler.Versioning) {
+func isOpen(w *Writer, alias string, v ir.Versioning) {
 	w.Col(alias, v.ValidTo)
 	if v.OpenEnd == "" {
 		w.S(" IS NULL")
@@ -120,7 +120,7 @@ func isOpen(w *Writer, alias string, v compiler.Versioning) {
 	w.TimeLit(v.OpenEnd, v.Type)
 }
 
-func isClosed(w *Writer, alias string, v compiler.Versioning) {
+func isClosed(w *Writer, alias string, v ir.Versioning) {
 	w.Col(alias, v.ValidTo)
 	if v.OpenEnd == "" {
 		w.S(" IS NOT NULL")
@@ -131,7 +131,7 @@ func isClosed(w *Writer, alias string, v compiler.Versioning) {
 }
 
 // live adds "the version does not record a deletion" where there are such.
-func live(w *Writer, alias string, v compiler.Versioning) {
+func live(w *Writer, alias string, v ir.Versioning) {
 	if v.Deleted == "" {
 		return
 	}
@@ -169,7 +169,7 @@ func same(w *Writer, a, b string, cols []string) {
 
 // insertVersions begins an INSERT of whole versions and the extra column
 // (kind or op) into a session table.
-func insertVersions(w *Writer, into compiler.Table, v compiler.Versioning, extra string) {
+func insertVersions(w *Writer, into ir.Table, v ir.Versioning, extra string) {
 	w.S("INSERT INTO ")
 	w.Table(into)
 	w.S(" (")
@@ -178,22 +178,22 @@ func insertVersions(w *Writer, into compiler.Table, v compiler.Versioning, extra
 }
 
 // deletedValue is ", value" for the flag, when there is one.
-func deletedValue(w *Writer, v compiler.Versioning, value string) {
+func deletedValue(w *Writer, v ir.Versioning, value string) {
 	if v.Deleted != "" {
 		w.S(", ", value)
 	}
 }
 
-func deletedCol(w *Writer, alias string, v compiler.Versioning) {
+func deletedCol(w *Writer, alias string, v ir.Versioning) {
 	if v.Deleted != "" {
 		w.S(", ")
 		w.Col(alias, v.Deleted)
 	}
 }
 
-func versionHistory(w *Writer, op compiler.VersionHistory) {
+func versionHistory(w *Writer, op ir.VersionHistory) {
 	v := op.Versioning
-	insertVersions(w, op.Into, v, compiler.KindColumn)
+	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
 	w.Idents("t", v.Stored())
 	w.S(", 0\nFROM ")
@@ -205,16 +205,16 @@ func versionHistory(w *Writer, op compiler.VersionHistory) {
 	w.S("\n)")
 }
 
-func tombstoneHistory(w *Writer, op compiler.TombstoneHistory) {
+func tombstoneHistory(w *Writer, op ir.TombstoneHistory) {
 	v := op.Versioning
-	cols := append(append([]string(nil), v.Key...), compiler.SequenceColumn, v.ValidFrom)
+	cols := append(append([]string(nil), v.Key...), ir.SequenceColumn, v.ValidFrom)
 	w.S("INSERT INTO ")
 	w.Table(op.Into)
 	w.S(" (")
-	w.Idents("", append(cols, compiler.KindColumn))
+	w.Idents("", append(cols, ir.KindColumn))
 	w.S(")\nSELECT ")
 	w.Idents("b", cols)
-	w.S(", ", compiler.KindHeldDelete, "\nFROM ")
+	w.S(", ", ir.KindHeldDelete, "\nFROM ")
 	w.Table(op.Tombstones)
 	w.S(" AS b\nWHERE EXISTS (\n  SELECT 1 FROM ")
 	w.Table(op.Stage)
@@ -228,7 +228,7 @@ func tombstoneHistory(w *Writer, op compiler.TombstoneHistory) {
 // reads the changes once (MySQL cannot open a temporary table twice in one
 // statement), kept when the target's version and the tombstone at that key
 // and time hold a smaller sequence or none.
-func resolveVersions(w *Writer, op compiler.ResolveVersions) {
+func resolveVersions(w *Writer, op ir.ResolveVersions) {
 	v := op.Versioning
 	at := func(alias string) {
 		keyEq(w, alias, "r", v.Key)
@@ -239,20 +239,20 @@ func resolveVersions(w *Writer, op compiler.ResolveVersions) {
 	}
 	newer := func(alias string) {
 		w.S("(")
-		w.Col(alias, compiler.SequenceColumn)
+		w.Col(alias, ir.SequenceColumn)
 		w.S(" IS NULL OR ")
 		w.Col("r", op.Sequence)
 		w.S(" > ")
-		w.Col(alias, compiler.SequenceColumn)
+		w.Col(alias, ir.SequenceColumn)
 		w.S(")")
 	}
-	insertVersions(w, op.Into, v, compiler.KindColumn)
+	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
 	for i, c := range v.Columns {
 		if i > 0 {
 			w.S(", ")
 		}
-		if c == compiler.SequenceColumn {
+		if c == ir.SequenceColumn {
 			w.Col("r", op.Sequence)
 		} else {
 			w.Col("r", c)
@@ -264,7 +264,7 @@ func resolveVersions(w *Writer, op compiler.ResolveVersions) {
 	w.timeNull(v.Type)
 	w.S(",\n  CASE WHEN (")
 	Expr(w, "r", op.IsDelete)
-	w.S(") THEN ", compiler.KindNewDelete, " ELSE ", compiler.KindNewVersion, " END\n")
+	w.S(") THEN ", ir.KindNewDelete, " ELSE ", ir.KindNewVersion, " END\n")
 	w.S("FROM (\n  SELECT ")
 	w.Idents("", op.Columns)
 	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
@@ -296,22 +296,22 @@ func resolveVersions(w *Writer, op compiler.ResolveVersions) {
 // replaces a version held at its time), a new delete at the time of a held
 // version (which goes), and a held version whose next event is a new one
 // at a later time (ending there).
-func eventChanges(w *Writer, op compiler.EventChanges) {
+func eventChanges(w *Writer, op ir.EventChanges) {
 	v := op.Versioning
 	vf := func() { w.Col("x", v.ValidFrom) }
-	kind := func() { w.Col("x", compiler.KindColumn) }
+	kind := func() { w.Col("x", ir.KindColumn) }
 	replaces := func() {
-		w.S("x.incrc_prev_kind = ", compiler.KindHeldVersion, " AND x.incrc_prev = ")
+		w.S("x.incrc_prev_kind = ", ir.KindHeldVersion, " AND x.incrc_prev = ")
 		vf()
 	}
-	insertVersions(w, op.Into, v, compiler.OpColumn)
+	insertVersions(w, op.Into, v, ir.OpColumn)
 	w.S("SELECT ")
 	w.Idents("x", v.Columns)
 	w.S(", ")
 	vf()
 	w.S(",\n  CASE WHEN ")
 	kind()
-	w.S(" = ", compiler.KindHeldVersion, " THEN x.incrc_next")
+	w.S(" = ", ir.KindHeldVersion, " THEN x.incrc_next")
 	if v.OpenEnd == "" {
 		w.S(" ELSE x.incrc_next END,\n")
 	} else {
@@ -321,30 +321,30 @@ func eventChanges(w *Writer, op compiler.EventChanges) {
 	}
 	w.S("  CASE\n    WHEN ")
 	kind()
-	w.S(" = ", compiler.KindNewDelete, " THEN ", compiler.OpRemove, "\n")
+	w.S(" = ", ir.KindNewDelete, " THEN ", ir.OpRemove, "\n")
 	w.S("    WHEN ")
 	kind()
-	w.S(" = ", compiler.KindHeldVersion, " OR (")
+	w.S(" = ", ir.KindHeldVersion, " OR (")
 	replaces()
-	w.S(") THEN ", compiler.OpRewrite, "\n")
-	w.S("    ELSE ", compiler.OpAdd, "\n  END\nFROM (\n")
+	w.S(") THEN ", ir.OpRewrite, "\n")
+	w.S("    ELSE ", ir.OpAdd, "\n  END\nFROM (\n")
 	over := func() {
 		w.S("OVER (PARTITION BY ")
 		w.Idents("t", v.Key)
 		w.S(" ORDER BY ")
 		w.Col("t", v.ValidFrom)
 		w.S(", ")
-		w.Col("t", compiler.KindColumn)
+		w.Col("t", ir.KindColumn)
 		w.S(")")
 	}
 	w.S("  SELECT ")
-	w.Idents("t", append(v.Stored(), compiler.KindColumn))
+	w.Idents("t", append(v.Stored(), ir.KindColumn))
 	w.S(",\n")
 	for _, c := range [...]struct{ fn, col, as string }{
 		{"LAG", v.ValidFrom, "incrc_prev,\n"},
-		{"LAG", compiler.KindColumn, "incrc_prev_kind,\n"},
+		{"LAG", ir.KindColumn, "incrc_prev_kind,\n"},
 		{"LEAD", v.ValidFrom, "incrc_next,\n"},
-		{"LEAD", compiler.KindColumn, "incrc_next_kind\n"},
+		{"LEAD", ir.KindColumn, "incrc_next_kind\n"},
 	} {
 		w.S("    ", c.fn, "(")
 		w.Col("t", c.col)
@@ -357,24 +357,24 @@ func eventChanges(w *Writer, op compiler.EventChanges) {
 	w.S(" AS t\n) AS x\n")
 	w.S("WHERE ")
 	kind()
-	w.S(" = ", compiler.KindNewVersion, "\n")
+	w.S(" = ", ir.KindNewVersion, "\n")
 	w.S("   OR (")
 	kind()
-	w.S(" = ", compiler.KindNewDelete, " AND ")
+	w.S(" = ", ir.KindNewDelete, " AND ")
 	replaces()
 	w.S(")\n")
 	w.S("   OR (")
 	kind()
-	w.S(" = ", compiler.KindHeldVersion, " AND x.incrc_next_kind >= ", compiler.KindNewVersion, " AND x.incrc_next > ")
+	w.S(" = ", ir.KindHeldVersion, " AND x.incrc_next_kind >= ", ir.KindNewVersion, " AND x.incrc_next > ")
 	vf()
 	w.S(")")
 }
 
 // versionCandidates: the staged rows that are not already a version of
 // the target with the same values.
-func versionCandidates(w *Writer, op compiler.VersionCandidates) {
+func versionCandidates(w *Writer, op ir.VersionCandidates) {
 	v := op.Versioning
-	insertVersions(w, op.Into, v, compiler.KindColumn)
+	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
 	w.Idents("s", v.Columns)
 	w.S(", ")
@@ -404,9 +404,9 @@ func versionCandidates(w *Writer, op compiler.VersionCandidates) {
 // reopenVersions: a staged key without a current version, whose newest
 // row is older than the end of one of its closed versions, gets a
 // candidate at hi.
-func reopenVersions(w *Writer, op compiler.ReopenVersions) {
+func reopenVersions(w *Writer, op ir.ReopenVersions) {
 	v := op.Versioning
-	insertVersions(w, op.Into, v, compiler.KindColumn)
+	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
 	w.Idents("r", v.Columns)
 	w.S(", ")
@@ -451,12 +451,12 @@ func reopenVersions(w *Writer, op compiler.ReopenVersions) {
 // versions before it. A candidate ends at the next start, or earlier where
 // the version it falls in ended; a version that a candidate starts inside
 // ends at that candidate.
-func timelineChanges(w *Writer, op compiler.TimelineChanges) {
+func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	v := op.Versioning
 	vf := func() { w.Col("x", v.ValidFrom) }
 	vt := func() { w.Col("x", v.ValidTo) }
-	kind := func() { w.Col("x", compiler.KindColumn) }
-	insertVersions(w, op.Into, v, compiler.OpColumn)
+	kind := func() { w.Col("x", ir.KindColumn) }
+	insertVersions(w, op.Into, v, ir.OpColumn)
 	w.S("SELECT ")
 	w.Idents("x", v.Columns)
 	w.S(", ")
@@ -481,22 +481,22 @@ func timelineChanges(w *Writer, op compiler.TimelineChanges) {
 	kind()
 	w.S(" = 0 OR x.incrc_prev = ")
 	vf()
-	w.S(" THEN ", compiler.OpRewrite, " ELSE ", compiler.OpAdd, " END\nFROM (\n")
+	w.S(" THEN ", ir.OpRewrite, " ELSE ", ir.OpAdd, " END\nFROM (\n")
 	over := func() {
 		w.S("OVER (PARTITION BY ")
 		w.Idents("t", v.Key)
 		w.S(" ORDER BY ")
 		w.Col("t", v.ValidFrom)
 		w.S(", ")
-		w.Col("t", compiler.KindColumn)
+		w.Col("t", ir.KindColumn)
 	}
 	w.S("  SELECT ")
-	w.Idents("t", append(v.Stored(), compiler.KindColumn))
+	w.Idents("t", append(v.Stored(), ir.KindColumn))
 	w.S(",\n")
 	for _, c := range [...]struct{ fn, col, as string }{
 		{"LAG", v.ValidFrom, "incrc_prev,\n"},
 		{"LEAD", v.ValidFrom, "incrc_next,\n"},
-		{"LEAD", compiler.KindColumn, "incrc_next_kind,\n"},
+		{"LEAD", ir.KindColumn, "incrc_next_kind,\n"},
 	} {
 		w.S("    ", c.fn, "(")
 		w.Col("t", c.col)
@@ -505,7 +505,7 @@ func timelineChanges(w *Writer, op compiler.TimelineChanges) {
 		w.S(") AS ", c.as)
 	}
 	w.S("    MAX(CASE WHEN ")
-	w.Col("t", compiler.KindColumn)
+	w.Col("t", ir.KindColumn)
 	w.S(" = 0 THEN ")
 	w.Col("t", v.ValidTo)
 	w.S(" END) ")
@@ -526,10 +526,10 @@ func timelineChanges(w *Writer, op compiler.TimelineChanges) {
 }
 
 // columnChanges compares each staged row with its key's current version.
-func columnChanges(w *Writer, op compiler.ColumnChanges) {
+func columnChanges(w *Writer, op ir.ColumnChanges) {
 	v := op.Versioning
 	k0 := v.Key[0]
-	insertVersions(w, op.Into, v, compiler.OpColumn)
+	insertVersions(w, op.Into, v, ir.OpColumn)
 	switch op.Part {
 	case "open":
 		w.S("SELECT ")
@@ -541,7 +541,7 @@ func columnChanges(w *Writer, op compiler.ColumnChanges) {
 		deletedValue(w, v, "FALSE")
 		w.S(",\n  CASE WHEN ")
 		w.Col("e", k0)
-		w.S(" IS NULL THEN ", compiler.OpAdd, " ELSE ", compiler.OpRewrite, " END\n")
+		w.S(" IS NULL THEN ", ir.OpAdd, " ELSE ", ir.OpRewrite, " END\n")
 		w.S("FROM ")
 		w.Table(op.Stage)
 		w.S(" AS s\nLEFT JOIN ")
@@ -574,7 +574,7 @@ func columnChanges(w *Writer, op compiler.ColumnChanges) {
 		w.S(", ")
 		w.timeParam(op.Hi, v.Type)
 		deletedCol(w, "o", v)
-		w.S(", ", compiler.OpRewrite, "\n")
+		w.S(", ", ir.OpRewrite, "\n")
 		w.S("FROM ")
 		w.Table(v.Target)
 		w.S(" AS o\nJOIN ")
@@ -607,7 +607,7 @@ func columnChanges(w *Writer, op compiler.ColumnChanges) {
 		w.S(", ")
 		w.Col("o", v.ValidTo)
 		deletedCol(w, "o", v)
-		w.S(", ", compiler.OpRewrite, "\n")
+		w.S(", ", ir.OpRewrite, "\n")
 		w.S("FROM ")
 		w.Table(v.Target)
 		w.S(" AS o\nJOIN ")
@@ -630,9 +630,9 @@ func columnChanges(w *Writer, op compiler.ColumnChanges) {
 
 // vanishedVersions finds the current versions whose key the source no
 // longer carries.
-func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
+func vanishedVersions(w *Writer, op ir.VanishedVersions) {
 	v := op.Versioning
-	insertVersions(w, op.Into, v, compiler.OpColumn)
+	insertVersions(w, op.Into, v, ir.OpColumn)
 	if op.Mark {
 		w.S("SELECT ")
 		w.Idents("o", v.Columns)
@@ -644,7 +644,7 @@ func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
 		w.Col("o", v.ValidFrom)
 		w.S(" = ")
 		w.Param(op.Hi)
-		w.S(" THEN ", compiler.OpRewrite, " ELSE ", compiler.OpAdd, " END\n")
+		w.S(" THEN ", ir.OpRewrite, " ELSE ", ir.OpAdd, " END\n")
 	} else {
 		w.S("SELECT ")
 		w.Idents("o", v.Columns)
@@ -654,13 +654,13 @@ func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
 		w.timeParam(op.Hi, v.Type)
 		deletedCol(w, "o", v)
 		if v.Deleted != "" {
-			w.S(", ", compiler.OpRewrite, "\n")
+			w.S(", ", ir.OpRewrite, "\n")
 		} else {
 			w.S(",\n  CASE WHEN ")
 			w.Col("o", v.ValidFrom)
 			w.S(" = ")
 			w.Param(op.Hi)
-			w.S(" THEN ", compiler.OpRemove, " ELSE ", compiler.OpRewrite, " END\n")
+			w.S(" THEN ", ir.OpRemove, " ELSE ", ir.OpRewrite, " END\n")
 		}
 	}
 	w.S("FROM ")
@@ -686,7 +686,7 @@ func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
 // applyVersions deletes the target's versions the changes name by key and
 // start, then inserts the changes that are not removals: two statements,
 // in the run's write transaction.
-func applyVersions(w *Writer, op compiler.ApplyVersions) {
+func applyVersions(w *Writer, op ir.ApplyVersions) {
 	v := op.Versioning
 	key := append(append([]string(nil), v.Key...), v.ValidFrom)
 	w.S("DELETE FROM ")
@@ -706,15 +706,15 @@ func applyVersions(w *Writer, op compiler.ApplyVersions) {
 	w.S("\nFROM ")
 	w.Table(op.Changes)
 	w.S("\nWHERE ")
-	w.Col("", compiler.OpColumn)
-	w.S(" <> ", compiler.OpRemove)
+	w.Col("", ir.OpColumn)
+	w.S(" <> ", ir.OpRemove)
 }
 
 // MergeVersions applies the changes in one MERGE, for engines where each
 // statement commits on its own: a failure leaves the target as it was, and
 // the next run computes the same changes again. The changes hold one row
 // per key and start, so no target row matches two.
-func MergeVersions(w *Writer, op compiler.ApplyVersions) {
+func MergeVersions(w *Writer, op ir.ApplyVersions) {
 	v := op.Versioning
 	key := append(append([]string(nil), v.Key...), v.ValidFrom)
 	w.S("MERGE INTO ")
@@ -724,13 +724,13 @@ func MergeVersions(w *Writer, op compiler.ApplyVersions) {
 	w.S(" AS s\nON ")
 	KeyMatch(w, key, false)
 	w.S("\nWHEN MATCHED AND ")
-	w.Col("s", compiler.OpColumn)
-	w.S(" = ", compiler.OpRemove, " THEN DELETE")
+	w.Col("s", ir.OpColumn)
+	w.S(" = ", ir.OpRemove, " THEN DELETE")
 	w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
 	SetList(w, "", NonKey(v.Stored(), key), FromStage(w), ",\n  ")
 	w.S("\nWHEN NOT MATCHED AND ")
-	w.Col("s", compiler.OpColumn)
-	w.S(" <> ", compiler.OpRemove, " THEN INSERT (")
+	w.Col("s", ir.OpColumn)
+	w.S(" <> ", ir.OpRemove, " THEN INSERT (")
 	w.Idents("", v.Stored())
 	w.S(")\n  VALUES (")
 	w.Idents("s", v.Stored())

@@ -3,7 +3,7 @@ package dialects
 import (
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TableStyle says how an engine spells CREATE TABLE, for the engines whose
@@ -27,7 +27,7 @@ type TableStyle struct {
 }
 
 // CreateTableStyled spells CREATE TABLE in an engine's style.
-func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
+func CreateTableStyled(w *Writer, op ir.CreateTable, st TableStyle) {
 	if op.Temporary {
 		w.S(st.Temporary, " ")
 	} else {
@@ -75,7 +75,7 @@ func CreateTableStyled(w *Writer, op compiler.CreateTable, st TableStyle) {
 // a MERGE from a one-row derived table, for engines with MERGE but without
 // INSERT ... ON CONFLICT. The engine's MERGE decides atomically, where a
 // separate existence check would race with another run's insert.
-func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
+func InsertIfAbsentMerge(w *Writer, op ir.InsertValues) {
 	w.S("MERGE INTO ")
 	w.Table(op.Table)
 	w.S(" AS t\nUSING (SELECT ")
@@ -105,7 +105,7 @@ func InsertIfAbsentMerge(w *Writer, op compiler.InsertValues) {
 // partition and never deleted by one. The insert names its columns rather
 // than INSERT ROW / INSERT *, so a target whose columns are in another
 // order is still written by name.
-func MergeReplacePartition(w *Writer, op compiler.ReplacePartition) {
+func MergeReplacePartition(w *Writer, op ir.ReplacePartition) {
 	w.S("MERGE INTO ")
 	w.Table(op.Target)
 	w.S(" AS t\nUSING (\n  SELECT ")

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 )
 
@@ -22,7 +23,7 @@ import (
 // never returned.
 type Writer struct {
 	d        Dialect
-	declared []compiler.Param
+	declared []ir.Param
 	parts    []Part
 	cur      []byte // the current statement
 	params   []string
@@ -35,7 +36,7 @@ type Writer struct {
 	stmt  int
 	// types are the column types of the plan's typed parameters, for a
 	// dialect that spells them (ParamTyper); nil for a lone statement.
-	types map[compiler.ParamType]compiler.Type
+	types map[ir.ParamType]ir.Type
 	err   error
 	lex   lexScratch // the lex-back's, reused (render)
 }
@@ -164,14 +165,14 @@ func (w *Writer) Col(alias, name string) {
 // (a DELETE's target on some engines).
 type Qual struct {
 	alias string
-	table compiler.Table
+	table ir.Table
 }
 
 // Alias qualifies by an alias the renderer chose.
 func Alias(a string) Qual { return Qual{alias: a} }
 
 // Named qualifies by a table's name.
-func Named(t compiler.Table) Qual { return Qual{table: t} }
+func Named(t ir.Table) Qual { return Qual{table: t} }
 
 // ColOf appends q.name, name quoted.
 func (w *Writer) ColOf(q Qual, name string) {
@@ -185,7 +186,7 @@ func (w *Writer) ColOf(q Qual, name string) {
 }
 
 // Table appends a qualified table name, each part quoted.
-func (w *Writer) Table(t compiler.Table) {
+func (w *Writer) Table(t ir.Table) {
 	parts := t.Parts
 	if n, ok := w.d.(TableNamer); ok {
 		parts = n.TableParts(t)
@@ -237,7 +238,7 @@ func (w *Writer) param(name string) {
 }
 
 // Type appends the engine's spelling of a portable type.
-func (w *Writer) Type(t compiler.Type) {
+func (w *Writer) Type(t ir.Type) {
 	s, err := w.d.ColumnType(t)
 	if err != nil {
 		w.Fail(err)
@@ -348,7 +349,7 @@ func (w *Writer) String(s string) {
 // Number appends a number re-spelled from its validated form and records
 // it; what is not a number is refused.
 func (w *Writer) Number(text string) {
-	n, ok := compiler.CanonicalNumber(text)
+	n, ok := ir.CanonicalNumber(text)
 	if !ok {
 		w.Fail(fmt.Errorf("%s: %q is not a number", w.d.Name(), text))
 		w.cur = append(w.cur, '0')

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Partition statuses, as the grid shows them.
@@ -76,7 +76,7 @@ var ErrMismatch = errors.New("rebuilt partition does not match the source")
 
 // BackfillID names a backfill: the pipeline, the range and the spec. The
 // same backfill run again resumes; a changed spec starts afresh.
-func BackfillID(plan *compiler.Plan, from, to time.Time) string {
+func BackfillID(plan *ir.Plan, from, to time.Time) string {
 	sum := sha256.Sum256([]byte(plan.Pipeline + "|" + from.UTC().Format(time.RFC3339) + "|" + to.UTC().Format(time.RFC3339) + "|" + plan.SpecHash))
 	return hex.EncodeToString(sum[:8])
 }
@@ -87,7 +87,7 @@ func BackfillID(plan *compiler.Plan, from, to time.Time) string {
 // against the source), at most Parallel at a time. It stops at the first
 // mismatch. It holds the pipeline's lease, records itself in the run log,
 // and never moves the watermark.
-func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOptions) (*BackfillResult, error) {
+func (t *Target) Backfill(ctx context.Context, plan *ir.Plan, o BackfillOptions) (*BackfillResult, error) {
 	if plan.Partition == nil {
 		return nil, fmt.Errorf("%s: pipeline %s has no partition section: a backfill rebuilds partitions (partition: {column: COLUMN, granularity: day})", plan.File, plan.Pipeline)
 	}
@@ -122,8 +122,8 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 			only[k] = true
 		}
 		if o.From.IsZero() && o.To.IsZero() {
-			first, _ := compiler.ParseTime(keys[0])
-			last, _ := compiler.ParseTime(keys[len(keys)-1])
+			first, _ := ir.ParseTime(keys[0])
+			last, _ := ir.ParseTime(keys[len(keys)-1])
 			g := plan.Partition.Granularity
 			o.From, o.To = partitionStart(first, g), nextPartition(partitionStart(last, g), g)
 		}
@@ -131,7 +131,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	if !o.From.Before(o.To) {
 		return nil, fmt.Errorf("--from must be before --to: the range is [from, to)")
 	}
-	pr, err := c.program(compiler.ModeBackfill)
+	pr, err := c.program(ir.ModeBackfill)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 	b.vals["started_at"] = stateTime(b.start)
 	b.vals["watermark_before"] = nullable(res.Watermark)
 	b.vals["watermark_after"] = nullable(res.Watermark)
-	if err := c.run(ctx, conn, compiler.StmtRecordStart, b.vals); err != nil {
+	if err := c.run(ctx, conn, ir.StmtRecordStart, b.vals); err != nil {
 		return res, err
 	}
 	err = b.rebuild(ctx)
@@ -183,7 +183,7 @@ type backfill struct {
 	t     *Target
 	c     *compiled
 	conn  *sql.Conn
-	pr    *compiler.Program
+	pr    *ir.Program
 	o     BackfillOptions
 	opts  Options
 	res   *BackfillResult
@@ -197,13 +197,13 @@ type backfill struct {
 // record closes the backfill's row in the run log: the rows it rebuilt,
 // the watermark it found (and left).
 func (b *backfill) record(ctx context.Context, err error) {
-	for _, reg := range compiler.Counters {
+	for _, reg := range ir.Counters {
 		b.vals[reg] = int64(0)
 	}
 	for _, p := range b.res.Partitions {
 		if p.Status == PartRebuilt {
-			b.vals[compiler.RegInserted] = b.vals[compiler.RegInserted].(int64) + p.Rows
-			b.vals[compiler.RegRead] = b.vals[compiler.RegRead].(int64) + p.Rows
+			b.vals[ir.RegInserted] = b.vals[ir.RegInserted].(int64) + p.Rows
+			b.vals[ir.RegRead] = b.vals[ir.RegRead].(int64) + p.Rows
 		}
 	}
 	if err != nil {
@@ -215,7 +215,7 @@ func (b *backfill) record(ctx context.Context, err error) {
 	b.vals["finished_at"] = stateTime(b.opts.Now())
 	b.vals["duration_ms"] = b.opts.Now().Sub(b.start).Milliseconds()
 	b.t.onLiveConn(ctx, b.conn, func(ctx context.Context, q querier) error {
-		return b.c.run(ctx, q, compiler.StmtRecordFinish, b.vals)
+		return b.c.run(ctx, q, ir.StmtRecordFinish, b.vals)
 	})
 }
 
@@ -251,12 +251,12 @@ func (b *backfill) decide(ctx context.Context) error {
 		finalBound = partitionStart(ref.Add(-fa.Value), g)
 	}
 	if o.Restart && !o.DryRun {
-		if err := c.run(ctx, b.conn, compiler.StmtClearMarkers, b.vals); err != nil {
+		if err := c.run(ctx, b.conn, ir.StmtClearMarkers, b.vals); err != nil {
 			return err
 		}
 	}
 	done := map[string]bool{}
-	if rows, err := c.query(ctx, b.conn, compiler.StmtReadMarkers, b.vals); err == nil && !o.Restart {
+	if rows, err := c.query(ctx, b.conn, ir.StmtReadMarkers, b.vals); err == nil && !o.Restart {
 		for _, row := range rows {
 			k, _ := text(row[0])
 			s, _ := text(row[1])
@@ -273,7 +273,7 @@ func (b *backfill) decide(ctx context.Context) error {
 		}
 		drifted = map[string]bool{}
 		for _, k := range rec.Drifted {
-			if tm, err := compiler.ParseTime(k); err == nil {
+			if tm, err := ir.ParseTime(k); err == nil {
 				drifted[makePartition(tm, g).Key(g)] = true
 			}
 		}
@@ -344,7 +344,7 @@ func (b *backfill) rebuild(ctx context.Context) error {
 			next++
 			mu.Unlock()
 			pr := &res.Partitions[i]
-			start, _ := compiler.ParseTime(strings.Replace(pr.Key, "T", " ", 1) + map[string]string{"hour": ":00:00", "month": "-01", "day": ""}[g])
+			start, _ := ir.ParseTime(strings.Replace(pr.Key, "T", " ", 1) + map[string]string{"hour": ":00:00", "month": "-01", "day": ""}[g])
 			err := b.rebuildOne(ctx, conn, makePartition(start, g), pr)
 			mu.Lock()
 			done++
@@ -401,7 +401,7 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 	for k, v := range b.vals {
 		vals[k] = v
 	}
-	for _, reg := range compiler.Counters {
+	for _, reg := range ir.Counters {
 		vals[reg] = int64(0)
 	}
 	bindPartition(c, vals, p)
@@ -411,7 +411,7 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 		m.hook = func(name string) error { return b.o.BeforeStatement(pr.Key, name) }
 	}
 	err := m.walk(ctx, b.pr)
-	pr.Rows = m.reg(compiler.RegWritten)
+	pr.Rows = m.reg(ir.RegWritten)
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	for _, name := range b.pr.Cleanup {
@@ -420,15 +420,15 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 	if err != nil {
 		return err
 	}
-	pr.Source, pr.Target = measuresOf(m.rows[compiler.RegSource]), measuresOf(m.rows[compiler.RegTarget])
+	pr.Source, pr.Target = measuresOf(m.rows[ir.RegSource]), measuresOf(m.rows[ir.RegTarget])
 	if strings.Join(pr.Source, "|") == strings.Join(pr.Target, "|") {
 		return nil
 	}
 	// The rewrite committed but does not match: say so in its marker, so a
 	// resumed backfill redoes it.
 	vals["marker_status"], vals["detail"] = PartFailed, fmt.Sprintf("source %v, target %v", pr.Source, pr.Target)
-	c.exec(bg, conn, compiler.StmtDeleteMarker, vals)
-	c.exec(bg, conn, compiler.StmtInsertMarker, vals)
+	c.exec(bg, conn, ir.StmtDeleteMarker, vals)
+	c.exec(bg, conn, ir.StmtInsertMarker, vals)
 	return fmt.Errorf("%w: source %s, target %s (%s)", ErrMismatch, strings.Join(pr.Source, ", "), strings.Join(pr.Target, ", "), strings.Join(b.res.Measures, ", "))
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -95,7 +97,7 @@ type cdcBench struct {
 	eng          cdcBenchEngine
 	ctx          context.Context
 	tg           *Target
-	plan         *compiler.Plan
+	plan         *ir.Plan
 	source       string
 	rows, keys   int
 	next         int // the next lsn
@@ -149,11 +151,11 @@ func newCDCBench(b *testing.B, eng cdcBenchEngine, rows int) *cdcBench {
 			}
 		}
 	})
-	src := compiler.Table{Parts: []string{"app_" + id, "customers_log"}}
-	if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: src.Schema()}, nil); err != nil {
+	src := ir.Table{Parts: []string{"app_" + id, "customers_log"}}
+	if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: src.Schema()}, nil); err != nil {
 		b.Fatal(err)
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: plan.Columns}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: plan.Columns}, nil); err != nil {
 		b.Fatal(err)
 	}
 	if eng.index != "" {

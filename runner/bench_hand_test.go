@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // BenchmarkVsHandWritten measures what incrc costs against the SQL a good
@@ -260,9 +260,9 @@ type handBench struct {
 	hc               handCase
 	ctx              context.Context
 	tg               *Target
-	plan             *compiler.Plan
+	plan             *ir.Plan
 	source, hand     string // quoted
-	target           compiler.Table
+	target           ir.Table
 	cols             []string // the target's columns
 	keys, next       int      // next: the next row of the source
 	hi               time.Time
@@ -300,11 +300,11 @@ func newHandBench(b *testing.B, eng handEngine, hc handCase, keys int) *handBenc
 	if eng.setup != "" {
 		f.sql(b, eng.setup)
 	}
-	src := compiler.Table{Parts: []string{"app_" + id, hc.source}}
-	if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: src.Schema()}, nil); err != nil {
+	src := ir.Table{Parts: []string{"app_" + id, hc.source}}
+	if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: src.Schema()}, nil); err != nil {
 		b.Fatal(err)
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: plan.Columns}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: plan.Columns}, nil); err != nil {
 		b.Fatal(err)
 	}
 	if eng.postgres {
@@ -321,19 +321,19 @@ func newHandBench(b *testing.B, eng handEngine, hc handCase, keys int) *handBenc
 		b.Fatal(err)
 	}
 	b.Logf("%s/%s: initial full refresh in %v", eng.name, hc.name, time.Since(start).Round(time.Millisecond))
-	ct := plan.Statement(compiler.StmtCreateTarget).Op.(compiler.CreateTable)
+	ct := plan.Statement(ir.StmtCreateTarget).Op.(ir.CreateTable)
 	for _, c := range ct.Columns {
 		f.cols = append(f.cols, c.Name)
 	}
-	ct.Table = compiler.Table{Parts: []string{"dw_" + id, "hand"}}
+	ct.Table = ir.Table{Parts: []string{"dw_" + id, "hand"}}
 	if err := tg.ExecOp(ctx, ct, nil); err != nil {
 		b.Fatal(err)
 	}
 	f.sql(b, fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s", f.hand, strings.Join(f.cols, ", "), f.targetName()))
 	if eng.postgres {
 		for _, t := range plan.Statements {
-			if t.Phase == compiler.PhaseSetup {
-				if ct, ok := t.Op.(compiler.CreateTable); ok && len(ct.Table.Parts) == 2 && ct.Table.Parts[0] == "dw_"+id {
+			if t.Phase == ir.PhaseSetup {
+				if ct, ok := t.Op.(ir.CreateTable); ok && len(ct.Table.Parts) == 2 && ct.Table.Parts[0] == "dw_"+id {
 					f.maintain = append(f.maintain, "VACUUM ANALYZE "+q(ct.Table.Parts[0])+"."+q(ct.Table.Parts[1]))
 				}
 			}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -114,7 +116,7 @@ type partFixture struct {
 	engine string
 	ctx    context.Context
 	tg     *Target
-	plan   *compiler.Plan
+	plan   *ir.Plan
 	prog   *compiled
 	id     string
 	app    string // application_name of the benchmark's PostgreSQL sessions
@@ -173,11 +175,11 @@ func newPartFixture(b *testing.B, engine string, perDay int) *partFixture {
 	f.source, f.target = q("app_"+id)+"."+q("orders"), q("dw_"+id)+"."+q("revenue")
 	b.Cleanup(f.drop)
 
-	src := compiler.Table{Parts: []string{"app_" + id, "orders"}}
-	if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: src.Schema()}, nil); err != nil {
+	src := ir.Table{Parts: []string{"app_" + id, "orders"}}
+	if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: src.Schema()}, nil); err != nil {
 		b.Fatal(err)
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: f.plan.Columns, PrimaryKey: []string{"order_id"}}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: f.plan.Columns, PrimaryKey: []string{"order_id"}}, nil); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -295,8 +297,8 @@ func (f *partFixture) backfillParallel(b *testing.B) {
 	if testing.Verbose() {
 		mid := makePartition(partFrom.AddDate(0, 0, benchDays/2), "day")
 		vals := f.partitionVals(mid)
-		f.explain(b, compiler.StmtCheckPartitionSrc, vals)
-		f.explain(b, compiler.StmtCheckPartitionTgt, vals)
+		f.explain(b, ir.StmtCheckPartitionSrc, vals)
+		f.explain(b, ir.StmtCheckPartitionTgt, vals)
 	}
 }
 
@@ -305,7 +307,7 @@ func (f *partFixture) backfillParallel(b *testing.B) {
 func (f *partFixture) partitionVals(p partition) params {
 	vals := params{}
 	bindStart(f.prog, vals)
-	vals["hi"] = f.tg.Dialect.BindTime(time.Now().UTC(), compiler.Timestamp)
+	vals["hi"] = f.tg.Dialect.BindTime(time.Now().UTC(), ir.Timestamp)
 	bindPartition(f.prog, vals, p)
 	return vals
 }
@@ -490,7 +492,7 @@ func (f *partFixture) statementOf(query string) string {
 	best, at := "other", -1
 	for name, r := range f.prog.stmts {
 		for _, p := range r.Parts {
-			if p.SQL == query && name != compiler.StmtStageWindow && name != compiler.StmtStageAll {
+			if p.SQL == query && name != ir.StmtStageWindow && name != ir.StmtStageAll {
 				if at < 0 || name < best {
 					best, at = name, 0
 				}
@@ -562,7 +564,7 @@ func (f *partFixture) reconcileVsBare(b *testing.B) {
 		}
 		return out
 	}
-	vals := params{"from": f.prog.bindBound(partFrom, compiler.Type{Kind: compiler.Date}), "to": f.prog.bindBound(partTo, compiler.Type{Kind: compiler.Date})}
+	vals := params{"from": f.prog.bindBound(partFrom, ir.Type{Kind: ir.Date}), "to": f.prog.bindBound(partTo, ir.Type{Kind: ir.Date})}
 	if err := bindStart(f.prog, vals); err != nil {
 		b.Fatal(err)
 	}
@@ -592,11 +594,11 @@ func (f *partFixture) reconcileVsBare(b *testing.B) {
 		}
 		// The parts, untimed by the benchmark's clock: each side alone.
 		t0 = time.Now()
-		compiled(compiler.StmtReconcileSrc)
+		compiled(ir.StmtReconcileSrc)
 		t1 = time.Now()
 		bare(f.source)
 		t2 = time.Now()
-		compiled(compiler.StmtReconcileTgt)
+		compiled(ir.StmtReconcileTgt)
 		t3 := time.Now()
 		bare(f.target)
 		t4 := time.Now()
@@ -615,7 +617,7 @@ func (f *partFixture) reconcileVsBare(b *testing.B) {
 	b.Logf("each side alone, per op: reconcile_source %.1fms vs bare source %.1fms; reconcile_target %.1fms vs bare target %.1fms",
 		ms(srcDedupe)/n, ms(bareSrc)/n, ms(tgtOnly)/n, ms(bareTgt)/n)
 	if testing.Verbose() {
-		f.explain(b, compiler.StmtReconcileSrc, vals)
+		f.explain(b, ir.StmtReconcileSrc, vals)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // BenchmarkSchemaCheck: what the schema checks of the setup program
@@ -26,11 +26,11 @@ func BenchmarkSchemaCheck(b *testing.B) {
 			without := *f.plan
 			without.Programs = nil
 			for _, pr := range f.plan.Programs {
-				if pr.Mode == compiler.ModeSetup {
+				if pr.Mode == ir.ModeSetup {
 					cp := *pr
 					cp.Steps = nil
 					for _, s := range pr.Steps {
-						if s.Read != compiler.ReadSchema {
+						if s.Read != ir.ReadSchema {
 							cp.Steps = append(cp.Steps, s)
 						}
 					}
@@ -41,7 +41,7 @@ func BenchmarkSchemaCheck(b *testing.B) {
 			b.Run(f.name(), func(b *testing.B) {
 				var with, plain time.Duration
 				for i := 0; i < b.N; i++ {
-					for _, p := range []*compiler.Plan{f.plan, &without} {
+					for _, p := range []*ir.Plan{f.plan, &without} {
 						t0 := time.Now()
 						res, err := f.tg.Run(f.ctx, p, Options{Until: &f.hi})
 						d := time.Since(t0)

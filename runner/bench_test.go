@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -179,7 +181,7 @@ type benchFixture struct {
 	eng    benchEngine
 	ctx    context.Context
 	tg     *Target
-	plan   *compiler.Plan
+	plan   *ir.Plan
 	source string // quoted
 	target string // quoted
 	rows   int
@@ -238,11 +240,11 @@ func newBenchFixture(b *testing.B, eng benchEngine, rows int) *benchFixture {
 	b.Cleanup(func() { f.drop(id) })
 
 	// The source as an application database has it: keyed by order_id.
-	src := compiler.Table{Parts: []string{"app_" + id, "orders"}}
-	if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: src.Schema()}, nil); err != nil {
+	src := ir.Table{Parts: []string{"app_" + id, "orders"}}
+	if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: src.Schema()}, nil); err != nil {
 		b.Fatal(err)
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: plan.Columns, PrimaryKey: []string{"order_id"}}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: plan.Columns, PrimaryKey: []string{"order_id"}}, nil); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -427,7 +429,7 @@ func (f *benchFixture) drop(id string) {
 
 // benchPlan parses, validates and lowers a benchmark's spec template, {id}
 // replaced by id.
-func benchPlan(b *testing.B, spec, id string) *compiler.Plan {
+func benchPlan(b *testing.B, spec, id string) *ir.Plan {
 	b.Helper()
 	s, err := compiler.Parse("bench.yaml", []byte(strings.ReplaceAll(spec, "{id}", id)))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // BenchmarkWritePath is issue 12's measure: incrc against the best correct
@@ -164,7 +164,7 @@ type writeBench struct {
 	ctx          context.Context
 	tg           *Target
 	url          string
-	plan         *compiler.Plan
+	plan         *ir.Plan
 	rows         int
 	source, hand string
 	target       string
@@ -206,13 +206,13 @@ func newWriteBench(b *testing.B, eng writeEngine, rows int) *writeBench {
 		f.sql(b, eng.setup)
 	}
 	for _, t := range []struct {
-		tb     compiler.Table
+		tb     ir.Table
 		schema bool
-	}{{compiler.Table{Parts: []string{"app_" + id, "orders"}}, true}, {compiler.Table{Parts: []string{"dw_" + id, "hand"}}, true}} {
-		if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: t.tb.Schema()}, nil); err != nil {
+	}{{ir.Table{Parts: []string{"app_" + id, "orders"}}, true}, {ir.Table{Parts: []string{"dw_" + id, "hand"}}, true}} {
+		if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: t.tb.Schema()}, nil); err != nil {
 			b.Fatal(err)
 		}
-		if err := tg.ExecOp(ctx, compiler.CreateTable{Table: t.tb, Columns: plan.Columns, PrimaryKey: []string{"id"}}, nil); err != nil {
+		if err := tg.ExecOp(ctx, ir.CreateTable{Table: t.tb, Columns: plan.Columns, PrimaryKey: []string{"id"}}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

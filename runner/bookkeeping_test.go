@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestBookkeepingTwice: the bookkeeping every pipeline of a target shares
@@ -15,7 +15,7 @@ func TestBookkeepingTwice(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
 			e := newEnv(t, eng)
-			spec := func(name string) *compiler.Plan {
+			spec := func(name string) *ir.Plan {
 				return e.spec(`pipeline: ` + name + `_{id}
 source: { query: "SELECT 1 AS id" }
 target: { table: dw_{id}.` + name + ` }
@@ -24,7 +24,7 @@ strategy: full_refresh
 `)
 			}
 			a, b := spec("a"), spec("b")
-			setup := func(what string, p *compiler.Plan) {
+			setup := func(what string, p *ir.Plan) {
 				t.Helper()
 				c, conn, err := e.tg.session(e.ctx, p)
 				if err != nil {
@@ -38,7 +38,7 @@ strategy: full_refresh
 			}
 			setup("the first time", a)
 			cols := func() []TableColumn {
-				info, err := e.tg.Describe(e.ctx, compiler.RunsTable)
+				info, err := e.tg.Describe(e.ctx, ir.RunsTable)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -22,7 +23,7 @@ type TableInfo struct {
 // has no portable equivalent (the spec then says so).
 type TableColumn struct {
 	Name     string
-	Type     compiler.Type
+	Type     ir.Type
 	TypeName string // the engine's name for it
 }
 
@@ -31,8 +32,8 @@ type TableColumn struct {
 // the engine's catalog, which each engine spells its own way: the one
 // place besides DropSchema where the runner writes SQL of its own, since
 // no plan reads a catalog.
-func (t *Target) Describe(ctx context.Context, table compiler.Table) (*TableInfo, error) {
-	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "describe", Op: compiler.ProbeColumns{Source: compiler.Relation{Table: table}}})
+func (t *Target) Describe(ctx context.Context, table ir.Table) (*TableInfo, error) {
+	parts, err := dialects.RenderStatement(t.Dialect, &ir.Statement{Name: "describe", Op: ir.ProbeColumns{Source: ir.Relation{Table: table}}})
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +59,16 @@ func (t *Target) Describe(ctx context.Context, table compiler.Table) (*TableInfo
 				col.Type = typ
 			}
 		case col.TypeName == "integer":
-			col.Type = compiler.Type{Kind: compiler.Bigint} // SQLite's integers are 64-bit
+			col.Type = ir.Type{Kind: ir.Bigint} // SQLite's integers are 64-bit
 		case col.TypeName == "real":
-			col.Type = compiler.Type{Kind: compiler.Double}
+			col.Type = ir.Type{Kind: ir.Double}
 		default:
-			if typ, err := compiler.ParseType(col.TypeName); err == nil {
+			if typ, err := ir.ParseType(col.TypeName); err == nil {
 				col.Type = typ // SQLite: the declared type, when it is a portable one
 			}
 		}
-		if col.Type.Kind == compiler.Varchar && col.Type.Length == 0 {
-			col.Type = compiler.Type{Kind: compiler.Text} // a length the driver does not report
+		if col.Type.Kind == ir.Varchar && col.Type.Length == 0 {
+			col.Type = ir.Type{Kind: ir.Text} // a length the driver does not report
 		}
 		info.Columns = append(info.Columns, col)
 	}
@@ -78,7 +79,7 @@ func (t *Target) Describe(ctx context.Context, table compiler.Table) (*TableInfo
 	return info, nil
 }
 
-func (t *Target) primaryKey(ctx context.Context, table compiler.Table) ([]string, error) {
+func (t *Target) primaryKey(ctx context.Context, table ir.Table) ([]string, error) {
 	schema, name := "", table.Name()
 	if s := table.Schema(); len(s) > 0 {
 		schema = strings.Join(s, ".")
@@ -145,8 +146,8 @@ type TableProfile struct {
 // and the smallest value of each of min. incrc new sets watermark.start
 // from it (the oldest value, so that no history is skipped) and marks
 // the columns that hold NULLs.
-func (t *Target) Profile(ctx context.Context, table compiler.Table, cols []string, min []string) (*TableProfile, error) {
-	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "profile", Op: compiler.ProfileColumns{Source: compiler.Relation{Table: table}, Columns: cols, Min: min}})
+func (t *Target) Profile(ctx context.Context, table ir.Table, cols []string, min []string) (*TableProfile, error) {
+	parts, err := dialects.RenderStatement(t.Dialect, &ir.Statement{Name: "profile", Op: ir.ProfileColumns{Source: ir.Relation{Table: table}, Columns: cols, Min: min}})
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,9 @@ package runner
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestDescribe: the catalog of every engine gives a table's columns with
@@ -15,22 +15,22 @@ func TestDescribe(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
 			e := newEnv(t, eng)
-			typ := func(s string) compiler.Type {
-				tt, err := compiler.ParseType(s)
+			typ := func(s string) ir.Type {
+				tt, err := ir.ParseType(s)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return tt
 			}
-			cols := []compiler.Col{
+			cols := []ir.Col{
 				{Name: "id", Type: typ("bigint"), NotNull: true},
 				{Name: "code", Type: typ("varchar(8)"), NotNull: true},
 				{Name: "amount", Type: typ("decimal(12,2)")},
 				{Name: "updated_at", Type: typ("timestamp")},
 			}
 			tb := e.table("app_{id}.items")
-			e.exec(e.render(compiler.CreateSchema{Schema: tb.Schema()}), nil)
-			e.exec(e.render(compiler.CreateTable{Table: tb, Columns: cols, PrimaryKey: []string{"code", "id"}}), nil)
+			e.exec(e.render(ir.CreateSchema{Schema: tb.Schema()}), nil)
+			e.exec(e.render(ir.CreateTable{Table: tb, Columns: cols, PrimaryKey: []string{"code", "id"}}), nil)
 			info, err := e.tg.Describe(e.ctx, tb)
 			if err != nil {
 				t.Fatal(err)

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The equivalence property for strategy cdc, as TestEquivalence states it
@@ -171,8 +171,8 @@ type ledger struct {
 	e       *env
 	rng     *rand.Rand
 	soft    bool
-	inc     *compiler.Plan
-	ref     *compiler.Plan
+	inc     *ir.Plan
+	ref     *ir.Plan
 	log     []cdcChange // written to the source
 	held    []cdcChange // made, not written yet: they arrive late
 	state   cdcState    // the model of the incremental target
@@ -183,7 +183,7 @@ type ledger struct {
 }
 
 func newLedger(t *testing.T, e *env, seed uint64, deletes string) *ledger {
-	plan := func(target string) *compiler.Plan {
+	plan := func(target string) *ir.Plan {
 		return e.spec(strings.NewReplacer("{target}", target, "{deletes}", deletes).Replace(ledgerSpec))
 	}
 	l := &ledger{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0xcdc)), soft: deletes == "soft",
@@ -275,7 +275,7 @@ func (l *ledger) write(c cdcChange, hi time.Time) {
 	}
 	l.log = append(l.log, c)
 	l.e.insert("app_{id}.ledger_log", l.inc.Columns, []any{c.id, c.val, c.note, c.op, c.lsn,
-		l.e.tg.Dialect.BindTime(c.at, compiler.Timestamp), l.e.tg.Dialect.BindTime(c.ing, compiler.Timestamp)})
+		l.e.tg.Dialect.BindTime(c.at, ir.Timestamp), l.e.tg.Dialect.BindTime(c.ing, ir.Timestamp)})
 }
 
 // change makes a few changes before the run up to hi: some written now,

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Story 4 of docs/stories.md: a change log applied by key. The spec keeps
@@ -46,7 +46,7 @@ const customersQuality = `quality:
   on_invalid: quarantine
 `
 
-func customersPlan(e *env, target, deletes, quality string) *compiler.Plan {
+func customersPlan(e *env, target, deletes, quality string) *ir.Plan {
 	return e.spec(strings.NewReplacer("{target}", target, "{deletes}", deletes, "{quality}", quality).Replace(cdcCustomersSpec))
 }
 
@@ -67,7 +67,7 @@ func (c change) row() []any {
 	return []any{c.id, c.name, c.country, c.op, c.lsn, day(c.committed), day(c.ingested)}
 }
 
-func (e *env) changes(p *compiler.Plan, cs ...change) {
+func (e *env) changes(p *ir.Plan, cs ...change) {
 	e.t.Helper()
 	for _, c := range cs {
 		e.insert("app_{id}.customers_log", p.Columns, c.row())
@@ -87,7 +87,7 @@ func cdcCountsOf(r *Result) cdcCounts {
 // cdcState reads a cdc target and its tombstones, each row canonical; a
 // soft delete's flag reads as true or false on every engine (MariaDB and
 // SQLite store a boolean as 1 or 0).
-func (e *env) cdcState(p *compiler.Plan) (target, tombstones []string) {
+func (e *env) cdcState(p *ir.Plan) (target, tombstones []string) {
 	e.t.Helper()
 	cols := columnNamesOf(p.CDC.TargetColumns)
 	target = e.rows(strings.Join(p.Target.Parts, "."), cols)
@@ -104,12 +104,12 @@ func (e *env) cdcState(p *compiler.Plan) (target, tombstones []string) {
 			target[i] = strings.Join(f, " | ")
 		}
 	}
-	tomb := append(append([]string(nil), p.Key...), compiler.SequenceColumn, compiler.DeletedAtColumn)
+	tomb := append(append([]string(nil), p.Key...), ir.SequenceColumn, ir.DeletedAtColumn)
 	tombstones = e.rows(strings.Join(p.CDC.Tombstones.Parts, "."), tomb)
 	return target, tombstones
 }
 
-func columnNamesOf(cols []compiler.Col) []string {
+func columnNamesOf(cols []ir.Col) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = c.Name
@@ -286,13 +286,13 @@ func TestRunLogUpgrade(t *testing.T) {
 			}
 			t.Parallel()
 			e := newEnv(t, eng)
-			var old []compiler.Col
-			for _, c := range compiler.RunColumns {
-				if c.Name != "rows_skipped" && c.Name != "note" && c.Name != compiler.RegIgnored {
+			var old []ir.Col
+			for _, c := range ir.RunColumns {
+				if c.Name != "rows_skipped" && c.Name != "note" && c.Name != ir.RegIgnored {
 					old = append(old, c)
 				}
 			}
-			e.exec(e.render(compiler.CreateTable{Table: compiler.RunsTable, Columns: old, PrimaryKey: []string{"run_id"}}), nil)
+			e.exec(e.render(ir.CreateTable{Table: ir.RunsTable, Columns: old, PrimaryKey: []string{"run_id"}}), nil)
 			p := customersPlan(e, "inc", "hard", customersQuality)
 			e.createTable("app_{id}.customers_log", nullableCols(p.Columns))
 			e.changes(p, change{1, "ann", "DE", "c", 10, "09:00", "09:01"}, change{1, "ann", "AT", "u", 11, "09:05", "09:06"})

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -12,7 +14,7 @@ import (
 // project parses spec templates as one project ({id} replaced), checks
 // it as LoadSpecs does (the graph of pipelines that feed each other) and
 // lowers each.
-func (e *env) project(yamls ...string) []*compiler.Plan {
+func (e *env) project(yamls ...string) []*ir.Plan {
 	e.t.Helper()
 	var specs []*compiler.Spec
 	for i, y := range yamls {
@@ -28,7 +30,7 @@ func (e *env) project(yamls ...string) []*compiler.Plan {
 	if d := compiler.CheckProject(specs); len(d) > 0 {
 		e.t.Fatal(d.Err())
 	}
-	var plans []*compiler.Plan
+	var plans []*ir.Plan
 	for _, s := range specs {
 		p, err := compiler.Lower(s)
 		if err != nil {
@@ -69,7 +71,7 @@ func TestChainedPipelines(t *testing.T) {
 			e := newEnv(t, eng)
 			plans := e.project(chainDown, chainUp)
 			down, up := plans[0], plans[1]
-			if diff := cmp.Diff([]compiler.Upstream{{Pipeline: up.Pipeline, Via: "source", Bounds: true, Watermark: compiler.Type{Kind: compiler.Timestamp}}}, down.Upstream); diff != "" {
+			if diff := cmp.Diff([]ir.Upstream{{Pipeline: up.Pipeline, Via: "source", Bounds: true, Watermark: ir.Type{Kind: ir.Timestamp}}}, down.Upstream); diff != "" {
 				t.Fatalf("downstream's upstreams (-want +got):\n%s", diff)
 			}
 			cols := up.Columns

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -47,7 +49,7 @@ func TestIdsCommitOutOfOrder(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, eng)
 			schema := "app_" + e.id
-			e.exec(e.render(compiler.CreateSchema{Schema: []string{schema}}), nil)
+			e.exec(e.render(ir.CreateSchema{Schema: []string{schema}}), nil)
 			q := e.tg.Dialect.QuoteIdent
 			events := q(schema) + "." + q("events")
 			var ddl []string
@@ -93,7 +95,7 @@ func TestIdsCommitOutOfOrder(t *testing.T) {
 			plain := e.spec(strings.NewReplacer("{target}", "plain", "{keyed}", "", "{lookback}", "").Replace(byIDSpec))
 			keyed := e.spec(strings.NewReplacer("{target}", "keyed", "{keyed}", "unique_key: [event_id]", "{lookback}", "lookback: 100").Replace(byIDSpec))
 			cols := []string{"event_id", "kind"}
-			for _, p := range []*compiler.Plan{plain, keyed} {
+			for _, p := range []*ir.Plan{plain, keyed} {
 				checkCounts(t, p.Pipeline+" while id 1 is not committed", mustRun(t, e, p, Options{}), counts{Lo: "0", Hi: "3", Read: 1, Inserted: 1})
 			}
 			if err := first.Commit(); err != nil {

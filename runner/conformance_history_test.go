@@ -3,7 +3,7 @@ package runner
 import (
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // The conformance rows of the strategies that keep history: a change log
@@ -133,8 +133,8 @@ func historyScenarios() []scenario {
 					{1, nil, nil, "d", 150, "2026-01-01 10:10:00", "2026-01-01 10:11:00"},
 					{3, "cy", "CA", "c", 160, "2026-01-01 10:30:00", "2026-01-01 10:31:00"},
 				},
-				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtApplyVersions},
-				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtWriteTombstones},
+				crash{until: "2026-01-01T11:00:00Z", at: ir.StmtApplyVersions},
+				crash{until: "2026-01-01T11:00:00Z", at: ir.StmtWriteTombstones},
 				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 2, Updated: 2}, rows: []string{
 					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "2026-01-01 10:10:00"),
 					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:05:00"),

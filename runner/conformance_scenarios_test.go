@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // The scenarios of the conformance suite (conformance_test.go). Expected
@@ -582,7 +582,7 @@ func scenarios() []scenario {
 				run{want: &counts{Lo: "5", Hi: "7", Read: 2, Inserted: 2}, wm: "7", rows: appended(7)},
 				run{want: &counts{Lo: "7", Hi: "7"}, wm: "7", rows: appended(7)},
 				insert(appendEvents[7:9]),
-				crash{at: compiler.StmtWrite},
+				crash{at: ir.StmtWrite},
 				run{want: &counts{Lo: "7", Hi: "9", Read: 1, Inserted: 1}, wm: "9", rows: appended(9)},
 				insert(appendEvents[9:]),
 				run{want: &counts{Lo: "9", Hi: "13", Read: 3, Inserted: 3}, wm: "13", rows: appended(12)},
@@ -618,7 +618,7 @@ func scenarios() []scenario {
 				insert(appendEvents[4:5]),
 				run{want: &counts{Lo: "4", Hi: "7", Read: 3, Inserted: 1}, wm: "7", rows: appended(7)},
 				run{want: &counts{Lo: "4", Hi: "7", Read: 3}, wm: "7", rows: appended(7)},
-				crash{at: compiler.StmtWrite},
+				crash{at: ir.StmtWrite},
 				insert(appendEvents[7:]),
 				run{want: &counts{Lo: "4", Hi: "13", Read: 7, Inserted: 4}, wm: "13", rows: appended(12)},
 			},
@@ -657,7 +657,7 @@ func scenarios() []scenario {
 				run{kind: "full_refresh", want: &counts{Read: 2, Inserted: 2, Deleted: 2}, rows: []string{line(1, "tea", "3.50"), line(2, "coffee", "4.00")}},
 				remove{key: 1},
 				insert{{3, "cocoa", "5.25"}},
-				crash{at: compiler.StmtAdvance}, // after the rewrite, before the commit
+				crash{at: ir.StmtAdvance}, // after the rewrite, before the commit
 				run{kind: "full_refresh", want: &counts{Read: 2, Inserted: 2, Deleted: 2}, rows: []string{line(2, "coffee", "4.00"), line(3, "cocoa", "5.25")}},
 			},
 		},
@@ -919,7 +919,7 @@ func scenarios() []scenario {
 			steps: []act{
 				loaded,
 				corrupt{col: "amount", from: "2026-01-03", to: "2026-01-08"},
-				rebuild{from: "2026-01-03", to: "2026-01-08", failAt: [2]string{"2026-01-05", compiler.StmtReplacePartition}, fails: "injected crash",
+				rebuild{from: "2026-01-03", to: "2026-01-08", failAt: [2]string{"2026-01-05", ir.StmtReplacePartition}, fails: "injected crash",
 					rebuilt: days(3, 4), failed: []string{"2026-01-05"}, pending: days(6, 7)},
 				rebuild{from: "2026-01-03", to: "2026-01-08", done: days(3, 4), rebuilt: days(5, 7)},
 				rebuild{from: "2026-01-03", to: "2026-01-08", restart: true, rebuilt: days(3, 7)},
@@ -932,7 +932,7 @@ func scenarios() []scenario {
 			name: "backfill/mismatch", spec: revenueSpec, source: "app_{id}.orders", seed: revenueRows(),
 			steps: []act{
 				loaded,
-				rebuild{from: "2026-01-03", to: "2026-01-07", addAt: [2]string{"2026-01-05", compiler.StmtCheckPartitionSrc},
+				rebuild{from: "2026-01-03", to: "2026-01-07", addAt: [2]string{"2026-01-05", ir.StmtCheckPartitionSrc},
 					add: []any{999, "2026-01-05", "1.00", "2026-01-05 12:00:00"}, fails: "does not match the source", mismatch: "2026-01-05",
 					rebuilt: days(3, 4), failed: []string{"2026-01-05"}, pending: []string{"2026-01-06"}},
 				rebuild{from: "2026-01-03", to: "2026-01-07", done: days(3, 4), rebuilt: days(5, 6)},
@@ -966,7 +966,7 @@ func scenarios() []scenario {
 				// Event 4 happened on the 10th and arrives on the 12th.
 				insert{{4, "2026-01-10", "buy", "2026-01-12 08:00:00"}, {5, "2026-01-12", "view", "2026-01-12 09:00:00"}},
 				preview{at: "2026-01-13", lo: "2026-01-12T00:00:00Z", rows: 2, partitions: []string{"2026-01-10", "2026-01-12"}},
-				crash{until: "2026-01-13", at: compiler.StmtReplacePartition},
+				crash{until: "2026-01-13", at: ir.StmtReplacePartition},
 				// Partition 01-10 (2 rows) rewritten with 3, 01-12 added: the
 				// run reads the 4 rows of both partitions, 2 of them in the window.
 				run{until: "2026-01-13", want: &counts{Lo: "2026-01-12T00:00:00Z", Hi: "2026-01-13T00:00:00Z", Read: 4, Inserted: 4, Deleted: 2}, rows: []string{
@@ -1024,7 +1024,7 @@ func scenarios() []scenario {
 			// watermark is refused.
 			name: "lease", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
 			steps: []act{
-				concurrent{until: "2026-01-24", at: compiler.StmtWrite, outlive: true},
+				concurrent{until: "2026-01-24", at: ir.StmtWrite, outlive: true},
 				deadLease{owner: "dead", ttl: time.Minute},
 				run{until: "2026-01-25", locked: "dead"},
 				run{until: "2026-01-25", clock: 2 * time.Minute},
@@ -1036,10 +1036,10 @@ func scenarios() []scenario {
 			// commits nothing; the rerun converges.
 			name: "crash and converge", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5,
 			steps: []act{
-				crash{until: "2026-01-22", at: compiler.StmtWrite},
+				crash{until: "2026-01-22", at: ir.StmtWrite},
 				run{until: "2026-01-22"},
 				update{key: 105, set: map[string]any{"amount": "22.00", "updated_at": "2026-01-22 12:00:00"}},
-				crash{until: "2026-01-24", at: compiler.StmtAdvance},
+				crash{until: "2026-01-24", at: ir.StmtAdvance},
 				run{until: "2026-01-24", want: &counts{Lo: "2026-01-20T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 5, Inserted: 2, Updated: 3}},
 				run{until: "2026-01-24"},
 			},
@@ -1062,7 +1062,7 @@ func scenarios() []scenario {
 			steps: []act{
 				run{until: "2026-01-22"},
 				update{key: 105, set: map[string]any{"amount": "22.00", "updated_at": "2026-01-22 12:00:00"}},
-				kill{until: "2026-01-24", at: compiler.StmtAdvance},
+				kill{until: "2026-01-24", at: ir.StmtAdvance},
 			},
 		},
 	}
@@ -1106,7 +1106,7 @@ func scenarios() []scenario {
 }
 
 func mustTime(s string) *time.Time {
-	t, err := compiler.ParseTime(s)
+	t, err := ir.ParseTime(s)
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -217,14 +219,14 @@ type conformer struct {
 	t        *testing.T
 	e        *env
 	sc       scenario
-	inc, ref *compiler.Plan
-	src      []compiler.Col
+	inc, ref *ir.Plan
+	src      []ir.Col
 	cols     []string // the declared columns: the source's and the quarantine's
 	tcols    []string // the target's columns, as create_target makes them
 	// rebuilt are the tables a full refresh rebuilds, inc's and ref's side
 	// by side: the target, and what a pipeline keeps beside it (a change
 	// log's tombstones).
-	rebuilt [][2]compiler.CreateTable
+	rebuilt [][2]ir.CreateTable
 	logged  int      // programs of inc the run log holds
 	runIDs  []string // inc's successful runs, for {runN}
 	// st is inc's state as last read: what the next step finds, unless a
@@ -262,7 +264,7 @@ func conform(t *testing.T, eng engine, sc scenario) {
 	}
 	// A change log's target leaves columns out and keeps the sequence; a
 	// versioned target adds its validity: compare what the target holds.
-	for _, col := range c.inc.Statement(compiler.StmtCreateTarget).Op.(compiler.CreateTable).Columns {
+	for _, col := range c.inc.Statement(ir.StmtCreateTarget).Op.(ir.CreateTable).Columns {
 		c.tcols = append(c.tcols, col.Name)
 	}
 	c.src = c.inc.Columns
@@ -294,14 +296,14 @@ func conform(t *testing.T, eng engine, sc scenario) {
 		case corrupt:
 			c.corrupt(s)
 		case dropTarget:
-			e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
+			e.exec(e.render(ir.DropTable{Table: c.inc.Target}), nil)
 			c.st = nil
 		case emptyTarget:
 			if s.recreate {
-				e.exec(e.render(compiler.DropTable{Table: c.inc.Target}), nil)
-				e.exec(e.render(c.inc.Statement(compiler.StmtCreateTarget).Op), nil)
+				e.exec(e.render(ir.DropTable{Table: c.inc.Target}), nil)
+				e.exec(e.render(c.inc.Statement(ir.StmtCreateTarget).Op), nil)
 			} else {
-				e.exec(e.render(compiler.DeleteRows{Table: c.inc.Target}), nil)
+				e.exec(e.render(ir.DeleteRows{Table: c.inc.Target}), nil)
 			}
 			c.st = nil
 		case run:
@@ -423,7 +425,7 @@ func (c *conformer) keptWatermark(what string, b before, logged int) {
 	}
 }
 
-func tableName(t compiler.Table) string { return strings.Join(t.Parts, ".") }
+func tableName(t ir.Table) string { return strings.Join(t.Parts, ".") }
 
 func (c *conformer) until(s string) *time.Time {
 	if s == "" {
@@ -535,21 +537,21 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 // window's rows of the partitions it leaves out), and deleted counts the
 // rows the rewrite replaced. A type-2 dimension counts versions: there
 // the sum is not the rows read, and is not checked.
-func accounted(p *compiler.Plan, r *Result) string {
+func accounted(p *ir.Plan, r *Result) string {
 	written := r.RowsInserted + r.RowsUpdated + r.RowsQuarantined + r.RowsIgnored + r.RowsSkipped
 	switch {
-	case p.Strategy == compiler.CDCApply:
+	case p.Strategy == ir.CDCApply:
 		written += r.RowsDeleted
 	case p.Strategy == compiler.OverwritePartitions:
 		// deleted: the partitions' rows replaced
-	case p.Strategy == compiler.SCD2Strategy:
+	case p.Strategy == ir.SCD2Strategy:
 		return ""
 	case r.Kind == "run" && r.RowsDeleted > r.RowsQuarantined:
 		return fmt.Sprintf("deleted %d rows, more than the %d it quarantined", r.RowsDeleted, r.RowsQuarantined)
 	}
 	if written != r.RowsRead {
 		return fmt.Sprintf("read %d, but inserted + updated + quarantined + ignored + skipped%s = %d: rows read are unaccounted for",
-			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[p.Strategy == compiler.CDCApply], written)
+			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[p.Strategy == ir.CDCApply], written)
 	}
 	return ""
 }
@@ -716,7 +718,7 @@ func (c *conformer) batched(what string, s batched) {
 // kept compares the insert-only columns of the incremental target with
 // the full refresh's, key by key: the keys whose values differ must be
 // exactly want, and a key of one table must be in the other.
-func (c *conformer) kept(what string, tables [2]compiler.CreateTable, kept []string, want []any) {
+func (c *conformer) kept(what string, tables [2]ir.CreateTable, kept []string, want []any) {
 	t := c.t
 	t.Helper()
 	cols := append(append([]string(nil), c.inc.Key...), kept...)
@@ -754,24 +756,24 @@ func (c *conformer) kept(what string, tables [2]compiler.CreateTable, kept []str
 // those the setup program creates but the state tables every pipeline
 // shares and the quarantine, which keeps every run's rows. The target
 // comes first.
-func rebuilt(inc, ref *compiler.Plan) [][2]compiler.CreateTable {
+func rebuilt(inc, ref *ir.Plan) [][2]ir.CreateTable {
 	shared := map[string]bool{}
-	for _, t := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, inc.Quarantine, ref.Quarantine} {
+	for _, t := range []ir.Table{ir.StateTable, ir.RunsTable, ir.PartitionsTable, inc.Quarantine, ref.Quarantine} {
 		shared[tableName(t)] = true
 	}
-	tables := func(p *compiler.Plan) []compiler.CreateTable {
-		var out []compiler.CreateTable
-		for _, st := range p.Program(compiler.ModeSetup).Steps {
-			if ct, ok := p.Statement(st.Stmt).Op.(compiler.CreateTable); ok && !shared[tableName(ct.Table)] {
+	tables := func(p *ir.Plan) []ir.CreateTable {
+		var out []ir.CreateTable
+		for _, st := range p.Program(ir.ModeSetup).Steps {
+			if ct, ok := p.Statement(st.Stmt).Op.(ir.CreateTable); ok && !shared[tableName(ct.Table)] {
 				out = append(out, ct)
 			}
 		}
 		return out
 	}
 	a, b := tables(inc), tables(ref)
-	var out [][2]compiler.CreateTable
+	var out [][2]ir.CreateTable
 	for i := range a {
-		out = append(out, [2]compiler.CreateTable{a[i], b[i]})
+		out = append(out, [2]ir.CreateTable{a[i], b[i]})
 	}
 	if len(out) == 0 || tableName(out[0][0].Table) != tableName(inc.Target) {
 		panic("conform: the setup program creates no target first")
@@ -950,7 +952,7 @@ func (c *conformer) deadLease(what string, s deadLease) {
 	}
 	now := time.Now()
 	vals := params{"pipeline": c.inc.Pipeline, "owner": s.owner, "expires_at": stateTime(now.Add(s.ttl)), "now": stateTime(now)}
-	if n, err := prog.exec(c.e.ctx, c.e.tg.DB, compiler.StmtAcquireLease, vals); err != nil || n != 1 {
+	if n, err := prog.exec(c.e.ctx, c.e.tg.DB, ir.StmtAcquireLease, vals); err != nil || n != 1 {
 		c.t.Fatalf("%s: take the lease for %s: %d, %v", what, s.owner, n, err)
 	}
 	c.st = nil
@@ -1041,7 +1043,7 @@ func (c *conformer) rebuild(what string, s rebuild) {
 			if part == s.failAt[0] && stmt == s.failAt[1] {
 				return fmt.Errorf("injected crash before %s of %s", stmt, part)
 			}
-			if stmt == compiler.StmtReplacePartition {
+			if stmt == ir.StmtReplacePartition {
 				mu.Lock()
 				replaced = append(replaced, part)
 				mu.Unlock()
@@ -1173,12 +1175,12 @@ func (c *conformer) versions(partitions []string) []string {
 // partition column by 100.
 func (c *conformer) corrupt(s corrupt) {
 	pc := c.inc.Partition
-	part := compiler.Col{Name: pc.Column, Type: pc.Type}
-	c.e.exec(c.e.render(compiler.Update{
+	part := ir.Col{Name: pc.Column, Type: pc.Type}
+	c.e.exec(c.e.render(ir.Update{
 		Table: c.e.table(tableName(c.inc.Target)),
-		Set:   []compiler.Assign{{Column: s.col, Value: compiler.Binary{Op: "*", L: compiler.ColRef{Name: s.col}, R: compiler.Lit{Text: "100"}}}},
-		Where: compiler.Binary{Op: "AND",
-			L: compiler.Binary{Op: ">=", L: compiler.ColRef{Name: pc.Column}, R: compiler.ParamRef{Name: "a"}},
-			R: compiler.Binary{Op: "<", L: compiler.ColRef{Name: pc.Column}, R: compiler.ParamRef{Name: "b"}}},
-	}, compiler.Param{Name: "a"}, compiler.Param{Name: "b"}), map[string]any{"a": c.e.bind(part, s.from), "b": c.e.bind(part, s.to)})
+		Set:   []ir.Assign{{Column: s.col, Value: ir.Binary{Op: "*", L: ir.ColRef{Name: s.col}, R: ir.Lit{Text: "100"}}}},
+		Where: ir.Binary{Op: "AND",
+			L: ir.Binary{Op: ">=", L: ir.ColRef{Name: pc.Column}, R: ir.ParamRef{Name: "a"}},
+			R: ir.Binary{Op: "<", L: ir.ColRef{Name: pc.Column}, R: ir.ParamRef{Name: "b"}}},
+	}, ir.Param{Name: "a"}, ir.Param{Name: "b"}), map[string]any{"a": c.e.bind(part, s.from), "b": c.e.bind(part, s.to)})
 }

@@ -14,12 +14,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -30,19 +31,19 @@ import (
 // for the INSERTs): a window of any size runs in bounded memory. Each
 // value is converted to its declared column's type; one that does not fit
 // fails the copy, naming the row's key and the column.
-func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals params) (int64, error) {
+func (m *machine) copy(ctx context.Context, src querier, s ir.Step, vals params) (int64, error) {
 	c := m.c
 	st, err := c.statement(s.Stmt)
 	if err != nil {
 		return 0, err
 	}
-	op, ok := st.Op.(compiler.ReadSource)
+	op, ok := st.Op.(ir.ReadSource)
 	if !ok {
 		return 0, fmt.Errorf("%s: a copy step reads a source statement, not %T", s.Stmt, st.Op)
 	}
-	cols := make([]compiler.Col, len(op.Columns))
+	cols := make([]ir.Col, len(op.Columns))
 	for i, name := range op.Columns {
-		cols[i] = compiler.Col{Name: name, Type: compiler.Type{Kind: compiler.Text}}
+		cols[i] = ir.Col{Name: name, Type: ir.Type{Kind: ir.Text}}
 		for _, dc := range c.plan.Columns {
 			if dc.Name == name {
 				cols[i] = dc
@@ -179,7 +180,7 @@ func (r *rowSource) Values() ([]any, error) { return r.out, nil }
 func (r *rowSource) Err() error             { return r.done() }
 
 // sink streams the rows into table through the target's bulk path.
-func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string, rs *rowSource) (int64, error) {
+func (m *machine) sink(ctx context.Context, table ir.Table, cols []string, rs *rowSource) (int64, error) {
 	c := m.c
 	switch c.d.Name() {
 	case "duckdb":
@@ -240,7 +241,7 @@ func (m *machine) sink(ctx context.Context, table compiler.Table, cols []string,
 // SQLite's (32766) and MariaDB's (65535) limits.
 const copyBatchValues = 6000
 
-func (m *machine) insertBatches(ctx context.Context, table compiler.Table, cols []string, rs *rowSource) (int64, error) {
+func (m *machine) insertBatches(ctx context.Context, table ir.Table, cols []string, rs *rowSource) (int64, error) {
 	per := max(1, min(500, copyBatchValues/len(cols)))
 	parts := map[int]dialects.Part{}
 	args := make([]any, 0, per*len(cols))
@@ -293,11 +294,11 @@ func keyIndexes(key, cols []string) []int {
 // converter turns a source row into the values the target's bulk path
 // takes for the declared columns.
 type converter struct {
-	cols   []compiler.Col
+	cols   []ir.Col
 	key    []int
 	flavor string // the target dialect: duckdb and postgres take their own decimal types
 	source string // the source's dialect
-	bind   func(time.Time, compiler.TypeKind) any
+	bind   func(time.Time, ir.TypeKind) any
 }
 
 // mysqlFirstDay is the first day of MariaDB's and MySQL's DATE and
@@ -354,28 +355,28 @@ func shortValue(v any) string {
 
 // value converts one source value to the declared type: exactly, or an
 // error saying why it does not fit.
-func (cv *converter) value(v any, t compiler.Type) (any, error) {
+func (cv *converter) value(v any, t ir.Type) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	switch t.Kind {
-	case compiler.Smallint, compiler.Integer, compiler.Bigint:
+	case ir.Smallint, ir.Integer, ir.Bigint:
 		n, err := asInteger(v)
 		if err != nil {
 			return nil, err
 		}
 		lim := int64(math.MaxInt64)
 		switch t.Kind {
-		case compiler.Smallint:
+		case ir.Smallint:
 			lim = math.MaxInt16
-		case compiler.Integer:
+		case ir.Integer:
 			lim = math.MaxInt32
 		}
 		if n > lim || n < -lim-1 {
 			return nil, fmt.Errorf("%d does not fit %s", n, t)
 		}
 		return n, nil
-	case compiler.Decimal:
+	case ir.Decimal:
 		if s, ok := v.(string); ok {
 			// A number as text (PostgreSQL's numeric, MariaDB's decimal)
 			// that fits an int64 is read and rescaled without a big.Int;
@@ -410,7 +411,7 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 			return pgtype.Numeric{Int: unscaled, Exp: int32(-t.Scale), Valid: true}, nil
 		}
 		return decimalText(unscaled, t.Scale), nil
-	case compiler.Double:
+	case ir.Double:
 		switch x := v.(type) {
 		case float64:
 			return x, nil
@@ -423,7 +424,7 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 			return nil, fmt.Errorf("%q is not a number", s)
 		}
 		return f, nil
-	case compiler.Boolean:
+	case ir.Boolean:
 		switch x := v.(type) {
 		case bool:
 			return x, nil
@@ -440,7 +441,7 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 			return false, nil
 		}
 		return nil, fmt.Errorf("%q is not a boolean", s)
-	case compiler.Text, compiler.Varchar, compiler.JSON:
+	case ir.Text, ir.Varchar, ir.JSON:
 		var s string
 		switch x := v.(type) {
 		case string:
@@ -458,7 +459,7 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 		default:
 			s, _ = text(v)
 		}
-		if t.Kind == compiler.JSON {
+		if t.Kind == ir.JSON {
 			dec := json.NewDecoder(strings.NewReader(s))
 			dec.UseNumber()
 			var doc any
@@ -471,14 +472,14 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 				return doc, nil
 			}
 		}
-		if t.Kind == compiler.Varchar && utf8.RuneCountInString(s) > t.Length {
+		if t.Kind == ir.Varchar && utf8.RuneCountInString(s) > t.Length {
 			return nil, fmt.Errorf("%d characters do not fit %s", utf8.RuneCountInString(s), t)
 		}
 		if !utf8.ValidString(s) {
 			return nil, fmt.Errorf("the value is not valid UTF-8 text")
 		}
 		return s, nil
-	case compiler.Date, compiler.Timestamp, compiler.TimestampTZ:
+	case ir.Date, ir.Timestamp, ir.TimestampTZ:
 		tm, err := asTime(v)
 		if err != nil {
 			return nil, err
@@ -487,7 +488,7 @@ func (cv *converter) value(v any, t compiler.Type) (any, error) {
 		if err := cv.timeInRange(tm); err != nil {
 			return nil, err
 		}
-		if t.Kind == compiler.Date && tm != tm.Truncate(24*time.Hour) {
+		if t.Kind == ir.Date && tm != tm.Truncate(24*time.Hour) {
 			return nil, fmt.Errorf("%s has a time of day, and %s holds none", tm.Format(time.RFC3339Nano), t)
 		}
 		return cv.bind(tm, t.Kind), nil
@@ -590,7 +591,7 @@ var pow10 = func() (p [19]int64) {
 
 // decimal64 is the value the target's bulk path takes for the decimal
 // u * 10^-t.Scale.
-func (cv *converter) decimal64(u int64, t compiler.Type) any {
+func (cv *converter) decimal64(u int64, t ir.Type) any {
 	switch cv.flavor {
 	case "duckdb":
 		return duckdb.Decimal{Width: uint8(t.Precision), Scale: uint8(t.Scale), Value: big.NewInt(u)}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // orderCols, ordersPlan, seedOrders and fullRefresh set up story 1 of
@@ -18,11 +18,11 @@ import (
 // fixture (ordersSpec, orders5).
 var orderCols = []string{"order_id", "order_date", "amount", "updated_at"}
 
-func ordersPlan(e *env, target, lookback string) *compiler.Plan {
+func ordersPlan(e *env, target, lookback string) *ir.Plan {
 	return e.spec(strings.ReplaceAll(orders(lookback, amountCheck), "{target}", target))
 }
 
-func seedOrders(e *env, p *compiler.Plan) {
+func seedOrders(e *env, p *ir.Plan) {
 	e.createTable("app_{id}.orders", p.Columns)
 	e.insert("app_{id}.orders", p.Columns, orders5...)
 }
@@ -62,7 +62,7 @@ watermark:
   column: paid_at
   start: 2026-01-01
 `
-	plan := func(e *env, target, amount, paidAt string) *compiler.Plan {
+	plan := func(e *env, target, amount, paidAt string) *ir.Plan {
 		y := strings.NewReplacer("{target}", target, "{amount}", amount, "{paid_at}", paidAt).Replace(spec)
 		return e.spec(y)
 	}
@@ -70,9 +70,9 @@ watermark:
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, eng)
-			source := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}},
-				{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
-				{Name: "paid_at", Type: compiler.Type{Kind: compiler.Timestamp}}}
+			source := []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}},
+				{Name: "amount", Type: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+				{Name: "paid_at", Type: ir.Type{Kind: ir.Timestamp}}}
 			e.createTable("app_{id}.payments", source)
 			e.insert("app_{id}.payments", source, []any{1, "75.50", "2026-01-02 10:00:00"})
 
@@ -137,7 +137,7 @@ watermark:
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, eng)
-			source := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "paid_at", Type: compiler.Type{Kind: compiler.TimestampTZ}}}
+			source := []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}, {Name: "paid_at", Type: ir.Type{Kind: ir.TimestampTZ}}}
 			e.createTable("app_{id}.payments", source, "id")
 			if eng.name == "mysql" {
 				// The portable timestamptz is a DATETIME(6) here; the source
@@ -330,7 +330,7 @@ func TestLostConnection(t *testing.T) {
 			}
 			defer tg.Close()
 			res, err := tg.Run(e.ctx, p, Options{Until: until("2026-01-24"), LeaseTTL: time.Hour, BeforeStatement: func(name string) error {
-				if name == compiler.StmtWrite {
+				if name == ir.StmtWrite {
 					px.cut()
 				}
 				return nil
@@ -375,7 +375,7 @@ func TestStatementTimeout(t *testing.T) {
 			tg.StatementTimeout = time.Second
 			start := time.Now()
 			_, err = tg.Run(e.ctx, p, Options{Until: until("2026-01-24"), LeaseTTL: time.Hour, BeforeStatement: func(name string) error {
-				if name == compiler.StmtWrite {
+				if name == ir.StmtWrite {
 					px.stall()
 				}
 				return nil

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -117,7 +119,7 @@ func newEnv(t *testing.T, e engine) *env {
 }
 
 // spec parses a spec template: {id} is replaced by the env's suffix.
-func (e *env) spec(yaml string) *compiler.Plan {
+func (e *env) spec(yaml string) *ir.Plan {
 	e.t.Helper()
 	yaml = strings.ReplaceAll(yaml, "{id}", e.id)
 	s, err := compiler.Parse("test.yaml", []byte(yaml))
@@ -134,13 +136,13 @@ func (e *env) spec(yaml string) *compiler.Plan {
 	return p
 }
 
-func (e *env) table(name string) compiler.Table {
-	return compiler.Table{Parts: strings.Split(strings.ReplaceAll(name, "{id}", e.id), ".")}
+func (e *env) table(name string) ir.Table {
+	return ir.Table{Parts: strings.Split(strings.ReplaceAll(name, "{id}", e.id), ".")}
 }
 
-func (e *env) render(op compiler.Op, ps ...compiler.Param) []dialects.Part {
+func (e *env) render(op ir.Op, ps ...ir.Param) []dialects.Part {
 	e.t.Helper()
-	parts, err := dialects.RenderStatement(e.tg.Dialect, &compiler.Statement{Name: "fixture", Op: op, Params: ps})
+	parts, err := dialects.RenderStatement(e.tg.Dialect, &ir.Statement{Name: "fixture", Op: op, Params: ps})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -162,26 +164,26 @@ func (e *env) exec(parts []dialects.Part, vals map[string]any) {
 
 // createTable creates a table of cols, with the primary key key (none:
 // no key).
-func (e *env) createTable(name string, cols []compiler.Col, key ...string) {
+func (e *env) createTable(name string, cols []ir.Col, key ...string) {
 	t := e.table(name)
 	if s := t.Schema(); s != nil {
-		e.exec(e.render(compiler.CreateSchema{Schema: s}), nil)
+		e.exec(e.render(ir.CreateSchema{Schema: s}), nil)
 	}
-	e.exec(e.render(compiler.CreateTable{Table: t, Columns: cols, PrimaryKey: key}), nil)
+	e.exec(e.render(ir.CreateTable{Table: t, Columns: cols, PrimaryKey: key}), nil)
 }
 
 // insert adds rows; values are Go values, times as text the engine reads.
-func (e *env) insert(name string, cols []compiler.Col, rows ...[]any) {
+func (e *env) insert(name string, cols []ir.Col, rows ...[]any) {
 	e.t.Helper()
 	var names []string
-	var vals []compiler.Expr
-	var ps []compiler.Param
+	var vals []ir.Expr
+	var ps []ir.Param
 	for _, c := range cols {
 		names = append(names, c.Name)
-		vals = append(vals, compiler.ParamRef{Name: c.Name})
-		ps = append(ps, compiler.Param{Name: c.Name})
+		vals = append(vals, ir.ParamRef{Name: c.Name})
+		ps = append(ps, ir.Param{Name: c.Name})
 	}
-	parts := e.render(compiler.InsertValues{Table: e.table(name), Columns: names, Values: vals}, ps...)
+	parts := e.render(ir.InsertValues{Table: e.table(name), Columns: names, Values: vals}, ps...)
 	for _, r := range rows {
 		m := map[string]any{}
 		for i, c := range cols {
@@ -193,9 +195,9 @@ func (e *env) insert(name string, cols []compiler.Col, rows ...[]any) {
 
 // bind converts fixture values: "2026-01-20" style strings for time
 // columns become the engine's time binding.
-func (e *env) bind(c compiler.Col, v any) any {
+func (e *env) bind(c ir.Col, v any) any {
 	if s, ok := v.(string); ok && c.Type.IsTime() {
-		tm, err := compiler.ParseTime(s)
+		tm, err := ir.ParseTime(s)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -210,10 +212,10 @@ func (e *env) bind(c compiler.Col, v any) any {
 }
 
 // update sets columns of the rows where key = value.
-func (e *env) update(name string, cols []compiler.Col, keyCol string, key any, set map[string]any) {
+func (e *env) update(name string, cols []ir.Col, keyCol string, key any, set map[string]any) {
 	e.t.Helper()
-	var assigns []compiler.Assign
-	var ps []compiler.Param
+	var assigns []ir.Assign
+	var ps []ir.Param
 	vals := map[string]any{"k": key}
 	var names []string
 	for n := range set {
@@ -221,17 +223,17 @@ func (e *env) update(name string, cols []compiler.Col, keyCol string, key any, s
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		assigns = append(assigns, compiler.Assign{Column: n, Value: compiler.ParamRef{Name: n}})
-		ps = append(ps, compiler.Param{Name: n})
+		assigns = append(assigns, ir.Assign{Column: n, Value: ir.ParamRef{Name: n}})
+		ps = append(ps, ir.Param{Name: n})
 		for _, c := range cols {
 			if c.Name == n {
 				vals[n] = e.bind(c, set[n])
 			}
 		}
 	}
-	ps = append(ps, compiler.Param{Name: "k"})
-	e.exec(e.render(compiler.Update{Table: e.table(name), Set: assigns,
-		Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: keyCol}, R: compiler.ParamRef{Name: "k"}}}, ps...), vals)
+	ps = append(ps, ir.Param{Name: "k"})
+	e.exec(e.render(ir.Update{Table: e.table(name), Set: assigns,
+		Where: ir.Binary{Op: "=", L: ir.ColRef{Name: keyCol}, R: ir.ParamRef{Name: "k"}}}, ps...), vals)
 }
 
 // rows reads a table ordered by its first column, each value canonical.
@@ -247,7 +249,7 @@ func (e *env) rows(name string, cols []string) []string {
 // read is rows for a table that may not exist yet (a run creates its
 // target in setup): the engine's error instead of a failed test.
 func (e *env) read(name string, cols []string) ([]string, error) {
-	parts := e.render(compiler.SelectRows{Table: e.table(name), Columns: cols, OrderBy: []compiler.Order{{Column: cols[0]}}})
+	parts := e.render(ir.SelectRows{Table: e.table(name), Columns: cols, OrderBy: []ir.Order{{Column: cols[0]}}})
 	rs, err := e.tg.DB.QueryContext(e.ctx, parts[0].SQL)
 	if err != nil {
 		return nil, err
@@ -294,7 +296,7 @@ func (e *env) dropSchemas() {
 			e.t.Errorf("cleanup: drop schema %s: %v", s, err)
 		}
 	}
-	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable, compiler.FilesTable} {
+	for _, tb := range []ir.Table{ir.StateTable, ir.RunsTable, ir.PartitionsTable, ir.FilesTable} {
 		// The id is [a-z0-9_]: safe to spell in the statement.
 		stmt := "DELETE FROM " + tg.Dialect.QuoteIdent(tb.Name()) + " WHERE pipeline LIKE '%" + e.id + "'"
 		if _, err := tg.DB.ExecContext(e.ctx, stmt); err != nil && !strings.Contains(err.Error(), "exist") && !strings.Contains(err.Error(), "TABLE_OR_VIEW_NOT_FOUND") {
@@ -334,8 +336,8 @@ func (e *env) sourceName(name string) string {
 
 // nullableCols returns the columns without NOT NULL: a fixture source may
 // hold the NULL keys that the pipeline must reject.
-func nullableCols(cols []compiler.Col) []compiler.Col {
-	out := append([]compiler.Col(nil), cols...)
+func nullableCols(cols []ir.Col) []ir.Col {
+	out := append([]ir.Col(nil), cols...)
 	for i := range out {
 		out[i].NotNull = false
 	}
@@ -346,16 +348,16 @@ func nullableCols(cols []compiler.Col) []compiler.Col {
 // col deletes them all.
 func (e *env) deleteWhere(name, col string, v any) {
 	e.t.Helper()
-	op := compiler.DeleteRows{Table: e.table(name)}
-	var ps []compiler.Param
+	op := ir.DeleteRows{Table: e.table(name)}
+	var ps []ir.Param
 	if col != "" {
-		op.Where = compiler.Binary{Op: "=", L: compiler.ColRef{Name: col}, R: compiler.ParamRef{Name: "v"}}
-		ps = append(ps, compiler.Param{Name: "v"})
+		op.Where = ir.Binary{Op: "=", L: ir.ColRef{Name: col}, R: ir.ParamRef{Name: "v"}}
+		ps = append(ps, ir.Param{Name: "v"})
 	}
 	e.exec(e.render(op, ps...), map[string]any{"v": v})
 }
 
-func (e *env) state(p *compiler.Plan) *Status {
+func (e *env) state(p *ir.Plan) *Status {
 	e.t.Helper()
 	st, err := e.tg.State(e.ctx, p)
 	if err != nil {
@@ -387,7 +389,7 @@ func checkCounts(t *testing.T, what string, r *Result, want counts) {
 	}
 }
 
-func mustRun(t *testing.T, e *env, p *compiler.Plan, opts Options) *Result {
+func mustRun(t *testing.T, e *env, p *ir.Plan, opts Options) *Result {
 	t.Helper()
 	res, err := e.tg.Run(e.ctx, p, opts)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The equivalence property, the promise in the README: after every incremental
@@ -48,7 +48,7 @@ var (
 	itemsLookback = 6 * time.Hour
 )
 
-func itemsPlan(e *env, target string) *compiler.Plan {
+func itemsPlan(e *env, target string) *ir.Plan {
 	return e.spec(strings.ReplaceAll(itemsSpec, "{target}", target))
 }
 
@@ -74,7 +74,7 @@ type history struct {
 	t       *testing.T
 	e       *env
 	rng     *rand.Rand
-	plan    *compiler.Plan
+	plan    *ir.Plan
 	rows    []item         // the source
 	target  map[int64]item // the model of the incremental target
 	wm      time.Time      // the saved watermark; zero before the first run
@@ -193,7 +193,7 @@ func (h *history) values(id int64, ts time.Time) item {
 }
 
 func (h *history) bind(it item) []any {
-	return []any{it.id, it.val, it.note, it.amount, h.e.tg.Dialect.BindTime(it.ts, compiler.Timestamp)}
+	return []any{it.id, it.val, it.note, it.amount, h.e.tg.Dialect.BindTime(it.ts, ir.Timestamp)}
 }
 
 // note counts what a change exercises.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The equivalence property with versions that arrive late and out of
@@ -68,7 +68,7 @@ type versionHistory struct {
 	t       *testing.T
 	e       *env
 	rng     *rand.Rand
-	inc     *compiler.Plan
+	inc     *ir.Plan
 	rows    []version
 	target  map[int64]version
 	wm      time.Time
@@ -114,7 +114,7 @@ func (h *versionHistory) newest(id int64) (version, bool) {
 
 func (h *versionHistory) add(v version) {
 	h.rows = append(h.rows, v)
-	h.e.insert("app_{id}.versions", h.inc.Columns, []any{v.id, v.val, h.e.tg.Dialect.BindTime(v.updated, compiler.Timestamp), h.e.tg.Dialect.BindTime(v.arr, compiler.Timestamp)})
+	h.e.insert("app_{id}.versions", h.inc.Columns, []any{v.id, v.val, h.e.tg.Dialect.BindTime(v.updated, ir.Timestamp), h.e.tg.Dialect.BindTime(v.arr, ir.Timestamp)})
 }
 
 func (h *versionHistory) val() int64 { h.nextVal++; return h.nextVal }

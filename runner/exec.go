@@ -8,9 +8,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -23,7 +24,7 @@ type querier interface {
 
 // compiled is a plan spelled for one dialect, its statements by name.
 type compiled struct {
-	plan  *compiler.Plan
+	plan  *ir.Plan
 	d     dialects.Dialect
 	stmts map[string]dialects.Rendered
 	// timeout bounds each statement; zero leaves it to the context.
@@ -36,7 +37,7 @@ type compiled struct {
 	openSource func(context.Context) (*sql.Conn, error)
 }
 
-func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration, src ...dialects.Dialect) (*compiled, error) {
+func compile(d dialects.Dialect, p *ir.Plan, timeout time.Duration, src ...dialects.Dialect) (*compiled, error) {
 	rendered, err := dialects.Render(d, p, src...)
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func compile(d dialects.Dialect, p *compiler.Plan, timeout time.Duration, src ..
 
 // session spells a plan for the target and pins one connection for it:
 // temporary tables and transactions live in one session.
-func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*compiled, *sql.Conn, error) {
+func (t *Target) session(ctx context.Context, plan *ir.Plan) (*compiled, *sql.Conn, error) {
 	src, err := t.sourceOf(plan)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +75,7 @@ func (t *Target) session(ctx context.Context, plan *compiler.Plan) (*compiled, *
 
 // program returns the plan's program of a mode; a plan without it is a
 // mistake of the caller (a backfill of a pipeline without partitions).
-func (c *compiled) program(m compiler.Mode) (*compiler.Program, error) {
+func (c *compiled) program(m ir.Mode) (*ir.Program, error) {
 	pr := c.plan.Program(m)
 	if pr == nil {
 		return nil, fmt.Errorf("pipeline %s has no %s program", c.plan.Pipeline, m)
@@ -156,7 +157,7 @@ func (c *compiled) retriesConflict(name string, err error) bool {
 	if st == nil {
 		return false
 	}
-	return st.Phase == compiler.PhaseState || name == compiler.StmtAdvance || name == compiler.StmtRecordFinish
+	return st.Phase == ir.PhaseState || name == ir.StmtAdvance || name == ir.StmtRecordFinish
 }
 
 func (c *compiled) execOnce(ctx context.Context, q querier, name string, vals params) (int64, error) {
@@ -346,7 +347,7 @@ func (c *compiled) rowsOf(ctx context.Context, q querier, name string, vals para
 	var on dialects.Dialect
 	if uncached {
 		on = c.d
-		if st.On == compiler.OnSource {
+		if st.On == ir.OnSource {
 			on = c.src // the statement runs on the source's engine
 		}
 	}
@@ -502,7 +503,7 @@ func asInt(v any) (int64, error) {
 }
 
 // bindMark turns a watermark into the value bound for the column's type.
-func (c *compiled) bindMark(m mark, kind compiler.TypeKind) any {
+func (c *compiled) bindMark(m mark, kind ir.TypeKind) any {
 	if m.isInt {
 		return m.n
 	}
@@ -510,7 +511,7 @@ func (c *compiled) bindMark(m mark, kind compiler.TypeKind) any {
 }
 
 // bindBound turns a --from/--to bound into the value bound for a column.
-func (c *compiled) bindBound(t time.Time, typ compiler.Type) any {
+func (c *compiled) bindBound(t time.Time, typ ir.Type) any {
 	return c.d.BindTime(t, typ.Kind)
 }
 

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // landedFile is one file of a files source: its path relative to the
@@ -150,7 +150,7 @@ func exactPath(p string) (string, error) {
 // loaded none before: a folder that is not mounted, or a pattern that
 // means something else than its writer thought, must not load nothing,
 // forever, with success.
-func (m *machine) listFiles(ctx context.Context, q querier, s compiler.Step) error {
+func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 	f := m.c.plan.From
 	files, err := listGlob(f.Files)
 	if err != nil {
@@ -170,7 +170,7 @@ func (m *machine) listFiles(ctx context.Context, q querier, s compiler.Step) err
 		lf.hash = h
 		return nil
 	}
-	if s.Read == compiler.ReadNewFiles {
+	if s.Read == ir.ReadNewFiles {
 		rows, err := m.c.query(ctx, q, s.Stmt, m.vals)
 		if err != nil && !missingTable(err) {
 			return err
@@ -233,14 +233,14 @@ func (m *machine) listFiles(ctx context.Context, q querier, s compiler.Step) err
 			return fmt.Errorf("source.files %s: %w", f.Files, err)
 		}
 	}
-	m.vals[compiler.RegFiles] = int64(len(m.files))
+	m.vals[ir.RegFiles] = int64(len(m.files))
 	m.vals["file_list"] = paths
 	if note := m.filesNote(); note != "" && m.vals["note"] == nil {
 		m.vals["note"] = note
 		m.filesNoted = note
 	}
 	for _, r := range s.Into {
-		if r != compiler.RegFiles {
+		if r != ir.RegFiles {
 			m.add(r, int64(len(m.files)))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
@@ -14,12 +16,12 @@ import (
 // ExecOp spells one operation in the target's dialect and executes it,
 // binding vals by parameter name. The demo and tests use it to create and
 // change source tables without writing SQL for each engine.
-func (t *Target) ExecOp(ctx context.Context, op compiler.Op, vals map[string]any) error {
-	var ps []compiler.Param
+func (t *Target) ExecOp(ctx context.Context, op ir.Op, vals map[string]any) error {
+	var ps []ir.Param
 	for name := range vals {
-		ps = append(ps, compiler.Param{Name: name})
+		ps = append(ps, ir.Param{Name: name})
 	}
-	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "exec", Op: op, Params: ps})
+	parts, err := dialects.RenderStatement(t.Dialect, &ir.Statement{Name: "exec", Op: op, Params: ps})
 	if err != nil {
 		return err
 	}
@@ -37,8 +39,8 @@ func (t *Target) ExecOp(ctx context.Context, op compiler.Op, vals map[string]any
 
 // BindTime is the value the target's driver binds for a time in a column
 // of the given type.
-func (t *Target) BindTime(s string, kind compiler.TypeKind) (any, error) {
-	tm, err := compiler.ParseTime(s)
+func (t *Target) BindTime(s string, kind ir.TypeKind) (any, error) {
+	tm, err := ir.ParseTime(s)
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +49,12 @@ func (t *Target) BindTime(s string, kind compiler.TypeKind) (any, error) {
 
 // QueryOp spells a query in the target's dialect, runs it and returns its
 // rows, each value as Canon spells it: what tests and incrc test compare.
-func (t *Target) QueryOp(ctx context.Context, op compiler.Op, vals map[string]any) ([][]string, error) {
-	var ps []compiler.Param
+func (t *Target) QueryOp(ctx context.Context, op ir.Op, vals map[string]any) ([][]string, error) {
+	var ps []ir.Param
 	for name := range vals {
-		ps = append(ps, compiler.Param{Name: name})
+		ps = append(ps, ir.Param{Name: name})
 	}
-	parts, err := dialects.RenderStatement(t.Dialect, &compiler.Statement{Name: "query", Op: op, Params: ps})
+	parts, err := dialects.RenderStatement(t.Dialect, &ir.Statement{Name: "query", Op: op, Params: ps})
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +96,11 @@ func (t *Target) QueryOp(ctx context.Context, op compiler.Op, vals map[string]an
 // SetWatermark saves a pipeline's watermark as if a run had left it
 // there: the state tables are created when missing. incrc test starts a
 // test from a given state with it.
-func (t *Target) SetWatermark(ctx context.Context, plan *compiler.Plan, watermark string) error {
+func (t *Target) SetWatermark(ctx context.Context, plan *ir.Plan, watermark string) error {
 	if plan.Watermark == nil {
 		return fmt.Errorf("pipeline %s has no watermark", plan.Pipeline)
 	}
-	canon, err := compiler.ParseWatermark(plan.Watermark.Type, watermark)
+	canon, err := ir.ParseWatermark(plan.Watermark.Type, watermark)
 	if err != nil {
 		return err
 	}
@@ -109,9 +111,9 @@ func (t *Target) SetWatermark(ctx context.Context, plan *compiler.Plan, watermar
 	if _, err := t.State(ctx, plan); err != nil { // creates the state tables
 		return err
 	}
-	ref := func(n string) compiler.Expr { return compiler.ParamRef{Name: n} }
-	return t.ExecOp(ctx, compiler.InsertValues{Table: compiler.StateTable, Columns: []string{"pipeline", "watermark", "spec_hash", "updated_at"},
-		Values: []compiler.Expr{ref("pipeline"), ref("watermark"), ref("spec_hash"), ref("now")}},
+	ref := func(n string) ir.Expr { return ir.ParamRef{Name: n} }
+	return t.ExecOp(ctx, ir.InsertValues{Table: ir.StateTable, Columns: []string{"pipeline", "watermark", "spec_hash", "updated_at"},
+		Values: []ir.Expr{ref("pipeline"), ref("watermark"), ref("spec_hash"), ref("now")}},
 		map[string]any{"pipeline": plan.Pipeline, "watermark": m.String(), "spec_hash": plan.SpecHash, "now": stateTime(time.Now())})
 }
 
@@ -121,8 +123,8 @@ func (t *Target) SetWatermark(ctx context.Context, plan *compiler.Plan, watermar
 // with it. A state table that does not exist has nothing to forget.
 func (t *Target) Forget(ctx context.Context, pipeline string) error {
 	var errs []error
-	for _, tb := range []compiler.Table{compiler.StateTable, compiler.RunsTable, compiler.PartitionsTable} {
-		op := compiler.DeleteRows{Table: tb, Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "pipeline"}, R: compiler.ParamRef{Name: "pipeline"}}}
+	for _, tb := range []ir.Table{ir.StateTable, ir.RunsTable, ir.PartitionsTable} {
+		op := ir.DeleteRows{Table: tb, Where: ir.Binary{Op: "=", L: ir.ColRef{Name: "pipeline"}, R: ir.ParamRef{Name: "pipeline"}}}
 		if err := t.ExecOp(ctx, op, map[string]any{"pipeline": pipeline}); err != nil && t.tableExists(ctx, tb) {
 			errs = append(errs, err)
 		}
@@ -131,8 +133,8 @@ func (t *Target) Forget(ctx context.Context, pipeline string) error {
 }
 
 // tableExists reports whether a table can be read.
-func (t *Target) tableExists(ctx context.Context, tb compiler.Table) bool {
-	_, err := t.QueryOp(ctx, compiler.ProbeColumns{Source: compiler.Relation{Table: tb}}, nil)
+func (t *Target) tableExists(ctx context.Context, tb ir.Table) bool {
+	_, err := t.QueryOp(ctx, ir.ProbeColumns{Source: ir.Relation{Table: tb}}, nil)
 	return err == nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -81,9 +83,9 @@ func TestAttackRefused(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pwned := compiler.Table{Parts: []string{"pwned"}}
-				e.exec(e.render(compiler.CreateTable{Table: pwned, Columns: []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}}}), nil)
-				t.Cleanup(func() { e.exec(e.render(compiler.DropTable{Table: pwned}), nil) })
+				pwned := ir.Table{Parts: []string{"pwned"}}
+				e.exec(e.render(ir.CreateTable{Table: pwned, Columns: []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}}}), nil)
+				t.Cleanup(func() { e.exec(e.render(ir.DropTable{Table: pwned}), nil) })
 				e.createTable("app_{id}.payments", nullableCols(p.Columns))
 				e.insert("app_{id}.payments", p.Columns, []any{1, "5.00", "sale", "x", "2026-01-01 09:00:00"})
 				_, runErr := e.tg.Run(e.ctx, p, Options{Until: until("2026-01-02")})
@@ -118,9 +120,9 @@ func TestHostileButValid(t *testing.T) {
 				"FROM " + src + " /* ; DROP TABLE pwned */\nWHERE note <> 'two\nlines' AND kind <> '-- test'"
 			yaml = strings.Replace(yaml, "table: app_"+e.id+".payments", "query: "+strconv.Quote(query), 1)
 			p := e.spec(yaml)
-			pwned := compiler.Table{Parts: []string{"pwned_" + e.id}}
-			e.exec(e.render(compiler.CreateTable{Table: pwned, Columns: []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}}}), nil)
-			t.Cleanup(func() { e.exec(e.render(compiler.DropTable{Table: pwned}), nil) })
+			pwned := ir.Table{Parts: []string{"pwned_" + e.id}}
+			e.exec(e.render(ir.CreateTable{Table: pwned, Columns: []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}}}), nil)
+			t.Cleanup(func() { e.exec(e.render(ir.DropTable{Table: pwned}), nil) })
 			e.createTable("app_{id}.payments", nullableCols(p.Columns))
 			e.insert("app_{id}.payments", p.Columns,
 				[]any{1, "5.00", "sale", "ok", "2026-01-01 09:00:00"},

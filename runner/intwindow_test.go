@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // intWindowSpec is a merge by an integer id that is its own watermark.
@@ -29,7 +29,7 @@ watermark:
   {lookback}
 `
 
-func intWindowPlan(e *env, name, typ, start, lookback string) *compiler.Plan {
+func intWindowPlan(e *env, name, typ, start, lookback string) *ir.Plan {
 	return e.spec(strings.NewReplacer("{name}", name, "{type}", typ, "{start}", start, "{lookback}", lookback).Replace(intWindowSpec))
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // targetKept refuses a program that goes on from what the state says the
@@ -17,9 +17,9 @@ import (
 // create the table), reading the state and the target's columns only. A
 // target that is there but emptied, or created again by hand, is the
 // program's own check (check_target_kept, after the setup).
-func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.Program) error {
+func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *ir.Program) error {
 	byFile := readsNewFiles(pr)
-	if pr.Lo != compiler.LoWatermark && !byFile || c.plan.Statement(compiler.StmtCheckTarget) == nil {
+	if pr.Lo != ir.LoWatermark && !byFile || c.plan.Statement(ir.StmtCheckTarget) == nil {
 		return nil
 	}
 	st, err := readState(ctx, c, conn, c.plan.Pipeline)
@@ -31,7 +31,7 @@ func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.P
 	if st.Watermark == "" {
 		return nil
 	}
-	if _, err := c.columns(ctx, conn, compiler.StmtCheckTarget, params{}); err == nil || !(missingTable(err) || strings.Contains(strings.ToLower(err.Error()), "unknown database")) {
+	if _, err := c.columns(ctx, conn, ir.StmtCheckTarget, params{}); err == nil || !(missingTable(err) || strings.Contains(strings.ToLower(err.Error()), "unknown database")) {
 		return nil
 	}
 	target := strings.Join(c.plan.Target.Parts, ".")
@@ -44,9 +44,9 @@ func targetKept(ctx context.Context, c *compiled, conn *sql.Conn, pr *compiler.P
 }
 
 // readsNewFiles: the program loads the files its bookmark does not list.
-func readsNewFiles(pr *compiler.Program) bool {
+func readsNewFiles(pr *ir.Program) bool {
 	for _, s := range pr.Steps {
-		if s.Read == compiler.ReadNewFiles {
+		if s.Read == ir.ReadNewFiles {
 			return true
 		}
 	}

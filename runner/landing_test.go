@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Landing folders of CSV files loaded by file (watermark: {files: new}):
@@ -34,7 +34,7 @@ type landing struct {
 	t        *testing.T
 	e        *env
 	dir      string
-	inc, ref *compiler.Plan
+	inc, ref *ir.Plan
 	table    string
 }
 
@@ -260,13 +260,13 @@ func TestLandingTargetLost(t *testing.T) {
 				lose      func()
 			}{
 				{"dropped", "does not exist, but the bookmark (incrc_files) still lists the files it loaded",
-					func() { e.exec(e.render(compiler.DropTable{Table: target}), nil) }},
+					func() { e.exec(e.render(ir.DropTable{Table: target}), nil) }},
 				{"emptied", "holds no rows, but the run that last loaded files left rows in it (incrc_state.target_filled = 1)",
-					func() { e.exec(e.render(compiler.DeleteRows{Table: target}), nil) }},
+					func() { e.exec(e.render(ir.DeleteRows{Table: target}), nil) }},
 				{"created again", "was emptied (TRUNCATE, DELETE) or dropped and created again since, and the bookmark (incrc_files) still lists the files it loaded",
 					func() {
-						e.exec(e.render(compiler.DropTable{Table: target}), nil)
-						e.exec(e.render(l.inc.Statement(compiler.StmtCreateTarget).Op), nil)
+						e.exec(e.render(ir.DropTable{Table: target}), nil)
+						e.exec(e.render(l.inc.Statement(ir.StmtCreateTarget).Op), nil)
 					}},
 			}
 			for i, c := range lost {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // DefaultLeaseTTL is how long a lease lasts without renewal: long enough
@@ -104,13 +104,13 @@ func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals pa
 				return 0, fmt.Errorf("%s: %w", name, err)
 			}
 		}
-		if name != compiler.StmtAcquireLease {
+		if name != ir.StmtAcquireLease {
 			return 0, c.run(ctx, conn, name, vals) // no count read
 		}
 		return c.exec(ctx, conn, name, vals)
 	}
 	at := now()
-	if c.has(compiler.StmtLockSession) {
+	if c.has(ir.StmtLockSession) {
 		// The session lock first: while a live run holds it, nothing of the
 		// state is touched.
 		taken, err := lockSession(ctx, conn, c, vals, l.pipeline)
@@ -133,7 +133,7 @@ func (t *Target) acquire(ctx context.Context, conn querier, c *compiled, vals pa
 	taken, err := t.acquireLease(ctx, conn, c, l, vals, ttl, at, step)
 	if err != nil {
 		if l.session {
-			c.run(context.WithoutCancel(ctx), conn, compiler.StmtUnlockSession, vals)
+			c.run(context.WithoutCancel(ctx), conn, ir.StmtUnlockSession, vals)
 		}
 		return nil, err
 	}
@@ -153,7 +153,7 @@ const sessionGrace = 3 * time.Second
 func lockSession(ctx context.Context, conn querier, c *compiled, vals params, pipeline string) (bool, error) {
 	deadline := time.Now().Add(sessionGrace)
 	for {
-		n, _, err := c.count(ctx, conn, compiler.StmtLockSession, vals)
+		n, _, err := c.count(ctx, conn, ir.StmtLockSession, vals)
 		if err != nil || n == 1 {
 			return n == 1, err
 		}
@@ -181,14 +181,14 @@ func (t *Target) acquireLease(ctx context.Context, conn querier, c *compiled, l 
 		return nil, err
 	}
 	if st.LeaseOwner != "" && st.LeaseOwner != l.owner && st.LeaseExpiresAt >= stateTime(at) {
-		if !l.session || !strings.HasSuffix(st.LeaseOwner, sessionMark) || !c.has(compiler.StmtTakeOverLease) {
+		if !l.session || !strings.HasSuffix(st.LeaseOwner, sessionMark) || !c.has(ir.StmtTakeOverLease) {
 			return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
 		}
 		// Its holder held the session lock this run now holds: the
 		// holder's connection, and process, are gone.
 		vals["holder"] = st.LeaseOwner
 		vals["expires_at"] = stateTime(at.Add(ttl))
-		n, err := c.exec(ctx, conn, compiler.StmtTakeOverLease, vals)
+		n, err := c.exec(ctx, conn, ir.StmtTakeOverLease, vals)
 		if err != nil {
 			return nil, err
 		}
@@ -200,20 +200,20 @@ func (t *Target) acquireLease(ctx context.Context, conn querier, c *compiled, l 
 			return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
 		}
 		l.renewed = at
-		if _, err := step(compiler.StmtAbandonRuns); err != nil {
+		if _, err := step(ir.StmtAbandonRuns); err != nil {
 			l.releaseOn(ctx, conn)
 			return nil, err
 		}
 		return l, nil
 	}
 	if !st.exists {
-		if _, err := step(compiler.StmtInitState); err != nil {
+		if _, err := step(ir.StmtInitState); err != nil {
 			return nil, err
 		}
 	}
 	vals["now"] = stateTime(at)
 	vals["expires_at"] = stateTime(at.Add(ttl))
-	n, err := step(compiler.StmtAcquireLease)
+	n, err := step(ir.StmtAcquireLease)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (t *Target) acquireLease(ctx context.Context, conn querier, c *compiled, l 
 		return nil, &LockedError{Pipeline: l.pipeline, Owner: st.LeaseOwner, Until: st.LeaseExpiresAt}
 	}
 	l.renewed = at
-	if _, err := step(compiler.StmtAbandonRuns); err != nil {
+	if _, err := step(ir.StmtAbandonRuns); err != nil {
 		l.releaseOn(ctx, conn)
 		return nil, err
 	}
@@ -276,7 +276,7 @@ func (l *lease) renew(ctx context.Context, q querier) error {
 	defer l.mu.Unlock()
 	at := l.now()
 	vals := params{"pipeline": l.pipeline, "owner": l.owner, "expires_at": stateTime(at.Add(l.ttl))}
-	n, err := l.c.exec(ctx, q, compiler.StmtRenewLease, vals)
+	n, err := l.c.exec(ctx, q, ir.StmtRenewLease, vals)
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (l *lease) release(ctx context.Context, conn *sql.Conn) error {
 	l.stop()
 	vals := params{"pipeline": l.pipeline, "owner": l.owner}
 	err := l.t.onLiveConn(ctx, conn, func(ctx context.Context, q querier) error {
-		return l.c.run(ctx, q, compiler.StmtReleaseLease, vals)
+		return l.c.run(ctx, q, ir.StmtReleaseLease, vals)
 	})
 	l.unlockSession(ctx, conn)
 	return err
@@ -310,7 +310,7 @@ func (l *lease) unlockSession(ctx context.Context, q querier) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	l.c.run(ctx, q, compiler.StmtUnlockSession, params{"pipeline": l.pipeline})
+	l.c.run(ctx, q, ir.StmtUnlockSession, params{"pipeline": l.pipeline})
 	l.session = false
 }
 
@@ -318,7 +318,7 @@ func (l *lease) unlockSession(ctx context.Context, q querier) {
 // bookkeeping, or after a failure that left the connection alive.
 func (l *lease) releaseOn(ctx context.Context, q querier) error {
 	l.stop()
-	_, err := l.c.exec(ctx, q, compiler.StmtReleaseLease, params{"pipeline": l.pipeline, "owner": l.owner})
+	_, err := l.c.exec(ctx, q, ir.StmtReleaseLease, params{"pipeline": l.pipeline, "owner": l.owner})
 	if _, inTx := q.(*sql.Tx); !inTx {
 		l.unlockSession(ctx, q)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
@@ -27,7 +29,7 @@ func args(vs ...any) []driver.NamedValue {
 func TestInlineSpellsLiterals(t *testing.T) {
 	day := time.Date(2026, 1, 20, 0, 0, 0, 0, time.UTC)
 	at := time.Date(2026, 1, 25, 12, 30, 0, 500000000, time.UTC)
-	dec := compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}
+	dec := ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}
 	cases := []struct {
 		dialect, query string
 		args           []any
@@ -37,13 +39,13 @@ func TestInlineSpellsLiterals(t *testing.T) {
 			"SELECT a FROM t WHERE a =  (-5)  AND b = '?' AND `?` =  'x' "},
 		{"spark", "SELECT ?-?", []any{int64(1), int64(-2)}, "SELECT  1 - (-2) "},
 		{"spark", "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
-			[]any{`it's \ "q"`, nil, true, 1.5, dialects.Instant{T: at, Kind: compiler.Timestamp}},
+			[]any{`it's \ "q"`, nil, true, 1.5, dialects.Instant{T: at, Kind: ir.Timestamp}},
 			`INSERT INTO t VALUES ( 'it\'s \\ "q"' ,  NULL ,  TRUE ,  CAST('1.5' AS DOUBLE) ,  TIMESTAMP_NTZ '2026-01-25 12:30:00.500000' )`},
-		{"spark", "SELECT ?, ?", []any{dialects.Instant{T: day, Kind: compiler.Date}, dialects.Instant{T: at, Kind: compiler.TimestampTZ}},
+		{"spark", "SELECT ?, ?", []any{dialects.Instant{T: day, Kind: ir.Date}, dialects.Instant{T: at, Kind: ir.TimestampTZ}},
 			"SELECT  DATE '2026-01-20' ,  TIMESTAMP '2026-01-25 12:30:00.500000+00:00' "},
-		{"trino", `SELECT "?" FROM t WHERE a = ? AND b = CAST(? AS TIMESTAMP(6))`, []any{"it's", dialects.Instant{T: at, Kind: compiler.Timestamp}},
+		{"trino", `SELECT "?" FROM t WHERE a = ? AND b = CAST(? AS TIMESTAMP(6))`, []any{"it's", dialects.Instant{T: at, Kind: ir.Timestamp}},
 			`SELECT "?" FROM t WHERE a =  'it''s'  AND b = CAST( TIMESTAMP '2026-01-25 12:30:00.500000'  AS TIMESTAMP(6))`},
-		{"trino", "INSERT INTO t VALUES (?, ?)", []any{dialects.Typed{Value: "12.50", Type: dec}, dialects.Instant{T: at, Kind: compiler.TimestampTZ}},
+		{"trino", "INSERT INTO t VALUES (?, ?)", []any{dialects.Typed{Value: "12.50", Type: dec}, dialects.Instant{T: at, Kind: ir.TimestampTZ}},
 			"INSERT INTO t VALUES ( CAST('12.50' AS DECIMAL(12,2)) ,  TIMESTAMP '2026-01-25 12:30:00.500000 UTC' )"},
 	}
 	for _, c := range cases {
@@ -214,14 +216,14 @@ func TestConflictRetries(t *testing.T) {
 		err           error
 		want          bool
 	}{
-		{"spark", compiler.StmtInitState, conflict, true},
-		{"spark", compiler.StmtAcquireLease, conflict, true},
-		{"spark", compiler.StmtAdvance, conflict, true},
-		{"spark_iceberg", compiler.StmtRecordStart, iceberg, true},
-		{"trino", compiler.StmtReleaseLease, trinoConflict, true},
-		{"spark", compiler.StmtAcquireLease, other, false},
-		{"spark", compiler.StmtCountSource, conflict, false},
-		{"duckdb", compiler.StmtAcquireLease, conflict, false},
+		{"spark", ir.StmtInitState, conflict, true},
+		{"spark", ir.StmtAcquireLease, conflict, true},
+		{"spark", ir.StmtAdvance, conflict, true},
+		{"spark_iceberg", ir.StmtRecordStart, iceberg, true},
+		{"trino", ir.StmtReleaseLease, trinoConflict, true},
+		{"spark", ir.StmtAcquireLease, other, false},
+		{"spark", ir.StmtCountSource, conflict, false},
+		{"duckdb", ir.StmtAcquireLease, conflict, false},
 	} {
 		d, err := all.Lookup(c.dialect)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -74,7 +76,7 @@ reconcile:
 
 // projectPlans loads specs as a project (the lookups are checked against
 // the pipeline that writes their table) and lowers each, by pipeline.
-func projectPlans(t *testing.T, e *env, specs ...string) map[string]*compiler.Plan {
+func projectPlans(t *testing.T, e *env, specs ...string) map[string]*ir.Plan {
 	t.Helper()
 	dir := t.TempDir()
 	var files []string
@@ -89,7 +91,7 @@ func projectPlans(t *testing.T, e *env, specs ...string) map[string]*compiler.Pl
 	if len(diags) > 0 {
 		t.Fatal(diags.Err())
 	}
-	plans := map[string]*compiler.Plan{}
+	plans := map[string]*ir.Plan{}
 	for _, s := range loaded {
 		p, err := compiler.Lower(s)
 		if err != nil {
@@ -102,8 +104,8 @@ func projectPlans(t *testing.T, e *env, specs ...string) map[string]*compiler.Pl
 
 // sourceColumns are the columns a source table holds: the declared ones
 // no lookup fills.
-func sourceColumns(p *compiler.Plan) []compiler.Col {
-	var out []compiler.Col
+func sourceColumns(p *ir.Plan) []ir.Col {
+	var out []ir.Col
 	for _, c := range p.Columns {
 		if len(p.Source.Columns) == 0 || slices.Contains(p.Source.Columns, c.Name) {
 			out = append(out, c)
@@ -147,7 +149,7 @@ func TestStory3(t *testing.T) {
 			e := newEnv(t, eng)
 			plans := projectPlans(t, e, story3Dim, story3Sales)
 			dim, sales := plans["dim_customer"], plans["sales"]
-			if sales.Statement(compiler.StmtCheckLookups) != nil {
+			if sales.Statement(ir.StmtCheckLookups) != nil {
 				t.Error("the sales pipeline checks a lookup table that an scd2 pipeline of the project keeps")
 			}
 			e.createTable("app_{id}.customers", dim.Columns)
@@ -262,12 +264,12 @@ func TestLookupTables(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, eng)
 				p := e.spec(strings.ReplaceAll(ticketsSpec, "{quality}", quality))
-				if p.Statement(compiler.StmtCheckLookups) == nil {
+				if p.Statement(ir.StmtCheckLookups) == nil {
 					t.Fatal("no check of lookup tables that no pipeline keeps")
 				}
-				history := []compiler.Col{{Name: "agent_id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "name", Type: compiler.Type{Kind: compiler.Varchar, Length: 32}},
-					{Name: "since", Type: compiler.Type{Kind: compiler.Date}}, {Name: "until", Type: compiler.Type{Kind: compiler.Date}}}
-				teams := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "name", Type: compiler.Type{Kind: compiler.Varchar, Length: 32}}}
+				history := []ir.Col{{Name: "agent_id", Type: ir.Type{Kind: ir.Bigint}}, {Name: "name", Type: ir.Type{Kind: ir.Varchar, Length: 32}},
+					{Name: "since", Type: ir.Type{Kind: ir.Date}}, {Name: "until", Type: ir.Type{Kind: ir.Date}}}
+				teams := []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}, {Name: "name", Type: ir.Type{Kind: ir.Varchar, Length: 32}}}
 				e.createTable("app_{id}.agent_history", history)
 				e.createTable("app_{id}.teams", teams)
 				e.createTable("app_{id}.tickets", sourceColumns(p))

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -19,7 +20,7 @@ import (
 // tableOn is the table t means on conn: its catalog, schema and name as
 // the engine resolves them, or the spelling's key where the dialect has
 // no resolver.
-func tableOn(ctx context.Context, d dialects.Dialect, q querier, t compiler.Table) (string, error) {
+func tableOn(ctx context.Context, d dialects.Dialect, q querier, t ir.Table) (string, error) {
 	r, ok := d.(dialects.TableResolver)
 	if !ok {
 		return dialects.TableKey(d, t), nil
@@ -57,19 +58,19 @@ func tableOn(ctx context.Context, d dialects.Dialect, q querier, t compiler.Tabl
 // tombstones), or whose target is one of incrc's own tables there.
 func checkTables(ctx context.Context, c *compiled, q querier) error {
 	p := c.plan
-	var reads, writes []compiler.TableUse
+	var reads, writes []ir.TableUse
 	for _, u := range p.Tables {
 		switch {
 		case u.Role.Writes():
 			writes = append(writes, u)
-		case u.Role == compiler.RoleSource && p.From != nil:
+		case u.Role == ir.RoleSource && p.From != nil:
 			// a source in another database, whatever its name
 		default:
 			reads = append(reads, u)
 		}
 	}
 	ids := map[string]string{} // use: table
-	id := func(u compiler.TableUse) (string, error) {
+	id := func(u ir.TableUse) (string, error) {
 		k := string(u.Role) + " " + strings.Join(u.Table.Parts, ".")
 		if t, ok := ids[k]; ok {
 			return t, nil
@@ -83,7 +84,7 @@ func checkTables(ctx context.Context, c *compiled, q querier) error {
 		if err != nil {
 			return err
 		}
-		if w.Role == compiler.RoleTarget && reserved(wt) {
+		if w.Role == ir.RoleTarget && reserved(wt) {
 			return fmt.Errorf("%s is the table %s on this %s target: names starting with incrc_ are reserved for incrc's own tables (incrc_state holds every pipeline's watermark); choose another target.table",
 				w.What(), wt, c.d.Name())
 		}
@@ -118,8 +119,8 @@ type TableClash struct {
 // database wh; a search_path). uses are every pipeline's (Spec.Tables);
 // only names that could be one table (the same last part, case aside) are
 // looked up in the catalog.
-func (t *Target) CheckTables(ctx context.Context, uses []compiler.TableUse) ([]TableClash, error) {
-	groups := map[string][]compiler.TableUse{}
+func (t *Target) CheckTables(ctx context.Context, uses []ir.TableUse) ([]TableClash, error) {
+	groups := map[string][]ir.TableUse{}
 	var order []string
 	for _, u := range uses {
 		if !u.Role.Writes() {
@@ -141,7 +142,7 @@ func (t *Target) CheckTables(ctx context.Context, uses []compiler.TableUse) ([]T
 		if len(g) < 2 {
 			continue
 		}
-		first := map[string]compiler.TableUse{}
+		first := map[string]ir.TableUse{}
 		for _, u := range g {
 			tbl, err := tableOn(ctx, t.Dialect, t.DB, u.Table)
 			if err != nil {

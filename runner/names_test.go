@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 )
 
@@ -78,7 +80,7 @@ func database(raw string) string {
 // qualifies a name, on PostgreSQL the search_path finds an unqualified
 // one, on MariaDB the connection's database, on SQLite a.b is a_b.
 func TestSourceIsTargetOnTheCatalog(t *testing.T) {
-	cols := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "note", Type: compiler.Type{Kind: compiler.Text}}}
+	cols := []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}, {Name: "note", Type: ir.Type{Kind: ir.Text}}}
 	for _, eng := range engines() {
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
@@ -126,7 +128,7 @@ func TestReservedOnTheTarget(t *testing.T) {
 		}
 		t.Run(eng.name, func(t *testing.T) {
 			e := newEnv(t, eng)
-			cols := []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "note", Type: compiler.Type{Kind: compiler.Text}}}
+			cols := []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}, {Name: "note", Type: ir.Type{Kind: ir.Text}}}
 			e.createTable("app_{id}.src", cols)
 			p := e.spec(strings.NewReplacer("{name}", "state", "{source}", "app_{id}.src", "{target}", "incrc.state").Replace(oneTableSpec))
 			_, err := e.tg.Run(e.ctx, p, Options{})
@@ -159,7 +161,7 @@ func TestTwoPipelinesOneTableOnTheCatalog(t *testing.T) {
 				}
 				defer tg.Close()
 				e.tg = tg
-				e.createTable("dw_{id}.other", []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}}) // the schema
+				e.createTable("dw_{id}.other", []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}}}) // the schema
 			case "mysql":
 				a, b, other = "{db}.dup_{id}", "dup_{id}", "app_{id}.dup_{id}"
 			}
@@ -172,7 +174,7 @@ func TestTwoPipelinesOneTableOnTheCatalog(t *testing.T) {
 				}
 				return s
 			}
-			var uses []compiler.TableUse
+			var uses []ir.TableUse
 			for _, s := range []*compiler.Spec{spec("a", a), spec("b", b), spec("c", other)} {
 				uses = append(uses, s.Tables()...)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // partition is one partition: the half-open range [start, end) of the
@@ -70,12 +70,12 @@ func asTime(v any) (time.Time, error) {
 	if !ok {
 		return time.Time{}, fmt.Errorf("a NULL partition value: rows whose partition column is NULL belong to no partition")
 	}
-	return compiler.ParseTime(s)
+	return ir.ParseTime(s)
 }
 
 // PartitionKeys names the partitions of a pipeline that intersect
 // [from, to), oldest first, as markers, grids and reconciliation name them.
-func PartitionKeys(plan *compiler.Plan, from, to time.Time) []string {
+func PartitionKeys(plan *ir.Plan, from, to time.Time) []string {
 	g := plan.Partition.Granularity
 	var keys []string
 	for _, p := range partitionsIn(from, to, g) {
@@ -86,8 +86,8 @@ func PartitionKeys(plan *compiler.Plan, from, to time.Time) []string {
 
 // PartitionKey names the partition (or, without partitions, the group of
 // reconcile.granularity) a reconciliation key falls in.
-func PartitionKey(plan *compiler.Plan, value string) string {
-	t, err := compiler.ParseTime(value)
+func PartitionKey(plan *ir.Plan, value string) string {
+	t, err := ir.ParseTime(value)
 	if err != nil || plan.ReconcileGroups == nil {
 		return value
 	}
@@ -98,8 +98,8 @@ func PartitionKey(plan *compiler.Plan, value string) string {
 // PartitionBounds spells where the partition a reconciliation key falls
 // in starts and ends as --from and --to read them: a date, or RFC 3339
 // for hours (a partition key such as 2026-01 or 2026-01-02T15 is not one).
-func PartitionBounds(plan *compiler.Plan, value string) (from, to string) {
-	t, err := compiler.ParseTime(value)
+func PartitionBounds(plan *ir.Plan, value string) (from, to string) {
+	t, err := ir.ParseTime(value)
 	if err != nil {
 		return value, value
 	}

@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestPartitionBounds: the --from and --to that reconcile suggests parse
@@ -19,13 +19,13 @@ func TestPartitionBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.granularity+" "+tt.key, func(t *testing.T) {
-			plan := &compiler.Plan{Partition: &compiler.Partitioning{Granularity: tt.granularity}}
+			plan := &ir.Plan{Partition: &ir.Partitioning{Granularity: tt.granularity}}
 			from, to := PartitionBounds(plan, tt.key)
 			if from != tt.from || to != tt.to {
 				t.Errorf("PartitionBounds(%s) = %s, %s; want %s, %s", tt.key, from, to, tt.from, tt.to)
 			}
 			for _, s := range []string{from, to} {
-				if _, err := compiler.ParseTime(s); err != nil {
+				if _, err := ir.ParseTime(s); err != nil {
 					t.Errorf("%s does not parse as --from/--to: %v", s, err)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestDeadPeer: the proxy between a run and its server goes silent while
@@ -37,7 +37,7 @@ func TestDeadPeer(t *testing.T) {
 			go func() {
 				defer close(done)
 				res, err = tg.Run(e.ctx, p, Options{Until: until("2026-01-24"), LeaseTTL: time.Hour, BeforeStatement: func(name string) error {
-					if name == compiler.StmtWrite {
+					if name == ir.StmtWrite {
 						px.silence()
 					}
 					return nil

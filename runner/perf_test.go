@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -81,7 +82,7 @@ func TestDurationCoversWholeRun(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				names = append(names, name)
-				if name == compiler.StmtCheckpoint {
+				if name == ir.StmtCheckpoint {
 					clock = clock.Add(time.Hour)
 				}
 				return nil
@@ -92,7 +93,7 @@ func TestDurationCoversWholeRun(t *testing.T) {
 			if got.RunID != res.RunID || got.StartedAt != stateTime(since) || got.DurationMS != res.DurationMS {
 				t.Errorf("the run log says started %s, %d ms; want started %s (Since), %d ms as the result says", got.StartedAt, got.DurationMS, stateTime(since), res.DurationMS)
 			}
-			checkpoints := slices.Index(names, compiler.StmtCheckpoint)
+			checkpoints := slices.Index(names, ir.StmtCheckpoint)
 			want := time.Minute.Milliseconds()
 			if eng.name == "duckdb" {
 				want += time.Hour.Milliseconds()
@@ -150,9 +151,9 @@ func TestFullRefreshSkipsProvenDedupe(t *testing.T) {
 				p := e.spec(strings.ReplaceAll(spec, "{target}", src))
 				tb := e.table("app_{id}.orders_" + src)
 				if s := tb.Schema(); s != nil {
-					e.exec(e.render(compiler.CreateSchema{Schema: s}), nil)
+					e.exec(e.render(ir.CreateSchema{Schema: s}), nil)
 				}
-				e.exec(e.render(compiler.CreateTable{Table: tb, Columns: nullableCols(p.Columns), PrimaryKey: pk}), nil)
+				e.exec(e.render(ir.CreateTable{Table: tb, Columns: nullableCols(p.Columns), PrimaryKey: pk}), nil)
 				e.insert("app_{id}.orders_"+src, p.Columns, rows...)
 				res := mustRun(t, e, p, Options{Until: until("2026-01-24"), FullRefresh: true})
 				// And again, over the target the first one wrote.
@@ -190,7 +191,7 @@ func TestDeclaredUniqueSource(t *testing.T) {
 			e := newEnv(t, eng)
 			spec := strings.Replace(orders("", ""), "  table: app_{id}.orders\n", "  table: app_{id}.orders\n  unique: true\n", 1)
 			p := e.spec(strings.ReplaceAll(spec, "{target}", "uniq"))
-			if p.Statement(compiler.StmtDedupeStage) != nil || p.Statement(compiler.StmtCreateRaw) != nil {
+			if p.Statement(ir.StmtDedupeStage) != nil || p.Statement(ir.StmtCreateRaw) != nil {
 				t.Fatalf("a source declared unique still dedupes")
 			}
 			seedOrders(e, p)
@@ -229,7 +230,7 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 			app, dw := "app_"+e.id, "dw_"+e.id
 			if reads {
 				for _, s := range []string{app, dw} {
-					e.exec(e.render(compiler.CreateSchema{Schema: []string{s}}), nil)
+					e.exec(e.render(ir.CreateSchema{Schema: []string{s}}), nil)
 				}
 			}
 			ddl := map[string]string{
@@ -253,7 +254,7 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 			if !reads {
 				// Nothing is read: a primary key proves nothing either.
 				ddl = map[string]string{app + ".pk": ""}
-				e.createTable(app+".pk", []compiler.Col{{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true}}, "id")
+				e.createTable(app+".pk", []ir.Col{{Name: "id", Type: ir.Type{Kind: ir.Bigint}, NotNull: true}}, "id")
 			}
 			for name, cols := range ddl {
 				if reads {
@@ -268,7 +269,7 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 					key  []string
 					want map[string]bool
 				}{{[]string{"id"}, want}, {[]string{"v", "id"}, wide}} {
-					parts := e.render(compiler.SourceUnique{Source: e.table(name), Key: k.key})
+					parts := e.render(ir.SourceUnique{Source: e.table(name), Key: k.key})
 					var n int64
 					if err := e.tg.DB.QueryRowContext(e.ctx, parts[0].SQL).Scan(&n); err != nil {
 						t.Fatalf("%s: %v", name, err)
@@ -286,7 +287,7 @@ func TestSourceUniqueReadsTheCatalog(t *testing.T) {
 // status where the engine has one (abandon_runs reads a pipeline's running
 // rows by it, not the whole log), and a later run only asks whether it is
 // there: creating it again would lock the run log on PostgreSQL even when
-// it exists. DuckDB creates none (see compiler.CreateTable.Log). MariaDB
+// it exists. DuckDB creates none (see ir.CreateTable.Log). MariaDB
 // gets it in the run log's CREATE TABLE (MySQL 8 has no CREATE INDEX IF
 // NOT EXISTS, and two first runs would race to create it), so the test
 // gives it a database of its own, whose run log is new.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Preview is what the next run of a pipeline would read, found without
@@ -38,14 +38,14 @@ type Preview struct {
 // Preview fixes the next run's window (hi = now - lag) and walks the
 // plan's preview program: what that run would read. It only reads: a
 // target never set up previews a first run.
-func (t *Target) Preview(ctx context.Context, plan *compiler.Plan, now time.Time) (*Preview, error) {
+func (t *Target) Preview(ctx context.Context, plan *ir.Plan, now time.Time) (*Preview, error) {
 	return t.preview(ctx, plan, bounds{now: now, preview: true})
 }
 
 // PreviewRun is Preview of the run incrc run would start now with
 // opts.Until (incrc run --dry-run): the same window, and --until refused
 // where the run refuses it. It only reads.
-func (t *Target) PreviewRun(ctx context.Context, plan *compiler.Plan, opts Options) (*Preview, error) {
+func (t *Target) PreviewRun(ctx context.Context, plan *ir.Plan, opts Options) (*Preview, error) {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -53,14 +53,14 @@ func (t *Target) PreviewRun(ctx context.Context, plan *compiler.Plan, opts Optio
 	return t.preview(ctx, plan, bounds{now: now(), until: opts.Until, allowFuture: opts.AllowFuture, preview: true})
 }
 
-func (t *Target) preview(ctx context.Context, plan *compiler.Plan, b bounds) (*Preview, error) {
+func (t *Target) preview(ctx context.Context, plan *ir.Plan, b bounds) (*Preview, error) {
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	defer c.release()
-	pr, err := c.program(compiler.ModePreview)
+	pr, err := c.program(ir.ModePreview)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (t *Target) preview(ctx context.Context, plan *compiler.Plan, b bounds) (*P
 	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}
-	pv.Rows = m.reg(compiler.RegRead)
+	pv.Rows = m.reg(ir.RegRead)
 	if f := plan.From; f != nil {
 		pv.Source = f.Describe()
 		if f.ByFile {
@@ -116,7 +116,7 @@ func (t *Target) preview(ctx context.Context, plan *compiler.Plan, b bounds) (*P
 type PlannedStep struct {
 	Program string   `json:"program"`
 	Name    string   `json:"name"`
-	If      string   `json:"if,omitempty"`             // the registers it runs on (compiler.Step.If)
+	If      string   `json:"if,omitempty"`             // the registers it runs on (ir.Step.If)
 	Each    bool     `json:"each_partition,omitempty"` // once per partition
 	On      string   `json:"on,omitempty"`             // "source": on the source's database
 	SQL     []string `json:"sql"`
@@ -125,7 +125,7 @@ type PlannedStep struct {
 // Steps lists the steps of the plan's programs of modes, in order, each
 // with its statement spelled for this target (and a source outside it in
 // its own dialect), as a run would execute them. It opens nothing.
-func (t *Target) Steps(plan *compiler.Plan, modes ...compiler.Mode) ([]PlannedStep, error) {
+func (t *Target) Steps(plan *ir.Plan, modes ...ir.Mode) ([]PlannedStep, error) {
 	src, err := t.sourceOf(plan)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestProbeMissingColumn: a declared column the source lacks fails the run
@@ -36,7 +36,7 @@ watermark:
 			t.Parallel()
 			e := newEnv(t, eng)
 			p := e.spec(spec)
-			have := []compiler.Col{p.Columns[0], p.Columns[2]} // no customer_code
+			have := []ir.Col{p.Columns[0], p.Columns[2]} // no customer_code
 			e.createTable("app_{id}.customers", have)
 			for i := 1; i <= 7; i++ {
 				e.insert("app_{id}.customers", have, []any{i, "2026-01-02 10:00:00"})
@@ -47,7 +47,7 @@ watermark:
 				t.Fatalf("the run succeeded without the source's customer_code: %+v, target %v", res, e.rows("dw_{id}.customers", []string{"customer_id", "customer_code"}))
 			}
 			msg := strings.ToLower(err.Error())
-			if !strings.Contains(msg, compiler.StmtProbeSource) || !strings.Contains(msg, "customer_code") {
+			if !strings.Contains(msg, ir.StmtProbeSource) || !strings.Contains(msg, "customer_code") {
 				t.Errorf("the failure does not name probe_source and the column: %v", err)
 			}
 			if res.RowsInserted != 0 || res.Status != "failed" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // TestRunnerKnowsNoStrategy keeps the runner a walker of programs: no
@@ -69,7 +69,7 @@ func TestUnknownStatementFails(t *testing.T) {
 		t.Error("query of an unknown name did not fail")
 	}
 	bad := *p
-	bad.Programs = []*compiler.Program{{Mode: compiler.ModeSetup, Steps: []compiler.Step{{Stmt: "no_such_statement"}}}}
+	bad.Programs = []*ir.Program{{Mode: ir.ModeSetup, Steps: []ir.Step{{Stmt: "no_such_statement"}}}}
 	if _, err := e.tg.Release(e.ctx, &bad); err == nil || !strings.Contains(err.Error(), "no_such_statement") {
 		t.Errorf("a program naming an unknown statement: %v", err)
 	}
@@ -88,12 +88,12 @@ func TestProgramsCheckedAtLowering(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []compiler.Mode{compiler.ModeSetup, compiler.ModeRun, compiler.ModeFullRefresh, compiler.ModeReconcile, compiler.ModePreview, compiler.ModeRewind} {
+	for _, m := range []ir.Mode{ir.ModeSetup, ir.ModeRun, ir.ModeFullRefresh, ir.ModeReconcile, ir.ModePreview, ir.ModeRewind} {
 		if p.Program(m) == nil {
 			t.Errorf("the orders plan has no %s program", m)
 		}
 	}
-	if p.Program(compiler.ModeBackfill) != nil {
+	if p.Program(ir.ModeBackfill) != nil {
 		t.Error("a pipeline without partitions has a backfill program")
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Group is one reconcile.by value: the source's and the target's measures.
@@ -51,11 +51,11 @@ type Reconciliation struct {
 
 // Reconcile compares source and target in [from, to) of reconcile.by:
 // the plan's reconcile program, read-only.
-func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to time.Time) (*Reconciliation, error) {
+func (t *Target) Reconcile(ctx context.Context, plan *ir.Plan, from, to time.Time) (*Reconciliation, error) {
 	if plan.ReconcileBy == "" {
 		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", plan.File, plan.Pipeline)
 	}
-	var by compiler.Col
+	var by ir.Col
 	for _, c := range plan.Columns {
 		if c.Name == plan.ReconcileBy {
 			by = c
@@ -70,7 +70,7 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	}
 	defer conn.Close()
 	defer c.release()
-	pr, err := c.program(compiler.ModeReconcile)
+	pr, err := c.program(ir.ModeReconcile)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	if err := m.walk(ctx, pr); err != nil {
 		return nil, err
 	}
-	src, tgt := m.rows[compiler.RegSource], m.rows[compiler.RegTarget]
+	src, tgt := m.rows[ir.RegSource], m.rows[ir.RegTarget]
 	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: measureNames(plan), Groups: []Group{}, Drifted: []string{},
 		Uncompared: plan.Uncompared, InsertOnly: plan.InsertOnly}
 	groups := map[string]*Group{}
@@ -146,11 +146,11 @@ func reconcileMark(ctx context.Context, c *compiled, q querier, rec *Reconciliat
 
 // notReached reports whether the group key ends after the saved
 // watermark: the runs have not read all of it yet.
-func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark) bool {
+func notReached(plan *ir.Plan, typ ir.Type, key string, saved *mark) bool {
 	if saved == nil {
 		return true
 	}
-	t, err := compiler.ParseTime(key)
+	t, err := ir.ParseTime(key)
 	if err != nil {
 		return false
 	}
@@ -158,7 +158,7 @@ func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark)
 	switch {
 	case plan.ReconcileGroups != nil:
 		end = makePartition(t, plan.ReconcileGroups.Granularity).end
-	case typ.Kind == compiler.Date:
+	case typ.Kind == ir.Date:
 		end = t.AddDate(0, 0, 1)
 	}
 	return end.After(saved.t)
@@ -167,12 +167,12 @@ func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark)
 // finalized reports whether the partition of a group key is closed, as a
 // backfill decides it: it starts before finalize_after before the saved
 // watermark.
-func finalized(plan *compiler.Plan, key string, saved *mark) bool {
+func finalized(plan *ir.Plan, key string, saved *mark) bool {
 	pt := plan.Partition
 	if pt == nil || pt.FinalizeAfter.Value <= 0 || saved == nil || saved.isInt {
 		return false
 	}
-	t, err := compiler.ParseTime(key)
+	t, err := ir.ParseTime(key)
 	if err != nil {
 		return false
 	}
@@ -181,7 +181,7 @@ func finalized(plan *compiler.Plan, key string, saved *mark) bool {
 }
 
 // measureNames are the plan's measures as reconciliations name them.
-func measureNames(plan *compiler.Plan) []string {
+func measureNames(plan *ir.Plan) []string {
 	names := make([]string, len(plan.Measures))
 	for i, m := range plan.Measures {
 		names[i] = m.String()
@@ -189,8 +189,8 @@ func measureNames(plan *compiler.Plan) []string {
 	return names
 }
 
-func formatBound(t time.Time, typ compiler.Type) string {
-	if typ.Kind == compiler.Date {
+func formatBound(t time.Time, typ ir.Type) string {
+	if typ.Kind == ir.Date {
 		return t.Format("2006-01-02")
 	}
 	return t.Format(time.RFC3339)
@@ -239,7 +239,7 @@ func canonText(s string) string {
 		return n
 	}
 	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
-		if t, err := compiler.ParseTime(strings.TrimSuffix(s, "+00:00")); err == nil {
+		if t, err := ir.ParseTime(strings.TrimSuffix(s, "+00:00")); err == nil {
 			return canonTime(t)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Options are the choices of one run.
@@ -18,7 +18,7 @@ type Options struct {
 	Until       *time.Time // fixes hi; default now - lag
 	AllowFuture bool       // accept an Until later than now (plus ClockSkew)
 	FullRefresh bool       // run the full_refresh program: rebuild the target from the whole source below hi
-	// Force runs a program that says it must be forced (compiler.Program.Force):
+	// Force runs a program that says it must be forced (ir.Program.Force):
 	// the user read why and means it.
 	Force    bool
 	LeaseTTL time.Duration
@@ -159,7 +159,7 @@ func newRunID(now time.Time) string {
 // every batch before it, and the next run goes on from there. The
 // statements are the same for every batch; only the window's bounds
 // differ. A full refresh is never cut.
-func (t *Target) Run(ctx context.Context, plan *compiler.Plan, opts Options) (*Result, error) {
+func (t *Target) Run(ctx context.Context, plan *ir.Plan, opts Options) (*Result, error) {
 	opts.defaults()
 	if opts.FullRefresh || plan.Watermark == nil || !plan.Watermark.Batch.Set() {
 		res, _, err := t.runOnce(ctx, plan, opts, false)
@@ -214,10 +214,10 @@ func addBatch(total, b *Result) *Result {
 
 // runOnce is one run: with batch, its hi is cut at the end of the batch
 // its window starts in.
-func (t *Target) runOnce(ctx context.Context, plan *compiler.Plan, opts Options, batch bool) (res *Result, more bool, err error) {
-	mode := compiler.ModeRun
+func (t *Target) runOnce(ctx context.Context, plan *ir.Plan, opts Options, batch bool) (res *Result, more bool, err error) {
+	mode := ir.ModeRun
 	if opts.FullRefresh {
-		mode = compiler.ModeFullRefresh
+		mode = ir.ModeFullRefresh
 	}
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
@@ -251,8 +251,8 @@ func (t *Target) runOnce(ctx context.Context, plan *compiler.Plan, opts Options,
 }
 
 // modeWords names a mode for a message.
-func modeWords(m compiler.Mode) string {
-	if m == compiler.ModeFullRefresh {
+func modeWords(m ir.Mode) string {
+	if m == ir.ModeFullRefresh {
 		return "--full-refresh"
 	}
 	return string(m)
@@ -264,7 +264,7 @@ type recorder struct {
 	t    *Target
 	c    *compiled
 	conn *sql.Conn
-	pr   *compiler.Program
+	pr   *ir.Program
 	opts Options
 	vals params
 	res  *Result
@@ -279,7 +279,7 @@ type recorder struct {
 	more bool
 }
 
-func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, opts Options) *recorder {
+func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *ir.Program, opts Options) *recorder {
 	start := opts.Now()
 	if !opts.Since.IsZero() && opts.Since.Before(start) {
 		start = opts.Since
@@ -290,7 +290,7 @@ func (t *Target) newRecorder(c *compiled, conn *sql.Conn, pr *compiler.Program, 
 	if opts.Unreviewed != "" {
 		vals["note"] = opts.Unreviewed
 	}
-	for _, reg := range compiler.Counters {
+	for _, reg := range ir.Counters {
 		vals[reg] = int64(0)
 	}
 	return &recorder{t: t, c: c, conn: conn, pr: pr, opts: opts, vals: vals, res: res, concurrent: t.Dialect.Caps().Heartbeat, start: start}
@@ -361,7 +361,7 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 	}
 	if r.opts.Progress != nil {
 		m.progress = func(stmt string) {
-			r.opts.Progress(Progress{Pipeline: r.c.plan.Pipeline, Statement: stmt, RowsRead: m.reg(compiler.RegRead),
+			r.opts.Progress(Progress{Pipeline: r.c.plan.Pipeline, Statement: stmt, RowsRead: m.reg(ir.RegRead),
 				Partitions: len(m.parts), PartitionsDone: m.partsDone, Elapsed: r.opts.Now().Sub(r.start)})
 		}
 	}
@@ -385,11 +385,11 @@ func (r *recorder) run(ctx context.Context, fix func(*machine) (window, error)) 
 		// The write committed: what is left of the run is bookkeeping.
 		// A checkpoint that fails (another session's transaction holds
 		// it back) leaves the log to the close, as if none had run.
-		if st, ok := r.c.stmts[compiler.StmtCheckpoint]; ok && len(st.Parts) > 0 {
+		if st, ok := r.c.stmts[ir.StmtCheckpoint]; ok && len(st.Parts) > 0 {
 			if r.opts.BeforeStatement != nil {
-				r.opts.BeforeStatement(compiler.StmtCheckpoint)
+				r.opts.BeforeStatement(ir.StmtCheckpoint)
 			}
-			r.c.exec(ctx, r.conn, compiler.StmtCheckpoint, r.vals)
+			r.c.exec(ctx, r.conn, ir.StmtCheckpoint, r.vals)
 		}
 	}
 	if err == nil && r.t.Dialect.Caps().GroupState && r.finishGrouped(ctx, l) == nil {
@@ -414,7 +414,7 @@ func (r *recorder) recordDuration(ctx context.Context, q querier) error {
 	r.vals["duration_ms"] = d
 	r.res.DurationMS = d
 	r.res.FinishedAt = r.vals["finished_at"].(string)
-	_, err := r.c.exec(ctx, q, compiler.StmtRecordDuration, r.vals)
+	_, err := r.c.exec(ctx, q, ir.StmtRecordDuration, r.vals)
 	return err
 }
 
@@ -479,9 +479,9 @@ func (r *recorder) walk(ctx context.Context, m *machine, fix func(*machine) (win
 func (r *recorder) read(m *machine) {
 	res := r.res
 	for reg, field := range map[string]*int64{
-		compiler.RegRead: &res.RowsRead, compiler.RegInserted: &res.RowsInserted, compiler.RegUpdated: &res.RowsUpdated,
-		compiler.RegDeleted: &res.RowsDeleted, compiler.RegQuarantined: &res.RowsQuarantined, compiler.RegSkipped: &res.RowsSkipped,
-		compiler.RegIgnored: &res.RowsIgnored,
+		ir.RegRead: &res.RowsRead, ir.RegInserted: &res.RowsInserted, ir.RegUpdated: &res.RowsUpdated,
+		ir.RegDeleted: &res.RowsDeleted, ir.RegQuarantined: &res.RowsQuarantined, ir.RegSkipped: &res.RowsSkipped,
+		ir.RegIgnored: &res.RowsIgnored,
 	} {
 		*field = m.reg(reg)
 	}
@@ -512,8 +512,8 @@ func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 	}
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)
-	for _, reg := range compiler.Counters {
-		if reg != compiler.RegRead {
+	for _, reg := range ir.Counters {
+		if reg != ir.RegRead {
 			r.vals[reg] = int64(0)
 		}
 	}
@@ -523,7 +523,7 @@ func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 		return // nothing was recorded to close
 	}
 	r.t.onLiveConn(ctx, r.conn, func(ctx context.Context, q querier) error {
-		return r.c.run(ctx, q, compiler.StmtRecordFinish, r.vals)
+		return r.c.run(ctx, q, ir.StmtRecordFinish, r.vals)
 	})
 }
 
@@ -549,7 +549,7 @@ func savedMark(ctx context.Context, c *compiled, q querier, res *Result) (*mark,
 }
 
 // parseSaved reads a saved watermark for the plan's watermark column.
-func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
+func parseSaved(plan *ir.Plan, saved string) (*mark, error) {
 	if saved == "" || plan.Watermark == nil {
 		return nil, nil
 	}
@@ -587,7 +587,7 @@ func setupMode(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode
 // planSchema reads every table a setup checks, changing nothing: a run
 // refused names all that its tables need, and applies none of it.
 func planSchema(ctx context.Context, c *compiled, conn *sql.Conn) (map[string][]SchemaChange, error) {
-	pr, err := c.program(compiler.ModeSetup)
+	pr, err := c.program(ir.ModeSetup)
 	if err != nil {
 		return nil, err
 	}
@@ -610,25 +610,25 @@ func planSchema(ctx context.Context, c *compiled, conn *sql.Conn) (map[string][]
 // setupWith walks the setup program, applying planned (planSchema) at its
 // schema checks, in the bookkeeping transaction of in when it has one.
 func setupWith(ctx context.Context, c *compiled, conn *sql.Conn, mode schemaMode, planned map[string][]SchemaChange, in *machine) ([]SchemaChange, error) {
-	pr, err := c.program(compiler.ModeSetup)
+	pr, err := c.program(ir.ModeSetup)
 	if err != nil {
 		return nil, err
 	}
-	if c.has(compiler.StmtLockSetup) {
+	if c.has(ir.StmtLockSetup) {
 		// Concurrent first runs would race in the catalog (PostgreSQL's
 		// CREATE TABLE IF NOT EXISTS fails the loser with a duplicate key):
 		// one setup at a time, each finding the others' tables there.
-		n, _, err := c.count(ctx, conn, compiler.StmtLockSetup, params{})
+		n, _, err := c.count(ctx, conn, ir.StmtLockSetup, params{})
 		if err == nil && n != 1 {
 			err = fmt.Errorf("another run's setup held the setup lock for a minute")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("setup: %s: %w", compiler.StmtLockSetup, err)
+			return nil, fmt.Errorf("setup: %s: %w", ir.StmtLockSetup, err)
 		}
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
-			c.run(ctx, conn, compiler.StmtUnlockSetup, params{})
+			c.run(ctx, conn, ir.StmtUnlockSetup, params{})
 		}()
 	}
 	m := newMachine(c, conn, params{})

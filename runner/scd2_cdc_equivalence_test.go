@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The equivalence property for scd2 from a change log, as
@@ -168,7 +168,7 @@ type vlog struct {
 	e        *env
 	rng      *rand.Rand
 	open     any
-	inc, ref *compiler.Plan
+	inc, ref *ir.Plan
 	log      []vchange // written to the source
 	held     []vchange // made, not written yet: they arrive late
 	state    vstate    // the model of what the incremental run left
@@ -185,7 +185,7 @@ func newVlog(t *testing.T, e *env, seed uint64, open string) *vlog {
 	if open != "" {
 		scd2, openValue = "scd2:\n  open_end: "+open+"\n", open
 	}
-	plan := func(target string) *compiler.Plan {
+	plan := func(target string) *ir.Plan {
 		return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(versionLogSpec))
 	}
 	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue,
@@ -289,9 +289,9 @@ func (l *vlog) write(c vchange, hi time.Time) {
 	l.log = append(l.log, c)
 	var at any
 	if c.at != nil {
-		at = l.e.tg.Dialect.BindTime(*c.at, compiler.Timestamp)
+		at = l.e.tg.Dialect.BindTime(*c.at, ir.Timestamp)
 	}
-	l.e.insert("app_{id}.vlog", l.inc.Columns, []any{c.id, c.val, c.note, c.op, c.lsn, at, l.e.tg.Dialect.BindTime(c.ing, compiler.Timestamp)})
+	l.e.insert("app_{id}.vlog", l.inc.Columns, []any{c.id, c.val, c.note, c.op, c.lsn, at, l.e.tg.Dialect.BindTime(c.ing, ir.Timestamp)})
 }
 
 // change makes the changes before the run up to hi: some written now,
@@ -364,7 +364,7 @@ func (l *vlog) run(hi time.Time) {
 	}
 }
 
-func (l *vlog) read(p *compiler.Plan) (rows, tombs []string) {
+func (l *vlog) read(p *ir.Plan) (rows, tombs []string) {
 	name := strings.Join(p.Target.Parts, ".")
 	return scdRows(l.e, name, vlogCols, "id", "valid_from"), scdRows(l.e, name+"_tombstones", []string{"id", "valid_from", "incrc_sequence"}, "id", "valid_from")
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 // SCD2 from a change log (strategy scd2 with a cdc block), on every
@@ -49,7 +49,7 @@ quality:
   checks: ["country <> 'XX'"]
 {scd2}`
 
-func historyPlan(e *env, target, scd2 string) *compiler.Plan {
+func historyPlan(e *env, target, scd2 string) *ir.Plan {
 	return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(historySpec))
 }
 
@@ -59,7 +59,7 @@ var (
 )
 
 // versions reads an scd2 target fed by a change log and its tombstones.
-func (e *env) versions(p *compiler.Plan) (rows, tombs []string) {
+func (e *env) versions(p *ir.Plan) (rows, tombs []string) {
 	e.t.Helper()
 	name := strings.Join(p.Target.Parts, ".")
 	return scdRows(e, name, historyCols, "customer_id", "valid_from"), scdRows(e, name+"_tombstones", tombCols, "customer_id", "valid_from")
@@ -164,7 +164,7 @@ func TestSCD2FromCDC(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, eng)
 				inc, ref := historyPlan(e, "inc", scd2), historyPlan(e, "ref", scd2)
-				if ref.Program(compiler.ModeFullRefresh).Force != "" {
+				if ref.Program(ir.ModeFullRefresh).Force != "" {
 					t.Error("a full refresh from a change log needs no --force: the log holds the history")
 				}
 				shape := scdShape{"dw_{id}.hist_inc", "customer_id", "valid_from", "valid_to"}

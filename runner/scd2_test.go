@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -24,7 +25,7 @@ import (
 
 // scdUntil is --until for a date or an RFC 3339 time.
 func scdUntil(s string) *time.Time {
-	t, err := compiler.ParseTime(s)
+	t, err := ir.ParseTime(s)
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +35,7 @@ func scdUntil(s string) *time.Time {
 // scdCounts is what a run reports that a scenario predicts.
 type scdCounts struct{ read, inserted, updated, deleted int64 }
 
-func scdRun(t *testing.T, e *env, p *compiler.Plan, until string, want *scdCounts) *Result {
+func scdRun(t *testing.T, e *env, p *ir.Plan, until string, want *scdCounts) *Result {
 	t.Helper()
 	res, err := e.tg.Run(e.ctx, p, Options{Until: scdUntil(until)})
 	if err != nil {
@@ -110,11 +111,11 @@ func checkTimeline(t *testing.T, e *env, v scdShape, gaps int64) {
 // canonical; a flag reads true or false on every engine.
 func scdRows(e *env, name string, cols []string, order ...string) []string {
 	e.t.Helper()
-	var by []compiler.Order
+	var by []ir.Order
 	for _, o := range order {
-		by = append(by, compiler.Order{Column: o})
+		by = append(by, ir.Order{Column: o})
 	}
-	parts := e.render(compiler.SelectRows{Table: e.table(name), Columns: cols, OrderBy: by})
+	parts := e.render(ir.SelectRows{Table: e.table(name), Columns: cols, OrderBy: by})
 	rs, err := e.tg.DB.QueryContext(e.ctx, parts[0].SQL)
 	if err != nil {
 		e.t.Fatal(err)
@@ -175,7 +176,7 @@ scd2:
   by: time
 `
 
-func planVersions(e *env, target string) *compiler.Plan {
+func planVersions(e *env, target string) *ir.Plan {
 	return e.spec(strings.ReplaceAll(planVersionsSpec, "{target}", target))
 }
 
@@ -245,7 +246,7 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 			}
 			// The rebuild: the same spec, written from the whole version table.
 			ref := planVersions(e, "ref")
-			if ref.Program(compiler.ModeFullRefresh).Force != "" {
+			if ref.Program(ir.ModeFullRefresh).Force != "" {
 				t.Error("a full refresh of a version table needs no --force: the source holds every version")
 			}
 			res, err := e.tg.Run(e.ctx, ref, Options{Until: scdUntil("2026-01-10"), FullRefresh: true})
@@ -548,8 +549,8 @@ func TestSCD2RunBeforeVersions(t *testing.T) {
 // deleteRows deletes the rows of a source table where col = v.
 func (e *env) deleteRows(name, col string, v any) {
 	e.t.Helper()
-	op := compiler.DeleteRows{Table: e.table(name), Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: col}, R: compiler.ParamRef{Name: "v"}}}
-	e.exec(e.render(op, compiler.Param{Name: "v"}), map[string]any{"v": v})
+	op := ir.DeleteRows{Table: e.table(name), Where: ir.Binary{Op: "=", L: ir.ColRef{Name: col}, R: ir.ParamRef{Name: "v"}}}
+	e.exec(e.render(op, ir.Param{Name: "v"}), map[string]any{"v": v})
 }
 
 // TestSCD2ByTimeEquivalence is the promise for a table of versions, on

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -70,7 +71,7 @@ const (
 
 // checkSchema compares the table of a ReadSchema step with its declared
 // columns and, by the machine's mode, applies what it finds.
-func (m *machine) checkSchema(ctx context.Context, q querier, s compiler.Step) error {
+func (m *machine) checkSchema(ctx context.Context, q querier, s ir.Step) error {
 	var changes []SchemaChange
 	if planned, ok := m.planned[s.Stmt]; ok || m.planned != nil {
 		// A run read every table before the setup (pendingSchema): what it
@@ -128,7 +129,7 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 	if st == nil {
 		return nil, fmt.Errorf("pipeline %s has no statement %q", c.plan.Pipeline, stmt)
 	}
-	probe, ok := st.Op.(compiler.ProbeColumns)
+	probe, ok := st.Op.(ir.ProbeColumns)
 	if !ok || probe.Source.Table.IsZero() {
 		return nil, fmt.Errorf("%s: a schema check must probe a table", stmt)
 	}
@@ -165,8 +166,8 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 	}
 	name := strings.Join(table.Parts, ".")
 	var out []SchemaChange
-	render := func(op compiler.Op) ([]string, error) {
-		parts, err := dialects.RenderStatement(c.d, &compiler.Statement{Name: stmt, Op: op})
+	render := func(op ir.Op) ([]string, error) {
+		parts, err := dialects.RenderStatement(c.d, &ir.Statement{Name: stmt, Op: op})
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 			// change is a new table).
 			add := col
 			add.NotNull = false
-			if ch.DDL, err = render(compiler.AddColumn{Table: table, Column: add}); err != nil {
+			if ch.DDL, err = render(ir.AddColumn{Table: table, Column: add}); err != nil {
 				return nil, err
 			}
 		case typer == nil || readsAs(typer, *cur, col.Type) || sameInfo(*cur, shape[strings.ToLower(col.Name)]):
@@ -200,7 +201,7 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 				continue
 			case ok:
 				ch.From = old.String()
-				if fits, _ := compiler.Fits(old, col.Type); fits {
+				if fits, _ := ir.Fits(old, col.Type); fits {
 					ch.Kind = "widen"
 				} else if family(old) == family(col.Type) {
 					ch.Kind = "narrow"
@@ -210,7 +211,7 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 			default:
 				ch.Kind = "retype"
 			}
-			if ch.DDL, err = render(compiler.AlterColumnType{Table: table, Column: col}); err != nil {
+			if ch.DDL, err = render(ir.AlterColumnType{Table: table, Column: col}); err != nil {
 				return nil, err
 			}
 		}
@@ -227,13 +228,13 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 		ch := SchemaChange{Table: name, Column: cur.Name, Kind: "drop", From: sourceTypeName(cur)}
 		if typer != nil {
 			if t, ok := typer.SourceType(cur); ok {
-				if t.Kind == compiler.Varchar && t.Length == 0 {
-					t = compiler.Type{Kind: compiler.Text} // a length the driver does not report
+				if t.Kind == ir.Varchar && t.Length == 0 {
+					t = ir.Type{Kind: ir.Text} // a length the driver does not report
 				}
 				ch.From = t.String()
 			}
 		}
-		if ch.DDL, err = render(compiler.DropColumn{Table: table, Column: cur.Name}); err != nil {
+		if ch.DDL, err = render(ir.DropColumn{Table: table, Column: cur.Name}); err != nil {
 			return nil, err
 		}
 		out = append(out, ch)
@@ -244,13 +245,13 @@ func diffColumns(ctx context.Context, c *compiled, q querier, stmt string, have 
 // mapped is the portable type of a column as the engine reports it;
 // lengthless: a varchar whose length the driver does not report (DuckDB
 // keeps none; MariaDB's is read by fillLengths).
-func mapped(typer dialects.SourceTyper, cur dialects.ColumnInfo) (t compiler.Type, ok, lengthless bool) {
+func mapped(typer dialects.SourceTyper, cur dialects.ColumnInfo) (t ir.Type, ok, lengthless bool) {
 	t, ok = typer.SourceType(cur)
-	if ok && t.Kind == compiler.Varchar && t.Length == 0 {
+	if ok && t.Kind == ir.Varchar && t.Length == 0 {
 		if cur.HasLength && cur.Length > 0 && cur.Length < 1<<20 {
 			t.Length = int(cur.Length)
 		} else {
-			return compiler.Type{Kind: compiler.Text}, true, true
+			return ir.Type{Kind: ir.Text}, true, true
 		}
 	}
 	return t, ok, false
@@ -258,24 +259,24 @@ func mapped(typer dialects.SourceTyper, cur dialects.ColumnInfo) (t compiler.Typ
 
 // readsAs reports whether a column reads back as the declared type: the
 // same portable type, or a lengthless varchar for a text or varchar.
-func readsAs(typer dialects.SourceTyper, cur dialects.ColumnInfo, want compiler.Type) bool {
+func readsAs(typer dialects.SourceTyper, cur dialects.ColumnInfo, want ir.Type) bool {
 	t, ok, lengthless := mapped(typer, cur)
 	switch {
 	case !ok:
 		return false
 	case lengthless:
-		return want.Kind == compiler.Text || want.Kind == compiler.Varchar
+		return want.Kind == ir.Text || want.Kind == ir.Varchar
 	}
 	return t == want
 }
 
 // family groups types whose change is a narrowing or widening rather
 // than a change of kind.
-func family(t compiler.Type) string {
+func family(t ir.Type) string {
 	switch {
 	case t.IsNumeric():
 		return "number"
-	case t.Kind == compiler.Text || t.Kind == compiler.Varchar:
+	case t.Kind == ir.Text || t.Kind == ir.Varchar:
 		return "text"
 	case t.IsTime():
 		return "time"
@@ -290,14 +291,14 @@ func sameInfo(a, b dialects.ColumnInfo) bool {
 
 // shapeOf creates a session table of the declared columns, reads how the
 // engine reports them, and drops it.
-func shapeOf(ctx context.Context, c *compiled, q querier, cols []compiler.Col, key []string) (map[string]dialects.ColumnInfo, error) {
-	tmp := compiler.Table{Parts: []string{"incrc_shape_" + c.plan.Pipeline}}
-	shapeCols := make([]compiler.Col, len(cols))
+func shapeOf(ctx context.Context, c *compiled, q querier, cols []ir.Col, key []string) (map[string]dialects.ColumnInfo, error) {
+	tmp := ir.Table{Parts: []string{"incrc_shape_" + c.plan.Pipeline}}
+	shapeCols := make([]ir.Col, len(cols))
 	for i, col := range cols {
 		shapeCols[i] = col
 	}
-	run := func(op compiler.Op) error {
-		parts, err := dialects.RenderStatement(c.d, &compiler.Statement{Name: "shape", Op: op})
+	run := func(op ir.Op) error {
+		parts, err := dialects.RenderStatement(c.d, &ir.Statement{Name: "shape", Op: op})
 		if err != nil {
 			return err
 		}
@@ -308,14 +309,14 @@ func shapeOf(ctx context.Context, c *compiled, q querier, cols []compiler.Col, k
 		}
 		return nil
 	}
-	if err := run(compiler.DropTable{Table: tmp, Temporary: true}); err != nil {
+	if err := run(ir.DropTable{Table: tmp, Temporary: true}); err != nil {
 		return nil, err
 	}
-	if err := run(compiler.CreateTable{Table: tmp, Columns: shapeCols, PrimaryKey: key, Temporary: true}); err != nil {
+	if err := run(ir.CreateTable{Table: tmp, Columns: shapeCols, PrimaryKey: key, Temporary: true}); err != nil {
 		return nil, err
 	}
-	defer run(compiler.DropTable{Table: tmp, Temporary: true})
-	parts, err := dialects.RenderStatement(c.d, &compiler.Statement{Name: "shape", Op: compiler.ProbeColumns{Source: compiler.Relation{Table: tmp}}})
+	defer run(ir.DropTable{Table: tmp, Temporary: true})
+	parts, err := dialects.RenderStatement(c.d, &ir.Statement{Name: "shape", Op: ir.ProbeColumns{Source: ir.Relation{Table: tmp}}})
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +356,7 @@ func shapeOf(ctx context.Context, c *compiled, q querier, cols []compiler.Col, k
 // not report (MariaDB/MySQL) from the engine's own description of the
 // table, which also covers session tables: without them a varchar(20)
 // widened to varchar(40) would look unchanged, and the write would fail.
-func fillLengths(ctx context.Context, c *compiled, q querier, table compiler.Table, infos []dialects.ColumnInfo) error {
+func fillLengths(ctx context.Context, c *compiled, q querier, table ir.Table, infos []dialects.ColumnInfo) error {
 	if c.d.Name() != "mysql" {
 		return nil
 	}
@@ -440,7 +441,7 @@ type MigrateOptions struct {
 // each by the DDL the dialect spells from the spec's names and types. It
 // holds the pipeline's lease while it applies them (a run and a migration
 // exclude each other). With DryRun it changes nothing and only lists them.
-func (t *Target) Migrate(ctx context.Context, plan *compiler.Plan, o MigrateOptions) ([]SchemaChange, error) {
+func (t *Target) Migrate(ctx context.Context, plan *ir.Plan, o MigrateOptions) ([]SchemaChange, error) {
 	if o.DryRun {
 		return t.PendingSchema(ctx, plan)
 	}
@@ -474,7 +475,7 @@ func (t *Target) Migrate(ctx context.Context, plan *compiler.Plan, o MigrateOpti
 // and its spec, changing nothing: what the next run would add or widen,
 // and what needs incrc migrate. A table not created yet has nothing
 // pending (setup creates it as the spec says).
-func (t *Target) PendingSchema(ctx context.Context, plan *compiler.Plan) ([]SchemaChange, error) {
+func (t *Target) PendingSchema(ctx context.Context, plan *ir.Plan) ([]SchemaChange, error) {
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -489,7 +490,7 @@ func pendingSchema(ctx context.Context, c *compiled, conn querier) ([]SchemaChan
 	if err != nil {
 		return nil, err
 	}
-	pr, _ := c.program(compiler.ModeSetup)
+	pr, _ := c.program(ir.ModeSetup)
 	var out []SchemaChange
 	for _, s := range pr.Steps {
 		out = append(out, byStmt[s.Stmt]...)
@@ -500,13 +501,13 @@ func pendingSchema(ctx context.Context, c *compiled, conn querier) ([]SchemaChan
 // pendingByStep is pendingSchema by schema check step, holding a key for
 // each table that is there (and none for one not created yet).
 func pendingByStep(ctx context.Context, c *compiled, conn querier) (map[string][]SchemaChange, error) {
-	pr, err := c.program(compiler.ModeSetup)
+	pr, err := c.program(ir.ModeSetup)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]SchemaChange{}
 	for _, s := range pr.Steps {
-		if s.Read != compiler.ReadSchema {
+		if s.Read != ir.ReadSchema {
 			continue
 		}
 		have, err := c.columns(ctx, conn, s.Stmt, params{})

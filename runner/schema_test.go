@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 const evolveSpec = `
@@ -86,7 +86,7 @@ func TestSchemaEvolution(t *testing.T) {
 			v3 := e.spec(evolveVersion("decimal(14,2)", "varchar(40)", "  currency: text"))
 			if eng.name != "sqlite" {
 				for _, c := range v3.Columns[1:4] {
-					e.exec(e.render(compiler.AlterColumnType{Table: e.table("app_{id}.orders"), Column: c}), nil)
+					e.exec(e.render(ir.AlterColumnType{Table: e.table("app_{id}.orders"), Column: c}), nil)
 				}
 			}
 			// A fresh pool: PostgreSQL's driver keeps the fixture's INSERT
@@ -146,7 +146,7 @@ func TestSchemaEvolution(t *testing.T) {
 				}
 			}
 			// Applying holds the lease: a run that holds it keeps migrate out.
-			lease := []compiler.Col{{Name: "lease_owner", Type: compiler.Type{Kind: compiler.Text}}, {Name: "lease_expires_at", Type: compiler.Type{Kind: compiler.Text}}}
+			lease := []ir.Col{{Name: "lease_owner", Type: ir.Type{Kind: ir.Text}}, {Name: "lease_expires_at", Type: ir.Type{Kind: ir.Text}}}
 			e.update("incrc_state", lease, "pipeline", v4.Pipeline, map[string]any{"lease_owner": "ghost:1:dead", "lease_expires_at": "2999-01-01T00:00:00.000000Z"})
 			var locked *LockedError
 			if _, err := e.tg.Migrate(e.ctx, v4, MigrateOptions{}); !errors.As(err, &locked) {
@@ -165,7 +165,7 @@ func TestSchemaEvolution(t *testing.T) {
 			}
 			if eng.name != "sqlite" {
 				// The source narrows too: the declared type must hold it.
-				e.exec(e.render(compiler.AlterColumnType{Table: e.table("app_{id}.orders"), Column: v4.Columns[1]}), nil)
+				e.exec(e.render(ir.AlterColumnType{Table: e.table("app_{id}.orders"), Column: v4.Columns[1]}), nil)
 			}
 			res = mustRun(t, e, v4, Options{Until: until("2026-01-06")})
 			if res.RowsInserted != 1 {

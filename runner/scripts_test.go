@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/duckdb"
@@ -83,15 +84,15 @@ func TestScriptsConformPostgres(t *testing.T) {
 // it runs.
 type sided struct {
 	e     *env
-	plan  *compiler.Plan
-	src   []compiler.Col
+	plan  *ir.Plan
+	src   []ir.Col
 	tcols []string
 }
 
 func newSided(t *testing.T, eng engine, sc scenario) *sided {
 	e := newEnv(t, eng)
 	s := &sided{e: e, plan: e.spec(expand(e, sc, "inc"))}
-	for _, col := range s.plan.Statement(compiler.StmtCreateTarget).Op.(compiler.CreateTable).Columns {
+	for _, col := range s.plan.Statement(ir.StmtCreateTarget).Op.(ir.CreateTable).Columns {
 		s.tcols = append(s.tcols, col.Name)
 	}
 	s.src = s.plan.Columns
@@ -124,9 +125,9 @@ func (s *sided) install(t *testing.T) {
 
 // call runs the procedure of a step; the error is the server's message.
 func (s *sided) call(st run, until *time.Time) error {
-	mode := compiler.ModeRun
+	mode := ir.ModeRun
 	if st.full {
-		mode = compiler.ModeFullRefresh
+		mode = ir.ModeFullRefresh
 	}
 	var arg any
 	if until != nil {
@@ -137,7 +138,7 @@ func (s *sided) call(st run, until *time.Time) error {
 }
 
 func (s *sided) backfill(b rebuild, from, to time.Time) error {
-	_, err := s.e.tg.DB.ExecContext(s.e.ctx, `CALL "`+script.ProcName(s.plan.Pipeline, compiler.ModeBackfill)+`"($1, $2, $3, $4)`,
+	_, err := s.e.tg.DB.ExecContext(s.e.ctx, `CALL "`+script.ProcName(s.plan.Pipeline, ir.ModeBackfill)+`"($1, $2, $3, $4)`,
 		from, to, b.restart, b.restate)
 	return err
 }
@@ -449,7 +450,7 @@ func TestRedshiftInitStateOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := dialects.RenderStatement(rs, p.Statement(compiler.StmtInitState))
+	parts, err := dialects.RenderStatement(rs, p.Statement(ir.StmtInitState))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
@@ -44,7 +46,7 @@ func (t *Target) sourceDialect(name string) (string, bool) {
 
 // sourceConn pins a connection of the source of a plan: the named
 // connection's database, or the files reader.
-func (t *Target) sourceConn(ctx context.Context, f *compiler.Foreign) (*sql.Conn, error) {
+func (t *Target) sourceConn(ctx context.Context, f *ir.Foreign) (*sql.Conn, error) {
 	t.src.mu.Lock()
 	defer t.src.mu.Unlock()
 	if f.Files != "" {
@@ -95,7 +97,7 @@ func (t *Target) closeSources() {
 
 // sourceOf is the dialect of a plan's source outside the target (nil when
 // it is in the target).
-func (t *Target) sourceOf(plan *compiler.Plan) (dialects.Dialect, error) {
+func (t *Target) sourceOf(plan *ir.Plan) (dialects.Dialect, error) {
 	if f := plan.From; f != nil && f.Connection != "" && f.Dialect == "" {
 		// The URL says the dialect: an unknown connection or an unset
 		// ${ENV} in it is the error to show.
@@ -137,7 +139,7 @@ func (c *compiled) release() {
 // necessarily the source's).
 func (c *compiled) sourceVals(name string, vals params) params {
 	st, ok := c.stmts[name]
-	if !ok || st.On != compiler.OnSource || c.src == nil {
+	if !ok || st.On != ir.OnSource || c.src == nil {
 		return vals
 	}
 	out := make(params, len(vals))
@@ -145,17 +147,17 @@ func (c *compiled) sourceVals(name string, vals params) params {
 		out[k] = v
 	}
 	for _, p := range st.Params {
-		var typ *compiler.Type
+		var typ *ir.Type
 		switch p.Type {
-		case compiler.PWatermark:
+		case ir.PWatermark:
 			if c.plan.Watermark != nil {
 				typ = &c.plan.Watermark.Type
 			}
-		case compiler.PPartition:
+		case ir.PPartition:
 			if c.plan.Partition != nil {
 				typ = &c.plan.Partition.Type
 			}
-		case compiler.PBound:
+		case ir.PBound:
 			for i := range c.plan.Columns {
 				if c.plan.Columns[i].Name == c.plan.ReconcileBy {
 					typ = &c.plan.Columns[i].Type

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // A write whose caller gave up (its context ended while Spark ran it)
@@ -23,13 +23,13 @@ func TestSparkCancelledWriteEnds(t *testing.T) {
 		}
 		t.Run(eng.name, func(t *testing.T) {
 			e := newEnv(t, eng)
-			cols := []compiler.Col{{Name: "k", Type: compiler.Type{Kind: compiler.Bigint}}, {Name: "v", Type: compiler.Type{Kind: compiler.Bigint}}}
+			cols := []ir.Col{{Name: "k", Type: ir.Type{Kind: ir.Bigint}}, {Name: "v", Type: ir.Type{Kind: ir.Bigint}}}
 			e.createTable("app_{id}.ghost", cols)
 			e.insert("app_{id}.ghost", cols, []any{1, 0}, []any{2, 0})
 
-			parts := e.render(compiler.Update{Table: e.table("app_{id}.ghost"),
-				Set:   []compiler.Assign{{Column: "v", Value: compiler.Lit{Text: "1"}}},
-				Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "k"}, R: compiler.Lit{Text: "1"}}})
+			parts := e.render(ir.Update{Table: e.table("app_{id}.ghost"),
+				Set:   []ir.Assign{{Column: "v", Value: ir.Lit{Text: "1"}}},
+				Where: ir.Binary{Op: "=", L: ir.ColRef{Name: "k"}, R: ir.Lit{Text: "1"}}})
 			// Long enough for the statement to reach the server, far
 			// shorter than a Delta or Iceberg UPDATE takes.
 			ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)

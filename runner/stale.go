@@ -3,7 +3,7 @@ package runner
 import (
 	"context"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // Stale lists the partitions of a pipeline's target whose rows were
@@ -16,7 +16,7 @@ import (
 // run after it did: a run's window is on the watermark, so any partition
 // may hold rows it wrote. A run or marker an older incrc recorded, without
 // a logic, is taken as current: nothing says otherwise.
-func (t *Target) Stale(ctx context.Context, plan *compiler.Plan) ([]string, error) {
+func (t *Target) Stale(ctx context.Context, plan *ir.Plan) ([]string, error) {
 	if plan.Partition == nil {
 		return nil, nil
 	}
@@ -36,13 +36,13 @@ func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 	plan := c.plan
 	g := plan.Partition.Granularity
 	vals := params{"pipeline": plan.Pipeline}
-	rows, err := c.query(ctx, q, compiler.StmtTargetPartitions, vals)
+	rows, err := c.query(ctx, q, ir.StmtTargetPartitions, vals)
 	if err != nil {
 		return nil, err
 	}
 	type built struct{ logic, at string }
 	markers := map[string]built{}
-	mrows, err := c.query(ctx, q, compiler.StmtLogicMarkers, vals)
+	mrows, err := c.query(ctx, q, ir.StmtLogicMarkers, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 		at, _ := text(r[2])
 		markers[k] = built{l, at} // ordered by updated_at: the latest wins
 	}
-	rrows, err := c.query(ctx, q, compiler.StmtLogicRuns, vals)
+	rrows, err := c.query(ctx, q, ir.StmtLogicRuns, vals)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 const staleSpec = `
@@ -51,7 +51,7 @@ func TestStalePartitions(t *testing.T) {
 					[]any{int64(d*10 + 1), day, "0.50", day + " 10:00:00"})
 			}
 			mustRun(t, e, v1, Options{Until: until("2026-01-06")})
-			stale := func(p *compiler.Plan) []string {
+			stale := func(p *ir.Plan) []string {
 				t.Helper()
 				keys, err := e.tg.Stale(e.ctx, p)
 				if err != nil {
@@ -90,13 +90,13 @@ func TestStalePartitions(t *testing.T) {
 			// Mark a row in a stale partition and in a fresh one: the stale
 			// one is rebuilt (the mark gone), the fresh one is not touched
 			// (the mark stays).
-			cols := []compiler.Col{{Name: "amount", Type: v1.Columns[2].Type}}
+			cols := []ir.Col{{Name: "amount", Type: v1.Columns[2].Type}}
 			e.update("dw_{id}.events", cols, "event_id", int64(20), map[string]any{"amount": "999.00"})
 			e.update("dw_{id}.events", cols, "event_id", int64(50), map[string]any{"amount": "777.00"})
 			var order []string
 			res, err := e.tg.Backfill(e.ctx, v2, BackfillOptions{Stale: true, From: *until("2026-01-01"), To: *until("2026-01-06"),
 				BeforeStatement: func(part, stmt string) error {
-					if stmt == compiler.StmtReplacePartition {
+					if stmt == ir.StmtReplacePartition {
 						order = append(order, part)
 					}
 					return nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // PipelineState is a pipeline's row in incrc_state.
@@ -22,7 +22,7 @@ type PipelineState struct {
 }
 
 func readState(ctx context.Context, c *compiled, q querier, pipeline string) (*PipelineState, error) {
-	rows, err := c.query(ctx, q, compiler.StmtReadState, params{"pipeline": pipeline})
+	rows, err := c.query(ctx, q, ir.StmtReadState, params{"pipeline": pipeline})
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func readState(ctx context.Context, c *compiled, q querier, pipeline string) (*P
 		// table). Reading either would be a guess, and a lease held on the
 		// other would look held forever.
 		return nil, fmt.Errorf("pipeline %s has %d rows in %s, not one: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again",
-			pipeline, len(rows), strings.Join(compiler.StateTable.Parts, "."))
+			pipeline, len(rows), strings.Join(ir.StateTable.Parts, "."))
 	}
 	row := rows[0]
 	st.exists = true
@@ -76,7 +76,7 @@ type Marker struct {
 }
 
 // State reads a pipeline's watermark, lease and latest runs.
-func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error) {
+func (t *Target) State(ctx context.Context, plan *ir.Plan) (*Status, error) {
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.query(ctx, conn, compiler.StmtRecentRuns, params{"pipeline": plan.Pipeline})
+	rows, err := c.query(ctx, conn, ir.StmtRecentRuns, params{"pipeline": plan.Pipeline})
 	if err != nil {
 		return nil, err
 	}
@@ -105,15 +105,15 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 		if f.ByFile {
 			m := newMachine(c, conn, params{"pipeline": plan.Pipeline})
 			m.readOnly = true
-			if err := m.listFiles(ctx, conn, compiler.Step{Stmt: compiler.StmtReadFiles, Read: compiler.ReadNewFiles}); err != nil {
+			if err := m.listFiles(ctx, conn, ir.Step{Stmt: ir.StmtReadFiles, Read: ir.ReadNewFiles}); err != nil {
 				return nil, err
 			}
 			n := int64(len(m.files))
 			s.NewFiles, s.Rewritten = &n, int64(len(m.rewritten))
 		}
 	}
-	if plan.Statement(compiler.StmtRecentMarkers) != nil {
-		rows, err := c.query(ctx, conn, compiler.StmtRecentMarkers, params{"pipeline": plan.Pipeline})
+	if plan.Statement(ir.StmtRecentMarkers) != nil {
+		rows, err := c.query(ctx, conn, ir.StmtRecentMarkers, params{"pipeline": plan.Pipeline})
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ func (t *Target) State(ctx context.Context, plan *compiler.Plan) (*Status, error
 	return s, nil
 }
 
-// runRow reads a row of recent_runs (the columns of compiler.RunColumns).
+// runRow reads a row of recent_runs (the columns of ir.RunColumns).
 func runRow(row []any) Result {
 	str := func(i int) string { s, _ := text(row[i]); return s }
 	num := func(i int) int64 {
@@ -156,7 +156,7 @@ func runRow(row []any) Result {
 }
 
 // Release frees a pipeline's lease whoever holds it: for a run that died.
-func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error) {
+func (t *Target) Release(ctx context.Context, plan *ir.Plan) (bool, error) {
 	c, conn, err := t.session(ctx, plan)
 	if err != nil {
 		return false, err
@@ -166,7 +166,7 @@ func (t *Target) Release(ctx context.Context, plan *compiler.Plan) (bool, error)
 	if _, err := setup(ctx, c, conn); err != nil {
 		return false, err
 	}
-	n, err := c.exec(ctx, conn, compiler.StmtForceRelease, params{"pipeline": plan.Pipeline})
+	n, err := c.exec(ctx, conn, ir.StmtForceRelease, params{"pipeline": plan.Pipeline})
 	return n > 0, err
 }
 
@@ -184,7 +184,7 @@ type RewindOptions struct {
 // records it in the run log with who asked and why: the next run re-reads
 // from there. It never moves the watermark forward (runs do that) nor
 // before watermark.start (nothing before it is ever read).
-func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOptions) (*Result, error) {
+func (t *Target) Rewind(ctx context.Context, plan *ir.Plan, o RewindOptions) (*Result, error) {
 	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
 	opts.defaults()
 	wm := plan.Watermark
@@ -211,7 +211,7 @@ func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOption
 	}
 	defer conn.Close()
 	defer c.release()
-	pr, err := c.program(compiler.ModeRewind)
+	pr, err := c.program(ir.ModeRewind)
 	if err != nil {
 		return nil, err
 	}

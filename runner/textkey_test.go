@@ -9,9 +9,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -90,7 +91,7 @@ func TestTextKey(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, eng)
-			plan := func(target string) *compiler.Plan {
+			plan := func(target string) *ir.Plan {
 				return e.spec(strings.ReplaceAll(codesSpec, "{target}", target))
 			}
 			inc, ref := plan("inc"), plan("ref")
@@ -238,28 +239,28 @@ func TestMySQLKeyBudget(t *testing.T) {
 		}
 	}
 	e := newEnv(t, mysql)
-	e.exec(e.render(compiler.CreateSchema{Schema: []string{"dw_" + e.id}}), nil)
+	e.exec(e.render(ir.CreateSchema{Schema: []string{"dw_" + e.id}}), nil)
 	tests := []struct {
 		name string
-		key  []compiler.Col
+		key  []ir.Col
 		want string // the text key's type
 	}{
-		{"text", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}}, "VARCHAR(768)"},
-		{"text and bigint", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}, {Name: "id", Type: compiler.Type{Kind: compiler.Bigint}}}, "VARCHAR(766)"},
-		{"text and date", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}, {Name: "d", Type: compiler.Type{Kind: compiler.Date}}}, "VARCHAR(767)"},
-		{"text and timestamp", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}, {Name: "ts", Type: compiler.Type{Kind: compiler.Timestamp}}}, "VARCHAR(766)"},
-		{"text and decimal(38,10)", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}, {Name: "n", Type: compiler.Type{Kind: compiler.Decimal, Precision: 38, Scale: 10}}}, "VARCHAR(763)"},
-		{"text and varchar(700)", []compiler.Col{{Name: "code", Type: compiler.Type{Kind: compiler.Text}}, {Name: "v", Type: compiler.Type{Kind: compiler.Varchar, Length: 700}}}, "VARCHAR(68)"},
+		{"text", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}}, "VARCHAR(768)"},
+		{"text and bigint", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}, {Name: "id", Type: ir.Type{Kind: ir.Bigint}}}, "VARCHAR(766)"},
+		{"text and date", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}, {Name: "d", Type: ir.Type{Kind: ir.Date}}}, "VARCHAR(767)"},
+		{"text and timestamp", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}, {Name: "ts", Type: ir.Type{Kind: ir.Timestamp}}}, "VARCHAR(766)"},
+		{"text and decimal(38,10)", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}, {Name: "n", Type: ir.Type{Kind: ir.Decimal, Precision: 38, Scale: 10}}}, "VARCHAR(763)"},
+		{"text and varchar(700)", []ir.Col{{Name: "code", Type: ir.Type{Kind: ir.Text}}, {Name: "v", Type: ir.Type{Kind: ir.Varchar, Length: 700}}}, "VARCHAR(68)"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			op := compiler.CreateTable{Table: e.table(fmt.Sprintf("dw_{id}.budget%d", i))}
+			op := ir.CreateTable{Table: e.table(fmt.Sprintf("dw_{id}.budget%d", i))}
 			for _, c := range tt.key {
 				c.NotNull = true
 				op.Columns = append(op.Columns, c)
 				op.PrimaryKey = append(op.PrimaryKey, c.Name)
 			}
-			parts, err := dialects.RenderStatement(e.tg.Dialect, &compiler.Statement{Name: "create_target", Op: op})
+			parts, err := dialects.RenderStatement(e.tg.Dialect, &ir.Statement{Name: "create_target", Op: op})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/google/go-cmp/cmp"
 )
 
 func engineByName(name string) engine {
@@ -25,15 +25,15 @@ func engineByName(name string) engine {
 }
 
 // transferCols are the source table's columns in the transfer scenarios.
-var transferCols = []compiler.Col{
-	{Name: "order_id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
-	{Name: "customer", Type: compiler.Type{Kind: compiler.Varchar, Length: 20}},
-	{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
-	{Name: "qty", Type: compiler.Type{Kind: compiler.Integer}},
-	{Name: "paid", Type: compiler.Type{Kind: compiler.Boolean}},
-	{Name: "order_date", Type: compiler.Type{Kind: compiler.Date}},
-	{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
-	{Name: "doc", Type: compiler.Type{Kind: compiler.JSON}},
+var transferCols = []ir.Col{
+	{Name: "order_id", Type: ir.Type{Kind: ir.Bigint}, NotNull: true},
+	{Name: "customer", Type: ir.Type{Kind: ir.Varchar, Length: 20}},
+	{Name: "amount", Type: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+	{Name: "qty", Type: ir.Type{Kind: ir.Integer}},
+	{Name: "paid", Type: ir.Type{Kind: ir.Boolean}},
+	{Name: "order_date", Type: ir.Type{Kind: ir.Date}},
+	{Name: "updated_at", Type: ir.Type{Kind: ir.Timestamp}},
+	{Name: "doc", Type: ir.Type{Kind: ir.JSON}},
 }
 
 const transferSpec = `
@@ -185,7 +185,7 @@ func TestTransferSameDatabase(t *testing.T) {
 	p := e.spec(strings.ReplaceAll(strings.ReplaceAll(transferSpec, "connection: app, ", ""), "{name}", "orders"))
 	for _, pr := range p.Programs {
 		for _, s := range pr.Steps {
-			if s.On == compiler.OnSource || s.Read == compiler.ReadCopy {
+			if s.On == ir.OnSource || s.Read == ir.ReadCopy {
 				t.Errorf("program %s: step %s runs on a source outside the target", pr.Mode, s.Stmt)
 			}
 		}
@@ -412,13 +412,13 @@ func TestFilesByColumn(t *testing.T) {
 // an integer watermark (its upper bound read on the source), a change log
 // (cdc) and versions (scd2 by time); each equals a full refresh.
 func TestTransferStrategies(t *testing.T) {
-	cols := []compiler.Col{
-		{Name: "id", Type: compiler.Type{Kind: compiler.Bigint}, NotNull: true},
-		{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
-		{Name: "op", Type: compiler.Type{Kind: compiler.Varchar, Length: 1}},
-		{Name: "seq", Type: compiler.Type{Kind: compiler.Bigint}},
-		{Name: "day", Type: compiler.Type{Kind: compiler.Date}},
-		{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+	cols := []ir.Col{
+		{Name: "id", Type: ir.Type{Kind: ir.Bigint}, NotNull: true},
+		{Name: "amount", Type: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+		{Name: "op", Type: ir.Type{Kind: ir.Varchar, Length: 1}},
+		{Name: "seq", Type: ir.Type{Kind: ir.Bigint}},
+		{Name: "day", Type: ir.Type{Kind: ir.Date}},
+		{Name: "updated_at", Type: ir.Type{Kind: ir.Timestamp}},
 	}
 	head := `source: { connection: app, table: app_{id}.events }
 columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day: date, updated_at: timestamp }
@@ -440,7 +440,7 @@ columns: { id: bigint, amount: "decimal(12,2)", op: varchar(1), seq: bigint, day
 				[]any{int64(1), "1.00", "c", int64(1), "2026-01-10", "2026-01-10 09:00:00"},
 				[]any{int64(2), "2.00", "c", int64(2), "2026-01-10", "2026-01-10 10:00:00"},
 				[]any{int64(3), "3.00", "c", int64(3), "2026-01-11", "2026-01-11 09:00:00"})
-			spec := func(name string) *compiler.Plan {
+			spec := func(name string) *ir.Plan {
 				return dst.spec("pipeline: " + name + "_{id}\n" + head + "target: { table: dw_{id}." + name + " }\n" + tc.spec)
 			}
 			inc, full := spec("inc"), spec("full")
@@ -524,7 +524,7 @@ func TestFilesAppendDirect(t *testing.T) {
 			full := e.spec(strings.ReplaceAll(spec, "{name}", "orders_full"))
 			var listing strings.Builder
 			for _, pr := range inc.Programs {
-				if pr.Mode == compiler.ModeRun {
+				if pr.Mode == ir.ModeRun {
 					for _, s := range pr.Steps {
 						fmt.Fprintf(&listing, "%s tx=%v read=%s copy=%s\n", s.Stmt, s.Tx, s.Read, strings.Join(s.Copy.Parts, "."))
 					}

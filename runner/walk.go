@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -89,12 +90,12 @@ func (m *machine) endState() error {
 }
 
 // joinsState: the step may run in the bookkeeping transaction.
-func (m *machine) joinsState(s compiler.Step) bool {
+func (m *machine) joinsState(s ir.Step) bool {
 	if s.Tx || s.Each {
 		return false
 	}
 	st := m.c.plan.Statement(s.Stmt)
-	return st != nil && (st.Phase == compiler.PhaseState || st.Phase == compiler.PhaseSetup)
+	return st != nil && (st.Phase == ir.PhaseState || st.Phase == ir.PhaseSetup)
 }
 
 func newMachine(c *compiled, conn *sql.Conn, vals params) *machine {
@@ -116,7 +117,7 @@ func (m *machine) add(name string, n int64) {
 }
 
 // guard: every term of the step's If holds.
-func (m *machine) guard(s compiler.Step) bool {
+func (m *machine) guard(s ir.Step) bool {
 	for _, g := range s.Guards() {
 		if (m.reg(g.Reg) == 0) != g.Not {
 			return false
@@ -128,7 +129,7 @@ func (m *machine) guard(s compiler.Step) bool {
 // walk runs the program's steps. A failed step rolls back the open
 // transaction and ends the walk; the cleanup is the caller's (it runs
 // after a failure too).
-func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
+func (m *machine) walk(ctx context.Context, pr *ir.Program) error {
 	var tx *sql.Tx
 	defer func() {
 		if tx != nil {
@@ -231,7 +232,7 @@ func (m *machine) commit(tx *sql.Tx) error {
 }
 
 // step runs one statement and reads back what the step says.
-func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
+func (m *machine) step(ctx context.Context, q querier, s ir.Step) error {
 	if !m.guard(s) {
 		return nil
 	}
@@ -251,7 +252,7 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 	}
 	c := m.c
 	vals := m.vals
-	if s.On == compiler.OnSource {
+	if s.On == ir.OnSource {
 		src, err := c.source(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
@@ -259,25 +260,25 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		q, vals = src, c.sourceVals(s.Stmt, m.vals)
 	}
 	switch s.Read {
-	case compiler.ReadNothing:
+	case ir.ReadNothing:
 		return c.run(ctx, q, s.Stmt, vals)
-	case compiler.ReadAffected:
+	case ir.ReadAffected:
 		n, err := c.exec(ctx, q, s.Stmt, vals)
 		m.into(s, n)
 		return err
-	case compiler.ReadCopy:
+	case ir.ReadCopy:
 		n, err := m.copy(ctx, q, s, vals)
 		m.into(s, n)
 		return err
-	case compiler.ReadNewFiles, compiler.ReadAllFiles:
+	case ir.ReadNewFiles, ir.ReadAllFiles:
 		return m.listFiles(ctx, q, s)
-	case compiler.ReadSwap:
+	case ir.ReadSwap:
 		n, err := c.exec(ctx, q, s.Stmt, vals)
 		if err == nil && n != 1 {
 			err = fmt.Errorf("%s: the state of pipeline %s changed under this run, or its lease was lost (%d rows changed, expected 1): nothing committed", s.Stmt, c.plan.Pipeline, n)
 		}
 		return err
-	case compiler.ReadCount:
+	case ir.ReadCount:
 		n, _, err := c.count(ctx, q, s.Stmt, vals)
 		if err != nil {
 			return err
@@ -287,7 +288,7 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			return fmt.Errorf(s.Fail, n)
 		}
 		return nil
-	case compiler.ReadCounts:
+	case ir.ReadCounts:
 		ns, err := c.counts(ctx, q, s.Stmt, vals, len(s.Into))
 		if err != nil {
 			return err
@@ -296,30 +297,30 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 			m.add(r, ns[i])
 		}
 		return nil
-	case compiler.ReadRows:
+	case ir.ReadRows:
 		rows, err := c.query(ctx, q, s.Stmt, vals)
 		m.rows[s.Into[0]] = rows
 		if err == nil && s.Fail != "" && len(rows) > 0 {
 			return fmt.Errorf(s.Fail, keyText(c.plan.Key, rows[0]))
 		}
 		return err
-	case compiler.ReadPartitions:
+	case ir.ReadPartitions:
 		return m.partitions(ctx, q, s, vals)
-	case compiler.ReadColumns:
+	case ir.ReadColumns:
 		cols, err := c.columns(ctx, q, s.Stmt, vals)
 		for _, col := range cols {
 			m.vals[s.Into[0]+strings.ToLower(col.Name)] = int64(1)
 		}
 		return err
-	case compiler.ReadSchema:
+	case ir.ReadSchema:
 		return m.checkSchema(ctx, q, s)
-	case compiler.ReadTypes:
+	case ir.ReadTypes:
 		cols, err := c.columns(ctx, q, s.Stmt, vals)
 		if err != nil {
 			return err
 		}
 		d := c.d
-		if s.On == compiler.OnSource {
+		if s.On == ir.OnSource {
 			d = c.src
 		}
 		return checkTypes(c, d, cols)
@@ -335,14 +336,14 @@ func (m *machine) note(text string) {
 	m.vals["note"] = text
 }
 
-func (m *machine) into(s compiler.Step, n int64) {
+func (m *machine) into(s ir.Step, n int64) {
 	for _, r := range s.Into {
 		m.add(r, n)
 	}
 }
 
 // partitions reads (partition start, rows) pairs into the partition list.
-func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, vals params) error {
+func (m *machine) partitions(ctx context.Context, q querier, s ir.Step, vals params) error {
 	pt := m.c.plan.Partition
 	rows, err := m.c.query(ctx, q, s.Stmt, vals)
 	if err != nil {
@@ -364,7 +365,7 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 			}
 		}
 		if row[0] == nil {
-			left(compiler.RegUnpartitioned)
+			left(ir.RegUnpartitioned)
 			continue
 		}
 		t, err := asTime(row[0])
@@ -373,12 +374,12 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		}
 		p := makePartition(t, pt.Granularity)
 		if p.start.Before(m.finalBound) {
-			left(compiler.RegSkipped)
+			left(ir.RegSkipped)
 			continue
 		}
 		m.parts = append(m.parts, p)
 	}
-	m.vals[compiler.RegPartitions] = int64(len(m.parts))
+	m.vals[ir.RegPartitions] = int64(len(m.parts))
 	return nil
 }
 
@@ -404,7 +405,7 @@ func checkTypes(c *compiled, d dialects.Dialect, cols []dialects.ColumnInfo) err
 	}
 	var problems []string
 	for _, col := range cols {
-		var declared *compiler.Col
+		var declared *ir.Col
 		for i := range c.plan.Columns {
 			if strings.EqualFold(c.plan.Columns[i].Name, col.Name) {
 				declared = &c.plan.Columns[i]
@@ -417,13 +418,13 @@ func checkTypes(c *compiled, d dialects.Dialect, cols []dialects.ColumnInfo) err
 		if !ok {
 			continue
 		}
-		if fits, why := compiler.Fits(src, declared.Type); !fits {
+		if fits, why := ir.Fits(src, declared.Type); !fits {
 			problems = append(problems, fmt.Sprintf("column %s: the source's %s does not fit the declared %s without loss (%s): %s, or cast it in source.query",
 				declared.Name, sourceTypeName(col), declared.Type, why, declareHint(declared.Name, src)))
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s: %s", compiler.StmtProbeSource, strings.Join(problems, "; "))
+		return fmt.Errorf("%s: %s", ir.StmtProbeSource, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -432,12 +433,12 @@ func checkTypes(c *compiled, d dialects.Dialect, cols []dialects.ColumnInfo) err
 // the source's type has a portable spelling: a TIMESTAMP that is a point
 // in time (MariaDB's, PostgreSQL's timestamptz) is the spec's timestamptz,
 // which no one guesses from the engine's name for it.
-func declareHint(column string, src compiler.Type) string {
-	if _, err := compiler.ParseType(src.String()); err != nil || src.Kind == "" {
+func declareHint(column string, src ir.Type) string {
+	if _, err := ir.ParseType(src.String()); err != nil || src.Kind == "" {
 		return "declare a type that holds every source value"
 	}
 	hint := fmt.Sprintf("declare %s: %s in columns, a type that holds every source value", column, src)
-	if src.Kind == compiler.TimestampTZ {
+	if src.Kind == ir.TimestampTZ {
 		hint += " (the source's column is a point in time, which the engine converts to the session's time zone: timestamptz keeps the instant)"
 	}
 	return hint

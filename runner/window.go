@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 var timeUTC = time.UTC
@@ -49,8 +49,8 @@ func (m mark) less(o mark) bool {
 }
 
 // parseMark reads a saved or configured watermark for the column type.
-func parseMark(t compiler.Type, s string) (mark, error) {
-	canon, err := compiler.ParseWatermark(t, s)
+func parseMark(t ir.Type, s string) (mark, error) {
+	canon, err := ir.ParseWatermark(t, s)
 	if err != nil {
 		return mark{}, err
 	}
@@ -58,8 +58,8 @@ func parseMark(t compiler.Type, s string) (mark, error) {
 		n, _ := strconv.ParseInt(canon, 10, 64)
 		return mark{n: n, isInt: true}, nil
 	}
-	tm, err := compiler.ParseTime(canon)
-	return mark{t: tm, date: t.Kind == compiler.Date}, err
+	tm, err := ir.ParseTime(canon)
+	return mark{t: tm, date: t.Kind == ir.Date}, err
 }
 
 // window is the half-open range [lo, hi) a program reads, fixed once
@@ -102,11 +102,11 @@ type bounds struct {
 // the saved watermark, and binds it: start, lo, hi, watermark, and the
 // window register (1 when the window is not empty). It reads the source
 // for an integer watermark's hi.
-func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mark, b bounds) (window, error) {
+func fixWindow(ctx context.Context, m *machine, pr *ir.Program, saved *mark, b bounds) (window, error) {
 	p := m.c.plan
 	w := window{saved: saved}
 	wm := p.Watermark
-	if b.until != nil && b.until.After(b.now.Add(ClockSkew)) && !b.allowFuture && pr.Hi == compiler.HiNow {
+	if b.until != nil && b.until.After(b.now.Add(ClockSkew)) && !b.allowFuture && pr.Hi == ir.HiNow {
 		return w, fmt.Errorf("--until %s is later than now (%s): a watermark in the future makes every later run read nothing until then; pass --allow-future if you mean it",
 			b.until.UTC().Format(time.RFC3339), b.now.UTC().Format(time.RFC3339))
 	}
@@ -120,8 +120,8 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		m.vals["watermark"] = w.advance.String()
 		// hi is the run's time, bound as a timestamp: what a program that
 		// stamps rows with it (a version's start) reads.
-		m.vals["hi"] = m.c.d.BindTime(hi.UTC(), compiler.Timestamp)
-		m.vals[compiler.RegWindow] = int64(1)
+		m.vals["hi"] = m.c.d.BindTime(hi.UTC(), ir.Timestamp)
+		m.vals[ir.RegWindow] = int64(1)
 		return w, nil
 	}
 	start, err := parseMark(wm.Type, wm.Start)
@@ -129,35 +129,35 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		return w, fmt.Errorf("watermark.start of %s: %w", p.Pipeline, err)
 	}
 	kind := wm.Type.Kind
-	if pr.Lo != compiler.LoNone {
+	if pr.Lo != ir.LoNone {
 		m.vals["start"] = m.c.bindMark(start, kind)
 	}
 	switch pr.Hi {
-	case compiler.HiNone:
+	case ir.HiNone:
 		return w, nil
-	case compiler.HiSaved:
+	case ir.HiSaved:
 		if saved == nil {
 			return w, fmt.Errorf("pipeline %s has not run yet: an append backfill reads up to the watermark, and there is none", p.Pipeline)
 		}
 		w.hi = *saved
-	case compiler.HiNow:
+	case ir.HiNow:
 		if w.hi, err = hiNow(ctx, m, wm, saved, b); err != nil {
 			return w, err
 		}
 	}
 	w.hasHi = true
-	if b.until != nil && saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
+	if b.until != nil && saved != nil && w.hi.less(*saved) && pr.Hi == ir.HiNow {
 		return w, fmt.Errorf("--until %s is before the saved watermark %s of %s: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)", w.hi, saved, p.Pipeline)
 	}
 	if b.until != nil && saved == nil && w.hi.less(start) {
 		return w, fmt.Errorf("--until %s is before watermark.start %s of %s: nothing before start is ever read", w.hi, start, p.Pipeline)
 	}
-	if pr.Hi == compiler.HiNow {
+	if pr.Hi == ir.HiNow {
 		if err := holdBack(ctx, m, &w, b); err != nil {
 			return w, err
 		}
 	}
-	if b.batch && pr.Hi == compiler.HiNow {
+	if b.batch && pr.Hi == ir.HiNow {
 		from := start
 		if saved != nil {
 			from = *saved
@@ -166,7 +166,7 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 			w.hi, w.more = end, true
 		}
 	}
-	if saved != nil && w.hi.less(*saved) && pr.Hi == compiler.HiNow {
+	if saved != nil && w.hi.less(*saved) && pr.Hi == ir.HiNow {
 		// The clock (minus the lag) is behind a watermark set with --until,
 		// or an upstream is behind this pipeline: nothing to read yet.
 		w.hi = *saved
@@ -188,9 +188,9 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
 	}
 	switch pr.Lo {
-	case compiler.LoStart:
+	case ir.LoStart:
 		w.lo, w.hasLo = start, true
-	case compiler.LoWatermark:
+	case ir.LoWatermark:
 		from := start
 		if saved != nil {
 			from = *saved
@@ -209,13 +209,13 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		m.vals["lo"] = m.c.bindMark(w.lo, kind)
 	}
 	if !w.empty() {
-		m.vals[compiler.RegWindow] = int64(1)
+		m.vals[ir.RegWindow] = int64(1)
 	}
 	return w, nil
 }
 
 // holdBack lowers hi to the saved watermark of each upstream pipeline
-// that bounds this one (compiler.Upstream.Bounds): a window covers only
+// that bounds this one (ir.Upstream.Bounds): a window covers only
 // rows its upstream has finished writing. An upstream that has not run
 // has finished nothing. The lowest bound wins and is recorded in w.
 func holdBack(ctx context.Context, m *machine, w *window, b bounds) error {
@@ -264,18 +264,18 @@ func holdBack(ctx context.Context, m *machine, w *window, b bounds) error {
 // watermark type: a time as a date is the start of its day (the day is
 // not complete yet), a date as a time its midnight. Validation refuses an
 // integer against a time.
-func convertMark(up mark, t compiler.Type) mark {
+func convertMark(up mark, t ir.Type) mark {
 	switch {
 	case t.IsInteger():
 		return mark{n: up.n, isInt: true}
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return mark{t: up.t.UTC().Truncate(24 * time.Hour), date: true}
 	}
 	return mark{t: up.t.UTC()}
 }
 
 // intMax is the largest value of an integer watermark's column type.
-func intMax(t compiler.Type) int64 {
+func intMax(t ir.Type) int64 {
 	_, hi := t.IntRange()
 	return hi
 }
@@ -284,7 +284,7 @@ func intMax(t compiler.Type) int64 {
 // an integer watermark; otherwise --until, or now minus the lag, so that
 // rows still committing belong to the next run. A date watermark's bound
 // is the start of that day: the day itself is not complete yet.
-func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *mark, b bounds) (mark, error) {
+func hiNow(ctx context.Context, m *machine, wm *ir.Watermarking, saved *mark, b bounds) (mark, error) {
 	if wm.Type.IsInteger() {
 		if b.until != nil {
 			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
@@ -322,7 +322,7 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 		hi = *b.until
 	}
 	hi = hi.UTC()
-	if wm.Type.Kind == compiler.Date {
+	if wm.Type.Kind == ir.Date {
 		return mark{t: hi.Truncate(24 * time.Hour), date: true}, nil
 	}
 	// The precision of the column: every engine keeps microseconds, so a
@@ -336,7 +336,7 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 // [start + k x size, start + (k+1) x size), so their bounds do not depend
 // on when a run happened to stop, and the batch of a watermark that sits
 // on a bound is the next one.
-func batchEnd(start, from mark, size compiler.Duration) mark {
+func batchEnd(start, from mark, size ir.Duration) mark {
 	end := from
 	if from.isInt {
 		k := int64(0)
@@ -361,7 +361,7 @@ func batchEnd(start, from mark, size compiler.Duration) mark {
 // lowerBound is where a run starts reading: the saved watermark (or
 // watermark.start on the first run) minus the lookback, but never further
 // back than finalize_after: older partitions are closed.
-func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration) mark {
+func lowerBound(wm mark, lookback ir.Duration, finalizeAfter time.Duration) mark {
 	lo := wm
 	switch {
 	case wm.isInt:
@@ -382,7 +382,7 @@ func lowerBound(wm mark, lookback compiler.Duration, finalizeAfter time.Duration
 
 // ParseUntil reads --until: RFC 3339, or a date (midnight UTC).
 func ParseUntil(s string) (time.Time, error) {
-	t, err := compiler.ParseTime(s)
+	t, err := ir.ParseTime(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("--until: %w", err)
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/runner"
 )
@@ -169,7 +170,7 @@ func parseRange(from, to string) (time.Time, time.Time, error) {
 	return lo, hi, nil
 }
 
-func printBackfill(e *env, plan *compiler.Plan, res *runner.BackfillResult, o runner.BackfillOptions) {
+func printBackfill(e *env, plan *ir.Plan, res *runner.BackfillResult, o runner.BackfillOptions) {
 	w := e.stdout
 	verb := "backfill"
 	if o.DryRun {
@@ -204,8 +205,8 @@ func printBackfill(e *env, plan *compiler.Plan, res *runner.BackfillResult, o ru
 
 // printBackfillSQL prints the backfill program's statements, in the
 // order it runs them for each partition.
-func printBackfillSQL(e *env, d dialects.Dialect, plan *compiler.Plan) error {
-	pr := plan.Program(compiler.ModeBackfill)
+func printBackfillSQL(e *env, d dialects.Dialect, plan *ir.Plan) error {
+	pr := plan.Program(ir.ModeBackfill)
 	fmt.Fprintf(e.stdout, "\nFor each pending partition [plo, phi):\n")
 	for _, line := range pr.Listing() {
 		fmt.Fprintf(e.stdout, "-- %s\n", line)

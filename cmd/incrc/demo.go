@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
@@ -48,7 +50,7 @@ func demoCmd() *command {
 	return c
 }
 
-func demoPlans() (look, plain *compiler.Plan, err error) {
+func demoPlans() (look, plain *ir.Plan, err error) {
 	for i, variant := range []struct{ from, to string }{
 		{"", ""},
 		{"pipeline: dw_orders\n", "pipeline: dw_orders_plain\n"},
@@ -105,8 +107,8 @@ Each run is a nightly run at 00:00 UTC (--until).
 `)
 	from, to := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	runDay := func(day string) error {
-		u, _ := compiler.ParseTime(day)
-		for _, p := range []*compiler.Plan{plain, look} {
+		u, _ := ir.ParseTime(day)
+		for _, p := range []*ir.Plan{plain, look} {
 			res, err := tg.Run(ctx, p, runner.Options{Until: &u})
 			if err != nil {
 				return err
@@ -126,11 +128,11 @@ Each run is a nightly run at 00:00 UTC (--until).
 		}
 	}
 	fmt.Fprint(out, "\n  2026-01-26 10:00  a slow payment system commits order 105's payment: amount 22.00,\n                    updated_at 2026-01-25 12:00 (in the past: the window [01-25, 01-26) has already run)\n\n")
-	ts, _ := tg.BindTime("2026-01-25 12:00:00", compiler.Timestamp)
-	err = tg.ExecOp(ctx, compiler.Update{
+	ts, _ := tg.BindTime("2026-01-25 12:00:00", ir.Timestamp)
+	err = tg.ExecOp(ctx, ir.Update{
 		Table: look.Source.Table,
-		Set:   []compiler.Assign{{Column: "amount", Value: compiler.Lit{Text: "22.00"}}, {Column: "updated_at", Value: compiler.ParamRef{Name: "ts"}}},
-		Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "order_id"}, R: compiler.Lit{Text: "105"}},
+		Set:   []ir.Assign{{Column: "amount", Value: ir.Lit{Text: "22.00"}}, {Column: "updated_at", Value: ir.ParamRef{Name: "ts"}}},
+		Where: ir.Binary{Op: "=", L: ir.ColRef{Name: "order_id"}, R: ir.Lit{Text: "105"}},
 	}, map[string]any{"ts": ts})
 	if err != nil {
 		return err
@@ -139,7 +141,7 @@ Each run is a nightly run at 00:00 UTC (--until).
 		return err
 	}
 	fmt.Fprintf(out, "\nThe plain window [01-26, 01-27) never reads a row dated the 25th; the lookback re-reads\n[01-24, 01-27), and the MERGE makes re-reading harmless. Reconciled by order_date:\n\n")
-	for _, p := range []*compiler.Plan{plain, look} {
+	for _, p := range []*ir.Plan{plain, look} {
 		rec, err := tg.Reconcile(ctx, p, from, to)
 		if err != nil {
 			return err
@@ -158,14 +160,14 @@ Each run is a nightly run at 00:00 UTC (--until).
 }
 
 func short(s string) string {
-	if t, err := compiler.ParseTime(s); err == nil {
+	if t, err := ir.ParseTime(s); err == nil {
 		return t.Format("01-02")
 	}
 	return s
 }
 
 // demoTotals sums sum(amount) over the reconciliation's groups.
-func demoTotals(ctx context.Context, tg *runner.Target, p *compiler.Plan, from, to time.Time) (src, wh string, err error) {
+func demoTotals(ctx context.Context, tg *runner.Target, p *ir.Plan, from, to time.Time) (src, wh string, err error) {
 	rec, err := tg.Reconcile(ctx, p, from, to)
 	if err != nil {
 		return "", "", err
@@ -186,12 +188,12 @@ func demoTotals(ctx context.Context, tg *runner.Target, p *compiler.Plan, from, 
 	return s.FloatString(2), w.FloatString(2), nil
 }
 
-func demoSeed(ctx context.Context, tg *runner.Target, p *compiler.Plan) error {
+func demoSeed(ctx context.Context, tg *runner.Target, p *ir.Plan) error {
 	src := p.Source.Table
-	if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: src.Schema()}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: src.Schema()}, nil); err != nil {
 		return err
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: p.Columns}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: p.Columns}, nil); err != nil {
 		return err
 	}
 	rows := [][]string{
@@ -202,10 +204,10 @@ func demoSeed(ctx context.Context, tg *runner.Target, p *compiler.Plan) error {
 		{"105", "2026-01-20", "NULL", "2026-01-20 13:00:00"},
 	}
 	for _, r := range rows {
-		d, _ := tg.BindTime(r[1], compiler.Date)
-		ts, _ := tg.BindTime(r[3], compiler.Timestamp)
-		err := tg.ExecOp(ctx, compiler.InsertValues{Table: src, Columns: []string{"order_id", "order_date", "amount", "updated_at"},
-			Values: []compiler.Expr{compiler.Lit{Text: r[0]}, compiler.ParamRef{Name: "d"}, compiler.Lit{Text: r[2]}, compiler.ParamRef{Name: "ts"}}},
+		d, _ := tg.BindTime(r[1], ir.Date)
+		ts, _ := tg.BindTime(r[3], ir.Timestamp)
+		err := tg.ExecOp(ctx, ir.InsertValues{Table: src, Columns: []string{"order_id", "order_date", "amount", "updated_at"},
+			Values: []ir.Expr{ir.Lit{Text: r[0]}, ir.ParamRef{Name: "d"}, ir.Lit{Text: r[2]}, ir.ParamRef{Name: "ts"}}},
 			map[string]any{"d": d, "ts": ts})
 		if err != nil {
 			return err

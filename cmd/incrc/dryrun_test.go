@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/runner"
 )
 
@@ -41,10 +42,10 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 			id := fmt.Sprintf("d%d", time.Now().UnixNano()%1e9)
 			pipeline := "dw_orders_" + id
 			f := newFixture(t, url, []string{"app_" + id, "dw_" + id}, pipeline)
-			f.create("app_"+id+".orders", []compiler.Col{
-				{Name: "order_id", Type: compiler.Type{Kind: compiler.Bigint}},
-				{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
-				{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+			f.create("app_"+id+".orders", []ir.Col{
+				{Name: "order_id", Type: ir.Type{Kind: ir.Bigint}},
+				{Name: "amount", Type: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+				{Name: "updated_at", Type: ir.Type{Kind: ir.Timestamp}},
 			}, nil, "1, 10.00, '2026-01-20 09:00:00'", "2, 20.00, '2026-01-21 09:00:00'", "3, 30.00, '2026-01-23 09:00:00'")
 			os.MkdirAll("specs", 0o755)
 			writeFile(t, "specs/orders.yaml", `
@@ -118,7 +119,7 @@ func (f *fixture) nothingOf(pipeline, target string, runs int) {
 		f.t.Errorf("state of %s: %s", pipeline, st)
 	}
 	ctx := context.Background()
-	if _, err := f.tg.QueryOp(ctx, compiler.ProbeColumns{Source: compiler.Relation{Table: compiler.Table{Parts: strings.Split(target, ".")}}}, nil); err == nil {
+	if _, err := f.tg.QueryOp(ctx, ir.ProbeColumns{Source: ir.Relation{Table: ir.Table{Parts: strings.Split(target, ".")}}}, nil); err == nil {
 		f.t.Errorf("the target %s was created", target)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
@@ -72,7 +74,7 @@ func TestPipelineTestIsolation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tg.Forget(ctx, sentinel)
-			defer tg.ExecOp(ctx, compiler.DropTable{Table: plan.Target}, nil)
+			defer tg.ExecOp(ctx, ir.DropTable{Table: plan.Target}, nil)
 			stateRows := func() int {
 				t.Helper()
 				var n int

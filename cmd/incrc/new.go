@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/incrc/incrc/compiler"
@@ -231,7 +233,7 @@ func (o *newSpec) parseColumns(s string) error {
 		if !ok || name == "" || typ == "" {
 			return fmt.Errorf("%q: write name:type, as in order_id:bigint", p)
 		}
-		if _, err := compiler.ParseType(typ); err != nil {
+		if _, err := ir.ParseType(typ); err != nil {
 			return fmt.Errorf("column %s: %v", name, err)
 		}
 		o.cols = append(o.cols, newColumn{name: name, typ: typ})
@@ -250,7 +252,7 @@ func (o *newSpec) describe(ctx context.Context, c *command, e *env, cfg *compile
 		return code
 	}
 	defer tg.Close()
-	table := compiler.Table{Parts: strings.Split(o.source, ".")}
+	table := ir.Table{Parts: strings.Split(o.source, ".")}
 	info, err := tg.Describe(ctx, table)
 	if err != nil {
 		return c.fail(e, "--from-table: %v", err)
@@ -453,7 +455,7 @@ func (o *newSpec) recommend(c *command, e *env, info *runner.TableInfo, prof *ru
 // day), so that the first run reads the whole history; today, said so,
 // when the table holds no value yet.
 func startFrom(column string, info *runner.TableInfo, prof *runner.TableProfile, now time.Time) (start, why string) {
-	var typ compiler.Type
+	var typ ir.Type
 	for _, c := range info.Columns {
 		if c.Name == column {
 			typ = c.Type
@@ -464,7 +466,7 @@ func startFrom(column string, info *runner.TableInfo, prof *runner.TableProfile,
 		return runner.Canon(v), "its smallest value"
 	}
 	if ok {
-		if t, err := compiler.ParseTime(runner.Canon(v)); err == nil {
+		if t, err := ir.ParseTime(runner.Canon(v)); err == nil {
 			return t.UTC().Format("2006-01-02"), "the day of its oldest value, " + runner.Canon(v)
 		}
 	}
@@ -502,14 +504,14 @@ func (o *newSpec) explain(w io.Writer) {
 
 // columnType is the declared type of a column (the zero Type when the
 // column is not declared, or its type does not parse).
-func (o *newSpec) columnType(name string) compiler.Type {
+func (o *newSpec) columnType(name string) ir.Type {
 	for _, c := range o.cols {
 		if c.name == name {
-			t, _ := compiler.ParseType(c.typ)
+			t, _ := ir.ParseType(c.typ)
 			return t
 		}
 	}
-	return compiler.Type{}
+	return ir.Type{}
 }
 
 // yaml writes the spec, commented, in the form incrc init's examples
@@ -569,7 +571,7 @@ func (o *newSpec) yaml() (string, error) {
 		// days.
 		switch kind := o.columnType(o.watermark).Kind; {
 		case o.columnType(o.watermark).IsInteger():
-		case kind == compiler.Date:
+		case kind == ir.Date:
 			if o.strategy != "append" {
 				set(wm, "lookback", plain("1d"), "re-read behind the watermark: rows committed late")
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/runner"
@@ -96,22 +98,22 @@ func TestNewFromTableRecommends(t *testing.T) {
 			id := fmt.Sprintf("n%d", time.Now().UnixNano()%1e9)
 			app, dw := "app_"+id, "dw_"+id
 			f := newFixture(t, url, []string{app, dw}, "dw_orders_"+id, "dw_events_"+id, "dw_codes_"+id)
-			f.create(app+".orders", []compiler.Col{
-				{Name: "order_id", Type: compiler.Type{Kind: compiler.Bigint}},
-				{Name: "order_date", Type: compiler.Type{Kind: compiler.Date}},
-				{Name: "amount", Type: compiler.Type{Kind: compiler.Decimal, Precision: 12, Scale: 2}},
-				{Name: "created_at", Type: compiler.Type{Kind: compiler.Timestamp}},
-				{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+			f.create(app+".orders", []ir.Col{
+				{Name: "order_id", Type: ir.Type{Kind: ir.Bigint}},
+				{Name: "order_date", Type: ir.Type{Kind: ir.Date}},
+				{Name: "amount", Type: ir.Type{Kind: ir.Decimal, Precision: 12, Scale: 2}},
+				{Name: "created_at", Type: ir.Type{Kind: ir.Timestamp}},
+				{Name: "updated_at", Type: ir.Type{Kind: ir.Timestamp}},
 			}, []string{"order_id"},
 				"101, '2025-03-14', 50.00, '2025-03-14 10:22:00', '2025-03-14 10:22:00'",
 				"102, '2025-03-15', NULL, '2025-03-15 08:00:00', '2025-04-01 00:00:00'")
-			f.create(app+".events", []compiler.Col{
-				{Name: "event_id", Type: compiler.Type{Kind: compiler.Bigint}},
-				{Name: "kind", Type: compiler.Type{Kind: compiler.Varchar, Length: 16}},
+			f.create(app+".events", []ir.Col{
+				{Name: "event_id", Type: ir.Type{Kind: ir.Bigint}},
+				{Name: "kind", Type: ir.Type{Kind: ir.Varchar, Length: 16}},
 			}, []string{"event_id"}, "7, 'a'", "9, NULL")
-			f.create(app+".codes", []compiler.Col{
-				{Name: "code", Type: compiler.Type{Kind: compiler.Varchar, Length: 8}},
-				{Name: "label", Type: compiler.Type{Kind: compiler.Varchar, Length: 32}},
+			f.create(app+".codes", []ir.Col{
+				{Name: "code", Type: ir.Type{Kind: ir.Varchar, Length: 8}},
+				{Name: "label", Type: ir.Type{Kind: ir.Varchar, Length: 32}},
 			}, nil, "'a', 'A'")
 
 			out := mustCmd(t, exitOK, "new", "dw_orders_"+id, "--source", app+".orders", "--target-table", dw+".orders", "--from-table", "--target", url, "--out", "specs/orders.yaml")
@@ -214,13 +216,13 @@ func newFixture(t *testing.T, url string, schemas []string, pipelines ...string)
 
 // create makes a table of cols (and key) and inserts rows, each a list of
 // SQL literals every engine reads.
-func (f *fixture) create(name string, cols []compiler.Col, key []string, rows ...string) {
+func (f *fixture) create(name string, cols []ir.Col, key []string, rows ...string) {
 	f.t.Helper()
 	ctx := context.Background()
-	tb := compiler.Table{Parts: strings.Split(name, ".")}
+	tb := ir.Table{Parts: strings.Split(name, ".")}
 	var parts []dialects.Part
-	for _, op := range []compiler.Op{compiler.CreateSchema{Schema: tb.Schema()}, compiler.CreateTable{Table: tb, Columns: cols, PrimaryKey: key}} {
-		ps, err := dialects.RenderStatement(f.tg.Dialect, &compiler.Statement{Name: "fixture", Op: op})
+	for _, op := range []ir.Op{ir.CreateSchema{Schema: tb.Schema()}, ir.CreateTable{Table: tb, Columns: cols, PrimaryKey: key}} {
+		ps, err := dialects.RenderStatement(f.tg.Dialect, &ir.Statement{Name: "fixture", Op: op})
 		if err != nil {
 			f.t.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/incrc/incrc/compiler"
@@ -179,7 +181,7 @@ func cellText(n yaml.Node) (text string, null bool) {
 
 // bindValue converts a value written in a test to what the driver binds
 // for a column of type t. bindTime spells a time for the target.
-func bindValue(n yaml.Node, t compiler.Type, bindTime func(string, compiler.TypeKind) (any, error)) (any, error) {
+func bindValue(n yaml.Node, t ir.Type, bindTime func(string, ir.TypeKind) (any, error)) (any, error) {
 	s, null := cellText(n)
 	if null {
 		return nil, nil
@@ -193,13 +195,13 @@ func bindValue(n yaml.Node, t compiler.Type, bindTime func(string, compiler.Type
 			return nil, fmt.Errorf("%q is not an integer, and the column is %s", s, t)
 		}
 		return v, nil
-	case t.Kind == compiler.Double:
+	case t.Kind == ir.Double:
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a number, and the column is %s", s, t)
 		}
 		return v, nil
-	case t.Kind == compiler.Boolean:
+	case t.Kind == ir.Boolean:
 		v, err := strconv.ParseBool(s)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not true or false, and the column is %s", s, t)

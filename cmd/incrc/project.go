@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/spf13/pflag"
 
 	"github.com/incrc/incrc/compiler"
@@ -386,8 +388,8 @@ func choose(specs []*compiler.Spec, names []string) ([]*compiler.Spec, error) {
 }
 
 // plans lowers the chosen specs.
-func (pr *project) plans() ([]*compiler.Plan, error) {
-	var plans []*compiler.Plan
+func (pr *project) plans() ([]*ir.Plan, error) {
+	var plans []*ir.Plan
 	for _, s := range pr.chosen {
 		p, err := compiler.Lower(s)
 		if err != nil {
@@ -399,7 +401,7 @@ func (pr *project) plans() ([]*compiler.Plan, error) {
 }
 
 // one returns the one chosen pipeline of a command that works on one.
-func (pr *project) one(c *command, e *env) (*compiler.Plan, bool) {
+func (pr *project) one(c *command, e *env) (*ir.Plan, bool) {
 	if len(pr.chosen) != 1 {
 		var names []string
 		for _, s := range pr.chosen {
@@ -421,7 +423,7 @@ func (pr *project) one(c *command, e *env) (*compiler.Plan, bool) {
 // target's catalog resolves their names (validate compares what the
 // spelling decides for the dialects compiled; the target may be another).
 func (pr *project) clashes(ctx context.Context, tg *runner.Target) (map[string]string, error) {
-	var uses []compiler.TableUse
+	var uses []ir.TableUse
 	for _, s := range pr.all {
 		uses = append(uses, s.Tables()...)
 	}

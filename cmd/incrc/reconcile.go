@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/runner"
 )
 
@@ -65,7 +66,7 @@ func reconcileCmd() *command {
 		if !ok {
 			return exitError
 		}
-		plans := []*compiler.Plan{plan}
+		plans := []*ir.Plan{plan}
 		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
@@ -178,7 +179,7 @@ func shellQuote(s string) string {
 // printRepair prints the command that repairs the drift: a backfill of the
 // drifted partitions (with --restate when one is finalized), or a full
 // refresh of a pipeline without partitions.
-func printRepair(e *env, plan *compiler.Plan, rec *runner.Reconciliation, target string) {
+func printRepair(e *env, plan *ir.Plan, rec *runner.Reconciliation, target string) {
 	if len(rec.Drifted) == 0 {
 		return
 	}
@@ -202,7 +203,7 @@ func printRepair(e *env, plan *compiler.Plan, rec *runner.Reconciliation, target
 
 // printPartitionGrid shows a partitioned pipeline's reconciliation as one
 // cell per partition, and where the blast radius starts.
-func printPartitionGrid(e *env, plan *compiler.Plan, rec *runner.Reconciliation, lo, hi time.Time) {
+func printPartitionGrid(e *env, plan *ir.Plan, rec *runner.Reconciliation, lo, hi time.Time) {
 	status := map[string]string{}
 	for _, g := range rec.Groups {
 		k := runner.PartitionKey(plan, g.Key)

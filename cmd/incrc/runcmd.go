@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/runner"
 )
 
@@ -265,9 +266,9 @@ func orNone(s string) string {
 
 // missingSourceHint explains a source table the target database does not
 // hold: incrc reads a pipeline's source from its target database.
-func missingSourceHint(plan *compiler.Plan, err error, target string) string {
+func missingSourceHint(plan *ir.Plan, err error, target string) string {
 	msg := strings.ToLower(err.Error())
-	if plan.Source.Query != "" || !strings.Contains(msg, compiler.StmtProbeSource) ||
+	if plan.Source.Query != "" || !strings.Contains(msg, ir.StmtProbeSource) ||
 		!(strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist") || strings.Contains(msg, "no such table")) {
 		return ""
 	}
@@ -277,7 +278,7 @@ func missingSourceHint(plan *compiler.Plan, err error, target string) string {
 
 // migrateHint names the command that applies what a run refused to change
 // in its tables.
-func migrateHint(plan *compiler.Plan, err error, target string) string {
+func migrateHint(plan *ir.Plan, err error, target string) string {
 	var se *runner.SchemaError
 	if !errors.As(err, &se) {
 		return ""
@@ -289,7 +290,7 @@ func migrateHint(plan *compiler.Plan, err error, target string) string {
 // source rows (and partitions) it would read, and the statements it would
 // execute, setup first. It only reads: no lease, no state table created,
 // nothing logged.
-func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans []*compiler.Plan, opts runner.Options, clashes map[string]string, asJSON bool) int {
+func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans []*ir.Plan, opts runner.Options, clashes map[string]string, asJSON bool) int {
 	code := exitOK
 	for _, plan := range plans {
 		if msg, ok := clashes[plan.Pipeline]; ok {
@@ -303,7 +304,7 @@ func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans
 			code = exitError
 			continue
 		}
-		steps, err := tg.Steps(plan, compiler.ModeSetup, compiler.ModeRun)
+		steps, err := tg.Steps(plan, ir.ModeSetup, ir.ModeRun)
 		if err != nil {
 			c.errorf(e, "%s: %v", plan.Pipeline, err)
 			code = exitError

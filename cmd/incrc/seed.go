@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/incrc/incrc/compiler"
@@ -128,7 +130,7 @@ const noSampleRows = "no sample rows"
 // seedFile is one pipeline's sample rows: a file named on the command
 // line, or the project's seeds/PIPELINE.yaml.
 type seedFile struct {
-	plan    *compiler.Plan
+	plan    *ir.Plan
 	path    string
 	rows    bool // --rows: appended to whatever the table holds
 	named   bool // the pipeline was named on the command line: a missing file is an error
@@ -188,15 +190,15 @@ func (sd *seedFile) load(ctx context.Context, tg *runner.Target) (n int, table, 
 	src, cols := plan.Source.Table, sourceColumns(plan)
 	table = strings.Join(src.Parts, ".")
 	if s := src.Schema(); s != nil {
-		if err := tg.ExecOp(ctx, compiler.CreateSchema{Schema: s}, nil); err != nil {
+		if err := tg.ExecOp(ctx, ir.CreateSchema{Schema: s}, nil); err != nil {
 			return 0, "", "", err
 		}
 	}
-	if err := tg.ExecOp(ctx, compiler.CreateTable{Table: src, Columns: cols}, nil); err != nil {
+	if err := tg.ExecOp(ctx, ir.CreateTable{Table: src, Columns: cols}, nil); err != nil {
 		return 0, "", "", err
 	}
 	if !sd.rows {
-		got, err := tg.QueryOp(ctx, compiler.CountRows{Table: src}, nil)
+		got, err := tg.QueryOp(ctx, ir.CountRows{Table: src}, nil)
 		if err != nil {
 			return 0, "", "", err
 		}

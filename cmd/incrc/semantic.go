@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/incrc/incrc/compiler"
@@ -114,7 +116,7 @@ func semanticChanges(specs []*compiler.Spec, changes []fileChange, files []compi
 		if s != nil {
 			pc.Spec = specPath(s.File)
 		}
-		var oldParams []compiler.SpecParam
+		var oldParams []ir.SpecParam
 		haveOld, allNew := false, true
 		stmtDialects := map[string][]string{}
 		progChanged := map[string]string{}
@@ -292,7 +294,7 @@ func consequences(s *compiler.Spec, changes []compiler.ParamChange, pv *runner.P
 		case c.New == "":
 			ddl = append(ddl, "drop column "+oname+" (incrc migrate)")
 		default:
-			if fits, _ := compiler.Fits(ot, nt); fits {
+			if fits, _ := ir.Fits(ot, nt); fits {
 				ddl = append(ddl, "widen "+name+" "+ot.String()+" -> "+nt.String()+" (the next run does it in place)")
 			} else {
 				ddl = append(ddl, "change "+name+" "+ot.String()+" -> "+nt.String()+" (incrc migrate; rows that do not fit fail it)")
@@ -333,10 +335,10 @@ func consequences(s *compiler.Spec, changes []compiler.ParamChange, pv *runner.P
 	return out
 }
 
-func splitColumn(v string) (string, compiler.Type) {
+func splitColumn(v string) (string, ir.Type) {
 	name, rest, _ := strings.Cut(v, " ")
 	rest = strings.TrimSuffix(rest, " nullable")
-	t, _ := compiler.ParseType(rest)
+	t, _ := ir.ParseType(rest)
 	return name, t
 }
 

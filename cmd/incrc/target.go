@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/spf13/pflag"
 
 	"github.com/incrc/incrc/compiler"
@@ -129,7 +131,7 @@ func parseDay(flag, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, fmt.Errorf("%s is required (a date such as 2026-01-03, or RFC 3339)", flag)
 	}
-	t, err := compiler.ParseTime(s)
+	t, err := ir.ParseTime(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%s: %w", flag, err)
 	}

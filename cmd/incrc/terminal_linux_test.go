@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // pty is a pseudo-terminal: what incrc writes to tty, a terminal, is read
@@ -102,10 +102,10 @@ func TestProgressAndColourOnATerminal(t *testing.T) {
 			id := fmt.Sprintf("p%d", time.Now().UnixNano()%1e9)
 			pipeline := "dw_events_" + id
 			f := newFixture(t, url, []string{"app_" + id, "dw_" + id}, pipeline)
-			f.create("app_"+id+".events", []compiler.Col{
-				{Name: "event_id", Type: compiler.Type{Kind: compiler.Bigint}},
-				{Name: "event_date", Type: compiler.Type{Kind: compiler.Date}},
-				{Name: "ingested_at", Type: compiler.Type{Kind: compiler.Timestamp}},
+			f.create("app_"+id+".events", []ir.Col{
+				{Name: "event_id", Type: ir.Type{Kind: ir.Bigint}},
+				{Name: "event_date", Type: ir.Type{Kind: ir.Date}},
+				{Name: "ingested_at", Type: ir.Type{Kind: ir.Timestamp}},
 			}, nil, "1, '2026-01-10', '2026-01-10 09:00:00'", "2, '2026-01-11', '2026-01-11 09:00:00'", "3, '2026-01-12', '2026-01-12 09:00:00'")
 			os.MkdirAll("specs", 0o755)
 			writeFile(t, "specs/events.yaml", `

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/runner"
 )
@@ -234,7 +236,7 @@ type testRun struct {
 	tc     testCase
 	res    *testResult
 	tg     *runner.Target
-	plan   *compiler.Plan
+	plan   *ir.Plan
 	dir    string            // the temporary database's folder
 	rename map[string]string // schema as written -> the test's own (with --target)
 	// On a server target: admin is the target as given, where the test
@@ -243,8 +245,8 @@ type testRun struct {
 	// the home schema as where every name without a schema resolves.
 	admin   *runner.Target
 	own     []string
-	source  compiler.Table
-	srcCols []compiler.Col
+	source  ir.Table
+	srcCols []ir.Col
 }
 
 func (r *testRun) fatalf(format string, args ...any) {
@@ -397,8 +399,8 @@ func (r *testRun) renamed(table string) string {
 	return table
 }
 
-func (r *testRun) table(name string) compiler.Table {
-	return compiler.Table{Parts: strings.Split(r.renamed(name), ".")}
+func (r *testRun) table(name string) ir.Table {
+	return ir.Table{Parts: strings.Split(r.renamed(name), ".")}
 }
 
 // cleanup drops what the test created: its temporary database, or the
@@ -434,18 +436,18 @@ func (r *testRun) given() {
 	sort.Strings(names)
 	for _, name := range names {
 		tb := g.Tables[name]
-		var cols []compiler.Col
+		var cols []ir.Col
 		var colNames []string
 		for c := range tb.Columns {
 			colNames = append(colNames, c)
 		}
 		sort.Strings(colNames)
 		for _, c := range colNames {
-			typ, err := compiler.ParseType(tb.Columns[c])
+			typ, err := ir.ParseType(tb.Columns[c])
 			if err != nil {
 				r.fatalf("given.tables.%s.columns.%s: %v", name, c, err)
 			}
-			cols = append(cols, compiler.Col{Name: c, Type: typ})
+			cols = append(cols, ir.Col{Name: c, Type: typ})
 		}
 		r.create(r.table(name), cols)
 		r.insert("given.tables."+name, r.table(name), cols, tb.Rows)
@@ -461,14 +463,14 @@ func (r *testRun) given() {
 		r.fatalf("given.source: the pipeline reads a source.query: give the tables it reads under given.tables (with their columns)")
 	}
 	if len(g.Target) > 0 {
-		for _, name := range []string{compiler.StmtCreateSchema, compiler.StmtCreateTarget} {
+		for _, name := range []string{ir.StmtCreateSchema, ir.StmtCreateTarget} {
 			if st := p.Statement(name); st != nil {
 				if err := r.tg.ExecOp(r.t.ctx, st.Op, nil); err != nil {
 					r.fatalf("given.target: %s: %v", name, err)
 				}
 			}
 		}
-		ct := p.Statement(compiler.StmtCreateTarget).Op.(compiler.CreateTable)
+		ct := p.Statement(ir.StmtCreateTarget).Op.(ir.CreateTable)
 		r.insert("given.target", p.Target, ct.Columns, g.Target)
 	}
 	if g.Watermark != "" {
@@ -478,20 +480,20 @@ func (r *testRun) given() {
 	}
 }
 
-func (r *testRun) create(t compiler.Table, cols []compiler.Col) {
+func (r *testRun) create(t ir.Table, cols []ir.Col) {
 	if s := t.Schema(); s != nil {
-		if err := r.tg.ExecOp(r.t.ctx, compiler.CreateSchema{Schema: s}, nil); err != nil {
+		if err := r.tg.ExecOp(r.t.ctx, ir.CreateSchema{Schema: s}, nil); err != nil {
 			r.fatalf("create schema %s: %v", strings.Join(s, "."), err)
 		}
 	}
-	if err := r.tg.ExecOp(r.t.ctx, compiler.CreateTable{Table: t, Columns: cols}, nil); err != nil {
+	if err := r.tg.ExecOp(r.t.ctx, ir.CreateTable{Table: t, Columns: cols}, nil); err != nil {
 		r.fatalf("create %s: %v", strings.Join(t.Parts, "."), err)
 	}
 }
 
 // insert adds rows to a table; a row names columns of cols (the others
 // are NULL).
-func (r *testRun) insert(what string, t compiler.Table, cols []compiler.Col, rows []testRow) {
+func (r *testRun) insert(what string, t ir.Table, cols []ir.Col, rows []testRow) {
 	if err := insertRows(r.t.ctx, r.tg, what, t, cols, rows); err != nil {
 		r.fatalf("%s", r.unrename(err.Error()))
 	}
@@ -499,13 +501,13 @@ func (r *testRun) insert(what string, t compiler.Table, cols []compiler.Col, row
 
 // insertRows adds rows written in YAML to a table: incrc test's fixtures
 // and incrc seed's rows. what names the rows in errors.
-func insertRows(ctx context.Context, tg *runner.Target, what string, t compiler.Table, cols []compiler.Col, rows []testRow) error {
+func insertRows(ctx context.Context, tg *runner.Target, what string, t ir.Table, cols []ir.Col, rows []testRow) error {
 	for i, row := range rows {
 		var names []string
-		var exprs []compiler.Expr
+		var exprs []ir.Expr
 		vals := map[string]any{}
 		for c := range row {
-			if !slices.ContainsFunc(cols, func(x compiler.Col) bool { return x.Name == c }) {
+			if !slices.ContainsFunc(cols, func(x ir.Col) bool { return x.Name == c }) {
 				return fmt.Errorf("%s row %d: no column %q (the table has %s)", what, i+1, c, colList(cols))
 			}
 		}
@@ -520,10 +522,10 @@ func insertRows(ctx context.Context, tg *runner.Target, what string, t compiler.
 			}
 			param := fmt.Sprintf("v%d", len(names))
 			names = append(names, c.Name)
-			exprs = append(exprs, compiler.ParamRef{Name: param})
+			exprs = append(exprs, ir.ParamRef{Name: param})
 			vals[param] = v
 		}
-		if err := tg.ExecOp(ctx, compiler.InsertValues{Table: t, Columns: names, Values: exprs}, vals); err != nil {
+		if err := tg.ExecOp(ctx, ir.InsertValues{Table: t, Columns: names, Values: exprs}, vals); err != nil {
 			return fmt.Errorf("%s row %d: %v", what, i+1, err)
 		}
 	}
@@ -533,14 +535,14 @@ func insertRows(ctx context.Context, tg *runner.Target, what string, t compiler.
 // sourceColumns are the columns of a pipeline's source table: the
 // declared ones but those its lookups fill, none NOT NULL (a test or a
 // seed may hold the NULL keys the pipeline must refuse).
-func sourceColumns(p *compiler.Plan) []compiler.Col {
+func sourceColumns(p *ir.Plan) []ir.Col {
 	filled := map[string]bool{}
 	for _, l := range p.Source.Lookups {
 		for _, c := range l.Columns {
 			filled[c.Source] = true
 		}
 	}
-	var out []compiler.Col
+	var out []ir.Col
 	for _, c := range p.Columns {
 		if !filled[c.Name] {
 			c.NotNull = false
@@ -550,7 +552,7 @@ func sourceColumns(p *compiler.Plan) []compiler.Col {
 	return out
 }
 
-func colList(cols []compiler.Col) string {
+func colList(cols []ir.Col) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
@@ -568,14 +570,14 @@ func (r *testRun) deleteKeys(what string, rows []testRow) {
 		r.fatalf("%s: the pipeline has no unique_key to find the source rows by", what)
 	}
 	for i, row := range rows {
-		var where compiler.Expr
+		var where ir.Expr
 		vals := map[string]any{}
 		for j, k := range key {
 			n, ok := row[k]
 			if !ok {
 				r.fatalf("%s row %d: the key column %s is missing", what, i+1, k)
 			}
-			var typ compiler.Type
+			var typ ir.Type
 			for _, c := range r.srcCols {
 				if c.Name == k {
 					typ = c.Type
@@ -587,14 +589,14 @@ func (r *testRun) deleteKeys(what string, rows []testRow) {
 			}
 			param := fmt.Sprintf("k%d", j)
 			vals[param] = v
-			eq := compiler.Binary{Op: "=", L: compiler.ColRef{Name: k}, R: compiler.ParamRef{Name: param}}
+			eq := ir.Binary{Op: "=", L: ir.ColRef{Name: k}, R: ir.ParamRef{Name: param}}
 			if where == nil {
 				where = eq
 			} else {
-				where = compiler.Binary{Op: "AND", L: where, R: eq}
+				where = ir.Binary{Op: "AND", L: where, R: eq}
 			}
 		}
-		if err := r.tg.ExecOp(r.t.ctx, compiler.DeleteRows{Table: r.source, Where: where}, vals); err != nil {
+		if err := r.tg.ExecOp(r.t.ctx, ir.DeleteRows{Table: r.source, Where: where}, vals); err != nil {
 			r.fatalf("%s row %d: %v", what, i+1, err)
 		}
 	}
@@ -682,7 +684,7 @@ func (r *testRun) expectRows(when string, exp testExpect) {
 	}
 }
 
-func (r *testRun) compare(when, what string, t compiler.Table, want []testRow) {
+func (r *testRun) compare(when, what string, t ir.Table, want []testRow) {
 	order := append([]string{"incrc_reason"}, colNames(r.plan.Columns)...)
 	cols, err := rowColumns(want, order)
 	if err != nil {
@@ -708,7 +710,7 @@ func (r *testRun) compare(when, what string, t compiler.Table, want []testRow) {
 		if len(read) == 0 {
 			read = []string{colNames(r.plan.Columns)[0]}
 		}
-		rows, err := r.tg.QueryOp(r.t.ctx, compiler.SelectRows{Table: t, Columns: read}, nil)
+		rows, err := r.tg.QueryOp(r.t.ctx, ir.SelectRows{Table: t, Columns: read}, nil)
 		if err != nil {
 			r.errorf("%s: read the %s: %s", when, what, r.unrename(err.Error()))
 			return
@@ -752,7 +754,7 @@ func rowDiff(want, got []string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func colNames(cols []compiler.Col) []string {
+func colNames(cols []ir.Col) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = c.Name
@@ -761,19 +763,19 @@ func colNames(cols []compiler.Col) []string {
 }
 
 // colType is the type of a target column the test names.
-func (r *testRun) colType(name string) compiler.Type {
+func (r *testRun) colType(name string) ir.Type {
 	for _, c := range r.plan.Columns {
 		if c.Name == name {
 			return c.Type
 		}
 	}
-	return compiler.Type{Kind: compiler.Text}
+	return ir.Type{Kind: ir.Text}
 }
 
 // canonFor spells a canonical value as a column of type t means it: a
 // boolean read as 1 or 0 (MariaDB, SQLite) is true or false.
-func canonFor(t compiler.Type, v string) string {
-	if t.Kind == compiler.Boolean {
+func canonFor(t ir.Type, v string) string {
+	if t.Kind == ir.Boolean {
 		switch strings.ToLower(v) {
 		case "1", "true", "t":
 			return "true"

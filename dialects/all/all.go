@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/bigquery"
 	"github.com/incrc/incrc/dialects/duckdb"
@@ -78,7 +79,7 @@ func Parse(value string) ([]dialects.Dialect, error) {
 // the embedded DuckDB; a connection's dialect is the spec's source.dialect,
 // or what dialectOf says of the connection (its URL's scheme). It records
 // the dialect in the plan.
-func Source(p *compiler.Plan, dialectOf func(connection string) (string, bool)) (dialects.Dialect, error) {
+func Source(p *ir.Plan, dialectOf func(connection string) (string, bool)) (dialects.Dialect, error) {
 	f := p.From
 	if f == nil {
 		return nil, nil

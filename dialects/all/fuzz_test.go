@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
@@ -98,12 +100,12 @@ func renderTree(t *testing.T, check, query string, ops []byte) {
 	}
 	for _, name := range all.Names() {
 		d, _ := all.Lookup(name)
-		for _, op := range []compiler.Op{
-			compiler.CountRows{Table: compiler.Table{Parts: []string{"dw", "t"}}, Where: e},
-			compiler.QuarantineRows{Into: compiler.Table{Parts: []string{"dw", "q"}}, From: compiler.Relation{Table: compiler.Table{Parts: []string{"s"}}},
-				Columns: []string{"amount", "note"}, Rules: []compiler.Rule{{Reason: "check: " + check, Invalid: e}}},
+		for _, op := range []ir.Op{
+			ir.CountRows{Table: ir.Table{Parts: []string{"dw", "t"}}, Where: e},
+			ir.QuarantineRows{Into: ir.Table{Parts: []string{"dw", "q"}}, From: ir.Relation{Table: ir.Table{Parts: []string{"s"}}},
+				Columns: []string{"amount", "note"}, Rules: []ir.Rule{{Reason: "check: " + check, Invalid: e}}},
 		} {
-			parts, err := dialects.RenderStatement(d, &compiler.Statement{Name: "fuzz", Op: op, Params: []compiler.Param{{Name: "p"}, {Name: "run_id"}}})
+			parts, err := dialects.RenderStatement(d, &ir.Statement{Name: "fuzz", Op: op, Params: []ir.Param{{Name: "p"}, {Name: "run_id"}}})
 			if err != nil {
 				if strings.Contains(err.Error(), "cannot spell") || strings.Contains(err.Error(), "is not a number") {
 					continue // a value with a NUL or a control character, a Lit that is no number
@@ -122,13 +124,13 @@ func renderTree(t *testing.T, check, query string, ops []byte) {
 // buildExpr runs a stack machine: each byte pushes a leaf or combines the
 // top of the stack. Literals are cut from texts; numbers are valid or not
 // (a Lit that is no number must be refused, never copied).
-func buildExpr(ops []byte, texts []string) compiler.Expr {
+func buildExpr(ops []byte, texts []string) ir.Expr {
 	if len(ops) > 64 {
 		ops = ops[:64]
 	}
 	numbers := []string{"0", "1", "1.5", "1e-5", ".5", "5.", "1E+3", "12345678901234567890"}
-	var stack []compiler.Expr
-	pop := func() compiler.Expr {
+	var stack []ir.Expr
+	pop := func() ir.Expr {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		return e
@@ -137,35 +139,35 @@ func buildExpr(ops []byte, texts []string) compiler.Expr {
 	for i, b := range ops {
 		switch n := len(stack); {
 		case b%13 == 0 || n == 0:
-			stack = append(stack, compiler.ColRef{Name: []string{"amount", "note"}[int(b)%2]})
+			stack = append(stack, ir.ColRef{Name: []string{"amount", "note"}[int(b)%2]})
 		case b%13 == 1:
-			stack = append(stack, compiler.Lit{Text: numbers[int(b/13)%len(numbers)]})
+			stack = append(stack, ir.Lit{Text: numbers[int(b/13)%len(numbers)]})
 		case b%13 == 2:
 			text := texts[int(b/13)%len(texts)]
 			cut := min(len(text), i%7*5+int(b)%11)
-			stack = append(stack, compiler.Str{Value: text[:cut]})
+			stack = append(stack, ir.Str{Value: text[:cut]})
 		case b%13 == 3:
-			stack = append(stack, compiler.ParamRef{Name: "p"})
+			stack = append(stack, ir.ParamRef{Name: "p"})
 		case b%13 == 4:
-			stack = append(stack, compiler.Lit{Text: []string{"TRUE", "FALSE", "NULL"}[int(b)%3]})
+			stack = append(stack, ir.Lit{Text: []string{"TRUE", "FALSE", "NULL"}[int(b)%3]})
 		case b%13 == 5:
-			stack = append(stack, compiler.Unary{Op: "-", X: pop()})
+			stack = append(stack, ir.Unary{Op: "-", X: pop()})
 		case b%13 == 6:
-			stack = append(stack, compiler.Unary{Op: "NOT", X: pop()})
+			stack = append(stack, ir.Unary{Op: "NOT", X: pop()})
 		case b%13 == 7 && n >= 2:
 			r, l := pop(), pop()
-			stack = append(stack, compiler.Binary{Op: binary[int(b/13)%len(binary)], L: l, R: r})
+			stack = append(stack, ir.Binary{Op: binary[int(b/13)%len(binary)], L: l, R: r})
 		case b%13 == 8:
-			stack = append(stack, compiler.IsNull{X: pop(), Not: b&1 == 0})
+			stack = append(stack, ir.IsNull{X: pop(), Not: b&1 == 0})
 		case b%13 == 9 && n >= 2:
 			r, l := pop(), pop()
-			stack = append(stack, compiler.In{X: l, List: []compiler.Expr{r, compiler.Str{Value: "x"}}, Not: b&1 == 0})
+			stack = append(stack, ir.In{X: l, List: []ir.Expr{r, ir.Str{Value: "x"}}, Not: b&1 == 0})
 		case b%13 == 10:
-			stack = append(stack, compiler.Call{Fn: []string{"coalesce", "abs", "lower", "upper"}[int(b)%4], Args: []compiler.Expr{pop()}})
+			stack = append(stack, ir.Call{Fn: []string{"coalesce", "abs", "lower", "upper"}[int(b)%4], Args: []ir.Expr{pop()}})
 		case b%13 == 11:
-			stack = append(stack, compiler.Lit{Text: texts[int(b)%len(texts)]}) // never a keyword or a number: refused
+			stack = append(stack, ir.Lit{Text: texts[int(b)%len(texts)]}) // never a keyword or a number: refused
 		default:
-			stack = append(stack, compiler.Str{Value: texts[int(b)%len(texts)]})
+			stack = append(stack, ir.Str{Value: texts[int(b)%len(texts)]})
 		}
 	}
 	if len(stack) == 0 {
@@ -173,7 +175,7 @@ func buildExpr(ops []byte, texts []string) compiler.Expr {
 	}
 	e := stack[0]
 	for _, x := range stack[1:] {
-		e = compiler.Binary{Op: "OR", L: e, R: x}
+		e = ir.Binary{Op: "OR", L: e, R: x}
 	}
 	return e
 }

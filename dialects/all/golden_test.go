@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/incrc/incrc/compiler"
@@ -37,7 +39,7 @@ func goldenSpecs(t testing.TB) []*compiler.Spec {
 const goldenVersion = "devel"
 
 // file is the compiled file incrc compile writes for plan and d.
-func file(d dialects.Dialect, plan *compiler.Plan, spec string, src dialects.Dialect) ([]byte, error) {
+func file(d dialects.Dialect, plan *ir.Plan, spec string, src dialects.Dialect) ([]byte, error) {
 	f := dialects.NewFiler(plan, spec)
 	f.Version = goldenVersion
 	return f.File(d, src)
@@ -144,7 +146,7 @@ func lowerAndRender(t testing.TB, d dialects.Dialect, s *compiler.Spec) []dialec
 }
 
 // sourceOf is the dialect of a plan's source outside the target, or nil.
-func sourceOf(t testing.TB, plan *compiler.Plan) dialects.Dialect {
+func sourceOf(t testing.TB, plan *ir.Plan) dialects.Dialect {
 	t.Helper()
 	src, err := all.Source(plan, nil)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
@@ -30,7 +32,7 @@ func TestLexBackGolden(t *testing.T) {
 				names, strs := 0, 0
 				for _, r := range rendered {
 					on := d
-					if r.On == compiler.OnSource {
+					if r.On == ir.OnSource {
 						on = sourceOf(t, plan) // spelled for the source
 					}
 					for _, p := range r.Parts {
@@ -138,8 +140,8 @@ func TestLiteralRules(t *testing.T) {
 		d, _ := all.Lookup(name)
 		for _, v := range values {
 			t.Run(name+"/"+v, func(t *testing.T) {
-				st := &compiler.Statement{Name: "t", Op: compiler.CountRows{Table: compiler.Table{Parts: []string{"t"}},
-					Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "c"}, R: compiler.Str{Value: v}}}}
+				st := &ir.Statement{Name: "t", Op: ir.CountRows{Table: ir.Table{Parts: []string{"t"}},
+					Where: ir.Binary{Op: "=", L: ir.ColRef{Name: "c"}, R: ir.Str{Value: v}}}}
 				parts, err := dialects.RenderStatement(d, st)
 				if err != nil {
 					t.Fatal(err)
@@ -155,8 +157,8 @@ func TestLiteralRules(t *testing.T) {
 			})
 		}
 		t.Run(name+"/NUL", func(t *testing.T) {
-			st := &compiler.Statement{Name: "t", Op: compiler.CountRows{Table: compiler.Table{Parts: []string{"t"}},
-				Where: compiler.Binary{Op: "=", L: compiler.ColRef{Name: "c"}, R: compiler.Str{Value: "a\x00b"}}}}
+			st := &ir.Statement{Name: "t", Op: ir.CountRows{Table: ir.Table{Parts: []string{"t"}},
+				Where: ir.Binary{Op: "=", L: ir.ColRef{Name: "c"}, R: ir.Str{Value: "a\x00b"}}}}
 			if _, err := dialects.RenderStatement(d, st); err == nil || !strings.Contains(err.Error(), "cannot spell") {
 				t.Errorf("a NUL in a literal: %v", err)
 			}

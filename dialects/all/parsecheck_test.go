@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects/all"
 	"github.com/incrc/incrc/dialects/script"
@@ -76,7 +78,7 @@ func TestParseCompiled(t *testing.T) {
 			}
 			for _, r := range lowerAndRender(t, d, s) {
 				on := name
-				if r.On == compiler.OnSource {
+				if r.On == ir.OnSource {
 					continue // spelled for the source, an executed engine: the engine tests run it
 				}
 				for i, p := range r.Parts {

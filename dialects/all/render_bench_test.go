@@ -5,6 +5,8 @@ package all_test
 import (
 	"testing"
 
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 	"github.com/incrc/incrc/dialects/all"
@@ -47,7 +49,7 @@ func BenchmarkCheckPart(b *testing.B) {
 			}
 			for _, r := range rendered {
 				on := d
-				if r.On == compiler.OnSource {
+				if r.On == ir.OnSource {
 					on = srcs[k]
 				}
 				for _, p := range r.Parts {
@@ -68,9 +70,9 @@ func BenchmarkCheckPart(b *testing.B) {
 	}
 }
 
-func goldenPlans(b *testing.B) ([]*compiler.Plan, []dialects.Dialect) {
+func goldenPlans(b *testing.B) ([]*ir.Plan, []dialects.Dialect) {
 	var (
-		plans []*compiler.Plan
+		plans []*ir.Plan
 		srcs  []dialects.Dialect
 	)
 	for _, s := range goldenSpecs(b) {

@@ -31,7 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -84,25 +85,25 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 	w.Infix(a, " IS NOT DISTINCT FROM ", b)
 }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint: "INT64",
-	compiler.Integer:  "INT64",
-	compiler.Bigint:   "INT64",
-	compiler.Double:   "FLOAT64",
-	compiler.Boolean:  "BOOL",
-	compiler.Text:     "STRING",
-	compiler.Varchar:  "STRING(%d)",
-	compiler.Date:     "DATE",
+	ir.Smallint: "INT64",
+	ir.Integer:  "INT64",
+	ir.Bigint:   "INT64",
+	ir.Double:   "FLOAT64",
+	ir.Boolean:  "BOOL",
+	ir.Text:     "STRING",
+	ir.Varchar:  "STRING(%d)",
+	ir.Date:     "DATE",
 	// DATETIME is BigQuery's naive date and time; TIMESTAMP is an instant.
-	compiler.Timestamp:   "DATETIME",
-	compiler.TimestampTZ: "TIMESTAMP",
-	compiler.JSON:        "JSON",
+	ir.Timestamp:   "DATETIME",
+	ir.TimestampTZ: "TIMESTAMP",
+	ir.JSON:        "JSON",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	if t.Kind == compiler.Decimal {
+func (*Dialect) ColumnType(t ir.Type) (string, error) {
+	if t.Kind == ir.Decimal {
 		// NUMERIC holds at most 9 digits of scale and 29 before the point.
 		if t.Scale <= 9 && t.Precision-t.Scale <= 29 {
 			return fmt.Sprintf("NUMERIC(%d,%d)", t.Precision, t.Scale), nil
@@ -117,19 +118,19 @@ const stageExpiry = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMES
 
 // TruncTime spells the start of a partition with the truncation of the
 // column's own type, so the start compares with the column without a cast.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	unit := strings.ToUpper(granularity)
 	switch t.Kind {
-	case compiler.Date:
+	case ir.Date:
 		w.S("DATE_TRUNC(")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		w.S("TIMESTAMP_TRUNC(")
 	default:
 		w.S("DATETIME_TRUNC(")
 	}
 	expr()
 	w.S(", ", unit)
-	if t.Kind == compiler.TimestampTZ {
+	if t.Kind == ir.TimestampTZ {
 		// Explicit, though UTC is the default: partitions are UTC hours,
 		// days and months on every engine.
 		w.S(", ")
@@ -138,28 +139,28 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 	w.S(")")
 }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.ReplacePartition:
+	case ir.ReplacePartition:
 		dialects.MergeReplacePartition(w, op)
 		return true, nil
-	case compiler.ApplyVersions:
+	case ir.ApplyVersions:
 		// Each statement is atomic alone: one MERGE, so that no failure
 		// between a DELETE and an INSERT loses versions.
 		dialects.MergeVersions(w, op)
 		return true, nil
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		// No PRIMARY KEY: BigQuery's is NOT ENFORCED and the optimizer
 		// trusts it; the merge and the staged dedupe keep the key unique.
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE", StageOptions: stageExpiry})
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
 		dialects.InsertIfAbsentMerge(w, op)
 		return true, nil
-	case compiler.DeleteRows:
+	case ir.DeleteRows:
 		// BigQuery's DELETE requires a WHERE clause.
 		w.S("DELETE FROM ")
 		w.Table(op.Table)
@@ -170,7 +171,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			dialects.Expr(w, "", op.Where)
 		}
 		return true, nil
-	case compiler.Update:
+	case ir.Update:
 		if op.Where == nil {
 			return true, dialects.Unsupported(d, "UPDATE without WHERE")
 		}
@@ -193,13 +194,13 @@ func (*Dialect) NullsLast(w *dialects.Writer, expr func(), desc bool) {
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t ir.Type) {
 	switch t.Kind {
-	case compiler.Timestamp:
+	case ir.Timestamp:
 		dialects.Cast(w, marker, "DATETIME")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		dialects.Cast(w, marker, "TIMESTAMP")
-	case compiler.Date:
+	case ir.Date:
 		dialects.Cast(w, marker, "DATE")
 	default:
 		marker()

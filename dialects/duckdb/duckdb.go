@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -33,7 +34,7 @@ var (
 // or updated (one per key: the stage is deduped, or the source enforces
 // the key), so the rows inserted are after minus before and the rest were
 // updated. The reading parts (before and after the MERGE) add up.
-func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
+func (*Dialect) CountingMerge(w *dialects.Writer, op ir.MergeRows) bool {
 	cols := op.Key
 	if op.Tally && op.Version != "" {
 		cols = append(append([]string(nil), op.Key...), op.Version)
@@ -54,14 +55,14 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		// (merged, -before, merged + before - ignored, ignored), then
 		// (0, after, -after, 0).
 		// The probe is counted once, in a subquery both counts read.
-		read := func() { w.Col("", compiler.RegRead) }
-		ignored := func() { w.Col("", compiler.RegIgnored) }
+		read := func() { w.Col("", ir.RegRead) }
+		ignored := func() { w.Col("", ir.RegIgnored) }
 		w.S("SELECT ")
 		read()
 		w.S(", -")
 		targetCount()
 		w.S(" AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		w.S(", ")
 		read()
 		w.S(" + ")
@@ -69,7 +70,7 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		w.S(" - ")
 		ignored()
 		w.S(" AS ")
-		w.Col("", compiler.RegUpdated)
+		w.Col("", ir.RegUpdated)
 		w.S(", ")
 		ignored()
 		w.S("\nFROM (\n  SELECT COUNT(*) AS ")
@@ -88,15 +89,15 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	} else if op.Tally {
 		// (merged, -before, merged + before), then (0, after, -after).
 		w.S("SELECT COUNT(*) AS ")
-		w.Col("", compiler.RegRead)
+		w.Col("", ir.RegRead)
 		w.S(", -")
 		targetCount()
 		w.S(" AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		w.S(", COUNT(*) + ")
 		targetCount()
 		w.S(" AS ")
-		w.Col("", compiler.RegUpdated)
+		w.Col("", ir.RegUpdated)
 		w.S("\nFROM ")
 		merged()
 	} else {
@@ -115,14 +116,14 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	// what its Writer calls spelled.
 	if tally {
 		w.S("SELECT 0 AS ")
-		w.Col("", compiler.RegRead)
+		w.Col("", ir.RegRead)
 		w.S(", COUNT(*) AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		w.S(", -COUNT(*) AS ")
-		w.Col("", compiler.RegUpdated)
+		w.Col("", ir.RegUpdated)
 		if op.Version != "" {
 			w.S(", 0 AS ")
-			w.Col("", compiler.RegIgnored)
+			w.Col("", ir.RegIgnored)
 		}
 	} else {
 		w.S("SELECT -COUNT(*)")
@@ -144,7 +145,7 @@ func (*Dialect) Caps() dialects.Caps {
 // reads an unqualified name in the current database and schema, and a.b
 // as the schema a of the current database when there is one, else as the
 // database a (its schema main).
-func (*Dialect) ResolveTable(t compiler.Table) (string, []any) {
+func (*Dialect) ResolveTable(t ir.Table) (string, []any) {
 	p := t.Parts
 	switch len(p) {
 	case 1:
@@ -170,27 +171,27 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 	w.Infix(a, " IS NOT DISTINCT FROM ", b)
 }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint:    "SMALLINT",
-	compiler.Integer:     "INTEGER",
-	compiler.Bigint:      "BIGINT",
-	compiler.Decimal:     "DECIMAL(%d,%d)",
-	compiler.Double:      "DOUBLE",
-	compiler.Boolean:     "BOOLEAN",
-	compiler.Text:        "VARCHAR",
-	compiler.Varchar:     "VARCHAR(%d)",
-	compiler.Date:        "DATE",
-	compiler.Timestamp:   "TIMESTAMP",
-	compiler.TimestampTZ: "TIMESTAMPTZ",
-	compiler.JSON:        "JSON",
+	ir.Smallint:    "SMALLINT",
+	ir.Integer:     "INTEGER",
+	ir.Bigint:      "BIGINT",
+	ir.Decimal:     "DECIMAL(%d,%d)",
+	ir.Double:      "DOUBLE",
+	ir.Boolean:     "BOOLEAN",
+	ir.Text:        "VARCHAR",
+	ir.Varchar:     "VARCHAR(%d)",
+	ir.Date:        "DATE",
+	ir.Timestamp:   "TIMESTAMP",
+	ir.TimestampTZ: "TIMESTAMPTZ",
+	ir.JSON:        "JSON",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("duckdb", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("duckdb", t) }
 
 // TruncTime spells the start of a partition with date_trunc.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ ir.Type) {
 	w.S("date_trunc(")
 	w.String(granularity)
 	w.S(", ")
@@ -203,40 +204,40 @@ var decimalRe = regexp.MustCompile(`^DECIMAL\((\d+),(\d+)\)$`)
 // SourceType reads DuckDB's type names, as its driver reports them: a
 // decimal with its precision and scale in the name; VARCHAR without a
 // length, since DuckDB keeps none (nor enforces one).
-func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
+func (*Dialect) SourceType(c dialects.ColumnInfo) (ir.Type, bool) {
 	name := strings.ToUpper(c.TypeName)
 	if m := decimalRe.FindStringSubmatch(name); m != nil {
 		p, _ := strconv.Atoi(m[1])
 		s, _ := strconv.Atoi(m[2])
-		return compiler.Type{Kind: compiler.Decimal, Precision: p, Scale: s}, true
+		return ir.Type{Kind: ir.Decimal, Precision: p, Scale: s}, true
 	}
 	switch name {
 	case "TINYINT", "SMALLINT", "UTINYINT":
-		return compiler.Type{Kind: compiler.Smallint}, true
+		return ir.Type{Kind: ir.Smallint}, true
 	case "INTEGER", "USMALLINT":
-		return compiler.Type{Kind: compiler.Integer}, true
+		return ir.Type{Kind: ir.Integer}, true
 	case "BIGINT", "UINTEGER":
-		return compiler.Type{Kind: compiler.Bigint}, true
+		return ir.Type{Kind: ir.Bigint}, true
 	case "UBIGINT":
-		return compiler.Type{Kind: compiler.Decimal, Precision: 20}, true
+		return ir.Type{Kind: ir.Decimal, Precision: 20}, true
 	case "HUGEINT", "UHUGEINT":
-		return compiler.Type{Kind: compiler.Decimal, Precision: 39}, true
+		return ir.Type{Kind: ir.Decimal, Precision: 39}, true
 	case "DOUBLE", "FLOAT":
-		return compiler.Type{Kind: compiler.Double}, true
+		return ir.Type{Kind: ir.Double}, true
 	case "BOOLEAN":
-		return compiler.Type{Kind: compiler.Boolean}, true
+		return ir.Type{Kind: ir.Boolean}, true
 	case "VARCHAR":
-		return compiler.Type{Kind: compiler.Varchar}, true
+		return ir.Type{Kind: ir.Varchar}, true
 	case "DATE":
-		return compiler.Type{Kind: compiler.Date}, true
+		return ir.Type{Kind: ir.Date}, true
 	case "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
-		return compiler.Type{Kind: compiler.Timestamp}, true
+		return ir.Type{Kind: ir.Timestamp}, true
 	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
-		return compiler.Type{Kind: compiler.TimestampTZ}, true
+		return ir.Type{Kind: ir.TimestampTZ}, true
 	case "JSON":
-		return compiler.Type{Kind: compiler.JSON}, true
+		return ir.Type{Kind: ir.JSON}, true
 	}
-	return compiler.Type{}, false
+	return ir.Type{}, false
 }
 
 // RenderOp spells a full refresh's rewrite of a keyed target as one MERGE
@@ -252,24 +253,24 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // random one. It spells the checkpoint after a run's commit: the close
 // would otherwise write the log into the file after the run recorded its
 // duration.
-func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (*Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		if !op.Log || op.Temporary {
 			return false, nil
 		}
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{})
 		return true, nil
-	case compiler.ReplaceAll:
+	case ir.ReplaceAll:
 		if len(op.Key) == 0 {
 			return false, nil
 		}
 		dialects.MergeAll(w, op)
 		return true, nil
-	case compiler.SourceUnique:
+	case ir.SourceUnique:
 		sourceUnique(w, op)
 		return true, nil
-	case compiler.Checkpoint:
+	case ir.Checkpoint:
 		w.S("CHECKPOINT")
 		return true, nil
 	}
@@ -285,7 +286,7 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // list_sort on both sides and a COUNT(DISTINCT) of the NOT NULL columns
 // was slower. A constraint's columns are distinct, as are the key's: as
 // many of them, all among the key's, are exactly the key's.
-func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
+func sourceUnique(w *dialects.Writer, op ir.SourceUnique) {
 	parts := op.Source.Parts
 	w.S("SELECT CASE WHEN bool_or(c.constraint_type IN (")
 	w.String("PRIMARY KEY")

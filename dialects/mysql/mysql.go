@@ -16,7 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -46,7 +47,7 @@ func (*Dialect) Caps() dialects.Caps {
 // ResolveTable says which table t is: an unqualified name is in the
 // connection's database, and names keep their case unless the server's
 // lower_case_table_names folds them (Linux keeps it by default).
-func (*Dialect) ResolveTable(t compiler.Table) (string, []any) {
+func (*Dialect) ResolveTable(t ir.Table) (string, []any) {
 	schema := ""
 	if s := t.Schema(); len(s) > 0 {
 		schema = s[len(s)-1]
@@ -67,32 +68,32 @@ func (*Dialect) StringLit(s string) string { return dialects.DoubledString(s) }
 
 func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " <=> ", b) }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint: "SMALLINT",
-	compiler.Integer:  "INT",
-	compiler.Bigint:   "BIGINT",
-	compiler.Decimal:  "DECIMAL(%d,%d)",
-	compiler.Double:   "DOUBLE",
-	compiler.Boolean:  "BOOLEAN",
-	compiler.Text:     "LONGTEXT",
-	compiler.Varchar:  "VARCHAR(%d)",
-	compiler.Date:     "DATE",
+	ir.Smallint: "SMALLINT",
+	ir.Integer:  "INT",
+	ir.Bigint:   "BIGINT",
+	ir.Decimal:  "DECIMAL(%d,%d)",
+	ir.Double:   "DOUBLE",
+	ir.Boolean:  "BOOLEAN",
+	ir.Text:     "LONGTEXT",
+	ir.Varchar:  "VARCHAR(%d)",
+	ir.Date:     "DATE",
 	// DATETIME, not TIMESTAMP: no session time zone conversion, no 2038.
-	compiler.Timestamp:   "DATETIME(6)",
-	compiler.TimestampTZ: "DATETIME(6)",
-	compiler.JSON:        "JSON",
+	ir.Timestamp:   "DATETIME(6)",
+	ir.TimestampTZ: "DATETIME(6)",
+	ir.JSON:        "JSON",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("mysql", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("mysql", t) }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.SessionLock:
+	case ir.SessionLock:
 		sessionLock(w, op)
 		return true, nil
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		cols, err := keyTypes(op.Columns, op.PrimaryKey)
 		if err != nil {
 			return false, err
@@ -102,19 +103,19 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// NOT EXISTS (CreateIndex renders nothing here).
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true, Indexes: true})
 		return true, nil
-	case compiler.DropTable:
+	case ir.DropTable:
 		dropTable(w, op)
 		return true, nil
-	case compiler.AlterColumnType:
+	case ir.AlterColumnType:
 		alterColumnType(w, op)
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		insertValues(w, op)
 		return true, nil
-	case compiler.UpdateMatched:
+	case ir.UpdateMatched:
 		updateMatched(w, op)
 		return true, nil
-	case compiler.MergeRows:
+	case ir.MergeRows:
 		if op.NullSafe {
 			mergeNullSafe(w, op)
 		} else {
@@ -127,7 +128,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 
 // mergeNullSafe updates, then inserts: ON DUPLICATE KEY UPDATE matches
 // by a unique index, which never matches a NULL key part.
-func mergeNullSafe(w *dialects.Writer, op compiler.MergeRows) {
+func mergeNullSafe(w *dialects.Writer, op ir.MergeRows) {
 	dialects.UpdateThenInsert(w, op, func() {
 		w.S("UPDATE ")
 		w.Table(op.Target)
@@ -145,7 +146,7 @@ func mergeNullSafe(w *dialects.Writer, op compiler.MergeRows) {
 }
 
 // upsert spells VALUES(c), which MariaDB knows; MySQL 8 still accepts it.
-func upsert(w *dialects.Writer, op compiler.MergeRows) {
+func upsert(w *dialects.Writer, op ir.MergeRows) {
 	w.S("INSERT INTO ")
 	w.Table(op.Target)
 	w.S(" (")
@@ -190,7 +191,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 // sessionLock takes or releases a named lock of the connection. Names are
 // the server's, not the database's, so the database is in the name
 // (hashed: a name is at most 64 characters).
-func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
+func sessionLock(w *dialects.Writer, op ir.SessionLock) {
 	name := func() {
 		w.S("CONCAT(")
 		w.String("incrc:")
@@ -222,7 +223,7 @@ func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
 	}
 }
 
-func dropTable(w *dialects.Writer, op compiler.DropTable) {
+func dropTable(w *dialects.Writer, op ir.DropTable) {
 	if op.Temporary {
 		// TEMPORARY: a plain DROP TABLE would commit the open transaction.
 		w.S("DROP TEMPORARY TABLE IF EXISTS ")
@@ -234,7 +235,7 @@ func dropTable(w *dialects.Writer, op compiler.DropTable) {
 
 // alterColumnType uses MODIFY, which restates the whole column: its
 // NULL-ness too.
-func alterColumnType(w *dialects.Writer, op compiler.AlterColumnType) {
+func alterColumnType(w *dialects.Writer, op ir.AlterColumnType) {
 	w.S("ALTER TABLE ")
 	w.Table(op.Table)
 	w.S(" MODIFY COLUMN ")
@@ -246,7 +247,7 @@ func alterColumnType(w *dialects.Writer, op compiler.AlterColumnType) {
 	}
 }
 
-func insertValues(w *dialects.Writer, op compiler.InsertValues) {
+func insertValues(w *dialects.Writer, op ir.InsertValues) {
 	dialects.InsertValues(w, op)
 	if len(op.IfAbsentKey) > 0 {
 		w.S("\nON DUPLICATE KEY UPDATE ")
@@ -257,7 +258,7 @@ func insertValues(w *dialects.Writer, op compiler.InsertValues) {
 }
 
 // updateMatched is a multi-table UPDATE: MariaDB and MySQL have no MERGE.
-func updateMatched(w *dialects.Writer, op compiler.UpdateMatched) {
+func updateMatched(w *dialects.Writer, op ir.UpdateMatched) {
 	w.S("UPDATE ")
 	w.Table(op.Target)
 	w.S(" AS t\nJOIN ")
@@ -269,27 +270,27 @@ func updateMatched(w *dialects.Writer, op compiler.UpdateMatched) {
 }
 
 // TimeValue is the shared CAST.
-func (*Dialect) TimeValue(w *dialects.Writer, expr func(), t compiler.Type) {
+func (*Dialect) TimeValue(w *dialects.Writer, expr func(), t ir.Type) {
 	dialects.CastTime(w, expr, t)
 }
 
 // TimeText is naive for every kind: a timestamptz is a DATETIME(6) here,
 // which holds UTC wall-clock time (the session reads and binds UTC) and
 // takes no offset.
-func (*Dialect) TimeText(tm time.Time, t compiler.Type) string {
-	if t.Kind == compiler.TimestampTZ {
-		t.Kind = compiler.Timestamp
+func (*Dialect) TimeText(tm time.Time, t ir.Type) string {
+	if t.Kind == ir.TimestampTZ {
+		t.Kind = ir.Timestamp
 	}
 	return dialects.TimeText(tm, t)
 }
 
 // ConvertTime is the shared CAST.
-func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to compiler.Type) {
+func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to ir.Type) {
 	dialects.CastTime(w, expr, to)
 }
 
 // TruncTime spells the start of a partition.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ ir.Type) {
 	switch granularity {
 	case "hour", "month":
 		w.S("DATE_FORMAT(")
@@ -333,37 +334,37 @@ func (*Dialect) NullsLast(w *dialects.Writer, expr func(), desc bool) {
 // driver cannot tell them apart. The driver reports no string length, and
 // every TEXT flavour (LONGTEXT, a MariaDB JSON) as TEXT. TIMESTAMP holds
 // an instant, converted to the session's zone: a timestamptz.
-func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
+func (*Dialect) SourceType(c dialects.ColumnInfo) (ir.Type, bool) {
 	switch strings.ToUpper(c.TypeName) {
 	case "SMALLINT", "UNSIGNED TINYINT":
-		return compiler.Type{Kind: compiler.Smallint}, true
+		return ir.Type{Kind: ir.Smallint}, true
 	case "MEDIUMINT", "INT", "UNSIGNED SMALLINT", "UNSIGNED MEDIUMINT":
-		return compiler.Type{Kind: compiler.Integer}, true
+		return ir.Type{Kind: ir.Integer}, true
 	case "BIGINT", "UNSIGNED INT":
-		return compiler.Type{Kind: compiler.Bigint}, true
+		return ir.Type{Kind: ir.Bigint}, true
 	case "UNSIGNED BIGINT":
-		return compiler.Type{Kind: compiler.Decimal, Precision: 20}, true
+		return ir.Type{Kind: ir.Decimal, Precision: 20}, true
 	case "DECIMAL":
 		if !c.HasDecimal {
-			return compiler.Type{}, false
+			return ir.Type{}, false
 		}
-		return compiler.Type{Kind: compiler.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
+		return ir.Type{Kind: ir.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
 	case "DOUBLE", "FLOAT":
-		return compiler.Type{Kind: compiler.Double}, true
+		return ir.Type{Kind: ir.Double}, true
 	case "VARCHAR", "CHAR":
-		return compiler.Type{Kind: compiler.Varchar}, true
+		return ir.Type{Kind: ir.Varchar}, true
 	case "TEXT":
-		return compiler.Type{Kind: compiler.Text}, true
+		return ir.Type{Kind: ir.Text}, true
 	case "JSON":
-		return compiler.Type{Kind: compiler.JSON}, true
+		return ir.Type{Kind: ir.JSON}, true
 	case "DATE":
-		return compiler.Type{Kind: compiler.Date}, true
+		return ir.Type{Kind: ir.Date}, true
 	case "DATETIME":
-		return compiler.Type{Kind: compiler.Timestamp}, true
+		return ir.Type{Kind: ir.Timestamp}, true
 	case "TIMESTAMP":
-		return compiler.Type{Kind: compiler.TimestampTZ}, true
+		return ir.Type{Kind: ir.TimestampTZ}, true
 	}
-	return compiler.Type{}, false
+	return ir.Type{}, false
 }
 
 // InnoDB's limits on a key, with the DYNAMIC (or COMPRESSED) rows that
@@ -383,7 +384,7 @@ const (
 // sets) instead of being cut, which could merge two keys into one. A key
 // that cannot fit at all is an error here, naming its columns, rather than
 // "Specified key was too long" at setup.
-func keyTypes(cols []compiler.Col, key []string) ([]compiler.Col, error) {
+func keyTypes(cols []ir.Col, key []string) ([]ir.Col, error) {
 	if len(key) == 0 {
 		return cols, nil
 	}
@@ -393,7 +394,7 @@ func keyTypes(cols []compiler.Col, key []string) ([]compiler.Col, error) {
 		if !slices.Contains(key, c.Name) {
 			continue
 		}
-		if c.Type.Kind == compiler.Text {
+		if c.Type.Kind == ir.Text {
 			texts++
 			continue
 		}
@@ -413,10 +414,10 @@ func keyTypes(cols []compiler.Col, key []string) ([]compiler.Col, error) {
 		return nil, fmt.Errorf("the unique key's text columns get no room: the other key columns take %d of the %d bytes InnoDB can index in one key (%s)",
 			fixed, maxKeyBytes, strings.Join(sized, ", "))
 	}
-	out := append([]compiler.Col(nil), cols...)
+	out := append([]ir.Col(nil), cols...)
 	for i, c := range out {
-		if c.Type.Kind == compiler.Text && slices.Contains(key, c.Name) {
-			out[i].Type = compiler.Type{Kind: compiler.Varchar, Length: n}
+		if c.Type.Kind == ir.Text && slices.Contains(key, c.Name) {
+			out[i].Type = ir.Type{Kind: ir.Varchar, Length: n}
 		}
 	}
 	return out, nil
@@ -425,21 +426,21 @@ func keyTypes(cols []compiler.Col, key []string) ([]compiler.Col, error) {
 // keyBytes is what a key column of type t counts against maxKeyBytes, as
 // MariaDB 10.11 counts it (measured: a latin1 VARCHAR beside the column in
 // one key, lengthened until the key was refused).
-func keyBytes(t compiler.Type) int {
+func keyBytes(t ir.Type) int {
 	switch t.Kind {
-	case compiler.Boolean:
+	case ir.Boolean:
 		return 1
-	case compiler.Smallint:
+	case ir.Smallint:
 		return 2
-	case compiler.Date:
+	case ir.Date:
 		return 3
-	case compiler.Integer:
+	case ir.Integer:
 		return 4
-	case compiler.Bigint, compiler.Double, compiler.Timestamp, compiler.TimestampTZ:
+	case ir.Bigint, ir.Double, ir.Timestamp, ir.TimestampTZ:
 		return 8 // DATETIME(6): 5 bytes and 3 of fraction
-	case compiler.Decimal:
+	case ir.Decimal:
 		return decimalBytes(t.Precision-t.Scale) + decimalBytes(t.Scale)
-	case compiler.Varchar:
+	case ir.Varchar:
 		return t.Length * bytesPerChar
 	}
 	// Text is sized by keyTypes; JSON is never a key (the compiler refuses it).

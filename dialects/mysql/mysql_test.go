@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
-func typ(t *testing.T, s string) compiler.Type {
+func typ(t *testing.T, s string) ir.Type {
 	t.Helper()
-	ty, err := compiler.ParseType(s)
+	ty, err := ir.ParseType(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,17 +45,17 @@ func TestKeyColumnTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			op := compiler.CreateTable{Table: compiler.Table{Parts: []string{"dw", "t"}}, Temporary: tt.temp}
+			op := ir.CreateTable{Table: ir.Table{Parts: []string{"dw", "t"}}, Temporary: tt.temp}
 			for _, c := range strings.Split(tt.cols, ", ") {
 				name, ty, _ := strings.Cut(c, ":")
 				if n, ok := strings.CutPrefix(name, "*"); ok {
 					name = n
 					op.PrimaryKey = append(op.PrimaryKey, name)
 				}
-				op.Columns = append(op.Columns, compiler.Col{Name: name, Type: typ(t, ty), NotNull: !tt.temp})
+				op.Columns = append(op.Columns, ir.Col{Name: name, Type: typ(t, ty), NotNull: !tt.temp})
 			}
-			before := append([]compiler.Col(nil), op.Columns...)
-			parts, err := dialects.RenderStatement(&Dialect{}, &compiler.Statement{Name: "create_target", Op: op})
+			before := append([]ir.Col(nil), op.Columns...)
+			parts, err := dialects.RenderStatement(&Dialect{}, &ir.Statement{Name: "create_target", Op: op})
 			for i := range before {
 				if before[i] != op.Columns[i] {
 					t.Fatalf("rendering changed the plan's column %s: %v -> %v", before[i].Name, before[i].Type, op.Columns[i].Type)

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -33,7 +34,7 @@ func (*Dialect) Caps() dialects.Caps {
 // ResolveTable asks the catalog which table t is: the one its name finds
 // on the search_path (to_regclass reads the quoted name as the engine
 // does), or, not there yet, where CREATE TABLE would put it.
-func (d *Dialect) ResolveTable(t compiler.Table) (string, []any) {
+func (d *Dialect) ResolveTable(t ir.Table) (string, []any) {
 	quoted := make([]string, len(t.Parts))
 	for i, p := range t.Parts {
 		quoted[i] = d.QuoteIdent(p)
@@ -69,37 +70,37 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 	w.Infix(a, " IS NOT DISTINCT FROM ", b)
 }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint:    "SMALLINT",
-	compiler.Integer:     "INTEGER",
-	compiler.Bigint:      "BIGINT",
-	compiler.Decimal:     "NUMERIC(%d,%d)",
-	compiler.Double:      "DOUBLE PRECISION",
-	compiler.Boolean:     "BOOLEAN",
-	compiler.Text:        "TEXT",
-	compiler.Varchar:     "VARCHAR(%d)",
-	compiler.Date:        "DATE",
-	compiler.Timestamp:   "TIMESTAMP",
-	compiler.TimestampTZ: "TIMESTAMPTZ",
-	compiler.JSON:        "JSONB",
+	ir.Smallint:    "SMALLINT",
+	ir.Integer:     "INTEGER",
+	ir.Bigint:      "BIGINT",
+	ir.Decimal:     "NUMERIC(%d,%d)",
+	ir.Double:      "DOUBLE PRECISION",
+	ir.Boolean:     "BOOLEAN",
+	ir.Text:        "TEXT",
+	ir.Varchar:     "VARCHAR(%d)",
+	ir.Date:        "DATE",
+	ir.Timestamp:   "TIMESTAMP",
+	ir.TimestampTZ: "TIMESTAMPTZ",
+	ir.JSON:        "JSONB",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("postgres", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("postgres", t) }
 
 // TruncTime spells the start of a partition with date_trunc, in UTC: a
 // date or timestamptz would otherwise be read in the session's time zone.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	w.S("date_trunc(")
 	w.String(granularity)
 	w.S(", ")
 	switch t.Kind {
-	case compiler.Date:
+	case ir.Date:
 		w.S("CAST(")
 		expr()
 		w.S(" AS TIMESTAMP)")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		w.S("(")
 		expr()
 		w.S(" AT TIME ZONE ")
@@ -119,24 +120,24 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 // and indexes. The table stays the same object (grants, indexes, views
 // over it keep working); readers wait on its lock until the commit and
 // then see the new rows, never an empty table.
-func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (*Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateIndex:
+	case ir.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
-	case compiler.IndexExists:
+	case ir.IndexExists:
 		indexExists(w, op)
 		return true, nil
-	case compiler.SessionLock:
+	case ir.SessionLock:
 		sessionLock(w, op)
 		return true, nil
-	case compiler.ReplaceAll:
+	case ir.ReplaceAll:
 		replaceAll(w, op)
 		return true, nil
-	case compiler.SourceUnique:
+	case ir.SourceUnique:
 		sourceUnique(w, op)
 		return true, nil
-	case compiler.MergeRows:
+	case ir.MergeRows:
 		if op.NullSafe {
 			return false, nil // no unique index can serve a nullable key: MERGE
 		}
@@ -145,13 +146,13 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		// which it may plan as a hash of the whole target.
 		upsert(w, op)
 		return true, nil
-	case compiler.CountMatched:
+	case ir.CountMatched:
 		if op.NullSafe || op.Tally {
 			return false, nil
 		}
 		countMatched(w, op)
 		return true, nil
-	case compiler.AnalyzeTable:
+	case ir.AnalyzeTable:
 		analyzeTable(w, op)
 		return true, nil
 	}
@@ -160,7 +161,7 @@ func (*Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 
 // countMatched probes with LIMIT 1 in a lateral subquery: a probe of the
 // target's key per staged row, never a scan of the whole target.
-func countMatched(w *dialects.Writer, op compiler.CountMatched) {
+func countMatched(w *dialects.Writer, op ir.CountMatched) {
 	cols := op.Key
 	if op.Version != "" {
 		cols = append(append([]string(nil), op.Key...), op.Version)
@@ -180,7 +181,7 @@ func countMatched(w *dialects.Writer, op compiler.CountMatched) {
 
 // indexExists looks in its table's schema: the first of the search
 // path's, for an unqualified table, as CREATE TABLE put it.
-func indexExists(w *dialects.Writer, op compiler.IndexExists) {
+func indexExists(w *dialects.Writer, op ir.IndexExists) {
 	w.S("SELECT COUNT(*)\nFROM pg_indexes\nWHERE schemaname = ")
 	if parts := op.Table.Parts; len(parts) > 1 {
 		w.String(parts[len(parts)-2])
@@ -196,7 +197,7 @@ func indexExists(w *dialects.Writer, op compiler.IndexExists) {
 // sessionLock takes or releases an advisory lock of the session, keyed
 // by a 64-bit hash of its name: advisory locks are per database, as
 // incrc_state is.
-func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
+func sessionLock(w *dialects.Writer, op ir.SessionLock) {
 	key := func() {
 		w.S("hashtextextended(")
 		if op.Guards == "lease" {
@@ -222,7 +223,7 @@ func sessionLock(w *dialects.Writer, op compiler.SessionLock) {
 	}
 }
 
-func replaceAll(w *dialects.Writer, op compiler.ReplaceAll) {
+func replaceAll(w *dialects.Writer, op ir.ReplaceAll) {
 	dialects.ReplaceAll(w, op, func() {
 		w.S("TRUNCATE ")
 		w.Table(op.Target)
@@ -235,7 +236,7 @@ func replaceAll(w *dialects.Writer, op compiler.ReplaceAll) {
 // The key's statistics and the row count are what those joins are
 // planned on; the other columns' would cost time and the plan does not
 // read them.
-func analyzeTable(w *dialects.Writer, op compiler.AnalyzeTable) {
+func analyzeTable(w *dialects.Writer, op ir.AnalyzeTable) {
 	w.S("ANALYZE ")
 	w.Table(op.Table)
 	if len(op.Columns) > 0 {
@@ -248,7 +249,7 @@ func analyzeTable(w *dialects.Writer, op compiler.AnalyzeTable) {
 // sourceUnique counts the unique indexes (a primary key's, a unique
 // constraint's) on exactly the key's columns, without a predicate, an
 // expression or included columns, every column NOT NULL.
-func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
+func sourceUnique(w *dialects.Writer, op ir.SourceUnique) {
 	parts := op.Source.Parts
 	w.S("SELECT COUNT(*)\nFROM pg_catalog.pg_index AS i\nWHERE i.indrelid IN (\n    SELECT c.oid FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\n    WHERE c.relname = ")
 	w.String(parts[len(parts)-1])
@@ -275,40 +276,40 @@ func sourceUnique(w *dialects.Writer, op compiler.SourceUnique) {
 // SourceType reads pgx's type names (the catalog's short names) with the
 // precision, scale and length of the column's type modifier. A numeric
 // without one is unbounded: pgx reports it as precision 65535.
-func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
+func (*Dialect) SourceType(c dialects.ColumnInfo) (ir.Type, bool) {
 	switch strings.ToUpper(c.TypeName) {
 	case "INT2":
-		return compiler.Type{Kind: compiler.Smallint}, true
+		return ir.Type{Kind: ir.Smallint}, true
 	case "INT4":
-		return compiler.Type{Kind: compiler.Integer}, true
+		return ir.Type{Kind: ir.Integer}, true
 	case "INT8":
-		return compiler.Type{Kind: compiler.Bigint}, true
+		return ir.Type{Kind: ir.Bigint}, true
 	case "NUMERIC":
 		if !c.HasDecimal || c.Precision > 1000 {
-			return compiler.Type{Kind: compiler.Decimal}, true // unbounded
+			return ir.Type{Kind: ir.Decimal}, true // unbounded
 		}
-		return compiler.Type{Kind: compiler.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
+		return ir.Type{Kind: ir.Decimal, Precision: int(c.Precision), Scale: int(c.Scale)}, true
 	case "FLOAT4", "FLOAT8":
-		return compiler.Type{Kind: compiler.Double}, true
+		return ir.Type{Kind: ir.Double}, true
 	case "BOOL":
-		return compiler.Type{Kind: compiler.Boolean}, true
+		return ir.Type{Kind: ir.Boolean}, true
 	case "TEXT":
-		return compiler.Type{Kind: compiler.Text}, true
+		return ir.Type{Kind: ir.Text}, true
 	case "VARCHAR", "BPCHAR":
 		if !c.HasLength || c.Length > 1<<20 {
-			return compiler.Type{Kind: compiler.Text}, true // varchar without a length is unbounded
+			return ir.Type{Kind: ir.Text}, true // varchar without a length is unbounded
 		}
-		return compiler.Type{Kind: compiler.Varchar, Length: int(c.Length)}, true
+		return ir.Type{Kind: ir.Varchar, Length: int(c.Length)}, true
 	case "DATE":
-		return compiler.Type{Kind: compiler.Date}, true
+		return ir.Type{Kind: ir.Date}, true
 	case "TIMESTAMP":
-		return compiler.Type{Kind: compiler.Timestamp}, true
+		return ir.Type{Kind: ir.Timestamp}, true
 	case "TIMESTAMPTZ":
-		return compiler.Type{Kind: compiler.TimestampTZ}, true
+		return ir.Type{Kind: ir.TimestampTZ}, true
 	case "JSON", "JSONB":
-		return compiler.Type{Kind: compiler.JSON}, true
+		return ir.Type{Kind: ir.JSON}, true
 	}
-	return compiler.Type{}, false
+	return ir.Type{}, false
 }
 
 // upsert spells a merge of a target keyed by its primary key as INSERT ...
@@ -318,7 +319,7 @@ func (*Dialect) SourceType(c dialects.ColumnInfo) (compiler.Type, bool) {
 // updates walk the target's index and heap in order, not at random (a
 // window read by its watermark's index comes in watermark order, and the
 // same upsert unsorted took markedly longer).
-func upsert(w *dialects.Writer, op compiler.MergeRows) {
+func upsert(w *dialects.Writer, op ir.MergeRows) {
 	w.S("INSERT INTO ")
 	w.Table(op.Target)
 	w.S(" AS t (")
@@ -349,7 +350,7 @@ func upsert(w *dialects.Writer, op compiler.MergeRows) {
 // a row it inserted has no xmax, one it updated has the transaction's.
 // No second read of the target; with Tally, nor of the source: the one
 // statement reads, writes and counts the same rows.
-func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
+func (*Dialect) CountingMerge(w *dialects.Writer, op ir.MergeRows) bool {
 	if op.NullSafe || len(op.Updated()) == 0 {
 		return false // MERGE, or DO NOTHING, which returns no row for a key it kept
 	}
@@ -362,7 +363,7 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		// The rows the guard keeps from the update are in no RETURNING:
 		// the window is read once, into a CTE that the upsert and the
 		// count of rows read both read.
-		read := compiler.Table{Parts: []string{"incrc_read"}}
+		read := ir.Table{Parts: []string{"incrc_read"}}
 		w.S("WITH ")
 		w.Table(read)
 		w.S(" AS ")
@@ -380,15 +381,15 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 		w.S("SELECT ")
 		n()
 		w.S(" AS ")
-		w.Col("", compiler.RegRead)
+		w.Col("", ir.RegRead)
 		w.S(", COUNT(*) FILTER (WHERE incrc_inserted) AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		w.S(", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ")
-		w.Col("", compiler.RegUpdated)
+		w.Col("", ir.RegUpdated)
 		w.S(", ")
 		n()
 		w.S(" - COUNT(*) AS ")
-		w.Col("", compiler.RegIgnored)
+		w.Col("", ir.RegIgnored)
 		w.S("\nFROM incrc_written")
 		return true
 	}
@@ -397,11 +398,11 @@ func (*Dialect) CountingMerge(w *dialects.Writer, op compiler.MergeRows) bool {
 	returning()
 	if op.Tally {
 		w.S("SELECT COUNT(*) AS ")
-		w.Col("", compiler.RegRead)
+		w.Col("", ir.RegRead)
 		w.S(", COUNT(*) FILTER (WHERE incrc_inserted) AS ")
-		w.Col("", compiler.RegInserted)
+		w.Col("", ir.RegInserted)
 		w.S(", COUNT(*) FILTER (WHERE NOT incrc_inserted) AS ")
-		w.Col("", compiler.RegUpdated)
+		w.Col("", ir.RegUpdated)
 		w.S("\nFROM incrc_written")
 		return true
 	}

@@ -22,7 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -67,25 +68,25 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 	w.S(" IS NULL))")
 }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint: "SMALLINT",
-	compiler.Integer:  "INTEGER",
-	compiler.Bigint:   "BIGINT",
-	compiler.Decimal:  "DECIMAL(%d,%d)",
-	compiler.Double:   "DOUBLE PRECISION",
-	compiler.Boolean:  "BOOLEAN",
+	ir.Smallint: "SMALLINT",
+	ir.Integer:  "INTEGER",
+	ir.Bigint:   "BIGINT",
+	ir.Decimal:  "DECIMAL(%d,%d)",
+	ir.Double:   "DOUBLE PRECISION",
+	ir.Boolean:  "BOOLEAN",
 	// Redshift's TEXT is VARCHAR(256): too short for text.
-	compiler.Text:        "VARCHAR(65535)",
-	compiler.JSON:        "VARCHAR(65535)",
-	compiler.Date:        "DATE",
-	compiler.Timestamp:   "TIMESTAMP",
-	compiler.TimestampTZ: "TIMESTAMPTZ",
+	ir.Text:        "VARCHAR(65535)",
+	ir.JSON:        "VARCHAR(65535)",
+	ir.Date:        "DATE",
+	ir.Timestamp:   "TIMESTAMP",
+	ir.TimestampTZ: "TIMESTAMPTZ",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) {
-	if t.Kind == compiler.Varchar {
+func (*Dialect) ColumnType(t ir.Type) (string, error) {
+	if t.Kind == ir.Varchar {
 		// Redshift counts VARCHAR lengths in bytes; UTF-8 takes up to 4 a
 		// character.
 		return fmt.Sprintf("VARCHAR(%d)", min(4*t.Length, 65535)), nil
@@ -94,16 +95,16 @@ func (*Dialect) ColumnType(t compiler.Type) (string, error) {
 }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	w.S("DATE_TRUNC(")
 	w.String(granularity)
 	w.S(", ")
 	switch t.Kind {
-	case compiler.Date:
+	case ir.Date:
 		w.S("CAST(")
 		expr()
 		w.S(" AS TIMESTAMP)")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		w.S("(")
 		expr()
 		w.S(" AT TIME ZONE ")
@@ -115,14 +116,14 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 	w.S(")")
 }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		// The PRIMARY KEY is informational (the planner trusts it): the
 		// merge and the staged dedupe keep it true.
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true})
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
@@ -167,10 +168,10 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		}
 		w.S("\n)")
 		return true, nil
-	case compiler.MergeRows:
+	case ir.MergeRows:
 		d.merge(w, op)
 		return true, nil
-	case compiler.UpdateMatched:
+	case ir.UpdateMatched:
 		// Redshift's MERGE needs a WHEN NOT MATCHED clause: UPDATE ... FROM.
 		w.S("UPDATE ")
 		w.Table(op.Target)
@@ -185,7 +186,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	return false, nil
 }
 
-func (d *Dialect) merge(w *dialects.Writer, op compiler.MergeRows) {
+func (d *Dialect) merge(w *dialects.Writer, op ir.MergeRows) {
 	set := op.Updated()
 	if op.NullSafe || op.Source != nil || op.Version != "" {
 		// MERGE's match condition is equalities only: NULL keys would

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -17,15 +18,15 @@ type bigquery struct{}
 
 func (l *bigquery) render(g *gen) { (&flow{p: l}).render(g) }
 
-func (l *bigquery) typ(t compiler.Type) string {
+func (l *bigquery) typ(t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "INT64"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "DATE"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TIMESTAMP"
-	case t.Kind == compiler.Timestamp:
+	case t.Kind == ir.Timestamp:
 		return "DATETIME"
 	}
 	return "STRING"
@@ -44,21 +45,21 @@ func (l *bigquery) rfc3339(ts string) string {
 	return "CONCAT(FORMAT_DATETIME('%Y-%m-%dT%H:%M:%S', " + ts + "), IF(" + us + " = 0, '', CONCAT('.', RTRIM(FORMAT('%06d', " + us + "), '0'))), 'Z')"
 }
 
-func (l *bigquery) utc(v string, t compiler.Type) string {
+func (l *bigquery) utc(v string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "DATETIME(" + v + ", 'UTC')"
-	case compiler.Date:
+	case ir.Date:
 		return "DATETIME(" + v + ")"
 	}
 	return v
 }
 
-func (l *bigquery) fromUTC(ts string, t compiler.Type) string {
+func (l *bigquery) fromUTC(ts string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "TIMESTAMP(" + ts + ", 'UTC')"
-	case compiler.Date:
+	case ir.Date:
 		return "DATE(" + ts + ")"
 	}
 	return ts
@@ -94,25 +95,25 @@ func (l *bigquery) format(ts, layout string) string {
 	return "FORMAT_DATETIME('" + layout + "', " + ts + ")"
 }
 
-func (l *bigquery) parseMark(v string, t compiler.Type) string {
+func (l *bigquery) parseMark(v string, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "CAST(" + v + " AS INT64)"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "CAST(" + v + " AS DATE)"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "CAST(" + v + " AS TIMESTAMP)"
 	}
 	return "DATETIME(CAST(" + v + " AS TIMESTAMP), 'UTC')"
 }
 
-func (l *bigquery) startLit(st mark, t compiler.Type) string {
+func (l *bigquery) startLit(st mark, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return st.n
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "DATE " + l.lit(st.t.Format("2006-01-02"))
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TIMESTAMP " + l.lit(st.t.Format("2006-01-02 15:04:05.999999")+"+00")
 	}
 	return "DATETIME " + l.lit(st.t.Format("2006-01-02 15:04:05.999999"))
@@ -289,7 +290,7 @@ func (l *bigquery) how(g *gen) []string {
 		"  bq mk --transfer_config --data_source=scheduled_query --display_name=" + ProcName(g.p.Pipeline, g.pr.Mode) + " \\",
 		"    --schedule='every 15 minutes' --params='{\"query\": \"<this file>\"}'",
 	}
-	if g.pr.Mode == compiler.ModeBackfill {
+	if g.pr.Mode == ir.ModeBackfill {
 		return append(out, "Set p_from and p_to above. Not done here, done by incrc backfill: --parallel, --only-drifted, --dry-run;",
 			"the lease is not renewed (p_lease_seconds must outlast the backfill).")
 	}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -13,31 +14,31 @@ import (
 // written once with these words.
 type proc interface {
 	// Types and literals.
-	typ(t compiler.Type) string
+	typ(t ir.Type) string
 	text() string
 	lit(s string) string
 
 	// Expressions. Times are naive UTC timestamps unless said otherwise.
-	clock() string                              // now
-	stateTime(ts string) string                 // as the state tables store a time
-	rfc3339(ts string) string                   // as the runner saves a watermark
-	utc(v string, t compiler.Type) string       // a value of type t as a UTC timestamp
-	fromUTC(ts string, t compiler.Type) string  // a UTC timestamp as a value of type t
-	addMicros(ts string, us int64) string       // ts + us microseconds (negative: minus)
-	addSeconds(ts, n string) string             // ts + n seconds, n an integer expression
-	millisSince(ts string) string               // milliseconds from ts to now, an integer
-	addUnit(ts, g string) string                // ts + one hour, day or month
-	trunc(ts, g string) string                  // the start of ts's hour, day or month
-	format(ts, layout string) string            // ts as text, a strftime-like layout (%Y %m %d %H %M %S)
-	parseMark(v string, t compiler.Type) string // saved text as a value of type t
-	startLit(st mark, t compiler.Type) string   // watermark.start as a typed literal
-	concat(parts ...string) string              // text concatenation
-	str(e string) string                        // any value as text
-	field(rec, name string) string              // a column of a loop's row
-	contains(hay, needle string) string         // true when needle is in hay
-	sha16(e string) string                      // the first 16 hex digits of sha256(e)
-	random8() string                            // 8 random hex digits
-	sessionID() string                          // who the script runs as, for the owner
+	clock() string                        // now
+	stateTime(ts string) string           // as the state tables store a time
+	rfc3339(ts string) string             // as the runner saves a watermark
+	utc(v string, t ir.Type) string       // a value of type t as a UTC timestamp
+	fromUTC(ts string, t ir.Type) string  // a UTC timestamp as a value of type t
+	addMicros(ts string, us int64) string // ts + us microseconds (negative: minus)
+	addSeconds(ts, n string) string       // ts + n seconds, n an integer expression
+	millisSince(ts string) string         // milliseconds from ts to now, an integer
+	addUnit(ts, g string) string          // ts + one hour, day or month
+	trunc(ts, g string) string            // the start of ts's hour, day or month
+	format(ts, layout string) string      // ts as text, a strftime-like layout (%Y %m %d %H %M %S)
+	parseMark(v string, t ir.Type) string // saved text as a value of type t
+	startLit(st mark, t ir.Type) string   // watermark.start as a typed literal
+	concat(parts ...string) string        // text concatenation
+	str(e string) string                  // any value as text
+	field(rec, name string) string        // a column of a loop's row
+	contains(hay, needle string) string   // true when needle is in hay
+	sha16(e string) string                // the first 16 hex digits of sha256(e)
+	random8() string                      // 8 random hex digits
+	sessionID() string                    // who the script runs as, for the owner
 
 	// Statements.
 	declare(g *gen, name, typ string)
@@ -84,14 +85,14 @@ type flow struct {
 }
 
 func (f *flow) render(g *gen) {
-	if g.pr.Mode == compiler.ModeBackfill {
+	if g.pr.Mode == ir.ModeBackfill {
 		f.backfill(g)
 		return
 	}
 	l := f.p
 	g.header("-- ", l.how(g))
 	l.open(g, []param{
-		{"p_until", l.typ(compiler.Type{Kind: compiler.TimestampTZ}), "NULL", "--until; NULL: now minus the lag"},
+		{"p_until", l.typ(ir.Type{Kind: ir.TimestampTZ}), "NULL", "--until; NULL: now minus the lag"},
 		{"p_owner", l.text(), "NULL", "who holds the lease; NULL: this session"},
 		{"p_lease_seconds", "BIGINT", "300", "how long the lease lasts: it must outlast the run"},
 	})
@@ -104,7 +105,7 @@ func (f *flow) render(g *gen) {
 	// The run's record commits before any data moves, as the runner's
 	// first step does: a failure closes it.
 	steps := g.pr.Steps
-	for len(steps) > 0 && steps[0].Stmt == compiler.StmtRecordStart && !steps[0].Tx {
+	for len(steps) > 0 && steps[0].Stmt == ir.StmtRecordStart && !steps[0].Tx {
 		f.step(g, steps[0])
 		steps = steps[1:]
 	}
@@ -146,7 +147,7 @@ func (f *flow) declare(g *gen, extra [][2]string) {
 		}
 		l.declare(g, varName(n), t)
 	}
-	ts := l.typ(compiler.Type{Kind: compiler.Timestamp})
+	ts := l.typ(ir.Type{Kind: ir.Timestamp})
 	for _, d := range [][2]string{
 		{"x_clock", ts}, {"x_until", ts}, {"x_n", "BIGINT"}, {"x_rows", "BIGINT"}, {"x_step", l.text()},
 		{"x_holder", l.text()}, {"x_holder_until", l.text()}, {"x_saved", l.text()}, {"x_saved_mark", wm},
@@ -174,13 +175,13 @@ func (f *flow) prologue(g *gen) {
 	l, p := f.p, g.p
 	f.zero(g)
 	l.set(g, "x_clock", l.clock())
-	if g.pr.Mode != compiler.ModeBackfill {
-		l.set(g, "x_until", l.utc("p_until", compiler.Type{Kind: compiler.TimestampTZ}))
+	if g.pr.Mode != ir.ModeBackfill {
+		l.set(g, "x_until", l.utc("p_until", ir.Type{Kind: ir.TimestampTZ}))
 	}
 	l.set(g, "v_pipeline", l.lit(p.Pipeline))
 	l.set(g, "v_spec_hash", l.lit(p.SpecHash))
 	kind := g.pr.Record
-	if g.pr.Mode == compiler.ModeBackfill {
+	if g.pr.Mode == ir.ModeBackfill {
 		kind = "backfill"
 	}
 	l.set(g, "v_kind", l.lit(kind))
@@ -205,7 +206,7 @@ func (f *flow) tick(g *gen) {
 // any other read or guard as in the program's steps.
 func (f *flow) setup(g *gen) {
 	l := f.p
-	set := g.p.Program(compiler.ModeSetup)
+	set := g.p.Program(ir.ModeSetup)
 	if set == nil || !g.pr.Setup {
 		return
 	}
@@ -213,16 +214,16 @@ func (f *flow) setup(g *gen) {
 	g.line("-- already has fails to be added again, and that failure is ignored.")
 	for _, s := range set.Steps {
 		switch {
-		case s.Read == compiler.ReadColumns:
+		case s.Read == ir.ReadColumns:
 			continue
-		case s.Read == compiler.ReadSchema:
+		case s.Read == ir.ReadSchema:
 			// Schema changes are the runner's (incrc run adds and widens
 			// columns, incrc migrate the rest): a script writes into the
 			// tables as they are, and a column they lack fails its write.
 			continue
 		case columnGuarded(set, s):
 			l.ignoreErrors(g, func() { f.exec(g, s.Stmt, "") })
-		case s.Read != compiler.ReadNothing || s.If != "":
+		case s.Read != ir.ReadNothing || s.If != "":
 			f.step(g, s)
 		default:
 			f.exec(g, s.Stmt, "")
@@ -235,10 +236,10 @@ func (f *flow) setup(g *gen) {
 // columnGuarded: the step runs only when a column probe of the setup
 // (a ReadColumns step, which a script does not read) found no column: an
 // addition a script runs with its error ignored.
-func columnGuarded(set *compiler.Program, s compiler.Step) bool {
+func columnGuarded(set *ir.Program, s ir.Step) bool {
 	for _, g := range s.Guards() {
 		for _, p := range set.Steps {
-			if p.Read == compiler.ReadColumns && len(p.Into) > 0 && strings.HasPrefix(g.Reg, p.Into[0]) {
+			if p.Read == ir.ReadColumns && len(p.Into) > 0 && strings.HasPrefix(g.Reg, p.Into[0]) {
 				return true
 			}
 		}
@@ -252,7 +253,7 @@ func (f *flow) exec(g *gen, name, acc string) {
 	}
 }
 
-func (f *flow) guarded(g *gen, s compiler.Step, body func()) {
+func (f *flow) guarded(g *gen, s ir.Step, body func()) {
 	l := f.p
 	gs := s.Guards()
 	if len(gs) == 0 {
@@ -275,7 +276,7 @@ func (f *flow) guarded(g *gen, s compiler.Step, body func()) {
 func (f *flow) readState(g *gen) {
 	l := f.p
 	l.set(g, "x_rows", "0")
-	parts := g.parts(compiler.StmtReadState)
+	parts := g.parts(ir.StmtReadState)
 	if len(parts) != 1 {
 		g.fail(fmt.Errorf("read_state has %d parts", len(parts)))
 		return
@@ -305,15 +306,15 @@ func (f *flow) acquire(g *gen) {
 	l.raise(g, a, "x_holder", b, "x_holder_until", c)
 	l.endIf(g)
 	l.ifOpen(g, "x_rows = 0")
-	f.exec(g, compiler.StmtInitState, "")
+	f.exec(g, ir.StmtInitState, "")
 	l.endIf(g)
 	l.set(g, "x_n", "0")
-	f.exec(g, compiler.StmtAcquireLease, "x_n")
+	f.exec(g, ir.StmtAcquireLease, "x_n")
 	l.ifOpen(g, "x_n <> 1")
 	f.readState(g)
 	l.raise(g, a, "x_holder", b, "x_holder_until", c)
 	l.endIf(g)
-	f.exec(g, compiler.StmtAbandonRuns, "")
+	f.exec(g, ir.StmtAbandonRuns, "")
 	l.commit(g)
 	g.line("")
 }
@@ -329,7 +330,7 @@ func (f *flow) fixWindow(g *gen) {
 	l.set(g, "x_failed", "1")
 	l.tryClose(g)
 	l.ifOpen(g, "x_failed <> 0")
-	f.exec(g, compiler.StmtReleaseLease, "")
+	f.exec(g, ir.StmtReleaseLease, "")
 	l.commit(g)
 	l.reraise(g, "x_error_text")
 	l.endIf(g)
@@ -343,7 +344,7 @@ func (f *flow) window(g *gen) {
 	g.line("-- The window, fixed once.")
 	l.set(g, "v_watermark_before", "x_saved")
 	l.set(g, "v_expected", "COALESCE(x_saved, '')")
-	if pr.Mode != compiler.ModeBackfill {
+	if pr.Mode != ir.ModeBackfill {
 		l.ifOpen(g, "x_until > "+l.addMicros(l.clock(), 5*60*1e6))
 		l.raise(g, "--until ", l.rfc3339("x_until"), " is later than now: a watermark in the future makes every later run read nothing until then; the runner's --allow-future has no equivalent here")
 		l.endIf(g)
@@ -364,12 +365,12 @@ func (f *flow) window(g *gen) {
 	l.set(g, "x_saved_mark", l.parseMark("x_saved", t))
 	l.endIf(g)
 	switch pr.Hi {
-	case compiler.HiSaved:
+	case ir.HiSaved:
 		l.ifOpen(g, "x_saved IS NULL")
 		l.raise(g, "pipeline "+p.Pipeline+" has not run yet: an append backfill reads up to the watermark, and there is none")
 		l.endIf(g)
 		l.set(g, "v_hi", "x_saved_mark")
-	case compiler.HiNow:
+	case ir.HiNow:
 		if t.IsInteger() {
 			l.ifOpen(g, "x_until IS NOT NULL")
 			l.raise(g, "--until does not apply to "+p.Pipeline+": its watermark "+wm.Name+" is an integer, and a run reads up to the largest id present")
@@ -383,7 +384,7 @@ func (f *flow) window(g *gen) {
 			l.set(g, "v_hi", "COALESCE(v_hi + 1, x_saved_mark, 0)")
 		} else {
 			hi := "COALESCE(x_until, " + l.addMicros("x_clock", -micros(wm.Lag.Value)) + ")"
-			if t.Kind == compiler.Date {
+			if t.Kind == ir.Date {
 				hi = l.trunc(hi, "day")
 			}
 			l.set(g, "x_hi", hi)
@@ -405,15 +406,15 @@ func (f *flow) window(g *gen) {
 	l.set(g, "v_watermark", f.markText("v_hi", t))
 	l.set(g, "v_window_hi", "v_watermark")
 	l.set(g, "v_watermark_after", "v_watermark")
-	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && !t.IsInteger() && pr.Mode != compiler.ModeBackfill {
+	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && !t.IsInteger() && pr.Mode != ir.ModeBackfill {
 		l.ifOpen(g, "x_saved IS NOT NULL")
 		l.set(g, "x_final", l.trunc(l.addMicros(l.utc("x_saved_mark", t), -micros(pt.FinalizeAfter.Value)), pt.Granularity))
 		l.endIf(g)
 	}
 	switch pr.Lo {
-	case compiler.LoStart:
+	case ir.LoStart:
 		l.set(g, "v_lo", "v_start")
-	case compiler.LoWatermark:
+	case ir.LoWatermark:
 		l.set(g, "v_lo", "COALESCE(x_saved_mark, v_start)")
 		var finalize int64
 		if p.Partition != nil {
@@ -434,7 +435,7 @@ func (f *flow) window(g *gen) {
 		l.set(g, "v_lo", "v_hi")
 		l.endIf(g)
 	}
-	if pr.Lo != compiler.LoNone {
+	if pr.Lo != ir.LoNone {
 		l.set(g, "v_window_lo", f.markText("v_lo", t))
 		l.ifOpen(g, "v_lo < v_hi")
 		l.set(g, "v_window", "1")
@@ -443,12 +444,12 @@ func (f *flow) window(g *gen) {
 }
 
 // markText spells a watermark-typed variable as the runner saves it.
-func (f *flow) markText(v string, t compiler.Type) string {
+func (f *flow) markText(v string, t ir.Type) string {
 	l := f.p
 	switch {
 	case t.IsInteger():
 		return l.str(v)
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return l.format(l.utc(v, t), "%Y-%m-%d")
 	}
 	return l.rfc3339(l.utc(v, t))
@@ -456,7 +457,7 @@ func (f *flow) markText(v string, t compiler.Type) string {
 
 // steps walks a program's steps: guards, partitions, registers; the
 // write transaction where the script opens one.
-func (f *flow) steps(g *gen, steps []compiler.Step) {
+func (f *flow) steps(g *gen, steps []ir.Step) {
 	l := f.p
 	inTx := false
 	for i := 0; i < len(steps); {
@@ -513,7 +514,7 @@ func keyLayout(g string) string {
 	return "%Y-%m-%d"
 }
 
-func (f *flow) into(g *gen, s compiler.Step, v string) {
+func (f *flow) into(g *gen, s ir.Step, v string) {
 	for _, r := range s.Into {
 		if name, ok := strings.CutPrefix(r, "-"); ok {
 			f.p.set(g, varName(name), varName(name)+" - "+v)
@@ -534,8 +535,8 @@ func (f *flow) usesClock(g *gen, name string) bool {
 	return false
 }
 
-func (f *flow) step(g *gen, s compiler.Step) {
-	if s.Read == compiler.ReadNothing && s.Note == "" && len(g.parts(s.Stmt)) == 0 {
+func (f *flow) step(g *gen, s ir.Step) {
+	if s.Read == ir.ReadNothing && s.Note == "" && len(g.parts(s.Stmt)) == 0 {
 		return // the dialect has nothing to do for it: nothing to guard, name or run
 	}
 	l := f.p
@@ -554,20 +555,20 @@ func (f *flow) step(g *gen, s compiler.Step) {
 			f.tick(g)
 		}
 		switch s.Read {
-		case compiler.ReadNothing, compiler.ReadTypes:
+		case ir.ReadNothing, ir.ReadTypes:
 			f.exec(g, s.Stmt, "")
-		case compiler.ReadAffected:
+		case ir.ReadAffected:
 			l.set(g, "x_rows", "0")
 			f.exec(g, s.Stmt, "x_rows")
 			f.into(g, s, "x_rows")
-		case compiler.ReadSwap:
+		case ir.ReadSwap:
 			l.set(g, "x_rows", "0")
 			f.exec(g, s.Stmt, "x_rows")
 			a, b := g.swapMessage(s.Stmt)
 			l.ifOpen(g, "x_rows <> 1")
 			l.raise(g, a, "x_rows", b)
 			l.endIf(g)
-		case compiler.ReadCount:
+		case ir.ReadCount:
 			l.set(g, "x_n", "NULL")
 			// The value is the reading part's (the first, unless one is
 			// marked); the others run in their order, as the runner runs
@@ -592,7 +593,7 @@ func (f *flow) step(g *gen, s compiler.Step) {
 				l.raise(g, a, "x_n", b)
 				l.endIf(g)
 			}
-		case compiler.ReadCounts:
+		case ir.ReadCounts:
 			// One row per reading part, its columns named as the
 			// registers, added to them; the other parts run in their
 			// order, as for a count.
@@ -613,9 +614,9 @@ func (f *flow) step(g *gen, s compiler.Step) {
 					}
 				})
 			}
-		case compiler.ReadRows:
+		case ir.ReadRows:
 			v := "x_source"
-			if s.Into[0] == compiler.RegTarget {
+			if s.Into[0] == ir.RegTarget {
 				v = "x_target"
 			}
 			l.set(g, v, "''")
@@ -631,7 +632,7 @@ func (f *flow) step(g *gen, s compiler.Step) {
 			l.ifOpen(g, v+" = ''")
 			l.set(g, v, l.lit("0"))
 			l.endIf(g)
-		case compiler.ReadPartitions:
+		case ir.ReadPartitions:
 			f.partitions(g, s)
 		default:
 			g.fail(fmt.Errorf("%s: a script does not know how to read %q", s.Stmt, s.Read))
@@ -655,7 +656,7 @@ func (f *flow) measuresText(g *gen) string {
 
 // partitions lists the partitions of the window, as the runner does:
 // rows of finalized partitions are skipped, rows without one counted.
-func (f *flow) partitions(g *gen, s compiler.Step) {
+func (f *flow) partitions(g *gen, s ir.Step) {
 	l := f.p
 	pt := g.p.Partition
 	parts := g.parts(s.Stmt)
@@ -674,16 +675,16 @@ func (f *flow) partitions(g *gen, s compiler.Step) {
 		l.set(g, "x_n", l.field("x_rec", "n"))
 		f.into(g, all, "x_n")
 		l.ifOpen(g, l.field("x_rec", "p")+" IS NULL")
-		l.set(g, varName(compiler.RegUnpartitioned), varName(compiler.RegUnpartitioned)+" + x_n")
+		l.set(g, varName(ir.RegUnpartitioned), varName(ir.RegUnpartitioned)+" + x_n")
 		f.into(g, left, "x_n")
 		l.elseIf(g, "x_final IS NOT NULL AND "+l.trunc(l.field("x_rec", "p"), pt.Granularity)+" < x_final")
-		l.set(g, varName(compiler.RegSkipped), varName(compiler.RegSkipped)+" + x_n")
+		l.set(g, varName(ir.RegSkipped), varName(ir.RegSkipped)+" + x_n")
 		f.into(g, left, "x_n")
 		l.elseOpen(g)
 		l.partsAdd(g, l.trunc(l.field("x_rec", "p"), pt.Granularity))
 		l.endIf(g)
 	})
-	l.partsCount(g, varName(compiler.RegPartitions))
+	l.partsCount(g, varName(ir.RegPartitions))
 }
 
 // failed records a failed run after the rollback, as the runner does:
@@ -695,13 +696,13 @@ func (f *flow) failed(g *gen) {
 	l.set(g, "v_status", l.lit("failed"))
 	l.set(g, "x_failed", "1")
 	l.set(g, "v_watermark_after", "v_watermark_before")
-	for _, reg := range compiler.Counters {
-		if reg != compiler.RegRead {
+	for _, reg := range ir.Counters {
+		if reg != ir.RegRead {
 			l.set(g, varName(reg), "0")
 		}
 	}
 	f.tick(g)
-	f.exec(g, compiler.StmtRecordFinish, "")
+	f.exec(g, ir.StmtRecordFinish, "")
 }
 
 // finish runs the cleanup, releases the lease, and fails the script when
@@ -712,7 +713,7 @@ func (f *flow) finish(g *gen) {
 	for _, name := range g.pr.Cleanup {
 		l.ignoreErrors(g, func() { f.exec(g, name, "") })
 	}
-	f.exec(g, compiler.StmtReleaseLease, "")
+	f.exec(g, ir.StmtReleaseLease, "")
 	l.commit(g)
 	l.ifOpen(g, "x_failed <> 0")
 	l.reraise(g, "v_error")
@@ -727,7 +728,7 @@ func (f *flow) backfill(g *gen) {
 	l, p, pr := f.p, g.p, g.pr
 	pt := p.Partition
 	g.header("-- ", l.how(g))
-	tstz := l.typ(compiler.Type{Kind: compiler.TimestampTZ})
+	tstz := l.typ(ir.Type{Kind: ir.TimestampTZ})
 	l.open(g, []param{
 		{"p_from", tstz, "", "the range's start: partitions that intersect [from, to)"},
 		{"p_to", tstz, "", "the range's end"},
@@ -736,15 +737,15 @@ func (f *flow) backfill(g *gen) {
 		{"p_owner", l.text(), "NULL", "who holds the lease; NULL: this session"},
 		{"p_lease_seconds", "BIGINT", "3600", "how long the lease lasts: it must outlast the backfill"},
 	})
-	ts := l.typ(compiler.Type{Kind: compiler.Timestamp})
+	ts := l.typ(ir.Type{Kind: ir.Timestamp})
 	f.declare(g, [][2]string{{"x_from", ts}, {"x_to", ts}, {"x_done", l.text()}, {"x_err", l.text()},
 		{"x_total", "BIGINT"}, {"x_first", l.text()}, {"x_last", l.text()}, {"x_finalized", "BIGINT"}})
 	l.begin(g)
 	f.prologue(g)
 	l.set(g, "x_total", "0")
 	l.set(g, "x_finalized", "0")
-	l.set(g, "x_from", l.utc("p_from", compiler.Type{Kind: compiler.TimestampTZ}))
-	l.set(g, "x_to", l.utc("p_to", compiler.Type{Kind: compiler.TimestampTZ}))
+	l.set(g, "x_from", l.utc("p_from", ir.Type{Kind: ir.TimestampTZ}))
+	l.set(g, "x_to", l.utc("p_to", ir.Type{Kind: ir.TimestampTZ}))
 	l.ifOpen(g, "NOT x_from < x_to")
 	l.raise(g, "--from must be before --to: the range is [from, to)")
 	l.endIf(g)
@@ -781,15 +782,15 @@ func (f *flow) backfill(g *gen) {
 	l.ifOpen(g, "x_finalized > 0")
 	l.set(g, "x_err", l.concat(l.str("x_finalized"), l.lit(" partition(s) are finalized (older than finalize_after "+pt.FinalizeAfter.Text+" before the watermark): "), "x_first",
 		"CASE WHEN x_finalized > 1 THEN "+l.concat(l.lit(" .. "), "x_last")+" ELSE '' END", l.lit("; rebuilding them needs --restate")))
-	f.exec(g, compiler.StmtReleaseLease, "")
+	f.exec(g, ir.StmtReleaseLease, "")
 	l.commit(g)
 	l.reraise(g, "x_err")
 	l.endIf(g)
 	l.ifOpen(g, "p_restart")
-	f.exec(g, compiler.StmtClearMarkers, "")
+	f.exec(g, ir.StmtClearMarkers, "")
 	l.endIf(g)
 	l.set(g, "x_done", l.lit(";"))
-	if parts := g.parts(compiler.StmtReadMarkers); len(parts) == 1 {
+	if parts := g.parts(ir.StmtReadMarkers); len(parts) == 1 {
 		l.loopRows(g, parts[0], func(inner string) string { return inner }, "x_rec", func() {
 			l.ifOpen(g, l.field("x_rec", "status")+" = 'done'")
 			l.set(g, "x_done", l.concat("x_done", l.field("x_rec", "partition_key"), l.lit(";")))
@@ -799,7 +800,7 @@ func (f *flow) backfill(g *gen) {
 		g.fail(fmt.Errorf("read_markers has %d parts", len(parts)))
 	}
 	f.tick(g)
-	f.exec(g, compiler.StmtRecordStart, "")
+	f.exec(g, ir.StmtRecordStart, "")
 	l.commit(g)
 	g.line("")
 	g.line("-- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.")
@@ -830,11 +831,11 @@ func (f *flow) backfill(g *gen) {
 	l.set(g, "v_marker_status", l.lit("failed"))
 	l.set(g, "v_detail", l.concat(l.lit("source ["), "x_source", l.lit("], target ["), "x_target", l.lit("]")))
 	f.tick(g)
-	f.exec(g, compiler.StmtDeleteMarker, "")
-	f.exec(g, compiler.StmtInsertMarker, "")
+	f.exec(g, ir.StmtDeleteMarker, "")
+	f.exec(g, ir.StmtInsertMarker, "")
 	l.set(g, "x_err", l.concat(l.lit("partition "), "v_partition_key", l.lit(": rebuilt partition does not match the source: source "), "x_source", l.lit(", target "), "x_target", l.lit(" ("+strings.Join(measures, ", ")+")")))
 	l.elseIf(g, "x_err IS NULL")
-	l.set(g, "x_total", "x_total + "+varName(compiler.RegWritten))
+	l.set(g, "x_total", "x_total + "+varName(ir.RegWritten))
 	l.endIf(g)
 	l.commit(g)
 	l.endIf(g)
@@ -842,18 +843,18 @@ func (f *flow) backfill(g *gen) {
 	l.whileClose(g)
 	g.line("")
 	g.line("-- The backfill's record: the rows it rebuilt; the watermark it found and left.")
-	for _, reg := range compiler.Counters {
+	for _, reg := range ir.Counters {
 		l.set(g, varName(reg), "0")
 	}
-	l.set(g, varName(compiler.RegInserted), "x_total")
-	l.set(g, varName(compiler.RegRead), "x_total")
+	l.set(g, varName(ir.RegInserted), "x_total")
+	l.set(g, varName(ir.RegRead), "x_total")
 	l.ifOpen(g, "x_err IS NOT NULL")
 	l.set(g, "v_status", l.lit("failed"))
 	l.set(g, "v_error", "x_err")
 	l.endIf(g)
 	f.tick(g)
-	f.exec(g, compiler.StmtRecordFinish, "")
-	f.exec(g, compiler.StmtReleaseLease, "")
+	f.exec(g, ir.StmtRecordFinish, "")
+	f.exec(g, ir.StmtReleaseLease, "")
 	l.commit(g)
 	l.ifOpen(g, "x_err IS NOT NULL")
 	l.reraise(g, "x_err")

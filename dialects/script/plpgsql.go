@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -23,15 +24,15 @@ type plpgsql struct {
 
 func (l *plpgsql) render(g *gen) { (&flow{p: l}).render(g) }
 
-func (l *plpgsql) typ(t compiler.Type) string {
+func (l *plpgsql) typ(t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "BIGINT"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "DATE"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TIMESTAMPTZ"
-	case t.Kind == compiler.Timestamp:
+	case t.Kind == ir.Timestamp:
 		return "TIMESTAMP"
 	}
 	return l.text()
@@ -71,21 +72,21 @@ func (l *plpgsql) rfc3339(ts string) string {
 	return "TO_CHAR(" + ts + ", 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN " + frac + " = 0 THEN '' ELSE '.' || RTRIM(TO_CHAR(" + frac + ", 'FM000000'), '0') END || 'Z'"
 }
 
-func (l *plpgsql) utc(v string, t compiler.Type) string {
+func (l *plpgsql) utc(v string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "CAST(" + v + " AT TIME ZONE 'UTC' AS TIMESTAMP)"
-	case compiler.Date:
+	case ir.Date:
 		return "CAST(" + v + " AS TIMESTAMP)"
 	}
 	return v
 }
 
-func (l *plpgsql) fromUTC(ts string, t compiler.Type) string {
+func (l *plpgsql) fromUTC(ts string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "(" + ts + " AT TIME ZONE 'UTC')"
-	case compiler.Date:
+	case ir.Date:
 		return "CAST(" + ts + " AS DATE)"
 	}
 	return ts
@@ -136,25 +137,25 @@ func (l *plpgsql) format(ts, layout string) string {
 	return "TO_CHAR(" + ts + ", '" + b.String() + "')"
 }
 
-func (l *plpgsql) parseMark(v string, t compiler.Type) string {
+func (l *plpgsql) parseMark(v string, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "CAST(" + v + " AS BIGINT)"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "CAST(" + v + " AS DATE)"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "CAST(" + v + " AS TIMESTAMPTZ)"
 	}
 	return "CAST(CAST(" + v + " AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP)"
 }
 
-func (l *plpgsql) startLit(st mark, t compiler.Type) string {
+func (l *plpgsql) startLit(st mark, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return st.n
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "DATE " + l.lit(st.t.Format("2006-01-02"))
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TIMESTAMPTZ " + l.lit(st.t.Format("2006-01-02 15:04:05.999999")+"+00")
 	}
 	return "TIMESTAMP " + l.lit(st.t.Format("2006-01-02 15:04:05.999999"))
@@ -417,7 +418,7 @@ func (l *plpgsql) how(g *gen) []string {
 		out = append(out, "PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction",
 			"block (it commits between the lease, the write and the release):")
 	}
-	if g.pr.Mode == compiler.ModeBackfill {
+	if g.pr.Mode == ir.ModeBackfill {
 		args := ""
 		if l.redshift {
 			args = ", FALSE, FALSE, NULL, 3600" // no defaults on Redshift

@@ -3,7 +3,7 @@
 // procedure, a BigQuery multi-statement script, a Snowflake Scripting
 // procedure with its task, a Spark SQL job.
 //
-// A script walks the same compiler.Program the runner walks (runner/walk.go)
+// A script walks the same ir.Program the runner walks (runner/walk.go)
 // and keeps the same protocol around it: it reads the state row, takes the
 // lease by compare-and-set (and fails saying who holds it), fixes the window
 // once, runs the program's steps (each partition, guards, registers),
@@ -24,20 +24,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
 
 // File is one script: PIPELINE.<Suffix>.sql next to the compiled file.
 type File struct {
-	Mode   compiler.Mode
+	Mode   ir.Mode
 	Suffix string // run, full_refresh, backfill
 	Data   []byte
 }
 
 // Modes are the programs a script is rendered for, in file order.
-var Modes = []compiler.Mode{compiler.ModeRun, compiler.ModeFullRefresh, compiler.ModeBackfill}
+var Modes = []ir.Mode{ir.ModeRun, ir.ModeFullRefresh, ir.ModeBackfill}
 
 // Supported reports whether the dialect has scripts.
 func Supported(d dialects.Dialect) bool { return langOf(d) != nil }
@@ -60,7 +61,7 @@ func langOf(d dialects.Dialect) lang {
 
 // ProcName is the name of a pipeline's procedure for a mode:
 // incrc_run_PIPELINE, incrc_full_refresh_PIPELINE, incrc_backfill_PIPELINE.
-func ProcName(pipeline string, m compiler.Mode) string {
+func ProcName(pipeline string, m ir.Mode) string {
 	return "incrc_" + string(m) + "_" + pipeline
 }
 
@@ -78,7 +79,7 @@ var ErrDelimiter = errors.New("a statement holds the delimiter of the script's b
 
 // Render renders the scripts of one pipeline for one dialect: one per mode
 // the plan has. The bytes depend only on the spec and the dialect.
-func Render(d dialects.Dialect, p *compiler.Plan, specPath string) ([]File, error) {
+func Render(d dialects.Dialect, p *ir.Plan, specPath string) ([]File, error) {
 	l := langOf(d)
 	if l == nil {
 		return nil, fmt.Errorf("%s has no scripts: the runner executes its pipelines (incrc run)", d.Name())
@@ -91,7 +92,7 @@ func Render(d dialects.Dialect, p *compiler.Plan, specPath string) ([]File, erro
 		return nil, err
 	}
 	stmts := map[string]dialects.Rendered{}
-	types := map[string]compiler.ParamType{}
+	types := map[string]ir.ParamType{}
 	for _, r := range rendered {
 		stmts[r.Name] = r
 		for _, pa := range r.Params {
@@ -117,10 +118,10 @@ func Render(d dialects.Dialect, p *compiler.Plan, specPath string) ([]File, erro
 // gen renders one script.
 type gen struct {
 	d     dialects.Dialect
-	p     *compiler.Plan
-	pr    *compiler.Program
+	p     *ir.Plan
+	pr    *ir.Program
 	stmts map[string]dialects.Rendered
-	types map[string]compiler.ParamType
+	types map[string]ir.ParamType
 	l     lang
 	spec  string
 	b     strings.Builder
@@ -223,12 +224,12 @@ func substitute(d dialects.Dialect, part dialects.Part, spell func(name string) 
 // the program's registers and every parameter of the statements it runs.
 func (g *gen) names(stmts ...string) []string {
 	set := map[string]bool{}
-	for _, reg := range compiler.Counters {
+	for _, reg := range ir.Counters {
 		set[reg] = true
 	}
 	steps := g.pr.Steps
-	if set := g.p.Program(compiler.ModeSetup); set != nil && g.pr.Setup {
-		steps = append(append([]compiler.Step{}, set.Steps...), steps...)
+	if set := g.p.Program(ir.ModeSetup); set != nil && g.pr.Setup {
+		steps = append(append([]ir.Step{}, set.Steps...), steps...)
 	}
 	for _, s := range steps {
 		stmts = append(stmts, s.Stmt)
@@ -274,30 +275,30 @@ func (g *gen) names(stmts ...string) []string {
 
 // always are the variables every script declares, whether a statement
 // binds them or not: the protocol around the program sets them.
-var always = map[string]compiler.ParamType{
-	"start": compiler.PWatermark, "lo": compiler.PWatermark, "hi": compiler.PWatermark,
-	"plo": compiler.PPartition, "phi": compiler.PPartition, "partition_key": compiler.PText,
-	"watermark": compiler.PText, "expected": compiler.PText, "window_lo": compiler.PText, "window_hi": compiler.PText,
-	"watermark_before": compiler.PText, "watermark_after": compiler.PText, "updated_at": compiler.PText,
-	"marker_status": compiler.PText, "detail": compiler.PText, "backfill_id": compiler.PText,
-	"now": compiler.PText, "finished_at": compiler.PText, "expires_at": compiler.PText, "started_at": compiler.PText,
-	"status": compiler.PText, "error": compiler.PText, "note": compiler.PText, "run_id": compiler.PText,
-	"owner": compiler.PText, "pipeline": compiler.PText, "spec_hash": compiler.PText, "kind": compiler.PText,
-	compiler.RegPartitions: compiler.PInt, compiler.RegUnpartitioned: compiler.PInt, compiler.RegWindow: compiler.PInt,
-	compiler.RegWritten: compiler.PInt, "duration_ms": compiler.PInt,
+var always = map[string]ir.ParamType{
+	"start": ir.PWatermark, "lo": ir.PWatermark, "hi": ir.PWatermark,
+	"plo": ir.PPartition, "phi": ir.PPartition, "partition_key": ir.PText,
+	"watermark": ir.PText, "expected": ir.PText, "window_lo": ir.PText, "window_hi": ir.PText,
+	"watermark_before": ir.PText, "watermark_after": ir.PText, "updated_at": ir.PText,
+	"marker_status": ir.PText, "detail": ir.PText, "backfill_id": ir.PText,
+	"now": ir.PText, "finished_at": ir.PText, "expires_at": ir.PText, "started_at": ir.PText,
+	"status": ir.PText, "error": ir.PText, "note": ir.PText, "run_id": ir.PText,
+	"owner": ir.PText, "pipeline": ir.PText, "spec_hash": ir.PText, "kind": ir.PText,
+	ir.RegPartitions: ir.PInt, ir.RegUnpartitioned: ir.PInt, ir.RegWindow: ir.PInt,
+	ir.RegWritten: ir.PInt, "duration_ms": ir.PInt,
 }
 
 // kindOf is how a script types a parameter or register: "text", "int",
 // "wm" (the watermark column's type), "part" (the partition column's).
 func (g *gen) kindOf(name string) string {
 	switch g.types[name] {
-	case compiler.PWatermark:
+	case ir.PWatermark:
 		return "wm"
-	case compiler.PPartition:
+	case ir.PPartition:
 		return "part"
-	case compiler.PText:
+	case ir.PText:
 		return "text"
-	case compiler.PBound:
+	case ir.PBound:
 		return "bound"
 	case "":
 		// A register no statement binds: a count.
@@ -307,23 +308,23 @@ func (g *gen) kindOf(name string) string {
 
 // wmType is the type a script holds watermark values in: the watermark
 // column's; without a watermark, hi is the run's time, a timestamp.
-func (g *gen) wmType() compiler.Type {
+func (g *gen) wmType() ir.Type {
 	if g.p.Watermark == nil {
-		return compiler.Type{Kind: compiler.Timestamp}
+		return ir.Type{Kind: ir.Timestamp}
 	}
 	return g.p.Watermark.Type
 }
 
 // protocol lists the statements the protocol around a program runs.
-var protocol = []string{compiler.StmtReadState, compiler.StmtInitState, compiler.StmtAcquireLease, compiler.StmtAbandonRuns,
-	compiler.StmtReleaseLease, compiler.StmtRecordStart, compiler.StmtRecordFinish}
+var protocol = []string{ir.StmtReadState, ir.StmtInitState, ir.StmtAcquireLease, ir.StmtAbandonRuns,
+	ir.StmtReleaseLease, ir.StmtRecordStart, ir.StmtRecordFinish}
 
 // protocol lists the statements a script of this program runs besides
 // its steps.
 func (g *gen) protocol() []string {
 	out := append([]string{}, protocol...)
-	if g.pr.Mode == compiler.ModeBackfill {
-		out = append(out, compiler.StmtClearMarkers, compiler.StmtReadMarkers, compiler.StmtDeleteMarker, compiler.StmtInsertMarker)
+	if g.pr.Mode == ir.ModeBackfill {
+		out = append(out, ir.StmtClearMarkers, ir.StmtReadMarkers, ir.StmtDeleteMarker, ir.StmtInsertMarker)
 	}
 	return out
 }
@@ -341,7 +342,7 @@ func (g *gen) start() mark {
 	if wm == nil {
 		return mark{}
 	}
-	canon, err := compiler.ParseWatermark(wm.Type, wm.Start)
+	canon, err := ir.ParseWatermark(wm.Type, wm.Start)
 	if err != nil {
 		g.fail(err)
 		return mark{}
@@ -349,12 +350,12 @@ func (g *gen) start() mark {
 	if wm.Type.IsInteger() {
 		return mark{text: canon, n: canon}
 	}
-	t, err := compiler.ParseTime(canon)
+	t, err := ir.ParseTime(canon)
 	if err != nil {
 		g.fail(err)
 	}
 	t = t.UTC()
-	if wm.Type.Kind == compiler.Date {
+	if wm.Type.Kind == ir.Date {
 		return mark{text: t.Format("2006-01-02"), t: t}
 	}
 	return mark{text: t.Format(time.RFC3339Nano), t: t}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -17,15 +18,15 @@ type snowflake struct{}
 
 func (l *snowflake) render(g *gen) { (&flow{p: l}).render(g) }
 
-func (l *snowflake) typ(t compiler.Type) string {
+func (l *snowflake) typ(t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "NUMBER(38,0)"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "DATE"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TIMESTAMP_TZ"
-	case t.Kind == compiler.Timestamp:
+	case t.Kind == ir.Timestamp:
 		return "TIMESTAMP_NTZ"
 	}
 	return "VARCHAR"
@@ -46,21 +47,21 @@ func (l *snowflake) rfc3339(ts string) string {
 	return "TO_CHAR(" + ts + ", 'YYYY-MM-DD\"T\"HH24:MI:SS') || IFF(" + us + " = 0, '', '.' || RTRIM(LPAD(CAST(" + us + " AS VARCHAR), 6, '0'), '0')) || 'Z'"
 }
 
-func (l *snowflake) utc(v string, t compiler.Type) string {
+func (l *snowflake) utc(v string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "CAST(CONVERT_TIMEZONE('UTC', " + v + ") AS TIMESTAMP_NTZ)"
-	case compiler.Date:
+	case ir.Date:
 		return "CAST(" + v + " AS TIMESTAMP_NTZ)"
 	}
 	return v
 }
 
-func (l *snowflake) fromUTC(ts string, t compiler.Type) string {
+func (l *snowflake) fromUTC(ts string, t ir.Type) string {
 	switch t.Kind {
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		return "TIMESTAMP_TZ_FROM_PARTS(YEAR(" + ts + "), MONTH(" + ts + "), DAY(" + ts + "), HOUR(" + ts + "), MINUTE(" + ts + "), SECOND(" + ts + "), DATE_PART(NANOSECOND, " + ts + "), 'UTC')"
-	case compiler.Date:
+	case ir.Date:
 		return "CAST(" + ts + " AS DATE)"
 	}
 	return ts
@@ -102,25 +103,25 @@ func (l *snowflake) format(ts, layout string) string {
 	return "TO_CHAR(" + ts + ", '" + b.String() + "')"
 }
 
-func (l *snowflake) parseMark(v string, t compiler.Type) string {
+func (l *snowflake) parseMark(v string, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return "CAST(" + v + " AS NUMBER(38,0))"
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "TO_DATE(" + v + ", 'YYYY-MM-DD')"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TO_TIMESTAMP_TZ(" + v + ")"
 	}
 	return "CAST(CONVERT_TIMEZONE('UTC', TO_TIMESTAMP_TZ(" + v + ")) AS TIMESTAMP_NTZ)"
 }
 
-func (l *snowflake) startLit(st mark, t compiler.Type) string {
+func (l *snowflake) startLit(st mark, t ir.Type) string {
 	switch {
 	case t.IsInteger():
 		return st.n
-	case t.Kind == compiler.Date:
+	case t.Kind == ir.Date:
 		return "TO_DATE(" + l.lit(st.t.Format("2006-01-02")) + ", 'YYYY-MM-DD')"
-	case t.Kind == compiler.TimestampTZ:
+	case t.Kind == ir.TimestampTZ:
 		return "TO_TIMESTAMP_TZ(" + l.lit(st.t.Format("2006-01-02 15:04:05.999999")+" +00:00") + ")"
 	}
 	return "TO_TIMESTAMP_NTZ(" + l.lit(st.t.Format("2006-01-02 15:04:05.999999")) + ")"
@@ -328,7 +329,7 @@ func (l *snowflake) how(g *gen) []string {
 		"counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once",
 		"(run this file) in the database and schema that hold the state tables, then:",
 	}
-	if g.pr.Mode == compiler.ModeBackfill {
+	if g.pr.Mode == ir.ModeBackfill {
 		return append(out, "  CALL "+name+"('2026-01-01 00:00:00 +00:00'::TIMESTAMP_TZ, '2026-02-01 00:00:00 +00:00'::TIMESTAMP_TZ);",
 			"Not done here, done by incrc backfill: --parallel, --only-drifted, --dry-run; the lease is not renewed",
 			"(p_lease_seconds must outlast the backfill). A failure raises 'incrc: the run failed': incrc_runs.error says why.")

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -54,15 +55,15 @@ func (l *sparkJob) render(g *gen) {
 			g.raw(part.SQL + ";\n")
 		}
 	}
-	if set := p.Program(compiler.ModeSetup); set != nil && (pr.Setup || pr.Mode == compiler.ModeBackfill) {
+	if set := p.Program(ir.ModeSetup); set != nil && (pr.Setup || pr.Mode == ir.ModeBackfill) {
 		for _, s := range set.Steps {
 			job := "run it (idempotent DDL)."
 			switch {
-			case s.Read == compiler.ReadColumns:
+			case s.Read == ir.ReadColumns:
 				job = "read the column names of the result; the add_runs_* steps run only for a column not there."
 			case columnGuarded(set, s):
 				job = "only when the run log lacks the column (see probe_runs)."
-			case s.Read == compiler.ReadCount:
+			case s.Read == ir.ReadCount:
 				job = "read the count into " + s.Into[0] + "."
 			case s.If != "":
 				job = "only when " + strings.TrimPrefix(s.If, "!") + " is 0."
@@ -71,19 +72,19 @@ func (l *sparkJob) render(g *gen) {
 		}
 	}
 	a, b, c := g.lockedMessage()
-	step(compiler.StmtReadState, "read the pipeline's state rows. Two rows: fail with \""+g.duplicateMessage()+"\".\n"+
+	step(ir.StmtReadState, "read the pipeline's state rows. Two rows: fail with \""+g.duplicateMessage()+"\".\n"+
 		"A lease_owner other than the job's own with lease_expires_at >= now: fail with \""+a+"OWNER"+b+"UNTIL"+c+"\".")
-	step(compiler.StmtInitState, "only when read_state found no row.")
+	step(ir.StmtInitState, "only when read_state found no row.")
 	acquired := "it must change exactly one\nrow (num_affected_rows)"
-	if counted(g.parts(compiler.StmtAcquireLease)) {
+	if counted(g.parts(ir.StmtAcquireLease)) {
 		acquired = "the SELECT COUNT(*) after\nit must read exactly one row back"
 	}
-	step(compiler.StmtAcquireLease, "owner: the job's own id (a run id); expires_at: now plus the lease's time; "+acquired+", or fail as read_state does with the holder it reads again.")
-	step(compiler.StmtAbandonRuns, "run it: runs still marked running lost their lease.")
-	if pr.Mode == compiler.ModeBackfill {
+	step(ir.StmtAcquireLease, "owner: the job's own id (a run id); expires_at: now plus the lease's time; "+acquired+", or fail as read_state does with the holder it reads again.")
+	step(ir.StmtAbandonRuns, "run it: runs still marked running lost their lease.")
+	if pr.Mode == ir.ModeBackfill {
 		l.backfillWindow(g)
-		step(compiler.StmtClearMarkers, "only with --restart.")
-		step(compiler.StmtReadMarkers, "the partitions of this backfill already done are skipped.")
+		step(ir.StmtClearMarkers, "only with --restart.")
+		step(ir.StmtReadMarkers, "the partitions of this backfill already done are skipped.")
 	} else {
 		l.window(g)
 	}
@@ -103,13 +104,13 @@ func (l *sparkJob) render(g *gen) {
 			notes = append(notes, "only when "+strings.Join(terms, " and "))
 		}
 		switch s.Read {
-		case compiler.ReadAffected:
+		case ir.ReadAffected:
 			if counted(g.parts(s.Stmt)) {
 				notes = append(notes, "add the values its SELECT COUNT(*) statements read to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
 			} else {
 				notes = append(notes, "add num_affected_rows to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
 			}
-		case compiler.ReadCount:
+		case ir.ReadCount:
 			t := "read one integer (NULL is 0)"
 			if len(s.Into) > 0 {
 				t += " and add it to " + strings.Join(s.Into, ", ") + " (a leading - subtracts)"
@@ -118,28 +119,28 @@ func (l *sparkJob) render(g *gen) {
 				t += "; not 0: fail with \"" + s.Fail + "\""
 			}
 			notes = append(notes, t)
-		case compiler.ReadCounts:
+		case ir.ReadCounts:
 			notes = append(notes, "read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: "+
 				strings.Join(s.Into, ", ")+" (a leading - subtracts)")
-		case compiler.ReadSwap:
+		case ir.ReadSwap:
 			sa, sb := g.swapMessage(s.Stmt)
 			what := "it must change exactly one row (num_affected_rows)"
 			if counted(g.parts(s.Stmt)) {
 				what = "the SELECT COUNT(*) after it must read exactly one row back"
 			}
 			notes = append(notes, what+", or fail with \""+sa+"N"+sb+"\"")
-		case compiler.ReadPartitions:
+		case ir.ReadPartitions:
 			also := ""
 			if len(s.Into) > 1 {
 				also = " and to " + strings.Join(s.Into[1:], ", ")
 			}
 			notes = append(notes, "read (partition start, rows): add every row to "+strings.Join(s.Into[:min(1, len(s.Into))], ", ")+"; rows of a NULL partition also to\nunpartitioned"+also+"; rows of a partition that starts before the finalized bound also to rows_skipped"+also+", the partition\nleft out; partitions is the number listed")
-		case compiler.ReadTypes:
+		case ir.ReadTypes:
 			notes = append(notes, "read the columns' types: each must fit its declared type without loss")
-		case compiler.ReadRows:
+		case ir.ReadRows:
 			notes = append(notes, "keep the row (count and measures) as "+s.Into[0]+": after the partition, source and target must be equal,\nor mark it failed (delete_marker, insert_marker with status failed) and stop")
 		}
-		if s.Stmt == compiler.StmtRecordFinish {
+		if s.Stmt == ir.StmtRecordFinish {
 			notes = append(notes, "status succeeded, the counts, finished_at and duration_ms")
 		}
 		job := "run it"
@@ -148,13 +149,13 @@ func (l *sparkJob) render(g *gen) {
 		}
 		step(s.Stmt, job+".")
 	}
-	if pr.Mode == compiler.ModeBackfill {
-		step(compiler.StmtRecordFinish, "once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,\nthe watermark before and after as read_state found it; failed, with the error, when a partition failed.")
+	if pr.Mode == ir.ModeBackfill {
+		step(ir.StmtRecordFinish, "once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,\nthe watermark before and after as read_state found it; failed, with the error, when a partition failed.")
 	}
 	for _, name := range pr.Cleanup {
 		step(name, "failed or not, after the steps: errors ignored.")
 	}
-	step(compiler.StmtReleaseLease, "failed or not, last. After a failure, before it: roll nothing back (each statement committed on its\nown), set every count but rows_read to 0 and run record_finish with status failed and the error.")
+	step(ir.StmtReleaseLease, "failed or not, last. After a failure, before it: roll nothing back (each statement committed on its\nown), set every count but rows_read to 0 and run record_finish with status failed and the error.")
 }
 
 func (l *sparkJob) window(g *gen) {
@@ -170,10 +171,10 @@ func (l *sparkJob) window(g *gen) {
 			lines = append(lines, "hi is the largest "+wm.Name+" plus one ("+wm.MaxStatement+"), else the saved watermark, else 0.")
 		} else {
 			lines = append(lines, fmt.Sprintf("hi is --until, or now minus the lag (%s)%s; never below the saved watermark (an --until below it fails)",
-				wm.Lag.Text, map[bool]string{true: ", truncated to the day", false: ""}[wm.Type.Kind == compiler.Date]),
+				wm.Lag.Text, map[bool]string{true: ", truncated to the day", false: ""}[wm.Type.Kind == ir.Date]),
 				"nor, on the first run, below start.")
 		}
-		if pr.Lo == compiler.LoWatermark {
+		if pr.Lo == ir.LoWatermark {
 			lines = append(lines, fmt.Sprintf("lo is the saved watermark (start on the first run) minus the lookback (%s), never below start nor above hi.", wm.Lookback.Text))
 		} else {
 			lines = append(lines, "lo is start.")

@@ -26,7 +26,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -72,32 +73,32 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 	w.Infix(a, " IS NOT DISTINCT FROM ", b)
 }
 
-func (*Dialect) BindTime(t time.Time, _ compiler.TypeKind) any { return t.UTC() }
+func (*Dialect) BindTime(t time.Time, _ ir.TypeKind) any { return t.UTC() }
 
 var types = dialects.TypeNames{
-	compiler.Smallint: "SMALLINT",
-	compiler.Integer:  "INTEGER",
-	compiler.Bigint:   "BIGINT",
-	compiler.Decimal:  "NUMBER(%d,%d)",
-	compiler.Double:   "DOUBLE",
-	compiler.Boolean:  "BOOLEAN",
-	compiler.Text:     "VARCHAR",
-	compiler.Varchar:  "VARCHAR(%d)",
-	compiler.Date:     "DATE",
+	ir.Smallint: "SMALLINT",
+	ir.Integer:  "INTEGER",
+	ir.Bigint:   "BIGINT",
+	ir.Decimal:  "NUMBER(%d,%d)",
+	ir.Double:   "DOUBLE",
+	ir.Boolean:  "BOOLEAN",
+	ir.Text:     "VARCHAR",
+	ir.Varchar:  "VARCHAR(%d)",
+	ir.Date:     "DATE",
 	// Explicit: a bare TIMESTAMP follows TIMESTAMP_TYPE_MAPPING.
-	compiler.Timestamp:   "TIMESTAMP_NTZ",
-	compiler.TimestampTZ: "TIMESTAMP_TZ",
-	compiler.JSON:        "VARIANT",
+	ir.Timestamp:   "TIMESTAMP_NTZ",
+	ir.TimestampTZ: "TIMESTAMP_TZ",
+	ir.JSON:        "VARIANT",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("snowflake", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("snowflake", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	w.S("DATE_TRUNC(")
 	w.String(strings.ToUpper(granularity))
 	w.S(", ")
-	if t.Kind == compiler.TimestampTZ {
+	if t.Kind == ir.TimestampTZ {
 		w.S("CONVERT_TIMEZONE(")
 		w.String("UTC")
 		w.S(", ")
@@ -109,14 +110,14 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 	w.S(")")
 }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		// The PRIMARY KEY is kept: Snowflake records it, does not enforce
 		// it, and (NORELY by default) does not let the optimizer trust it.
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TEMPORARY TABLE", PrimaryKey: true})
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
@@ -127,13 +128,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t ir.Type) {
 	switch t.Kind {
-	case compiler.Timestamp:
+	case ir.Timestamp:
 		dialects.Cast(w, marker, "TIMESTAMP_NTZ")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		dialects.Cast(w, marker, "TIMESTAMP_TZ")
-	case compiler.Date:
+	case ir.Date:
 		dialects.Cast(w, marker, "DATE")
 	default:
 		marker()

@@ -39,7 +39,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -124,7 +125,7 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " <=
 // BindTime keeps the column's kind with the time: Spark Connect's client
 // binds nothing, so the runner spells the value as a literal of that type
 // (Literal).
-func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
+func (*Dialect) BindTime(t time.Time, kind ir.TypeKind) any {
 	return dialects.Instant{T: t.UTC(), Kind: kind}
 }
 
@@ -133,7 +134,7 @@ func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
 // session's zone otherwise), a double from its text (so NaN and the
 // infinities are spelled like any other value).
 var literals = dialects.LiteralStyle{
-	Type:        func(t compiler.Type) (string, error) { return types.Spell("spark", t) },
+	Type:        func(t ir.Type) (string, error) { return types.Spell("spark", t) },
 	String:      dialects.BackslashString,
 	Date:        func(s string) string { return "DATE '" + s + "'" },
 	Timestamp:   func(s string) string { return "TIMESTAMP_NTZ '" + s + "'" },
@@ -146,24 +147,24 @@ var literals = dialects.LiteralStyle{
 func (*Dialect) Literal(v any) (string, error) { return literals.Literal(v) }
 
 var types = dialects.TypeNames{
-	compiler.Smallint: "SMALLINT",
-	compiler.Integer:  "INT",
-	compiler.Bigint:   "BIGINT",
-	compiler.Decimal:  "DECIMAL(%d,%d)",
-	compiler.Double:   "DOUBLE",
-	compiler.Boolean:  "BOOLEAN",
+	ir.Smallint: "SMALLINT",
+	ir.Integer:  "INT",
+	ir.Bigint:   "BIGINT",
+	ir.Decimal:  "DECIMAL(%d,%d)",
+	ir.Double:   "DOUBLE",
+	ir.Boolean:  "BOOLEAN",
 	// Iceberg has no bounded string, and Delta only checks the length on
 	// write: STRING for both, so the two formats hold the same rows.
-	compiler.Text:    "STRING",
-	compiler.Varchar: "STRING",
-	compiler.JSON:    "STRING",
-	compiler.Date:    "DATE",
+	ir.Text:    "STRING",
+	ir.Varchar: "STRING",
+	ir.JSON:    "STRING",
+	ir.Date:    "DATE",
 	// Naive, read as UTC: TIMESTAMP would shift it by the session time zone.
-	compiler.Timestamp:   "TIMESTAMP_NTZ",
-	compiler.TimestampTZ: "TIMESTAMP",
+	ir.Timestamp:   "TIMESTAMP_NTZ",
+	ir.TimestampTZ: "TIMESTAMP",
 }
 
-func (d *Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell(d.Name(), t) }
+func (d *Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell(d.Name(), t) }
 
 func (d *Dialect) format() string {
 	if d.Iceberg {
@@ -176,16 +177,16 @@ func (d *Dialect) format() string {
 // which stays a DATE. date_trunc takes and returns a session-zone
 // TIMESTAMP: a naive column is cast back to TIMESTAMP_NTZ so the partition
 // start has the column's type.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	unit := strings.ToUpper(granularity)
 	switch t.Kind {
-	case compiler.Date:
+	case ir.Date:
 		w.S("trunc(")
 		expr()
 		w.S(", ")
 		w.String(unit)
 		w.S(")")
-	case compiler.Timestamp:
+	case ir.Timestamp:
 		w.S("CAST(date_trunc(")
 		w.String(unit)
 		w.S(", ")
@@ -200,16 +201,16 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 	}
 }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.ReplacePartition:
+	case ir.ReplacePartition:
 		if d.Iceberg {
 			dialects.MergeReplacePartition(w, op)
 		} else {
 			d.replaceWhere(w, op)
 		}
 		return true, nil
-	case compiler.DropTable:
+	case ir.DropTable:
 		w.S("DROP TABLE IF EXISTS ")
 		w.Table(op.Table)
 		if d.Iceberg {
@@ -218,52 +219,52 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 			w.S(" PURGE")
 		}
 		return true, nil
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		// No PRIMARY KEY: open-source Spark cannot declare one; the merge
 		// and the staged dedupe keep the key unique.
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE", Options: d.format()})
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
 		dialects.InsertIfAbsentMerge(w, op)
 		return true, nil
-	case compiler.StageRows:
+	case ir.StageRows:
 		// Open-source Spark's INSERT returns no count (Databricks' does):
 		// the rows are counted before and after it, in the same statement.
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.QuarantineRows:
+	case ir.QuarantineRows:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.InsertFrom:
+	case ir.InsertFrom:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.ResolveChanges:
+	case ir.ResolveChanges:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.DeleteRows:
+	case ir.DeleteRows:
 		if !d.Iceberg {
 			return false, nil // Delta's DELETE returns num_affected_rows
 		}
 		// Iceberg's DELETE on Spark returns no rows.
 		dialects.CountedWrite(w, op.Table, true, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.Update:
-		if !d.Iceberg || op.Table.Name() != compiler.StateTable.Name() {
+	case ir.Update:
+		if !d.Iceberg || op.Table.Name() != ir.StateTable.Name() {
 			return false, nil
 		}
 		// Iceberg's UPDATE on Spark returns no rows: the state row's
 		// compare-and-set is verified by reading the row back.
 		dialects.ReadBackUpdate(w, op, func() { dialects.Shared(w, op) })
 		return true, nil
-	case compiler.ApplyVersions:
+	case ir.ApplyVersions:
 		// Each statement commits alone here: one MERGE, so that no failure
 		// between a DELETE and an INSERT loses versions.
 		dialects.MergeVersions(w, op)
 		return true, nil
-	case compiler.RetractKeys:
+	case ir.RetractKeys:
 		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
 		// match does the same, in one commit (the stage has one row a key).
 		retract := func() {
@@ -304,7 +305,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 // replaceWhere overwrites one partition of a Delta table in one commit.
 // The grammar takes no column list: the SELECT lists the columns in the
 // spec's order, the order incrc creates the target in.
-func (d *Dialect) replaceWhere(w *dialects.Writer, op compiler.ReplacePartition) {
+func (d *Dialect) replaceWhere(w *dialects.Writer, op ir.ReplacePartition) {
 	w.S("INSERT INTO ")
 	w.Table(op.Target)
 	w.S(" REPLACE WHERE ")

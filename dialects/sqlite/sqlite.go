@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -43,9 +44,9 @@ func (*Dialect) Lexer() *sqllex.Rules { return sqllex.SQLite }
 
 func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) { w.Infix(a, " IS ", b) }
 
-func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
+func (*Dialect) BindTime(t time.Time, kind ir.TypeKind) any {
 	t = t.UTC()
-	if kind == compiler.Date {
+	if kind == ir.Date {
 		return t.Format("2006-01-02")
 	}
 	if t.Nanosecond() == 0 {
@@ -55,7 +56,7 @@ func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
 }
 
 // TableParts folds a schema into the table's name; main and temp stay.
-func (d *Dialect) TableParts(t compiler.Table) []string {
+func (d *Dialect) TableParts(t ir.Table) []string {
 	parts := t.Parts
 	if len(parts) == 2 && (parts[0] == "main" || parts[0] == "temp") {
 		return parts
@@ -64,7 +65,7 @@ func (d *Dialect) TableParts(t compiler.Table) []string {
 }
 
 // TableName spells TableParts quoted.
-func (d *Dialect) TableName(t compiler.Table) string {
+func (d *Dialect) TableName(t ir.Table) string {
 	parts := d.TableParts(t)
 	for i, p := range parts {
 		parts[i] = d.QuoteIdent(p)
@@ -75,33 +76,33 @@ func (d *Dialect) TableName(t compiler.Table) string {
 // SQLite's names only choose a column's affinity; these keep dates and
 // times as TEXT (see the package comment) and numbers as numbers.
 var types = dialects.TypeNames{
-	compiler.Smallint:    "INTEGER",
-	compiler.Integer:     "INTEGER",
-	compiler.Bigint:      "INTEGER",
-	compiler.Decimal:     "NUMERIC",
-	compiler.Double:      "REAL",
-	compiler.Boolean:     "BOOLEAN",
-	compiler.Text:        "TEXT",
-	compiler.Varchar:     "TEXT",
-	compiler.Date:        "DATE",
-	compiler.Timestamp:   "TIMESTAMP",
-	compiler.TimestampTZ: "TIMESTAMP",
-	compiler.JSON:        "TEXT",
+	ir.Smallint:    "INTEGER",
+	ir.Integer:     "INTEGER",
+	ir.Bigint:      "INTEGER",
+	ir.Decimal:     "NUMERIC",
+	ir.Double:      "REAL",
+	ir.Boolean:     "BOOLEAN",
+	ir.Text:        "TEXT",
+	ir.Varchar:     "TEXT",
+	ir.Date:        "DATE",
+	ir.Timestamp:   "TIMESTAMP",
+	ir.TimestampTZ: "TIMESTAMP",
+	ir.JSON:        "TEXT",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("sqlite", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("sqlite", t) }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateSchema:
+	case ir.CreateSchema:
 		return true, nil // no schemas: see TableName
-	case compiler.CreateIndex:
+	case ir.CreateIndex:
 		dialects.CreateIndexIfNotExists(w, op)
 		return true, nil
-	case compiler.IndexExists:
+	case ir.IndexExists:
 		w.S("SELECT COUNT(*)\nFROM ")
 		if parts := op.Table.Parts; len(parts) > 1 {
-			w.Table(compiler.Table{Parts: []string{parts[len(parts)-2], "sqlite_master"}})
+			w.Table(ir.Table{Parts: []string{parts[len(parts)-2], "sqlite_master"}})
 		} else {
 			w.S("sqlite_master")
 		}
@@ -112,14 +113,14 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.S(" AND name = ")
 		w.String(op.Name)
 		return true, nil
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		dialects.CreateTable(w, op, "TEMP")
 		return true, nil
-	case compiler.AlterColumnType:
+	case ir.AlterColumnType:
 		// A column keeps any value whatever its declared type: there is
 		// nothing to widen, and no ALTER COLUMN to do it with.
 		return false, dialects.Unsupported(d, "changing a column's type (SQLite keeps no column types)")
-	case compiler.UpdateMatched:
+	case ir.UpdateMatched:
 		// SQLite has no MERGE: UPDATE ... FROM (3.33+).
 		w.S("UPDATE ")
 		w.Table(op.Target)
@@ -130,7 +131,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.S(" AS s\nWHERE ")
 		dialects.KeyMatch(w, op.Key, false)
 		return true, nil
-	case compiler.MergeRows:
+	case ir.MergeRows:
 		if op.NullSafe {
 			dialects.UpdateThenInsert(w, op, func() {
 				w.S("UPDATE ")
@@ -178,7 +179,7 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TruncTime spells the start of a partition in SQLite's ISO text form.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _ ir.Type) {
 	switch granularity {
 	case "hour":
 		w.S("strftime(")
@@ -197,18 +198,18 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, _
 
 // TimeValue leaves a time as it is: SQLite keeps times as ISO text, and a
 // CAST to DATE or TIMESTAMP would read that text as a number.
-func (*Dialect) TimeValue(_ *dialects.Writer, expr func(), _ compiler.Type) { expr() }
+func (*Dialect) TimeValue(_ *dialects.Writer, expr func(), _ ir.Type) { expr() }
 
 // TimeText is the ISO text BindTime binds, so that a literal compares with
 // stored values as text.
-func (d *Dialect) TimeText(tm time.Time, t compiler.Type) string {
+func (d *Dialect) TimeText(tm time.Time, t ir.Type) string {
 	return d.BindTime(tm, t.Kind).(string)
 }
 
 // ConvertTime turns a date into the timestamp of its midnight, or a
 // timestamp into its day, in the ISO text form.
-func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to compiler.Type) {
-	if to.Kind == compiler.Date {
+func (*Dialect) ConvertTime(w *dialects.Writer, expr func(), _, to ir.Type) {
+	if to.Kind == ir.Date {
 		w.S("date(")
 	} else {
 		w.S("datetime(")

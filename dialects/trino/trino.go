@@ -25,7 +25,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
+
 	"github.com/incrc/incrc/compiler/sqllex"
 	"github.com/incrc/incrc/dialects"
 )
@@ -80,7 +81,7 @@ func (*Dialect) NullSafeEqual(w *dialects.Writer, a, b func()) {
 // BindTime keeps the column's kind with the time: the runner spells the
 // value as a literal of that type (Literal) rather than let the client
 // send every time as a timestamp with time zone.
-func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
+func (*Dialect) BindTime(t time.Time, kind ir.TypeKind) any {
 	return dialects.Instant{T: t.UTC(), Kind: kind}
 }
 
@@ -88,7 +89,7 @@ func (*Dialect) BindTime(t time.Time, kind compiler.TypeKind) any {
 // date and timestamp literals, a double from its text (the client refuses
 // a float64 argument).
 var literals = dialects.LiteralStyle{
-	Type:        func(t compiler.Type) (string, error) { return types.Spell("trino", t) },
+	Type:        func(t ir.Type) (string, error) { return types.Spell("trino", t) },
 	String:      dialects.StringLit,
 	Date:        func(s string) string { return "DATE '" + s + "'" },
 	Timestamp:   func(s string) string { return "TIMESTAMP '" + s + "'" },
@@ -102,47 +103,47 @@ func (*Dialect) Literal(v any) (string, error) { return literals.Literal(v) }
 
 var types = dialects.TypeNames{
 	// Iceberg has no 16-bit integer.
-	compiler.Smallint: "INTEGER",
-	compiler.Integer:  "INTEGER",
-	compiler.Bigint:   "BIGINT",
-	compiler.Decimal:  "DECIMAL(%d,%d)",
-	compiler.Double:   "DOUBLE",
-	compiler.Boolean:  "BOOLEAN",
+	ir.Smallint: "INTEGER",
+	ir.Integer:  "INTEGER",
+	ir.Bigint:   "BIGINT",
+	ir.Decimal:  "DECIMAL(%d,%d)",
+	ir.Double:   "DOUBLE",
+	ir.Boolean:  "BOOLEAN",
 	// Iceberg and Delta Lake store unbounded strings only.
-	compiler.Text:        "VARCHAR",
-	compiler.Varchar:     "VARCHAR",
-	compiler.JSON:        "VARCHAR",
-	compiler.Date:        "DATE",
-	compiler.Timestamp:   "TIMESTAMP(6)",
-	compiler.TimestampTZ: "TIMESTAMP(6) WITH TIME ZONE",
+	ir.Text:        "VARCHAR",
+	ir.Varchar:     "VARCHAR",
+	ir.JSON:        "VARCHAR",
+	ir.Date:        "DATE",
+	ir.Timestamp:   "TIMESTAMP(6)",
+	ir.TimestampTZ: "TIMESTAMP(6) WITH TIME ZONE",
 }
 
-func (*Dialect) ColumnType(t compiler.Type) (string, error) { return types.Spell("trino", t) }
+func (*Dialect) ColumnType(t ir.Type) (string, error) { return types.Spell("trino", t) }
 
 // TruncTime spells the start of a partition, in UTC.
-func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t compiler.Type) {
+func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t ir.Type) {
 	w.S("date_trunc(")
 	w.String(granularity)
 	w.S(", ")
 	expr()
-	if t.Kind == compiler.TimestampTZ {
+	if t.Kind == ir.TimestampTZ {
 		w.S(" AT TIME ZONE ")
 		w.String("UTC")
 	}
 	w.S(")")
 }
 
-func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
+func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
-	case compiler.CreateTable:
+	case ir.CreateTable:
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE"})
 		return true, nil
-	case compiler.ApplyVersions:
+	case ir.ApplyVersions:
 		// Writes autocommit: one MERGE, so that no failure between a
 		// DELETE and an INSERT loses versions.
 		dialects.MergeVersions(w, op)
 		return true, nil
-	case compiler.InsertValues:
+	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
@@ -153,13 +154,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 }
 
 // TypedParam spells a time parameter's type in the SQL (dialects.ParamTyper).
-func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t compiler.Type) {
+func (*Dialect) TypedParam(w *dialects.Writer, marker func(), t ir.Type) {
 	switch t.Kind {
-	case compiler.Timestamp:
+	case ir.Timestamp:
 		dialects.Cast(w, marker, "TIMESTAMP(6)")
-	case compiler.TimestampTZ:
+	case ir.TimestampTZ:
 		dialects.Cast(w, marker, "TIMESTAMP(6) WITH TIME ZONE")
-	case compiler.Date:
+	case ir.Date:
 		dialects.Cast(w, marker, "DATE")
 	default:
 		marker()

@@ -1,4 +1,4 @@
-package compiler
+package ir
 
 import (
 	"fmt"
@@ -527,10 +527,10 @@ func (s Step) appendRead(b []byte) []byte {
 	return b
 }
 
-// check verifies that every step names a statement of the plan (names
+// Check verifies that every step names a statement of the plan (names
 // holds theirs), so that a program can never refer to something the
 // compiled file does not show.
-func (pr *Program) check(names map[string]bool) error {
+func (pr *Program) Check(names map[string]bool) error {
 	listed := false
 	for _, s := range pr.Steps {
 		switch {
@@ -554,3 +554,15 @@ func (pr *Program) check(names map[string]bool) error {
 	}
 	return nil
 }
+
+// RegRunsIndexed is 1 when the run log has its index (probe_runs_index).
+const RegRunsIndexed = "runs_indexed"
+
+func isAddRunsColumn(name string) bool {
+	prefix := addRunsColumn("")
+	return len(name) > len(prefix) && name[:len(prefix)] == prefix
+}
+
+// RegUnique is 1 when the source enforces the unique key (source_unique):
+// the full refresh then runs the statements without the dedupe.
+const RegUnique = "unique"

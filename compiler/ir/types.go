@@ -1,4 +1,4 @@
-package compiler
+package ir
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ const (
 	JSON        TypeKind = "json"
 )
 
-var typeKinds = []string{"smallint", "integer", "bigint", "decimal(p,s)", "double", "boolean", "text", "varchar(n)", "date", "timestamp", "timestamptz", "json"}
+var TypeKinds = []string{"smallint", "integer", "bigint", "decimal(p,s)", "double", "boolean", "text", "varchar(n)", "date", "timestamp", "timestamptz", "json"}
 
 // Type is a parsed portable type.
 type Type struct {
@@ -90,7 +90,7 @@ func ParseType(s string) (Type, error) {
 		return Type{}, fmt.Errorf("unknown type %q: the portable name is %s", s, typeAliases[name])
 	}
 	if !ok {
-		return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
+		return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(TypeKinds, ", "))
 	}
 	kind := TypeKind(name)
 	num := func(x string) int { n, _ := strconv.Atoi(x); return n }
@@ -115,12 +115,12 @@ func ParseType(s string) (Type, error) {
 		}
 		return Type{Kind: kind}, nil
 	}
-	return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(typeKinds, ", "))
+	return Type{}, fmt.Errorf("unknown type %q (expected one of: %s)", s, strings.Join(TypeKinds, ", "))
 }
 
-// durationPattern is the regexp of a duration (the JSON Schema's; the
+// DurationPattern is the regexp of a duration (the JSON Schema's; the
 // parser checks it with durationParts).
-const durationPattern = `^(\d+)(s|m|h|d|w)$`
+const DurationPattern = `^(\d+)(s|m|h|d|w)$`
 
 // ParseDuration parses 90s, 15m, 36h, 2d or 1w. A day is 24 hours: windows
 // are computed in UTC, where every day has 24 hours.

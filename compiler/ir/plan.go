@@ -1,4 +1,4 @@
-package compiler
+package ir
 
 // Plan is the dialect-neutral program of one pipeline: every statement a
 // run, a full refresh, a backfill, a lease or a reconciliation may execute,
@@ -201,6 +201,10 @@ type Statement struct {
 // own, or one changed since it was copied. Copies with the same Shared
 // are the same statement: a renderer may spell it once for all plans.
 func (st *Statement) Shared() *Statement { return st.shared }
+
+// SetShared records that st is a copy of of, the statement every plan
+// holds alike (nil: st is the plan's own, or changed since it was copied).
+func (st *Statement) SetShared(of *Statement) { st.shared = of }
 
 // Foreign is a source outside the target database.
 type Foreign struct {

@@ -1,4 +1,4 @@
-package compiler
+package ir
 
 // Fits reports whether every value of a source column of type src can be
 // written into a column declared dst without loss: no digit rounded away,

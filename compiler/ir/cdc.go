@@ -1,0 +1,40 @@
+package ir
+
+// Reserved columns of a cdc pipeline's target and tombstones.
+const (
+	// SequenceColumn is the sequence of the change a target row or a
+	// tombstone holds.
+	SequenceColumn = "incrc_sequence"
+	// DeletedAtColumn is a tombstone's commit time (cdc.at), when the spec
+	// names one.
+	DeletedAtColumn = "incrc_deleted_at"
+)
+
+// Statements of a cdc pipeline (besides the shared ones).
+const (
+	StmtCreateTombstones  = "create_tombstones"
+	StmtDropDeletes       = "drop_deletes"
+	StmtCreateDeletes     = "create_deletes"
+	StmtCountChanges      = "count_changes"
+	StmtResolveUpserts    = "resolve_upserts"
+	StmtResolveDeletes    = "resolve_deletes"
+	StmtCountDeletes      = "count_deletes"
+	StmtRetractTombstones = "retract_tombstones"
+	StmtWriteTombstones   = "write_tombstones"
+	StmtApplyDeletes      = "apply_deletes"
+	StmtClearTombstones   = "clear_tombstones"
+)
+
+// Registers of a cdc program: the valid changes read, and the inserts and
+// updates a run applies.
+const (
+	RegChanges = "changes"
+	RegUpserts = "upserts"
+)
+
+// Exact is X compared as exact text: case and trailing spaces count. An op
+// code is a code, not a word: "U" is not "u" on any engine, whatever the
+// column's collation (MariaDB's default one folds case and pads).
+type Exact struct{ X Expr }
+
+func (Exact) exprNode() {}

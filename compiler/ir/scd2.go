@@ -1,0 +1,150 @@
+package ir
+
+// Names of the columns the SCD2 session tables add, and the op codes of a
+// change.
+const (
+	KindColumn = "incrc_kind" // timeline by time: 0 a version of the target, 1 a staged candidate; from a change log see KindHeldVersion
+	OpColumn   = "incrc_op"   // changes: OpAdd, OpRewrite or OpRemove
+
+	OpAdd     = "1" // a version the target does not hold
+	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole
+	OpRemove  = "3" // a version of the target that goes
+)
+
+// Statement names of SCD2 pipelines.
+const (
+	StmtDropVersions      = "drop_timeline"
+	StmtCreateVersions    = "create_timeline"
+	StmtDropChanges       = "drop_changes"
+	StmtCreateChanges     = "create_changes"
+	StmtVersionCandidates = "timeline_candidates"
+	StmtVersionHistory    = "timeline_history"
+	StmtReopenVersions    = "timeline_reopen"
+	StmtTimelineChanges   = "timeline_changes"
+	StmtOpenChanged       = "open_changed"
+	StmtCloseChanged      = "close_changed"
+	StmtUpdateCurrent     = "update_current"
+	StmtCloseVanished     = "close_vanished"
+	StmtMarkVanished      = "mark_vanished"
+	StmtCheckVersions     = "check_versions"
+	StmtCountAdded        = "count_added_versions"
+	StmtCountRewritten    = "count_rewritten_versions"
+	StmtCountRemoved      = "count_removed_versions"
+	StmtApplyVersions     = "apply_versions"
+)
+
+// Versioning is what the SCD2 operations know of the target.
+type Versioning struct {
+	Target    Table
+	Key       []string
+	Columns   []string // the spec's columns, in the order of the file
+	ValidFrom string
+	ValidTo   string
+	Type      Type   // of ValidFrom and ValidTo
+	OpenEnd   string // the current version's ValidTo (canonical, see ParseWatermark); "" means NULL
+	Deleted   string // new_record: the flag of a version that records a vanished key; "" otherwise
+}
+
+// Stored are the columns of a version: the spec's, the validity, the flag.
+func (v Versioning) Stored() []string {
+	out := append(append([]string(nil), v.Columns...), v.ValidFrom, v.ValidTo)
+	if v.Deleted != "" {
+		out = append(out, v.Deleted)
+	}
+	return out
+}
+
+type (
+	// VersionCandidates puts the staged rows that are not a version of the
+	// target already (same key, same start, the same Compare columns)
+	// into the timeline Into, as candidates (kind 1) starting at Time.
+	VersionCandidates struct {
+		Versioning
+		Into, Stage Table
+		Time        string
+		Compare     []string
+	}
+
+	// VersionHistory puts the target's versions of the staged keys into
+	// the timeline Into (kind 0).
+	VersionHistory struct {
+		Versioning
+		Into, Stage Table
+	}
+
+	// ReopenVersions puts a candidate starting at the parameter Hi into
+	// the timeline for each staged key that has no current version and
+	// whose newest staged row (by Time) is older than the end of one of
+	// its closed versions: a key back in the snapshot whose own time
+	// would not reopen it.
+	ReopenVersions struct {
+		Versioning
+		Into, Stage Table
+		Time        string
+		Hi          string
+	}
+
+	// TimelineChanges reads the timeline From and writes the changes Into:
+	// each candidate, ending at the next start on its key's timeline or
+	// at the end of the version it falls in (a rewrite when a version
+	// starts at the same time, an add otherwise), and each version of the
+	// target that a candidate starts inside, ending there (a rewrite).
+	TimelineChanges struct {
+		Versioning
+		Into, From Table
+	}
+
+	// ColumnChanges compares each staged row (one per key) with its key's
+	// current version and writes the changes Into. Part says which:
+	// "open", a version starting at Hi for each key without a current
+	// version or whose Tracked columns differ from it; "close", that
+	// current version ended at Hi unless it started there (the new version
+	// rewrites it then); "update", the
+	// current version rewritten with the staged Other columns when only
+	// those differ.
+	ColumnChanges struct {
+		Versioning
+		Into, Stage    Table
+		Tracked, Other []string
+		Hi             string
+		Part           string
+	}
+
+	// VanishedVersions writes the changes Into for the current versions
+	// whose key no row of Source carries. Mark false: the version ends at
+	// Hi (with Deleted set, unless it started at Hi; without, one that
+	// started at Hi is removed). Mark true: a version starting at Hi
+	// that records the deletion (Deleted true), rewriting one that
+	// started at Hi.
+	VanishedVersions struct {
+		Versioning
+		Into   Table
+		Source Relation
+		Hi     string
+		Mark   bool
+	}
+)
+
+// ApplyVersions applies the changes to the target: every version whose
+// key and start a change names is replaced by it, or removed by a change of
+// op OpRemove; the other changes are added. The shared spelling is a
+// DELETE then an INSERT, in the write transaction; engines where each
+// statement commits alone spell one MERGE.
+type ApplyVersions struct {
+	Versioning
+	Changes Table
+}
+
+func (ApplyVersions) op() {}
+
+func (VersionCandidates) op() {}
+
+func (VersionHistory) op() {}
+
+func (ReopenVersions) op() {}
+
+func (TimelineChanges) op() {}
+
+func (ColumnChanges) op() {}
+
+func (VanishedVersions) op() {}
