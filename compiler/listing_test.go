@@ -189,9 +189,9 @@ func readTextBefore(s ir.Step) string {
 			t += "; fails on a row"
 		}
 	case ir.ReadPartitions:
-		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + ir.RegSkipped + ")"
-		if len(s.Into) > 1 {
-			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into[1:], ", ")
+		t = "partitions; rows of finalized ones -> " + ir.RegSkipped
+		if len(s.Into) > 0 {
+			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into, ", ")
 		}
 	case ir.ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"

@@ -32,9 +32,9 @@ func (l *lowerer) programs() {
 		case st.Name == ir.StmtProbeRuns:
 			s.Read, s.Into = ir.ReadColumns, []string{runsColumnPrefix}
 		case st.Name == ir.StmtProbeRunsIndex:
-			s.Read, s.Into = ir.ReadCount, []string{ir.RegRunsIndexed}
+			s.Read, s.Into = ir.ReadCount, []string{RegRunsIndexed}
 		case st.Name == ir.StmtCreateRunsIndex:
-			s.If = "!" + ir.RegRunsIndexed
+			s.If = "!" + RegRunsIndexed
 		case isAddRunsColumn(st.Name):
 			s.If = "!" + runsColumnPrefix + st.Name[len(addRunsColumn("")):]
 		case st.Name == ir.StmtProbePartitions:
@@ -81,6 +81,9 @@ func isSchemaCheck(st *ir.Statement) bool {
 	pc, ok := st.Op.(ir.ProbeColumns)
 	return ok && pc.Declared != nil
 }
+
+// RegRunsIndexed is 1 when the run log has its index (probe_runs_index).
+const RegRunsIndexed = "runs_indexed"
 
 // runsColumnPrefix names the registers probe_runs sets: one per column of
 // the run log, so that setup adds only the columns a table lacks.
@@ -220,7 +223,7 @@ func (l *lowerer) incremental() *ir.Program {
 		// Rows read are the rows the run reads to write: each partition it
 		// rewrites, whole, and the window's rows of the partitions it
 		// leaves out (finalized: skipped; none: quarantined or failed).
-		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions, Into: []string{ir.RegWindowRows, ir.RegRead}})
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions, Into: []string{ir.RegRead}})
 		if l.mode == "fail" {
 			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountUnpartitioned, If: ir.RegUnpartitioned, Read: ir.ReadCount,
 				Fail: "%d row(s) of the window have a NULL " + p.Partition.Column + " and belong to no partition, and on_invalid is fail: nothing written"})
@@ -413,7 +416,9 @@ func (l *lowerer) preview() *ir.Program {
 		pr.Lo = ir.LoNone
 	}
 	if l.p.Strategy == OverwritePartitions {
-		pr.Steps = []ir.Step{{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions, Into: []string{ir.RegRead}}}
+		// The partitions it would rewrite, and the window's rows.
+		pr.Steps = []ir.Step{{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions},
+			{Stmt: ir.StmtCountRead, If: ir.RegWindow, Read: ir.ReadCount, Into: []string{ir.RegRead}}}
 	} else {
 		pr.Steps = []ir.Step{{Stmt: ir.StmtCountRead, If: ir.RegWindow, Read: ir.ReadCount, Into: []string{ir.RegRead}}}
 	}
