@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,7 +126,7 @@ FROM %s`, f.source, f.keys, f.keys, cdcBenchStart.Format(benchTS), f.eng.seconds
 
 func newCDCBench(b *testing.B, eng cdcBenchEngine, rows int) *cdcBench {
 	ctx := context.Background()
-	tg, err := Open(ctx, eng.url(b), "")
+	tg, err := Open(ctx, all.Lookup, eng.url(b), "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,7 +275,7 @@ type handBench struct {
 
 func newHandBench(b *testing.B, eng handEngine, hc handCase, keys int) *handBench {
 	ctx := context.Background()
-	tg, err := Open(ctx, eng.url(b), "")
+	tg, err := Open(ctx, all.Lookup, eng.url(b), "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"sort"
@@ -147,7 +148,7 @@ func newPartFixture(b *testing.B, engine string, perDay int) *partFixture {
 		}
 		url += sep + "application_name=" + f.app
 	}
-	tg, err := Open(ctx, url, "")
+	tg, err := Open(ctx, all.Lookup, url, "")
 	if err != nil {
 		b.Fatal(err)
 	}

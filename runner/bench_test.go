@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,7 +222,7 @@ func (f *benchFixture) name() string { return fmt.Sprintf("rows=%d", f.rows) }
 
 func newBenchFixture(b *testing.B, eng benchEngine, rows int) *benchFixture {
 	ctx := context.Background()
-	tg, err := Open(ctx, eng.url(b), "")
+	tg, err := Open(ctx, all.Lookup, eng.url(b), "")
 	if err != nil {
 		b.Fatal(err)
 	}

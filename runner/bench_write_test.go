@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,7 +177,7 @@ type writeBench struct {
 func newWriteBench(b *testing.B, eng writeEngine, rows int) *writeBench {
 	ctx := context.Background()
 	url := eng.url(b)
-	tg, err := Open(ctx, url, "")
+	tg, err := Open(ctx, all.Lookup, url, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func ts(t time.Time) string { return "TIMESTAMP '" + t.Format(benchTS) + "'" }
 // open opens the benchmark's database as a new process would, with the
 // engine's setup.
 func (f *writeBench) open(b *testing.B) *Target {
-	tg, err := Open(f.ctx, f.url, "")
+	tg, err := Open(f.ctx, all.Lookup, f.url, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -516,7 +517,7 @@ func (f *writeBench) emptyWindowRuns(b *testing.B) {
 	steps := newStepTimes()
 	load := loadAvg()
 	open := func() *Target {
-		tg, err := Open(f.ctx, f.url, "")
+		tg, err := Open(f.ctx, all.Lookup, f.url, "")
 		if err != nil {
 			b.Fatal(err)
 		}

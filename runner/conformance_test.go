@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"os/exec"
 	"slices"
@@ -816,7 +817,7 @@ func (c *conformer) kill(what string, s kill) {
 	if !strings.Contains(string(buf[:n]), "reached") {
 		t.Fatalf("%s: the child did not reach %s: %q", what, s.at, buf[:n])
 	}
-	tg, err := Open(e.ctx, e.url, "")
+	tg, err := Open(e.ctx, all.Lookup, e.url, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -861,7 +862,7 @@ func TestConformanceChild(t *testing.T) {
 		t.Fatalf("no scenario %q", name)
 	}
 	ctx := context.Background()
-	tg, err := Open(ctx, os.Getenv("INCRC_CONFORM_URL"), "")
+	tg, err := Open(ctx, all.Lookup, os.Getenv("INCRC_CONFORM_URL"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func TestConnectTimeout(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				tg, err := Open(context.Background(), u, "", ConnectTimeout(tt.timeout))
+				tg, err := Open(context.Background(), all.Lookup, u, "", ConnectTimeout(tt.timeout))
 				done <- result{tg, err}
 			}()
 			select {

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"github.com/incrc/incrc/dialects/all"
 	"log"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestMySQLDriverLog(t *testing.T) {
 	}
 	ctx := context.Background()
 	var buf bytes.Buffer
-	tg, err := Open(ctx, url, "", DriverLog(&buf))
+	tg, err := Open(ctx, all.Lookup, url, "", DriverLog(&buf))
 	if err != nil {
 		t.Fatal(err)
 	}

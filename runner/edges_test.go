@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"net/url"
 	"strings"
@@ -324,7 +325,7 @@ func TestLostConnection(t *testing.T) {
 			p := ordersPlan(e, "look", "lookback: 2d")
 			seedOrders(e, p)
 			px := newProxy(t, hostOf(t, e.url))
-			tg, err := Open(e.ctx, px.through(t, e.url), "")
+			tg, err := Open(e.ctx, all.Lookup, px.through(t, e.url), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,7 +368,7 @@ func TestStatementTimeout(t *testing.T) {
 			p := ordersPlan(e, "look", "lookback: 2d")
 			seedOrders(e, p)
 			px := newProxy(t, hostOf(t, e.url))
-			tg, err := Open(e.ctx, px.through(t, e.url), "")
+			tg, err := Open(e.ctx, all.Lookup, px.through(t, e.url), "")
 			if err != nil {
 				t.Fatal(err)
 			}

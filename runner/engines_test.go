@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,7 +109,7 @@ func newEnv(t *testing.T, e engine) *env {
 	t.Helper()
 	url := e.url(t)
 	ctx := context.Background()
-	tg, err := Open(ctx, url, "")
+	tg, err := Open(ctx, all.Lookup, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func (e *env) dropSchemas() {
 	default:
 		return
 	}
-	tg, err := Open(e.ctx, e.url, "")
+	tg, err := Open(e.ctx, all.Lookup, e.url, "")
 	if err != nil {
 		e.t.Errorf("cleanup: %v", err)
 		return
@@ -431,7 +432,7 @@ func TestDuckDBFileLock(t *testing.T) {
 	if n, _ := out.Read(buf); !strings.Contains(string(buf[:n]), "open") {
 		t.Fatalf("child did not open the file: %q", buf[:n])
 	}
-	_, err = Open(context.Background(), path, "")
+	_, err = Open(context.Background(), all.Lookup, path, "")
 	var locked *LockedError
 	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "locked by another process") {
 		t.Errorf("open while another process holds the file: %v, want a LockedError", err)
@@ -444,7 +445,7 @@ func TestDuckDBFileLockChild(t *testing.T) {
 	if path == "" {
 		t.Skip("only runs as TestDuckDBFileLock's child process")
 	}
-	tg, err := Open(context.Background(), path, "")
+	tg, err := Open(context.Background(), all.Lookup, path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"sync"
 	"testing"
 )
@@ -40,7 +41,7 @@ func TestConcurrentFirstRuns(t *testing.T) {
 				)
 				for range 8 {
 					wg.Go(func() {
-						tg, err := Open(e.ctx, url, "")
+						tg, err := Open(e.ctx, all.Lookup, url, "")
 						if err == nil {
 							defer tg.Close()
 							_, err = tg.Run(e.ctx, p, Options{Until: until("2026-01-24")})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -159,7 +158,7 @@ func InSchema(rawURL, schema string) (string, error) {
 	if err != nil || u.Scheme == "" {
 		return "", fmt.Errorf("target %q: a server's URL is needed to run tests in a schema of their own", Redact(rawURL))
 	}
-	switch d, _ := compiler.DialectOfURL(rawURL); d {
+	switch d, _ := ir.DialectOfURL(rawURL); d {
 	case "postgres":
 		q := u.Query()
 		q.Set("search_path", schema+",pg_catalog")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"strings"
 	"testing"
@@ -88,7 +89,7 @@ func TestSourceIsTargetOnTheCatalog(t *testing.T) {
 			for _, c := range sameTables(eng.name) {
 				fill := strings.NewReplacer("{id}", e.id, "{db}", database(e.url))
 				if c.url != nil {
-					tg, err := Open(e.ctx, c.url(e), "")
+					tg, err := Open(e.ctx, all.Lookup, c.url(e), "")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -155,7 +156,7 @@ func TestTwoPipelinesOneTableOnTheCatalog(t *testing.T) {
 				a, b, other = "dw_{id}.dup", "dw_{id}_dup", "app_{id}.dup"
 			case "postgres":
 				a, b, other = "dw_{id}.dup", "dup", "app_{id}.dup"
-				tg, err := Open(e.ctx, withQuery(e.url, "search_path", "dw_"+e.id), "")
+				tg, err := Open(e.ctx, all.Lookup, withQuery(e.url, "search_path", "dw_"+e.id), "")
 				if err != nil {
 					t.Fatal(err)
 				}

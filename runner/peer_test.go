@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"github.com/incrc/incrc/dialects/all"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestDeadPeer(t *testing.T) {
 			p := ordersPlan(e, "peer", "lookback: 2d")
 			seedOrders(e, p)
 			px := newProxy(t, hostOf(t, e.url))
-			tg, err := Open(e.ctx, px.through(t, e.url), "", ConnectTimeout(2*time.Second))
+			tg, err := Open(e.ctx, all.Lookup, px.through(t, e.url), "", ConnectTimeout(2*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/incrc/incrc/dialects/all"
 	neturl "net/url"
 	"slices"
 	"strings"
@@ -351,7 +352,7 @@ func TestRunsIndexedOnce(t *testing.T) {
 func freshMySQL(t *testing.T, eng engine) engine {
 	t.Helper()
 	base := eng.url(t)
-	tg, err := Open(context.Background(), base, "")
+	tg, err := Open(context.Background(), all.Lookup, base, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +362,7 @@ func freshMySQL(t *testing.T, eng engine) engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		tg, err := Open(context.Background(), base, "")
+		tg, err := Open(context.Background(), all.Lookup, base, "")
 		if err != nil {
 			t.Errorf("cleanup: %v", err)
 			return

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/ir"
 )
 
 // masked stands for a secret in what incrc prints and records.
@@ -41,7 +41,7 @@ func userPassword(raw string) (from, to int, ok bool) {
 	start := 0
 	if i := strings.Index(raw, "://"); i >= 0 {
 		start = i + 3
-	} else if d, _ := compiler.DialectOfURL(raw); d == "duckdb" || d == "sqlite" {
+	} else if d, _ := ir.DialectOfURL(raw); d == "duckdb" || d == "sqlite" {
 		return 0, 0, false // duckdb:a@b.duckdb is a path
 	}
 	rest := raw[start:]

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"github.com/incrc/incrc/dialects/all"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func TestSchemaEvolution(t *testing.T) {
 			}
 			// A fresh pool: PostgreSQL's driver keeps the fixture's INSERT
 			// prepared with the parameter types from before the ALTER.
-			tg, err := Open(e.ctx, e.url, "")
+			tg, err := Open(e.ctx, all.Lookup, e.url, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,9 +9,7 @@ import (
 
 	"github.com/incrc/incrc/compiler/ir"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
-	"github.com/incrc/incrc/dialects/all"
 )
 
 // sources are the databases a target's pipelines read outside it: the
@@ -41,7 +39,7 @@ func (t *Target) sourceDialect(name string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return compiler.DialectOfURL(url)
+	return ir.DialectOfURL(url)
 }
 
 // sourceConn pins a connection of the source of a plan: the named
@@ -66,7 +64,7 @@ func (t *Target) sourceConn(ctx context.Context, f *ir.Foreign) (*sql.Conn, erro
 			return nil, err
 		}
 		t.scrub.Add(url)
-		if st, err = Open(ctx, url, f.Dialect, DriverLog(t.driverLog)); err != nil {
+		if st, err = Open(ctx, t.known, url, f.Dialect, DriverLog(t.driverLog)); err != nil {
 			return nil, fmt.Errorf("source.connection %s: %w", f.Connection, err)
 		}
 		if t.src.open == nil {
@@ -105,7 +103,7 @@ func (t *Target) sourceOf(plan *ir.Plan) (dialects.Dialect, error) {
 			return nil, err
 		}
 	}
-	return all.Source(plan, t.sourceDialect)
+	return dialects.Source(plan, t.known, t.sourceDialect)
 }
 
 // source returns the pinned connection to the plan's source, opening it

@@ -4,7 +4,9 @@
 // It is the only package that imports database/sql, dburl and the database
 // drivers. It executes exactly the statements the compiler planned and the
 // dialect spelled — the ones users read in the compiled files — on one
-// pinned connection per run; it writes no SQL of its own.
+// pinned connection per run; it writes no SQL of its own. It reads the
+// plan (compiler/ir), never the spec, and imports no dialect: the command
+// hands Open the dialects it may speak (dialects/all.Lookup).
 package runner
 
 import (
@@ -32,7 +34,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/incrc/incrc/dialects"
-	"github.com/incrc/incrc/dialects/all"
 )
 
 // Target is an open target database and the dialect that speaks to it.
@@ -53,6 +54,8 @@ type Target struct {
 	SourceURLs map[string]string
 
 	src sources
+	// known finds a dialect by name: the target's sources' (see Open).
+	known dialects.Lookup
 	// scrub holds the passwords of the target's URL and of the sources
 	// opened: the run log records an error without them.
 	scrub Scrubber
@@ -109,14 +112,16 @@ func ConnectTimeout(d time.Duration) OpenOption {
 // mysql://... (MariaDB too), a Spark Connect server
 // (sc://host:port/;format=delta|iceberg;catalog=NAME) or Trino
 // (trino://user@host:port/catalog/schema). The dialect follows from the URL; when
-// dialect is not empty it must agree.
+// dialect is not empty it must agree. known finds the dialect by name
+// (dialects/all.Lookup): the runner is handed the dialects it speaks and
+// imports none of them; the target's sources are looked up in it too.
 //
 // No error of Open holds a password of the URL: a driver's message that
 // quotes the URL, or the password, has it masked.
-func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
+func Open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
 	sc := &Scrubber{}
 	sc.Add(rawURL)
-	t, err := open(ctx, rawURL, dialect, append(opts, func(o *openOptions) { o.scrub = sc })...)
+	t, err := open(ctx, known, rawURL, dialect, append(opts, func(o *openOptions) { o.scrub = sc })...)
 	if err != nil {
 		return nil, sc.ScrubError(err)
 	}
@@ -124,7 +129,7 @@ func Open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 	return t, nil
 }
 
-func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
+func open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, opts ...OpenOption) (*Target, error) {
 	o := openOptions{connectTimeout: DefaultConnectTimeout, driverLog: os.Stderr}
 	for _, opt := range opts {
 		opt(&o)
@@ -149,7 +154,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		if st.format == "iceberg" {
 			name = "spark_iceberg"
 		}
-		d, err := all.Lookup(name)
+		d, err := known(name)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +169,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", redact(rawURL), err)
 		}
-		d, err := all.Lookup("trino")
+		d, err := known("trino")
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +265,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 	if dialect != "" && dialect != name {
 		return nil, fmt.Errorf("--dialect %s does not match the target %s, which is %s", dialect, redact(rawURL), name)
 	}
-	d, err := all.Lookup(name)
+	d, err := known(name)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +302,7 @@ func open(ctx context.Context, rawURL, dialect string, opts ...OpenOption) (*Tar
 		return nil, fmt.Errorf("connect to %s: %w", redact(rawURL), err)
 	}
 	return &Target{DB: db, Dialect: d, URL: redact(rawURL), StatementTimeout: DefaultStatementTimeout, PingInterval: DefaultPingInterval,
-		driverLog: o.driverLog}, nil
+		known: known, driverLog: o.driverLog}, nil
 }
 
 // serverSessionTimeout bounds a new Spark Connect or Trino session: its

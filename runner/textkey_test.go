@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"strings"
 	"testing"
@@ -213,7 +214,7 @@ func openLax(t *testing.T, e *env) *Target {
 	q := u.Query()
 	q.Set("sql_mode", "''")
 	u.RawQuery = q.Encode()
-	tg, err := Open(e.ctx, u.String(), "")
+	tg, err := Open(e.ctx, all.Lookup, u.String(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func demo(ctx context.Context, e *env, path string) error {
 	if err != nil {
 		return err
 	}
-	tg, err := runner.Open(ctx, "duckdb:"+path, "")
+	tg, err := runner.Open(ctx, all.Lookup, "duckdb:"+path, "")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,7 @@ func TestPipelineTestIsolation(t *testing.T) {
 			}
 			t.Chdir(t.TempDir())
 			os.MkdirAll("specs", 0o755)
-			tg, err := runner.Open(ctx, eng.url, "")
+			tg, err := runner.Open(ctx, all.Lookup, eng.url, "")
 			if err != nil {
 				t.Fatal(err)
 			}

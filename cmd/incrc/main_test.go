@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"os"
 	"strings"
@@ -49,7 +50,7 @@ func sqlCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if path, ok := strings.CutPrefix(url, "duckdb:"); ok {
 		url = "duckdb:" + ts.MkAbs(path) // scripts run in $WORK, the test binary elsewhere
 	}
-	tg, err := runner.Open(ctx, url, "")
+	tg, err := runner.Open(ctx, all.Lookup, url, "")
 	ts.Check(err)
 	defer tg.Close()
 	for _, arg := range args[1:] {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func TestNewFromTableQuotesNames(t *testing.T) {
 	t.Chdir(t.TempDir())
 	os.MkdirAll("specs", 0o755)
 	ctx := context.Background()
-	tg, err := runner.Open(ctx, "duckdb:wh.duckdb", "")
+	tg, err := runner.Open(ctx, all.Lookup, "duckdb:wh.duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ type fixture struct {
 func newFixture(t *testing.T, url string, schemas []string, pipelines ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	tg, err := runner.Open(ctx, url, "")
+	tg, err := runner.Open(ctx, all.Lookup, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

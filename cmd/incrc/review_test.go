@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func testReviewed(t *testing.T, dialect, url string) {
 	ctx := context.Background()
 	id := fmt.Sprintf("%d", time.Now().UnixNano()%1e9)
 	pipeline, src, target := "rv_"+id, "rv_src_"+id, "rv_dst_"+id
-	tg, err := runner.Open(ctx, url, "")
+	tg, err := runner.Open(ctx, all.Lookup, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

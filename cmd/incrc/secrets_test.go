@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 				}
 				noSecret(t, strings.Join(args, " ")+": the output", stdout+stderr)
 			}
-			tg, err := runner.Open(context.Background(), target, "")
+			tg, err := runner.Open(context.Background(), all.Lookup, target, "")
 			if err != nil {
 				t.Fatal(err)
 			}

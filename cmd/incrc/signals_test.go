@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,7 +160,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 				// The server ends the statement once it reads the cancel
 				// request (or the closed connection): soon, not at once.
 				waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, srcTable+"%"+marker, since) == 0 })
-				tg, err := runner.Open(context.Background(), eng.url, "")
+				tg, err := runner.Open(context.Background(), all.Lookup, eng.url, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +233,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 			t.Errorf("the second signal's message does not give %q:\n%s", want, &stderr)
 		}
 		tx.Rollback()
-		tg, err := runner.Open(context.Background(), pgURL, "")
+		tg, err := runner.Open(context.Background(), all.Lookup, pgURL, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +308,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 			if err != nil {
 				t.Fatalf("the run after a killed one: %v\n%s", err, out)
 			}
-			tg, err := runner.Open(context.Background(), eng.url, "")
+			tg, err := runner.Open(context.Background(), all.Lookup, eng.url, "")
 			if err != nil {
 				t.Fatal(err)
 			}

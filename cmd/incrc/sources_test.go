@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ watermark: { column: updated_at, start: 2026-01-01 }
 `), 0o644)
 	os.WriteFile("incrc.yaml", []byte("connections:\n  app: sqlite:${APP_DB}\n"), 0o644)
 	src := filepath.Join(dir, "app.db")
-	tg, err := runner.Open(context.Background(), "sqlite:"+src, "")
+	tg, err := runner.Open(context.Background(), all.Lookup, "sqlite:"+src, "")
 	if err != nil {
 		t.Fatal(err)
 	}

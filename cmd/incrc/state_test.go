@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestStateLease(t *testing.T) {
 	target := "duckdb:" + filepath.Join(dir, "wh.duckdb")
 	sql := func(stmts ...string) {
 		t.Helper()
-		tg, err := runner.Open(context.Background(), target, "")
+		tg, err := runner.Open(context.Background(), all.Lookup, target, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestStateLease(t *testing.T) {
 			if !strings.Contains(stdout.String(), tt.want) {
 				t.Errorf("at %s, want %q in:\n%s", tt.now.Format(time.RFC3339Nano), tt.want, &stdout)
 			}
-			tg, err := runner.Open(context.Background(), target, "")
+			tg, err := runner.Open(context.Background(), all.Lookup, target, "")
 			if err != nil {
 				t.Fatal(err)
 			}

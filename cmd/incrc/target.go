@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"io"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,7 @@ func openTarget(ctx context.Context, cfg *compiler.Config, tf targetFlags, diale
 	if err != nil {
 		return nil, err
 	}
-	tg, err := runner.Open(ctx, target, dialect, runner.ConnectTimeout(tf.connectTimeout), runner.DriverLog(tf.log))
+	tg, err := runner.Open(ctx, all.Lookup, target, dialect, runner.ConnectTimeout(tf.connectTimeout), runner.DriverLog(tf.log))
 	if err != nil {
 		return nil, err
 	}

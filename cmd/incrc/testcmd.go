@@ -280,7 +280,7 @@ func (r *testRun) open(spec *compiler.Spec) {
 	}
 	s := *spec
 	embedded := url == ""
-	if d, ok := compiler.DialectOfURL(url); ok && (d == "duckdb" || d == "sqlite") {
+	if d, ok := ir.DialectOfURL(url); ok && (d == "duckdb" || d == "sqlite") {
 		embedded = true
 	}
 	if embedded {
@@ -289,7 +289,7 @@ func (r *testRun) open(spec *compiler.Spec) {
 			r.fatalf("%v", err)
 		}
 		r.dir = dir
-		if d, _ := compiler.DialectOfURL(url); d == "sqlite" {
+		if d, _ := ir.DialectOfURL(url); d == "sqlite" {
 			url = "sqlite:" + filepath.Join(dir, "test.db")
 		} else {
 			url = "duckdb:" + filepath.Join(dir, "test.duckdb")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,7 +76,7 @@ func TestPipelineTestsOnEngines(t *testing.T) {
 // incrc test at the same time.
 func leftovers(t *testing.T, url string) []string {
 	t.Helper()
-	tg, err := runner.Open(context.Background(), url, "")
+	tg, err := runner.Open(context.Background(), all.Lookup, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

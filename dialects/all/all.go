@@ -75,20 +75,7 @@ func Parse(value string) ([]dialects.Dialect, error) {
 }
 
 // Source returns the dialect a plan's source outside the target is spelled
-// in, and nil when the source is in the target. A files source is read by
-// the embedded DuckDB; a connection's dialect is the spec's source.dialect,
-// or what dialectOf says of the connection (its URL's scheme). It records
-// the dialect in the plan.
+// in, among every dialect (see dialects.Source).
 func Source(p *ir.Plan, dialectOf func(connection string) (string, bool)) (dialects.Dialect, error) {
-	f := p.From
-	if f == nil {
-		return nil, nil
-	}
-	if f.Dialect == "" && dialectOf != nil {
-		f.Dialect, _ = dialectOf(f.Connection)
-	}
-	if f.Dialect == "" {
-		return nil, fmt.Errorf("%s: pipeline %s: source.connection %s: its dialect is not known here: add it to connections: in incrc.yaml (its URL's scheme says it), give --source %s=URL, or write source.dialect", p.File, p.Pipeline, f.Connection, f.Connection)
-	}
-	return Lookup(f.Dialect)
+	return dialects.Source(p, Lookup, dialectOf)
 }
