@@ -19,6 +19,13 @@ import (
 //     <target>_tombstones the sequence of each key whose newest change is a
 //     delete: a change not newer than what they hold is ignored, so a late
 //     update cannot bring a deleted key back, and a rerun is a no-op;
+//   - a truncate (cdc.ops.truncate) empties the target at its point of
+//     the sequence, for every key: the target's rows and the tombstones
+//     not newer than it go, and <target>_truncated keeps its sequence, so
+//     a change not newer than the newest truncate is ignored, in the run
+//     the truncate arrives in and in every later one. A truncate that
+//     arrives late (its sequence below rows already applied) removes what
+//     is older than it and leaves what is newer: what a replay leaves;
 //   - a change that breaks a rule (a NULL key or sequence, an unknown op
 //     code, an insert's or update's image that breaks a quality rule) is
 //     quarantined and not applied: the key's newest valid change wins;
@@ -35,7 +42,20 @@ const (
 const (
 	tombstonesSuffix = "_tombstones"
 	deletesPrefix    = "incrc_deletes_"
+	// truncatedSuffix is no longer than tombstonesSuffix, so the
+	// tombstones' length check covers it.
+	truncatedSuffix = "_truncated"
+	truncatePrefix  = "incrc_truncate_"
 )
+
+// TruncateCodes returns the op codes of truncates: none unless the spec
+// lists them.
+func TruncateCodes(c *CDC) []string {
+	if c.Ops == nil {
+		return nil
+	}
+	return values(c.Ops.Truncate)
+}
 
 // DebeziumOps are the default op codes: Debezium's create, read (a
 // snapshot row), update and delete.
@@ -110,8 +130,13 @@ func cdcRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 		}
 		rules = append(rules, ir.Rule{Reason: "not_null(" + name + ")" + why, Invalid: invalid})
 	}
+	trunc := TruncateCodes(c)
+	var keyed ir.Expr // a truncate has no key
+	if len(trunc) > 0 {
+		keyed = ir.Unary{Op: "NOT", X: opIn(s, trunc)}
+	}
 	for _, k := range s.Key() {
-		notNull(k, "", nil)
+		notNull(k, "", keyed)
 	}
 	notNull(c.Sequence.Value, ": cdc.sequence, which orders a key's changes", nil)
 	if fromChanges(s) {
@@ -120,14 +145,14 @@ func cdcRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 		notNull(c.At.Value, ": cdc.at, the time the change takes effect", nil)
 	}
 	ins, upd, del := OpCodes(c)
-	all := append(append(append([]string(nil), ins...), upd...), del...)
+	all := append(append(append(append([]string(nil), ins...), upd...), del...), trunc...)
 	unknown := opIn(s, all)
 	if in, ok := unknown.(ir.In); ok {
 		in.Not = true
 		unknown = in
 	}
 	rules = append(rules, ir.Rule{
-		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del) + ")",
+		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del, trunc) + ")",
 		Invalid: or(ir.IsNull{X: col(c.Op.Value)}, unknown),
 	})
 	image := opIn(s, append(append([]string(nil), ins...), upd...))
@@ -151,12 +176,12 @@ func cdcRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 }
 
 // opKinds lists the op codes for a message: "insert: c, r; update: u; delete: d".
-func opKinds(ins, upd, del []string) string {
+func opKinds(ins, upd, del, trunc []string) string {
 	var parts []string
 	for _, k := range []struct {
 		name  string
 		codes []string
-	}{{"insert", ins}, {"update", upd}, {"delete", del}} {
+	}{{"insert", ins}, {"update", upd}, {"delete", del}, {"truncate", trunc}} {
 		if len(k.codes) > 0 {
 			parts = append(parts, k.name+": "+strings.Join(k.codes, ", "))
 		}
@@ -190,7 +215,17 @@ func (l *lowerer) cdcPlan() {
 		cols = append(cols, ir.Col{Name: a.SoftFlag, Type: ir.Type{Kind: ir.Boolean}, NotNull: true}, ir.Col{Name: a.SoftAt, Type: at.Type})
 	}
 	a.TargetColumns = cols
+	if len(TruncateCodes(c)) > 0 {
+		a.Truncated = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+truncatedSuffix)}
+		a.Truncate = ir.Table{Parts: []string{truncatePrefix + p.Pipeline}}
+	}
 	p.CDC = a
+}
+
+// truncateColumns are the columns of the truncate marks: the sequence.
+func (l *lowerer) truncateColumns() []ir.Col {
+	seq := l.spec.Column(l.spec.CDC.Sequence.Value)
+	return []ir.Col{{Name: ir.SequenceColumn, Type: seq.Type, NotNull: true}}
 }
 
 // tombstoneColumns are the tombstones' columns (and the deletes'
@@ -217,6 +252,10 @@ func (l *lowerer) tombstoneColumns() []ir.Col {
 func (l *lowerer) cdcSetup() {
 	l.add(ir.StmtCreateTombstones, ir.PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
 		ir.CreateTable{Table: l.p.CDC.Tombstones, Columns: l.tombstoneColumns(), PrimaryKey: l.p.Key})
+	if a := l.p.CDC; a.Truncated.Parts != nil {
+		l.add(ir.StmtCreateTruncated, ir.PhaseSetup, "The sequence of the newest truncate applied: a change not newer than it is ignored, also one that arrives later.",
+			ir.CreateTable{Table: a.Truncated, Columns: l.truncateColumns()})
+	}
 }
 
 // session drops the NOT NULL of columns: session tables hold what the
@@ -253,6 +292,7 @@ func (l *lowerer) cdcStatements() {
 	l.add(ir.StmtCreateDeletes, ir.PhaseStage, "The deletes to apply, shaped as the tombstones.",
 		ir.CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
 	l.readChanges()
+	l.truncateStatements()
 
 	ins, upd, del := OpCodes(c)
 	seq := c.Sequence.Value
@@ -314,6 +354,60 @@ func (l *lowerer) cdcStatements() {
 	l.advanceAndRecord()
 }
 
+// truncateStatements add the statements of a change log's truncates: the
+// newest one read, when it is newer than the one applied, empties the
+// target and the tombstones up to its sequence and replaces the mark; then
+// every change not newer than the mark (the new one or an earlier run's)
+// is dropped from what the run applies, ignored, and so are the truncates.
+func (l *lowerer) truncateStatements() {
+	p, s, a := l.p, l.spec, l.p.CDC
+	if a.Truncated.Parts == nil {
+		return
+	}
+	c := s.CDC
+	seq := c.Sequence.Value
+	isTrunc := opIn(s, TruncateCodes(c))
+	codes := strings.Join(TruncateCodes(c), ", ")
+	l.add(ir.StmtDropTruncate, ir.PhaseStage, "The truncate a run applies.",
+		ir.DropTable{Table: a.Truncate, Temporary: true})
+	l.add(ir.StmtCreateTruncate, ir.PhaseStage, "The truncate a run applies.",
+		ir.CreateTable{Table: a.Truncate, Columns: session(l.truncateColumns()), Temporary: true})
+	l.add(ir.StmtResolveTruncate, ir.PhaseWrite, "The truncate ("+codes+") with the greatest "+seq+", when it is newer than the one applied: the others are ignored.",
+		ir.NewTruncate{Into: a.Truncate, From: p.Raw, Marks: a.Truncated, Sequence: seq, IsTruncate: isTrunc})
+	l.add(ir.StmtCountTruncate, ir.PhaseWrite, "The truncate to apply (0 or 1): counted as a delete.",
+		ir.CountRows{Table: a.Truncate})
+	l.add(ir.StmtTruncateTarget, ir.PhaseWrite, "The truncate empties the target up to its sequence: a row written by a newer change stays, as in a replay of the log.",
+		ir.DeleteThrough{Table: p.Target, Column: ir.SequenceColumn, Bound: a.Truncate})
+	l.add(ir.StmtTruncateTombstones, ir.PhaseWrite, "And the tombstones up to its sequence: the truncate stops those older changes now.",
+		ir.DeleteThrough{Table: a.Tombstones, Column: ir.SequenceColumn, Bound: a.Truncate})
+	l.add(ir.StmtClearTruncated, ir.PhaseWrite, "The mark is replaced, after the rows it empties are gone.",
+		ir.DeleteRows{Table: a.Truncated})
+	l.add(ir.StmtWriteTruncated, ir.PhaseWrite, "The mark is replaced, after the rows it empties are gone.",
+		ir.InsertFrom{Into: a.Truncated, From: a.Truncate, Columns: []string{ir.SequenceColumn}})
+	l.add(ir.StmtDropTruncates, ir.PhaseWrite, "Truncates are applied (or ignored) by now: none is an insert or update.",
+		ir.DeleteRows{Table: p.Raw, Where: isTrunc})
+	l.add(ir.StmtDropTruncated, ir.PhaseWrite, "Changes not newer than the newest truncate are ignored: it emptied the target after them.",
+		ir.DeleteThrough{Table: p.Raw, Column: seq, Bound: a.Truncated})
+}
+
+// truncateSteps apply a truncate and drop what it makes stale, between the
+// check of the changes read and their resolution.
+func (l *lowerer) truncateSteps() []ir.Step {
+	if l.p.CDC.Truncated.Parts == nil {
+		return nil
+	}
+	return []ir.Step{
+		{Stmt: ir.StmtResolveTruncate, Tx: true, If: ir.RegChanges},
+		{Stmt: ir.StmtCountTruncate, Tx: true, If: ir.RegChanges, Read: ir.ReadCount, Into: []string{ir.RegTruncate, ir.RegDeleted, "-" + ir.RegIgnored}},
+		{Stmt: ir.StmtTruncateTarget, Tx: true, If: ir.RegTruncate},
+		{Stmt: ir.StmtTruncateTombstones, Tx: true, If: ir.RegTruncate},
+		{Stmt: ir.StmtClearTruncated, Tx: true, If: ir.RegTruncate},
+		{Stmt: ir.StmtWriteTruncated, Tx: true, If: ir.RegTruncate},
+		{Stmt: ir.StmtDropTruncates, Tx: true, If: ir.RegChanges},
+		{Stmt: ir.StmtDropTruncated, Tx: true, If: ir.RegChanges},
+	}
+}
+
 // readChanges adds the read of a change log's window (or, for a full
 // refresh, of the whole log) into raw, and the split of what was read: the
 // changes that break a rule are quarantined (or fail the run) and never
@@ -348,12 +442,24 @@ const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequ
 
 // cdcStage creates the session tables and reads the changes into raw.
 func (l *lowerer) cdcStage(guard, read string) []ir.Step {
-	return []ir.Step{
+	steps := []ir.Step{
 		{Stmt: ir.StmtDropStage, If: guard}, {Stmt: ir.StmtCreateStage, If: guard},
 		{Stmt: ir.StmtDropRaw, If: guard}, {Stmt: ir.StmtCreateRaw, If: guard},
 		{Stmt: ir.StmtDropDeletes, If: guard}, {Stmt: ir.StmtCreateDeletes, If: guard},
-		{Stmt: read, If: guard, Read: ir.ReadAffected, Into: []string{ir.RegRead}},
 	}
+	if l.p.CDC.Truncate.Parts != nil {
+		steps = append(steps, ir.Step{Stmt: ir.StmtDropTruncate, If: guard}, ir.Step{Stmt: ir.StmtCreateTruncate, If: guard})
+	}
+	return append(steps, ir.Step{Stmt: read, If: guard, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
+}
+
+// cdcCleanup drops the session tables.
+func (l *lowerer) cdcCleanup() []string {
+	out := []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
+	if l.p.CDC.Truncate.Parts != nil {
+		out = append(out, ir.StmtDropTruncate)
+	}
+	return out
 }
 
 // cdcCheck splits the changes read: invalid ones are quarantined or fail
@@ -403,10 +509,11 @@ func (l *lowerer) cdcRun() *ir.Program {
 	pr.Doc = "An incremental run: the window's changes, the newest of each key applied when it is newer than what the target holds."
 	pr.Steps = append(pr.Steps, l.cdcStage(ir.RegWindow, ir.StmtStageWindow)...)
 	pr.Steps = append(pr.Steps, l.cdcCheck(ir.RegRead, cdcFailInvalid)...)
+	pr.Steps = append(pr.Steps, l.truncateSteps()...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(true)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(true)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
+	pr.Cleanup = l.cdcCleanup()
 	return pr
 }
 
@@ -422,9 +529,13 @@ func (l *lowerer) cdcFullRefresh() *ir.Program {
 	pr.Steps = append(pr.Steps,
 		ir.Step{Stmt: ir.StmtClearTarget, Tx: true},
 		ir.Step{Stmt: ir.StmtClearTombstones, Tx: true})
+	if l.p.CDC.Truncated.Parts != nil {
+		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtClearTruncated, Tx: true})
+	}
+	pr.Steps = append(pr.Steps, l.truncateSteps()...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(false)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(false)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
+	pr.Cleanup = l.cdcCleanup()
 	return pr
 }

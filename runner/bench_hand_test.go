@@ -5,12 +5,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 )

@@ -6,12 +6,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

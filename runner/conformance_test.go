@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 )
 
 // silentServer accepts TCP connections and never writes a byte: a hung

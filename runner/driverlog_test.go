@@ -3,10 +3,11 @@ package runner
 import (
 	"bytes"
 	"context"
-	"github.com/incrc/incrc/dialects/all"
 	"log"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 )
 
 // TestDriverLogMasked: a line the MySQL driver logs goes through the

@@ -1,13 +1,14 @@
 package runner
 
 import (
-	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"sync"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 )
 
 // TestConcurrentFirstRuns: eight runs of one pipeline start at once on a

@@ -2,10 +2,11 @@ package runner
 
 import (
 	"context"
-	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

@@ -2,10 +2,11 @@ package runner
 
 import (
 	"errors"
-	"github.com/incrc/incrc/dialects/all"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 )

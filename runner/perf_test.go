@@ -2,13 +2,14 @@ package runner
 
 import (
 	"context"
-	"github.com/incrc/incrc/dialects/all"
 	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

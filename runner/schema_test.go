@@ -2,9 +2,10 @@ package runner
 
 import (
 	"errors"
-	"github.com/incrc/incrc/dialects/all"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

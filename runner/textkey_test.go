@@ -4,11 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"net"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/rogpeppe/go-internal/testscript"
 

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"github.com/incrc/incrc/dialects/all"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/runner"
 )

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/incrc/incrc/dialects/all"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/incrc/incrc/dialects/all"
 
 	"github.com/incrc/incrc/compiler/ir"
 

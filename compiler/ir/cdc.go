@@ -23,6 +23,19 @@ const (
 	StmtWriteTombstones   = "write_tombstones"
 	StmtApplyDeletes      = "apply_deletes"
 	StmtClearTombstones   = "clear_tombstones"
+
+	// With truncate codes.
+	StmtCreateTruncated    = "create_truncated"
+	StmtDropTruncate       = "drop_truncate"
+	StmtCreateTruncate     = "create_truncate"
+	StmtResolveTruncate    = "resolve_truncate"
+	StmtCountTruncate      = "count_truncate"
+	StmtTruncateTarget     = "truncate_target"
+	StmtTruncateTombstones = "truncate_tombstones"
+	StmtClearTruncated     = "clear_truncated"
+	StmtWriteTruncated     = "write_truncated"
+	StmtDropTruncates      = "drop_truncates"
+	StmtDropTruncated      = "drop_truncated"
 )
 
 // Registers of a cdc program: the valid changes read, and the inserts and
@@ -30,7 +43,33 @@ const (
 const (
 	RegChanges = "changes"
 	RegUpserts = "upserts"
+	// RegTruncate is 1 when a run applies a truncate.
+	RegTruncate = "truncate"
 )
+
+type (
+	// NewTruncate stages into Into (one column, SequenceColumn) the
+	// greatest Sequence of From's rows where IsTruncate, when no row of
+	// Marks (the truncates applied) holds one as great: the truncate a
+	// run applies, or nothing.
+	NewTruncate struct {
+		Into, From, Marks Table
+		Sequence          string
+		IsTruncate        Expr
+	}
+
+	// DeleteThrough deletes the rows of Table whose Column is not greater
+	// than the greatest SequenceColumn of Bound: the rows a truncate
+	// empties. An empty Bound deletes nothing.
+	DeleteThrough struct {
+		Table  Table
+		Column string
+		Bound  Table
+	}
+)
+
+func (NewTruncate) op()   {}
+func (DeleteThrough) op() {}
 
 // Exact is X compared as exact text: case and trailing spaces count. An op
 // code is a code, not a word: "U" is not "u" on any engine, whatever the

@@ -244,6 +244,17 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	case ir.ResolveChanges:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
+	case ir.NewTruncate:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case ir.DeleteThrough:
+		// Spark's DELETE takes no subquery.
+		if d.Iceberg {
+			dialects.CountedWrite(w, op.Table, true, func() { dialects.DeleteThroughMerge(w, op) })
+		} else {
+			dialects.DeleteThroughMerge(w, op)
+		}
+		return true, nil
 	case ir.DeleteRows:
 		if !d.Iceberg {
 			return false, nil // Delta's DELETE returns num_affected_rows
