@@ -164,6 +164,8 @@ var (
 	columnsKeys       = keysAt(SpecKeys, "columns")
 )
 
+// spec reads a spec's top-level mapping: each section has a function of
+// its own, which reports what it cannot read and reads on.
 func (p *parser) spec(s *Spec, n *yaml.Node) {
 	p.mapping(n, "spec", specKeys, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -172,40 +174,9 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "description":
 			s.Description = p.str(key, v)
 		case "source":
-			s.Source.Pos = p.pos(k)
-			p.mapping(v, key, sourceKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "table":
-					s.Source.Table = p.str("source."+key, v)
-				case "query":
-					s.Source.Query = p.str("source."+key, v)
-				case "connection":
-					s.Source.Connection = p.str("source."+key, v)
-				case "dialect":
-					s.Source.Dialect = p.str("source."+key, v)
-				case "files":
-					s.Source.Files = p.str("source."+key, v)
-				case "format":
-					s.Source.Format = p.str("source."+key, v)
-				case "unique":
-					s.Source.Unique = p.str("source."+key, v)
-					if b := s.Source.Unique.Value; b != "true" && b != "false" && b != "" {
-						p.diags.add(s.Source.Unique.Pos, "source.unique must be true or false, got %s", quote(b))
-					}
-				default:
-					p.unread(key)
-				}
-			})
+			p.source(s, k, v)
 		case "target":
-			s.Target.Pos = p.pos(k)
-			p.mapping(v, key, targetKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "table":
-					s.Target.Table = p.str("target.table", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.target(s, k, v)
 		case "columns":
 			s.Columns = p.columns(v)
 		case "strategy":
@@ -213,171 +184,259 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 		case "unique_key":
 			s.UniqueKey = p.strList(key, v)
 		case "watermark":
-			w := &Watermark{Pos: p.pos(k)}
-			s.Watermark = w
-			p.mapping(v, key, watermarkKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "column":
-					w.Column = p.str("watermark.column", v)
-				case "start":
-					w.Start = p.str("watermark.start", v)
-				case "files":
-					w.Files = p.str("watermark.files", v)
-				case "lookback":
-					// An integer watermark looks back by a count of ids, so
-					// the unit is checked against the column type later.
-					w.Lookback = p.durationOrCount("watermark.lookback", v)
-				case "lag":
-					w.Lag = p.duration("watermark.lag", v)
-				case "batch":
-					w.Batch = p.durationOrCount("watermark.batch", v)
-				default:
-					p.unread(key)
-				}
-			})
-			if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() && !w.Batch.Set() {
-				// The bookmark of a files source: no column windows the
-				// runs, the files loaded before do.
-				s.Source.ByFile, s.Watermark = w.Files, nil
-			}
+			p.watermark(s, k, v)
 		case "dedupe_by":
 			s.DedupeBy = p.str(key, v)
 		case "partition":
-			pt := &Partition{Pos: p.pos(k)}
-			s.Partition = pt
-			p.mapping(v, key, partitionKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "column":
-					pt.Column = p.str("partition.column", v)
-				case "granularity":
-					pt.Granularity = p.str("partition.granularity", v)
-				case "finalize_after":
-					pt.FinalizeAfter = p.duration("partition.finalize_after", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.partition(s, k, v)
 		case "quality":
-			q := &Quality{Pos: p.pos(k)}
-			s.Quality = q
-			p.mapping(v, key, qualityKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "not_null":
-					q.NotNull = p.strList("quality.not_null", v)
-				case "checks":
-					q.Checks = p.strList("quality.checks", v)
-				case "on_invalid":
-					q.OnInvalid = p.str("quality.on_invalid", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.quality(s, k, v)
 		case "reconcile":
-			r := &Reconcile{Pos: p.pos(k)}
-			s.Reconcile = r
-			p.mapping(v, key, reconcileKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "by":
-					r.By = p.str("reconcile.by", v)
-				case "granularity":
-					r.Granularity = p.str("reconcile.granularity", v)
-				case "measures":
-					r.Measures = p.strList("reconcile.measures", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.reconcile(s, k, v)
 		case "cdc":
-			c := &CDC{Pos: p.pos(k)}
-			s.CDC = c
-			p.mapping(v, key, cdcKeys, func(key string, k, v *yaml.Node) {
-				switch key {
-				case "op":
-					c.Op = p.str("cdc.op", v)
-				case "sequence":
-					c.Sequence = p.str("cdc.sequence", v)
-				case "at":
-					c.At = p.str("cdc.at", v)
-				case "deletes":
-					c.Deletes = p.str("cdc.deletes", v)
-				case "soft_delete":
-					sd := &SoftDelete{Pos: p.pos(k)}
-					c.SoftDelete = sd
-					p.mapping(v, "cdc.soft_delete", cdcSoftDeleteKeys, func(key string, _, v *yaml.Node) {
-						switch key {
-						case "flag":
-							sd.Flag = p.str("cdc.soft_delete.flag", v)
-						case "at":
-							sd.At = p.str("cdc.soft_delete.at", v)
-						default:
-							p.unread(key)
-						}
-					})
-				case "ops":
-					ops := &CDCOps{Pos: p.pos(k)}
-					c.Ops = ops
-					p.mapping(v, "cdc.ops", cdcOpsKeys, func(key string, _, v *yaml.Node) {
-						switch key {
-						case "insert":
-							ops.Insert = p.strList("cdc.ops.insert", v)
-						case "update":
-							ops.Update = p.strList("cdc.ops.update", v)
-						case "delete":
-							ops.Delete = p.strList("cdc.ops.delete", v)
-						case "truncate":
-							ops.Truncate = p.strList("cdc.ops.truncate", v)
-						default:
-							p.unread(key)
-						}
-					})
-				case "exclude":
-					c.Exclude = p.strList("cdc.exclude", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.cdc(s, k, v)
 		case "scd2":
-			c := &SCD2{Pos: p.pos(k)}
-			s.SCD2 = c
-			p.mapping(v, key, scd2Keys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "by":
-					c.By = p.str("scd2.by", v)
-				case "tracked":
-					c.Tracked = p.strList("scd2.tracked", v)
-				case "snapshot":
-					c.Snapshot = p.str("scd2.snapshot", v)
-				case "deletes":
-					c.Deletes = p.str("scd2.deletes", v)
-				case "valid_from":
-					c.ValidFrom = p.str("scd2.valid_from", v)
-				case "valid_to":
-					c.ValidTo = p.str("scd2.valid_to", v)
-				case "open_end":
-					c.OpenEnd = p.str("scd2.open_end", v)
-				case "deleted":
-					c.Deleted = p.str("scd2.deleted", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.scd2(s, k, v)
 		case "merge":
-			m := &MergeOpts{Pos: p.pos(k)}
-			s.MergeOpts = m
-			p.mapping(v, key, mergeKeys, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "update_columns":
-					m.UpdateColumns = p.strList("merge.update_columns", v)
-				case "exclude_columns":
-					m.ExcludeColumns = p.strList("merge.exclude_columns", v)
-				default:
-					p.unread(key)
-				}
-			})
+			p.merge(s, k, v)
 		case "lookups":
 			s.Lookups = p.lookups(v)
 		case "silence":
 			s.Silence = p.silence(v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// source reads the source section: the relation a pipeline reads.
+func (p *parser) source(s *Spec, k, v *yaml.Node) {
+	s.Source.Pos = p.pos(k)
+	p.mapping(v, "source", sourceKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "table":
+			s.Source.Table = p.str("source."+key, v)
+		case "query":
+			s.Source.Query = p.str("source."+key, v)
+		case "connection":
+			s.Source.Connection = p.str("source."+key, v)
+		case "dialect":
+			s.Source.Dialect = p.str("source."+key, v)
+		case "files":
+			s.Source.Files = p.str("source."+key, v)
+		case "format":
+			s.Source.Format = p.str("source."+key, v)
+		case "unique":
+			s.Source.Unique = p.str("source."+key, v)
+			if b := s.Source.Unique.Value; b != "true" && b != "false" && b != "" {
+				p.diags.add(s.Source.Unique.Pos, "source.unique must be true or false, got %s", quote(b))
+			}
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// target reads the target section: the table it writes.
+func (p *parser) target(s *Spec, k, v *yaml.Node) {
+	s.Target.Pos = p.pos(k)
+	p.mapping(v, "target", targetKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "table":
+			s.Target.Table = p.str("target.table", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// watermark reads the watermark section: how runs are windowed, or the
+// bookmark of a files source.
+func (p *parser) watermark(s *Spec, k, v *yaml.Node) {
+	w := &Watermark{Pos: p.pos(k)}
+	s.Watermark = w
+	p.mapping(v, "watermark", watermarkKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "column":
+			w.Column = p.str("watermark.column", v)
+		case "start":
+			w.Start = p.str("watermark.start", v)
+		case "files":
+			w.Files = p.str("watermark.files", v)
+		case "lookback":
+			// An integer watermark looks back by a count of ids, so
+			// the unit is checked against the column type later.
+			w.Lookback = p.durationOrCount("watermark.lookback", v)
+		case "lag":
+			w.Lag = p.duration("watermark.lag", v)
+		case "batch":
+			w.Batch = p.durationOrCount("watermark.batch", v)
+		default:
+			p.unread(key)
+		}
+	})
+	if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() && !w.Batch.Set() {
+		// The bookmark of a files source: no column windows the
+		// runs, the files loaded before do.
+		s.Source.ByFile, s.Watermark = w.Files, nil
+	}
+}
+
+// partition reads the partition section: how the target is cut into
+// partitions.
+func (p *parser) partition(s *Spec, k, v *yaml.Node) {
+	pt := &Partition{Pos: p.pos(k)}
+	s.Partition = pt
+	p.mapping(v, "partition", partitionKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "column":
+			pt.Column = p.str("partition.column", v)
+		case "granularity":
+			pt.Granularity = p.str("partition.granularity", v)
+		case "finalize_after":
+			pt.FinalizeAfter = p.duration("partition.finalize_after", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// quality reads the quality section: the rules a staged row must pass.
+func (p *parser) quality(s *Spec, k, v *yaml.Node) {
+	q := &Quality{Pos: p.pos(k)}
+	s.Quality = q
+	p.mapping(v, "quality", qualityKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "not_null":
+			q.NotNull = p.strList("quality.not_null", v)
+		case "checks":
+			q.Checks = p.strList("quality.checks", v)
+		case "on_invalid":
+			q.OnInvalid = p.str("quality.on_invalid", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// reconcile reads the reconcile section: what reconciliation compares.
+func (p *parser) reconcile(s *Spec, k, v *yaml.Node) {
+	r := &Reconcile{Pos: p.pos(k)}
+	s.Reconcile = r
+	p.mapping(v, "reconcile", reconcileKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "by":
+			r.By = p.str("reconcile.by", v)
+		case "granularity":
+			r.Granularity = p.str("reconcile.granularity", v)
+		case "measures":
+			r.Measures = p.strList("reconcile.measures", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// cdc reads the cdc section: how a change log is applied.
+func (p *parser) cdc(s *Spec, k, v *yaml.Node) {
+	c := &CDC{Pos: p.pos(k)}
+	s.CDC = c
+	p.mapping(v, "cdc", cdcKeys, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "op":
+			c.Op = p.str("cdc.op", v)
+		case "sequence":
+			c.Sequence = p.str("cdc.sequence", v)
+		case "at":
+			c.At = p.str("cdc.at", v)
+		case "deletes":
+			c.Deletes = p.str("cdc.deletes", v)
+		case "soft_delete":
+			c.SoftDelete = p.softDelete(k, v)
+		case "ops":
+			c.Ops = p.cdcOps(k, v)
+		case "exclude":
+			c.Exclude = p.strList("cdc.exclude", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// softDelete reads cdc.soft_delete: the columns that mark a deleted row.
+func (p *parser) softDelete(k, v *yaml.Node) *SoftDelete {
+	sd := &SoftDelete{Pos: p.pos(k)}
+	p.mapping(v, "cdc.soft_delete", cdcSoftDeleteKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "flag":
+			sd.Flag = p.str("cdc.soft_delete.flag", v)
+		case "at":
+			sd.At = p.str("cdc.soft_delete.at", v)
+		default:
+			p.unread(key)
+		}
+	})
+	return sd
+}
+
+// cdcOps reads cdc.ops: the op codes of each kind of change.
+func (p *parser) cdcOps(k, v *yaml.Node) *CDCOps {
+	ops := &CDCOps{Pos: p.pos(k)}
+	p.mapping(v, "cdc.ops", cdcOpsKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "insert":
+			ops.Insert = p.strList("cdc.ops.insert", v)
+		case "update":
+			ops.Update = p.strList("cdc.ops.update", v)
+		case "delete":
+			ops.Delete = p.strList("cdc.ops.delete", v)
+		case "truncate":
+			ops.Truncate = p.strList("cdc.ops.truncate", v)
+		default:
+			p.unread(key)
+		}
+	})
+	return ops
+}
+
+// scd2 reads the scd2 section: how a type-2 target keeps versions.
+func (p *parser) scd2(s *Spec, k, v *yaml.Node) {
+	c := &SCD2{Pos: p.pos(k)}
+	s.SCD2 = c
+	p.mapping(v, "scd2", scd2Keys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "by":
+			c.By = p.str("scd2.by", v)
+		case "tracked":
+			c.Tracked = p.strList("scd2.tracked", v)
+		case "snapshot":
+			c.Snapshot = p.str("scd2.snapshot", v)
+		case "deletes":
+			c.Deletes = p.str("scd2.deletes", v)
+		case "valid_from":
+			c.ValidFrom = p.str("scd2.valid_from", v)
+		case "valid_to":
+			c.ValidTo = p.str("scd2.valid_to", v)
+		case "open_end":
+			c.OpenEnd = p.str("scd2.open_end", v)
+		case "deleted":
+			c.Deleted = p.str("scd2.deleted", v)
+		default:
+			p.unread(key)
+		}
+	})
+}
+
+// merge reads the merge section: what a merge updates.
+func (p *parser) merge(s *Spec, k, v *yaml.Node) {
+	m := &MergeOpts{Pos: p.pos(k)}
+	s.MergeOpts = m
+	p.mapping(v, "merge", mergeKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "update_columns":
+			m.UpdateColumns = p.strList("merge.update_columns", v)
+		case "exclude_columns":
+			m.ExcludeColumns = p.strList("merge.exclude_columns", v)
 		default:
 			p.unread(key)
 		}
