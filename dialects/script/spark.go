@@ -36,39 +36,10 @@ func (l *sparkJob) render(g *gen) {
 		"the watermark as RFC 3339 (UTC), window bounds as the watermark column's type.",
 	}
 	g.header("-- ", how)
-	n := 0
-	step := func(name, job string) {
-		n++
-		parts := g.parts(name)
-		g.line("")
-		g.line("-- step %d: %s", n, name)
-		for _, ln := range strings.Split(job, "\n") {
-			g.line("-- job: %s", ln)
-		}
-		if len(parts) == 0 {
-			g.line("-- (nothing to run on %s)", g.d.Name())
-		}
-		for _, part := range parts {
-			if len(part.Params) > 0 {
-				g.line("-- params: %s", strings.Join(part.Params, ", "))
-			}
-			g.raw(part.SQL + ";\n")
-		}
-	}
+	step := (&jobSteps{g: g}).step
 	if set := p.Program(ir.ModeSetup); set != nil && (pr.Setup || pr.Mode == ir.ModeBackfill) {
 		for _, s := range set.Steps {
-			job := "run it (idempotent DDL)."
-			switch {
-			case s.Read == ir.ReadColumns:
-				job = "read the column names of the result; the add_runs_* steps run only for a column not there."
-			case columnGuarded(set, s):
-				job = "only when the run log lacks the column (see probe_runs)."
-			case s.Read == ir.ReadCount:
-				job = "read the count into " + s.Into[0] + "."
-			case s.If != "":
-				job = "only when " + strings.TrimPrefix(s.If, "!") + " is 0."
-			}
-			step(s.Stmt, job)
+			step(s.Stmt, setupJob(set, s))
 		}
 	}
 	a, b, c := g.lockedMessage()
@@ -89,65 +60,7 @@ func (l *sparkJob) render(g *gen) {
 		l.window(g)
 	}
 	for _, s := range pr.Steps {
-		var notes []string
-		if s.Each {
-			notes = append(notes, "once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)\nand partition_key")
-		}
-		if gs := s.Guards(); len(gs) > 0 {
-			terms := make([]string, len(gs))
-			for i, t := range gs {
-				terms[i] = t.Reg + " is not 0"
-				if t.Not {
-					terms[i] = t.Reg + " is 0"
-				}
-			}
-			notes = append(notes, "only when "+strings.Join(terms, " and "))
-		}
-		switch s.Read {
-		case ir.ReadAffected:
-			if counted(g.parts(s.Stmt)) {
-				notes = append(notes, "add the values its SELECT COUNT(*) statements read to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
-			} else {
-				notes = append(notes, "add num_affected_rows to "+strings.Join(s.Into, ", ")+" (a leading - subtracts)")
-			}
-		case ir.ReadCount:
-			t := "read one integer (NULL is 0)"
-			if len(s.Into) > 0 {
-				t += " and add it to " + strings.Join(s.Into, ", ") + " (a leading - subtracts)"
-			}
-			if s.Fail != "" {
-				t += "; not 0: fail with \"" + s.Fail + "\""
-			}
-			notes = append(notes, t)
-		case ir.ReadCounts:
-			notes = append(notes, "read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: "+
-				strings.Join(s.Into, ", ")+" (a leading - subtracts)")
-		case ir.ReadSwap:
-			sa, sb := g.swapMessage(s.Stmt)
-			what := "it must change exactly one row (num_affected_rows)"
-			if counted(g.parts(s.Stmt)) {
-				what = "the SELECT COUNT(*) after it must read exactly one row back"
-			}
-			notes = append(notes, what+", or fail with \""+sa+"N"+sb+"\"")
-		case ir.ReadPartitions:
-			also := ""
-			if len(s.Into) > 0 {
-				also = " and to " + strings.Join(s.Into, ", ")
-			}
-			notes = append(notes, "read (partition start, rows): add the rows of a NULL partition to\nunpartitioned"+also+"; rows of a partition that starts before the finalized bound to rows_skipped"+also+", the partition\nleft out; partitions is the number listed")
-		case ir.ReadTypes:
-			notes = append(notes, "read the columns' types: each must fit its declared type without loss")
-		case ir.ReadRows:
-			notes = append(notes, "keep the row (count and measures) as "+s.Into[0]+": after the partition, source and target must be equal,\nor mark it failed (delete_marker, insert_marker with status failed) and stop")
-		}
-		if s.Stmt == ir.StmtRecordFinish {
-			notes = append(notes, "status succeeded, the counts, finished_at and duration_ms")
-		}
-		job := "run it"
-		if len(notes) > 0 {
-			job = strings.Join(notes, "; ")
-		}
-		step(s.Stmt, job+".")
+		step(s.Stmt, stepJob(g, s))
 	}
 	if pr.Mode == ir.ModeBackfill {
 		step(ir.StmtRecordFinish, "once, after the last partition: rows_read and rows_inserted are the rows of the partitions rebuilt,\nthe watermark before and after as read_state found it; failed, with the error, when a partition failed.")
@@ -156,6 +69,120 @@ func (l *sparkJob) render(g *gen) {
 		step(name, "failed or not, after the steps: errors ignored.")
 	}
 	step(ir.StmtReleaseLease, "failed or not, last. After a failure, before it: roll nothing back (each statement committed on its\nown), set every count but rows_read to 0 and run record_finish with status failed and the error.")
+}
+
+// jobSteps writes a job's steps, numbered in order.
+type jobSteps struct {
+	g *gen
+	n int
+}
+
+// step writes one step: its statement's parts as compiled, and what the
+// job does with it.
+func (j *jobSteps) step(name, job string) {
+	g := j.g
+	j.n++
+	parts := g.parts(name)
+	g.line("")
+	g.line("-- step %d: %s", j.n, name)
+	for _, ln := range strings.Split(job, "\n") {
+		g.line("-- job: %s", ln)
+	}
+	if len(parts) == 0 {
+		g.line("-- (nothing to run on %s)", g.d.Name())
+	}
+	for _, part := range parts {
+		if len(part.Params) > 0 {
+			g.line("-- params: %s", strings.Join(part.Params, ", "))
+		}
+		g.raw(part.SQL + ";\n")
+	}
+}
+
+// setupJob is what the job does with a step of the setup program.
+func setupJob(set *ir.Program, s ir.Step) string {
+	switch {
+	case s.Read == ir.ReadColumns:
+		return "read the column names of the result; the add_runs_* steps run only for a column not there."
+	case columnGuarded(set, s):
+		return "only when the run log lacks the column (see probe_runs)."
+	case s.Read == ir.ReadCount:
+		return "read the count into " + s.Into[0] + "."
+	case s.If != "":
+		return "only when " + strings.TrimPrefix(s.If, "!") + " is 0."
+	}
+	return "run it (idempotent DDL)."
+}
+
+// stepJob is what the job does with a step of the program: when it runs
+// the step, what it reads back and where the value goes.
+func stepJob(g *gen, s ir.Step) string {
+	var notes []string
+	if s.Each {
+		notes = append(notes, "once per partition of the list touched_partitions read, oldest first, binding plo, phi (its range)\nand partition_key")
+	}
+	if gs := s.Guards(); len(gs) > 0 {
+		terms := make([]string, len(gs))
+		for i, t := range gs {
+			terms[i] = t.Reg + " is not 0"
+			if t.Not {
+				terms[i] = t.Reg + " is 0"
+			}
+		}
+		notes = append(notes, "only when "+strings.Join(terms, " and "))
+	}
+	if note := readNote(g, s); note != "" {
+		notes = append(notes, note)
+	}
+	if s.Stmt == ir.StmtRecordFinish {
+		notes = append(notes, "status succeeded, the counts, finished_at and duration_ms")
+	}
+	job := "run it"
+	if len(notes) > 0 {
+		job = strings.Join(notes, "; ")
+	}
+	return job + "."
+}
+
+// readNote is what the job reads back from a step, by the step's Read.
+func readNote(g *gen, s ir.Step) string {
+	switch s.Read {
+	case ir.ReadAffected:
+		if counted(g.parts(s.Stmt)) {
+			return "add the values its SELECT COUNT(*) statements read to " + strings.Join(s.Into, ", ") + " (a leading - subtracts)"
+		}
+		return "add num_affected_rows to " + strings.Join(s.Into, ", ") + " (a leading - subtracts)"
+	case ir.ReadCount:
+		t := "read one integer (NULL is 0)"
+		if len(s.Into) > 0 {
+			t += " and add it to " + strings.Join(s.Into, ", ") + " (a leading - subtracts)"
+		}
+		if s.Fail != "" {
+			t += "; not 0: fail with \"" + s.Fail + "\""
+		}
+		return t
+	case ir.ReadCounts:
+		return "read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: " +
+			strings.Join(s.Into, ", ") + " (a leading - subtracts)"
+	case ir.ReadSwap:
+		sa, sb := g.swapMessage(s.Stmt)
+		what := "it must change exactly one row (num_affected_rows)"
+		if counted(g.parts(s.Stmt)) {
+			what = "the SELECT COUNT(*) after it must read exactly one row back"
+		}
+		return what + ", or fail with \"" + sa + "N" + sb + "\""
+	case ir.ReadPartitions:
+		also := ""
+		if len(s.Into) > 0 {
+			also = " and to " + strings.Join(s.Into, ", ")
+		}
+		return "read (partition start, rows): add the rows of a NULL partition to\nunpartitioned" + also + "; rows of a partition that starts before the finalized bound to rows_skipped" + also + ", the partition\nleft out; partitions is the number listed"
+	case ir.ReadTypes:
+		return "read the columns' types: each must fit its declared type without loss"
+	case ir.ReadRows:
+		return "keep the row (count and measures) as " + s.Into[0] + ": after the partition, source and target must be equal,\nor mark it failed (delete_marker, insert_marker with status failed) and stop"
+	}
+	return ""
 }
 
 func (l *sparkJob) window(g *gen) {

@@ -204,113 +204,133 @@ func (*Dialect) TruncTime(w *dialects.Writer, expr func(), granularity string, t
 func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	switch op := op.(type) {
 	case ir.ReplacePartition:
-		if d.Iceberg {
-			dialects.MergeReplacePartition(w, op)
-		} else {
-			d.replaceWhere(w, op)
-		}
-		return true, nil
+		d.replacePartition(w, op)
 	case ir.DropTable:
-		w.S("DROP TABLE IF EXISTS ")
-		w.Table(op.Table)
-		if d.Iceberg {
-			// Iceberg's DROP TABLE leaves the data files behind unless
-			// PURGE: a stage dropped by every run would pile them up.
-			w.S(" PURGE")
-		}
-		return true, nil
+		d.dropTable(w, op)
 	case ir.CreateTable:
 		// No PRIMARY KEY: open-source Spark cannot declare one; the merge
 		// and the staged dedupe keep the key unique.
 		dialects.CreateTableStyled(w, op, dialects.TableStyle{Temporary: "CREATE TABLE", Options: d.format()})
-		return true, nil
 	case ir.InsertValues:
 		if len(op.IfAbsentKey) == 0 {
 			return false, nil
 		}
 		dialects.InsertIfAbsentMerge(w, op)
-		return true, nil
 	case ir.StageRows:
 		// Open-source Spark's INSERT returns no count (Databricks' does):
 		// the rows are counted before and after it, in the same statement.
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
-		return true, nil
 	case ir.QuarantineRows:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
-		return true, nil
 	case ir.InsertFrom:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
-		return true, nil
 	case ir.ResolveChanges:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
-		return true, nil
 	case ir.NewTruncate:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
-		return true, nil
 	case ir.DeleteThrough:
-		// Spark's DELETE takes no subquery.
-		if d.Iceberg {
-			dialects.CountedWrite(w, op.Table, true, func() { dialects.DeleteThroughMerge(w, op) })
-		} else {
-			dialects.DeleteThroughMerge(w, op)
-		}
-		return true, nil
+		d.deleteThrough(w, op)
 	case ir.DeleteRows:
-		if !d.Iceberg {
-			return false, nil // Delta's DELETE returns num_affected_rows
-		}
-		// Iceberg's DELETE on Spark returns no rows.
-		dialects.CountedWrite(w, op.Table, true, func() { dialects.Shared(w, op) })
-		return true, nil
+		return d.deleteRows(w, op), nil
 	case ir.Update:
-		if !d.Iceberg || op.Table.Name() != ir.StateTable.Name() {
-			return false, nil
-		}
-		// Iceberg's UPDATE on Spark returns no rows: the state row's
-		// compare-and-set is verified by reading the row back.
-		dialects.ReadBackUpdate(w, op, func() { dialects.Shared(w, op) })
-		return true, nil
+		return d.update(w, op), nil
 	case ir.ApplyVersions:
 		// Each statement commits alone here: one MERGE, so that no failure
 		// between a DELETE and an INSERT loses versions.
 		dialects.MergeVersions(w, op)
-		return true, nil
 	case ir.RetractKeys:
-		// Spark's DELETE takes no EXISTS subquery; a MERGE that deletes on
-		// match does the same, in one commit (the stage has one row a key).
-		retract := func() {
-			cols := op.Key
-			if op.Older != "" {
-				cols = append(append([]string(nil), op.Key...), op.Older)
-			}
-			w.S("MERGE INTO ")
-			w.Table(op.Target)
-			w.S(" AS t\nUSING (\n  SELECT ")
-			w.Idents("s", cols)
-			w.S("\n  FROM ")
-			w.Table(op.Stage)
-			w.S(" AS s")
-			if op.Where != nil {
-				w.S("\n  WHERE ")
-				dialects.Expr(w, "s", op.Where)
-			}
-			w.S("\n) AS s\nON ")
-			dialects.KeyMatch(w, op.Key, op.NullSafe)
-			if op.Older != "" {
-				w.S(" AND ")
-				dialects.Older(w, "s", "t", op.Older)
-			}
-			w.S("\nWHEN MATCHED THEN DELETE")
-		}
-		if d.Iceberg {
-			// Iceberg's MERGE on Spark returns no rows.
-			dialects.CountedWrite(w, op.Target, true, retract)
-		} else {
-			retract()
-		}
-		return true, nil
+		d.retractKeys(w, op)
+	default:
+		return false, nil
 	}
-	return false, nil
+	return true, nil
+}
+
+// replacePartition overwrites one partition: Delta's replaceWhere, or on
+// Iceberg the shared MERGE.
+func (d *Dialect) replacePartition(w *dialects.Writer, op ir.ReplacePartition) {
+	if d.Iceberg {
+		dialects.MergeReplacePartition(w, op)
+	} else {
+		d.replaceWhere(w, op)
+	}
+}
+
+func (d *Dialect) dropTable(w *dialects.Writer, op ir.DropTable) {
+	w.S("DROP TABLE IF EXISTS ")
+	w.Table(op.Table)
+	if d.Iceberg {
+		// Iceberg's DROP TABLE leaves the data files behind unless
+		// PURGE: a stage dropped by every run would pile them up.
+		w.S(" PURGE")
+	}
+}
+
+// deleteThrough: Spark's DELETE takes no subquery.
+func (d *Dialect) deleteThrough(w *dialects.Writer, op ir.DeleteThrough) {
+	if d.Iceberg {
+		dialects.CountedWrite(w, op.Table, true, func() { dialects.DeleteThroughMerge(w, op) })
+	} else {
+		dialects.DeleteThroughMerge(w, op)
+	}
+}
+
+// deleteRows reports false where the shared DELETE serves: Delta's DELETE
+// returns num_affected_rows.
+func (d *Dialect) deleteRows(w *dialects.Writer, op ir.DeleteRows) bool {
+	if !d.Iceberg {
+		return false
+	}
+	// Iceberg's DELETE on Spark returns no rows.
+	dialects.CountedWrite(w, op.Table, true, func() { dialects.Shared(w, op) })
+	return true
+}
+
+// update reports false where the shared UPDATE serves.
+func (d *Dialect) update(w *dialects.Writer, op ir.Update) bool {
+	if !d.Iceberg || op.Table.Name() != ir.StateTable.Name() {
+		return false
+	}
+	// Iceberg's UPDATE on Spark returns no rows: the state row's
+	// compare-and-set is verified by reading the row back.
+	dialects.ReadBackUpdate(w, op, func() { dialects.Shared(w, op) })
+	return true
+}
+
+// retractKeys: Spark's DELETE takes no EXISTS subquery; a MERGE that
+// deletes on match does the same, in one commit (the stage has one row a
+// key).
+func (d *Dialect) retractKeys(w *dialects.Writer, op ir.RetractKeys) {
+	retract := func() {
+		cols := op.Key
+		if op.Older != "" {
+			cols = append(append([]string(nil), op.Key...), op.Older)
+		}
+		w.S("MERGE INTO ")
+		w.Table(op.Target)
+		w.S(" AS t\nUSING (\n  SELECT ")
+		w.Idents("s", cols)
+		w.S("\n  FROM ")
+		w.Table(op.Stage)
+		w.S(" AS s")
+		if op.Where != nil {
+			w.S("\n  WHERE ")
+			dialects.Expr(w, "s", op.Where)
+		}
+		w.S("\n) AS s\nON ")
+		dialects.KeyMatch(w, op.Key, op.NullSafe)
+		if op.Older != "" {
+			w.S(" AND ")
+			dialects.Older(w, "s", "t", op.Older)
+		}
+		w.S("\nWHEN MATCHED THEN DELETE")
+	}
+	if d.Iceberg {
+		// Iceberg's MERGE on Spark returns no rows.
+		dialects.CountedWrite(w, op.Target, true, retract)
+	} else {
+		retract()
+	}
 }
 
 // replaceWhere overwrites one partition of a Delta table in one commit.
