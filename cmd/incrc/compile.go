@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,21 +76,35 @@ func compileCmd() *command {
 				bookkeeping = append(bookkeeping, filepath.ToSlash(f.path))
 			}
 		}
-		own := len(files) - len(bookkeeping)
-		if format == "json" {
-			var names []string
-			for _, d := range ds {
-				names = append(names, string(d.Name()))
-			}
-			json.NewEncoder(e.stdout).Encode(map[string]any{"pipelines": len(specs), "dialects": names, "out": out,
-				"written": written, "unchanged": own - written, "removed": removed, "bookkeeping": bookkeeping})
-			return exitOK
+		var names []string
+		for _, d := range ds {
+			names = append(names, string(d.Name()))
 		}
-		fmt.Fprintf(e.stdout, "compiled %d pipeline(s) for %d dialect(s) into %s: %d file(s) written, %d unchanged, %d removed\n",
-			len(specs), len(ds), out, written, own-written, removed)
+		show(e.stdout, format, compileView{pipelines: len(specs), dialects: names, out: out,
+			written: written, unchanged: len(files) - len(bookkeeping) - written, removed: removed, bookkeeping: bookkeeping})
 		return exitOK
 	}
 	return c
+}
+
+// compileView is what incrc compile prints: the counts are of the
+// pipelines' files; the bookkeeping files, one a dialect, are listed apart.
+type compileView struct {
+	pipelines                   int
+	dialects                    []string
+	out                         string
+	written, unchanged, removed int
+	bookkeeping                 []string
+}
+
+func (v compileView) json() any {
+	return map[string]any{"pipelines": v.pipelines, "dialects": v.dialects, "out": v.out,
+		"written": v.written, "unchanged": v.unchanged, "removed": v.removed, "bookkeeping": v.bookkeeping}
+}
+
+func (v compileView) text(w io.Writer) {
+	fmt.Fprintf(w, "compiled %d pipeline(s) for %d dialect(s) into %s: %d file(s) written, %d unchanged, %d removed\n",
+		v.pipelines, len(v.dialects), v.out, v.written, v.unchanged, v.removed)
 }
 
 // compiledMarker starts every file incrc writes; only such files are ever

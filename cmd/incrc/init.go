@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -89,35 +89,47 @@ func initCmd() *command {
 			}
 			written = append(written, dst)
 		}
-		if format == "json" {
-			json.NewEncoder(e.stdout).Encode(map[string]any{"written": orEmpty(written), "kept": orEmpty(kept)})
-			return exitOK
-		}
-		for _, f := range written {
-			fmt.Fprintf(e.stdout, "wrote %s\n", f)
-		}
-		for _, f := range kept {
-			if strings.HasSuffix(f, string(filepath.Separator)) {
-				fmt.Fprintf(e.stdout, "kept  %s (it holds specs: no examples added)\n", f)
-				continue
-			}
-			fmt.Fprintf(e.stdout, "kept  %s (it exists: incrc init never overwrites)\n", f)
-		}
-		cd := ""
-		if filepath.Clean(dir) != "." {
-			cd = "  cd " + shellQuote(dir) + "\n"
-		}
-		next := "  incrc validate            # check the specs\n"
-		if len(existing) == 0 {
-			next += "  incrc test                # run specs/orders.test.yaml on an embedded DuckDB\n" +
-				"  incrc seed --target dev   # load the sample rows of seeds/ into the dev target, wh.duckdb\n" +
-				"  incrc run --target dev    # run every pipeline against it\n"
-		}
-		next += "  incrc compile             # write the SQL to review and check in\n"
-		fmt.Fprintf(e.stdout, "\nNext:\n%s%s", cd, next)
+		show(e.stdout, format, initView{dir: dir, written: written, kept: kept, fresh: len(existing) == 0})
 		return exitOK
 	}
 	return c
+}
+
+// initView is what incrc init prints: the files written and kept, and
+// what to run next (the tour's commands only into a fresh folder).
+type initView struct {
+	dir           string
+	written, kept []string
+	fresh         bool
+}
+
+func (v initView) json() any {
+	return map[string]any{"written": orEmpty(v.written), "kept": orEmpty(v.kept)}
+}
+
+func (v initView) text(w io.Writer) {
+	for _, f := range v.written {
+		fmt.Fprintf(w, "wrote %s\n", f)
+	}
+	for _, f := range v.kept {
+		if strings.HasSuffix(f, string(filepath.Separator)) {
+			fmt.Fprintf(w, "kept  %s (it holds specs: no examples added)\n", f)
+			continue
+		}
+		fmt.Fprintf(w, "kept  %s (it exists: incrc init never overwrites)\n", f)
+	}
+	cd := ""
+	if filepath.Clean(v.dir) != "." {
+		cd = "  cd " + shellQuote(v.dir) + "\n"
+	}
+	next := "  incrc validate            # check the specs\n"
+	if v.fresh {
+		next += "  incrc test                # run specs/orders.test.yaml on an embedded DuckDB\n" +
+			"  incrc seed --target dev   # load the sample rows of seeds/ into the dev target, wh.duckdb\n" +
+			"  incrc run --target dev    # run every pipeline against it\n"
+	}
+	next += "  incrc compile             # write the SQL to review and check in\n"
+	fmt.Fprintf(w, "\nNext:\n%s%s", cd, next)
 }
 
 func orEmpty(s []string) []string {

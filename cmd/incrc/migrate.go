@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,26 +75,39 @@ func migrateCmd() *command {
 		case err != nil:
 			return c.fail(e, "%s: %v", plan.Pipeline, err)
 		}
-		if format == "json" {
-			if changes == nil {
-				changes = []runner.SchemaChange{}
-			}
-			json.NewEncoder(e.stdout).Encode(map[string]any{"pipeline": plan.Pipeline, "dry_run": dryRun, "changes": changes})
-			return exitOK
-		}
-		switch {
-		case len(changes) == 0:
-			fmt.Fprintf(e.stdout, "%s: the tables match the spec; nothing to do\n", plan.Pipeline)
-		case dryRun:
-			fmt.Fprintf(e.stdout, "%s: %d change(s) pending; the DDL incrc migrate would run:\n", plan.Pipeline, len(changes))
-			printChanges(e.stdout, changes)
-		default:
-			fmt.Fprintf(e.stdout, "%s: %d change(s) applied:\n", plan.Pipeline, len(changes))
-			printChanges(e.stdout, changes)
-		}
+		show(e.stdout, format, migrateView{pipeline: plan.Pipeline, dryRun: dryRun, changes: changes})
 		return exitOK
 	}
 	return c
+}
+
+// migrateView is what incrc migrate prints: the schema changes pending
+// (--dry-run) or applied.
+type migrateView struct {
+	pipeline string
+	dryRun   bool
+	changes  []runner.SchemaChange
+}
+
+func (v migrateView) json() any {
+	changes := v.changes
+	if changes == nil {
+		changes = []runner.SchemaChange{}
+	}
+	return map[string]any{"pipeline": v.pipeline, "dry_run": v.dryRun, "changes": changes}
+}
+
+func (v migrateView) text(w io.Writer) {
+	switch {
+	case len(v.changes) == 0:
+		fmt.Fprintf(w, "%s: the tables match the spec; nothing to do\n", v.pipeline)
+	case v.dryRun:
+		fmt.Fprintf(w, "%s: %d change(s) pending; the DDL incrc migrate would run:\n", v.pipeline, len(v.changes))
+		printChanges(w, v.changes)
+	default:
+		fmt.Fprintf(w, "%s: %d change(s) applied:\n", v.pipeline, len(v.changes))
+		printChanges(w, v.changes)
+	}
 }
 
 // printChanges lists schema changes and their DDL, one statement a line.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -148,26 +147,40 @@ func newCmd() *command {
 		if werr != nil {
 			return c.fail(e, "%v", werr)
 		}
-		if format == "json" {
-			res := map[string]any{"file": out, "pipeline": o.pipeline, "strategy": o.strategy, "columns": len(o.cols)}
-			if fromTable {
-				res["rows"] = o.rows
-				res["watermark"] = o.watermark
-				res["start"] = o.start
-				res["why"] = o.why
-				res["candidates"] = orNoCandidates(o.candidates)
-				res["nullable"] = orEmpty(o.nullable)
-			}
-			json.NewEncoder(e.stdout).Encode(res)
-			return exitOK
-		}
-		if fromTable {
-			o.explain(e.stdout)
-		}
-		fmt.Fprintf(e.stdout, "wrote %s (%s, %d columns); next: incrc validate, and a test in %s\n", out, o.strategy, len(o.cols), strings.TrimSuffix(out, ".yaml")+".test.yaml")
+		show(e.stdout, format, newView{spec: &o, file: out, fromTable: fromTable})
 		return exitOK
 	}
 	return c
+}
+
+// newView is what incrc new prints: the file written and, for a spec read
+// from a table, what the catalog and the rows said.
+type newView struct {
+	spec      *newSpec
+	file      string
+	fromTable bool
+}
+
+func (v newView) json() any {
+	o := v.spec
+	res := map[string]any{"file": v.file, "pipeline": o.pipeline, "strategy": o.strategy, "columns": len(o.cols)}
+	if v.fromTable {
+		res["rows"] = o.rows
+		res["watermark"] = o.watermark
+		res["start"] = o.start
+		res["why"] = o.why
+		res["candidates"] = orNoCandidates(o.candidates)
+		res["nullable"] = orEmpty(o.nullable)
+	}
+	return res
+}
+
+func (v newView) text(w io.Writer) {
+	o := v.spec
+	if v.fromTable {
+		o.explain(w)
+	}
+	fmt.Fprintf(w, "wrote %s (%s, %d columns); next: incrc validate, and a test in %s\n", v.file, o.strategy, len(o.cols), strings.TrimSuffix(v.file, ".yaml")+".test.yaml")
 }
 
 // compilerStrategies are the strategies a spec may name.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,18 +85,7 @@ func planCmd() *command {
 		}
 		edges := graphEdges(pr)
 		semantic := semanticChanges(specs, changes, files, next)
-		switch format {
-		case "json":
-			printPlanJSON(e.stdout, changes, next, edges, semantic)
-		case "markdown":
-			printPlanMarkdown(e.stdout, changes, semantic)
-			printNext(e.stdout, next, true)
-			printGraph(e.stdout, edges, true)
-		default:
-			printPlanText(e.stdout, changes, semantic)
-			printNext(e.stdout, next, false)
-			printGraph(e.stdout, edges, false)
-		}
+		show(e.stdout, format, planView{changes: changes, next: next, edges: edges, semantic: semantic})
 		if len(changes) > 0 {
 			return exitChanges
 		}
@@ -356,7 +344,32 @@ func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
 	}
 }
 
-func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, edges []compiler.Edge, semantic []*pipelineChange) {
+// planView is what incrc plan prints: the compiled files a compile would
+// change, what each pipeline's change means, with a target the next runs,
+// and the graph of pipelines.
+type planView struct {
+	changes  []fileChange
+	next     []*runner.Preview
+	edges    []compiler.Edge
+	semantic []*pipelineChange
+}
+
+func (v planView) text(w io.Writer) {
+	printPlanText(w, v.changes, v.semantic)
+	printNext(w, v.next, false)
+	printGraph(w, v.edges, false)
+}
+
+func (v planView) markdown(w io.Writer) {
+	printPlanMarkdown(w, v.changes, v.semantic)
+	printNext(w, v.next, true)
+	printGraph(w, v.edges, true)
+}
+
+func (v planView) indent() string { return "  " }
+
+func (v planView) json() any {
+	changes, next, edges, semantic := v.changes, v.next, v.edges, v.semantic
 	n := map[string]int{}
 	for _, c := range changes {
 		n[c.Action]++
@@ -364,8 +377,6 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, ed
 	if changes == nil {
 		changes = []fileChange{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	out := map[string]any{"changes": changes, "changed": n["changed"], "added": n["added"], "removed": n["removed"]}
 	if next != nil {
 		out["next"] = next
@@ -376,7 +387,7 @@ func printPlanJSON(w io.Writer, changes []fileChange, next []*runner.Preview, ed
 	if len(semantic) > 0 {
 		out["pipelines"] = semantic
 	}
-	enc.Encode(out)
+	return out
 }
 
 // The markdown form is a pull-request comment: every value in it that

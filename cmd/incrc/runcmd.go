@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +107,7 @@ func runCmd() *command {
 		if dryRun {
 			// After the checks a run makes first: a dry run is refused
 			// where the run would be.
-			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, asJSON)
+			return dryRunAll(ctx, c, e, tg, plans, opts, clashes, format)
 		}
 		progress := isTerminal(e.stderr) && !asJSON
 		if progress {
@@ -172,14 +171,7 @@ func runCmd() *command {
 					res.Error = err.Error()
 				}
 			}
-			switch {
-			case asJSON:
-				json.NewEncoder(e.stdout).Encode(res)
-			case started:
-				printResult(e.stdout, res, color)
-			default:
-				fmt.Fprintf(e.stdout, "%s: %s failed before it started: %s\n", res.Pipeline, kindWord(res.Kind), res.Error)
-			}
+			show(e.stdout, format, runView{res: res, started: started, color: color})
 			if err != nil {
 				c.errorf(e, "%s failed: %v%s%s", plan.Pipeline, err, missingSourceHint(plan, err, targetArg(tf.target, tg.URL)), migrateHint(plan, err, targetArg(tf.target, tg.URL)))
 			}
@@ -187,6 +179,23 @@ func runCmd() *command {
 		return code
 	}
 	return c
+}
+
+// runView is what incrc run prints of one pipeline's run, as it ends.
+type runView struct {
+	res     *runner.Result
+	started bool // a window was fixed: the result has counts to report
+	color   bool
+}
+
+func (v runView) json() any { return v.res }
+
+func (v runView) text(w io.Writer) {
+	if v.started {
+		printResult(w, v.res, v.color)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s failed before it started: %s\n", v.res.Pipeline, kindWord(v.res.Kind), v.res.Error)
 }
 
 // printProgress rewrites the progress line of a run on a terminal.
@@ -290,7 +299,7 @@ func migrateHint(plan *ir.Plan, err error, target string) string {
 // source rows (and partitions) it would read, and the statements it would
 // execute, setup first. It only reads: no lease, no state table created,
 // nothing logged.
-func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans []*ir.Plan, opts runner.Options, clashes map[string]string, asJSON bool) int {
+func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans []*ir.Plan, opts runner.Options, clashes map[string]string, format string) int {
 	code := exitOK
 	for _, plan := range plans {
 		if msg, ok := clashes[plan.Pipeline]; ok {
@@ -310,49 +319,63 @@ func dryRunAll(ctx context.Context, c *command, e *env, tg *runner.Target, plans
 			code = exitError
 			continue
 		}
-		if asJSON {
-			json.NewEncoder(e.stdout).Encode(map[string]any{"pipeline": plan.Pipeline, "dry_run": true, "preview": pv, "steps": steps})
-			continue
-		}
-		lo := pv.WindowLo
-		if lo == "" {
-			lo = "-inf"
-		}
-		fmt.Fprintf(e.stdout, "%s: dry run, nothing written: window [%s, %s), %d source row(s) in the window; watermark %s -> %s if the run succeeds\n",
-			plan.Pipeline, lo, pv.WindowHi, pv.Rows, orNone(pv.Watermark), pv.WindowHi)
-		if len(pv.Partitions) > 0 {
-			fmt.Fprintf(e.stdout, "  partitions it would rewrite, each read whole: %s\n", strings.Join(pv.Partitions, ", "))
-		}
-		if pv.HeldBy != "" {
-			fmt.Fprintf(e.stdout, "  hi held back by upstream %s's watermark\n", pv.HeldBy)
-		}
-		if pv.LeaseOwner != "" {
-			fmt.Fprintf(e.stdout, "  the lease is held by %s: the run would wait for it or be refused\n", pv.LeaseOwner)
-		}
-		for _, ch := range pv.Schema {
-			fmt.Fprintf(e.stdout, "  schema: %s %s of %s\n", ch.Kind, ch.Column, ch.Table)
-		}
-		fmt.Fprintf(e.stdout, "  the statements it would execute, in order (%s):\n", tg.Dialect.Name())
-		for _, st := range steps {
-			var notes []string
-			if st.If != "" {
-				notes = append(notes, "when "+st.If)
-			}
-			if st.Each {
-				notes = append(notes, "for each partition")
-			}
-			if st.On != "" {
-				notes = append(notes, "on the "+st.On)
-			}
-			note := ""
-			if len(notes) > 0 {
-				note = " (" + strings.Join(notes, ", ") + ")"
-			}
-			fmt.Fprintf(e.stdout, "    -- %s: %s%s\n", st.Program, st.Name, note)
-			for _, q := range st.SQL {
-				fmt.Fprintf(e.stdout, "    %s;\n", strings.ReplaceAll(strings.TrimRight(q, "; \n"), "\n", "\n    "))
-			}
-		}
+		show(e.stdout, format, dryRunView{pipeline: plan.Pipeline, preview: pv, steps: steps, dialect: string(tg.Dialect.Name())})
 	}
 	return code
+}
+
+// dryRunView is what incrc run --dry-run prints of a pipeline: the window
+// it would read, what it would change, and every statement it would
+// execute, in order.
+type dryRunView struct {
+	pipeline string
+	preview  *runner.Preview
+	steps    []runner.PlannedStep
+	dialect  string
+}
+
+func (v dryRunView) json() any {
+	return map[string]any{"pipeline": v.pipeline, "dry_run": true, "preview": v.preview, "steps": v.steps}
+}
+
+func (v dryRunView) text(w io.Writer) {
+	lo := v.preview.WindowLo
+	if lo == "" {
+		lo = "-inf"
+	}
+	fmt.Fprintf(w, "%s: dry run, nothing written: window [%s, %s), %d source row(s) in the window; watermark %s -> %s if the run succeeds\n",
+		v.pipeline, lo, v.preview.WindowHi, v.preview.Rows, orNone(v.preview.Watermark), v.preview.WindowHi)
+	if len(v.preview.Partitions) > 0 {
+		fmt.Fprintf(w, "  partitions it would rewrite, each read whole: %s\n", strings.Join(v.preview.Partitions, ", "))
+	}
+	if v.preview.HeldBy != "" {
+		fmt.Fprintf(w, "  hi held back by upstream %s's watermark\n", v.preview.HeldBy)
+	}
+	if v.preview.LeaseOwner != "" {
+		fmt.Fprintf(w, "  the lease is held by %s: the run would wait for it or be refused\n", v.preview.LeaseOwner)
+	}
+	for _, ch := range v.preview.Schema {
+		fmt.Fprintf(w, "  schema: %s %s of %s\n", ch.Kind, ch.Column, ch.Table)
+	}
+	fmt.Fprintf(w, "  the statements it would execute, in order (%s):\n", v.dialect)
+	for _, st := range v.steps {
+		var notes []string
+		if st.If != "" {
+			notes = append(notes, "when "+st.If)
+		}
+		if st.Each {
+			notes = append(notes, "for each partition")
+		}
+		if st.On != "" {
+			notes = append(notes, "on the "+st.On)
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = " (" + strings.Join(notes, ", ") + ")"
+		}
+		fmt.Fprintf(w, "    -- %s: %s%s\n", st.Program, st.Name, note)
+		for _, q := range st.SQL {
+			fmt.Fprintf(w, "    %s;\n", strings.ReplaceAll(strings.TrimRight(q, "; \n"), "\n", "\n    "))
+		}
+	}
 }

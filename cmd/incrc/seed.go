@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,13 +76,7 @@ func seedCmd() *command {
 			return code
 		}
 		defer tg.Close()
-		type result struct {
-			Pipeline string `json:"pipeline"`
-			Table    string `json:"table,omitempty"`
-			Rows     int    `json:"rows"`
-			Skipped  string `json:"skipped,omitempty"`
-		}
-		var results []result
+		var results []seedResult
 		found := 0 // pipelines with sample rows, loaded or not
 		for _, sd := range seeds {
 			n, table, skipped, err := sd.load(ctx, tg)
@@ -100,29 +93,44 @@ func seedCmd() *command {
 			if !strings.HasPrefix(skipped, noSampleRows) {
 				found++
 			}
-			results = append(results, result{Pipeline: sd.plan.Pipeline, Table: table, Rows: n, Skipped: skipped})
+			results = append(results, seedResult{Pipeline: sd.plan.Pipeline, Table: table, Rows: n, Skipped: skipped})
 		}
 		if rows == "" && found == 0 && code == exitOK && !pr.named {
 			c.errorf(e, "no sample rows in %s: write %s/PIPELINE.yaml (a list of rows), or name a file with --rows", pr.cfg.Seeds, pr.cfg.Seeds)
 			code = exitError
 		}
-		if format == "json" {
-			if results == nil {
-				results = []result{}
-			}
-			json.NewEncoder(e.stdout).Encode(results)
-			return code
-		}
-		for _, r := range results {
-			if r.Skipped != "" {
-				fmt.Fprintf(e.stdout, "%s: not seeded: %s\n", r.Pipeline, r.Skipped)
-				continue
-			}
-			fmt.Fprintf(e.stdout, "%s: %d row(s) into %s\n", r.Pipeline, r.Rows, r.Table)
-		}
+		show(e.stdout, format, seedView(results))
 		return code
 	}
 	return c
+}
+
+// seedResult is one pipeline's seeding.
+type seedResult struct {
+	Pipeline string `json:"pipeline"`
+	Table    string `json:"table,omitempty"`
+	Rows     int    `json:"rows"`
+	Skipped  string `json:"skipped,omitempty"`
+}
+
+// seedView is what incrc seed prints: a line per pipeline.
+type seedView []seedResult
+
+func (v seedView) json() any {
+	if v == nil {
+		return []seedResult{}
+	}
+	return []seedResult(v)
+}
+
+func (v seedView) text(w io.Writer) {
+	for _, r := range v {
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "%s: not seeded: %s\n", r.Pipeline, r.Skipped)
+			continue
+		}
+		fmt.Fprintf(w, "%s: %d row(s) into %s\n", r.Pipeline, r.Rows, r.Table)
+	}
 }
 
 const noSampleRows = "no sample rows"

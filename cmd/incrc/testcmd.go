@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -132,27 +131,44 @@ func testCmd() *command {
 				}
 			}
 		}
-		passed, failed := 0, 0
-		for _, r := range results {
-			if r.Passed {
-				passed++
-			} else {
-				failed++
-			}
-		}
-		if format == "json" {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(map[string]any{"passed": passed, "failed": failed, "tests": results})
-		} else {
-			fmt.Fprintf(e.stdout, "%d passed, %d failed\n", passed, failed)
-		}
-		if failed > 0 || len(results) == 0 {
+		v := newTestView(results)
+		show(e.stdout, format, v)
+		if v.failed > 0 || len(results) == 0 {
 			return exitError
 		}
 		return exitOK
 	}
 	return c
+}
+
+// testView is the end of what incrc test prints: the count of tests
+// passed and failed (as text each result was printed as it finished),
+// with --json every result.
+type testView struct {
+	passed, failed int
+	results        []testResult
+}
+
+func newTestView(results []testResult) testView {
+	v := testView{results: results}
+	for _, r := range results {
+		if r.Passed {
+			v.passed++
+		} else {
+			v.failed++
+		}
+	}
+	return v
+}
+
+func (v testView) indent() string { return "  " }
+
+func (v testView) json() any {
+	return map[string]any{"passed": v.passed, "failed": v.failed, "tests": v.results}
+}
+
+func (v testView) text(w io.Writer) {
+	fmt.Fprintf(w, "%d passed, %d failed\n", v.passed, v.failed)
 }
 
 // testResult is one test's outcome.

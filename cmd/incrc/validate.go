@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/incrc/incrc/compiler"
@@ -36,14 +36,12 @@ func validateCmd() *command {
 		}
 		p.quiet = format == "json"
 		pr, ok := p.load(e, c, fs.Args())
-		if format == "json" && pr != nil {
-			printValidateJSON(e, pr)
+		// The JSON lists the errors too; the text has printed them.
+		if pr != nil && (ok || format == "json") {
+			show(e.stdout, format, validateView{pr})
 		}
 		if !ok {
 			return exitError
-		}
-		if format != "json" {
-			fmt.Fprintf(e.stdout, "%d spec(s) valid\n", len(pr.chosen))
 		}
 		return exitOK
 	}
@@ -59,7 +57,19 @@ type validateError struct {
 	Message string `json:"message"`
 }
 
-func printValidateJSON(e *env, pr *project) {
+// validateView is what incrc validate prints: with --json every spec, its
+// errors and warnings; as text, the count of valid specs (the
+// diagnostics went to stderr as they were found).
+type validateView struct{ pr *project }
+
+func (v validateView) indent() string { return "  " }
+
+func (v validateView) text(w io.Writer) {
+	fmt.Fprintf(w, "%d spec(s) valid\n", len(v.pr.chosen))
+}
+
+func (v validateView) json() any {
+	pr := v.pr
 	type spec struct {
 		Pipeline string `json:"pipeline"`
 		File     string `json:"file"`
@@ -105,9 +115,7 @@ func printValidateJSON(e *env, pr *project) {
 	for _, d := range pr.warnings {
 		out.Warnings = append(out.Warnings, diagJSON(d))
 	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.Encode(out)
+	return out
 }
 
 func diagJSON(d compiler.Diagnostic) validateError {

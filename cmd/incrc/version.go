@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 )
@@ -72,24 +72,29 @@ func versionCmd() *command {
 		if fs.NArg() > 0 {
 			return c.fail(e, "takes no arguments (got %q)", fs.Args())
 		}
-		b := readBuildInfo()
-		if format == "json" {
-			json.NewEncoder(e.stdout).Encode(b)
-			return exitOK
-		}
-		fmt.Fprintf(e.stdout, "incrc %s", b.Version)
-		if b.Commit != "" {
-			commit := b.Commit
-			if len(commit) > 12 {
-				commit = commit[:12]
-			}
-			if b.Modified {
-				commit += ", modified"
-			}
-			fmt.Fprintf(e.stdout, " (commit %s)", commit)
-		}
-		fmt.Fprintf(e.stdout, " %s %s\n", b.Go, b.Platform)
+		show(e.stdout, format, versionView{readBuildInfo()})
 		return exitOK
 	}
 	return c
+}
+
+// versionView is what incrc version prints.
+type versionView struct{ b buildInfo }
+
+func (v versionView) json() any { return v.b }
+
+func (v versionView) text(w io.Writer) {
+	b := v.b
+	fmt.Fprintf(w, "incrc %s", b.Version)
+	if b.Commit != "" {
+		commit := b.Commit
+		if len(commit) > 12 {
+			commit = commit[:12]
+		}
+		if b.Modified {
+			commit += ", modified"
+		}
+		fmt.Fprintf(w, " (commit %s)", commit)
+	}
+	fmt.Fprintf(w, " %s %s\n", b.Go, b.Platform)
 }
