@@ -44,7 +44,7 @@ func TestListingAsBefore(t *testing.T) {
 			{Stmt: "empty_if_note", If: "", Read: ir.ReadNothing},
 		}},
 	)
-	for _, r := range []ir.Read{ir.ReadAffected, ir.ReadCount, ir.ReadCounts, ir.ReadRows, ir.ReadPartitions, ir.ReadSwap, ir.ReadTypes, ir.ReadNewFiles, ir.ReadAllFiles, ir.ReadSchema} {
+	for _, r := range []ir.Read{ir.ReadAffected, ir.ReadCount, ir.ReadCounts, ir.ReadRows, ir.ReadPartitions, ir.ReadSwap, ir.ReadTypes, ir.ReadNewFiles, ir.ReadAllFiles, ir.ReadSchema, ir.ReadHeld} {
 		programs = append(programs, &ir.Program{Mode: ir.ModeRun, Steps: []ir.Step{
 			{Stmt: "a", Read: r},
 			{Stmt: "b", Read: r, Into: []string{"x"}, Tx: true},
@@ -195,6 +195,8 @@ func readTextBefore(s ir.Step) string {
 		}
 	case ir.ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"
+	case ir.ReadHeld:
+		t = "once per held row; rows -> " + into()
 	case ir.ReadSwap:
 		t = "exactly one row must change"
 	case ir.ReadTypes:

@@ -450,7 +450,9 @@ func (x *scd2Lowering) write(l *lowerer) {
 			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
 		if x.snapshot && x.deletes != "ignore" {
 			l.add(ir.StmtReopenVersions, ir.PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
-				ir.ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name}, hi)
+				ir.ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name, Compare: x.compare}, hi)
+			l.add(ir.StmtCountReopened, ir.PhaseWrite, "Reopened keys whose row the target held unchanged: the reopen is that row's version (inserted, not ignored).",
+				ir.CountRows{Table: x.timeline, Where: eq(col(ir.KindColumn), ir.Lit{Text: ir.KindReopen})})
 		}
 		l.add(ir.StmtTimelineChanges, ir.PhaseWrite, "Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.",
 			ir.TimelineChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
@@ -480,9 +482,9 @@ func (x *scd2Lowering) write(l *lowerer) {
 	op := col(ir.OpColumn)
 	l.add(ir.StmtCheckVersions, ir.PhaseWrite, "A version that would end before it starts: the run's hi is before versions already written (a rewind, an --until in the past).",
 		ir.CountRows{Table: x.changes, Where: and(ir.Binary{Op: "<>", L: op, R: ir.Lit{Text: ir.OpRemove}}, ir.Binary{Op: "<=", L: col(x.v.ValidTo), R: col(x.v.ValidFrom)})})
-	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Versions added.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
-	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Versions rewritten: closed, split, corrected.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRewrite})})
-	l.add(ir.StmtCountRemoved, ir.PhaseWrite, "Versions removed.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRemove})})
+	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Rows read that open their key's first version (inserted).", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
+	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).",
+		ir.CountRows{Table: x.changes, Where: or(eq(op, ir.Lit{Text: ir.OpFollow}), eq(op, ir.Lit{Text: ir.OpRewrite}))})
 	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
 		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
 }
@@ -508,21 +510,27 @@ func (x *scd2Lowering) cleanup() []string {
 // transaction. vanished: the program looks for keys that vanished (a run,
 // not a full refresh, whose target starts empty).
 func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []ir.Step {
+	// Every row read counts as ignored until a step says what became of
+	// it (see the Op codes): the candidates, the versions opened and
+	// updated, the reopens that stand for a row.
+	unignore := []string{"-" + ir.RegIgnored}
 	var steps []ir.Step
 	if x.byTime {
-		steps = append(steps, ir.Step{Stmt: ir.StmtVersionCandidates, Tx: true, If: read}, ir.Step{Stmt: ir.StmtVersionHistory, Tx: true, If: read})
+		steps = append(steps, ir.Step{Stmt: ir.StmtVersionCandidates, Tx: true, If: read, Read: ir.ReadAffected, Into: unignore}, ir.Step{Stmt: ir.StmtVersionHistory, Tx: true, If: read})
 		if x.snapshot && x.deletes != "ignore" && vanished {
-			steps = append(steps, ir.Step{Stmt: ir.StmtReopenVersions, Tx: true, If: read})
+			steps = append(steps, ir.Step{Stmt: ir.StmtReopenVersions, Tx: true, If: read},
+				ir.Step{Stmt: ir.StmtCountReopened, Tx: true, If: read, Read: ir.ReadCount, Into: unignore})
 		}
 		steps = append(steps, ir.Step{Stmt: ir.StmtTimelineChanges, Tx: true, If: read})
 	} else {
-		steps = append(steps, ir.Step{Stmt: ir.StmtOpenChanged, Tx: true, If: read}, ir.Step{Stmt: ir.StmtCloseChanged, Tx: true, If: read})
+		steps = append(steps, ir.Step{Stmt: ir.StmtOpenChanged, Tx: true, If: read, Read: ir.ReadAffected, Into: unignore}, ir.Step{Stmt: ir.StmtCloseChanged, Tx: true, If: read})
 		if len(x.other) > 0 {
-			steps = append(steps, ir.Step{Stmt: ir.StmtUpdateCurrent, Tx: true, If: read})
+			steps = append(steps, ir.Step{Stmt: ir.StmtUpdateCurrent, Tx: true, If: read, Read: ir.ReadAffected, Into: unignore})
 		}
 	}
 	if x.snapshot && x.deletes != "ignore" && vanished {
-		steps = append(steps, ir.Step{Stmt: ir.StmtCloseVanished, Tx: true, If: window})
+		// A vanished key is deleted: no row read stands for it.
+		steps = append(steps, ir.Step{Stmt: ir.StmtCloseVanished, Tx: true, If: window, Read: ir.ReadAffected, Into: []string{ir.RegDeleted}})
 		if x.deletes == "new_record" {
 			steps = append(steps, ir.Step{Stmt: ir.StmtMarkVanished, Tx: true, If: window})
 		}
@@ -532,7 +540,6 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []ir.Step 
 			Fail: "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until"},
 		ir.Step{Stmt: ir.StmtCountAdded, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
 		ir.Step{Stmt: ir.StmtCountRewritten, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegUpdated}},
-		ir.Step{Stmt: ir.StmtCountRemoved, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegDeleted}},
 		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: window})
 }
 
@@ -562,11 +569,11 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *ir.Program) {
 	run.Steps = append(run.Steps, l.stageSteps(ir.RegWindow)...)
 	run.Steps = append(run.Steps, x.sessionSteps(ir.RegWindow)...)
 	before, inTx := l.nullStaged(ir.RegRead)
-	run.Steps = append(run.Steps, ir.Step{Stmt: stage, If: ir.RegWindow, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
+	run.Steps = append(run.Steps, ir.Step{Stmt: stage, If: ir.RegWindow, Read: ir.ReadAffected, Into: []string{ir.RegRead, ir.RegIgnored}})
 	run.Steps = append(run.Steps, before...)
 	run.Steps = append(run.Steps, ir.Step{Stmt: ir.StmtDedupeStage, If: ir.RegRead})
-	run.Steps = append(run.Steps, inTx...)
-	run.Steps = append(run.Steps, l.quality(ir.RegRead, false, failInvalid)...)
+	run.Steps = append(run.Steps, unignored(inTx)...)
+	run.Steps = append(run.Steps, unignored(l.quality(ir.RegRead, false, failInvalid))...)
 	run.Steps = append(run.Steps, x.writeSteps(ir.RegRead, ir.RegWindow, true)...)
 	run.Steps = append(run.Steps, l.finish()...)
 	run.Cleanup = append(l.cleanup(), x.cleanup()...)
@@ -579,16 +586,30 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *ir.Program) {
 	full.Steps = append(full.Steps, l.stageSteps("")...)
 	full.Steps = append(full.Steps, x.sessionSteps("")...)
 	before, inTx = l.nullStaged("")
-	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
+	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead, ir.RegIgnored}})
 	full.Steps = append(full.Steps, before...)
 	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtDedupeStage})
-	full.Steps = append(full.Steps, inTx...)
-	full.Steps = append(full.Steps, l.quality("", false, failInvalid)...)
+	full.Steps = append(full.Steps, unignored(inTx)...)
+	full.Steps = append(full.Steps, unignored(l.quality("", false, failInvalid))...)
 	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtClearTarget, Tx: true, Read: ir.ReadAffected, Into: []string{ir.RegDeleted}})
 	full.Steps = append(full.Steps, x.writeSteps("", "", false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = append(l.cleanup(), x.cleanup()...)
 	return run, full
+}
+
+// unignored makes the steps that quarantine rows take them out of the
+// ignored ones, where every row read starts (nullStaged does so already
+// when the rows were read before a dedupe).
+func unignored(steps []ir.Step) []ir.Step {
+	out := make([]ir.Step, len(steps))
+	for i, s := range steps {
+		if contains(s.Into, ir.RegQuarantined) && !contains(s.Into, "-"+ir.RegIgnored) {
+			s.Into = append(append([]string(nil), s.Into...), "-"+ir.RegIgnored)
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // String names the scd2 shape for the compiled file's header.

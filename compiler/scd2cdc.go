@@ -144,9 +144,11 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	op := col(ir.OpColumn)
 	l.add(ir.StmtCheckVersions, ir.PhaseWrite, "A version that would end before it starts: a change at or after scd2.open_end.",
 		ir.CountRows{Table: x.changes, Where: and(ir.Binary{Op: "<>", L: op, R: ir.Lit{Text: ir.OpRemove}}, ir.Binary{Op: "<=", L: col(x.v.ValidTo), R: col(x.v.ValidFrom)})})
-	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Versions added.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
-	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Versions rewritten: closed by a delete, split by a late change, corrected at the same time.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRewrite})})
-	l.add(ir.StmtCountRemoved, ir.PhaseWrite, "Versions removed: a delete at their own time.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpRemove})})
+	l.add(ir.StmtCountAdded, ir.PhaseWrite, "New versions that follow no version of their key (its first, or after a delete): inserted.", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
+	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "New versions that follow a version of their key, ending it, or correct one at the same time: updated.",
+		ir.CountRows{Table: x.changes, Where: or(eq(op, ir.Lit{Text: ir.OpFollow}), eq(op, ir.Lit{Text: ir.OpRewrite}))})
+	l.add(ir.StmtCountRemoved, ir.PhaseWrite, "New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).",
+		ir.CountRows{Table: p.Stage, Where: eq(col(ir.KindColumn), ir.Lit{Text: ir.KindNewDelete})})
 	key := append(append([]string(nil), p.Key...), x.v.ValidFrom)
 	l.add(ir.StmtRetractTombstones, ir.PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
 		ir.RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})

@@ -62,7 +62,7 @@ func (w *Writer) TimeValue(expr func(), t ir.Type) {
 }
 
 // TimeLit writes a time the compiler validated (canonical, as
-// ir.ParseWatermark returns it) as a literal of type t. Its text is
+// compiler.ParseWatermark returns it) as a literal of type t. Its text is
 // formatted here from the parsed time, never copied from a spec, and goes
 // through String, so the lex-back knows it.
 func (w *Writer) TimeLit(canonical string, t ir.Type) {
@@ -324,9 +324,11 @@ func eventChanges(w *Writer, op ir.EventChanges) {
 	w.S(" = ", ir.KindNewDelete, " THEN ", ir.OpRemove, "\n")
 	w.S("    WHEN ")
 	kind()
-	w.S(" = ", ir.KindHeldVersion, " OR (")
+	w.S(" = ", ir.KindHeldVersion, " THEN ", ir.OpClose, "\n")
+	w.S("    WHEN ")
 	replaces()
-	w.S(") THEN ", ir.OpRewrite, "\n")
+	w.S(" THEN ", ir.OpRewrite, "\n")
+	w.S("    WHEN x.incrc_prev_kind IN (", ir.KindHeldVersion, ", ", ir.KindNewVersion, ") THEN ", ir.OpFollow, "\n")
 	w.S("    ELSE ", ir.OpAdd, "\n  END\nFROM (\n")
 	over := func() {
 		w.S("OVER (PARTITION BY ")
@@ -414,7 +416,22 @@ func reopenVersions(w *Writer, op ir.ReopenVersions) {
 	w.S(", ")
 	w.timeNull(v.Type)
 	deletedValue(w, v, "FALSE")
-	w.S(", 1\n")
+	// The row stands for the reopen when the target holds it unchanged
+	// (no candidate does).
+	w.S(",\n  CASE WHEN EXISTS (\n    SELECT 1 FROM ")
+	w.Table(v.Target)
+	w.S(" AS h\n    WHERE ")
+	keyEq(w, "h", "r", v.Key)
+	w.S(" AND ")
+	w.Col("h", v.ValidFrom)
+	w.S(" = ")
+	w.Col("r", op.Time)
+	if len(op.Compare) > 0 {
+		w.S("\n      AND ")
+		same(w, "h", "r", op.Compare)
+	}
+	live(w, "h", v)
+	w.S("\n  ) THEN ", ir.KindReopen, " ELSE ", ir.KindReopenAlso, " END\n")
 	w.S("FROM (\n  SELECT ")
 	w.Idents("", v.Columns)
 	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
@@ -477,11 +494,15 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	}
 	w.S("  END")
 	deletedCol(w, "x", v)
-	w.S(",\n  CASE WHEN ")
+	w.S(",\n  CASE\n    WHEN ")
 	kind()
-	w.S(" = 0 OR x.incrc_prev = ")
+	w.S(" = ", ir.KindHeld, " THEN ", ir.OpClose, "\n    WHEN ")
+	kind()
+	w.S(" = ", ir.KindReopen, " THEN ", ir.OpAdd, "\n    WHEN ")
+	kind()
+	w.S(" = ", ir.KindReopenAlso, " THEN ", ir.OpNoRow, "\n    WHEN x.incrc_prev = ")
 	vf()
-	w.S(" THEN ", ir.OpRewrite, " ELSE ", ir.OpAdd, " END\nFROM (\n")
+	w.S(" THEN ", ir.OpRewrite, "\n    WHEN x.incrc_prev IS NULL THEN ", ir.OpAdd, "\n    ELSE ", ir.OpFollow, "\n  END\nFROM (\n")
 	over := func() {
 		w.S("OVER (PARTITION BY ")
 		w.Idents("t", v.Key)
@@ -516,7 +537,7 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	w.S(" AS t\n) AS x\n")
 	w.S("WHERE ")
 	kind()
-	w.S(" = 1\n   OR (x.incrc_next_kind = 1 AND x.incrc_next > ")
+	w.S(" <> ", ir.KindHeld, "\n   OR (x.incrc_next_kind <> ", ir.KindHeld, " AND x.incrc_next > ")
 	vf()
 	w.S(" AND (")
 	vt()
@@ -541,7 +562,9 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 		deletedValue(w, v, "FALSE")
 		w.S(",\n  CASE WHEN ")
 		w.Col("e", k0)
-		w.S(" IS NULL THEN ", ir.OpAdd, " ELSE ", ir.OpRewrite, " END\n")
+		w.S(" IS NOT NULL THEN ", ir.OpRewrite, " WHEN ")
+		w.Col("o", k0)
+		w.S(" IS NOT NULL THEN ", ir.OpFollow, " ELSE ", ir.OpAdd, " END\n")
 		w.S("FROM ")
 		w.Table(op.Stage)
 		w.S(" AS s\nLEFT JOIN ")
@@ -574,7 +597,7 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 		w.S(", ")
 		w.timeParam(op.Hi, v.Type)
 		deletedCol(w, "o", v)
-		w.S(", ", ir.OpRewrite, "\n")
+		w.S(", ", ir.OpClose, "\n")
 		w.S("FROM ")
 		w.Table(v.Target)
 		w.S(" AS o\nJOIN ")
@@ -640,11 +663,7 @@ func vanishedVersions(w *Writer, op ir.VanishedVersions) {
 		w.timeParam(op.Hi, v.Type)
 		w.S(", ")
 		openValue(w, v)
-		w.S(", TRUE,\n  CASE WHEN ")
-		w.Col("o", v.ValidFrom)
-		w.S(" = ")
-		w.Param(op.Hi)
-		w.S(" THEN ", ir.OpRewrite, " ELSE ", ir.OpAdd, " END\n")
+		w.S(", TRUE, ", ir.OpNoRow, "\n")
 	} else {
 		w.S("SELECT ")
 		w.Idents("o", v.Columns)
@@ -654,13 +673,13 @@ func vanishedVersions(w *Writer, op ir.VanishedVersions) {
 		w.timeParam(op.Hi, v.Type)
 		deletedCol(w, "o", v)
 		if v.Deleted != "" {
-			w.S(", ", ir.OpRewrite, "\n")
+			w.S(", ", ir.OpClose, "\n")
 		} else {
 			w.S(",\n  CASE WHEN ")
 			w.Col("o", v.ValidFrom)
 			w.S(" = ")
 			w.Param(op.Hi)
-			w.S(" THEN ", ir.OpRemove, " ELSE ", ir.OpRewrite, " END\n")
+			w.S(" THEN ", ir.OpRemove, " ELSE ", ir.OpClose, " END\n")
 		}
 	}
 	w.S("FROM ")

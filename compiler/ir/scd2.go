@@ -2,13 +2,36 @@ package ir
 
 // Names of the columns the SCD2 session tables add, and the op codes of a
 // change.
+//
+// A run's counts say what became of each row read (docs/runs.md): the
+// change that stands for it is an add (inserted: the first version of its
+// key), a follow (updated: a version after an earlier one of its key, which
+// it ends) or a rewrite (updated: a correction in place); a staged row that
+// makes no change is ignored. The changes no row read stands for, a close
+// and a version without a row, are not counted as rows: a close is the
+// consequence of the row that follows it, and the versions a snapshot adds
+// or ends for keys that vanished are counted as deleted.
 const (
-	KindColumn = "incrc_kind" // timeline by time: 0 a version of the target, 1 a staged candidate; from a change log see KindHeldVersion
-	OpColumn   = "incrc_op"   // changes: OpAdd, OpRewrite or OpRemove
+	KindColumn = "incrc_kind" // timeline by time: KindHeld, KindCandidate, KindReopen, KindReopenAlso; from a change log see KindHeldVersion
+	OpColumn   = "incrc_op"   // changes: one of the Op codes
 
-	OpAdd     = "1" // a version the target does not hold
-	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole
+	OpAdd     = "1" // a version the target does not hold, its key's first: a row read, inserted
+	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole by a row read: updated
 	OpRemove  = "3" // a version of the target that goes
+	OpClose   = "4" // a version of the target whose valid_to alone moves: the next version's row counts
+	OpFollow  = "5" // a version the target does not hold, after an earlier one of its key: a row read, updated
+	OpNoRow   = "6" // a version added or rewritten that no row read stands for (a reopen, a deletion record)
+)
+
+// Kinds of the rows of a timeline by time. A reopen is a key back in a
+// snapshot (ReopenVersions): its version at hi stands for the key's row
+// when the target held that row unchanged (so the row is inserted, not
+// ignored), and for no row when the row is a candidate of its own.
+const (
+	KindHeld       = "0" // a version of the target
+	KindCandidate  = "1" // a staged row that is not a version of the target yet
+	KindReopen     = "2" // a reopen at hi, standing for an unchanged row
+	KindReopenAlso = "3" // a reopen at hi of a key whose row is a candidate
 )
 
 // Statement names of SCD2 pipelines.
@@ -30,6 +53,7 @@ const (
 	StmtCountAdded        = "count_added_versions"
 	StmtCountRewritten    = "count_rewritten_versions"
 	StmtCountRemoved      = "count_removed_versions"
+	StmtCountReopened     = "count_reopened"
 	StmtApplyVersions     = "apply_versions"
 )
 
@@ -77,11 +101,16 @@ type (
 	// whose newest staged row (by Time) is older than the end of one of
 	// its closed versions: a key back in the snapshot whose own time
 	// would not reopen it.
+	//
+	// Its kind is KindReopen when the target holds that newest row as a
+	// version at its Time with the same Compare columns (no candidate
+	// stands for it), KindReopenAlso otherwise.
 	ReopenVersions struct {
 		Versioning
 		Into, Stage Table
 		Time        string
 		Hi          string
+		Compare     []string
 	}
 
 	// TimelineChanges reads the timeline From and writes the changes Into:
