@@ -77,6 +77,7 @@ var SpecKeys = []Key{
 		Doc: "What a run reads: the half-open window [watermark - lookback, hi).",
 		Children: []Key{
 			{Name: "column", Kind: KindScalar, Example: "updated_at", Doc: "A timestamp, date or integer column that grows when a row changes (not a creation time, for merge)."},
+			{Name: "tiebreak", Kind: KindScalar, Example: "id", Doc: "A monotonic integer unique_key column read with a timestamp column: rows are ordered by (column, tiebreak), so rows sharing one time at a window's edge split between runs by id, and rows whose column is NULL are read by id instead of quarantined. merge and append only."},
 			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
 				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},

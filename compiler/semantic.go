@@ -80,6 +80,9 @@ func Params(s *Spec) []SpecParam {
 	}
 	if w := s.Watermark; w != nil {
 		add("watermark.column", w.Column.Value, false)
+		// A tiebreak writes the rows without a time that a watermark alone
+		// quarantines: it decides the rows.
+		add("watermark.tiebreak", w.Tiebreak.Value, true)
 		add("watermark.start", w.Start.Value, false)
 		add("watermark.lookback", w.Lookback.Text, false)
 		add("watermark.lag", w.Lag.Text, false)

@@ -139,7 +139,10 @@ type Column struct {
 }
 
 type Watermark struct {
-	Column   String
+	Column String
+	// Tiebreak is an integer column (a monotonic id) that orders the rows
+	// sharing one Column value, and the rows whose Column is NULL.
+	Tiebreak String
 	Files    String // "new": a files source loads each file once (the bookmark)
 	Start    String
 	Lookback Duration

@@ -313,6 +313,43 @@ func (v *validator) watermark(strategy Strategy) {
 	if w.Lag.Set() && c != nil && c.Type.IsInteger() {
 		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present: remove the lag", c.Name.Value)
 	}
+	if w.Tiebreak.Set() {
+		v.tiebreak(strategy, c)
+	}
+}
+
+// tiebreak checks watermark.tiebreak: an integer key column after a
+// timestamp, on a strategy whose window is the only thing it reads.
+func (v *validator) tiebreak(strategy Strategy, wc *Column) {
+	s := v.s
+	w := s.Watermark
+	t := w.Tiebreak
+	c := v.col("watermark.tiebreak", t)
+	switch {
+	case c == nil:
+	case !c.Type.IsInteger():
+		v.errf(t.Pos, "watermark.tiebreak %q has type %s: the tiebreak is a monotonic id, an integer column", c.Name.Value, c.Type)
+	case !contains(values(s.UniqueKey), c.Name.Value) || c.Nullable:
+		// A row whose id is NULL would sit nowhere in the order at a
+		// window's edge: the key's NOT NULL rule keeps every row in it.
+		v.errf(t.Pos, "watermark.tiebreak %q must be a unique_key column that is never NULL: each row takes one place in the order (%s, %s), and a NULL id has none", c.Name.Value, w.Column.Value, c.Name.Value)
+	case wc != nil && c.Name.Value == wc.Name.Value:
+		v.errf(t.Pos, "watermark.tiebreak %q is the watermark column itself: name the id that orders rows of one time", c.Name.Value)
+	}
+	if wc != nil && wc.Type.Kind != Timestamp && wc.Type.Kind != TimestampTZ {
+		// A date's ties are whole days: reading part of one and moving on
+		// by id would lose a row updated later that day, whose date and
+		// id both stay where they were.
+		v.errf(t.Pos, "watermark.tiebreak needs a timestamp watermark; %q is %s: a row updated later on the same %s keeps its value and its id, and a run that read part of its ties would never read it again", wc.Name.Value, wc.Type, map[bool]string{true: "day", false: "value"}[wc.Type.Kind == Date])
+	}
+	switch {
+	case strategy != "" && strategy != Merge && strategy != Append:
+		v.errf(t.Pos, "watermark.tiebreak applies to strategy merge and append, whose runs read only their window; strategy %s does not take one: remove it", strategy)
+	case w.Batch.Set():
+		v.errf(w.Batch.Pos, "watermark.batch cuts windows on the time alone, and watermark.tiebreak orders rows by time and id: remove one of them")
+	case s.Partition != nil:
+		v.errf(t.Pos, "watermark.tiebreak does not apply with partitions, which a run rewrites or a backfill rebuilds whole: remove it")
+	}
 }
 
 func (v *validator) dedupe(strategy Strategy) {

@@ -24,3 +24,26 @@ func TestIntegerStartInRange(t *testing.T) {
 		}
 	}
 }
+
+// TestTiebreakRefused: watermark.tiebreak is an integer key column after a
+// timestamp, on merge or append; anything else is an error at the key.
+func TestTiebreakRefused(t *testing.T) {
+	const base = "pipeline: tk\nsource: {table: app.tk}\ntarget: {table: dw.tk}\ncolumns: {id: bigint, seq: bigint, code: text, d: date, ts: timestamp}\nunique_key: [id]\n"
+	for _, c := range []struct{ body, at, want string }{
+		{"strategy: merge\nwatermark: {column: ts, tiebreak: code, start: 2026-01-01}\n", "7:35", `watermark.tiebreak "code" has type text`},
+		{"strategy: merge\nwatermark: {column: ts, tiebreak: idd, start: 2026-01-01}\n", "7:35", `watermark.tiebreak "idd" is not a declared column, did you mean "id"?`},
+		{"strategy: merge\nwatermark: {column: d, tiebreak: id, start: 2026-01-01}\n", "7:34", "needs a timestamp watermark"},
+		{"strategy: merge\nwatermark: {column: ts, tiebreak: seq, start: 2026-01-01}\n", "7:35", "must be a unique_key column"},
+		{"strategy: overwrite_partitions\npartition: {column: d}\nwatermark: {column: ts, tiebreak: id, start: 2026-01-01}\n", "8:35", "applies to strategy merge and append"},
+		{"strategy: merge\nwatermark: {column: ts, tiebreak: id, start: 2026-01-01, batch: 1d}\n", "7:65", "watermark.batch cuts windows on the time alone"},
+	} {
+		s, err := Parse("tk.yaml", []byte(base+c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := Validate(s)
+		if len(d) != 1 || !strings.Contains(d[0].Msg, c.want) || !strings.Contains(d[0].String(), "tk.yaml:"+c.at+":") {
+			t.Errorf("%q: %v, want one error at %s saying %q", c.body, d, c.at, c.want)
+		}
+	}
+}

@@ -1102,7 +1102,92 @@ func scenarios() []scenario {
 			},
 		})
 	}
-	return out
+	return append(out, tiebreakScenarios()...)
+}
+
+// tiedSpec is a merge whose watermark has a tiebreak: rows are ordered
+// by (updated_at, ticket_id), and a ticket never updated has no
+// updated_at; {lookback} varies by scenario.
+const tiedSpec = `
+pipeline: tickets_{target}_{id}
+source:
+  table: app_{id}.tickets
+target:
+  table: dw_{id}.tickets_{target}
+columns:
+  ticket_id: bigint
+  status: varchar(16)
+  updated_at: timestamp
+strategy: merge
+unique_key: [ticket_id]
+watermark:
+  column: updated_at
+  tiebreak: ticket_id
+  start: 2026-01-01
+  {lookback}
+`
+
+// tiedTickets are ticket 1 without a time, three tickets sharing one time at
+// the first run's hi, and one before it.
+var tiedTickets = [][]any{
+	{1, "new", nil},
+	{2, "open", "2026-01-10 12:00:00"},
+	{3, "open", "2026-01-10 12:00:00"},
+	{4, "open", "2026-01-10 12:00:00"},
+	{5, "open", "2026-01-09 08:00:00"},
+}
+
+func tiebreakScenarios() []scenario {
+	spec := func(lookback string) string { return strings.ReplaceAll(tiedSpec, "{lookback}", lookback) }
+	return []scenario{
+		{
+			// Ties at the edge split across two runs: the first run's hi is
+			// the tickets' shared time, and reads the three that exist;
+			// ticket 6, of the same time, is written later (a larger id) and
+			// read by the next run alone, as is ticket 7, without a time.
+			// Nothing is read twice (the counts) and nothing is lost (the
+			// full refresh).
+			name: "tiebreak/ties at the edge, rows without a time", spec: spec(""), source: "app_{id}.tickets", keyed: true, seed: tiedTickets,
+			steps: []act{
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-10T12:00:00Z/6", Read: 5, Inserted: 5}, wm: "2026-01-10T12:00:00Z/6"},
+				insert{{6, "open", "2026-01-10 12:00:00"}, {7, "new", nil}},
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-10T12:00:00Z/6", Hi: "2026-01-10T12:00:00Z/8", Read: 2, Inserted: 2}, wm: "2026-01-10T12:00:00Z/8"},
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-10T12:00:00Z/8", Hi: "2026-01-10T12:00:00Z/8"}},
+				update{key: 1, set: map[string]any{"status": "done", "updated_at": "2026-01-11 09:00:00"}},
+				update{key: 3, set: map[string]any{"status": "done", "updated_at": "2026-01-11 09:00:00"}},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z/8", Hi: "2026-01-12T00:00:00Z/8", Read: 2, Updated: 2},
+					rows: []string{
+						line(1, "done", "2026-01-11 09:00:00"), line(2, "open", "2026-01-10 12:00:00"), line(3, "done", "2026-01-11 09:00:00"),
+						line(4, "open", "2026-01-10 12:00:00"), line(5, "open", "2026-01-09 08:00:00"), line(6, "open", "2026-01-10 12:00:00"),
+						line(7, "new", nil),
+					}},
+				rewind{to: "2026-01-13", refused: "is after the watermark"},
+				rewind{to: "2026-01-10T12:00:00Z/x", refused: "an integer"},
+				// A rewind to a time re-reads every row from that time and
+				// every row without one.
+				rewind{to: "2026-01-10T12:00:00Z", wm: "2026-01-10T12:00:00Z"},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z", Hi: "2026-01-12T00:00:00Z/8", Read: 6, Updated: 6}},
+				rewind{to: "2026-01-10T12:00:00Z/4", wm: "2026-01-10T12:00:00Z/4"},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z/4", Hi: "2026-01-12T00:00:00Z/8", Read: 5, Updated: 5}},
+			},
+		},
+		{
+			// A lookback is a duration on the time, as without a tiebreak:
+			// ticket 8 committed late with a time behind the watermark is
+			// re-read; the rows without a time are read once, by id.
+			name: "tiebreak/a lookback on the time", spec: spec("lookback: 1d"), source: "app_{id}.tickets", keyed: true, seed: tiedTickets,
+			steps: []act{
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-10T12:00:00Z/6", Read: 5, Inserted: 5}},
+				insert{{8, "late", "2026-01-10 08:00:00"}, {9, "new", nil}},
+				run{until: "2026-01-10T13:00:00Z", want: &counts{Lo: "2026-01-09T12:00:00Z", Hi: "2026-01-10T13:00:00Z/10", Read: 5, Inserted: 2, Updated: 3},
+					rows: []string{
+						line(1, "new", nil), line(2, "open", "2026-01-10 12:00:00"), line(3, "open", "2026-01-10 12:00:00"),
+						line(4, "open", "2026-01-10 12:00:00"), line(5, "open", "2026-01-09 08:00:00"), line(8, "late", "2026-01-10 08:00:00"),
+						line(9, "new", nil),
+					}},
+			},
+		},
+	}
 }
 
 func mustTime(s string) *time.Time {

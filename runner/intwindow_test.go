@@ -90,3 +90,31 @@ func TestIntegerWindowLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestTiedMarks: a tiebreak watermark is saved as TIME/ID and read back
+// the same; TIME alone (watermark.start, a watermark saved before the
+// spec had a tiebreak) is before every id of that time; and a spec that
+// drops its tiebreak reads a saved TIME/ID as its time.
+func TestTiedMarks(t *testing.T) {
+	tied := &compiler.Watermarking{Col: compiler.Col{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}}, Tiebreak: "id"}
+	plain := &compiler.Watermarking{Col: tied.Col}
+	at, _ := parseWM(tied, "2026-01-10T12:00:00Z/8")
+	if at.String() != "2026-01-10T12:00:00Z/8" {
+		t.Errorf("saved %q, read back as %q", "2026-01-10T12:00:00Z/8", at)
+	}
+	bare, _ := parseWM(tied, "2026-01-10T12:00:00Z")
+	if !bare.less(at) || bare.String() != "2026-01-10T12:00:00Z" {
+		t.Errorf("a bare time %q must come before %q and print as itself", bare, at)
+	}
+	later, _ := parseWM(tied, "2026-01-10T12:00:01Z/1")
+	if !at.less(later) || later.less(at) {
+		t.Errorf("%q must come before %q: the time orders first", at, later)
+	}
+	if _, err := parseWM(tied, "2026-01-10T12:00:00Z/x"); err == nil || !strings.Contains(err.Error(), "an integer") {
+		t.Errorf("a malformed id: %v", err)
+	}
+	dropped, err := parseWM(plain, "2026-01-10T12:00:00Z/8")
+	if err != nil || dropped.String() != "2026-01-10T12:00:00Z" {
+		t.Errorf("a saved TIME/ID without a tiebreak: %q, %v", dropped, err)
+	}
+}

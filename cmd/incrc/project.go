@@ -623,8 +623,8 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 			continue
 		}
 		sc, err := script.Render(d, plan, shown)
-		if errors.Is(err, script.ErrSourceOutside) {
-			continue // the engine cannot reach the source: incrc run streams it in
+		if errors.Is(err, script.ErrSourceOutside) || errors.Is(err, script.ErrTiebreak) {
+			continue // incrc run streams the source in, or keeps both bounds of a tiebreak
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))
