@@ -39,6 +39,9 @@ import (
 // blocked run need the conformance suite's own machinery. Read-only steps (reconcile,
 // preview) are left out.
 func scriptable(sc scenario) (bool, string) {
+	if strings.Contains(sc.spec, "tiebreak:") {
+		return false, "a tiebreak watermark (script.ErrTiebreak)"
+	}
 	for _, s := range sc.steps {
 		switch s := s.(type) {
 		case insert, update, remove, corrupt, reconcile, preview, crash, rewind, release, rebuild, run, deadLease:
