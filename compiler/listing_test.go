@@ -187,9 +187,9 @@ func readTextBefore(s Step) string {
 			t += "; fails on a row"
 		}
 	case ReadPartitions:
-		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + RegSkipped + ")"
-		if len(s.Into) > 1 {
-			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into[1:], ", ")
+		t = "partitions; rows of finalized ones -> " + RegSkipped
+		if len(s.Into) > 0 {
+			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into, ", ")
 		}
 	case ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"

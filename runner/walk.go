@@ -354,14 +354,9 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
-		if len(s.Into) > 0 {
-			m.add(s.Into[0], n)
-		}
 		left := func(reg string) {
 			m.add(reg, n)
-			for _, r := range s.Into[min(1, len(s.Into)):] {
-				m.add(r, n)
-			}
+			m.into(s, n)
 		}
 		if row[0] == nil {
 			left(compiler.RegUnpartitioned)
