@@ -94,6 +94,7 @@ var SpecKeys = []Key{
 			{Name: "column", Kind: KindScalar, Example: "event_date", Doc: "A date or timestamp column."},
 			{Name: "granularity", Kind: KindScalar, Enum: []string{"hour", "day", "month"}, Example: "day", Doc: "hour, day (the default) or month."},
 			{Name: "finalize_after", Kind: KindDuration, Example: "35d", Doc: "Partitions that end this long before the saved watermark are never rewritten by a run; a backfill needs --restate for them."},
+			{Name: "timezone", Kind: KindScalar, Example: "Europe/Berlin", Doc: "The IANA time zone whose days (or months) the partitions of a timestamp column are, such as Europe/Berlin: bounds are that zone's midnights, stored and bound in UTC, so a daylight-saving day has 23 or 25 hours. Default UTC. Zones whose offset is not a whole number of hours are refused."},
 		}},
 	{Name: "quality", Kind: KindMapping,
 		Doc: "Rules every row must pass; a row that breaks one is quarantined with its reason, or fails the run.",

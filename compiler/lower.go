@@ -195,7 +195,7 @@ func Lower(s *Spec) (*Plan, error) {
 		if g == "" {
 			g = "day"
 		}
-		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
+		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter, Zone: pt.Timezone.Value}
 	}
 	switch {
 	case p.Partition != nil:

@@ -253,6 +253,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					pt.Granularity = p.str("partition.granularity", v)
 				case "finalize_after":
 					pt.FinalizeAfter = p.duration("partition.finalize_after", v)
+				case "timezone":
+					pt.Timezone = p.str("partition.timezone", v)
 				default:
 					p.unread(key)
 				}

@@ -122,6 +122,12 @@ type Partitioning struct {
 	Column      string
 	Type        Type
 	Granularity string // hour | day | month
+	// Zone is the IANA time zone whose days and months the partitions are
+	// (partition.timezone), validated; empty: UTC. The engine only cuts
+	// rows into UTC hours (Trunc); the runner finds each hour's partition
+	// in the zone and binds its bounds as UTC times, so no engine needs
+	// time-zone data.
+	Zone string
 	// FinalizeAfter: partitions older than hi minus this are closed; a run
 	// does not rewrite them, a backfill needs --restate. Zero: never.
 	FinalizeAfter Duration

@@ -99,6 +99,7 @@ func Params(s *Spec) []SpecParam {
 	if pt := s.Partition; pt != nil {
 		add("partition.column", pt.Column.Value, true)
 		add("partition.granularity", pt.Granularity.Value, true)
+		add("partition.timezone", pt.Timezone.Value, true)
 		add("partition.finalize_after", pt.FinalizeAfter.Text, false)
 	}
 	if q := s.Quality; q != nil {

@@ -157,7 +157,10 @@ type Partition struct {
 	Column        String
 	Granularity   String
 	FinalizeAfter Duration
-	Pos           Pos
+	// Timezone names the IANA zone whose days and months the partitions
+	// are (Europe/Berlin); absent: UTC.
+	Timezone String
+	Pos      Pos
 }
 
 type Quality struct {

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
+	// The zone database compiled in: a spec's partition.timezone means
+	// the same on every machine, whatever zoneinfo it has (or lacks).
+	_ "time/tzdata"
 	"unicode"
 	"unicode/utf8"
 )
@@ -404,6 +408,45 @@ func (v *validator) partition(strategy Strategy) {
 			v.errf(pt.Granularity.Pos, "partition.granularity hour needs a timestamp column; %q is a date", c.Name.Value)
 		}
 	}
+	if tz := pt.Timezone; tz.Set() {
+		if err := CheckZone(tz.Value); err != nil {
+			v.errf(tz.Pos, "partition.timezone: %v", err)
+		}
+		switch {
+		case c != nil && c.Type.Kind == Date:
+			v.errf(tz.Pos, "partition.timezone: %q is a date, which is a day already, in no zone: remove the timezone (or partition by a timestamp column)", c.Name.Value)
+		case pt.Granularity.Value == "hour":
+			v.errf(tz.Pos, "partition.timezone: hours are the same in every zone incrc accepts (whole-hour offsets): remove the timezone, or partition by day or month")
+		}
+	}
+}
+
+// zoneName is what a time zone name may hold: IANA names are letters,
+// digits and _ + - in parts separated by /. Anything else (a path, a
+// space, a quote) never reaches the zone database.
+var zoneName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9][A-Za-z0-9_+-]*)*$`)
+
+// CheckZone validates a time zone name from a spec: an IANA name that the
+// zone database knows, whose offsets from UTC are whole hours (incrc
+// finds a row's local day from its UTC hour). It returns the zone.
+func CheckZone(name string) error {
+	if len(name) > 64 || !zoneName.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("%s is not a time zone name: write an IANA name such as Europe/Berlin or UTC", quote(name))
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return fmt.Errorf("unknown time zone %s: write an IANA name such as Europe/Berlin or UTC", quote(name))
+	}
+	// Each year's winter and summer offsets, over the years data has:
+	// zones such as Asia/Kolkata (+05:30) cut a UTC hour in two days.
+	for y := 1970; y <= 2100; y++ {
+		for _, m := range []time.Month{time.January, time.July} {
+			if _, off := time.Date(y, m, 15, 12, 0, 0, 0, time.UTC).In(loc).Zone(); off%3600 != 0 {
+				return fmt.Errorf("time zone %s is %s from UTC in %d, not a whole number of hours: incrc cuts rows into UTC hours and finds each one's local day, which such an hour straddles", quote(name), time.Duration(off)*time.Second, y)
+			}
+		}
+	}
+	return nil
 }
 
 var onInvalid = []string{"quarantine", "fail"}

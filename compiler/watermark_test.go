@@ -47,3 +47,33 @@ func TestTiebreakRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTimezoneRefused: partition.timezone is an IANA name the compiled-in
+// zone database knows, with whole-hour offsets, on day or month partitions
+// of a timestamp; anything else is an error at the key.
+func TestTimezoneRefused(t *testing.T) {
+	const base = "pipeline: tz\nsource: {table: app.tz}\ntarget: {table: dw.tz}\ncolumns: {id: bigint, d: date, ts: timestamp}\nstrategy: overwrite_partitions\nunique_key: [id]\nwatermark: {column: ts, start: 2026-01-01}\n"
+	for _, c := range []struct{ part, want string }{
+		{"{column: ts, timezone: Europe/Berlinn}", `unknown time zone "Europe/Berlinn"`},
+		{"{column: ts, timezone: ../../etc/passwd}", `"../../etc/passwd" is not a time zone name`},
+		{`{column: ts, timezone: "Europe/Berlin'; DROP TABLE x; --"}`, "is not a time zone name"},
+		{"{column: ts, timezone: Asia/Kolkata}", "not a whole number of hours"},
+		{"{column: d, timezone: Europe/Berlin}", `"d" is a date, which is a day already`},
+		{"{column: ts, granularity: hour, timezone: Europe/Berlin}", "hours are the same in every zone"},
+	} {
+		s, err := Parse("tz.yaml", []byte(base+"partition: "+c.part+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := Validate(s)
+		if len(d) != 1 || !strings.Contains(d[0].Msg, c.want) || !strings.HasPrefix(d[0].String(), "tz.yaml:8:") {
+			t.Errorf("%s: %v, want one error on line 8 saying %q", c.part, d, c.want)
+		}
+	}
+	for _, ok := range []string{"Europe/Berlin", "UTC", "America/New_York", "Etc/GMT-2"} {
+		s, _ := Parse("tz.yaml", []byte(base+"partition: {column: ts, timezone: "+ok+"}\n"))
+		if d := Validate(s); len(d) != 0 {
+			t.Errorf("timezone %s: %v", ok, d)
+		}
+	}
+}

@@ -1096,6 +1096,13 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 // falls in. A day partition of a date column is the value itself;
 // everything else needs the dialect's TimeTruncer.
 func Trunc(w *Writer, expr func(), p compiler.Partitioning) {
+	if p.Zone != "" {
+		// Partitions in a time zone: the engine cuts rows into UTC hours,
+		// and the runner finds each hour's day or month in the zone, so
+		// that no engine needs its time-zone tables (SQLite has none,
+		// MariaDB's are empty until loaded, DuckDB's need ICU).
+		p.Granularity, p.Zone = "hour", ""
+	}
 	if p.Granularity == "day" && p.Type.Kind == compiler.Date {
 		expr()
 		return

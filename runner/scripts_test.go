@@ -42,6 +42,9 @@ func scriptable(sc scenario) (bool, string) {
 	if strings.Contains(sc.spec, "tiebreak:") {
 		return false, "a tiebreak watermark (script.ErrTiebreak)"
 	}
+	if strings.Contains(sc.spec, "timezone:") {
+		return false, "partitions in a time zone (script.ErrZone)"
+	}
 	for _, s := range sc.steps {
 		switch s := s.(type) {
 		case insert, update, remove, corrupt, reconcile, preview, crash, rewind, release, rebuild, run, deadLease:

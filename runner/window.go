@@ -227,7 +227,7 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 	// been written, so nothing is closed: the first run writes what a full
 	// refresh writes.
 	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && saved != nil && !saved.isInt {
-		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
+		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), grainOf(pt))
 	}
 	switch pr.Lo {
 	case compiler.LoStart:
