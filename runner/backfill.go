@@ -421,7 +421,8 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 	if err != nil {
 		return err
 	}
-	pr.Source, pr.Target = measuresOf(m.rows[compiler.RegSource]), measuresOf(m.rows[compiler.RegTarget])
+	ms := c.plan.Measures
+	pr.Source, pr.Target = measuresOf(ms, m.rows[compiler.RegSource]), measuresOf(ms, m.rows[compiler.RegTarget])
 	if strings.Join(pr.Source, "|") == strings.Join(pr.Target, "|") {
 		return nil
 	}
@@ -434,14 +435,22 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 }
 
 // measuresOf reads a one-partition aggregate: count then measures; an
-// empty partition has none.
-func measuresOf(rows [][]any) []string {
+// empty partition has none. A partition of a time zone comes as its UTC
+// hours, folded into one.
+func measuresOf(ms []compiler.Measure, rows [][]any) []string {
 	if len(rows) == 0 {
 		return []string{"0"}
 	}
-	out := make([]string, len(rows[0])-1)
-	for i, v := range rows[0][1:] {
-		out[i] = Canon(v)
+	var out []string
+	for _, row := range rows {
+		vals := make([]string, len(row)-1)
+		for i, v := range row[1:] {
+			vals[i] = Canon(v)
+		}
+		if out != nil {
+			vals = foldMeasures(ms, out, vals)
+		}
+		out = vals
 	}
 	return out
 }

@@ -1166,6 +1166,13 @@ func zoneScenario() scenario {
 			reconcile{from: "2026-03-28", to: "2026-03-31", groups: 3, partitions: []string{"2026-03-28", "2026-03-29", "2026-03-30"}},
 			reconcile{from: "2026-10-24", to: "2026-10-27", groups: 3, partitions: []string{"2026-10-24", "2026-10-25", "2026-10-26"}},
 			rebuild{from: "2026-10-24", to: "2026-10-27", rebuilt: []string{"2026-10-24", "2026-10-25", "2026-10-26"}, rows: 6},
+			// A reading of the 25th hour appears in the source during the
+			// rebuild of 10-25: the check after it compares the whole day,
+			// every UTC hour of it, and stops there.
+			rebuild{from: "2026-10-25", to: "2026-10-27", addAt: [2]string{"2026-10-25", compiler.StmtCheckPartitionSrc},
+				add: []any{13, "2026-10-25 22:30:00", "13.000", "2026-11-02 11:00:00"}, fails: "does not match the source", mismatch: "2026-10-25",
+				failed: []string{"2026-10-25"}, pending: []string{"2026-10-26"}},
+			rebuild{from: "2026-10-25", to: "2026-10-27", rebuilt: []string{"2026-10-25", "2026-10-26"}, rows: 6},
 			rebuild{from: "2026-03-29", to: "2026-03-30", rebuilt: []string{"2026-03-29"}, rows: 4, untouched: []string{"2026-03-28", "2026-03-30"}},
 		},
 	}
