@@ -113,6 +113,11 @@ type CDCApplying struct {
 	Soft    bool // deletes mark the row (SoftFlag, SoftAt) instead of removing it
 	// SoftFlag and SoftAt name the mark's columns when Soft.
 	SoftFlag, SoftAt string
+	// Truncated, when the change log has truncate codes, holds the
+	// sequence of the newest truncate applied (one row, or none): a
+	// change not newer than it is ignored, also one that arrives later.
+	// Truncate is session-scoped: the truncate a run applies.
+	Truncated, Truncate Table
 }
 
 // Partitioning is how a target is cut into partitions: the unit a run of

@@ -55,8 +55,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -165,6 +165,13 @@ CREATE TABLE IF NOT EXISTS "dw"."account_history" (
   PRIMARY KEY ("tenant", "account_id", "starts")
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM "dw"."account_history"
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Every delete of the change log: the key, its time (starts) and sequence. A delete ends the version before it, also one that arrives later.
@@ -175,13 +182,6 @@ CREATE TABLE IF NOT EXISTS "dw"."account_history_tombstones" (
   "incrc_sequence" DECIMAL(20,0) NOT NULL,
   PRIMARY KEY ("tenant", "account_id", "starts")
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM "dw"."account_history_tombstones"
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup

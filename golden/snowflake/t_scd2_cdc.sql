@@ -58,8 +58,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -168,6 +168,13 @@ CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY" (
   PRIMARY KEY ("TENANT", "ACCOUNT_ID", "STARTS")
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM "DW"."ACCOUNT_HISTORY"
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Every delete of the change log: the key, its time (starts) and sequence. A delete ends the version before it, also one that arrives later.
@@ -178,13 +185,6 @@ CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY_TOMBSTONES" (
   "INCRC_SEQUENCE" NUMBER(20,0) NOT NULL,
   PRIMARY KEY ("TENANT", "ACCOUNT_ID", "STARTS")
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM "DW"."ACCOUNT_HISTORY_TOMBSTONES"
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup

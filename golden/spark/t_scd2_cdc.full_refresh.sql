@@ -172,7 +172,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
 )
 USING DELTA;
 
--- step 17: create_tombstones
+-- step 17: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`account_history`
+WHERE 1 = 0;
+
+-- step 18: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `tenant` STRING NOT NULL,
@@ -181,12 +187,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `incrc_sequence` DECIMAL(20,0) NOT NULL
 )
 USING DELTA;
-
--- step 18: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`account_history_tombstones`
-WHERE 1 = 0;
 
 -- step 19: create_quarantine
 -- job: run it (idempotent DDL).
