@@ -262,15 +262,6 @@ func (l *lowerer) foreign() error {
 	return nil
 }
 
-// StmtQuarantineUnfit writes a row a copy held back to the quarantine.
-const StmtQuarantineUnfit = "quarantine_unfit"
-
-// RegUnfit counts the rows the copies held back, not yet quarantined.
-const RegUnfit = "unfit"
-
-// UnfitParam is the parameter of a held row's value of a column.
-func UnfitParam(column string) string { return "unfit_" + column }
-
 // unfitStatement is the quarantine of a row a copy held back: a value the
 // target cannot hold as it is (a date outside its range, MariaDB's zero
 // date), which it would store as another value. The row goes to the
@@ -283,10 +274,10 @@ func (l *lowerer) unfitStatement() {
 	vals := []ir.Expr{ref(pRunID), ref(reason)}
 	params := []ir.Param{pRunID, reason}
 	for _, c := range p.Columns {
-		cp := ir.Param{Name: UnfitParam(c.Name), Type: ir.PValue}
+		cp := ir.Param{Name: ir.UnfitParam(c.Name), Type: ir.PValue}
 		cols, vals, params = append(cols, c.Name), append(vals, ref(cp)), append(params, cp)
 	}
-	l.add(StmtQuarantineUnfit, ir.PhaseWrite, "A row the copy held back, once per row: a value the target cannot hold as it is (a date outside its range, MariaDB's zero date 0000-00-00) would be stored as another value, so the row is quarantined, that column NULL, the reason naming it and its value.",
+	l.add(ir.StmtQuarantineUnfit, ir.PhaseWrite, "A row the copy held back, once per row: a value the target cannot hold as it is (a date outside its range, MariaDB's zero date 0000-00-00) would be stored as another value, so the row is quarantined, that column NULL, the reason naming it and its value.",
 		ir.InsertValues{Table: p.Quarantine, Columns: cols, Values: vals}, params...)
 }
 
@@ -306,7 +297,7 @@ func unfitSteps(steps []ir.Step) []ir.Step {
 		}
 		out = append(out, s)
 		if s.Read == ir.ReadCopy {
-			q := ir.Step{Stmt: StmtQuarantineUnfit, Tx: true, If: RegUnfit, Read: ir.ReadHeld, Into: []string{ir.RegQuarantined}}
+			q := ir.Step{Stmt: ir.StmtQuarantineUnfit, Tx: true, If: ir.RegUnfit, Read: ir.ReadHeld, Into: []string{ir.RegQuarantined}}
 			if contains(s.Into, ir.RegIgnored) {
 				q.Into = append(q.Into, "-"+ir.RegIgnored)
 			}

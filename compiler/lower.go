@@ -72,7 +72,7 @@ func Lower(s *Spec) (*ir.Plan, error) {
 	if w := s.Watermark; w != nil {
 		c := *s.Column(w.Column.Value)
 		start, _ := ir.ParseWatermark(c.Type, w.Start.Value) // Validate checked it
-		p.Watermark = &ir.Watermarking{Col: ir.Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch}
+		p.Watermark = &ir.Watermarking{Col: ir.Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch, Tiebreak: w.Tiebreak.Value}
 	}
 	if pt := s.Partition; pt != nil {
 		c := s.Column(pt.Column.Value)
@@ -80,7 +80,7 @@ func Lower(s *Spec) (*ir.Plan, error) {
 		if g == "" {
 			g = "day"
 		}
-		p.Partition = &ir.Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
+		p.Partition = &ir.Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter, Zone: pt.Timezone.Value}
 	}
 	switch {
 	case p.Partition != nil:
@@ -214,6 +214,8 @@ var (
 	pExpected  = ir.Param{Name: "expected", Type: ir.PText}
 	pSpecHash  = ir.Param{Name: "spec_hash", Type: ir.PText}
 	pFilled    = ir.Param{Name: ir.RegTargetFilled, Type: ir.PInt}
+	pLoID      = ir.Param{Name: "lo_id", Type: ir.PInt}
+	pHiID      = ir.Param{Name: "hi_id", Type: ir.PInt}
 	pPlo       = ir.Param{Name: "plo", Type: ir.PPartition}
 	pPhi       = ir.Param{Name: "phi", Type: ir.PPartition}
 	pBackfill  = ir.Param{Name: "backfill_id", Type: ir.PText}
@@ -531,7 +533,14 @@ func (l *lowerer) dedupe() *ir.Dedupe {
 // zero without a watermark: a full_refresh pipeline reads everything.
 func (l *lowerer) windows() (window, upTo ir.Window) {
 	if wm := l.p.Watermark; wm != nil {
-		return ir.Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, ir.Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+		window, upTo = ir.Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, ir.Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+		if wm.Tiebreak != "" {
+			// start has no id: a full refresh reads every id from it.
+			window.Tie, window.LoID, window.HiID = wm.Tiebreak, pLoID.Name, pHiID.Name
+			window.LooseLo = wm.Lookback.Value > 0
+			upTo.Tie, upTo.HiID = wm.Tiebreak, pHiID.Name
+		}
+		return window, upTo
 	}
 	return ir.Window{}, ir.Window{}
 }
@@ -539,9 +548,30 @@ func (l *lowerer) windows() (window, upTo ir.Window) {
 // withNull is a window that also reads the rows whose watermark is NULL:
 // no window holds them, so the staging read takes them along in the same
 // scan, to be quarantined (or to fail the run) rather than never read.
+// With a tiebreak, the window reads those by id: only the rows whose id is
+// NULL too are in none.
 func withNull(w ir.Window) ir.Window {
 	w.OrNull = w.Column != ""
 	return w
+}
+
+// nullWM is true for a row whose watermark is NULL, which no window reads
+// (with a tiebreak: whose tiebreak is NULL too).
+func (l *lowerer) nullWM() ir.Expr {
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return and(ir.IsNull{X: col(wm.Name)}, ir.IsNull{X: col(wm.Tiebreak)})
+	}
+	return ir.IsNull{X: col(wm.Name)}
+}
+
+// hasWM is true for a row that some window reads: not nullWM.
+func (l *lowerer) hasWM() ir.Expr {
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return or(ir.IsNull{X: col(wm.Name), Not: true}, ir.IsNull{X: col(wm.Tiebreak), Not: true})
+	}
+	return ir.IsNull{X: col(wm.Name), Not: true}
 }
 
 // readSource adds what every strategy's runs read of the source before
@@ -554,6 +584,11 @@ func (l *lowerer) readSource() {
 		wm.MaxStatement = ir.StmtSourceMax
 		l.add(ir.StmtSourceMax, ir.PhaseStage, "An integer watermark's window ends after the largest id present.",
 			ir.SourceMax{Source: p.Source, Column: p.Watermark.Name})
+	}
+	if wm := p.Watermark; wm != nil && wm.Tiebreak != "" {
+		wm.TieMaxStatement = ir.StmtTieMax
+		l.add(ir.StmtTieMax, ir.PhaseStage, "With a tiebreak, hi is (now - lag, the largest id present + 1): rows of hi's time and rows without a time that exist now are read now.",
+			ir.SourceMax{Source: p.Source, Column: wm.Tiebreak})
 	}
 	read := window
 	if l.snapshot() {
@@ -619,7 +654,7 @@ func (l *lowerer) stage() {
 		if wm := p.Watermark; wm != nil {
 			// A version without a watermark takes no part in the dedupe:
 			// it must never replace a good version of its key.
-			where = ir.IsNull{X: col(wm.Name), Not: true}
+			where = l.hasWM()
 		}
 		doc := "One row per key: the newest version."
 		if l.scd != nil && l.scd.byTime {
@@ -632,7 +667,7 @@ func (l *lowerer) stage() {
 		l.add(ir.StmtAnalyzeStage, ir.PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", ir.AnalyzeTable{Table: p.Stage, Columns: p.Key})
 	}
 	if wm := p.Watermark; wm != nil {
-		isNull := ir.IsNull{X: col(wm.Name)}
+		isNull := l.nullWM()
 		if l.nullMode() == "fail" {
 			l.add(ir.StmtCountNullWatermark, ir.PhaseStage, "Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
 				ir.CountRows{Table: into, Where: isNull})
@@ -690,7 +725,7 @@ func (l *lowerer) nullWatermarkSource(wm string, cols []string) {
 	p := l.p
 	if l.nullMode() == "fail" {
 		l.add(ir.StmtCountNullWMSource, ir.PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-			ir.CountSource{Source: p.Source, Where: ir.IsNull{X: col(wm)}})
+			ir.CountSource{Source: p.Source, Where: l.nullWM()})
 		return
 	}
 	l.add(ir.StmtQuarantineNullWMSrc, ir.PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
@@ -709,8 +744,11 @@ func (l *lowerer) nullMode() string {
 
 // nullRule is the reason a row whose watermark is NULL is quarantined.
 func (l *lowerer) nullRule() ir.Rule {
-	wm := l.p.Watermark.Name
-	return ir.Rule{Reason: "not_null(" + wm + "): the watermark, so no window reads the row", Invalid: ir.IsNull{X: col(wm)}}
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return ir.Rule{Reason: "not_null(" + wm.Name + ", " + wm.Tiebreak + "): the watermark and its tiebreak, so no window reads the row", Invalid: l.nullWM()}
+	}
+	return ir.Rule{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: l.nullWM()}
 }
 
 // windowParams declares a window's bounds, which are watermark values.
@@ -721,6 +759,12 @@ func windowParams(w ir.Window) []ir.Param {
 	}
 	if w.Hi != "" {
 		ps = append(ps, ir.Param{Name: w.Hi, Type: ir.PWatermark})
+	}
+	if w.Tie != "" && w.LoID != "" {
+		ps = append(ps, ir.Param{Name: w.LoID, Type: ir.PInt})
+	}
+	if w.Tie != "" && w.HiID != "" {
+		ps = append(ps, ir.Param{Name: w.HiID, Type: ir.PInt})
 	}
 	return ps
 }

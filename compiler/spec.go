@@ -82,7 +82,10 @@ type Column struct {
 }
 
 type Watermark struct {
-	Column   ir.String
+	Column ir.String
+	// Tiebreak is an integer column (a monotonic id) that orders the rows
+	// sharing one Column value, and the rows whose Column is NULL.
+	Tiebreak ir.String
 	Files    ir.String // "new": a files source loads each file once (the bookmark)
 	Start    ir.String
 	Lookback ir.Duration
@@ -97,7 +100,10 @@ type Partition struct {
 	Column        ir.String
 	Granularity   ir.String
 	FinalizeAfter ir.Duration
-	Pos           ir.Pos
+	// Timezone names the IANA zone whose days and months the partitions
+	// are (Europe/Berlin); absent: UTC.
+	Timezone ir.String
+	Pos      ir.Pos
 }
 
 type Quality struct {

@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/incrc/incrc/compiler"
 	"github.com/incrc/incrc/dialects"
 )
 
@@ -36,7 +35,7 @@ type heldRow struct {
 // one execution of the step's statement per row.
 func (m *machine) quarantineHeld(ctx context.Context, q querier, s ir.Step, vals params) error {
 	held := m.held
-	m.held, m.vals[compiler.RegUnfit] = nil, int64(0)
+	m.held, m.vals[ir.RegUnfit] = nil, int64(0)
 	for _, h := range held {
 		v := make(params, len(vals)+len(h.values)+1)
 		for k, x := range vals {
@@ -44,7 +43,7 @@ func (m *machine) quarantineHeld(ctx context.Context, q querier, s ir.Step, vals
 		}
 		v["unfit_reason"] = h.reason
 		for _, c := range m.c.plan.Columns {
-			v[compiler.UnfitParam(c.Name)] = h.values[c.Name]
+			v[ir.UnfitParam(c.Name)] = h.values[c.Name]
 		}
 		n, err := m.c.exec(ctx, q, s.Stmt, v)
 		if err != nil {
@@ -63,7 +62,7 @@ func (m *machine) quarantineHeld(ctx context.Context, q querier, s ir.Step, vals
 // value is converted to its declared column's type; one that does not fit
 // fails the copy, naming the row's key and the column, but for a time the
 // target cannot hold as it is when the plan quarantines such rows: the row
-// is held back for the quarantine (compiler.StmtQuarantineUnfit) and
+// is held back for the quarantine (ir.StmtQuarantineUnfit) and
 // counted with the rows copied, as read.
 func (m *machine) copy(ctx context.Context, src querier, s ir.Step, vals params) (int64, error) {
 	c := m.c
@@ -85,7 +84,7 @@ func (m *machine) copy(ctx context.Context, src querier, s ir.Step, vals params)
 		}
 	}
 	conv := &converter{cols: cols, key: keyIndexes(c.plan.Key, op.Columns), flavor: string(c.d.Name()), bind: c.d.BindTime}
-	conv.hold = c.plan.Statement(compiler.StmtQuarantineUnfit) != nil
+	conv.hold = c.plan.Statement(ir.StmtQuarantineUnfit) != nil
 	if c.src != nil {
 		conv.source = string(c.src.Name())
 	}
@@ -98,7 +97,7 @@ func (m *machine) copy(ctx context.Context, src querier, s ir.Step, vals params)
 		n, sinkErr = m.sink(ctx, s.Copy, op.Columns, rs)
 		rs.finish()
 		m.held = append(m.held, rs.held...)
-		m.vals[compiler.RegUnfit] = int64(len(m.held))
+		m.vals[ir.RegUnfit] = int64(len(m.held))
 		n += int64(len(rs.held))
 		return sinkErr
 	})

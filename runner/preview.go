@@ -30,7 +30,7 @@ type Preview struct {
 	// needs incrc migrate.
 	Schema []SchemaChange `json:"schema,omitempty"`
 	// Stale lists the partitions whose rows were built with another logic
-	// than the spec's (compiler.LogicHash), oldest first: what incrc
+	// than the spec's (ir.LogicHash), oldest first: what incrc
 	// backfill --stale rebuilds. Nil for a pipeline without partitions.
 	Stale []string `json:"stale,omitempty"`
 }
@@ -106,7 +106,7 @@ func (t *Target) preview(ctx context.Context, plan *ir.Plan, b bounds) (*Preview
 		}
 	}
 	for _, p := range m.parts {
-		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
+		pv.Partitions = append(pv.Partitions, p.Key(grainOf(plan.Partition)))
 	}
 	return pv, nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Stale lists the partitions of a pipeline's target whose rows were
-// computed with another logic than the plan's (compiler.LogicHash), oldest
+// computed with another logic than the plan's (ir.LogicHash), oldest
 // first: what incrc backfill --stale rebuilds.
 //
 // A partition's rows come from its last rebuild (the latest full refresh,
@@ -34,7 +34,7 @@ func (t *Target) Stale(ctx context.Context, plan *ir.Plan) ([]string, error) {
 
 func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 	plan := c.plan
-	g := plan.Partition.Granularity
+	g := grainOf(plan.Partition)
 	vals := params{"pipeline": plan.Pipeline}
 	rows, err := c.query(ctx, q, ir.StmtTargetPartitions, vals)
 	if err != nil {
@@ -88,7 +88,8 @@ func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 		for _, rn := range runs {
 			stale = stale || rn.at > last.at && other(rn.logic)
 		}
-		if stale {
+		if stale && (len(out) == 0 || out[len(out)-1] != key) {
+			// (the hours of one day of a zone come one after the other)
 			out = append(out, key)
 		}
 	}

@@ -51,6 +51,7 @@ const (
 	StmtCheckKept     = "check_target_kept"
 
 	StmtSourceMax            = "source_max"
+	StmtTieMax               = "source_max_tiebreak"
 	StmtCountRead            = "count_read"
 	StmtProbeSource          = "probe_source"
 	StmtCountNullWatermark   = "count_null_watermark"
