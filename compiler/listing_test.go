@@ -42,7 +42,7 @@ func TestListingAsBefore(t *testing.T) {
 			{Stmt: "empty_if_note", If: "", Read: ReadNothing},
 		}},
 	)
-	for _, r := range []Read{ReadAffected, ReadCount, ReadCounts, ReadRows, ReadPartitions, ReadSwap, ReadTypes, ReadNewFiles, ReadAllFiles, ReadSchema} {
+	for _, r := range []Read{ReadAffected, ReadCount, ReadCounts, ReadRows, ReadPartitions, ReadSwap, ReadTypes, ReadNewFiles, ReadAllFiles, ReadSchema, ReadHeld} {
 		programs = append(programs, &Program{Mode: ModeRun, Steps: []Step{
 			{Stmt: "a", Read: r},
 			{Stmt: "b", Read: r, Into: []string{"x"}, Tx: true},
@@ -193,6 +193,8 @@ func readTextBefore(s Step) string {
 		}
 	case ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"
+	case ReadHeld:
+		t = "once per held row; rows -> " + into()
 	case ReadSwap:
 		t = "exactly one row must change"
 	case ReadTypes:

@@ -177,6 +177,7 @@ const (
 	PBound     ParamType = "bound"     // a value of the reconcile.by column's type
 	PPartition ParamType = "partition" // a value of the partition column's type
 	PFiles     ParamType = "files"     // a list of file paths
+	PValue     ParamType = "value"     // a value of a declared column, as the target's bulk path takes it
 )
 
 // Param is a declared statement parameter.

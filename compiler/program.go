@@ -183,6 +183,11 @@ const (
 	// ReadAllFiles lists every file of the glob: a full refresh loads
 	// them all, a reconciliation compares them all.
 	ReadAllFiles Read = "all_files"
+	// ReadHeld executes the statement once for each row the copies held
+	// back since (a value the target cannot hold as it is), binding the
+	// row's values and reason (UnfitParam, unfit_reason); the rows are
+	// added to Into, and RegUnfit goes back to zero.
+	ReadHeld Read = "held"
 )
 
 // Registers the runner and the programs share. The run's counts are
@@ -495,6 +500,9 @@ func (s Step) appendRead(b []byte) []byte {
 		b = append(b, "column names -> "...)
 		b = append(b, s.Into[0]...)
 		b = append(b, "<column>"...)
+	case ReadHeld:
+		b = append(b, "once per held row; rows -> "...)
+		into()
 	case ReadSwap:
 		b = append(b, "exactly one row must change"...)
 	case ReadTypes:
