@@ -405,7 +405,9 @@ SELECT x."TENANT", x."ACCOUNT_ID", x."PLAN", x."REGION", x."BALANCE", x."LSN", x
   CASE WHEN x."INCRC_KIND" = 0 THEN x.incrc_next ELSE x.incrc_next END,
   CASE
     WHEN x."INCRC_KIND" = 3 THEN 3
-    WHEN x."INCRC_KIND" = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x."VALID_FROM") THEN 2
+    WHEN x."INCRC_KIND" = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x."VALID_FROM" THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -429,24 +431,24 @@ WHERE "INCRC_OP" <> 3 AND "VALID_TO" <= "VALID_FROM";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- New versions that follow no version of their key (its first, or after a delete): inserted.
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED"
 WHERE "INCRC_OP" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed by a delete, split by a late change, corrected at the same time.
+-- New versions that follow a version of their key, ending it, or correct one at the same time: updated.
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED"
-WHERE "INCRC_OP" = 2;
+WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: count_removed_versions
 -- phase: write
--- Versions removed: a delete at their own time.
+-- New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).
 SELECT COUNT(*)
-FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED"
-WHERE "INCRC_OP" = 3;
+FROM "INCRC_STAGE_T_SCD2_CDC_TRACKED"
+WHERE "INCRC_KIND" = 3;
 
 -- name: retract_tombstones
 -- phase: write

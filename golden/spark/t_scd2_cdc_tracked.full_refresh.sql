@@ -408,7 +408,9 @@ SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`region`, x.`balance`, x.`lsn`, x
   CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE x.incrc_next END,
   CASE
     WHEN x.`incrc_kind` = 3 THEN 3
-    WHEN x.`incrc_kind` = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x.`valid_from`) THEN 2
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`valid_from` THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -439,13 +441,13 @@ WHERE `incrc_op` = 1;
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc_tracked`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- step 47: count_removed_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc_tracked`
-WHERE `incrc_op` = 3;
+FROM `incrc_stage_t_scd2_cdc_tracked`
+WHERE `incrc_kind` = 3;
 
 -- step 48: apply_versions
 -- job: only when new_events is not 0.

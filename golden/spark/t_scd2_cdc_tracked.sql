@@ -420,7 +420,9 @@ SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`region`, x.`balance`, x.`lsn`, x
   CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE x.incrc_next END,
   CASE
     WHEN x.`incrc_kind` = 3 THEN 3
-    WHEN x.`incrc_kind` = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x.`valid_from`) THEN 2
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`valid_from` THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -444,24 +446,24 @@ WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- New versions that follow no version of their key (its first, or after a delete): inserted.
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc_tracked`
 WHERE `incrc_op` = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed by a delete, split by a late change, corrected at the same time.
+-- New versions that follow a version of their key, ending it, or correct one at the same time: updated.
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc_tracked`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: count_removed_versions
 -- phase: write
--- Versions removed: a delete at their own time.
+-- New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).
 SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc_tracked`
-WHERE `incrc_op` = 3;
+FROM `incrc_stage_t_scd2_cdc_tracked`
+WHERE `incrc_kind` = 3;
 
 -- name: retract_tombstones
 -- phase: write
