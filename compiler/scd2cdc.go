@@ -40,6 +40,23 @@ import (
 // statement commits alone, a run that fails between them leaves every
 // unapplied change newer than what is held, and its retry applies it.
 
+// With scd2.tracked, the versions above are kept in <target>_events, and
+// the target holds them merged: consecutive versions of a key (one ending
+// where the next starts, no delete between them) whose tracked columns are
+// equal (NULL equal to NULL) are one version, from the first one's start
+// to the last one's end, with the last one's image. So a change only in
+// untracked columns updates the version it falls in instead of opening
+// one. The rule is a function of the events alone, whatever order they
+// arrive in, and each run rebuilds the target's versions of the keys its
+// window holds from the events of those keys: a late change in an
+// untracked column updates the version it falls in, a late change in a
+// tracked one splits it, as a replay does. The events are what the
+// target would hold without tracked: the run's counts are theirs.
+
+// eventsSuffix names the events beside a target with tracked columns; it
+// is no longer than tombstonesSuffix, whose length check covers it.
+const eventsSuffix = "_events"
+
 // fromChanges reports whether a spec keeps versions from a change log.
 func fromChanges(s *Spec) bool {
 	return s.CDC != nil && s.Strategy.Value == string(ir.SCD2Strategy)
@@ -91,6 +108,36 @@ func (x *scd2Lowering) tombstoneColumns(p *ir.Plan) []ir.Col {
 func (x *scd2Lowering) cdcSetup(l *lowerer) {
 	l.add(ir.StmtCreateTombstones, ir.PhaseSetup, "Every delete of the change log: the key, its time ("+x.v.ValidFrom+") and sequence. A delete ends the version before it, also one that arrives later.",
 		ir.CreateTable{Table: x.tombstones, Columns: x.tombstoneColumns(l.p), PrimaryKey: append(append([]string(nil), l.p.Key...), x.v.ValidFrom)})
+	if x.events.Parts != nil {
+		ct := x.createTarget(l.p)
+		ct.Table = x.events
+		l.add(ir.StmtCreateEvents, ir.PhaseSetup, "Every change as a version, valid until the next event of its key: the target merges those whose tracked columns ("+strings.Join(x.tracked, ", ")+") do not change.", ct)
+	}
+}
+
+// scd2TrackedChanges checks scd2.tracked with a change log: columns of the
+// versions' image that can be compared.
+func (v *validator) scd2TrackedChanges(c *SCD2) {
+	s := v.s
+	seen := map[string]bool{}
+	for _, t := range c.Tracked {
+		col := s.Column(t.Value)
+		switch {
+		case col == nil:
+			// scd2 reported it
+		case seen[t.Value]:
+			v.errf(t.Pos, "scd2.tracked lists %q twice: keep one", t.Value)
+		case contains(s.Key(), t.Value):
+			v.errf(t.Pos, "scd2.tracked names %q, a unique_key column: a key's versions all hold it; remove it", t.Value)
+		case contains(values(s.CDC.Exclude), t.Value):
+			v.errf(t.Pos, "scd2.tracked names %q, which cdc.exclude leaves out of the versions: keep it, or track another column", t.Value)
+		case t.Value == s.CDC.Sequence.Value || t.Value == s.CDC.At.Value || t.Value == s.CDC.Op.Value:
+			v.errf(t.Pos, "scd2.tracked names %q, which every change changes (cdc.op, cdc.sequence or cdc.at): a version per change is the default without tracked; remove it", t.Value)
+		case col.Type.Kind == ir.JSON:
+			v.errf(t.Pos, "scd2.tracked column %q is json, which not every engine compares: track the columns inside it as their own columns", t.Value)
+		}
+		seen[t.Value] = true
+	}
 }
 
 // cdcStatements adds the statements of the runs and full refreshes of an
@@ -161,6 +208,14 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 		ir.DeleteRows{Table: p.Target})
 	l.add(ir.StmtClearTombstones, ir.PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
 		ir.DeleteRows{Table: x.tombstones})
+	if x.events.Parts != nil {
+		l.add(ir.StmtClearEvents, ir.PhaseWrite, "Full refresh: empty the events; the replay writes them again.",
+			ir.DeleteRows{Table: x.events})
+		l.add(ir.StmtRetractMerged, ir.PhaseWrite, "The target's versions of the keys the window's changes hold go: they are merged again from the keys' events (also after a retry, on engines where each statement commits alone).",
+			ir.RetractKeys{Target: p.Target, Stage: p.Raw, Key: p.Key})
+		l.add(ir.StmtMergeVersions, ir.PhaseWrite, "The events of those keys, merged: consecutive versions whose tracked columns ("+strings.Join(x.tracked, ", ")+") are equal are one, from the first's "+x.v.ValidFrom+" to the last's "+x.v.ValidTo+", with the last's image.",
+			ir.MergeVersions{Versioning: x.v, Into: p.Target, Keys: p.Raw, Tracked: x.tracked})
+	}
 	l.advanceAndRecord()
 }
 
@@ -199,9 +254,15 @@ func (x *scd2Lowering) cdcWriteSteps(held bool) []ir.Step {
 	if held {
 		steps = append(steps, ir.Step{Stmt: ir.StmtRetractTombstones, Tx: true, If: ir.RegNew})
 	}
-	return append(steps,
+	steps = append(steps,
 		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: ir.RegNew},
 		ir.Step{Stmt: ir.StmtWriteTombstones, Tx: true, If: ir.RegNew})
+	if x.events.Parts != nil {
+		steps = append(steps,
+			ir.Step{Stmt: ir.StmtRetractMerged, Tx: true, If: ir.RegChanges},
+			ir.Step{Stmt: ir.StmtMergeVersions, Tx: true, If: ir.RegChanges})
+	}
+	return steps
 }
 
 // cdcPrograms are the run and full refresh of an scd2 target fed by a
@@ -223,6 +284,9 @@ func (x *scd2Lowering) cdcPrograms(l *lowerer) (run, full *ir.Program) {
 	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtStageAll, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
 	full.Steps = append(full.Steps, l.cdcCheck("", scd2CDCFailInvalid)...)
 	full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtClearTarget, Tx: true}, ir.Step{Stmt: ir.StmtClearTombstones, Tx: true})
+	if x.events.Parts != nil {
+		full.Steps = append(full.Steps, ir.Step{Stmt: ir.StmtClearEvents, Tx: true})
+	}
 	full.Steps = append(full.Steps, x.cdcWriteSteps(false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = cleanup

@@ -250,6 +250,8 @@ func renderOp(w *Writer, op ir.Op) {
 		tombstoneHistory(w, op)
 	case ir.EventChanges:
 		eventChanges(w, op)
+	case ir.MergeVersions:
+		mergeVersions(w, op)
 	case ir.NewTruncate:
 		newTruncate(w, op)
 	case ir.DeleteThrough:

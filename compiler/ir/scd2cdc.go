@@ -14,6 +14,11 @@ const (
 const (
 	StmtResolveVersions    = "resolve_versions"
 	StmtTimelineTombstones = "timeline_tombstones"
+	// With scd2.tracked.
+	StmtCreateEvents  = "create_events"
+	StmtRetractMerged = "retract_merged"
+	StmtMergeVersions = "merge_versions"
+	StmtClearEvents   = "clear_events"
 )
 
 // RegNew counts the new events a run of an scd2 target fed by a change log
@@ -36,14 +41,12 @@ type (
 		Order                  []Order // a key's changes at one time, newest first
 		IsDelete               Expr
 	}
-
 	// TombstoneHistory puts the tombstones of the staged keys onto the
 	// timeline Into (KindHeldDelete): the key, the time, the sequence.
 	TombstoneHistory struct {
 		Versioning
 		Into, Stage, Tombstones Table
 	}
-
 	// EventChanges reads a change log's timeline From and writes the
 	// changes Into: each new version, ending at the next event of its key
 	// (an add, or a rewrite of the version held at the same time); the
@@ -61,3 +64,19 @@ func (ResolveVersions) op() {}
 func (TombstoneHistory) op() {}
 
 func (EventChanges) op() {}
+
+type (
+
+	// MergeVersions inserts into Into (the target) the versions of the
+	// Target (the events) of the keys Keys holds, merged: consecutive
+	// versions of a key, the one ending where the next starts, whose
+	// Tracked columns are equal (NULL equal to NULL) are one version, from
+	// the first's ValidFrom to the last's ValidTo, with the last's image.
+	MergeVersions struct {
+		Versioning
+		Into, Keys Table
+		Tracked    []string
+	}
+)
+
+func (MergeVersions) op() {}
