@@ -15,6 +15,13 @@ import "strings"
 //     <target>_tombstones the sequence of each key whose newest change is a
 //     delete: a change not newer than what they hold is ignored, so a late
 //     update cannot bring a deleted key back, and a rerun is a no-op;
+//   - a truncate (cdc.ops.truncate) empties the target at its point of
+//     the sequence, for every key: the target's rows and the tombstones
+//     not newer than it go, and <target>_truncated keeps its sequence, so
+//     a change not newer than the newest truncate is ignored, in the run
+//     the truncate arrives in and in every later one. A truncate that
+//     arrives late (its sequence below rows already applied) removes what
+//     is older than it and leaves what is newer: what a replay leaves;
 //   - a change that breaks a rule (a NULL key or sequence, an unknown op
 //     code, an insert's or update's image that breaks a quality rule) is
 //     quarantined and not applied: the key's newest valid change wins;
@@ -41,6 +48,10 @@ const (
 const (
 	tombstonesSuffix = "_tombstones"
 	deletesPrefix    = "incrc_deletes_"
+	// truncatedSuffix is no longer than tombstonesSuffix, so the
+	// tombstones' length check covers it.
+	truncatedSuffix = "_truncated"
+	truncatePrefix  = "incrc_truncate_"
 )
 
 // Statements of a cdc pipeline (besides the shared ones).
@@ -56,6 +67,19 @@ const (
 	StmtWriteTombstones   = "write_tombstones"
 	StmtApplyDeletes      = "apply_deletes"
 	StmtClearTombstones   = "clear_tombstones"
+
+	// With truncate codes.
+	StmtCreateTruncated    = "create_truncated"
+	StmtDropTruncate       = "drop_truncate"
+	StmtCreateTruncate     = "create_truncate"
+	StmtResolveTruncate    = "resolve_truncate"
+	StmtCountTruncate      = "count_truncate"
+	StmtTruncateTarget     = "truncate_target"
+	StmtTruncateTombstones = "truncate_tombstones"
+	StmtClearTruncated     = "clear_truncated"
+	StmtWriteTruncated     = "write_truncated"
+	StmtDropTruncates      = "drop_truncates"
+	StmtDropTruncated      = "drop_truncated"
 )
 
 // Registers of a cdc program: the valid changes read, and the inserts and
@@ -63,7 +87,42 @@ const (
 const (
 	RegChanges = "changes"
 	RegUpserts = "upserts"
+	// RegTruncate is 1 when a run applies a truncate.
+	RegTruncate = "truncate"
 )
+
+type (
+	// NewTruncate stages into Into (one column, SequenceColumn) the
+	// greatest Sequence of From's rows where IsTruncate, when no row of
+	// Marks (the truncates applied) holds one as great: the truncate a
+	// run applies, or nothing.
+	NewTruncate struct {
+		Into, From, Marks Table
+		Sequence          string
+		IsTruncate        Expr
+	}
+
+	// DeleteThrough deletes the rows of Table whose Column is not greater
+	// than the greatest SequenceColumn of Bound: the rows a truncate
+	// empties. An empty Bound deletes nothing.
+	DeleteThrough struct {
+		Table  Table
+		Column string
+		Bound  Table
+	}
+)
+
+func (NewTruncate) op()   {}
+func (DeleteThrough) op() {}
+
+// TruncateCodes returns the op codes of truncates: none unless the spec
+// lists them.
+func TruncateCodes(c *CDC) []string {
+	if c.Ops == nil {
+		return nil
+	}
+	return values(c.Ops.Truncate)
+}
 
 // DebeziumOps are the default op codes: Debezium's create, read (a
 // snapshot row), update and delete.
@@ -145,8 +204,13 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 		}
 		rules = append(rules, Rule{Reason: "not_null(" + name + ")" + why, Invalid: invalid})
 	}
+	trunc := TruncateCodes(c)
+	var keyed Expr // a truncate has no key
+	if len(trunc) > 0 {
+		keyed = Unary{"NOT", opIn(s, trunc)}
+	}
 	for _, k := range s.Key() {
-		notNull(k, "", nil)
+		notNull(k, "", keyed)
 	}
 	notNull(c.Sequence.Value, ": cdc.sequence, which orders a key's changes", nil)
 	if fromChanges(s) {
@@ -155,14 +219,14 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 		notNull(c.At.Value, ": cdc.at, the time the change takes effect", nil)
 	}
 	ins, upd, del := OpCodes(c)
-	all := append(append(append([]string(nil), ins...), upd...), del...)
+	all := append(append(append(append([]string(nil), ins...), upd...), del...), trunc...)
 	unknown := opIn(s, all)
 	if in, ok := unknown.(In); ok {
 		in.Not = true
 		unknown = in
 	}
 	rules = append(rules, Rule{
-		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del) + ")",
+		Reason:  "cdc.op: not a known op code (" + opKinds(ins, upd, del, trunc) + ")",
 		Invalid: or(IsNull{X: col(c.Op.Value)}, unknown),
 	})
 	image := opIn(s, append(append([]string(nil), ins...), upd...))
@@ -186,12 +250,12 @@ func cdcRules(s *Spec, cols []Col) ([]Rule, string) {
 }
 
 // opKinds lists the op codes for a message: "insert: c, r; update: u; delete: d".
-func opKinds(ins, upd, del []string) string {
+func opKinds(ins, upd, del, trunc []string) string {
 	var parts []string
 	for _, k := range []struct {
 		name  string
 		codes []string
-	}{{"insert", ins}, {"update", upd}, {"delete", del}} {
+	}{{"insert", ins}, {"update", upd}, {"delete", del}, {"truncate", trunc}} {
 		if len(k.codes) > 0 {
 			parts = append(parts, k.name+": "+strings.Join(k.codes, ", "))
 		}
@@ -225,7 +289,17 @@ func (l *lowerer) cdcPlan() {
 		cols = append(cols, Col{Name: a.SoftFlag, Type: Type{Kind: Boolean}, NotNull: true}, Col{Name: a.SoftAt, Type: at.Type})
 	}
 	a.TargetColumns = cols
+	if len(TruncateCodes(c)) > 0 {
+		a.Truncated = Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+truncatedSuffix)}
+		a.Truncate = Table{Parts: []string{truncatePrefix + p.Pipeline}}
+	}
 	p.CDC = a
+}
+
+// truncateColumns are the columns of the truncate marks: the sequence.
+func (l *lowerer) truncateColumns() []Col {
+	seq := l.spec.Column(l.spec.CDC.Sequence.Value)
+	return []Col{{Name: SequenceColumn, Type: seq.Type, NotNull: true}}
 }
 
 // tombstoneColumns are the tombstones' columns (and the deletes'
@@ -252,6 +326,10 @@ func (l *lowerer) tombstoneColumns() []Col {
 func (l *lowerer) cdcSetup() {
 	l.add(StmtCreateTombstones, PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
 		CreateTable{Table: l.p.CDC.Tombstones, Columns: l.tombstoneColumns(), PrimaryKey: l.p.Key})
+	if a := l.p.CDC; a.Truncated.Parts != nil {
+		l.add(StmtCreateTruncated, PhaseSetup, "The sequence of the newest truncate applied: a change not newer than it is ignored, also one that arrives later.",
+			CreateTable{Table: a.Truncated, Columns: l.truncateColumns()})
+	}
 }
 
 // session drops the NOT NULL of columns: session tables hold what the
@@ -288,6 +366,7 @@ func (l *lowerer) cdcStatements() {
 	l.add(StmtCreateDeletes, PhaseStage, "The deletes to apply, shaped as the tombstones.",
 		CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
 	l.readChanges()
+	l.truncateStatements()
 
 	ins, upd, del := OpCodes(c)
 	seq := c.Sequence.Value
@@ -349,6 +428,60 @@ func (l *lowerer) cdcStatements() {
 	l.advanceAndRecord()
 }
 
+// truncateStatements add the statements of a change log's truncates: the
+// newest one read, when it is newer than the one applied, empties the
+// target and the tombstones up to its sequence and replaces the mark; then
+// every change not newer than the mark (the new one or an earlier run's)
+// is dropped from what the run applies, ignored, and so are the truncates.
+func (l *lowerer) truncateStatements() {
+	p, s, a := l.p, l.spec, l.p.CDC
+	if a.Truncated.Parts == nil {
+		return
+	}
+	c := s.CDC
+	seq := c.Sequence.Value
+	isTrunc := opIn(s, TruncateCodes(c))
+	codes := strings.Join(TruncateCodes(c), ", ")
+	l.add(StmtDropTruncate, PhaseStage, "The truncate a run applies.",
+		DropTable{Table: a.Truncate, Temporary: true})
+	l.add(StmtCreateTruncate, PhaseStage, "The truncate a run applies.",
+		CreateTable{Table: a.Truncate, Columns: session(l.truncateColumns()), Temporary: true})
+	l.add(StmtResolveTruncate, PhaseWrite, "The truncate ("+codes+") with the greatest "+seq+", when it is newer than the one applied: the others are ignored.",
+		NewTruncate{Into: a.Truncate, From: p.Raw, Marks: a.Truncated, Sequence: seq, IsTruncate: isTrunc})
+	l.add(StmtCountTruncate, PhaseWrite, "The truncate to apply (0 or 1): counted as a delete.",
+		CountRows{Table: a.Truncate})
+	l.add(StmtTruncateTarget, PhaseWrite, "The truncate empties the target up to its sequence: a row written by a newer change stays, as in a replay of the log.",
+		DeleteThrough{Table: p.Target, Column: SequenceColumn, Bound: a.Truncate})
+	l.add(StmtTruncateTombstones, PhaseWrite, "And the tombstones up to its sequence: the truncate stops those older changes now.",
+		DeleteThrough{Table: a.Tombstones, Column: SequenceColumn, Bound: a.Truncate})
+	l.add(StmtClearTruncated, PhaseWrite, "The mark is replaced, after the rows it empties are gone.",
+		DeleteRows{Table: a.Truncated})
+	l.add(StmtWriteTruncated, PhaseWrite, "The mark is replaced, after the rows it empties are gone.",
+		InsertFrom{Into: a.Truncated, From: a.Truncate, Columns: []string{SequenceColumn}})
+	l.add(StmtDropTruncates, PhaseWrite, "Truncates are applied (or ignored) by now: none is an insert or update.",
+		DeleteRows{Table: p.Raw, Where: isTrunc})
+	l.add(StmtDropTruncated, PhaseWrite, "Changes not newer than the newest truncate are ignored: it emptied the target after them.",
+		DeleteThrough{Table: p.Raw, Column: seq, Bound: a.Truncated})
+}
+
+// truncateSteps apply a truncate and drop what it makes stale, between the
+// check of the changes read and their resolution.
+func (l *lowerer) truncateSteps() []Step {
+	if l.p.CDC.Truncated.Parts == nil {
+		return nil
+	}
+	return []Step{
+		{Stmt: StmtResolveTruncate, Tx: true, If: RegChanges},
+		{Stmt: StmtCountTruncate, Tx: true, If: RegChanges, Read: ReadCount, Into: []string{RegTruncate, RegDeleted, "-" + RegIgnored}},
+		{Stmt: StmtTruncateTarget, Tx: true, If: RegTruncate},
+		{Stmt: StmtTruncateTombstones, Tx: true, If: RegTruncate},
+		{Stmt: StmtClearTruncated, Tx: true, If: RegTruncate},
+		{Stmt: StmtWriteTruncated, Tx: true, If: RegTruncate},
+		{Stmt: StmtDropTruncates, Tx: true, If: RegChanges},
+		{Stmt: StmtDropTruncated, Tx: true, If: RegChanges},
+	}
+}
+
 // readChanges adds the read of a change log's window (or, for a full
 // refresh, of the whole log) into raw, and the split of what was read: the
 // changes that break a rule are quarantined (or fail the run) and never
@@ -383,12 +516,24 @@ const cdcFailInvalid = "%d change(s) break a rule (a NULL watermark, key or sequ
 
 // cdcStage creates the session tables and reads the changes into raw.
 func (l *lowerer) cdcStage(guard, read string) []Step {
-	return []Step{
+	steps := []Step{
 		{Stmt: StmtDropStage, If: guard}, {Stmt: StmtCreateStage, If: guard},
 		{Stmt: StmtDropRaw, If: guard}, {Stmt: StmtCreateRaw, If: guard},
 		{Stmt: StmtDropDeletes, If: guard}, {Stmt: StmtCreateDeletes, If: guard},
-		{Stmt: read, If: guard, Read: ReadAffected, Into: []string{RegRead}},
 	}
+	if l.p.CDC.Truncate.Parts != nil {
+		steps = append(steps, Step{Stmt: StmtDropTruncate, If: guard}, Step{Stmt: StmtCreateTruncate, If: guard})
+	}
+	return append(steps, Step{Stmt: read, If: guard, Read: ReadAffected, Into: []string{RegRead}})
+}
+
+// cdcCleanup drops the session tables.
+func (l *lowerer) cdcCleanup() []string {
+	out := []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	if l.p.CDC.Truncate.Parts != nil {
+		out = append(out, StmtDropTruncate)
+	}
+	return out
 }
 
 // cdcCheck splits the changes read: invalid ones are quarantined or fail
@@ -438,10 +583,11 @@ func (l *lowerer) cdcRun() *Program {
 	pr.Doc = "An incremental run: the window's changes, the newest of each key applied when it is newer than what the target holds."
 	pr.Steps = append(pr.Steps, l.cdcStage(RegWindow, StmtStageWindow)...)
 	pr.Steps = append(pr.Steps, l.cdcCheck(RegRead, cdcFailInvalid)...)
+	pr.Steps = append(pr.Steps, l.truncateSteps()...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(true)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(true)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	pr.Cleanup = l.cdcCleanup()
 	return pr
 }
 
@@ -457,9 +603,13 @@ func (l *lowerer) cdcFullRefresh() *Program {
 	pr.Steps = append(pr.Steps,
 		Step{Stmt: StmtClearTarget, Tx: true},
 		Step{Stmt: StmtClearTombstones, Tx: true})
+	if l.p.CDC.Truncated.Parts != nil {
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtClearTruncated, Tx: true})
+	}
+	pr.Steps = append(pr.Steps, l.truncateSteps()...)
 	pr.Steps = append(pr.Steps, l.cdcResolve(false)...)
 	pr.Steps = append(pr.Steps, l.cdcWrite(false)...)
 	pr.Steps = append(pr.Steps, l.finish()...)
-	pr.Cleanup = []string{StmtDropStage, StmtDropRaw, StmtDropDeletes}
+	pr.Cleanup = l.cdcCleanup()
 	return pr
 }

@@ -233,6 +233,13 @@ func (l *lowerer) foreign() error {
 			st.Params = append(st.Params, pFiles)
 		}
 	}
+	unfit := false // a copy stages rows, and there is a quarantine for the ones the target cannot hold
+	for _, into := range copies {
+		unfit = unfit || !p.Quarantine.IsZero() && !reflect.DeepEqual(into, p.Target)
+	}
+	if unfit {
+		l.unfitStatement()
+	}
 	for _, pr := range p.Programs {
 		var steps []Step
 		for _, s := range pr.Steps {
@@ -255,11 +262,73 @@ func (l *lowerer) foreign() error {
 			steps = append(steps, s)
 		}
 		pr.Steps = steps
+		if unfit {
+			pr.Steps = unfitSteps(pr.Steps)
+		}
 		if p.From.ByFile {
 			l.fileSteps(pr)
 		}
 	}
 	return nil
+}
+
+// StmtQuarantineUnfit writes a row a copy held back to the quarantine.
+const StmtQuarantineUnfit = "quarantine_unfit"
+
+// RegUnfit counts the rows the copies held back, not yet quarantined.
+const RegUnfit = "unfit"
+
+// UnfitParam is the parameter of a held row's value of a column.
+func UnfitParam(column string) string { return "unfit_" + column }
+
+// unfitStatement is the quarantine of a row a copy held back: a value the
+// target cannot hold as it is (a date outside its range, MariaDB's zero
+// date), which it would store as another value. The row goes to the
+// quarantine with that column NULL and the reason naming it and its value,
+// one row per execution.
+func (l *lowerer) unfitStatement() {
+	p := l.p
+	reason := Param{"unfit_reason", PText}
+	cols := []string{"incrc_run_id", "incrc_reason"}
+	vals := []Expr{ref(pRunID), ref(reason)}
+	params := []Param{pRunID, reason}
+	for _, c := range p.Columns {
+		cp := Param{UnfitParam(c.Name), PValue}
+		cols, vals, params = append(cols, c.Name), append(vals, ref(cp)), append(params, cp)
+	}
+	l.add(StmtQuarantineUnfit, PhaseWrite, "A row the copy held back, once per row: a value the target cannot hold as it is (a date outside its range, MariaDB's zero date 0000-00-00) would be stored as another value, so the row is quarantined, that column NULL, the reason naming it and its value.",
+		InsertValues{Table: p.Quarantine, Columns: cols, Values: vals}, params...)
+}
+
+// unfitSteps quarantine the rows the copies held back, in the
+// transaction that follows them (the write's, or each partition's). A copy
+// that counts its rows as ignored until a dedupe stages them (Into holds
+// rows_ignored) takes its held rows out of the ignored ones.
+func unfitSteps(steps []Step) []Step {
+	var out []Step
+	var pending *Step
+	for _, s := range steps {
+		if pending != nil && s.Tx {
+			q := *pending
+			q.Each = s.Each
+			out = append(out, q)
+			pending = nil
+		}
+		out = append(out, s)
+		if s.Read == ReadCopy {
+			q := Step{Stmt: StmtQuarantineUnfit, Tx: true, If: RegUnfit, Read: ReadHeld, Into: []string{RegQuarantined}}
+			if contains(s.Into, RegIgnored) {
+				q.Into = append(q.Into, "-"+RegIgnored)
+			}
+			if pending == nil || len(q.Into) > len(pending.Into) {
+				pending = &q
+			}
+		}
+	}
+	if pending != nil {
+		out = append(out, *pending)
+	}
+	return out
 }
 
 // fileSteps adds the bookmark to a program: the file list first, and in a

@@ -125,6 +125,7 @@ var SpecKeys = []Key{
 					{Name: "insert", Kind: KindList, Example: "[c, r]", Doc: "Codes of inserts."},
 					{Name: "update", Kind: KindList, Example: "[u]", Doc: "Codes of updates."},
 					{Name: "delete", Kind: KindList, Example: "[d]", Doc: "Codes of deletes."},
+					{Name: "truncate", Kind: KindList, Example: "[t]", Doc: "strategy cdc: codes of truncates, which empty the target at their point of the sequence (none by default; Debezium's is t)."},
 				}},
 			{Name: "exclude", Kind: KindList, Example: "[op, ingested_at]", Doc: "Change-log columns the target does not get."},
 		}},

@@ -42,7 +42,7 @@ func TestListingAsBefore(t *testing.T) {
 			{Stmt: "empty_if_note", If: "", Read: ReadNothing},
 		}},
 	)
-	for _, r := range []Read{ReadAffected, ReadCount, ReadCounts, ReadRows, ReadPartitions, ReadSwap, ReadTypes, ReadNewFiles, ReadAllFiles, ReadSchema} {
+	for _, r := range []Read{ReadAffected, ReadCount, ReadCounts, ReadRows, ReadPartitions, ReadSwap, ReadTypes, ReadNewFiles, ReadAllFiles, ReadSchema, ReadHeld} {
 		programs = append(programs, &Program{Mode: ModeRun, Steps: []Step{
 			{Stmt: "a", Read: r},
 			{Stmt: "b", Read: r, Into: []string{"x"}, Tx: true},
@@ -187,12 +187,14 @@ func readTextBefore(s Step) string {
 			t += "; fails on a row"
 		}
 	case ReadPartitions:
-		t = "partitions; rows -> " + strings.Join(s.Into[:min(1, len(s.Into))], ", ") + " (finalized: also " + RegSkipped + ")"
-		if len(s.Into) > 1 {
-			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into[1:], ", ")
+		t = "partitions; rows of finalized ones -> " + RegSkipped
+		if len(s.Into) > 0 {
+			t += "; rows of partitions left out (finalized, none) -> " + strings.Join(s.Into, ", ")
 		}
 	case ReadColumns:
 		t = "column names -> " + s.Into[0] + "<column>"
+	case ReadHeld:
+		t = "once per held row; rows -> " + into()
 	case ReadSwap:
 		t = "exactly one row must change"
 	case ReadTypes:

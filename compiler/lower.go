@@ -436,10 +436,8 @@ func (l *lowerer) setup() {
 	case p.CDC != nil:
 		l.add(StmtCreateTarget, PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
 			CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
-		l.cdcSetup()
 	case l.scd != nil && l.scd.fromCDC:
 		l.add(StmtCreateTarget, PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+l.scd.v.ValidFrom+", "+l.scd.v.ValidTo+").", l.scd.createTarget(p))
-		l.scd.cdcSetup(l)
 	case l.scd != nil:
 		l.add(StmtCreateTarget, PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
 	default:
@@ -447,6 +445,14 @@ func (l *lowerer) setup() {
 			CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
 	}
 	l.schemaCheck(StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
+	// The tables beside a change log's target come after its check, which
+	// probes the table created last.
+	switch {
+	case p.CDC != nil:
+		l.cdcSetup()
+	case l.scd != nil && l.scd.fromCDC:
+		l.scd.cdcSetup(l)
+	}
 	if p.Partition != nil {
 		l.add(StmtCreatePartIndex, PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",
 			CreateIndex{Name: "incrc_" + p.Pipeline + "_part", Table: p.Target, Columns: []string{p.Partition.Column}})

@@ -322,6 +322,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 							ops.Update = p.strList("cdc.ops.update", v)
 						case "delete":
 							ops.Delete = p.strList("cdc.ops.delete", v)
+						case "truncate":
+							ops.Truncate = p.strList("cdc.ops.truncate", v)
 						default:
 							p.unread(key)
 						}

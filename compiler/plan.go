@@ -106,6 +106,11 @@ type CDCApplying struct {
 	Soft    bool // deletes mark the row (SoftFlag, SoftAt) instead of removing it
 	// SoftFlag and SoftAt name the mark's columns when Soft.
 	SoftFlag, SoftAt string
+	// Truncated, when the change log has truncate codes, holds the
+	// sequence of the newest truncate applied (one row, or none): a
+	// change not newer than it is ignored, also one that arrives later.
+	// Truncate is session-scoped: the truncate a run applies.
+	Truncated, Truncate Table
 }
 
 // Partitioning is how a target is cut into partitions: the unit a run of
@@ -172,6 +177,7 @@ const (
 	PBound     ParamType = "bound"     // a value of the reconcile.by column's type
 	PPartition ParamType = "partition" // a value of the partition column's type
 	PFiles     ParamType = "files"     // a list of file paths
+	PValue     ParamType = "value"     // a value of a declared column, as the target's bulk path takes it
 )
 
 // Param is a declared statement parameter.

@@ -146,12 +146,11 @@ const (
 	// register of Into.
 	ReadRows Read = "rows"
 	// ReadPartitions reads (partition start, rows) pairs: the partitions
-	// that Each steps repeat over. Every row is added to Into[0]; rows of
-	// partitions that are finalized (older than hi minus finalize_after)
-	// also to RegSkipped, and their partitions are left out; rows without
-	// a partition (NULL) also to RegUnpartitioned; the rows of both kinds,
-	// which no Each step reads again, also to the rest of Into.
-	// RegPartitions counts the partitions listed.
+	// that Each steps repeat over. Rows of partitions that are finalized
+	// (older than hi minus finalize_after) are added to RegSkipped, and
+	// their partitions are left out; rows without a partition (NULL) to
+	// RegUnpartitioned; the rows of both kinds, which no Each step reads
+	// again, also to Into. RegPartitions counts the partitions listed.
 	ReadPartitions Read = "partitions"
 	// ReadColumns reads no rows, only the names of the columns: each sets
 	// the register Into[0] + name to 1.
@@ -184,6 +183,11 @@ const (
 	// ReadAllFiles lists every file of the glob: a full refresh loads
 	// them all, a reconciliation compares them all.
 	ReadAllFiles Read = "all_files"
+	// ReadHeld executes the statement once for each row the copies held
+	// back since (a value the target cannot hold as it is), binding the
+	// row's values and reason (UnfitParam, unfit_reason); the rows are
+	// added to Into, and RegUnfit goes back to zero.
+	ReadHeld Read = "held"
 )
 
 // Registers the runner and the programs share. The run's counts are
@@ -201,7 +205,6 @@ const (
 	RegIgnored       = "rows_ignored"
 	RegWindow        = "window"        // 1 when the window [lo, hi) is not empty
 	RegPartitions    = "partitions"    // the partitions a ReadPartitions step listed
-	RegWindowRows    = "window_rows"   // the window's rows, of every partition
 	RegUnpartitioned = "unpartitioned" // rows of the window whose partition column is NULL
 	RegInvalid       = "invalid"       // staged rows that break a quality rule
 	RegVersioned     = "versioned"     // keys with more than one version in the source
@@ -488,17 +491,18 @@ func (s Step) appendRead(b []byte) []byte {
 			b = append(b, "; fails on a row"...)
 		}
 	case ReadPartitions:
-		b = append(b, "partitions; rows -> "...)
-		b = append(b, strings.Join(s.Into[:min(1, len(s.Into))], ", ")...)
-		b = append(b, " (finalized: also "+RegSkipped+")"...)
-		if len(s.Into) > 1 {
+		b = append(b, "partitions; rows of finalized ones -> "+RegSkipped...)
+		if len(s.Into) > 0 {
 			b = append(b, "; rows of partitions left out (finalized, none) -> "...)
-			b = append(b, strings.Join(s.Into[1:], ", ")...)
+			b = append(b, strings.Join(s.Into, ", ")...)
 		}
 	case ReadColumns:
 		b = append(b, "column names -> "...)
 		b = append(b, s.Into[0]...)
 		b = append(b, "<column>"...)
+	case ReadHeld:
+		b = append(b, "once per held row; rows -> "...)
+		into()
 	case ReadSwap:
 		b = append(b, "exactly one row must change"...)
 	case ReadTypes:

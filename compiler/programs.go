@@ -221,7 +221,7 @@ func (l *lowerer) incremental() *Program {
 		// Rows read are the rows the run reads to write: each partition it
 		// rewrites, whole, and the window's rows of the partitions it
 		// leaves out (finalized: skipped; none: quarantined or failed).
-		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegWindowRows, RegRead}})
+		pr.Steps = append(pr.Steps, Step{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}})
 		if l.mode == "fail" {
 			pr.Steps = append(pr.Steps, Step{Stmt: StmtCountUnpartitioned, If: RegUnpartitioned, Read: ReadCount,
 				Fail: "%d row(s) of the window have a NULL " + p.Partition.Column + " and belong to no partition, and on_invalid is fail: nothing written"})
@@ -414,7 +414,9 @@ func (l *lowerer) preview() *Program {
 		pr.Lo = LoNone
 	}
 	if l.p.Strategy == OverwritePartitions {
-		pr.Steps = []Step{{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions, Into: []string{RegRead}}}
+		// The partitions it would rewrite, and the window's rows.
+		pr.Steps = []Step{{Stmt: StmtTouchedPartitions, If: RegWindow, Read: ReadPartitions},
+			{Stmt: StmtCountRead, If: RegWindow, Read: ReadCount, Into: []string{RegRead}}}
 	} else {
 		pr.Steps = []Step{{Stmt: StmtCountRead, If: RegWindow, Read: ReadCount, Into: []string{RegRead}}}
 	}

@@ -45,13 +45,36 @@ import (
 
 // Names of the columns the SCD2 session tables add, and the op codes of a
 // change.
+//
+// A run's counts say what became of each row read (docs/runs.md): the
+// change that stands for it is an add (inserted: the first version of its
+// key), a follow (updated: a version after an earlier one of its key, which
+// it ends) or a rewrite (updated: a correction in place); a staged row that
+// makes no change is ignored. The changes no row read stands for, a close
+// and a version without a row, are not counted as rows: a close is the
+// consequence of the row that follows it, and the versions a snapshot adds
+// or ends for keys that vanished are counted as deleted.
 const (
-	KindColumn = "incrc_kind" // timeline by time: 0 a version of the target, 1 a staged candidate; from a change log see KindHeldVersion
-	OpColumn   = "incrc_op"   // changes: OpAdd, OpRewrite or OpRemove
+	KindColumn = "incrc_kind" // timeline by time: KindHeld, KindCandidate, KindReopen, KindReopenAlso; from a change log see KindHeldVersion
+	OpColumn   = "incrc_op"   // changes: one of the Op codes
 
-	OpAdd     = "1" // a version the target does not hold
-	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole
+	OpAdd     = "1" // a version the target does not hold, its key's first: a row read, inserted
+	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole by a row read: updated
 	OpRemove  = "3" // a version of the target that goes
+	OpClose   = "4" // a version of the target whose valid_to alone moves: the next version's row counts
+	OpFollow  = "5" // a version the target does not hold, after an earlier one of its key: a row read, updated
+	OpNoRow   = "6" // a version added or rewritten that no row read stands for (a reopen, a deletion record)
+)
+
+// Kinds of the rows of a timeline by time. A reopen is a key back in a
+// snapshot (ReopenVersions): its version at hi stands for the key's row
+// when the target held that row unchanged (so the row is inserted, not
+// ignored), and for no row when the row is a candidate of its own.
+const (
+	KindHeld       = "0" // a version of the target
+	KindCandidate  = "1" // a staged row that is not a version of the target yet
+	KindReopen     = "2" // a reopen at hi, standing for an unchanged row
+	KindReopenAlso = "3" // a reopen at hi of a key whose row is a candidate
 )
 
 // Defaults of the scd2 block.
@@ -80,6 +103,7 @@ const (
 	StmtCountAdded        = "count_added_versions"
 	StmtCountRewritten    = "count_rewritten_versions"
 	StmtCountRemoved      = "count_removed_versions"
+	StmtCountReopened     = "count_reopened"
 	StmtApplyVersions     = "apply_versions"
 )
 
@@ -138,11 +162,16 @@ type (
 	// whose newest staged row (by Time) is older than the end of one of
 	// its closed versions: a key back in the snapshot whose own time
 	// would not reopen it.
+	//
+	// Its kind is KindReopen when the target holds that newest row as a
+	// version at its Time with the same Compare columns (no candidate
+	// stands for it), KindReopenAlso otherwise.
 	ReopenVersions struct {
 		Versioning
 		Into, Stage Table
 		Time        string
 		Hi          string
+		Compare     []string
 	}
 
 	// TimelineChanges reads the timeline From and writes the changes Into:
@@ -591,7 +620,9 @@ func (x *scd2Lowering) write(l *lowerer) {
 			VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
 		if x.snapshot && x.deletes != "ignore" {
 			l.add(StmtReopenVersions, PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
-				ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name}, hi)
+				ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name, Compare: x.compare}, hi)
+			l.add(StmtCountReopened, PhaseWrite, "Reopened keys whose row the target held unchanged: the reopen is that row's version (inserted, not ignored).",
+				CountRows{Table: x.timeline, Where: eq(col(KindColumn), Lit{KindReopen})})
 		}
 		l.add(StmtTimelineChanges, PhaseWrite, "Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.",
 			TimelineChanges{Versioning: x.v, Into: x.changes, From: x.timeline})
@@ -621,9 +652,9 @@ func (x *scd2Lowering) write(l *lowerer) {
 	op := col(OpColumn)
 	l.add(StmtCheckVersions, PhaseWrite, "A version that would end before it starts: the run's hi is before versions already written (a rewind, an --until in the past).",
 		CountRows{Table: x.changes, Where: and(Binary{"<>", op, Lit{OpRemove}}, Binary{"<=", col(x.v.ValidTo), col(x.v.ValidFrom)})})
-	l.add(StmtCountAdded, PhaseWrite, "Versions added.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
-	l.add(StmtCountRewritten, PhaseWrite, "Versions rewritten: closed, split, corrected.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRewrite})})
-	l.add(StmtCountRemoved, PhaseWrite, "Versions removed.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRemove})})
+	l.add(StmtCountAdded, PhaseWrite, "Rows read that open their key's first version (inserted).", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
+	l.add(StmtCountRewritten, PhaseWrite, "Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).",
+		CountRows{Table: x.changes, Where: or(eq(op, Lit{OpFollow}), eq(op, Lit{OpRewrite}))})
 	l.add(StmtApplyVersions, PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
 		ApplyVersions{Versioning: x.v, Changes: x.changes})
 }
@@ -649,21 +680,27 @@ func (x *scd2Lowering) cleanup() []string {
 // transaction. vanished: the program looks for keys that vanished (a run,
 // not a full refresh, whose target starts empty).
 func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []Step {
+	// Every row read counts as ignored until a step says what became of
+	// it (see the Op codes): the candidates, the versions opened and
+	// updated, the reopens that stand for a row.
+	unignore := []string{"-" + RegIgnored}
 	var steps []Step
 	if x.byTime {
-		steps = append(steps, Step{Stmt: StmtVersionCandidates, Tx: true, If: read}, Step{Stmt: StmtVersionHistory, Tx: true, If: read})
+		steps = append(steps, Step{Stmt: StmtVersionCandidates, Tx: true, If: read, Read: ReadAffected, Into: unignore}, Step{Stmt: StmtVersionHistory, Tx: true, If: read})
 		if x.snapshot && x.deletes != "ignore" && vanished {
-			steps = append(steps, Step{Stmt: StmtReopenVersions, Tx: true, If: read})
+			steps = append(steps, Step{Stmt: StmtReopenVersions, Tx: true, If: read},
+				Step{Stmt: StmtCountReopened, Tx: true, If: read, Read: ReadCount, Into: unignore})
 		}
 		steps = append(steps, Step{Stmt: StmtTimelineChanges, Tx: true, If: read})
 	} else {
-		steps = append(steps, Step{Stmt: StmtOpenChanged, Tx: true, If: read}, Step{Stmt: StmtCloseChanged, Tx: true, If: read})
+		steps = append(steps, Step{Stmt: StmtOpenChanged, Tx: true, If: read, Read: ReadAffected, Into: unignore}, Step{Stmt: StmtCloseChanged, Tx: true, If: read})
 		if len(x.other) > 0 {
-			steps = append(steps, Step{Stmt: StmtUpdateCurrent, Tx: true, If: read})
+			steps = append(steps, Step{Stmt: StmtUpdateCurrent, Tx: true, If: read, Read: ReadAffected, Into: unignore})
 		}
 	}
 	if x.snapshot && x.deletes != "ignore" && vanished {
-		steps = append(steps, Step{Stmt: StmtCloseVanished, Tx: true, If: window})
+		// A vanished key is deleted: no row read stands for it.
+		steps = append(steps, Step{Stmt: StmtCloseVanished, Tx: true, If: window, Read: ReadAffected, Into: []string{RegDeleted}})
 		if x.deletes == "new_record" {
 			steps = append(steps, Step{Stmt: StmtMarkVanished, Tx: true, If: window})
 		}
@@ -673,7 +710,6 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []Step {
 			Fail: "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until"},
 		Step{Stmt: StmtCountAdded, Tx: true, If: window, Read: ReadCount, Into: []string{RegInserted}},
 		Step{Stmt: StmtCountRewritten, Tx: true, If: window, Read: ReadCount, Into: []string{RegUpdated}},
-		Step{Stmt: StmtCountRemoved, Tx: true, If: window, Read: ReadCount, Into: []string{RegDeleted}},
 		Step{Stmt: StmtApplyVersions, Tx: true, If: window})
 }
 
@@ -703,11 +739,11 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
 	run.Steps = append(run.Steps, l.stageSteps(RegWindow)...)
 	run.Steps = append(run.Steps, x.sessionSteps(RegWindow)...)
 	before, inTx := l.nullStaged(RegRead)
-	run.Steps = append(run.Steps, Step{Stmt: stage, If: RegWindow, Read: ReadAffected, Into: []string{RegRead}})
+	run.Steps = append(run.Steps, Step{Stmt: stage, If: RegWindow, Read: ReadAffected, Into: []string{RegRead, RegIgnored}})
 	run.Steps = append(run.Steps, before...)
 	run.Steps = append(run.Steps, Step{Stmt: StmtDedupeStage, If: RegRead})
-	run.Steps = append(run.Steps, inTx...)
-	run.Steps = append(run.Steps, l.quality(RegRead, false, failInvalid)...)
+	run.Steps = append(run.Steps, unignored(inTx)...)
+	run.Steps = append(run.Steps, unignored(l.quality(RegRead, false, failInvalid))...)
 	run.Steps = append(run.Steps, x.writeSteps(RegRead, RegWindow, true)...)
 	run.Steps = append(run.Steps, l.finish()...)
 	run.Cleanup = append(l.cleanup(), x.cleanup()...)
@@ -720,16 +756,30 @@ func (x *scd2Lowering) programs(l *lowerer) (run, full *Program) {
 	full.Steps = append(full.Steps, l.stageSteps("")...)
 	full.Steps = append(full.Steps, x.sessionSteps("")...)
 	before, inTx = l.nullStaged("")
-	full.Steps = append(full.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
+	full.Steps = append(full.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead, RegIgnored}})
 	full.Steps = append(full.Steps, before...)
 	full.Steps = append(full.Steps, Step{Stmt: StmtDedupeStage})
-	full.Steps = append(full.Steps, inTx...)
-	full.Steps = append(full.Steps, l.quality("", false, failInvalid)...)
+	full.Steps = append(full.Steps, unignored(inTx)...)
+	full.Steps = append(full.Steps, unignored(l.quality("", false, failInvalid))...)
 	full.Steps = append(full.Steps, Step{Stmt: StmtClearTarget, Tx: true, Read: ReadAffected, Into: []string{RegDeleted}})
 	full.Steps = append(full.Steps, x.writeSteps("", "", false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = append(l.cleanup(), x.cleanup()...)
 	return run, full
+}
+
+// unignored makes the steps that quarantine rows take them out of the
+// ignored ones, where every row read starts (nullStaged does so already
+// when the rows were read before a dedupe).
+func unignored(steps []Step) []Step {
+	out := make([]Step, len(steps))
+	for i, s := range steps {
+		if contains(s.Into, RegQuarantined) && !contains(s.Into, "-"+RegIgnored) {
+			s.Into = append(append([]string(nil), s.Into...), "-"+RegIgnored)
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // String names the scd2 shape for the compiled file's header.

@@ -200,9 +200,11 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	op := col(OpColumn)
 	l.add(StmtCheckVersions, PhaseWrite, "A version that would end before it starts: a change at or after scd2.open_end.",
 		CountRows{Table: x.changes, Where: and(Binary{"<>", op, Lit{OpRemove}}, Binary{"<=", col(x.v.ValidTo), col(x.v.ValidFrom)})})
-	l.add(StmtCountAdded, PhaseWrite, "Versions added.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
-	l.add(StmtCountRewritten, PhaseWrite, "Versions rewritten: closed by a delete, split by a late change, corrected at the same time.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRewrite})})
-	l.add(StmtCountRemoved, PhaseWrite, "Versions removed: a delete at their own time.", CountRows{Table: x.changes, Where: eq(op, Lit{OpRemove})})
+	l.add(StmtCountAdded, PhaseWrite, "New versions that follow no version of their key (its first, or after a delete): inserted.", CountRows{Table: x.changes, Where: eq(op, Lit{OpAdd})})
+	l.add(StmtCountRewritten, PhaseWrite, "New versions that follow a version of their key, ending it, or correct one at the same time: updated.",
+		CountRows{Table: x.changes, Where: or(eq(op, Lit{OpFollow}), eq(op, Lit{OpRewrite}))})
+	l.add(StmtCountRemoved, PhaseWrite, "New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).",
+		CountRows{Table: p.Stage, Where: eq(col(KindColumn), Lit{KindNewDelete})})
 	key := append(append([]string(nil), p.Key...), x.v.ValidFrom)
 	l.add(StmtRetractTombstones, PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
 		RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})

@@ -119,7 +119,11 @@ func Params(s *Spec) []SpecParam {
 			add("cdc.soft_delete", sd.Flag.Value+", "+sd.At.Value, true)
 		}
 		if o := c.Ops; o != nil {
-			add("cdc.ops", "insert "+list(o.Insert)+", update "+list(o.Update)+", delete "+list(o.Delete), true)
+			ops := "insert " + list(o.Insert) + ", update " + list(o.Update) + ", delete " + list(o.Delete)
+			if len(o.Truncate) > 0 {
+				ops += ", truncate " + list(o.Truncate)
+			}
+			add("cdc.ops", ops, true)
 		}
 		add("cdc.exclude", list(c.Exclude), true)
 	}

@@ -229,7 +229,10 @@ type SoftDelete struct {
 // CDCOps lists the op codes of each kind of change.
 type CDCOps struct {
 	Insert, Update, Delete []String
-	Pos                    Pos
+	// Truncate codes empty the whole target at their point of the
+	// sequence (Debezium's t); no default lists one.
+	Truncate []String
+	Pos      Pos
 }
 
 // SCD2 describes a type-2 slowly changing dimension target: the target

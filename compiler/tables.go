@@ -11,11 +11,12 @@ const (
 	RoleTarget     TableRole = "target"     // target.table
 	RoleQuarantine TableRole = "quarantine" // the target's quarantine: TARGET_quarantine
 	RoleTombstones TableRole = "tombstones" // a change log's deletes: TARGET_tombstones
+	RoleTruncated  TableRole = "truncated"  // a change log's newest truncate: TARGET_truncated
 )
 
 // Writes reports whether a pipeline writes a table of the role.
 func (r TableRole) Writes() bool {
-	return r == RoleTarget || r == RoleQuarantine || r == RoleTombstones
+	return r == RoleTarget || r == RoleQuarantine || r == RoleTombstones || r == RoleTruncated
 }
 
 // TableUse is a table a pipeline reads or writes in its target's database.
@@ -32,7 +33,7 @@ type TableUse struct {
 // quarantine table "dw.orders_quarantine".
 func (u TableUse) What() string {
 	switch u.Role {
-	case RoleQuarantine, RoleTombstones:
+	case RoleQuarantine, RoleTombstones, RoleTruncated:
 		return "the " + string(u.Role) + " table " + quote(strings.Join(u.Table.Parts, "."))
 	}
 	return string(u.Role) + ".table " + quote(u.Name.Value)
@@ -67,6 +68,9 @@ func (s *Spec) Tables() []TableUse {
 	}
 	if Strategy(s.Strategy.Value) == CDCApply || fromChanges(s) {
 		out = append(out, TableUse{Pipeline: name, Role: RoleTombstones, Table: named(tombstonesSuffix), Name: t})
+		if s.CDC != nil && len(TruncateCodes(s.CDC)) > 0 {
+			out = append(out, TableUse{Pipeline: name, Role: RoleTruncated, Table: named(truncatedSuffix), Name: t})
+		}
 	}
 	return out
 }

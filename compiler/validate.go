@@ -594,6 +594,9 @@ func (v *validator) cdc(strategy Strategy) {
 		if c.Deletes.Set() {
 			v.errf(c.Deletes.Pos, "cdc.deletes does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, and the closed version stays as history; remove deletes")
 		}
+		if o := c.Ops; o != nil && len(o.Truncate) > 0 {
+			v.errf(o.Truncate[0].Pos, "cdc.ops.truncate does not apply to strategy scd2 yet: a truncate would end every key's version at its time, which versions from a change log do not keep; use strategy cdc, or remove truncate")
+		}
 		if c.SoftDelete != nil {
 			v.errf(c.SoftDelete.Pos, "cdc.soft_delete does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, its valid_to; remove soft_delete")
 		}
@@ -714,7 +717,7 @@ func (v *validator) cdcOps(c *CDC, op *Column) {
 	for _, kind := range []struct {
 		name  string
 		codes []String
-	}{{"insert", ops.Insert}, {"update", ops.Update}, {"delete", ops.Delete}} {
+	}{{"insert", ops.Insert}, {"update", ops.Update}, {"delete", ops.Delete}, {"truncate", ops.Truncate}} {
 		for _, code := range kind.codes {
 			if code.Value == "" {
 				continue // Parse reported it

@@ -248,9 +248,72 @@ func renderOp(w *Writer, op compiler.Op) {
 		tombstoneHistory(w, op)
 	case compiler.EventChanges:
 		eventChanges(w, op)
+	case compiler.NewTruncate:
+		newTruncate(w, op)
+	case compiler.DeleteThrough:
+		deleteThrough(w, op)
 	default:
 		w.Fail(Unsupported(w.d, fmt.Sprintf("operation %T", op)))
 	}
+}
+
+// newTruncate reads the greatest sequence once, in a derived table, and
+// compares it with the marks: the session table is named once, which
+// MariaDB requires of a temporary table.
+func newTruncate(w *Writer, op compiler.NewTruncate) {
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Col("", compiler.SequenceColumn)
+	w.S(")\nSELECT ")
+	w.Col("x", compiler.SequenceColumn)
+	w.S("\nFROM (\n  SELECT MAX(")
+	w.Col("", op.Sequence)
+	w.S(") AS ")
+	w.Col("", compiler.SequenceColumn)
+	w.S("\n  FROM ")
+	w.Table(op.From)
+	w.S("\n  WHERE ")
+	Expr(w, "", op.IsTruncate)
+	w.S("\n) AS x\nWHERE ")
+	w.Col("x", compiler.SequenceColumn)
+	w.S(" IS NOT NULL\n  AND NOT EXISTS (\n    SELECT 1 FROM ")
+	w.Table(op.Marks)
+	w.S(" AS m\n    WHERE ")
+	w.Col("m", compiler.SequenceColumn)
+	w.S(" >= ")
+	w.Col("x", compiler.SequenceColumn)
+	w.S("\n  )")
+}
+
+func deleteThrough(w *Writer, op compiler.DeleteThrough) {
+	w.S("DELETE FROM ")
+	w.Table(op.Table)
+	w.S("\nWHERE ")
+	w.Col("", op.Column)
+	w.S(" <= (SELECT MAX(")
+	w.Col("", compiler.SequenceColumn)
+	w.S(") FROM ")
+	w.Table(op.Bound)
+	w.S(")")
+}
+
+// DeleteThroughMerge spells a DeleteThrough as a MERGE that deletes on
+// match, for engines whose DELETE takes no subquery (Spark).
+func DeleteThroughMerge(w *Writer, op compiler.DeleteThrough) {
+	w.S("MERGE INTO ")
+	w.Table(op.Table)
+	w.S(" AS t\nUSING (\n  SELECT MAX(")
+	w.Col("", compiler.SequenceColumn)
+	w.S(") AS ")
+	w.Col("", compiler.SequenceColumn)
+	w.S("\n  FROM ")
+	w.Table(op.Bound)
+	w.S("\n) AS b\nON ")
+	w.Col("t", op.Column)
+	w.S(" <= ")
+	w.Col("b", compiler.SequenceColumn)
+	w.S("\nWHEN MATCHED THEN DELETE")
 }
 
 func createSchema(w *Writer, op compiler.CreateSchema) {

@@ -21,7 +21,9 @@ import (
 // unknown op codes, several changes of a key in a window, changes that
 // arrive after a newer change of their key (held back, then written into a
 // later window, behind the watermark within the lookback or ahead of it),
-// and windows run twice. The run's counts are checked against the model
+// windows run twice, and, with truncate codes, truncates (no key): in
+// order, late (below changes already applied), and older than the one
+// applied. The run's counts are checked against the model
 // too: every change read is inserted, updated, deleted, quarantined or
 // ignored.
 
@@ -50,7 +52,7 @@ cdc:
   sequence: lsn
   at: at
   deletes: {deletes}
-  exclude: [op, ingested]
+{ops}  exclude: [op, ingested]
 quality:
   checks: ["val >= 0"]
 `
@@ -75,18 +77,38 @@ func (c cdcChange) valid() bool {
 	case "c", "r", "u":
 		v, ok := c.val.(int64)
 		return !ok || v >= 0 // a check that is NULL passes
-	case "d":
-		return true // a delete has no image to check
+	case "d", "t":
+		return true // a delete or a truncate has no image to check
 	}
 	return false
 }
 
-func (c cdcChange) isDelete() bool { return c.op == "d" }
+func (c cdcChange) isDelete() bool   { return c.op == "d" }
+func (c cdcChange) isTruncate() bool { return c.op == "t" }
 
-// cdcState is a target and its tombstones, per key.
+// cdcState is a target and its tombstones, per key, and the sequence of
+// the newest truncate (0: none).
 type cdcState struct {
 	rows  map[int64]cdcRow
 	tombs map[int64]cdcChange
+	trunc int64
+}
+
+// truncated is st emptied up to the truncate at lsn: its rows and
+// tombstones not newer go.
+func (st cdcState) truncated(lsn int64) cdcState {
+	out := cdcState{rows: map[int64]cdcRow{}, tombs: map[int64]cdcChange{}, trunc: max(st.trunc, lsn)}
+	for id, r := range st.rows {
+		if r.image.lsn > out.trunc {
+			out.rows[id] = r
+		}
+	}
+	for id, d := range st.tombs {
+		if d.lsn > out.trunc {
+			out.tombs[id] = d
+		}
+	}
+	return out
 }
 
 type cdcRow struct {
@@ -96,11 +118,18 @@ type cdcRow struct {
 
 // replay is what a full refresh writes from the changes: per key, the
 // newest valid change wins; with soft deletes the row keeps the newest
-// insert's or update's image, marked when a delete is newer.
+// insert's or update's image, marked when a delete is newer. A change not
+// newer than the newest truncate is as if it never was.
 func replay(changes []cdcChange, soft bool) cdcState {
 	upsert, del, newest := map[int64]cdcChange{}, map[int64]cdcChange{}, map[int64]cdcChange{}
+	var trunc int64
 	for _, c := range changes {
-		if !c.valid() {
+		if c.valid() && c.isTruncate() {
+			trunc = max(trunc, c.lsn)
+		}
+	}
+	for _, c := range changes {
+		if !c.valid() || c.isTruncate() || c.lsn <= trunc {
 			continue
 		}
 		if n, ok := newest[c.id]; !ok || c.lsn > n.lsn {
@@ -114,7 +143,7 @@ func replay(changes []cdcChange, soft bool) cdcState {
 			m[c.id] = c
 		}
 	}
-	st := cdcState{rows: map[int64]cdcRow{}, tombs: map[int64]cdcChange{}}
+	st := cdcState{rows: map[int64]cdcRow{}, tombs: map[int64]cdcChange{}, trunc: trunc}
 	for id, n := range newest {
 		if n.isDelete() {
 			st.tombs[id] = n
@@ -171,6 +200,7 @@ type ledger struct {
 	e       *env
 	rng     *rand.Rand
 	soft    bool
+	trunc   bool // the log has truncates
 	inc     *compiler.Plan
 	ref     *compiler.Plan
 	log     []cdcChange // written to the source
@@ -182,11 +212,15 @@ type ledger struct {
 	seen    map[string]int
 }
 
-func newLedger(t *testing.T, e *env, seed uint64, deletes string) *ledger {
-	plan := func(target string) *compiler.Plan {
-		return e.spec(strings.NewReplacer("{target}", target, "{deletes}", deletes).Replace(ledgerSpec))
+func newLedger(t *testing.T, e *env, seed uint64, deletes string, trunc bool) *ledger {
+	ops := ""
+	if trunc {
+		ops = "  ops: {insert: [c, r], update: [u], delete: [d], truncate: [t]}\n"
 	}
-	l := &ledger{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0xcdc)), soft: deletes == "soft",
+	plan := func(target string) *compiler.Plan {
+		return e.spec(strings.NewReplacer("{target}", target, "{deletes}", deletes, "{ops}", ops).Replace(ledgerSpec))
+	}
+	l := &ledger{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0xcdc)), soft: deletes == "soft", trunc: trunc,
 		inc: plan("inc"), ref: plan("ref"), nextID: 1, seen: map[string]int{}}
 	l.state = replay(nil, l.soft)
 	e.createTable("app_{id}.ledger_log", nullableCols(l.inc.Columns))
@@ -228,6 +262,11 @@ func (l *ledger) make(hi time.Time) cdcChange {
 		l.nextID++
 	} else {
 		c.id = 1 + l.rng.Int64N(l.nextID-1)
+	}
+	if l.trunc && l.rng.IntN(25) == 0 {
+		c.id, c.op = 0, "t" // a truncate has no key
+		l.seen["truncate"]++
+		return c
 	}
 	switch k := l.rng.IntN(100); {
 	case k < 20:
@@ -274,7 +313,11 @@ func (l *ledger) write(c cdcChange, hi time.Time) {
 		l.seen["held back"]++
 	}
 	l.log = append(l.log, c)
-	l.e.insert("app_{id}.ledger_log", l.inc.Columns, []any{c.id, c.val, c.note, c.op, c.lsn,
+	var id any = c.id
+	if c.isTruncate() {
+		id = nil
+	}
+	l.e.insert("app_{id}.ledger_log", l.inc.Columns, []any{id, c.val, c.note, c.op, c.lsn,
 		l.e.tg.Dialect.BindTime(c.at, compiler.Timestamp), l.e.tg.Dialect.BindTime(c.ing, compiler.Timestamp)})
 }
 
@@ -292,7 +335,9 @@ func (l *ledger) change(hi time.Time) {
 	}
 	for n := 3 + l.rng.IntN(8); n > 0; n-- {
 		c := l.make(hi)
-		if l.rng.IntN(5) == 0 {
+		// A truncate is held back more often: one that arrives after
+		// newer changes is the case a replay must agree with.
+		if l.rng.IntN(5) == 0 || c.isTruncate() && l.rng.IntN(2) == 0 {
 			c.delayed = true
 			l.held = append(l.held, c)
 			continue
@@ -347,16 +392,42 @@ func (l *ledger) run(hi time.Time) {
 // insert or update, and the newest change if it is a delete) is applied
 // when it is newer than what the target holds; every other valid change
 // is ignored.
+//
+// The window's newest truncate applies (a delete) when it is newer than
+// the one applied: the target is emptied up to it first, and every change
+// not newer than the newest truncate is ignored.
 func (l *ledger) counts(window []cdcChange) cdcCounts {
 	c := cdcCounts{Read: int64(len(window))}
 	newest, upsert := map[int64]cdcChange{}, map[int64]cdcChange{}
-	var valid int64
+	var valid, trunc int64
+	for _, ch := range window {
+		if ch.valid() && ch.isTruncate() {
+			trunc = max(trunc, ch.lsn)
+		}
+	}
+	st := l.state
+	switch {
+	case trunc > st.trunc:
+		c.Deleted++
+		for _, r := range st.rows {
+			if r.image.lsn > trunc {
+				l.seen["late truncate"]++
+				break
+			}
+		}
+		st = st.truncated(trunc)
+	case trunc > 0:
+		l.seen["truncate not newer than the one applied"]++
+	}
 	for _, ch := range window {
 		if !ch.valid() {
 			c.Quarantined++
 			continue
 		}
 		valid++
+		if ch.isTruncate() || ch.lsn <= st.trunc {
+			continue
+		}
 		if n, ok := newest[ch.id]; !ok || ch.lsn > n.lsn {
 			newest[ch.id] = ch
 		}
@@ -368,8 +439,8 @@ func (l *ledger) counts(window []cdcChange) cdcCounts {
 	// a key ignored for a tombstone newer than the change: what the
 	// history exercised.
 	for id, n := range newest {
-		row, hasRow := l.state.rows[id]
-		tomb, hasTomb := l.state.tombs[id]
+		row, hasRow := st.rows[id]
+		tomb, hasTomb := st.tombs[id]
 		imageSeq, tombSeq := int64(-1), int64(-1)
 		if hasRow {
 			imageSeq = row.image.lsn
@@ -419,16 +490,26 @@ func (l *ledger) counts(window []cdcChange) cdcCounts {
 // counts are the model's.
 func TestCDCEquivalence(t *testing.T) {
 	steps := []time.Duration{0, 30 * time.Minute, time.Hour, 90 * time.Minute, 2 * time.Hour, 3 * time.Hour, 5 * time.Hour}
+	variants := []struct {
+		deletes string
+		trunc   bool
+		seeds   []uint64
+	}{{"hard", false, []uint64{1, 2}}, {"soft", false, []uint64{1, 2}}, {"hard", true, []uint64{6, 11}}, {"soft", true, []uint64{6, 11}}}
 	for _, eng := range engines() {
-		for _, deletes := range []string{"hard", "soft"} {
-			t.Run(eng.name+"/"+deletes, func(t *testing.T) {
+		for _, v := range variants {
+			deletes := v.deletes
+			name := eng.name + "/" + deletes
+			if v.trunc {
+				name += "/truncate"
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				seen, ran := map[string]int{}, 0
-				for _, seed := range []uint64{1, 2} {
+				for _, seed := range v.seeds {
 					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 						e := newEnv(t, eng)
 						ran++
-						l := newLedger(t, e, seed, deletes)
+						l := newLedger(t, e, seed, deletes, v.trunc)
 						hi := ledgerStart
 						for run := 0; run < 10 && !t.Failed(); run++ {
 							step := steps[l.rng.IntN(len(steps))]
@@ -459,10 +540,16 @@ func TestCDCEquivalence(t *testing.T) {
 					return // the engine is not available
 				}
 				want := []string{"window run twice", "invalid image", "unknown op", "NULL op", "behind the watermark", "after hi", "held back", "ignored"}
-				if deletes == "hard" {
+				switch {
+				case deletes == "hard":
 					want = append(want, "ignored for a tombstone")
-				} else {
+				case !v.trunc:
+					// Truncates empty what such an image would land on:
+					// the histories without them have it.
 					want = append(want, "late image of a deleted row")
+				}
+				if v.trunc {
+					want = append(want, "truncate", "late truncate", "truncate not newer than the one applied")
 				}
 				for _, what := range want {
 					if seen[what] == 0 {

@@ -86,6 +86,55 @@ func historyScenarios() []scenario {
 			},
 		},
 		{
+			// A truncate (op t, no key) empties the target at its point of
+			// the sequence: changes before it are ignored, also ones that
+			// arrive later; changes after it apply on the empty target. A
+			// truncate that arrives late (below rows already applied)
+			// removes the rows and tombstones older than it and keeps the
+			// newer ones, as a replay does; an older truncate than the one
+			// applied changes nothing; a rerun changes nothing.
+			name: "cdc/truncate", spec: strings.Replace(cdcConformSpec, "  exclude:", "  ops: {insert: [c, r], update: [u], delete: [d], truncate: [t]}\n  exclude:", 1),
+			source: "app_{id}.account_changes", nulls: true,
+			seed: [][]any{
+				{1, "free", "c", 10, "2026-01-01 09:00:00"},
+				{2, "free", "c", 11, "2026-01-01 09:05:00"},
+				{3, "team", "c", 13, "2026-01-01 09:20:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 3, Inserted: 3}},
+				insert{
+					{nil, nil, "t", 20, "2026-01-01 10:05:00"},
+					{2, "pro", "u", 21, "2026-01-01 10:10:00"},   // after the truncate: onto the empty target
+					{3, "team+", "u", 15, "2026-01-01 10:15:00"}, // before it, read after it: ignored
+				},
+				// [09:00, 11:00): the seed again, all before the truncate.
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 6, Inserted: 1, Deleted: 1}, rows: []string{
+					line(2, "pro", 21, 21)}},
+				insert{
+					{4, "ent", "c", 30, "2026-01-01 11:05:00"},
+					{5, "ent", "c", 32, "2026-01-01 11:06:00"},
+					{2, nil, "d", 29, "2026-01-01 11:10:00"},
+				},
+				run{until: "2026-01-01T12:00:00Z", want: &counts{Read: 6, Inserted: 2, Deleted: 1}, rows: []string{
+					line(4, "ent", 30, 30), line(5, "ent", 32, 32)}},
+				insert{
+					{nil, nil, "t", 31, "2026-01-01 12:05:00"}, // late: after 4's insert and 2's delete, before 5's
+					{1, nil, "d", 25, "2026-01-01 12:10:00"},   // before it: ignored
+				},
+				run{until: "2026-01-01T13:00:00Z", want: &counts{Read: 5, Deleted: 1}, rows: []string{
+					line(5, "ent", 32, 32)}},
+				insert{
+					{nil, nil, "t", 18, "2026-01-01 13:05:00"}, // older than the one applied: ignored
+					{6, "free", "c", 40, "2026-01-01 13:06:00"},
+				},
+				run{until: "2026-01-01T14:00:00Z", want: &counts{Read: 4, Inserted: 1}, rows: []string{
+					line(5, "ent", 32, 32), line(6, "free", 40, 40)}},
+				run{until: "2026-01-01T14:00:00Z", want: &counts{Read: 2}},
+				run{until: "2026-01-01T14:00:00Z", full: true, want: &counts{Read: 13, Inserted: 2, Deleted: 1}, rows: []string{
+					line(5, "ent", 32, 32), line(6, "free", 40, 40)}},
+			},
+		},
+		{
 			// Versions by time: a new version closes the one before; a late
 			// version splits the interval it falls in; a rerun.
 			name: "scd2/versions by time", spec: scd2ConformSpec, source: "app_{id}.price_versions",
@@ -123,7 +172,7 @@ func historyScenarios() []scenario {
 				{3, nil, nil, "d", 140, "2026-01-01 09:30:00", "2026-01-01 09:31:00"},
 			},
 			steps: []act{
-				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 5, Inserted: 4}, rows: []string{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 5, Inserted: 3, Updated: 1, Deleted: 1}, rows: []string{
 					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "9999-12-31"),
 					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:10:00"),
 					line(2, "bob", "IT", 120, "2026-01-01 09:10:00", 120, "2026-01-01 09:10:00", "9999-12-31"),
@@ -135,7 +184,7 @@ func historyScenarios() []scenario {
 				},
 				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtApplyVersions},
 				crash{until: "2026-01-01T11:00:00Z", at: compiler.StmtWriteTombstones},
-				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 2, Updated: 2}, rows: []string{
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 1, Updated: 1, Deleted: 1}, rows: []string{
 					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "2026-01-01 10:10:00"),
 					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:05:00"),
 					line(2, "bob", "GB", 115, "2026-01-01 09:05:00", 115, "2026-01-01 09:05:00", "2026-01-01 09:10:00"),
@@ -143,7 +192,7 @@ func historyScenarios() []scenario {
 					line(3, "cy", "US", 130, "2026-01-01 09:20:00", 130, "2026-01-01 09:20:00", "2026-01-01 09:30:00"),
 					line(3, "cy", "CA", 160, "2026-01-01 10:30:00", 160, "2026-01-01 10:30:00", "9999-12-31")}},
 				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 3}}, // [10:00, 11:00): nothing new
-				run{until: "2026-01-01T11:00:00Z", full: true, want: &counts{Read: 8, Inserted: 6}},
+				run{until: "2026-01-01T11:00:00Z", full: true, want: &counts{Read: 8, Inserted: 4, Updated: 2, Deleted: 2}},
 			},
 		},
 	}

@@ -533,23 +533,28 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 // quarantined row at most). A partition overwrite's run reads, and
 // writes, its partitions whole: the rows it read are theirs (and the
 // window's rows of the partitions it leaves out), and deleted counts the
-// rows the rewrite replaced. A type-2 dimension counts versions: there
-// the sum is not the rows read, and is not checked.
+// rows the rewrite replaced. A type-2 dimension counts rows too:
+// inserted a key's first version, updated a later version or a correction,
+// ignored a row that changes no version; from a change log deleted is its
+// deletes, and from a snapshot the keys that vanished, which no row read
+// stands for.
 func accounted(p *compiler.Plan, r *Result) string {
 	written := r.RowsInserted + r.RowsUpdated + r.RowsQuarantined + r.RowsIgnored + r.RowsSkipped
+	changeLog := p.Strategy == compiler.CDCApply || p.Strategy == compiler.SCD2Strategy && p.Statement(compiler.StmtResolveVersions) != nil
 	switch {
-	case p.Strategy == compiler.CDCApply:
+	case changeLog:
 		written += r.RowsDeleted
 	case p.Strategy == compiler.OverwritePartitions:
 		// deleted: the partitions' rows replaced
 	case p.Strategy == compiler.SCD2Strategy:
-		return ""
+		// deleted: the keys that vanished from a snapshot, or the versions
+		// a full refresh replaced
 	case r.Kind == "run" && r.RowsDeleted > r.RowsQuarantined:
 		return fmt.Sprintf("deleted %d rows, more than the %d it quarantined", r.RowsDeleted, r.RowsQuarantined)
 	}
 	if written != r.RowsRead {
 		return fmt.Sprintf("read %d, but inserted + updated + quarantined + ignored + skipped%s = %d: rows read are unaccounted for",
-			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[p.Strategy == compiler.CDCApply], written)
+			r.RowsRead, map[bool]string{true: " + deleted", false: ""}[changeLog], written)
 	}
 	return ""
 }

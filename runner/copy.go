@@ -23,13 +23,46 @@ import (
 	"github.com/incrc/incrc/dialects"
 )
 
+// heldRow is a row a copy held back: its values as the quarantine takes
+// them (the column that does not fit NULL), and why.
+type heldRow struct {
+	values map[string]any // by column
+	reason string
+}
+
+// quarantineHeld writes each row the copies held back to the quarantine,
+// one execution of the step's statement per row.
+func (m *machine) quarantineHeld(ctx context.Context, q querier, s compiler.Step, vals params) error {
+	held := m.held
+	m.held, m.vals[compiler.RegUnfit] = nil, int64(0)
+	for _, h := range held {
+		v := make(params, len(vals)+len(h.values)+1)
+		for k, x := range vals {
+			v[k] = x
+		}
+		v["unfit_reason"] = h.reason
+		for _, c := range m.c.plan.Columns {
+			v[compiler.UnfitParam(c.Name)] = h.values[c.Name]
+		}
+		n, err := m.c.exec(ctx, q, s.Stmt, v)
+		if err != nil {
+			return err
+		}
+		m.into(s, n)
+	}
+	return nil
+}
+
 // copy runs a copy step: the rows the source statement returns stream
 // into the target table of the step, through the target's bulk path (the
 // DuckDB appender, PostgreSQL's COPY FROM STDIN, batched INSERTs on
 // MariaDB/MySQL and SQLite). One row is held at a time (a batch of them
 // for the INSERTs): a window of any size runs in bounded memory. Each
 // value is converted to its declared column's type; one that does not fit
-// fails the copy, naming the row's key and the column.
+// fails the copy, naming the row's key and the column, but for a time the
+// target cannot hold as it is when the plan quarantines such rows: the row
+// is held back for the quarantine (compiler.StmtQuarantineUnfit) and
+// counted with the rows copied, as read.
 func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals params) (int64, error) {
 	c := m.c
 	st, err := c.statement(s.Stmt)
@@ -50,6 +83,7 @@ func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals p
 		}
 	}
 	conv := &converter{cols: cols, key: keyIndexes(c.plan.Key, op.Columns), flavor: string(c.d.Name()), bind: c.d.BindTime}
+	conv.hold = c.plan.Statement(compiler.StmtQuarantineUnfit) != nil
 	if c.src != nil {
 		conv.source = string(c.src.Name())
 	}
@@ -60,6 +94,10 @@ func (m *machine) copy(ctx context.Context, src querier, s compiler.Step, vals p
 		defer rs.finish()
 		var sinkErr error
 		n, sinkErr = m.sink(ctx, s.Copy, op.Columns, rs)
+		rs.finish()
+		m.held = append(m.held, rs.held...)
+		m.vals[compiler.RegUnfit] = int64(len(m.held))
+		n += int64(len(rs.held))
 		return sinkErr
 	})
 	if err != nil {
@@ -80,6 +118,9 @@ type rowSource struct {
 	out  []any
 	n    int64
 	err  error
+	// held are the rows the reading goroutine held back; read them after
+	// finish.
+	held []heldRow
 
 	batches chan rowBatch
 	cur     [][]any
@@ -121,10 +162,14 @@ func (r *rowSource) start() {
 				return
 			}
 			n++
-			out, err := r.conv.row(r.raw, n)
+			out, held, err := r.conv.row(r.raw, n)
 			if err != nil {
 				send(rowBatch{rows: batch, err: err})
 				return
+			}
+			if held != nil {
+				r.held = append(r.held, *held)
+				continue
 			}
 			batch = append(batch, out)
 			if len(batch) == copyBatchRows {
@@ -298,7 +343,13 @@ type converter struct {
 	flavor string // the target dialect: duckdb and postgres take their own decimal types
 	source string // the source's dialect
 	bind   func(time.Time, compiler.TypeKind) any
+	// hold: a row with a time the target cannot hold as it is is held
+	// back for the quarantine instead of failing the copy.
+	hold bool
 }
+
+// outOfRange is a time the target cannot hold as it is.
+type outOfRange struct{ error }
 
 // mysqlFirstDay is the first day of MariaDB's and MySQL's DATE and
 // DATETIME range: an earlier one is stored as the zero date 0000-00-00.
@@ -309,24 +360,53 @@ var mysqlFirstDay = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
 // 0001-01-01): each engine would write another value in its place.
 func (cv *converter) timeInRange(tm time.Time) error {
 	if cv.source == "mysql" && tm.IsZero() {
-		return fmt.Errorf("0000-00-00 (MariaDB's zero date) is not a date, and %s would write it as %s: fix the source, or leave the column NULL there", cv.flavor, tm.Format("2006-01-02"))
+		return outOfRange{fmt.Errorf("0000-00-00 (MariaDB's zero date) is not a date, and %s would write it as %s: fix the source, or leave the column NULL there", cv.flavor, tm.Format("2006-01-02"))}
 	}
 	if cv.flavor == "mysql" && (tm.Before(mysqlFirstDay) || tm.Year() > 9999) {
-		return fmt.Errorf("%s is outside the range of MariaDB's dates (1000-01-01 to 9999-12-31), which would store it as 0000-00-00", tm.Format(time.RFC3339Nano))
+		return outOfRange{fmt.Errorf("%s is outside the range of MariaDB's dates (1000-01-01 to 9999-12-31), which would store it as 0000-00-00", tm.Format(time.RFC3339Nano))}
 	}
 	return nil
 }
 
-func (cv *converter) row(raw []any, n int64) ([]any, error) {
-	out := make([]any, len(raw))
+// row converts a source row for the bulk path; with hold, a row with a
+// time the target cannot hold comes back as held instead, converted for
+// the quarantine's statement.
+func (cv *converter) row(raw []any, n int64) (out []any, held *heldRow, err error) {
+	out = make([]any, len(raw))
+	var unfit []bool
 	for i, v := range raw {
 		x, err := cv.value(v, cv.cols[i].Type)
+		if _, ok := err.(outOfRange); ok && cv.hold {
+			if held == nil {
+				held, unfit = &heldRow{reason: fmt.Sprintf("range(%s): %v; quarantined with %s NULL", cv.cols[i].Name, err, cv.cols[i].Name)}, make([]bool, len(raw))
+			}
+			unfit[i] = true
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s, column %s: %v", cv.describe(raw, n), cv.cols[i].Name, err)
+			return nil, nil, fmt.Errorf("%s, column %s: %v", cv.describe(raw, n), cv.cols[i].Name, err)
 		}
 		out[i] = x
 	}
-	return out, nil
+	if held == nil {
+		return out, nil, nil
+	}
+	// The quarantine's statement binds plain values (decimals and json as
+	// text), not the bulk path's own types.
+	plain := *cv
+	plain.flavor = ""
+	held.values = make(map[string]any, len(raw))
+	for i, v := range raw {
+		if unfit[i] {
+			continue
+		}
+		x, err := plain.value(v, cv.cols[i].Type)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s, column %s: %v", cv.describe(raw, n), cv.cols[i].Name, err)
+		}
+		held.values[cv.cols[i].Name] = x
+	}
+	return nil, held, nil
 }
 
 // describe names a row by its key, or by its place in the read.

@@ -344,6 +344,9 @@ func (l *vlog) run(hi time.Time) {
 	if diff := cmp.Diff(want, cdcCountsOf(res)); diff != "" {
 		t.Errorf("%s: counts (-model +run):\n%s", what, diff)
 	}
+	if msg := accounted(l.inc, res); msg != "" {
+		t.Errorf("%s: %s: %+v", what, msg, countsOf(res))
+	}
 	l.wm, l.state = hi, next
 	wantRows, wantTombs, gaps := next.lines(l.open)
 	rows, tombs := l.read(l.inc)
@@ -373,8 +376,9 @@ func (l *vlog) read(p *compiler.Plan) (rows, tombs []string) {
 // before it (l.state) to the state after (next): the window's changes that
 // break a rule are quarantined; per key and time its newest valid change
 // is a new event when it beats the event held there, and every other
-// valid change is ignored; the versions added, rewritten and removed are
-// the difference between the two states.
+// valid change is ignored. A new delete is deleted; a new version is
+// updated when it replaces a version held at its time or follows a version
+// of its key (the event before it, after the run), inserted otherwise.
 func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 	c := cdcCounts{Read: int64(len(window))}
 	var valid int64
@@ -397,6 +401,27 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 		}
 		news++
 		switch {
+		case ev.op == "d":
+			c.Deleted++
+		case ok && held.op != "d":
+			c.Updated++
+		case ok:
+			c.Inserted++ // it replaces a delete
+		default:
+			var before *vchange
+			for nk, n := range next {
+				if nk.id == k.id && nk.at.Before(k.at) && (before == nil || nk.at.After(*before.at)) {
+					n := n
+					before = &n
+				}
+			}
+			if before != nil && before.op != "d" {
+				c.Updated++
+			} else {
+				c.Inserted++
+			}
+		}
+		switch {
 		case ok && held.op != "d" && ev.op == "d":
 			l.seen["a delete at a version's time"]++
 		case ok:
@@ -410,21 +435,6 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 		}
 	}
 	c.Ignored = valid - news
-	old, _ := l.state.byVersion(l.open)
-	now, _ := next.byVersion(l.open)
-	for k, v := range now {
-		switch o, ok := old[k]; {
-		case !ok:
-			c.Inserted++
-		case o != v:
-			c.Updated++
-		}
-	}
-	for k := range old {
-		if _, ok := now[k]; !ok {
-			c.Deleted++
-		}
-	}
 	if c.Ignored > 0 {
 		l.seen["ignored"]++
 	}

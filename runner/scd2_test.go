@@ -32,7 +32,7 @@ func scdUntil(s string) *time.Time {
 }
 
 // scdCounts is what a run reports that a scenario predicts.
-type scdCounts struct{ read, inserted, updated, deleted int64 }
+type scdCounts struct{ read, inserted, updated, deleted, ignored int64 }
 
 func scdRun(t *testing.T, e *env, p *compiler.Plan, until string, want *scdCounts) *Result {
 	t.Helper()
@@ -40,10 +40,13 @@ func scdRun(t *testing.T, e *env, p *compiler.Plan, until string, want *scdCount
 	if err != nil {
 		t.Fatalf("run %s until %s: %v", p.Pipeline, until, err)
 	}
+	if msg := accounted(p, res); msg != "" {
+		t.Errorf("run until %s: %s: %+v", until, msg, countsOf(res))
+	}
 	if want != nil {
-		got := scdCounts{res.RowsRead, res.RowsInserted, res.RowsUpdated, res.RowsDeleted}
+		got := scdCounts{res.RowsRead, res.RowsInserted, res.RowsUpdated, res.RowsDeleted, res.RowsIgnored}
 		if got != *want {
-			t.Errorf("run until %s: read, inserted, updated, deleted = %+v, want %+v", until, got, *want)
+			t.Errorf("run until %s: read, inserted, updated, deleted, ignored = %+v, want %+v", until, got, *want)
 		}
 	}
 	return res
@@ -200,7 +203,7 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 				[]any{2, "5.00", "2026-01-03 09:30:00"},
 				[]any{2, "5.00", "2026-01-03 09:30:00"}, // a retry wrote it twice: one version
 			)
-			scdRun(t, e, p, "2026-01-06", &scdCounts{read: 4, inserted: 3})
+			scdRun(t, e, p, "2026-01-06", &scdCounts{read: 4, inserted: 2, updated: 1, ignored: 1})
 			want := []string{
 				scdLine(1, "10.00", "2026-01-02", "2026-01-02", "2026-01-05"),
 				scdLine(1, "12.00", "2026-01-05", "2026-01-05", nil),
@@ -210,8 +213,8 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 				t.Fatalf("first run (-want +got):\n%s", diff)
 			}
 			// Reruns, the lookback re-reading [3rd, hi): nothing changes.
-			scdRun(t, e, p, "2026-01-06", &scdCounts{read: 3})
-			scdRun(t, e, p, "2026-01-07", &scdCounts{read: 3})
+			scdRun(t, e, p, "2026-01-06", &scdCounts{read: 3, ignored: 3})
+			scdRun(t, e, p, "2026-01-07", &scdCounts{read: 3, ignored: 3})
 			// A version of plan 1 dated the 4th commits late: the next run's
 			// window [7th - 3d, 9th) reads it. It splits [2nd, 5th).
 			e.insert("app_{id}.plan_versions", p.Columns,
@@ -219,7 +222,7 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 				[]any{1, "13.00", "2026-01-08 00:00:00"},
 				[]any{3, "7.00", "2026-01-07 12:00:00"},
 			)
-			scdRun(t, e, p, "2026-01-09", &scdCounts{read: 4, inserted: 3, updated: 2})
+			scdRun(t, e, p, "2026-01-09", &scdCounts{read: 4, inserted: 1, updated: 2, ignored: 1})
 			want = []string{
 				scdLine(1, "10.00", "2026-01-02", "2026-01-02", "2026-01-04"),
 				scdLine(1, "11.00", "2026-01-04", "2026-01-04", "2026-01-05"),
@@ -233,11 +236,11 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 				t.Fatalf("after the late version (-want +got):\n%s", diff)
 			}
 			checkTimeline(t, e, shape, 0)
-			scdRun(t, e, p, "2026-01-09", &scdCounts{read: 2})
+			scdRun(t, e, p, "2026-01-09", &scdCounts{read: 2, ignored: 2})
 			// Plan 3's version is corrected in place, at the same time, inside
 			// the lookback: the version is rewritten, no new one.
 			e.update("app_{id}.plan_versions", p.Columns, "plan_id", 3, map[string]any{"price": "7.50"})
-			scdRun(t, e, p, "2026-01-10", &scdCounts{read: 2, updated: 1})
+			scdRun(t, e, p, "2026-01-10", &scdCounts{read: 2, updated: 1, ignored: 1})
 			want[5] = scdLine(3, "7.50", "2026-01-07 12:00:00", "2026-01-07 12:00:00", nil)
 			got = scdRows(e, shape.table, planCols, "plan_id", "valid_from")
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -252,8 +255,12 @@ func TestSCD2ByTimeVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.RowsInserted != 6 {
-				t.Errorf("full refresh inserted %d versions, want 6", res.RowsInserted)
+			if msg := accounted(ref, res); msg != "" {
+				t.Errorf("full refresh: %s: %+v", msg, countsOf(res))
+			}
+			// Each key's first version is inserted, the later ones updated.
+			if res.RowsInserted != 3 || res.RowsUpdated != 3 {
+				t.Errorf("full refresh inserted %d versions and updated %d, want 3 and 3", res.RowsInserted, res.RowsUpdated)
 			}
 			if diff := cmp.Diff(got, scdRows(e, "dw_{id}.plans_ref", planCols, "plan_id", "valid_from")); diff != "" {
 				t.Errorf("incremental differs from a full refresh (-incremental +full):\n%s", diff)
@@ -302,7 +309,7 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 	}
 	const end = "9999-12-31"
 	modes := map[string]mode{
-		"ignore": {vanish: scdCounts{read: 1}, back: scdCounts{read: 4, inserted: 2, updated: 2}, rows: []string{
+		"ignore": {vanish: scdCounts{read: 1, ignored: 1}, back: scdCounts{read: 4, updated: 2, ignored: 2}, rows: []string{
 			scdLine(1, "IN", "2026-01-01", "2026-01-01", "2026-01-08"),
 			scdLine(1, "DE", "2026-01-08", "2026-01-08", nil),
 			scdLine(2, "FR", "2026-01-02", "2026-01-02", nil),
@@ -310,7 +317,7 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 			scdLine(3, "ES", "2026-01-11", "2026-01-11", nil),
 			scdLine(4, "DK", "2026-01-01", "2026-01-01", "2026-01-06"),
 			scdLine(4, "PT", "2026-01-06", "2026-01-06", nil)}},
-		"close": {extra: "open_end: " + end, vanish: scdCounts{read: 1, updated: 3}, back: scdCounts{read: 4, inserted: 4, updated: 1}, gaps: 3, rows: []string{
+		"close": {extra: "open_end: " + end, vanish: scdCounts{read: 1, deleted: 3, ignored: 1}, back: scdCounts{read: 4, inserted: 1, updated: 2, ignored: 1}, gaps: 3, rows: []string{
 			scdLine(1, "IN", "2026-01-01", "2026-01-01", "2026-01-08"),
 			scdLine(1, "DE", "2026-01-08", "2026-01-08", end),
 			scdLine(2, "FR", "2026-01-02", "2026-01-02", "2026-01-10"),
@@ -320,7 +327,7 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 			scdLine(4, "DK", "2026-01-01", "2026-01-01", "2026-01-06"),
 			scdLine(4, "PT", "2026-01-06", "2026-01-06", "2026-01-10"),
 			scdLine(4, "PT", "2026-01-06", "2026-01-12", end)}},
-		"new_record": {vanish: scdCounts{read: 1, inserted: 3, updated: 3}, back: scdCounts{read: 4, inserted: 4, updated: 4}, rows: []string{
+		"new_record": {vanish: scdCounts{read: 1, deleted: 3, ignored: 1}, back: scdCounts{read: 4, inserted: 1, updated: 2, ignored: 1}, rows: []string{
 			scdLine(1, "IN", "2026-01-01", "2026-01-01", "2026-01-08", "false"),
 			scdLine(1, "DE", "2026-01-08", "2026-01-08", nil, "false"),
 			scdLine(2, "FR", "2026-01-02", "2026-01-02", "2026-01-10", "false"),
@@ -351,23 +358,23 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 				e.insert("app_{id}.customers", p.Columns,
 					[]any{1, "IN", "2026-01-01"}, []any{2, "FR", "2026-01-02"}, []any{3, "ES", "2026-01-01"}, []any{4, "DK", "2026-01-01"})
 				scdRun(t, e, p, "2026-01-03", &scdCounts{read: 4, inserted: 4})
-				scdRun(t, e, p, "2026-01-03", &scdCounts{read: 4})
-				scdRun(t, e, p, "2026-01-05", &scdCounts{read: 4})
+				scdRun(t, e, p, "2026-01-03", &scdCounts{read: 4, ignored: 4})
+				scdRun(t, e, p, "2026-01-05", &scdCounts{read: 4, ignored: 4})
 				// Customer 1 moves on the 8th.
 				e.update("app_{id}.customers", p.Columns, "customer_id", 1, map[string]any{"country": "DE", "updated_at": "2026-01-08"})
-				scdRun(t, e, p, "2026-01-09", &scdCounts{read: 4, inserted: 1, updated: 1})
+				scdRun(t, e, p, "2026-01-09", &scdCounts{read: 4, updated: 1, ignored: 3})
 				checkTimeline(t, e, shape, 0)
 				for _, id := range []int{2, 3, 4} {
 					e.deleteRows("app_{id}.customers", "customer_id", id)
 				}
 				scdRun(t, e, p, "2026-01-10", &m.vanish)
 				checkTimeline(t, e, shape, m.gaps)
-				scdRun(t, e, p, "2026-01-10", &scdCounts{read: 1})
+				scdRun(t, e, p, "2026-01-10", &scdCounts{read: 1, ignored: 1})
 				e.insert("app_{id}.customers", p.Columns, []any{2, "FR", "2026-01-02"}, []any{3, "ES", "2026-01-11"}, []any{4, "PT", "2026-01-06"})
 				scdRun(t, e, p, "2026-01-12", &m.back)
 				checkTimeline(t, e, shape, m.gaps)
-				scdRun(t, e, p, "2026-01-12", &scdCounts{read: 4})
-				scdRun(t, e, p, "2026-01-13", &scdCounts{read: 4})
+				scdRun(t, e, p, "2026-01-12", &scdCounts{read: 4, ignored: 4})
+				scdRun(t, e, p, "2026-01-13", &scdCounts{read: 4, ignored: 4})
 				got := scdRows(e, target, cols, "customer_id", "valid_from")
 				if diff := cmp.Diff(m.rows, got); diff != "" {
 					t.Errorf("versions (-want +got):\n%s", diff)
@@ -383,6 +390,9 @@ func TestSCD2ByTimeSnapshot(t *testing.T) {
 				res, err := e.tg.Run(e.ctx, p, Options{Until: scdUntil("2026-01-14"), FullRefresh: true, Force: true})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if msg := accounted(p, res); msg != "" {
+					t.Errorf("full refresh: %s: %+v", msg, countsOf(res))
 				}
 				if res.RowsInserted != 4 || res.RowsDeleted != int64(len(got)) {
 					t.Errorf("forced full refresh: inserted %d, deleted %d; want 4 and %d", res.RowsInserted, res.RowsDeleted, len(got))
@@ -433,17 +443,17 @@ func TestSCD2ByColumns(t *testing.T) {
 		rows   []string
 	}
 	modes := map[string]mode{
-		"ignore": {open: nil, vanish: scdCounts{read: 1}, back: scdCounts{read: 3, inserted: 1},
+		"ignore": {open: nil, vanish: scdCounts{read: 1, ignored: 1}, back: scdCounts{read: 3, inserted: 1, ignored: 2},
 			rows: []string{
 				scdLine(1, "tea", "3.50", "2026-01-02", "2026-01-04"), scdLine(1, "tea", "3.80", "2026-01-04", nil),
 				scdLine(2, "espresso", "4.00", "2026-01-02", nil),
 				scdLine(3, "cocoa", "2.75", "2026-01-06", nil)}},
-		"close": {extra: "open_end: 9999-12-31", open: "9999-12-31", vanish: scdCounts{read: 1, updated: 1}, back: scdCounts{read: 3, inserted: 2}, gaps: 1,
+		"close": {extra: "open_end: 9999-12-31", open: "9999-12-31", vanish: scdCounts{read: 1, deleted: 1, ignored: 1}, back: scdCounts{read: 3, inserted: 2, ignored: 1}, gaps: 1,
 			rows: []string{
 				scdLine(1, "tea", "3.50", "2026-01-02", "2026-01-04"), scdLine(1, "tea", "3.80", "2026-01-04", "9999-12-31"),
 				scdLine(2, "espresso", "4.00", "2026-01-02", "2026-01-05"), scdLine(2, "espresso", "4.00", "2026-01-06", "9999-12-31"),
 				scdLine(3, "cocoa", "2.75", "2026-01-06", "9999-12-31")}},
-		"new_record": {extra: "deleted: gone", open: nil, vanish: scdCounts{read: 1, inserted: 1, updated: 1}, back: scdCounts{read: 3, inserted: 2, updated: 1},
+		"new_record": {extra: "deleted: gone", open: nil, vanish: scdCounts{read: 1, deleted: 1, ignored: 1}, back: scdCounts{read: 3, inserted: 2, ignored: 1},
 			rows: []string{
 				scdLine(1, "tea", "3.50", "2026-01-02", "2026-01-04"), scdLine(1, "tea", "3.80", "2026-01-04", nil),
 				scdLine(2, "espresso", "4.00", "2026-01-02", "2026-01-05"), scdLine(2, "espresso", "4.00", "2026-01-05", "2026-01-06"),
@@ -463,16 +473,16 @@ func TestSCD2ByColumns(t *testing.T) {
 				e.createTable("app_{id}.products", p.Columns)
 				e.insert("app_{id}.products", p.Columns, []any{1, "tea", "3.50"}, []any{2, "coffee", "4.00"})
 				scdRun(t, e, p, "2026-01-02", &scdCounts{read: 2, inserted: 2})
-				scdRun(t, e, p, "2026-01-02", &scdCounts{read: 2})
-				scdRun(t, e, p, "2026-01-03", &scdCounts{read: 2})
+				scdRun(t, e, p, "2026-01-02", &scdCounts{read: 2, ignored: 2})
+				scdRun(t, e, p, "2026-01-03", &scdCounts{read: 2, ignored: 2})
 				// A new price for 1, a new name for 2 (not tracked).
 				e.update("app_{id}.products", p.Columns, "product_id", 1, map[string]any{"price": "3.80"})
 				e.update("app_{id}.products", p.Columns, "product_id", 2, map[string]any{"name": "espresso"})
-				scdRun(t, e, p, "2026-01-04", &scdCounts{read: 2, inserted: 1, updated: 2})
+				scdRun(t, e, p, "2026-01-04", &scdCounts{read: 2, updated: 2})
 				checkTimeline(t, e, shape, 0)
 				// A price below zero is quarantined: product 1 keeps its version.
 				e.update("app_{id}.products", p.Columns, "product_id", 1, map[string]any{"price": "-1.00"})
-				res := scdRun(t, e, p, "2026-01-04 12:00:00", &scdCounts{read: 2})
+				res := scdRun(t, e, p, "2026-01-04 12:00:00", &scdCounts{read: 2, ignored: 1})
 				if res.RowsQuarantined != 1 {
 					t.Errorf("quarantined %d rows, want 1", res.RowsQuarantined)
 				}
@@ -481,14 +491,14 @@ func TestSCD2ByColumns(t *testing.T) {
 				e.deleteRows("app_{id}.products", "product_id", 2)
 				scdRun(t, e, p, "2026-01-05", &m.vanish)
 				checkTimeline(t, e, shape, m.gaps)
-				scdRun(t, e, p, "2026-01-05", &scdCounts{read: 1})
+				scdRun(t, e, p, "2026-01-05", &scdCounts{read: 1, ignored: 1})
 				e.insert("app_{id}.products", p.Columns, []any{2, "espresso", "4.00"}, []any{3, "cocoa", "2.50"})
 				scdRun(t, e, p, "2026-01-06", &m.back)
 				// Cocoa's price changes within the same hi: the version that
 				// opened at hi is rewritten, no version lasts no time.
 				e.update("app_{id}.products", p.Columns, "product_id", 3, map[string]any{"price": "2.75"})
-				scdRun(t, e, p, "2026-01-06", &scdCounts{read: 3, updated: 1})
-				scdRun(t, e, p, "2026-01-07", &scdCounts{read: 3})
+				scdRun(t, e, p, "2026-01-06", &scdCounts{read: 3, updated: 1, ignored: 2})
+				scdRun(t, e, p, "2026-01-07", &scdCounts{read: 3, ignored: 3})
 				checkTimeline(t, e, shape, m.gaps)
 				got := scdRows(e, target, cols, "product_id", "starts")
 				if diff := cmp.Diff(m.rows, got); diff != "" {
@@ -507,6 +517,9 @@ func TestSCD2ByColumns(t *testing.T) {
 				res, err := e.tg.Run(e.ctx, p, Options{Until: scdUntil("2026-01-08"), FullRefresh: true, Force: true})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if msg := accounted(p, res); msg != "" {
+					t.Errorf("full refresh: %s: %+v", msg, countsOf(res))
 				}
 				if res.RowsInserted != 3 {
 					t.Errorf("forced full refresh inserted %d, want 3", res.RowsInserted)

@@ -20,6 +20,9 @@ type machine struct {
 	conn *sql.Conn
 	vals params
 	rows map[string][][]any // ReadRows results, by register
+	// held are the rows the copies held back (a value the target cannot
+	// hold as it is), until a ReadHeld step quarantines them.
+	held []heldRow
 	// parts are the partitions a ReadPartitions step listed, in order;
 	// finalBound is where finalized partitions end (zero: none are).
 	parts      []partition
@@ -269,6 +272,8 @@ func (m *machine) step(ctx context.Context, q querier, s compiler.Step) error {
 		n, err := m.copy(ctx, q, s, vals)
 		m.into(s, n)
 		return err
+	case compiler.ReadHeld:
+		return m.quarantineHeld(ctx, q, s, vals)
 	case compiler.ReadNewFiles, compiler.ReadAllFiles:
 		return m.listFiles(ctx, q, s)
 	case compiler.ReadSwap:
@@ -354,14 +359,9 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
-		if len(s.Into) > 0 {
-			m.add(s.Into[0], n)
-		}
 		left := func(reg string) {
 			m.add(reg, n)
-			for _, r := range s.Into[min(1, len(s.Into)):] {
-				m.add(r, n)
-			}
+			m.into(s, n)
 		}
 		if row[0] == nil {
 			left(compiler.RegUnpartitioned)

@@ -35,14 +35,46 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // sleeping counts the sessions of the PostgreSQL source that run the
 // slow query of the test: marker is a LIKE pattern that holds the source
 // table, named after the test process, since another process may run the
-// same test on the same server at once.
-func sleeping(t *testing.T, db *sql.DB, marker string) int {
+// same test on the same server at once; since (the server's clock, read
+// before the run started) leaves out every session older than the run,
+// such as a read a killed run of an earlier test left sleeping.
+func sleeping(t *testing.T, db *sql.DB, marker string, since time.Time) int {
+	return len(sleepers(t, db, marker, since))
+}
+
+// sleepers describes the sessions sleeping counts (pid, start, query),
+// for a failure message.
+func sleepers(t *testing.T, db *sql.DB, marker string, since time.Time) []string {
 	t.Helper()
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database() AND query LIKE '%" + marker + "%'").Scan(&n); err != nil {
+	rows, err := db.Query("SELECT pid, backend_start, query FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database() AND backend_start >= $1 AND query LIKE '%"+marker+"%'", since)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var pid int
+		var start time.Time
+		var query string
+		if err := rows.Scan(&pid, &start, &query); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("session %d since %s: %s", pid, start.Format(time.RFC3339Nano), query))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// serverNow is the source server's clock, for sleeping's since.
+func serverNow(t *testing.T, db *sql.DB) time.Time {
+	t.Helper()
+	var now time.Time
+	if err := db.QueryRow("SELECT clock_timestamp()").Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	return now
 }
 
 // TestSignalCancelsRun runs incrc run as a real process whose window's
@@ -103,25 +135,30 @@ watermark: {column: updated_at, start: 2026-01-01}
 				cmd.Dir = dir
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				since := serverNow(t, src)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
 				done := make(chan error, 1)
 				go func() { done <- cmd.Wait() }()
-				waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
+				var seen []string
+				waitFor(t, "the run's read on the source", func() bool {
+					seen = sleepers(t, src, srcTable+"%"+marker, since)
+					return len(seen) > 0
+				})
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
 				var exitErr *exec.ExitError
 				if err := <-done; !errors.As(err, &exitErr) || exitErr.ExitCode() != exitCancelled {
-					t.Fatalf("%v: %v, want exit %d\n%s%s", sig, err, exitCancelled, &stdout, &stderr)
+					t.Fatalf("%v: %v, want exit %d; the read seen on the source was %q\n%s%s", sig, err, exitCancelled, seen, &stdout, &stderr)
 				}
 				if !strings.Contains(stderr.String(), "cancelling") || !strings.Contains(stdout.String(), pipeline+": run cancelled") {
 					t.Errorf("the output does not say it was cancelled:\n%s%s", &stdout, &stderr)
 				}
 				// The server ends the statement once it reads the cancel
 				// request (or the closed connection): soon, not at once.
-				waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, srcTable+"%"+marker) == 0 })
+				waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, srcTable+"%"+marker, since) == 0 })
 				tg, err := runner.Open(context.Background(), eng.url, "")
 				if err != nil {
 					t.Fatal(err)
@@ -161,12 +198,13 @@ watermark: {column: updated_at, start: 2026-01-01}
 		cmd.Dir = dir
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		since := serverNow(t, src)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
+		waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker, since) > 0 })
 		// The run log is locked: the cancelled run's record waits, and the
 		// second signal finds it waiting.
 		tx, err := src.Begin()
@@ -252,10 +290,11 @@ watermark: {column: updated_at, start: 2026-01-01}
 			}
 			cmd := exec.Command(incrc, "run", "--target", eng.url, "--source", "app="+pgURL, "--until", "2026-01-02")
 			cmd.Dir = slow
+			since := serverNow(t, src)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker) > 0 })
+			waitFor(t, "the run's read on the source", func() bool { return sleeping(t, src, srcTable+"%"+marker, since) > 0 })
 			cmd.Process.Kill()
 			cmd.Wait()
 			// PostgreSQL does not notice a client gone while a statement

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +69,10 @@ func TestPipelineTestsOnEngines(t *testing.T) {
 
 // leftovers lists what incrc test's tests would leave on a database: the
 // state rows of dw_ pipelines with a test's suffix, and for SQLite the
-// tables besides the state tables.
+// tables besides the state tables. Only this process's suffixes count (they
+// carry its pid): a MariaDB server's schemas are its databases, seen by
+// every test process on the server, and another package's tests may run
+// incrc test at the same time.
 func leftovers(t *testing.T, url string) []string {
 	t.Helper()
 	tg, err := runner.Open(context.Background(), url, "")
@@ -76,12 +81,15 @@ func leftovers(t *testing.T, url string) []string {
 	}
 	defer tg.Close()
 	var out []string
+	mine := regexp.MustCompile(fmt.Sprintf(`_t[0-9]+_%d_[0-9]+$`, os.Getpid()%1e4))
 	rows, err := tg.DB.Query("SELECT pipeline FROM incrc_state WHERE pipeline LIKE 'dw_orders_t%'")
 	if err == nil {
 		for rows.Next() {
 			var p string
 			rows.Scan(&p)
-			out = append(out, "state row "+p)
+			if mine.MatchString(p) {
+				out = append(out, "state row "+p)
+			}
 		}
 		rows.Close()
 	}
@@ -102,7 +110,9 @@ func leftovers(t *testing.T, url string) []string {
 	for rows.Next() {
 		var s string
 		rows.Scan(&s)
-		out = append(out, s)
+		if tg.Dialect.Name() == "sqlite" || mine.MatchString(s) {
+			out = append(out, s)
+		}
 	}
 	return out
 }

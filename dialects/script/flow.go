@@ -667,18 +667,15 @@ func (f *flow) partitions(g *gen, s compiler.Step) {
 	l.loopRows(g, parts[0], func(inner string) string {
 		return "SELECT " + l.utc("q.incrc_partition", pt.Type) + " AS p, q.incrc_rows AS n FROM (\n" + indentText(inner, "  ") + "\n) AS q ORDER BY 1"
 	}, "x_rec", func() {
-		// Every row to Into[0]; the rows of partitions left out also to
-		// the rest of Into, as the runner adds them.
-		all, left := s, s
-		all.Into, left.Into = s.Into[:min(1, len(s.Into))], s.Into[min(1, len(s.Into)):]
+		// The rows of partitions left out also to Into, as the runner
+		// adds them.
 		l.set(g, "x_n", l.field("x_rec", "n"))
-		f.into(g, all, "x_n")
 		l.ifOpen(g, l.field("x_rec", "p")+" IS NULL")
 		l.set(g, varName(compiler.RegUnpartitioned), varName(compiler.RegUnpartitioned)+" + x_n")
-		f.into(g, left, "x_n")
+		f.into(g, s, "x_n")
 		l.elseIf(g, "x_final IS NOT NULL AND "+l.trunc(l.field("x_rec", "p"), pt.Granularity)+" < x_final")
 		l.set(g, varName(compiler.RegSkipped), varName(compiler.RegSkipped)+" + x_n")
-		f.into(g, left, "x_n")
+		f.into(g, s, "x_n")
 		l.elseOpen(g)
 		l.partsAdd(g, l.trunc(l.field("x_rec", "p"), pt.Granularity))
 		l.endIf(g)

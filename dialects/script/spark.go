@@ -130,10 +130,10 @@ func (l *sparkJob) render(g *gen) {
 			notes = append(notes, what+", or fail with \""+sa+"N"+sb+"\"")
 		case compiler.ReadPartitions:
 			also := ""
-			if len(s.Into) > 1 {
-				also = " and to " + strings.Join(s.Into[1:], ", ")
+			if len(s.Into) > 0 {
+				also = " and to " + strings.Join(s.Into, ", ")
 			}
-			notes = append(notes, "read (partition start, rows): add every row to "+strings.Join(s.Into[:min(1, len(s.Into))], ", ")+"; rows of a NULL partition also to\nunpartitioned"+also+"; rows of a partition that starts before the finalized bound also to rows_skipped"+also+", the partition\nleft out; partitions is the number listed")
+			notes = append(notes, "read (partition start, rows): add the rows of a NULL partition to\nunpartitioned"+also+"; rows of a partition that starts before the finalized bound to rows_skipped"+also+", the partition\nleft out; partitions is the number listed")
 		case compiler.ReadTypes:
 			notes = append(notes, "read the columns' types: each must fit its declared type without loss")
 		case compiler.ReadRows:

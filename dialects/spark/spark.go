@@ -243,6 +243,17 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 	case compiler.ResolveChanges:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 		return true, nil
+	case compiler.NewTruncate:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+		return true, nil
+	case compiler.DeleteThrough:
+		// Spark's DELETE takes no subquery.
+		if d.Iceberg {
+			dialects.CountedWrite(w, op.Table, true, func() { dialects.DeleteThroughMerge(w, op) })
+		} else {
+			dialects.DeleteThroughMerge(w, op)
+		}
+		return true, nil
 	case compiler.DeleteRows:
 		if !d.Iceberg {
 			return false, nil // Delta's DELETE returns num_affected_rows

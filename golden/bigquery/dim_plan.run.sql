@@ -15,18 +15,17 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_window                if window; rows changed -> rows_read
+--   stage_window                if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_changes          if rows_read
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -464,6 +463,7 @@ BEGIN
     WHERE ((`created_at` >= CAST(v_lo AS DATE) AND `created_at` < CAST(v_hi AS DATE)) OR `created_at` IS NULL);
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'count_null_watermark';
@@ -512,6 +512,7 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'timeline_candidates';
+    SET x_rows = 0;
     INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
     SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
     FROM `incrc_stage_dim_plan` AS s
@@ -521,6 +522,8 @@ BEGIN
         AND t.`name` IS NOT DISTINCT FROM s.`name`
         AND t.`price` IS NOT DISTINCT FROM s.`price`
     );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'timeline_history';
@@ -541,7 +544,14 @@ BEGIN
         WHEN x.incrc_end > x.`valid_from` AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
         ELSE x.incrc_next
       END,
-      CASE WHEN x.`incrc_kind` = 0 OR x.incrc_prev = x.`valid_from` THEN 2 ELSE 1 END
+      CASE
+        WHEN x.`incrc_kind` = 0 THEN 4
+        WHEN x.`incrc_kind` = 2 THEN 1
+        WHEN x.`incrc_kind` = 3 THEN 6
+        WHEN x.incrc_prev = x.`valid_from` THEN 2
+        WHEN x.incrc_prev IS NULL THEN 1
+        ELSE 5
+      END
     FROM (
       SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, t.`incrc_kind`,
         LAG(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`, t.`incrc_kind`) AS incrc_prev,
@@ -550,8 +560,8 @@ BEGIN
         MAX(CASE WHEN t.`incrc_kind` = 0 THEN t.`valid_to` END) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`, t.`incrc_kind` ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
       FROM `incrc_timeline_dim_plan` AS t
     ) AS x
-    WHERE x.`incrc_kind` = 1
-       OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
+    WHERE x.`incrc_kind` <> 0
+       OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
   END IF;
   IF v_window <> 0 THEN
     SET x_step = 'check_versions';
@@ -585,21 +595,10 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `incrc_changes_dim_plan`
-      WHERE `incrc_op` = 2
+      WHERE `incrc_op` = 5 OR `incrc_op` = 2
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_updated = v_rows_updated + x_n;
-  END IF;
-  IF v_window <> 0 THEN
-    SET x_step = 'count_removed_versions';
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
-      FROM `incrc_changes_dim_plan`
-      WHERE `incrc_op` = 3
-    );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_deleted = v_rows_deleted + x_n;
   END IF;
   IF v_window <> 0 THEN
     SET x_step = 'apply_versions';

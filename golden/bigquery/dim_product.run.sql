@@ -11,21 +11,20 @@
 --   create_raw                  if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   dedupe_stage                if rows_read
 --   begin
---     count_invalid             if rows_read; count -> invalid, rows_quarantined
+--     count_invalid             if rows_read; count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
---     open_changed              if rows_read
+--     open_changed              if rows_read; rows changed -> minus rows_ignored
 --     close_changed             if rows_read
---     update_current            if rows_read
---     close_vanished            if window
+--     update_current            if rows_read; rows changed -> minus rows_ignored
+--     close_vanished            if window; rows changed -> rows_deleted
 --     mark_vanished             if window
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -399,6 +398,7 @@ BEGIN
     ) AS src;
     SET x_rows = x_rows + COALESCE(@@row_count, 0);
     SET v_rows_read = v_rows_read + x_rows;
+    SET v_rows_ignored = v_rows_ignored + x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'dedupe_stage';
@@ -424,6 +424,7 @@ BEGIN
     SET x_n = COALESCE(x_n, 0);
     SET v_invalid = v_invalid + x_n;
     SET v_rows_quarantined = v_rows_quarantined + x_n;
+    SET v_rows_ignored = v_rows_ignored - x_n;
   END IF;
   IF v_invalid <> 0 THEN
     SET x_step = 'quarantine';
@@ -445,19 +446,22 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'open_changed';
+    SET x_rows = 0;
     INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
     SELECT s.`product_id`, s.`name`, s.`price`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), FALSE,
-      CASE WHEN e.`product_id` IS NULL THEN 1 ELSE 2 END
+      CASE WHEN e.`product_id` IS NOT NULL THEN 2 WHEN o.`product_id` IS NOT NULL THEN 5 ELSE 1 END
     FROM `incrc_stage_dim_product` AS s
     LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
     LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = CAST(v_hi AS DATETIME)
     WHERE o.`product_id` IS NULL
        OR NOT (s.`price` IS NOT DISTINCT FROM o.`price`);
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'close_changed';
     INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-    SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), o.`gone`, 2
+    SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), o.`gone`, 4
     FROM `dw`.`dim_product` AS o
     JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
     WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`starts` <> CAST(v_hi AS DATETIME)
@@ -465,6 +469,7 @@ BEGIN
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'update_current';
+    SET x_rows = 0;
     INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
     SELECT s.`product_id`, s.`name`, s.`price`, o.`starts`, o.`ends`, o.`gone`, 2
     FROM `dw`.`dim_product` AS o
@@ -472,11 +477,14 @@ BEGIN
     WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
       AND s.`price` IS NOT DISTINCT FROM o.`price`
       AND NOT (s.`name` IS NOT DISTINCT FROM o.`name`);
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_ignored = v_rows_ignored - x_rows;
   END IF;
   IF v_window <> 0 THEN
     SET x_step = 'close_vanished';
+    SET x_rows = 0;
     INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-    SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), o.`gone`, 2
+    SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), o.`gone`, 4
     FROM `dw`.`dim_product` AS o
     WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE AND o.`starts` <> CAST(v_hi AS DATETIME)
       AND NOT EXISTS (
@@ -485,12 +493,13 @@ BEGIN
         ) AS src
         WHERE src.`product_id` = o.`product_id`
       );
+    SET x_rows = x_rows + COALESCE(@@row_count, 0);
+    SET v_rows_deleted = v_rows_deleted + x_rows;
   END IF;
   IF v_window <> 0 THEN
     SET x_step = 'mark_vanished';
     INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-    SELECT o.`product_id`, o.`name`, o.`price`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), TRUE,
-      CASE WHEN o.`starts` = CAST(v_hi AS DATETIME) THEN 2 ELSE 1 END
+    SELECT o.`product_id`, o.`name`, o.`price`, CAST(CAST(v_hi AS DATETIME) AS DATETIME), CAST('9999-12-31 00:00:00' AS DATETIME), TRUE, 6
     FROM `dw`.`dim_product` AS o
     WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS DATETIME) AND o.`gone` = FALSE
       AND NOT EXISTS (
@@ -532,21 +541,10 @@ BEGIN
     SET x_n = (
       SELECT COUNT(*)
       FROM `incrc_changes_dim_product`
-      WHERE `incrc_op` = 2
+      WHERE `incrc_op` = 5 OR `incrc_op` = 2
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_updated = v_rows_updated + x_n;
-  END IF;
-  IF v_window <> 0 THEN
-    SET x_step = 'count_removed_versions';
-    SET x_n = NULL;
-    SET x_n = (
-      SELECT COUNT(*)
-      FROM `incrc_changes_dim_product`
-      WHERE `incrc_op` = 3
-    );
-    SET x_n = COALESCE(x_n, 0);
-    SET v_rows_deleted = v_rows_deleted + x_n;
   END IF;
   IF v_window <> 0 THEN
     SET x_step = 'apply_versions';

@@ -8,7 +8,7 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions           if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
@@ -84,7 +84,6 @@ DECLARE v_watermark_before STRING;
 DECLARE v_window BIGINT;
 DECLARE v_window_hi STRING;
 DECLARE v_window_lo STRING;
-DECLARE v_window_rows BIGINT;
 DECLARE x_clock DATETIME;
 DECLARE x_until DATETIME;
 DECLARE x_n BIGINT;
@@ -123,7 +122,6 @@ SET v_target_filled = 0;
 SET v_target_found = 0;
 SET v_unpartitioned = 0;
 SET v_window = 0;
-SET v_window_rows = 0;
 SET x_failed = 0;
 SET x_clock = CURRENT_DATETIME('UTC');
 SET x_until = DATETIME(p_until, 'UTC');
@@ -432,7 +430,6 @@ BEGIN
       ) AS q ORDER BY 1
     ) DO
       SET x_n = x_rec.`n`;
-      SET v_window_rows = v_window_rows + x_n;
       IF x_rec.`p` IS NULL THEN
         SET v_unpartitioned = v_unpartitioned + x_n;
         SET v_rows_read = v_rows_read + x_n;

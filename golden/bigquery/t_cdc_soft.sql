@@ -62,8 +62,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -161,6 +161,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
   `removed_at` TIMESTAMP
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM `dw`.`accounts`
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.
@@ -170,13 +177,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `incrc_sequence` TIMESTAMP NOT NULL,
   `incrc_deleted_at` TIMESTAMP
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM `dw`.`accounts_tombstones`
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup

@@ -63,8 +63,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -172,6 +172,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
   `ends` TIMESTAMP
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM `dw`.`account_history`
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Every delete of the change log: the key, its time (starts) and sequence. A delete ends the version before it, also one that arrives later.
@@ -181,13 +188,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `starts` TIMESTAMP NOT NULL,
   `incrc_sequence` NUMERIC(20,0) NOT NULL
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM `dw`.`account_history_tombstones`
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup
@@ -440,7 +440,9 @@ SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_
   CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP)) END,
   CASE
     WHEN x.`incrc_kind` = 3 THEN 3
-    WHEN x.`incrc_kind` = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`) THEN 2
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts` THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -464,24 +466,24 @@ WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- New versions that follow no version of their key (its first, or after a delete): inserted.
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed by a delete, split by a late change, corrected at the same time.
+-- New versions that follow a version of their key, ending it, or correct one at the same time: updated.
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: count_removed_versions
 -- phase: write
--- Versions removed: a delete at their own time.
+-- New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).
 SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 3;
+FROM `incrc_stage_t_scd2_cdc`
+WHERE `incrc_kind` = 3;
 
 -- name: retract_tombstones
 -- phase: write

@@ -70,6 +70,7 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     quarantine_unfit           if unfit; once per held row; rows -> rows_quarantined, minus rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
 --     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -94,6 +95,7 @@
 --   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
 --   dedupe_stage                 rows changed -> minus rows_ignored
 --   begin
+--     quarantine_unfit           if unfit; once per held row; rows -> rows_quarantined, minus rows_ignored
 --     quarantine_null_watermark  rows changed -> rows_quarantined, minus rows_ignored
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
@@ -435,3 +437,10 @@ FROM "dw"."app_orders"
 WHERE "order_date" >= $1 AND "order_date" < $2
 GROUP BY "order_date"
 ORDER BY "order_date";
+
+-- name: quarantine_unfit
+-- phase: write
+-- A row the copy held back, once per row: a value the target cannot hold as it is (a date outside its range, MariaDB's zero date 0000-00-00) would be stored as another value, so the row is quarantined, that column NULL, the reason naming it and its value.
+-- params: $1 = run_id, $2 = unfit_reason, $3 = unfit_order_id, $4 = unfit_customer_id, $5 = unfit_amount, $6 = unfit_status, $7 = unfit_order_date, $8 = unfit_updated_at
+INSERT INTO "dw"."app_orders_quarantine" ("incrc_run_id", "incrc_reason", "order_id", "customer_id", "amount", "status", "order_date", "updated_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);

@@ -52,8 +52,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -147,6 +147,13 @@ CREATE TABLE IF NOT EXISTS "dw"."customers" (
   PRIMARY KEY ("customer_id")
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM "dw"."customers"
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.
@@ -156,13 +163,6 @@ CREATE TABLE IF NOT EXISTS "dw"."customers_tombstones" (
   "incrc_deleted_at" TIMESTAMP,
   PRIMARY KEY ("customer_id")
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM "dw"."customers_tombstones"
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup

@@ -60,21 +60,20 @@
 --   create_raw                  if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   dedupe_stage                if rows_read
 --   begin
---     count_invalid             if rows_read; count -> invalid, rows_quarantined
+--     count_invalid             if rows_read; count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
---     open_changed              if rows_read
+--     open_changed              if rows_read; rows changed -> minus rows_ignored
 --     close_changed             if rows_read
---     update_current            if rows_read
---     close_vanished            if window
+--     update_current            if rows_read; rows changed -> minus rows_ignored
+--     close_vanished            if window; rows changed -> rows_deleted
 --     mark_vanished             if window
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -92,20 +91,19 @@
 --   create_raw
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   dedupe_stage
 --   begin
---     count_invalid             count -> invalid, rows_quarantined
+--     count_invalid             count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
 --     clear_target              rows changed -> rows_deleted
---     open_changed
+--     open_changed              rows changed -> minus rows_ignored
 --     close_changed
---     update_current
+--     update_current            rows changed -> minus rows_ignored
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -290,7 +288,7 @@ WHERE "product_id" IS NULL OR NOT ("price" >= 0);
 -- params: $1 = hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
 SELECT s."product_id", s."name", s."price", CAST($1 AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), FALSE,
-  CASE WHEN e."product_id" IS NULL THEN 1 ELSE 2 END
+  CASE WHEN e."product_id" IS NOT NULL THEN 2 WHEN o."product_id" IS NOT NULL THEN 5 ELSE 1 END
 FROM "incrc_stage_dim_product" AS s
 LEFT JOIN "dw"."dim_product" AS o ON o."product_id" = s."product_id" AND o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
 LEFT JOIN "dw"."dim_product" AS e ON e."product_id" = s."product_id" AND e."starts" = $1
@@ -302,7 +300,7 @@ WHERE o."product_id" IS NULL
 -- The current version of those keys ends at hi.
 -- params: $1 = hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", o."starts", CAST($1 AS TIMESTAMP), o."gone", 2
+SELECT o."product_id", o."name", o."price", o."starts", CAST($1 AS TIMESTAMP), o."gone", 4
 FROM "dw"."dim_product" AS o
 JOIN "incrc_stage_dim_product" AS s ON s."product_id" = o."product_id"
 WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."starts" <> $1
@@ -324,7 +322,7 @@ WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
 -- A key no source row carries any more has vanished: its current version ends at hi.
 -- params: $1 = hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", o."starts", CAST($1 AS TIMESTAMP), o."gone", 2
+SELECT o."product_id", o."name", o."price", o."starts", CAST($1 AS TIMESTAMP), o."gone", 4
 FROM "dw"."dim_product" AS o
 WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE AND o."starts" <> $1
   AND NOT EXISTS (
@@ -339,8 +337,7 @@ WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE A
 -- And a version starting at hi records the deletion: the last values, gone true.
 -- params: $1 = hi
 INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-SELECT o."product_id", o."name", o."price", CAST($1 AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), TRUE,
-  CASE WHEN o."starts" = $1 THEN 2 ELSE 1 END
+SELECT o."product_id", o."name", o."price", CAST($1 AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), TRUE, 6
 FROM "dw"."dim_product" AS o
 WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
   AND NOT EXISTS (
@@ -359,24 +356,17 @@ WHERE "incrc_op" <> 3 AND "ends" <= "starts";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_product"
 WHERE "incrc_op" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_product"
-WHERE "incrc_op" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "incrc_changes_dim_product"
-WHERE "incrc_op" = 3;
+WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write

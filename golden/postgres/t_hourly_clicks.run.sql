@@ -8,7 +8,7 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions           if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
@@ -88,7 +88,6 @@ DECLARE
   v_window BIGINT;
   v_window_hi TEXT;
   v_window_lo TEXT;
-  v_window_rows BIGINT;
   x_clock TIMESTAMP;
   x_until TIMESTAMP;
   x_n BIGINT;
@@ -125,7 +124,6 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
-  v_window_rows := 0;
   x_failed := 0;
   x_clock := CAST(CLOCK_TIMESTAMP() AT TIME ZONE 'UTC' AS TIMESTAMP);
   x_until := CAST(p_until AT TIME ZONE 'UTC' AS TIMESTAMP);
@@ -390,7 +388,6 @@ BEGIN
         ORDER BY incrc_partition
       ) AS q ORDER BY 1$s$ USING v_lo, v_hi LOOP
         x_n := x_rec."n";
-        v_window_rows := v_window_rows + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
           v_rows_read := v_rows_read + x_n;

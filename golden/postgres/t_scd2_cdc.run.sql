@@ -591,7 +591,9 @@ BEGIN
         CASE WHEN x."incrc_kind" = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMPTZ)) END,
         CASE
           WHEN x."incrc_kind" = 3 THEN 3
-          WHEN x."incrc_kind" = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x."starts") THEN 2
+          WHEN x."incrc_kind" = 0 THEN 4
+          WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x."starts" THEN 2
+          WHEN x.incrc_prev_kind IN (0, 2) THEN 5
           ELSE 1
         END
       FROM (
@@ -631,7 +633,7 @@ BEGIN
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
       FROM "incrc_changes_t_scd2_cdc"
-      WHERE "incrc_op" = 2$s$ INTO x_n;
+      WHERE "incrc_op" = 5 OR "incrc_op" = 2$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
     END IF;
@@ -639,8 +641,8 @@ BEGIN
       x_step := 'count_removed_versions';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
-      FROM "incrc_changes_t_scd2_cdc"
-      WHERE "incrc_op" = 3$s$ INTO x_n;
+      FROM "incrc_stage_t_scd2_cdc"
+      WHERE "incrc_kind" = 3$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;
     END IF;

@@ -14,19 +14,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -391,6 +390,7 @@ BEGIN
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_read := v_rows_read + x_rows;
+    v_rows_ignored := v_rows_ignored + x_rows;
     x_step := 'count_null_watermark';
     x_n := NULL;
     SELECT INTO x_n * FROM (
@@ -432,6 +432,7 @@ BEGIN
     x_rows := x_rows + x_rc;
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'timeline_candidates';
+    x_rows := 0;
     INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
     SELECT s."customer_id", s."name", s."country", s."updated_at", s."updated_at", CAST(NULL AS TIMESTAMP), 1
     FROM "incrc_stage_dim_customer" AS s
@@ -441,6 +442,9 @@ BEGIN
         AND (t."name" = s."name" OR (t."name" IS NULL AND s."name" IS NULL))
         AND (t."country" = s."country" OR (t."country" IS NULL AND s."country" IS NULL))
     );
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
+    x_rows := x_rows + x_rc;
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'timeline_history';
     INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
     SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", 0
@@ -457,7 +461,14 @@ BEGIN
         WHEN x.incrc_end > x."valid_from" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
         ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP))
       END,
-      CASE WHEN x."incrc_kind" = 0 OR x.incrc_prev = x."valid_from" THEN 2 ELSE 1 END
+      CASE
+        WHEN x."incrc_kind" = 0 THEN 4
+        WHEN x."incrc_kind" = 2 THEN 1
+        WHEN x."incrc_kind" = 3 THEN 6
+        WHEN x.incrc_prev = x."valid_from" THEN 2
+        WHEN x.incrc_prev IS NULL THEN 1
+        ELSE 5
+      END
     FROM (
       SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", t."incrc_kind",
         LAG(t."valid_from") OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind") AS incrc_prev,
@@ -466,8 +477,8 @@ BEGIN
         MAX(CASE WHEN t."incrc_kind" = 0 THEN t."valid_to" END) OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
       FROM "incrc_timeline_dim_customer" AS t
     ) AS x
-    WHERE x."incrc_kind" = 1
-       OR (x.incrc_next_kind = 1 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
+    WHERE x."incrc_kind" <> 0
+       OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
     x_step := 'check_versions';
     x_n := NULL;
     SELECT INTO x_n * FROM (
@@ -493,19 +504,10 @@ BEGIN
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
       FROM "incrc_changes_dim_customer"
-      WHERE "incrc_op" = 2
+      WHERE "incrc_op" = 5 OR "incrc_op" = 2
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
-    x_step := 'count_removed_versions';
-    x_n := NULL;
-    SELECT INTO x_n * FROM (
-      SELECT COUNT(*)
-      FROM "incrc_changes_dim_customer"
-      WHERE "incrc_op" = 3
-    ) AS incrc_q;
-    x_n := COALESCE(x_n, 0);
-    v_rows_deleted := v_rows_deleted + x_n;
     x_step := 'apply_versions';
     DELETE FROM "dw"."dim_customer"
     WHERE EXISTS (

@@ -13,20 +13,20 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_reopen           if rows_read
+--     count_reopened            if rows_read; count -> minus rows_ignored
 --     timeline_changes          if rows_read
---     close_vanished            if window
+--     close_vanished            if window; rows changed -> rows_deleted
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -408,6 +408,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'count_null_watermark';
@@ -451,6 +452,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'timeline_candidates';
+      x_rows := 0;
       INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
       SELECT s."customer_id", s."name", s."country", s."updated_at", s."updated_at", CAST(NULL AS TIMESTAMP), 1
       FROM "incrc_stage_dim_customer" AS s
@@ -460,6 +462,9 @@ BEGIN
           AND (t."name" = s."name" OR (t."name" IS NULL AND s."name" IS NULL))
           AND (t."country" = s."country" OR (t."country" IS NULL AND s."country" IS NULL))
       );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'timeline_history';
@@ -474,7 +479,13 @@ BEGIN
     IF v_rows_read <> 0 THEN
       x_step := 'timeline_reopen';
       INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
-      SELECT r."customer_id", r."name", r."country", r."updated_at", CAST(v_hi AS TIMESTAMP), CAST(NULL AS TIMESTAMP), 1
+      SELECT r."customer_id", r."name", r."country", r."updated_at", CAST(v_hi AS TIMESTAMP), CAST(NULL AS TIMESTAMP),
+        CASE WHEN EXISTS (
+          SELECT 1 FROM "dw"."dim_customer" AS h
+          WHERE h."customer_id" = r."customer_id" AND h."valid_from" = r."updated_at"
+            AND (h."name" = r."name" OR (h."name" IS NULL AND r."name" IS NULL))
+          AND (h."country" = r."country" OR (h."country" IS NULL AND r."country" IS NULL))
+        ) THEN 2 ELSE 3 END
       FROM (
         SELECT "customer_id", "name", "country", "updated_at",
           ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "updated_at" DESC) AS incrc_rn
@@ -491,6 +502,17 @@ BEGIN
         );
     END IF;
     IF v_rows_read <> 0 THEN
+      x_step := 'count_reopened';
+      x_n := NULL;
+      SELECT INTO x_n * FROM (
+        SELECT COUNT(*)
+        FROM "incrc_timeline_dim_customer"
+        WHERE "incrc_kind" = 2
+      ) AS incrc_q;
+      x_n := COALESCE(x_n, 0);
+      v_rows_ignored := v_rows_ignored - x_n;
+    END IF;
+    IF v_rows_read <> 0 THEN
       x_step := 'timeline_changes';
       INSERT INTO "incrc_changes_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_op")
       SELECT x."customer_id", x."name", x."country", x."updated_at", x."valid_from",
@@ -499,7 +521,14 @@ BEGIN
           WHEN x.incrc_end > x."valid_from" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
           ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP))
         END,
-        CASE WHEN x."incrc_kind" = 0 OR x.incrc_prev = x."valid_from" THEN 2 ELSE 1 END
+        CASE
+          WHEN x."incrc_kind" = 0 THEN 4
+          WHEN x."incrc_kind" = 2 THEN 1
+          WHEN x."incrc_kind" = 3 THEN 6
+          WHEN x.incrc_prev = x."valid_from" THEN 2
+          WHEN x.incrc_prev IS NULL THEN 1
+          ELSE 5
+        END
       FROM (
         SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", t."incrc_kind",
           LAG(t."valid_from") OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind") AS incrc_prev,
@@ -508,20 +537,24 @@ BEGIN
           MAX(CASE WHEN t."incrc_kind" = 0 THEN t."valid_to" END) OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
         FROM "incrc_timeline_dim_customer" AS t
       ) AS x
-      WHERE x."incrc_kind" = 1
-         OR (x.incrc_next_kind = 1 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
+      WHERE x."incrc_kind" <> 0
+         OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
     END IF;
     IF v_window <> 0 THEN
       x_step := 'close_vanished';
+      x_rows := 0;
       INSERT INTO "incrc_changes_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_op")
       SELECT o."customer_id", o."name", o."country", o."updated_at", o."valid_from", CAST(v_hi AS TIMESTAMP),
-        CASE WHEN o."valid_from" = v_hi THEN 3 ELSE 2 END
+        CASE WHEN o."valid_from" = v_hi THEN 3 ELSE 4 END
       FROM "dw"."dim_customer" AS o
       WHERE o."valid_to" = CAST('9999-12-31 00:00:00' AS TIMESTAMP)
         AND NOT EXISTS (
           SELECT 1 FROM "app"."customers" AS src
           WHERE src."customer_id" = o."customer_id"
         );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
     IF v_window <> 0 THEN
       x_step := 'check_versions';
@@ -553,21 +586,10 @@ BEGIN
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
         FROM "incrc_changes_dim_customer"
-        WHERE "incrc_op" = 2
+        WHERE "incrc_op" = 5 OR "incrc_op" = 2
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
-    END IF;
-    IF v_window <> 0 THEN
-      x_step := 'count_removed_versions';
-      x_n := NULL;
-      SELECT INTO x_n * FROM (
-        SELECT COUNT(*)
-        FROM "incrc_changes_dim_customer"
-        WHERE "incrc_op" = 3
-      ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_deleted := v_rows_deleted + x_n;
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';

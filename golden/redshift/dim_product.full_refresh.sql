@@ -12,20 +12,19 @@
 --   create_raw
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   dedupe_stage
 --   begin
---     count_invalid             count -> invalid, rows_quarantined
+--     count_invalid             count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
 --     clear_target              rows changed -> rows_deleted
---     open_changed
+--     open_changed              rows changed -> minus rows_ignored
 --     close_changed
---     update_current
+--     update_current            rows changed -> minus rows_ignored
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -366,6 +365,7 @@ BEGIN
     GET DIAGNOSTICS x_rc := ROW_COUNT;
     x_rows := x_rows + x_rc;
     v_rows_read := v_rows_read + x_rows;
+    v_rows_ignored := v_rows_ignored + x_rows;
     x_step := 'dedupe_stage';
     INSERT INTO "incrc_stage_dim_product" ("product_id", "name", "price")
     SELECT "product_id", "name", "price"
@@ -386,6 +386,7 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_invalid := v_invalid + x_n;
     v_rows_quarantined := v_rows_quarantined + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     IF v_invalid <> 0 THEN
       x_step := 'quarantine';
       INSERT INTO "dw"."dim_product_quarantine" ("incrc_run_id", "incrc_reason", "product_id", "name", "price")
@@ -411,22 +412,27 @@ BEGIN
     x_rows := x_rows + x_rc;
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'open_changed';
+    x_rows := 0;
     INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
     SELECT s."product_id", s."name", s."price", CAST(v_hi AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), FALSE,
-      CASE WHEN e."product_id" IS NULL THEN 1 ELSE 2 END
+      CASE WHEN e."product_id" IS NOT NULL THEN 2 WHEN o."product_id" IS NOT NULL THEN 5 ELSE 1 END
     FROM "incrc_stage_dim_product" AS s
     LEFT JOIN "dw"."dim_product" AS o ON o."product_id" = s."product_id" AND o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
     LEFT JOIN "dw"."dim_product" AS e ON e."product_id" = s."product_id" AND e."starts" = v_hi
     WHERE o."product_id" IS NULL
        OR NOT ((s."price" = o."price" OR (s."price" IS NULL AND o."price" IS NULL)));
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
+    x_rows := x_rows + x_rc;
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'close_changed';
     INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-    SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 2
+    SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 4
     FROM "dw"."dim_product" AS o
     JOIN "incrc_stage_dim_product" AS s ON s."product_id" = o."product_id"
     WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."starts" <> v_hi
       AND (o."gone" = TRUE OR NOT ((s."price" = o."price" OR (s."price" IS NULL AND o."price" IS NULL))));
     x_step := 'update_current';
+    x_rows := 0;
     INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
     SELECT s."product_id", s."name", s."price", o."starts", o."ends", o."gone", 2
     FROM "dw"."dim_product" AS o
@@ -434,6 +440,9 @@ BEGIN
     WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
       AND (s."price" = o."price" OR (s."price" IS NULL AND o."price" IS NULL))
       AND NOT ((s."name" = o."name" OR (s."name" IS NULL AND o."name" IS NULL)));
+    GET DIAGNOSTICS x_rc := ROW_COUNT;
+    x_rows := x_rows + x_rc;
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'check_versions';
     x_n := NULL;
     SELECT INTO x_n * FROM (
@@ -459,19 +468,10 @@ BEGIN
     SELECT INTO x_n * FROM (
       SELECT COUNT(*)
       FROM "incrc_changes_dim_product"
-      WHERE "incrc_op" = 2
+      WHERE "incrc_op" = 5 OR "incrc_op" = 2
     ) AS incrc_q;
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
-    x_step := 'count_removed_versions';
-    x_n := NULL;
-    SELECT INTO x_n * FROM (
-      SELECT COUNT(*)
-      FROM "incrc_changes_dim_product"
-      WHERE "incrc_op" = 3
-    ) AS incrc_q;
-    x_n := COALESCE(x_n, 0);
-    v_rows_deleted := v_rows_deleted + x_n;
     x_step := 'apply_versions';
     DELETE FROM "dw"."dim_product"
     WHERE EXISTS (

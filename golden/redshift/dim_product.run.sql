@@ -11,21 +11,20 @@
 --   create_raw                  if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   dedupe_stage                if rows_read
 --   begin
---     count_invalid             if rows_read; count -> invalid, rows_quarantined
+--     count_invalid             if rows_read; count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
---     open_changed              if rows_read
+--     open_changed              if rows_read; rows changed -> minus rows_ignored
 --     close_changed             if rows_read
---     update_current            if rows_read
---     close_vanished            if window
+--     update_current            if rows_read; rows changed -> minus rows_ignored
+--     close_vanished            if window; rows changed -> rows_deleted
 --     mark_vanished             if window
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -379,6 +378,7 @@ BEGIN
       GET DIAGNOSTICS x_rc := ROW_COUNT;
       x_rows := x_rows + x_rc;
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'dedupe_stage';
@@ -403,6 +403,7 @@ BEGIN
       x_n := COALESCE(x_n, 0);
       v_invalid := v_invalid + x_n;
       v_rows_quarantined := v_rows_quarantined + x_n;
+      v_rows_ignored := v_rows_ignored - x_n;
     END IF;
     IF v_invalid <> 0 THEN
       x_step := 'quarantine';
@@ -424,19 +425,23 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'open_changed';
+      x_rows := 0;
       INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
       SELECT s."product_id", s."name", s."price", CAST(v_hi AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), FALSE,
-        CASE WHEN e."product_id" IS NULL THEN 1 ELSE 2 END
+        CASE WHEN e."product_id" IS NOT NULL THEN 2 WHEN o."product_id" IS NOT NULL THEN 5 ELSE 1 END
       FROM "incrc_stage_dim_product" AS s
       LEFT JOIN "dw"."dim_product" AS o ON o."product_id" = s."product_id" AND o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
       LEFT JOIN "dw"."dim_product" AS e ON e."product_id" = s."product_id" AND e."starts" = v_hi
       WHERE o."product_id" IS NULL
          OR NOT ((s."price" = o."price" OR (s."price" IS NULL AND o."price" IS NULL)));
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'close_changed';
       INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-      SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 2
+      SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 4
       FROM "dw"."dim_product" AS o
       JOIN "incrc_stage_dim_product" AS s ON s."product_id" = o."product_id"
       WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."starts" <> v_hi
@@ -444,6 +449,7 @@ BEGIN
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'update_current';
+      x_rows := 0;
       INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
       SELECT s."product_id", s."name", s."price", o."starts", o."ends", o."gone", 2
       FROM "dw"."dim_product" AS o
@@ -451,11 +457,15 @@ BEGIN
       WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
         AND (s."price" = o."price" OR (s."price" IS NULL AND o."price" IS NULL))
         AND NOT ((s."name" = o."name" OR (s."name" IS NULL AND o."name" IS NULL)));
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF v_window <> 0 THEN
       x_step := 'close_vanished';
+      x_rows := 0;
       INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-      SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 2
+      SELECT o."product_id", o."name", o."price", o."starts", CAST(v_hi AS TIMESTAMP), o."gone", 4
       FROM "dw"."dim_product" AS o
       WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE AND o."starts" <> v_hi
         AND NOT EXISTS (
@@ -464,12 +474,14 @@ BEGIN
           ) AS src
           WHERE src."product_id" = o."product_id"
         );
+      GET DIAGNOSTICS x_rc := ROW_COUNT;
+      x_rows := x_rows + x_rc;
+      v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
     IF v_window <> 0 THEN
       x_step := 'mark_vanished';
       INSERT INTO "incrc_changes_dim_product" ("product_id", "name", "price", "starts", "ends", "gone", "incrc_op")
-      SELECT o."product_id", o."name", o."price", CAST(v_hi AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), TRUE,
-        CASE WHEN o."starts" = v_hi THEN 2 ELSE 1 END
+      SELECT o."product_id", o."name", o."price", CAST(v_hi AS TIMESTAMP), CAST('9999-12-31 00:00:00' AS TIMESTAMP), TRUE, 6
       FROM "dw"."dim_product" AS o
       WHERE o."ends" = CAST('9999-12-31 00:00:00' AS TIMESTAMP) AND o."gone" = FALSE
         AND NOT EXISTS (
@@ -509,21 +521,10 @@ BEGIN
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
         FROM "incrc_changes_dim_product"
-        WHERE "incrc_op" = 2
+        WHERE "incrc_op" = 5 OR "incrc_op" = 2
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
-    END IF;
-    IF v_window <> 0 THEN
-      x_step := 'count_removed_versions';
-      x_n := NULL;
-      SELECT INTO x_n * FROM (
-        SELECT COUNT(*)
-        FROM "incrc_changes_dim_product"
-        WHERE "incrc_op" = 3
-      ) AS incrc_q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_deleted := v_rows_deleted + x_n;
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';

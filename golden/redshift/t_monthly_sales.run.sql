@@ -7,7 +7,7 @@
 --   target_has_rows                     count -> target_found
 --   check_target_kept                   if no target_found; count; fails if not 0
 --   probe_source                        column types must fit the declared ones
---   touched_partitions                  if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions                  if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   drop_stage                          if partitions
 --   create_stage                        if partitions
 --   drop_raw                            if partitions
@@ -90,7 +90,6 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR(65535);
   v_window_lo VARCHAR(65535);
-  v_window_rows BIGINT;
   x_clock TIMESTAMP;
   x_until TIMESTAMP;
   x_n BIGINT;
@@ -127,7 +126,6 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
-  v_window_rows := 0;
   x_failed := 0;
   x_clock := GETDATE();
   x_until := CAST(p_until AT TIME ZONE 'UTC' AS TIMESTAMP);
@@ -389,7 +387,6 @@ BEGIN
         ORDER BY incrc_partition
       ) AS q ORDER BY 1 LOOP
         x_n := x_rec."n";
-        v_window_rows := v_window_rows + x_n;
         IF x_rec."p" IS NULL THEN
           v_unpartitioned := v_unpartitioned + x_n;
           v_rows_read := v_rows_read + x_n;

@@ -528,7 +528,9 @@ BEGIN
         CASE WHEN x."incrc_kind" = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMPTZ)) END,
         CASE
           WHEN x."incrc_kind" = 3 THEN 3
-          WHEN x."incrc_kind" = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x."starts") THEN 2
+          WHEN x."incrc_kind" = 0 THEN 4
+          WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x."starts" THEN 2
+          WHEN x.incrc_prev_kind IN (0, 2) THEN 5
           ELSE 1
         END
       FROM (
@@ -573,7 +575,7 @@ BEGIN
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
         FROM "incrc_changes_t_scd2_cdc"
-        WHERE "incrc_op" = 2
+        WHERE "incrc_op" = 5 OR "incrc_op" = 2
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -583,8 +585,8 @@ BEGIN
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
-        FROM "incrc_changes_t_scd2_cdc"
-        WHERE "incrc_op" = 3
+        FROM "incrc_stage_t_scd2_cdc"
+        WHERE "incrc_kind" = 3
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;

@@ -13,20 +13,20 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_reopen           if rows_read
+--     count_reopened            if rows_read; count -> minus rows_ignored
 --     timeline_changes          if rows_read
---     close_vanished            if window
+--     close_vanished            if window; rows changed -> rows_deleted
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -458,6 +458,7 @@ BEGIN
       WHERE (("UPDATED_AT" >= CAST(:v_start AS TIMESTAMP_NTZ) AND "UPDATED_AT" < CAST(:v_hi AS TIMESTAMP_NTZ)) OR "UPDATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -506,6 +507,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_candidates';
+      x_rows := 0;
       INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
       SELECT s."CUSTOMER_ID", s."NAME", s."COUNTRY", s."UPDATED_AT", s."UPDATED_AT", CAST(NULL AS TIMESTAMP_NTZ), 1
       FROM "INCRC_STAGE_DIM_CUSTOMER" AS s
@@ -515,6 +517,8 @@ BEGIN
           AND t."NAME" IS NOT DISTINCT FROM s."NAME"
           AND t."COUNTRY" IS NOT DISTINCT FROM s."COUNTRY"
       );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_history';
@@ -529,7 +533,13 @@ BEGIN
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_reopen';
       INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
+      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ),
+        CASE WHEN EXISTS (
+          SELECT 1 FROM "DW"."DIM_CUSTOMER" AS h
+          WHERE h."CUSTOMER_ID" = r."CUSTOMER_ID" AND h."VALID_FROM" = r."UPDATED_AT"
+            AND h."NAME" IS NOT DISTINCT FROM r."NAME"
+          AND h."COUNTRY" IS NOT DISTINCT FROM r."COUNTRY"
+        ) THEN 2 ELSE 3 END
       FROM (
         SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT",
           ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "UPDATED_AT" DESC) AS incrc_rn
@@ -546,6 +556,17 @@ BEGIN
         );
     END IF;
     IF (v_rows_read <> 0) THEN
+      x_step := 'count_reopened';
+      x_n := NULL;
+      SELECT q.$1 INTO :x_n FROM (
+        SELECT COUNT(*)
+        FROM "INCRC_TIMELINE_DIM_CUSTOMER"
+        WHERE "INCRC_KIND" = 2
+      ) AS q;
+      x_n := COALESCE(x_n, 0);
+      v_rows_ignored := v_rows_ignored - x_n;
+    END IF;
+    IF (v_rows_read <> 0) THEN
       x_step := 'timeline_changes';
       INSERT INTO "INCRC_CHANGES_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_OP")
       SELECT x."CUSTOMER_ID", x."NAME", x."COUNTRY", x."UPDATED_AT", x."VALID_FROM",
@@ -554,7 +575,14 @@ BEGIN
           WHEN x.incrc_end > x."VALID_FROM" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
           ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ))
         END,
-        CASE WHEN x."INCRC_KIND" = 0 OR x.incrc_prev = x."VALID_FROM" THEN 2 ELSE 1 END
+        CASE
+          WHEN x."INCRC_KIND" = 0 THEN 4
+          WHEN x."INCRC_KIND" = 2 THEN 1
+          WHEN x."INCRC_KIND" = 3 THEN 6
+          WHEN x.incrc_prev = x."VALID_FROM" THEN 2
+          WHEN x.incrc_prev IS NULL THEN 1
+          ELSE 5
+        END
       FROM (
         SELECT t."CUSTOMER_ID", t."NAME", t."COUNTRY", t."UPDATED_AT", t."VALID_FROM", t."VALID_TO", t."INCRC_KIND",
           LAG(t."VALID_FROM") OVER (PARTITION BY t."CUSTOMER_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND") AS incrc_prev,
@@ -563,20 +591,23 @@ BEGIN
           MAX(CASE WHEN t."INCRC_KIND" = 0 THEN t."VALID_TO" END) OVER (PARTITION BY t."CUSTOMER_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
         FROM "INCRC_TIMELINE_DIM_CUSTOMER" AS t
       ) AS x
-      WHERE x."INCRC_KIND" = 1
-         OR (x.incrc_next_kind = 1 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
+      WHERE x."INCRC_KIND" <> 0
+         OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'close_vanished';
+      x_rows := 0;
       INSERT INTO "INCRC_CHANGES_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_OP")
       SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ),
-        CASE WHEN o."VALID_FROM" = CAST(:v_hi AS TIMESTAMP_NTZ) THEN 3 ELSE 2 END
+        CASE WHEN o."VALID_FROM" = CAST(:v_hi AS TIMESTAMP_NTZ) THEN 3 ELSE 4 END
       FROM "DW"."DIM_CUSTOMER" AS o
       WHERE o."VALID_TO" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
         AND NOT EXISTS (
           SELECT 1 FROM "APP"."CUSTOMERS" AS src
           WHERE src."CUSTOMER_ID" = o."CUSTOMER_ID"
         );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'check_versions';
@@ -610,21 +641,10 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "INCRC_CHANGES_DIM_CUSTOMER"
-        WHERE "INCRC_OP" = 2
+        WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
-    END IF;
-    IF (v_window <> 0) THEN
-      x_step := 'count_removed_versions';
-      x_n := NULL;
-      SELECT q.$1 INTO :x_n FROM (
-        SELECT COUNT(*)
-        FROM "INCRC_CHANGES_DIM_CUSTOMER"
-        WHERE "INCRC_OP" = 3
-      ) AS q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_deleted := v_rows_deleted + x_n;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'apply_versions';

@@ -65,20 +65,20 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_reopen           if rows_read
+--     count_reopened            if rows_read; count -> minus rows_ignored
 --     timeline_changes          if rows_read
---     close_vanished            if window
+--     close_vanished            if window; rows changed -> rows_deleted
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -98,19 +98,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -311,7 +310,13 @@ WHERE EXISTS (
 -- A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.
 -- params: hi
 INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
+SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."UPDATED_AT", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ),
+  CASE WHEN EXISTS (
+    SELECT 1 FROM "DW"."DIM_CUSTOMER" AS h
+    WHERE h."CUSTOMER_ID" = r."CUSTOMER_ID" AND h."VALID_FROM" = r."UPDATED_AT"
+      AND h."NAME" IS NOT DISTINCT FROM r."NAME"
+    AND h."COUNTRY" IS NOT DISTINCT FROM r."COUNTRY"
+  ) THEN 2 ELSE 3 END
 FROM (
   SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "UPDATED_AT" DESC) AS incrc_rn
@@ -327,6 +332,13 @@ WHERE incrc_rn = 1
     WHERE t."CUSTOMER_ID" = r."CUSTOMER_ID" AND t."VALID_TO" < CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND t."VALID_TO" > r."UPDATED_AT"
   );
 
+-- name: count_reopened
+-- phase: write
+-- Reopened keys whose row the target held unchanged: the reopen is that row's version (inserted, not ignored).
+SELECT COUNT(*)
+FROM "INCRC_TIMELINE_DIM_CUSTOMER"
+WHERE "INCRC_KIND" = 2;
+
 -- name: timeline_changes
 -- phase: write
 -- Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.
@@ -337,7 +349,14 @@ SELECT x."CUSTOMER_ID", x."NAME", x."COUNTRY", x."UPDATED_AT", x."VALID_FROM",
     WHEN x.incrc_end > x."VALID_FROM" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ))
   END,
-  CASE WHEN x."INCRC_KIND" = 0 OR x.incrc_prev = x."VALID_FROM" THEN 2 ELSE 1 END
+  CASE
+    WHEN x."INCRC_KIND" = 0 THEN 4
+    WHEN x."INCRC_KIND" = 2 THEN 1
+    WHEN x."INCRC_KIND" = 3 THEN 6
+    WHEN x.incrc_prev = x."VALID_FROM" THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t."CUSTOMER_ID", t."NAME", t."COUNTRY", t."UPDATED_AT", t."VALID_FROM", t."VALID_TO", t."INCRC_KIND",
     LAG(t."VALID_FROM") OVER (PARTITION BY t."CUSTOMER_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND") AS incrc_prev,
@@ -346,8 +365,8 @@ FROM (
     MAX(CASE WHEN t."INCRC_KIND" = 0 THEN t."VALID_TO" END) OVER (PARTITION BY t."CUSTOMER_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM "INCRC_TIMELINE_DIM_CUSTOMER" AS t
 ) AS x
-WHERE x."INCRC_KIND" = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
+WHERE x."INCRC_KIND" <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
 
 -- name: close_vanished
 -- phase: write
@@ -355,7 +374,7 @@ WHERE x."INCRC_KIND" = 1
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_OP")
 SELECT o."CUSTOMER_ID", o."NAME", o."COUNTRY", o."UPDATED_AT", o."VALID_FROM", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ),
-  CASE WHEN o."VALID_FROM" = CAST(? AS TIMESTAMP_NTZ) THEN 3 ELSE 2 END
+  CASE WHEN o."VALID_FROM" = CAST(? AS TIMESTAMP_NTZ) THEN 3 ELSE 4 END
 FROM "DW"."DIM_CUSTOMER" AS o
 WHERE o."VALID_TO" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
   AND NOT EXISTS (
@@ -372,24 +391,17 @@ WHERE "INCRC_OP" <> 3 AND "VALID_TO" <= "VALID_FROM";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_CUSTOMER"
 WHERE "INCRC_OP" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_CUSTOMER"
-WHERE "INCRC_OP" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "INCRC_CHANGES_DIM_CUSTOMER"
-WHERE "INCRC_OP" = 3;
+WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write

@@ -13,19 +13,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -440,6 +439,7 @@ BEGIN
     WHERE (("CREATED_AT" >= CAST(:v_start AS DATE) AND "CREATED_AT" < CAST(:v_hi AS DATE)) OR "CREATED_AT" IS NULL);
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
+    v_rows_ignored := v_rows_ignored + x_rows;
     x_step := 'count_null_watermark';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
@@ -485,6 +485,7 @@ BEGIN
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'timeline_candidates';
+    x_rows := 0;
     INSERT INTO "INCRC_TIMELINE_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
     SELECT s."PLAN_ID", s."NAME", s."PRICE", s."CREATED_AT", s."CREATED_AT", CAST(NULL AS DATE), 1
     FROM "INCRC_STAGE_DIM_PLAN" AS s
@@ -494,6 +495,8 @@ BEGIN
         AND t."NAME" IS NOT DISTINCT FROM s."NAME"
         AND t."PRICE" IS NOT DISTINCT FROM s."PRICE"
     );
+    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'timeline_history';
     INSERT INTO "INCRC_TIMELINE_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
     SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", 0
@@ -510,7 +513,14 @@ BEGIN
         WHEN x.incrc_end > x."VALID_FROM" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
         ELSE x.incrc_next
       END,
-      CASE WHEN x."INCRC_KIND" = 0 OR x.incrc_prev = x."VALID_FROM" THEN 2 ELSE 1 END
+      CASE
+        WHEN x."INCRC_KIND" = 0 THEN 4
+        WHEN x."INCRC_KIND" = 2 THEN 1
+        WHEN x."INCRC_KIND" = 3 THEN 6
+        WHEN x.incrc_prev = x."VALID_FROM" THEN 2
+        WHEN x.incrc_prev IS NULL THEN 1
+        ELSE 5
+      END
     FROM (
       SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", t."INCRC_KIND",
         LAG(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND") AS incrc_prev,
@@ -519,8 +529,8 @@ BEGIN
         MAX(CASE WHEN t."INCRC_KIND" = 0 THEN t."VALID_TO" END) OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
       FROM "INCRC_TIMELINE_DIM_PLAN" AS t
     ) AS x
-    WHERE x."INCRC_KIND" = 1
-       OR (x.incrc_next_kind = 1 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
+    WHERE x."INCRC_KIND" <> 0
+       OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
     x_step := 'check_versions';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
@@ -548,19 +558,10 @@ BEGIN
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
       FROM "INCRC_CHANGES_DIM_PLAN"
-      WHERE "INCRC_OP" = 2
+      WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
-    x_step := 'count_removed_versions';
-    x_n := NULL;
-    SELECT q.$1 INTO :x_n FROM (
-      SELECT COUNT(*)
-      FROM "INCRC_CHANGES_DIM_PLAN"
-      WHERE "INCRC_OP" = 3
-    ) AS q;
-    x_n := COALESCE(x_n, 0);
-    v_rows_deleted := v_rows_deleted + x_n;
     x_step := 'apply_versions';
     DELETE FROM "DW"."DIM_PLAN"
     WHERE EXISTS (

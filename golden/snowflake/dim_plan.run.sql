@@ -15,18 +15,17 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_window                if window; rows changed -> rows_read
+--   stage_window                if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_changes          if rows_read
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -489,6 +488,7 @@ BEGIN
       WHERE (("CREATED_AT" >= CAST(:v_lo AS DATE) AND "CREATED_AT" < CAST(:v_hi AS DATE)) OR "CREATED_AT" IS NULL);
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'count_null_watermark';
@@ -537,6 +537,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_candidates';
+      x_rows := 0;
       INSERT INTO "INCRC_TIMELINE_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
       SELECT s."PLAN_ID", s."NAME", s."PRICE", s."CREATED_AT", s."CREATED_AT", CAST(NULL AS DATE), 1
       FROM "INCRC_STAGE_DIM_PLAN" AS s
@@ -546,6 +547,8 @@ BEGIN
           AND t."NAME" IS NOT DISTINCT FROM s."NAME"
           AND t."PRICE" IS NOT DISTINCT FROM s."PRICE"
       );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_history';
@@ -566,7 +569,14 @@ BEGIN
           WHEN x.incrc_end > x."VALID_FROM" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
           ELSE x.incrc_next
         END,
-        CASE WHEN x."INCRC_KIND" = 0 OR x.incrc_prev = x."VALID_FROM" THEN 2 ELSE 1 END
+        CASE
+          WHEN x."INCRC_KIND" = 0 THEN 4
+          WHEN x."INCRC_KIND" = 2 THEN 1
+          WHEN x."INCRC_KIND" = 3 THEN 6
+          WHEN x.incrc_prev = x."VALID_FROM" THEN 2
+          WHEN x.incrc_prev IS NULL THEN 1
+          ELSE 5
+        END
       FROM (
         SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", t."INCRC_KIND",
           LAG(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND") AS incrc_prev,
@@ -575,8 +585,8 @@ BEGIN
           MAX(CASE WHEN t."INCRC_KIND" = 0 THEN t."VALID_TO" END) OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
         FROM "INCRC_TIMELINE_DIM_PLAN" AS t
       ) AS x
-      WHERE x."INCRC_KIND" = 1
-         OR (x.incrc_next_kind = 1 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
+      WHERE x."INCRC_KIND" <> 0
+         OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'check_versions';
@@ -610,21 +620,10 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "INCRC_CHANGES_DIM_PLAN"
-        WHERE "INCRC_OP" = 2
+        WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
-    END IF;
-    IF (v_window <> 0) THEN
-      x_step := 'count_removed_versions';
-      x_n := NULL;
-      SELECT q.$1 INTO :x_n FROM (
-        SELECT COUNT(*)
-        FROM "INCRC_CHANGES_DIM_PLAN"
-        WHERE "INCRC_OP" = 3
-      ) AS q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_deleted := v_rows_deleted + x_n;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'apply_versions';

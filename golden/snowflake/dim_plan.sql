@@ -62,18 +62,17 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_window                if window; rows changed -> rows_read
+--   stage_window                if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_changes          if rows_read
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -92,19 +91,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -319,7 +317,14 @@ SELECT x."PLAN_ID", x."NAME", x."PRICE", x."CREATED_AT", x."VALID_FROM",
     WHEN x.incrc_end > x."VALID_FROM" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE x.incrc_next
   END,
-  CASE WHEN x."INCRC_KIND" = 0 OR x.incrc_prev = x."VALID_FROM" THEN 2 ELSE 1 END
+  CASE
+    WHEN x."INCRC_KIND" = 0 THEN 4
+    WHEN x."INCRC_KIND" = 2 THEN 1
+    WHEN x."INCRC_KIND" = 3 THEN 6
+    WHEN x.incrc_prev = x."VALID_FROM" THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", t."INCRC_KIND",
     LAG(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND") AS incrc_prev,
@@ -328,8 +333,8 @@ FROM (
     MAX(CASE WHEN t."INCRC_KIND" = 0 THEN t."VALID_TO" END) OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM", t."INCRC_KIND" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM "INCRC_TIMELINE_DIM_PLAN" AS t
 ) AS x
-WHERE x."INCRC_KIND" = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
+WHERE x."INCRC_KIND" <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."VALID_FROM" AND (x."VALID_TO" IS NULL OR x.incrc_next < x."VALID_TO"));
 
 -- name: check_versions
 -- phase: write
@@ -340,24 +345,17 @@ WHERE "INCRC_OP" <> 3 AND "VALID_TO" <= "VALID_FROM";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PLAN"
 WHERE "INCRC_OP" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PLAN"
-WHERE "INCRC_OP" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "INCRC_CHANGES_DIM_PLAN"
-WHERE "INCRC_OP" = 3;
+WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write

@@ -12,20 +12,19 @@
 --   create_raw
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   dedupe_stage
 --   begin
---     count_invalid             count -> invalid, rows_quarantined
+--     count_invalid             count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
 --     clear_target              rows changed -> rows_deleted
---     open_changed
+--     open_changed              rows changed -> minus rows_ignored
 --     close_changed
---     update_current
+--     update_current            rows changed -> minus rows_ignored
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -412,6 +411,7 @@ BEGIN
     ) AS src;
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_read := v_rows_read + x_rows;
+    v_rows_ignored := v_rows_ignored + x_rows;
     x_step := 'dedupe_stage';
     INSERT INTO "INCRC_STAGE_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE")
     SELECT "PRODUCT_ID", "NAME", "PRICE"
@@ -433,6 +433,7 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_invalid := v_invalid + x_n;
     v_rows_quarantined := v_rows_quarantined + x_n;
+    v_rows_ignored := v_rows_ignored - x_n;
     IF (v_invalid <> 0) THEN
       x_step := 'quarantine';
       INSERT INTO "DW"."DIM_PRODUCT_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "PRODUCT_ID", "NAME", "PRICE")
@@ -457,22 +458,26 @@ BEGIN
     x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
     v_rows_deleted := v_rows_deleted + x_rows;
     x_step := 'open_changed';
+    x_rows := 0;
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
     SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
-      CASE WHEN e."PRODUCT_ID" IS NULL THEN 1 ELSE 2 END
+      CASE WHEN e."PRODUCT_ID" IS NOT NULL THEN 2 WHEN o."PRODUCT_ID" IS NOT NULL THEN 5 ELSE 1 END
     FROM "INCRC_STAGE_DIM_PRODUCT" AS s
     LEFT JOIN "DW"."DIM_PRODUCT" AS o ON o."PRODUCT_ID" = s."PRODUCT_ID" AND o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
     LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = CAST(:v_hi AS TIMESTAMP_NTZ)
     WHERE o."PRODUCT_ID" IS NULL
        OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE");
+    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'close_changed';
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-    SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
+    SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 4
     FROM "DW"."DIM_PRODUCT" AS o
     JOIN "INCRC_STAGE_DIM_PRODUCT" AS s ON s."PRODUCT_ID" = o."PRODUCT_ID"
     WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> CAST(:v_hi AS TIMESTAMP_NTZ)
       AND (o."GONE" = TRUE OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE"));
     x_step := 'update_current';
+    x_rows := 0;
     INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
     SELECT s."PRODUCT_ID", s."NAME", s."PRICE", o."STARTS", o."ENDS", o."GONE", 2
     FROM "DW"."DIM_PRODUCT" AS o
@@ -480,6 +485,8 @@ BEGIN
     WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
       AND s."PRICE" IS NOT DISTINCT FROM o."PRICE"
       AND NOT (s."NAME" IS NOT DISTINCT FROM o."NAME");
+    x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+    v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'check_versions';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (
@@ -507,19 +514,10 @@ BEGIN
     SELECT q.$1 INTO :x_n FROM (
       SELECT COUNT(*)
       FROM "INCRC_CHANGES_DIM_PRODUCT"
-      WHERE "INCRC_OP" = 2
+      WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
     ) AS q;
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
-    x_step := 'count_removed_versions';
-    x_n := NULL;
-    SELECT q.$1 INTO :x_n FROM (
-      SELECT COUNT(*)
-      FROM "INCRC_CHANGES_DIM_PRODUCT"
-      WHERE "INCRC_OP" = 3
-    ) AS q;
-    x_n := COALESCE(x_n, 0);
-    v_rows_deleted := v_rows_deleted + x_n;
     x_step := 'apply_versions';
     DELETE FROM "DW"."DIM_PRODUCT"
     WHERE EXISTS (

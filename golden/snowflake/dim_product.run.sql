@@ -11,21 +11,20 @@
 --   create_raw                  if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   dedupe_stage                if rows_read
 --   begin
---     count_invalid             if rows_read; count -> invalid, rows_quarantined
+--     count_invalid             if rows_read; count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
---     open_changed              if rows_read
+--     open_changed              if rows_read; rows changed -> minus rows_ignored
 --     close_changed             if rows_read
---     update_current            if rows_read
---     close_vanished            if window
+--     update_current            if rows_read; rows changed -> minus rows_ignored
+--     close_vanished            if window; rows changed -> rows_deleted
 --     mark_vanished             if window
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -425,6 +424,7 @@ BEGIN
       ) AS src;
       x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
       v_rows_read := v_rows_read + x_rows;
+      v_rows_ignored := v_rows_ignored + x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'dedupe_stage';
@@ -450,6 +450,7 @@ BEGIN
       x_n := COALESCE(x_n, 0);
       v_invalid := v_invalid + x_n;
       v_rows_quarantined := v_rows_quarantined + x_n;
+      v_rows_ignored := v_rows_ignored - x_n;
     END IF;
     IF (v_invalid <> 0) THEN
       x_step := 'quarantine';
@@ -471,19 +472,22 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'open_changed';
+      x_rows := 0;
       INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
       SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
-        CASE WHEN e."PRODUCT_ID" IS NULL THEN 1 ELSE 2 END
+        CASE WHEN e."PRODUCT_ID" IS NOT NULL THEN 2 WHEN o."PRODUCT_ID" IS NOT NULL THEN 5 ELSE 1 END
       FROM "INCRC_STAGE_DIM_PRODUCT" AS s
       LEFT JOIN "DW"."DIM_PRODUCT" AS o ON o."PRODUCT_ID" = s."PRODUCT_ID" AND o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
       LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = CAST(:v_hi AS TIMESTAMP_NTZ)
       WHERE o."PRODUCT_ID" IS NULL
          OR NOT (s."PRICE" IS NOT DISTINCT FROM o."PRICE");
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'close_changed';
       INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
+      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 4
       FROM "DW"."DIM_PRODUCT" AS o
       JOIN "INCRC_STAGE_DIM_PRODUCT" AS s ON s."PRODUCT_ID" = o."PRODUCT_ID"
       WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> CAST(:v_hi AS TIMESTAMP_NTZ)
@@ -491,6 +495,7 @@ BEGIN
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'update_current';
+      x_rows := 0;
       INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
       SELECT s."PRODUCT_ID", s."NAME", s."PRICE", o."STARTS", o."ENDS", o."GONE", 2
       FROM "DW"."DIM_PRODUCT" AS o
@@ -498,11 +503,14 @@ BEGIN
       WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
         AND s."PRICE" IS NOT DISTINCT FROM o."PRICE"
         AND NOT (s."NAME" IS NOT DISTINCT FROM o."NAME");
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_ignored := v_rows_ignored - x_rows;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'close_vanished';
+      x_rows := 0;
       INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
+      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 4
       FROM "DW"."DIM_PRODUCT" AS o
       WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE AND o."STARTS" <> CAST(:v_hi AS TIMESTAMP_NTZ)
         AND NOT EXISTS (
@@ -511,12 +519,13 @@ BEGIN
           ) AS src
           WHERE src."PRODUCT_ID" = o."PRODUCT_ID"
         );
+      x_rows := x_rows + COALESCE(SQLROWCOUNT, 0);
+      v_rows_deleted := v_rows_deleted + x_rows;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'mark_vanished';
       INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE,
-        CASE WHEN o."STARTS" = CAST(:v_hi AS TIMESTAMP_NTZ) THEN 2 ELSE 1 END
+      SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(CAST(:v_hi AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE, 6
       FROM "DW"."DIM_PRODUCT" AS o
       WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
         AND NOT EXISTS (
@@ -558,21 +567,10 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "INCRC_CHANGES_DIM_PRODUCT"
-        WHERE "INCRC_OP" = 2
+        WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
-    END IF;
-    IF (v_window <> 0) THEN
-      x_step := 'count_removed_versions';
-      x_n := NULL;
-      SELECT q.$1 INTO :x_n FROM (
-        SELECT COUNT(*)
-        FROM "INCRC_CHANGES_DIM_PRODUCT"
-        WHERE "INCRC_OP" = 3
-      ) AS q;
-      x_n := COALESCE(x_n, 0);
-      v_rows_deleted := v_rows_deleted + x_n;
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'apply_versions';

@@ -63,21 +63,20 @@
 --   create_raw                  if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   dedupe_stage                if rows_read
 --   begin
---     count_invalid             if rows_read; count -> invalid, rows_quarantined
+--     count_invalid             if rows_read; count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
---     open_changed              if rows_read
+--     open_changed              if rows_read; rows changed -> minus rows_ignored
 --     close_changed             if rows_read
---     update_current            if rows_read
---     close_vanished            if window
+--     update_current            if rows_read; rows changed -> minus rows_ignored
+--     close_vanished            if window; rows changed -> rows_deleted
 --     mark_vanished             if window
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -95,20 +94,19 @@
 --   create_raw
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   dedupe_stage
 --   begin
---     count_invalid             count -> invalid, rows_quarantined
+--     count_invalid             count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
 --     clear_target              rows changed -> rows_deleted
---     open_changed
+--     open_changed              rows changed -> minus rows_ignored
 --     close_changed
---     update_current
+--     update_current            rows changed -> minus rows_ignored
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -293,7 +291,7 @@ WHERE "PRODUCT_ID" IS NULL OR NOT ("PRICE" >= 0);
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
 SELECT s."PRODUCT_ID", s."NAME", s."PRICE", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
-  CASE WHEN e."PRODUCT_ID" IS NULL THEN 1 ELSE 2 END
+  CASE WHEN e."PRODUCT_ID" IS NOT NULL THEN 2 WHEN o."PRODUCT_ID" IS NOT NULL THEN 5 ELSE 1 END
 FROM "INCRC_STAGE_DIM_PRODUCT" AS s
 LEFT JOIN "DW"."DIM_PRODUCT" AS o ON o."PRODUCT_ID" = s."PRODUCT_ID" AND o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
 LEFT JOIN "DW"."DIM_PRODUCT" AS e ON e."PRODUCT_ID" = s."PRODUCT_ID" AND e."STARTS" = CAST(? AS TIMESTAMP_NTZ)
@@ -305,7 +303,7 @@ WHERE o."PRODUCT_ID" IS NULL
 -- The current version of those keys ends at hi.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 4
 FROM "DW"."DIM_PRODUCT" AS o
 JOIN "INCRC_STAGE_DIM_PRODUCT" AS s ON s."PRODUCT_ID" = o."PRODUCT_ID"
 WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."STARTS" <> CAST(? AS TIMESTAMP_NTZ)
@@ -327,7 +325,7 @@ WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FAL
 -- A key no source row carries any more has vanished: its current version ends at hi.
 -- params: hi, hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 2
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", o."STARTS", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), o."GONE", 4
 FROM "DW"."DIM_PRODUCT" AS o
 WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE AND o."STARTS" <> CAST(? AS TIMESTAMP_NTZ)
   AND NOT EXISTS (
@@ -340,10 +338,9 @@ WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FAL
 -- name: mark_vanished
 -- phase: write
 -- And a version starting at hi records the deletion: the last values, gone true.
--- params: hi, hi
+-- params: hi
 INSERT INTO "INCRC_CHANGES_DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE", "INCRC_OP")
-SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE,
-  CASE WHEN o."STARTS" = CAST(? AS TIMESTAMP_NTZ) THEN 2 ELSE 1 END
+SELECT o."PRODUCT_ID", o."NAME", o."PRICE", CAST(CAST(? AS TIMESTAMP_NTZ) AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE, 6
 FROM "DW"."DIM_PRODUCT" AS o
 WHERE o."ENDS" = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o."GONE" = FALSE
   AND NOT EXISTS (
@@ -362,24 +359,17 @@ WHERE "INCRC_OP" <> 3 AND "ENDS" <= "STARTS";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PRODUCT"
 WHERE "INCRC_OP" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_DIM_PRODUCT"
-WHERE "INCRC_OP" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "INCRC_CHANGES_DIM_PRODUCT"
-WHERE "INCRC_OP" = 3;
+WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write

@@ -73,6 +73,7 @@
 --   dedupe_stage                 if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage                if rows_read
 --   begin
+--     quarantine_unfit           if unfit; once per held row; rows -> rows_quarantined, minus rows_ignored
 --     quarantine_null_watermark  if rows_read; rows changed -> rows_quarantined, minus rows_ignored
 --     ignore_older               if rows_read; rows changed -> rows_ignored
 --     count_invalid              if rows_read; count -> invalid, rows_quarantined
@@ -97,6 +98,7 @@
 --   stage_all                    on source; copy rows -> incrc_raw_dw_app_orders; rows -> rows_read, rows_ignored
 --   dedupe_stage                 rows changed -> minus rows_ignored
 --   begin
+--     quarantine_unfit           if unfit; once per held row; rows -> rows_quarantined, minus rows_ignored
 --     quarantine_null_watermark  rows changed -> rows_quarantined, minus rows_ignored
 --     count_invalid              count -> invalid, rows_quarantined
 --     quarantine                 if invalid
@@ -430,3 +432,10 @@ FROM "DW"."APP_ORDERS"
 WHERE "ORDER_DATE" >= CAST(? AS DATE) AND "ORDER_DATE" < CAST(? AS DATE)
 GROUP BY "ORDER_DATE"
 ORDER BY "ORDER_DATE";
+
+-- name: quarantine_unfit
+-- phase: write
+-- A row the copy held back, once per row: a value the target cannot hold as it is (a date outside its range, MariaDB's zero date 0000-00-00) would be stored as another value, so the row is quarantined, that column NULL, the reason naming it and its value.
+-- params: run_id, unfit_reason, unfit_order_id, unfit_customer_id, unfit_amount, unfit_status, unfit_order_date, unfit_updated_at
+INSERT INTO "DW"."APP_ORDERS_QUARANTINE" ("INCRC_RUN_ID", "INCRC_REASON", "ORDER_ID", "CUSTOMER_ID", "AMOUNT", "STATUS", "ORDER_DATE", "UPDATED_AT")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);

@@ -8,7 +8,7 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions           if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
@@ -91,7 +91,6 @@ DECLARE
   v_window BIGINT;
   v_window_hi VARCHAR;
   v_window_lo VARCHAR;
-  v_window_rows BIGINT;
   x_clock TIMESTAMP_NTZ;
   x_until TIMESTAMP_NTZ;
   x_n BIGINT;
@@ -132,7 +131,6 @@ BEGIN
   v_target_found := 0;
   v_unpartitioned := 0;
   v_window := 0;
-  v_window_rows := 0;
   x_failed := 0;
   x_clock := CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS TIMESTAMP_NTZ);
   x_until := CAST(CONVERT_TIMEZONE('UTC', p_until) AS TIMESTAMP_NTZ);
@@ -463,7 +461,6 @@ BEGIN
         LET x_cur CURSOR FOR x_res;
         FOR x_rec IN x_cur DO
           x_n := x_rec.N;
-          v_window_rows := v_window_rows + x_n;
           IF (x_rec.P IS NULL) THEN
             v_unpartitioned := v_unpartitioned + x_n;
             v_rows_read := v_rows_read + x_n;

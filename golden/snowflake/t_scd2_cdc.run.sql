@@ -651,7 +651,9 @@ BEGIN
         CASE WHEN x."INCRC_KIND" = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP_TZ)) END,
         CASE
           WHEN x."INCRC_KIND" = 3 THEN 3
-          WHEN x."INCRC_KIND" = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x."STARTS") THEN 2
+          WHEN x."INCRC_KIND" = 0 THEN 4
+          WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x."STARTS" THEN 2
+          WHEN x.incrc_prev_kind IN (0, 2) THEN 5
           ELSE 1
         END
       FROM (
@@ -698,7 +700,7 @@ BEGIN
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
         FROM "INCRC_CHANGES_T_SCD2_CDC"
-        WHERE "INCRC_OP" = 2
+        WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -708,8 +710,8 @@ BEGIN
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
-        FROM "INCRC_CHANGES_T_SCD2_CDC"
-        WHERE "INCRC_OP" = 3
+        FROM "INCRC_STAGE_T_SCD2_CDC"
+        WHERE "INCRC_KIND" = 3
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_deleted := v_rows_deleted + x_n;

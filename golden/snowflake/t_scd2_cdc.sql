@@ -58,8 +58,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --   create_quarantine
 --   check_quarantine_columns   columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
 --
@@ -168,6 +168,13 @@ CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY" (
   PRIMARY KEY ("TENANT", "ACCOUNT_ID", "STARTS")
 );
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM "DW"."ACCOUNT_HISTORY"
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Every delete of the change log: the key, its time (starts) and sequence. A delete ends the version before it, also one that arrives later.
@@ -178,13 +185,6 @@ CREATE TABLE IF NOT EXISTS "DW"."ACCOUNT_HISTORY_TOMBSTONES" (
   "INCRC_SEQUENCE" NUMBER(20,0) NOT NULL,
   PRIMARY KEY ("TENANT", "ACCOUNT_ID", "STARTS")
 );
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM "DW"."ACCOUNT_HISTORY_TOMBSTONES"
-WHERE 1 = 0;
 
 -- name: create_quarantine
 -- phase: setup
@@ -433,7 +433,9 @@ SELECT x."TENANT", x."ACCOUNT_ID", x."PLAN", x."BALANCE", x."LSN", x."COMMITTED_
   CASE WHEN x."INCRC_KIND" = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP_TZ)) END,
   CASE
     WHEN x."INCRC_KIND" = 3 THEN 3
-    WHEN x."INCRC_KIND" = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x."STARTS") THEN 2
+    WHEN x."INCRC_KIND" = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x."STARTS" THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -457,24 +459,24 @@ WHERE "INCRC_OP" <> 3 AND "ENDS" <= "STARTS";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- New versions that follow no version of their key (its first, or after a delete): inserted.
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_T_SCD2_CDC"
 WHERE "INCRC_OP" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed by a delete, split by a late change, corrected at the same time.
+-- New versions that follow a version of their key, ending it, or correct one at the same time: updated.
 SELECT COUNT(*)
 FROM "INCRC_CHANGES_T_SCD2_CDC"
-WHERE "INCRC_OP" = 2;
+WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: count_removed_versions
 -- phase: write
--- Versions removed: a delete at their own time.
+-- New deletes: each ends its key's version, removes the one at its own time, or waits as a tombstone (deleted).
 SELECT COUNT(*)
-FROM "INCRC_CHANGES_T_SCD2_CDC"
-WHERE "INCRC_OP" = 3;
+FROM "INCRC_STAGE_T_SCD2_CDC"
+WHERE "INCRC_KIND" = 3;
 
 -- name: retract_tombstones
 -- phase: write

@@ -15,18 +15,17 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_window                if window; rows changed -> rows_read
+--   stage_window                if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_changes          if rows_read
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -297,7 +296,7 @@ CREATE TABLE `incrc_changes_dim_plan` (
 USING DELTA;
 
 -- step 34: stage_window
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dim_plan`;
 -- params: lo, hi
 INSERT INTO `incrc_raw_dim_plan` (`plan_id`, `name`, `price`, `created_at`)
@@ -333,7 +332,7 @@ FROM `incrc_stage_dim_plan`
 WHERE `plan_id` IS NULL;
 
 -- step 38: timeline_candidates
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
 FROM `incrc_stage_dim_plan` AS s
@@ -363,7 +362,14 @@ SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, x.`valid_from`,
     WHEN x.incrc_end > x.`valid_from` AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE x.incrc_next
   END,
-  CASE WHEN x.`incrc_kind` = 0 OR x.incrc_prev = x.`valid_from` THEN 2 ELSE 1 END
+  CASE
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.`incrc_kind` = 2 THEN 1
+    WHEN x.`incrc_kind` = 3 THEN 6
+    WHEN x.incrc_prev = x.`valid_from` THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, t.`incrc_kind`,
     LAG(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`, t.`incrc_kind`) AS incrc_prev,
@@ -372,8 +378,8 @@ FROM (
     MAX(CASE WHEN t.`incrc_kind` = 0 THEN t.`valid_to` END) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`, t.`incrc_kind` ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM `incrc_timeline_dim_plan` AS t
 ) AS x
-WHERE x.`incrc_kind` = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
+WHERE x.`incrc_kind` <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
 -- step 41: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
@@ -391,15 +397,9 @@ WHERE `incrc_op` = 1;
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_plan`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
--- step 44: count_removed_versions
--- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_dim_plan`
-WHERE `incrc_op` = 3;
-
--- step 45: apply_versions
+-- step 44: apply_versions
 -- job: only when window is not 0.
 MERGE INTO `dw`.`dim_plan` AS t
 USING `incrc_changes_dim_plan` AS s
@@ -413,11 +413,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`)
   VALUES (s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`valid_from`, s.`valid_to`);
 
--- step 46: target_has_rows
+-- step 45: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_plan`) THEN 1 ELSE 0 END;
 
--- step 47: advance_watermark
+-- step 46: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dim_plan changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -427,7 +427,7 @@ SET `watermark` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 48: record_finish
+-- step 47: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -446,23 +446,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 49: drop_stage
+-- step 48: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_plan`;
 
--- step 50: drop_raw
+-- step 49: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_plan`;
 
--- step 51: drop_timeline
+-- step 50: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_plan`;
 
--- step 52: drop_changes
+-- step 51: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_plan`;
 
--- step 53: release_lease
+-- step 52: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

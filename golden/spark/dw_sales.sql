@@ -67,7 +67,7 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions           if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
@@ -119,7 +119,8 @@
 --   reconcile_target  rows -> target
 --
 -- program preview (window [watermark - lookback, hi)):
---   touched_partitions  if window; partitions; rows -> rows_read (finalized: also rows_skipped)
+--   touched_partitions  if window; partitions; rows of finalized ones -> rows_skipped
+--   count_read          if window; count -> rows_read
 --
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start

@@ -161,19 +161,19 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents` (
 )
 USING DELTA;
 
--- step 17: create_tombstones
+-- step 17: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`documents`
+WHERE 1 = 0;
+
+-- step 18: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `id` BIGINT NOT NULL,
   `incrc_sequence` BIGINT NOT NULL
 )
 USING DELTA;
-
--- step 18: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`documents_tombstones`
-WHERE 1 = 0;
 
 -- step 19: read_state
 -- job: read the pipeline's state rows. Two rows: fail with "pipeline t_cdc_int_ops has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".

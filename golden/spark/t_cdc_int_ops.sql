@@ -54,8 +54,8 @@
 --   probe_partitions           column names -> partitions.<column>
 --   add_partitions_logic_hash  if no partitions.logic_hash
 --   create_target
---   create_tombstones
 --   check_target_columns       columns vs the spec: added, widened in place; else fails with the DDL (incrc migrate)
+--   create_tombstones
 --
 -- program run (after setup; holds the lease; records a run in the run log; window [watermark - lookback, hi)):
 --   record_start
@@ -141,6 +141,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents` (
 )
 USING DELTA;
 
+-- name: check_target_columns
+-- phase: setup
+-- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
+SELECT *
+FROM `dw`.`documents`
+WHERE 1 = 0;
+
 -- name: create_tombstones
 -- phase: setup
 -- Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.
@@ -149,13 +156,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`documents_tombstones` (
   `incrc_sequence` BIGINT NOT NULL
 )
 USING DELTA;
-
--- name: check_target_columns
--- phase: setup
--- The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.
-SELECT *
-FROM `dw`.`documents_tombstones`
-WHERE 1 = 0;
 
 -- name: target_has_rows
 -- phase: query

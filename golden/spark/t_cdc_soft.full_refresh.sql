@@ -168,7 +168,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts` (
 )
 USING DELTA;
 
--- step 17: create_tombstones
+-- step 17: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`accounts`
+WHERE 1 = 0;
+
+-- step 18: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `tenant` STRING NOT NULL,
@@ -177,12 +183,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`accounts_tombstones` (
   `incrc_deleted_at` TIMESTAMP
 )
 USING DELTA;
-
--- step 18: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`accounts_tombstones`
-WHERE 1 = 0;
 
 -- step 19: create_quarantine
 -- job: run it (idempotent DDL).

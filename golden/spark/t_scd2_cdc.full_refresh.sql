@@ -172,7 +172,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
 )
 USING DELTA;
 
--- step 17: create_tombstones
+-- step 17: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`account_history`
+WHERE 1 = 0;
+
+-- step 18: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `tenant` STRING NOT NULL,
@@ -181,12 +187,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
   `incrc_sequence` DECIMAL(20,0) NOT NULL
 )
 USING DELTA;
-
--- step 18: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`account_history_tombstones`
-WHERE 1 = 0;
 
 -- step 19: create_quarantine
 -- job: run it (idempotent DDL).
@@ -435,7 +435,9 @@ SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_
   CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP)) END,
   CASE
     WHEN x.`incrc_kind` = 3 THEN 3
-    WHEN x.`incrc_kind` = 0 OR (x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`) THEN 2
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts` THEN 2
+    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
     ELSE 1
   END
 FROM (
@@ -466,13 +468,13 @@ WHERE `incrc_op` = 1;
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- step 49: count_removed_versions
 -- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 3;
+FROM `incrc_stage_t_scd2_cdc`
+WHERE `incrc_kind` = 3;
 
 -- step 50: apply_versions
 -- job: only when new_events is not 0.

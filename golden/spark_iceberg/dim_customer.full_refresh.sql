@@ -14,19 +14,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -291,7 +290,7 @@ CREATE TABLE `incrc_changes_dim_customer` (
 USING iceberg;
 
 -- step 32: stage_all
--- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dim_customer`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
@@ -333,7 +332,7 @@ DELETE FROM `dw`.`dim_customer`;
 SELECT -COUNT(*) FROM `dw`.`dim_customer`;
 
 -- step 37: timeline_candidates
--- job: run it.
+-- job: add num_affected_rows to -rows_ignored (a leading - subtracts).
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM `incrc_stage_dim_customer` AS s
@@ -363,7 +362,14 @@ SELECT x.`customer_id`, x.`name`, x.`country`, x.`updated_at`, x.`valid_from`,
     WHEN x.incrc_end > x.`valid_from` AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ))
   END,
-  CASE WHEN x.`incrc_kind` = 0 OR x.incrc_prev = x.`valid_from` THEN 2 ELSE 1 END
+  CASE
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.`incrc_kind` = 2 THEN 1
+    WHEN x.`incrc_kind` = 3 THEN 6
+    WHEN x.incrc_prev = x.`valid_from` THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, t.`incrc_kind`,
     LAG(t.`valid_from`) OVER (PARTITION BY t.`customer_id` ORDER BY t.`valid_from`, t.`incrc_kind`) AS incrc_prev,
@@ -372,8 +378,8 @@ FROM (
     MAX(CASE WHEN t.`incrc_kind` = 0 THEN t.`valid_to` END) OVER (PARTITION BY t.`customer_id` ORDER BY t.`valid_from`, t.`incrc_kind` ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM `incrc_timeline_dim_customer` AS t
 ) AS x
-WHERE x.`incrc_kind` = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
+WHERE x.`incrc_kind` <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
 -- step 40: check_versions
 -- job: read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
@@ -391,15 +397,9 @@ WHERE `incrc_op` = 1;
 -- job: read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
--- step 43: count_removed_versions
--- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_dim_customer`
-WHERE `incrc_op` = 3;
-
--- step 44: apply_versions
+-- step 43: apply_versions
 -- job: run it.
 MERGE INTO `dw`.`dim_customer` AS t
 USING `incrc_changes_dim_customer` AS s
@@ -413,11 +413,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`)
   VALUES (s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`valid_from`, s.`valid_to`);
 
--- step 45: target_has_rows
+-- step 44: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_customer`) THEN 1 ELSE 0 END;
 
--- step 46: advance_watermark
+-- step 45: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dim_customer changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -435,7 +435,7 @@ WHERE (`pipeline` = ?)
   AND `updated_at` <=> ?
   AND `target_filled` <=> ?;
 
--- step 47: record_finish
+-- step 46: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -454,23 +454,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 48: drop_stage
+-- step 47: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_customer` PURGE;
 
--- step 49: drop_raw
+-- step 48: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_customer` PURGE;
 
--- step 50: drop_timeline
+-- step 49: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_dim_customer` PURGE;
 
--- step 51: drop_changes
+-- step 50: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_customer` PURGE;
 
--- step 52: release_lease
+-- step 51: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

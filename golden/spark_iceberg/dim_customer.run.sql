@@ -13,20 +13,20 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_reopen           if rows_read
+--     count_reopened            if rows_read; count -> minus rows_ignored
 --     timeline_changes          if rows_read
---     close_vanished            if window
+--     close_vanished            if window; rows changed -> rows_deleted
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -291,7 +291,7 @@ CREATE TABLE `incrc_changes_dim_customer` (
 USING iceberg;
 
 -- step 32: stage_all
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dim_customer`;
 -- params: start, hi
 INSERT INTO `incrc_raw_dim_customer` (`customer_id`, `name`, `country`, `updated_at`)
@@ -327,7 +327,7 @@ FROM `incrc_stage_dim_customer`
 WHERE `customer_id` IS NULL;
 
 -- step 36: timeline_candidates
--- job: only when rows_read is not 0.
+-- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM `incrc_stage_dim_customer` AS s
@@ -352,7 +352,13 @@ WHERE EXISTS (
 -- job: only when rows_read is not 0.
 -- params: hi
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
-SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(? AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ), 1
+SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(? AS TIMESTAMP_NTZ), CAST(NULL AS TIMESTAMP_NTZ),
+  CASE WHEN EXISTS (
+    SELECT 1 FROM `dw`.`dim_customer` AS h
+    WHERE h.`customer_id` = r.`customer_id` AND h.`valid_from` = r.`updated_at`
+      AND h.`name` <=> r.`name`
+    AND h.`country` <=> r.`country`
+  ) THEN 2 ELSE 3 END
 FROM (
   SELECT `customer_id`, `name`, `country`, `updated_at`,
     ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `updated_at` DESC) AS incrc_rn
@@ -368,7 +374,13 @@ WHERE incrc_rn = 1
     WHERE t.`customer_id` = r.`customer_id` AND t.`valid_to` < CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND t.`valid_to` > r.`updated_at`
   );
 
--- step 39: timeline_changes
+-- step 39: count_reopened
+-- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to -rows_ignored (a leading - subtracts).
+SELECT COUNT(*)
+FROM `incrc_timeline_dim_customer`
+WHERE `incrc_kind` = 2;
+
+-- step 40: timeline_changes
 -- job: only when rows_read is not 0.
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT x.`customer_id`, x.`name`, x.`country`, x.`updated_at`, x.`valid_from`,
@@ -377,7 +389,14 @@ SELECT x.`customer_id`, x.`name`, x.`country`, x.`updated_at`, x.`valid_from`,
     WHEN x.incrc_end > x.`valid_from` AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ))
   END,
-  CASE WHEN x.`incrc_kind` = 0 OR x.incrc_prev = x.`valid_from` THEN 2 ELSE 1 END
+  CASE
+    WHEN x.`incrc_kind` = 0 THEN 4
+    WHEN x.`incrc_kind` = 2 THEN 1
+    WHEN x.`incrc_kind` = 3 THEN 6
+    WHEN x.incrc_prev = x.`valid_from` THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, t.`incrc_kind`,
     LAG(t.`valid_from`) OVER (PARTITION BY t.`customer_id` ORDER BY t.`valid_from`, t.`incrc_kind`) AS incrc_prev,
@@ -386,15 +405,15 @@ FROM (
     MAX(CASE WHEN t.`incrc_kind` = 0 THEN t.`valid_to` END) OVER (PARTITION BY t.`customer_id` ORDER BY t.`valid_from`, t.`incrc_kind` ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM `incrc_timeline_dim_customer` AS t
 ) AS x
-WHERE x.`incrc_kind` = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
+WHERE x.`incrc_kind` <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
--- step 40: close_vanished
--- job: only when window is not 0.
+-- step 41: close_vanished
+-- job: only when window is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(? AS TIMESTAMP_NTZ),
-  CASE WHEN o.`valid_from` = ? THEN 3 ELSE 2 END
+  CASE WHEN o.`valid_from` = ? THEN 3 ELSE 4 END
 FROM `dw`.`dim_customer` AS o
 WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
   AND NOT EXISTS (
@@ -402,29 +421,23 @@ WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
     WHERE src.`customer_id` = o.`customer_id`
   );
 
--- step 41: check_versions
+-- step 42: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;
 
--- step 42: count_added_versions
+-- step 43: count_added_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` = 1;
 
--- step 43: count_rewritten_versions
+-- step 44: count_rewritten_versions
 -- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
-WHERE `incrc_op` = 2;
-
--- step 44: count_removed_versions
--- job: only when window is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_dim_customer`
-WHERE `incrc_op` = 3;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- step 45: apply_versions
 -- job: only when window is not 0.

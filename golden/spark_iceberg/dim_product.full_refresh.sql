@@ -12,20 +12,19 @@
 --   create_raw
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   dedupe_stage
 --   begin
---     count_invalid             count -> invalid, rows_quarantined
+--     count_invalid             count -> invalid, rows_quarantined, minus rows_ignored
 --     quarantine                if invalid
 --     delete_invalid            if invalid
 --     clear_target              rows changed -> rows_deleted
---     open_changed
+--     open_changed              rows changed -> minus rows_ignored
 --     close_changed
---     update_current
+--     update_current            rows changed -> minus rows_ignored
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -286,7 +285,7 @@ CREATE TABLE `incrc_changes_dim_product` (
 USING iceberg;
 
 -- step 32: stage_all
--- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dim_product`;
 INSERT INTO `incrc_raw_dim_product` (`product_id`, `name`, `price`)
 SELECT `product_id`, `name`, `price`
@@ -309,7 +308,7 @@ WHERE incrc_rn = 1;
 SELECT COUNT(*) FROM `incrc_stage_dim_product`;
 
 -- step 34: count_invalid
--- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
+-- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dim_product`
 WHERE `product_id` IS NULL OR NOT (`price` >= 0);
@@ -344,11 +343,11 @@ DELETE FROM `dw`.`dim_product`;
 SELECT -COUNT(*) FROM `dw`.`dim_product`;
 
 -- step 38: open_changed
--- job: run it.
+-- job: add num_affected_rows to -rows_ignored (a leading - subtracts).
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
-  CASE WHEN e.`product_id` IS NULL THEN 1 ELSE 2 END
+  CASE WHEN e.`product_id` IS NOT NULL THEN 2 WHEN o.`product_id` IS NOT NULL THEN 5 ELSE 1 END
 FROM `incrc_stage_dim_product` AS s
 LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FALSE
 LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = ?
@@ -359,14 +358,14 @@ WHERE o.`product_id` IS NULL
 -- job: run it.
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
-SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 2
+SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 4
 FROM `dw`.`dim_product` AS o
 JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`starts` <> ?
   AND (o.`gone` = TRUE OR NOT (s.`price` <=> o.`price`));
 
 -- step 40: update_current
--- job: run it.
+-- job: add num_affected_rows to -rows_ignored (a leading - subtracts).
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, o.`starts`, o.`ends`, o.`gone`, 2
 FROM `dw`.`dim_product` AS o
@@ -391,15 +390,9 @@ WHERE `incrc_op` = 1;
 -- job: read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
-WHERE `incrc_op` = 2;
+WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
--- step 44: count_removed_versions
--- job: read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_dim_product`
-WHERE `incrc_op` = 3;
-
--- step 45: apply_versions
+-- step 44: apply_versions
 -- job: run it.
 MERGE INTO `dw`.`dim_product` AS t
 USING `incrc_changes_dim_product` AS s
@@ -413,11 +406,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`product_id`, `name`, `price`, `starts`, `ends`, `gone`)
   VALUES (s.`product_id`, s.`name`, s.`price`, s.`starts`, s.`ends`, s.`gone`);
 
--- step 46: target_has_rows
+-- step 45: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`dim_product`) THEN 1 ELSE 0 END;
 
--- step 47: advance_watermark
+-- step 46: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline dim_product changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -435,7 +428,7 @@ WHERE (`pipeline` = ?)
   AND `updated_at` <=> ?
   AND `target_filled` <=> ?;
 
--- step 48: record_finish
+-- step 47: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -454,19 +447,19 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 49: drop_stage
+-- step 48: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dim_product` PURGE;
 
--- step 50: drop_raw
+-- step 49: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dim_product` PURGE;
 
--- step 51: drop_changes
+-- step 50: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_dim_product` PURGE;
 
--- step 52: release_lease
+-- step 51: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

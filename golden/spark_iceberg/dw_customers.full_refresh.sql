@@ -163,7 +163,13 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers` (
 )
 USING iceberg;
 
--- step 17: create_tombstones
+-- step 17: check_target_columns
+-- job: run it (idempotent DDL).
+SELECT *
+FROM `dw`.`customers`
+WHERE 1 = 0;
+
+-- step 18: create_tombstones
 -- job: run it (idempotent DDL).
 CREATE TABLE IF NOT EXISTS `dw`.`customers_tombstones` (
   `customer_id` BIGINT NOT NULL,
@@ -171,12 +177,6 @@ CREATE TABLE IF NOT EXISTS `dw`.`customers_tombstones` (
   `incrc_deleted_at` TIMESTAMP_NTZ
 )
 USING iceberg;
-
--- step 18: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`customers_tombstones`
-WHERE 1 = 0;
 
 -- step 19: create_quarantine
 -- job: run it (idempotent DDL).

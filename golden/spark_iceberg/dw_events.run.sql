@@ -8,7 +8,7 @@
 --   check_target_kept            if no target_found; count; fails if not 0
 --   probe_source                 column types must fit the declared ones
 --   count_null_watermark_source  count; fails if not 0
---   touched_partitions           if window; partitions; rows -> window_rows (finalized: also rows_skipped); rows of partitions left out (finalized, none) -> rows_read
+--   touched_partitions           if window; partitions; rows of finalized ones -> rows_skipped; rows of partitions left out (finalized, none) -> rows_read
 --   count_unpartitioned          if unpartitioned; count; fails if not 0
 --   drop_stage                   if partitions
 --   create_stage                 if partitions
@@ -240,8 +240,8 @@ FROM `app`.`events`
 WHERE `ingested_at` IS NULL;
 
 -- step 28: touched_partitions
--- job: only when window is not 0; read (partition start, rows): add every row to window_rows; rows of a NULL partition also to
--- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound also to rows_skipped and to rows_read, the partition
+-- job: only when window is not 0; read (partition start, rows): add the rows of a NULL partition to
+-- job: unpartitioned and to rows_read; rows of a partition that starts before the finalized bound to rows_skipped and to rows_read, the partition
 -- job: left out; partitions is the number listed.
 -- params: lo, hi
 SELECT `event_date` AS incrc_partition, COUNT(*) AS incrc_rows

@@ -62,20 +62,20 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_all                   if window; rows changed -> rows_read
+--   stage_all                   if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_reopen           if rows_read
+--     count_reopened            if rows_read; count -> minus rows_ignored
 --     timeline_changes          if rows_read
---     close_vanished            if window
+--     close_vanished            if window; rows changed -> rows_deleted
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -95,19 +95,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -308,7 +307,13 @@ WHERE EXISTS (
 -- A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.
 -- params: hi
 INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
-SELECT r."customer_id", r."name", r."country", r."updated_at", ?, NULL, 1
+SELECT r."customer_id", r."name", r."country", r."updated_at", ?, NULL,
+  CASE WHEN EXISTS (
+    SELECT 1 FROM "dw_dim_customer" AS h
+    WHERE h."customer_id" = r."customer_id" AND h."valid_from" = r."updated_at"
+      AND h."name" IS r."name"
+    AND h."country" IS r."country"
+  ) THEN 2 ELSE 3 END
 FROM (
   SELECT "customer_id", "name", "country", "updated_at",
     ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "updated_at" DESC) AS incrc_rn
@@ -324,6 +329,13 @@ WHERE incrc_rn = 1
     WHERE t."customer_id" = r."customer_id" AND t."valid_to" < '9999-12-31 00:00:00' AND t."valid_to" > r."updated_at"
   );
 
+-- name: count_reopened
+-- phase: write
+-- Reopened keys whose row the target held unchanged: the reopen is that row's version (inserted, not ignored).
+SELECT COUNT(*)
+FROM "incrc_timeline_dim_customer"
+WHERE "incrc_kind" = 2;
+
 -- name: timeline_changes
 -- phase: write
 -- Each new version ends at the next start of its key, or where the version it falls in ended; a version a new one starts inside now ends there.
@@ -334,7 +346,14 @@ SELECT x."customer_id", x."name", x."country", x."updated_at", x."valid_from",
     WHEN x.incrc_end > x."valid_from" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE COALESCE(x.incrc_next, '9999-12-31 00:00:00')
   END,
-  CASE WHEN x."incrc_kind" = 0 OR x.incrc_prev = x."valid_from" THEN 2 ELSE 1 END
+  CASE
+    WHEN x."incrc_kind" = 0 THEN 4
+    WHEN x."incrc_kind" = 2 THEN 1
+    WHEN x."incrc_kind" = 3 THEN 6
+    WHEN x.incrc_prev = x."valid_from" THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", t."incrc_kind",
     LAG(t."valid_from") OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind") AS incrc_prev,
@@ -343,8 +362,8 @@ FROM (
     MAX(CASE WHEN t."incrc_kind" = 0 THEN t."valid_to" END) OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from", t."incrc_kind" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM "incrc_timeline_dim_customer" AS t
 ) AS x
-WHERE x."incrc_kind" = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
+WHERE x."incrc_kind" <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
 
 -- name: close_vanished
 -- phase: write
@@ -352,7 +371,7 @@ WHERE x."incrc_kind" = 1
 -- params: hi, hi
 INSERT INTO "incrc_changes_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_op")
 SELECT o."customer_id", o."name", o."country", o."updated_at", o."valid_from", ?,
-  CASE WHEN o."valid_from" = ? THEN 3 ELSE 2 END
+  CASE WHEN o."valid_from" = ? THEN 3 ELSE 4 END
 FROM "dw_dim_customer" AS o
 WHERE o."valid_to" = '9999-12-31 00:00:00'
   AND NOT EXISTS (
@@ -369,24 +388,17 @@ WHERE "incrc_op" <> 3 AND "valid_to" <= "valid_from";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_customer"
 WHERE "incrc_op" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_customer"
-WHERE "incrc_op" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "incrc_changes_dim_customer"
-WHERE "incrc_op" = 3;
+WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write

@@ -70,18 +70,17 @@
 --   create_timeline             if window
 --   drop_changes                if window
 --   create_changes              if window
---   stage_window                if window; rows changed -> rows_read
+--   stage_window                if window; rows changed -> rows_read, rows_ignored
 --   count_null_watermark        if rows_read; count; fails if not 0
 --   dedupe_stage                if rows_read
 --   begin
 --     count_invalid             if rows_read; count -> invalid; fails if not 0
---     timeline_candidates       if rows_read
+--     timeline_candidates       if rows_read; rows changed -> minus rows_ignored
 --     timeline_history          if rows_read
 --     timeline_changes          if rows_read
 --     check_versions            if window; count; fails if not 0
 --     count_added_versions      if window; count -> rows_inserted
 --     count_rewritten_versions  if window; count -> rows_updated
---     count_removed_versions    if window; count -> rows_deleted
 --     apply_versions            if window
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -100,19 +99,18 @@
 --   create_timeline
 --   drop_changes
 --   create_changes
---   stage_all                   rows changed -> rows_read
+--   stage_all                   rows changed -> rows_read, rows_ignored
 --   count_null_watermark        count; fails if not 0
 --   dedupe_stage
 --   begin
 --     count_invalid             count -> invalid; fails if not 0
 --     clear_target              rows changed -> rows_deleted
---     timeline_candidates
+--     timeline_candidates       rows changed -> minus rows_ignored
 --     timeline_history
 --     timeline_changes
 --     check_versions            count; fails if not 0
 --     count_added_versions      count -> rows_inserted
 --     count_rewritten_versions  count -> rows_updated
---     count_removed_versions    count -> rows_deleted
 --     apply_versions
 --     target_has_rows           count -> target_filled
 --     advance_watermark         exactly one row must change
@@ -326,7 +324,14 @@ SELECT x."plan_id", x."name", x."price", x."created_at", x."valid_from",
     WHEN x.incrc_end > x."valid_from" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end
     ELSE x.incrc_next
   END,
-  CASE WHEN x."incrc_kind" = 0 OR x.incrc_prev = x."valid_from" THEN 2 ELSE 1 END
+  CASE
+    WHEN x."incrc_kind" = 0 THEN 4
+    WHEN x."incrc_kind" = 2 THEN 1
+    WHEN x."incrc_kind" = 3 THEN 6
+    WHEN x.incrc_prev = x."valid_from" THEN 2
+    WHEN x.incrc_prev IS NULL THEN 1
+    ELSE 5
+  END
 FROM (
   SELECT t."plan_id", t."name", t."price", t."created_at", t."valid_from", t."valid_to", t."incrc_kind",
     LAG(t."valid_from") OVER (PARTITION BY t."plan_id" ORDER BY t."valid_from", t."incrc_kind") AS incrc_prev,
@@ -335,8 +340,8 @@ FROM (
     MAX(CASE WHEN t."incrc_kind" = 0 THEN t."valid_to" END) OVER (PARTITION BY t."plan_id" ORDER BY t."valid_from", t."incrc_kind" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end
   FROM "incrc_timeline_dim_plan" AS t
 ) AS x
-WHERE x."incrc_kind" = 1
-   OR (x.incrc_next_kind = 1 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
+WHERE x."incrc_kind" <> 0
+   OR (x.incrc_next_kind <> 0 AND x.incrc_next > x."valid_from" AND (x."valid_to" IS NULL OR x.incrc_next < x."valid_to"));
 
 -- name: check_versions
 -- phase: write
@@ -347,24 +352,17 @@ WHERE "incrc_op" <> 3 AND "valid_to" <= "valid_from";
 
 -- name: count_added_versions
 -- phase: write
--- Versions added.
+-- Rows read that open their key's first version (inserted).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_plan"
 WHERE "incrc_op" = 1;
 
 -- name: count_rewritten_versions
 -- phase: write
--- Versions rewritten: closed, split, corrected.
+-- Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).
 SELECT COUNT(*)
 FROM "incrc_changes_dim_plan"
-WHERE "incrc_op" = 2;
-
--- name: count_removed_versions
--- phase: write
--- Versions removed.
-SELECT COUNT(*)
-FROM "incrc_changes_dim_plan"
-WHERE "incrc_op" = 3;
+WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
