@@ -77,6 +77,7 @@ var SpecKeys = []Key{
 		Doc: "What a run reads: the half-open window [watermark - lookback, hi).",
 		Children: []Key{
 			{Name: "column", Kind: KindScalar, Example: "updated_at", Doc: "A timestamp, date or integer column that grows when a row changes (not a creation time, for merge)."},
+			{Name: "tiebreak", Kind: KindScalar, Example: "id", Doc: "A monotonic integer unique_key column read with a timestamp column: rows are ordered by (column, tiebreak), so rows sharing one time at a window's edge split between runs by id, and rows whose column is NULL are read by id instead of quarantined. merge and append only."},
 			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
 				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
@@ -93,6 +94,7 @@ var SpecKeys = []Key{
 			{Name: "column", Kind: KindScalar, Example: "event_date", Doc: "A date or timestamp column."},
 			{Name: "granularity", Kind: KindScalar, Enum: []string{"hour", "day", "month"}, Example: "day", Doc: "hour, day (the default) or month."},
 			{Name: "finalize_after", Kind: KindDuration, Example: "35d", Doc: "Partitions that end this long before the saved watermark are never rewritten by a run; a backfill needs --restate for them."},
+			{Name: "timezone", Kind: KindScalar, Example: "Europe/Berlin", Doc: "The IANA time zone whose days (or months) the partitions of a timestamp column are, such as Europe/Berlin: bounds are that zone's midnights, stored and bound in UTC, so a daylight-saving day has 23 or 25 hours. Default UTC. Zones whose offset is not a whole number of hours are refused."},
 		}},
 	{Name: "quality", Kind: KindMapping,
 		Doc: "Rules every row must pass; a row that breaks one is quarantined with its reason, or fails the run.",
@@ -130,10 +132,10 @@ var SpecKeys = []Key{
 			{Name: "exclude", Kind: KindList, Example: "[op, ingested_at]", Doc: "Change-log columns the target does not get."},
 		}},
 	{Name: "scd2", Kind: KindMapping,
-		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to). With a cdc block it is optional, and only valid_from, valid_to and open_end apply.",
+		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to). With a cdc block it is optional, and only valid_from, valid_to, open_end and tracked apply.",
 		Children: []Key{
 			{Name: "by", Kind: KindScalar, Enum: scd2By, Example: "time", Doc: "time (a row's watermark value is when its version became true) or columns (a version opens at the run's hi when a tracked column changes); required, but with a cdc block, where it does not apply."},
-			{Name: "tracked", Kind: KindList, Example: "[country]", Doc: "by columns: the columns whose change opens a version (default: all but the key and the watermark)."},
+			{Name: "tracked", Kind: KindList, Example: "[country]", Doc: "by columns: the columns whose change opens a version (default: all but the key and the watermark). With a cdc block: a change that leaves them all equal updates the version it falls in instead of opening one (default: every change opens one)."},
 			{Name: "snapshot", Kind: KindBool, Example: "true", Doc: "Every run reads the whole source [start, hi), and a key no row carries any more has vanished (the default without a watermark)."},
 			{Name: "deletes", Kind: KindScalar, Enum: scd2Deletes, Example: "close", Doc: "What a vanished key does to its current version: ignore, close (ends it at hi) or new_record (ends it and records the deletion)."},
 			{Name: "valid_from", Kind: KindScalar, Example: "valid_from", Doc: "The target's column where a version starts (default valid_from)."},
