@@ -594,15 +594,11 @@ type (
 
 	// UpdateMatched sets columns of the target rows whose key has a row in
 	// Stage (at most one row per key), to expressions of that row.
-	//
-	// With Where, only the staged rows it holds for (evaluated on the
-	// staged row).
 	UpdateMatched struct {
 		Target Table
 		Stage  Table
 		Key    []string
 		Set    []Assign
-		Where  Expr
 	}
 
 	// CountMatched counts the staged rows whose key is already in the

@@ -638,46 +638,8 @@ func updateMatched(w *Writer, op compiler.UpdateMatched) {
 	w.Table(op.Stage)
 	w.S(" AS s\nON ")
 	keyMatch(w, "t", op.Key, false)
-	w.S("\nWHEN MATCHED")
-	if op.Where != nil {
-		w.S(" AND ")
-		Expr(w, "s", op.Where)
-	}
-	w.S(" THEN UPDATE SET\n  ")
+	w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
 	Assignments(w, "", op.Set, ",\n  ")
-}
-
-// updateFrom spells an UpdateMatched as UPDATE ... FROM, which DuckDB plans
-// as a join from the (small) stage where its MERGE scans the whole target.
-func updateFrom(w *Writer, op compiler.UpdateMatched) {
-	w.S("UPDATE ")
-	w.Table(op.Target)
-	w.S(" AS t\nSET ")
-	Assignments(w, "", op.Set, ",\n    ")
-	w.S("\nFROM ")
-	w.Table(op.Stage)
-	w.S(" AS s\nWHERE ")
-	keyMatch(w, "t", op.Key, false)
-	if op.Where != nil {
-		w.S("\n  AND ")
-		Expr(w, "s", op.Where)
-	}
-}
-
-// renderOr spells an operation the dialect's way when it has one, with
-// fallback otherwise (instead of the shared spelling).
-func renderOr(w *Writer, op compiler.Op, fallback func()) {
-	if r, ok := w.d.(OpRenderer); ok {
-		handled, err := r.RenderOp(w, op)
-		if err != nil {
-			w.Fail(err)
-			return
-		}
-		if handled {
-			return
-		}
-	}
-	fallback()
 }
 
 // ownName qualifies the columns of a DELETE's target by its own name,

@@ -702,31 +702,19 @@ func vanishedVersions(w *Writer, op compiler.VanishedVersions) {
 	w.S("\n  )")
 }
 
-// applyVersions applies the changes in three statements, in the run's
-// write transaction: the closes move valid_to in place (the version's
-// other columns stay where they are, and most changes of a run are
-// closes); the target's other versions the changes name by key and start
-// are deleted; the changes that are neither removals nor closes are
-// inserted.
+// applyVersions deletes the target's versions the changes name by key and
+// start, then inserts the changes that are not removals: two statements,
+// in the run's write transaction.
 func applyVersions(w *Writer, op compiler.ApplyVersions) {
 	v := op.Versioning
 	key := append(append([]string(nil), v.Key...), v.ValidFrom)
-	opIs := func(code string) compiler.Expr {
-		return compiler.Binary{Op: "=", L: compiler.ColRef{Name: compiler.OpColumn}, R: compiler.Lit{Text: code}}
-	}
-	closes := compiler.UpdateMatched{Target: v.Target, Stage: op.Changes, Key: key,
-		Set: []compiler.Assign{{Column: v.ValidTo, Value: compiler.ColRef{Name: v.ValidTo}}}, Where: opIs(compiler.OpClose)}
-	renderOr(w, closes, func() { updateFrom(w, closes) })
-	w.End()
 	w.S("DELETE FROM ")
 	w.Table(v.Target)
 	w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
 	w.Table(op.Changes)
 	w.S(" AS s\n  WHERE ")
 	keyMatchOf(w, ownName(w, v.Target), key, false)
-	w.S(" AND ")
-	w.Col("s", compiler.OpColumn)
-	w.S(" <> ", compiler.OpClose, "\n)")
+	w.S("\n)")
 	w.End()
 	w.S("INSERT INTO ")
 	w.Table(v.Target)
@@ -738,7 +726,7 @@ func applyVersions(w *Writer, op compiler.ApplyVersions) {
 	w.Table(op.Changes)
 	w.S("\nWHERE ")
 	w.Col("", compiler.OpColumn)
-	w.S(" NOT IN (", compiler.OpRemove, ", ", compiler.OpClose, ")")
+	w.S(" <> ", compiler.OpRemove)
 }
 
 // MergeVersions applies the changes in one MERGE, for engines where each

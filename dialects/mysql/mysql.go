@@ -266,10 +266,6 @@ func updateMatched(w *dialects.Writer, op compiler.UpdateMatched) {
 	dialects.KeyMatch(w, op.Key, false)
 	w.S("\nSET ")
 	dialects.Assignments(w, "t", op.Set, ",\n    ")
-	if op.Where != nil {
-		w.S("\nWHERE ")
-		dialects.Expr(w, "s", op.Where)
-	}
 }
 
 // TimeValue is the shared CAST.

@@ -180,10 +180,6 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op compiler.Op) (bool, error) {
 		w.Table(op.Stage)
 		w.S(" AS s\nWHERE ")
 		dialects.KeyMatch(w, op.Key, false)
-		if op.Where != nil {
-			w.S("\n  AND ")
-			dialects.Expr(w, "s", op.Where)
-		}
 		return true, nil
 	}
 	return false, nil
