@@ -80,6 +80,14 @@ func linkUpstreams(specs []*Spec) Diagnostics {
 						quote(s.Source.Table.Value), u.Pipeline.Value, u.File, article(up.Watermark.String()), up.Watermark, s.Watermark.Column.Value, article(mine.String()), mine, u.Pipeline.Value)
 					return
 				}
+				if s.Watermark.Tiebreak.Set() {
+					// hi would be cut at the upstream's time with no id to
+					// go with it, and the rows without a time would wait for
+					// a run that is not held back.
+					diags.addFor([]string{u.Pipeline.Value, s.Pipeline.Value}, s.Watermark.Tiebreak.Pos, "watermark.tiebreak: source %s is the target of pipeline %q (%s), whose watermark bounds this pipeline's window by time alone: remove the tiebreak, or read a table no pipeline of the project writes",
+						quote(s.Source.Table.Value), u.Pipeline.Value, u.File)
+					return
+				}
 				up.Bounds = true
 			} else if via == "source" {
 				// A pipeline without a watermark reads the whole source: it

@@ -77,6 +77,11 @@ func TestGraphRefuses(t *testing.T) {
 	if len(d) != 1 || !strings.Contains(d[0].String(), "b.yaml:2:") || !strings.Contains(d[0].Msg, "whose saved watermark is a bigint") {
 		t.Errorf("integer upstream of a time watermark: %v", d)
 	}
+	tied := strings.Replace(chainSpec("b", "x.a", "x.b", "timestamp"), "column: t,", "column: t, tiebreak: id,", 1)
+	_, d = graphSpecs(t, chainSpec("a", "app.a", "x.a", "timestamp"), tied)
+	if len(d) != 1 || !strings.Contains(d[0].String(), "b.yaml:7:") || !strings.Contains(d[0].Msg, "bounds this pipeline's window by time alone") {
+		t.Errorf("an upstream bounding a tiebreak watermark: %v", d)
+	}
 }
 
 func TestParamsAndLogicHash(t *testing.T) {

@@ -77,6 +77,7 @@ var SpecKeys = []Key{
 		Doc: "What a run reads: the half-open window [watermark - lookback, hi).",
 		Children: []Key{
 			{Name: "column", Kind: KindScalar, Example: "updated_at", Doc: "A timestamp, date or integer column that grows when a row changes (not a creation time, for merge)."},
+			{Name: "tiebreak", Kind: KindScalar, Example: "id", Doc: "A monotonic integer unique_key column read with a timestamp column: rows are ordered by (column, tiebreak), so rows sharing one time at a window's edge split between runs by id, and rows whose column is NULL are read by id instead of quarantined. merge and append only."},
 			{Name: "files", Kind: KindScalar, Enum: []string{"new"}, Example: "new",
 				Doc: "With source.files, instead of column: each run loads exactly the files not loaded before (by path, size and modification time), recorded in incrc_files in the write's transaction."},
 			{Name: "start", Kind: KindScalar, Example: "2026-01-01", Doc: "The first run's lower bound: a date or RFC 3339 (an id for an integer column). Nothing before it is ever read."},
@@ -93,6 +94,7 @@ var SpecKeys = []Key{
 			{Name: "column", Kind: KindScalar, Example: "event_date", Doc: "A date or timestamp column."},
 			{Name: "granularity", Kind: KindScalar, Enum: []string{"hour", "day", "month"}, Example: "day", Doc: "hour, day (the default) or month."},
 			{Name: "finalize_after", Kind: KindDuration, Example: "35d", Doc: "Partitions that end this long before the saved watermark are never rewritten by a run; a backfill needs --restate for them."},
+			{Name: "timezone", Kind: KindScalar, Example: "Europe/Berlin", Doc: "The IANA time zone whose days (or months) the partitions of a timestamp column are, such as Europe/Berlin: bounds are that zone's midnights, stored and bound in UTC, so a daylight-saving day has 23 or 25 hours. Default UTC. Zones whose offset is not a whole number of hours are refused."},
 		}},
 	{Name: "quality", Kind: KindMapping,
 		Doc: "Rules every row must pass; a row that breaks one is quarantined with its reason, or fails the run.",

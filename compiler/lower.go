@@ -65,6 +65,7 @@ const (
 	StmtCheckKept     = "check_target_kept"
 
 	StmtSourceMax            = "source_max"
+	StmtTieMax               = "source_max_tiebreak"
 	StmtCountRead            = "count_read"
 	StmtProbeSource          = "probe_source"
 	StmtCountNullWatermark   = "count_null_watermark"
@@ -186,7 +187,7 @@ func Lower(s *Spec) (*Plan, error) {
 	if w := s.Watermark; w != nil {
 		c := *s.Column(w.Column.Value)
 		start, _ := ParseWatermark(c.Type, w.Start.Value) // Validate checked it
-		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch}
+		p.Watermark = &Watermarking{Col: Col{Name: c.Name.Value, Type: c.Type}, Start: start, Lookback: w.Lookback, Lag: w.Lag, Batch: w.Batch, Tiebreak: w.Tiebreak.Value}
 	}
 	if pt := s.Partition; pt != nil {
 		c := s.Column(pt.Column.Value)
@@ -194,7 +195,7 @@ func Lower(s *Spec) (*Plan, error) {
 		if g == "" {
 			g = "day"
 		}
-		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter}
+		p.Partition = &Partitioning{Column: c.Name.Value, Type: c.Type, Granularity: g, FinalizeAfter: pt.FinalizeAfter, Zone: pt.Timezone.Value}
 	}
 	switch {
 	case p.Partition != nil:
@@ -328,6 +329,8 @@ var (
 	pExpected  = Param{"expected", PText}
 	pSpecHash  = Param{"spec_hash", PText}
 	pFilled    = Param{RegTargetFilled, PInt}
+	pLoID      = Param{"lo_id", PInt}
+	pHiID      = Param{"hi_id", PInt}
 	pPlo       = Param{"plo", PPartition}
 	pPhi       = Param{"phi", PPartition}
 	pBackfill  = Param{"backfill_id", PText}
@@ -675,7 +678,14 @@ func (l *lowerer) dedupe() *Dedupe {
 // zero without a watermark: a full_refresh pipeline reads everything.
 func (l *lowerer) windows() (window, upTo Window) {
 	if wm := l.p.Watermark; wm != nil {
-		return Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+		window, upTo = Window{Column: wm.Name, Lo: "lo", Hi: "hi"}, Window{Column: wm.Name, Lo: "start", Hi: "hi"}
+		if wm.Tiebreak != "" {
+			// start has no id: a full refresh reads every id from it.
+			window.Tie, window.LoID, window.HiID = wm.Tiebreak, pLoID.Name, pHiID.Name
+			window.LooseLo = wm.Lookback.Value > 0
+			upTo.Tie, upTo.HiID = wm.Tiebreak, pHiID.Name
+		}
+		return window, upTo
 	}
 	return Window{}, Window{}
 }
@@ -683,9 +693,30 @@ func (l *lowerer) windows() (window, upTo Window) {
 // withNull is a window that also reads the rows whose watermark is NULL:
 // no window holds them, so the staging read takes them along in the same
 // scan, to be quarantined (or to fail the run) rather than never read.
+// With a tiebreak, the window reads those by id: only the rows whose id is
+// NULL too are in none.
 func withNull(w Window) Window {
 	w.OrNull = w.Column != ""
 	return w
+}
+
+// nullWM is true for a row whose watermark is NULL, which no window reads
+// (with a tiebreak: whose tiebreak is NULL too).
+func (l *lowerer) nullWM() Expr {
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return and(IsNull{X: col(wm.Name)}, IsNull{X: col(wm.Tiebreak)})
+	}
+	return IsNull{X: col(wm.Name)}
+}
+
+// hasWM is true for a row that some window reads: not nullWM.
+func (l *lowerer) hasWM() Expr {
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return or(IsNull{X: col(wm.Name), Not: true}, IsNull{X: col(wm.Tiebreak), Not: true})
+	}
+	return IsNull{X: col(wm.Name), Not: true}
 }
 
 // readSource adds what every strategy's runs read of the source before
@@ -698,6 +729,11 @@ func (l *lowerer) readSource() {
 		wm.MaxStatement = StmtSourceMax
 		l.add(StmtSourceMax, PhaseStage, "An integer watermark's window ends after the largest id present.",
 			SourceMax{Source: p.Source, Column: p.Watermark.Name})
+	}
+	if wm := p.Watermark; wm != nil && wm.Tiebreak != "" {
+		wm.TieMaxStatement = StmtTieMax
+		l.add(StmtTieMax, PhaseStage, "With a tiebreak, hi is (now - lag, the largest id present + 1): rows of hi's time and rows without a time that exist now are read now.",
+			SourceMax{Source: p.Source, Column: wm.Tiebreak})
 	}
 	read := window
 	if l.snapshot() {
@@ -763,7 +799,7 @@ func (l *lowerer) stage() {
 		if wm := p.Watermark; wm != nil {
 			// A version without a watermark takes no part in the dedupe:
 			// it must never replace a good version of its key.
-			where = IsNull{X: col(wm.Name), Not: true}
+			where = l.hasWM()
 		}
 		doc := "One row per key: the newest version."
 		if l.scd != nil && l.scd.byTime {
@@ -776,7 +812,7 @@ func (l *lowerer) stage() {
 		l.add(StmtAnalyzeStage, PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", AnalyzeTable{Table: p.Stage, Columns: p.Key})
 	}
 	if wm := p.Watermark; wm != nil {
-		isNull := IsNull{X: col(wm.Name)}
+		isNull := l.nullWM()
 		if l.nullMode() == "fail" {
 			l.add(StmtCountNullWatermark, PhaseStage, "Staged rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
 				CountRows{Table: into, Where: isNull})
@@ -834,7 +870,7 @@ func (l *lowerer) nullWatermarkSource(wm string, cols []string) {
 	p := l.p
 	if l.nullMode() == "fail" {
 		l.add(StmtCountNullWMSource, PhaseStage, "Source rows whose watermark is NULL are in no window: without a quarantine the run fails on them.",
-			CountSource{Source: p.Source, Where: IsNull{X: col(wm)}})
+			CountSource{Source: p.Source, Where: l.nullWM()})
 		return
 	}
 	l.add(StmtQuarantineNullWMSrc, PhaseWrite, "Source rows whose watermark is NULL are in no window: each run quarantines them, with the reason, until the source is fixed.",
@@ -853,8 +889,11 @@ func (l *lowerer) nullMode() string {
 
 // nullRule is the reason a row whose watermark is NULL is quarantined.
 func (l *lowerer) nullRule() Rule {
-	wm := l.p.Watermark.Name
-	return Rule{Reason: "not_null(" + wm + "): the watermark, so no window reads the row", Invalid: IsNull{X: col(wm)}}
+	wm := l.p.Watermark
+	if wm.Tiebreak != "" {
+		return Rule{Reason: "not_null(" + wm.Name + ", " + wm.Tiebreak + "): the watermark and its tiebreak, so no window reads the row", Invalid: l.nullWM()}
+	}
+	return Rule{Reason: "not_null(" + wm.Name + "): the watermark, so no window reads the row", Invalid: l.nullWM()}
 }
 
 // windowParams declares a window's bounds, which are watermark values.
@@ -865,6 +904,12 @@ func windowParams(w Window) []Param {
 	}
 	if w.Hi != "" {
 		ps = append(ps, Param{w.Hi, PWatermark})
+	}
+	if w.Tie != "" && w.LoID != "" {
+		ps = append(ps, Param{w.LoID, PInt})
+	}
+	if w.Tie != "" && w.HiID != "" {
+		ps = append(ps, Param{w.HiID, PInt})
 	}
 	return ps
 }

@@ -217,6 +217,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 				switch key {
 				case "column":
 					w.Column = p.str("watermark.column", v)
+				case "tiebreak":
+					w.Tiebreak = p.str("watermark.tiebreak", v)
 				case "start":
 					w.Start = p.str("watermark.start", v)
 				case "files":
@@ -233,7 +235,7 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					p.unread(key)
 				}
 			})
-			if w.Files.Set() && !w.Column.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() && !w.Batch.Set() {
+			if w.Files.Set() && !w.Column.Set() && !w.Tiebreak.Set() && !w.Start.Set() && !w.Lookback.Set() && !w.Lag.Set() && !w.Batch.Set() {
 				// The bookmark of a files source: no column windows the
 				// runs, the files loaded before do.
 				s.Source.ByFile, s.Watermark = w.Files, nil
@@ -251,6 +253,8 @@ func (p *parser) spec(s *Spec, n *yaml.Node) {
 					pt.Granularity = p.str("partition.granularity", v)
 				case "finalize_after":
 					pt.FinalizeAfter = p.duration("partition.finalize_after", v)
+				case "timezone":
+					pt.Timezone = p.str("partition.timezone", v)
 				default:
 					p.unread(key)
 				}

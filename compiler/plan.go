@@ -87,6 +87,13 @@ type Watermarking struct {
 	// runner runs the run program once per batch, oldest first.
 	Batch        Duration
 	MaxStatement string // an integer watermark's hi: the statement reading the largest id
+	// Tiebreak, when set, is an integer key column that orders the rows of
+	// one watermark value, and the rows whose watermark is NULL: a
+	// position in the window is (watermark, tiebreak), and the saved
+	// watermark holds both (see ParseTiedMark). TieMaxStatement reads the
+	// largest id, the id part of hi.
+	Tiebreak        string
+	TieMaxStatement string
 }
 
 // CDCApplying is what a cdc pipeline writes besides its target. Columns
@@ -120,6 +127,12 @@ type Partitioning struct {
 	Column      string
 	Type        Type
 	Granularity string // hour | day | month
+	// Zone is the IANA time zone whose days and months the partitions are
+	// (partition.timezone), validated; empty: UTC. The engine only cuts
+	// rows into UTC hours (Trunc); the runner finds each hour's partition
+	// in the zone and binds its bounds as UTC times, so no engine needs
+	// time-zone data.
+	Zone string
 	// FinalizeAfter: partitions older than hi minus this are closed; a run
 	// does not rewrite them, a backfill needs --restate. Zero: never.
 	FinalizeAfter Duration
@@ -763,6 +776,17 @@ type Window struct {
 	Column string
 	Lo, Hi string
 	OrNull bool
+	// Tie, when set, orders the rows of one Column value by this column
+	// (never NULL) and puts those whose Column is NULL in the window by it
+	// alone: the window is [(lo, lo_id), (hi, hi_id)) in the order
+	// (Column, Tie), and [lo_id, hi_id) of Tie where Column is NULL. LoID
+	// and HiID name the id parameters; an empty one leaves that side of
+	// the ids open. LooseLo reads every row of Column = lo whatever its id
+	// (a lookback re-reads behind the watermark anyway). OrNull then keeps
+	// the rows where both are NULL.
+	Tie        string
+	LoID, HiID string
+	LooseLo    bool
 }
 
 // Dedupe keeps one row per key: the first by OrderBy.

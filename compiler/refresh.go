@@ -39,7 +39,7 @@ func (l *lowerer) checksUnique() bool {
 func (l *lowerer) keep(dedupe bool) Keep {
 	k := Keep{Columns: columnNames(l.p.Columns)}
 	if wm := l.p.Watermark; wm != nil {
-		k.Where = IsNull{X: col(wm.Name), Not: true}
+		k.Where = l.hasWM()
 	}
 	if dedupe {
 		k.Dedupe = l.dedupe()

@@ -80,6 +80,9 @@ func Params(s *Spec) []SpecParam {
 	}
 	if w := s.Watermark; w != nil {
 		add("watermark.column", w.Column.Value, false)
+		// A tiebreak writes the rows without a time that a watermark alone
+		// quarantines: it decides the rows.
+		add("watermark.tiebreak", w.Tiebreak.Value, true)
 		add("watermark.start", w.Start.Value, false)
 		add("watermark.lookback", w.Lookback.Text, false)
 		add("watermark.lag", w.Lag.Text, false)
@@ -96,6 +99,7 @@ func Params(s *Spec) []SpecParam {
 	if pt := s.Partition; pt != nil {
 		add("partition.column", pt.Column.Value, true)
 		add("partition.granularity", pt.Granularity.Value, true)
+		add("partition.timezone", pt.Timezone.Value, true)
 		add("partition.finalize_after", pt.FinalizeAfter.Text, false)
 	}
 	if q := s.Quality; q != nil {

@@ -139,7 +139,10 @@ type Column struct {
 }
 
 type Watermark struct {
-	Column   String
+	Column String
+	// Tiebreak is an integer column (a monotonic id) that orders the rows
+	// sharing one Column value, and the rows whose Column is NULL.
+	Tiebreak String
 	Files    String // "new": a files source loads each file once (the bookmark)
 	Start    String
 	Lookback Duration
@@ -154,7 +157,10 @@ type Partition struct {
 	Column        String
 	Granularity   String
 	FinalizeAfter Duration
-	Pos           Pos
+	// Timezone names the IANA zone whose days and months the partitions
+	// are (Europe/Berlin); absent: UTC.
+	Timezone String
+	Pos      Pos
 }
 
 type Quality struct {

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
+	// The zone database compiled in: a spec's partition.timezone means
+	// the same on every machine, whatever zoneinfo it has (or lacks).
+	_ "time/tzdata"
 	"unicode"
 	"unicode/utf8"
 )
@@ -313,6 +317,43 @@ func (v *validator) watermark(strategy Strategy) {
 	if w.Lag.Set() && c != nil && c.Type.IsInteger() {
 		v.errf(w.Lag.Pos, "watermark.lag applies to time watermarks; %q is an integer, whose window ends at the largest id present: remove the lag", c.Name.Value)
 	}
+	if w.Tiebreak.Set() {
+		v.tiebreak(strategy, c)
+	}
+}
+
+// tiebreak checks watermark.tiebreak: an integer key column after a
+// timestamp, on a strategy whose window is the only thing it reads.
+func (v *validator) tiebreak(strategy Strategy, wc *Column) {
+	s := v.s
+	w := s.Watermark
+	t := w.Tiebreak
+	c := v.col("watermark.tiebreak", t)
+	switch {
+	case c == nil:
+	case !c.Type.IsInteger():
+		v.errf(t.Pos, "watermark.tiebreak %q has type %s: the tiebreak is a monotonic id, an integer column", c.Name.Value, c.Type)
+	case !contains(values(s.UniqueKey), c.Name.Value) || c.Nullable:
+		// A row whose id is NULL would sit nowhere in the order at a
+		// window's edge: the key's NOT NULL rule keeps every row in it.
+		v.errf(t.Pos, "watermark.tiebreak %q must be a unique_key column that is never NULL: each row takes one place in the order (%s, %s), and a NULL id has none", c.Name.Value, w.Column.Value, c.Name.Value)
+	case wc != nil && c.Name.Value == wc.Name.Value:
+		v.errf(t.Pos, "watermark.tiebreak %q is the watermark column itself: name the id that orders rows of one time", c.Name.Value)
+	}
+	if wc != nil && wc.Type.Kind != Timestamp && wc.Type.Kind != TimestampTZ {
+		// A date's ties are whole days: reading part of one and moving on
+		// by id would lose a row updated later that day, whose date and
+		// id both stay where they were.
+		v.errf(t.Pos, "watermark.tiebreak needs a timestamp watermark; %q is %s: a row updated later on the same %s keeps its value and its id, and a run that read part of its ties would never read it again", wc.Name.Value, wc.Type, map[bool]string{true: "day", false: "value"}[wc.Type.Kind == Date])
+	}
+	switch {
+	case strategy != "" && strategy != Merge && strategy != Append:
+		v.errf(t.Pos, "watermark.tiebreak applies to strategy merge and append, whose runs read only their window; strategy %s does not take one: remove it", strategy)
+	case w.Batch.Set():
+		v.errf(w.Batch.Pos, "watermark.batch cuts windows on the time alone, and watermark.tiebreak orders rows by time and id: remove one of them")
+	case s.Partition != nil:
+		v.errf(t.Pos, "watermark.tiebreak does not apply with partitions, which a run rewrites or a backfill rebuilds whole: remove it")
+	}
 }
 
 func (v *validator) dedupe(strategy Strategy) {
@@ -367,6 +408,45 @@ func (v *validator) partition(strategy Strategy) {
 			v.errf(pt.Granularity.Pos, "partition.granularity hour needs a timestamp column; %q is a date", c.Name.Value)
 		}
 	}
+	if tz := pt.Timezone; tz.Set() {
+		if err := CheckZone(tz.Value); err != nil {
+			v.errf(tz.Pos, "partition.timezone: %v", err)
+		}
+		switch {
+		case c != nil && c.Type.Kind == Date:
+			v.errf(tz.Pos, "partition.timezone: %q is a date, which is a day already, in no zone: remove the timezone (or partition by a timestamp column)", c.Name.Value)
+		case pt.Granularity.Value == "hour":
+			v.errf(tz.Pos, "partition.timezone: hours are the same in every zone incrc accepts (whole-hour offsets): remove the timezone, or partition by day or month")
+		}
+	}
+}
+
+// zoneName is what a time zone name may hold: IANA names are letters,
+// digits and _ + - in parts separated by /. Anything else (a path, a
+// space, a quote) never reaches the zone database.
+var zoneName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9][A-Za-z0-9_+-]*)*$`)
+
+// CheckZone validates a time zone name from a spec: an IANA name that the
+// zone database knows, whose offsets from UTC are whole hours (incrc
+// finds a row's local day from its UTC hour). It returns the zone.
+func CheckZone(name string) error {
+	if len(name) > 64 || !zoneName.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("%s is not a time zone name: write an IANA name such as Europe/Berlin or UTC", quote(name))
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return fmt.Errorf("unknown time zone %s: write an IANA name such as Europe/Berlin or UTC", quote(name))
+	}
+	// Each year's winter and summer offsets, over the years data has:
+	// zones such as Asia/Kolkata (+05:30) cut a UTC hour in two days.
+	for y := 1970; y <= 2100; y++ {
+		for _, m := range []time.Month{time.January, time.July} {
+			if _, off := time.Date(y, m, 15, 12, 0, 0, 0, time.UTC).In(loc).Zone(); off%3600 != 0 {
+				return fmt.Errorf("time zone %s is %s from UTC in %d, not a whole number of hours: incrc cuts rows into UTC hours and finds each one's local day, which such an hour straddles", quote(name), time.Duration(off)*time.Second, y)
+			}
+		}
+	}
+	return nil
 }
 
 var onInvalid = []string{"quarantine", "fail"}

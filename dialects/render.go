@@ -1159,6 +1159,13 @@ func Aggregate(w *Writer, op compiler.Aggregate) {
 // falls in. A day partition of a date column is the value itself;
 // everything else needs the dialect's TimeTruncer.
 func Trunc(w *Writer, expr func(), p compiler.Partitioning) {
+	if p.Zone != "" {
+		// Partitions in a time zone: the engine cuts rows into UTC hours,
+		// and the runner finds each hour's day or month in the zone, so
+		// that no engine needs its time-zone tables (SQLite has none,
+		// MariaDB's are empty until loaded, DuckDB's need ICU).
+		p.Granularity, p.Zone = "hour", ""
+	}
 	if p.Granularity == "day" && p.Type.Kind == compiler.Date {
 		expr()
 		return
@@ -1515,6 +1522,10 @@ func WindowPred(w *Writer, alias string, win compiler.Window) {
 	if !windowed(win) {
 		return
 	}
+	if win.Tie != "" {
+		tiedWindowPred(w, alias, win)
+		return
+	}
 	both := win.Lo != "" && win.Hi != ""
 	if win.OrNull {
 		w.S("(")
@@ -1643,4 +1654,88 @@ func Assignments(w *Writer, alias string, set []compiler.Assign, sep string) {
 		w.S(" = ")
 		Expr(w, "s", a.Value)
 	}
+}
+
+// tiedWindowPred spells a window with a tiebreak: the row-value comparison
+// (col, tie) >= (lo, lo_id) AND (col, tie) < (hi, hi_id), expanded (not
+// every engine compares row values, nor plans them on an index), or the
+// rows whose col is NULL by tie alone, lo_id <= tie < hi_id.
+func tiedWindowPred(w *Writer, alias string, win compiler.Window) {
+	c := func() { w.Col(alias, win.Column) }
+	t := func() { w.Col(alias, win.Tie) }
+	w.S("((")
+	if win.Lo != "" {
+		if win.LooseLo || win.LoID == "" {
+			c()
+			w.S(" >= ")
+			w.Param(win.Lo)
+		} else {
+			w.S("(")
+			c()
+			w.S(" > ")
+			w.Param(win.Lo)
+			w.S(" OR (")
+			c()
+			w.S(" = ")
+			w.Param(win.Lo)
+			w.S(" AND ")
+			t()
+			w.S(" >= ")
+			w.Param(win.LoID)
+			w.S("))")
+		}
+	}
+	if win.Hi != "" {
+		if win.Lo != "" {
+			w.S(" AND ")
+		}
+		if win.HiID == "" {
+			c()
+			w.S(" < ")
+			w.Param(win.Hi)
+		} else {
+			w.S("(")
+			c()
+			w.S(" < ")
+			w.Param(win.Hi)
+			w.S(" OR (")
+			c()
+			w.S(" = ")
+			w.Param(win.Hi)
+			w.S(" AND ")
+			t()
+			w.S(" < ")
+			w.Param(win.HiID)
+			w.S("))")
+		}
+	}
+	w.S(") OR (")
+	c()
+	w.S(" IS NULL")
+	if win.LoID != "" {
+		w.S(" AND ")
+		t()
+		w.S(" >= ")
+		w.Param(win.LoID)
+	}
+	if win.HiID != "" {
+		w.S(" AND ")
+		t()
+		w.S(" < ")
+		w.Param(win.HiID)
+	}
+	if win.LoID == "" && win.HiID == "" {
+		w.S(" AND ")
+		t()
+		w.S(" IS NOT NULL")
+	}
+	w.S(")")
+	if win.OrNull {
+		w.S(" OR (")
+		c()
+		w.S(" IS NULL AND ")
+		t()
+		w.S(" IS NULL)")
+	}
+	w.S(")")
 }

@@ -122,12 +122,13 @@ func (t *Target) Backfill(ctx context.Context, plan *compiler.Plan, o BackfillOp
 			only[k] = true
 		}
 		if o.From.IsZero() && o.To.IsZero() {
-			first, _ := compiler.ParseTime(keys[0])
-			last, _ := compiler.ParseTime(keys[len(keys)-1])
-			g := plan.Partition.Granularity
+			first, _ := keyStart(plan, keys[0])
+			last, _ := keyStart(plan, keys[len(keys)-1])
+			g := grainOf(plan.Partition)
 			o.From, o.To = partitionStart(first, g), nextPartition(partitionStart(last, g), g)
 		}
 	}
+	o.From, o.To = localBound(plan, o.From), localBound(plan, o.To)
 	if !o.From.Before(o.To) {
 		return nil, fmt.Errorf("--from must be before --to: the range is [from, to)")
 	}
@@ -224,7 +225,7 @@ func (b *backfill) record(ctx context.Context, err error) {
 // rebuild.
 func (b *backfill) decide(ctx context.Context) error {
 	plan, c, o, res := b.c.plan, b.c, b.o, b.res
-	g := plan.Partition.Granularity
+	g := grainOf(plan.Partition)
 	st, err := readState(ctx, c, b.conn, plan.Pipeline)
 	if err != nil && !o.DryRun {
 		return err
@@ -273,7 +274,7 @@ func (b *backfill) decide(ctx context.Context) error {
 		}
 		drifted = map[string]bool{}
 		for _, k := range rec.Drifted {
-			if tm, err := compiler.ParseTime(k); err == nil {
+			if tm, err := keyStart(plan, k); err == nil {
 				drifted[makePartition(tm, g).Key(g)] = true
 			}
 		}
@@ -312,7 +313,7 @@ func rangeText(keys []string) string {
 // each on a connection of its own.
 func (b *backfill) rebuild(ctx context.Context) error {
 	res, o := b.res, b.o
-	g := b.c.plan.Partition.Granularity
+	g := grainOf(b.c.plan.Partition)
 	var todo []int
 	for i, p := range res.Partitions {
 		if p.Status == PartPending {
@@ -344,7 +345,7 @@ func (b *backfill) rebuild(ctx context.Context) error {
 			next++
 			mu.Unlock()
 			pr := &res.Partitions[i]
-			start, _ := compiler.ParseTime(strings.Replace(pr.Key, "T", " ", 1) + map[string]string{"hour": ":00:00", "month": "-01", "day": ""}[g])
+			start, _ := keyStart(b.c.plan, strings.Replace(pr.Key, "T", " ", 1)+map[string]string{"hour": ":00:00", "month": "-01", "day": ""}[g.unit])
 			err := b.rebuildOne(ctx, conn, makePartition(start, g), pr)
 			mu.Lock()
 			done++
@@ -420,7 +421,8 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 	if err != nil {
 		return err
 	}
-	pr.Source, pr.Target = measuresOf(m.rows[compiler.RegSource]), measuresOf(m.rows[compiler.RegTarget])
+	ms := c.plan.Measures
+	pr.Source, pr.Target = measuresOf(ms, m.rows[compiler.RegSource]), measuresOf(ms, m.rows[compiler.RegTarget])
 	if strings.Join(pr.Source, "|") == strings.Join(pr.Target, "|") {
 		return nil
 	}
@@ -433,14 +435,22 @@ func (b *backfill) rebuildOne(ctx context.Context, conn *sql.Conn, p partition, 
 }
 
 // measuresOf reads a one-partition aggregate: count then measures; an
-// empty partition has none.
-func measuresOf(rows [][]any) []string {
+// empty partition has none. A partition of a time zone comes as its UTC
+// hours, folded into one.
+func measuresOf(ms []compiler.Measure, rows [][]any) []string {
 	if len(rows) == 0 {
 		return []string{"0"}
 	}
-	out := make([]string, len(rows[0])-1)
-	for i, v := range rows[0][1:] {
-		out[i] = Canon(v)
+	var out []string
+	for _, row := range rows {
+		vals := make([]string, len(row)-1)
+		for i, v := range row[1:] {
+			vals[i] = Canon(v)
+		}
+		if out != nil {
+			vals = foldMeasures(ms, out, vals)
+		}
+		out = vals
 	}
 	return out
 }

@@ -293,7 +293,7 @@ func (f *partFixture) backfillParallel(b *testing.B) {
 		b.Logf("parallel %d, pg_stat_activity samples of the benchmark's active sessions: %s", p, act[p].report())
 	}
 	if testing.Verbose() {
-		mid := makePartition(partFrom.AddDate(0, 0, benchDays/2), "day")
+		mid := makePartition(partFrom.AddDate(0, 0, benchDays/2), grain{unit: "day", loc: time.UTC})
 		vals := f.partitionVals(mid)
 		f.explain(b, compiler.StmtCheckPartitionSrc, vals)
 		f.explain(b, compiler.StmtCheckPartitionTgt, vals)

@@ -1080,8 +1080,9 @@ func scenarios() []scenario {
 		{"month", []string{"2026-01"}, "2026-01-01", "2026-03-01", []string{"2026-01", "2026-02"}},
 	} {
 		var all []string
-		for _, p := range partitionsIn(*mustTime(g.from), *mustTime(g.to), g.granularity) {
-			all = append(all, p.Key(g.granularity))
+		gr := grain{unit: g.granularity, loc: time.UTC}
+		for _, p := range partitionsIn(*mustTime(g.from), *mustTime(g.to), gr) {
+			all = append(all, p.Key(gr))
 		}
 		out = append(out, scenario{
 			name: "overwrite/" + g.granularity + " partitions", spec: strings.ReplaceAll(clicksSpec, "{granularity}", g.granularity), source: "app_{id}.clicks",
@@ -1102,7 +1103,164 @@ func scenarios() []scenario {
 			},
 		})
 	}
-	return out
+	out = append(out, tiebreakScenarios()...)
+	return append(out, zoneScenario())
+}
+
+// readingsSpec partitions meter readings by days of Europe/Berlin.
+const readingsSpec = `
+pipeline: readings_{target}_{id}
+source:
+  table: app_{id}.readings
+target:
+  table: dw_{id}.readings_{target}
+columns:
+  reading_id: bigint
+  read_at: timestamp
+  kwh: decimal(12,3)
+  loaded_at: timestamp
+strategy: overwrite_partitions
+unique_key: [reading_id]
+watermark:
+  column: loaded_at
+  start: 2026-03-01
+partition:
+  column: read_at
+  granularity: day
+  timezone: Europe/Berlin
+reconcile:
+  by: read_at
+  measures: [count, sum(kwh)]
+`
+
+// zoneScenario crosses both 2026 transitions of Europe/Berlin: its day
+// 2026-03-29 is [03-28 23:00, 03-29 22:00) UTC, 23 hours, and 2026-10-25 is
+// [10-24 22:00, 10-25 23:00) UTC, 25 hours. Rows sit on each side of every
+// local midnight (read_at is UTC), and on both 02:30s of October.
+func zoneScenario() scenario {
+	loaded := "2026-11-01 00:00:00"
+	return scenario{
+		name: "overwrite/days of Europe/Berlin across both clock changes", spec: readingsSpec, source: "app_{id}.readings", keyed: true,
+		seed: [][]any{
+			{1, "2026-03-28 22:59:59", "1.000", loaded},   // 03-28 23:59:59 CET
+			{2, "2026-03-28 23:00:00", "2.000", loaded},   // 03-29 00:00 CET
+			{3, "2026-03-29 01:30:00", "3.000", loaded},   // 03:30 CEST
+			{4, "2026-03-29 21:59:59", "4.000", loaded},   // 23:59:59 CEST
+			{5, "2026-03-29 22:00:00", "5.000", loaded},   // 03-30 00:00 CEST
+			{6, "2026-10-24 21:59:59", "6.000", loaded},   // 10-24 23:59:59 CEST
+			{7, "2026-10-24 22:00:00", "7.000", loaded},   // 10-25 00:00 CEST
+			{8, "2026-10-25 00:30:00", "8.000", loaded},   // 02:30 CEST
+			{9, "2026-10-25 01:30:00", "9.000", loaded},   // 02:30 CET
+			{10, "2026-10-25 22:59:59", "10.000", loaded}, // 23:59:59 CET, the 25th hour
+			{11, "2026-10-25 23:00:00", "11.000", loaded}, // 10-26 00:00 CET
+		},
+		steps: []act{
+			preview{at: "2026-11-02T00:00:00Z", lo: "2026-03-01T00:00:00Z", rows: 11,
+				partitions: []string{"2026-03-28", "2026-03-29", "2026-03-30", "2026-10-24", "2026-10-25", "2026-10-26"}},
+			run{until: "2026-11-02", want: &counts{Lo: "2026-03-01T00:00:00Z", Hi: "2026-11-02T00:00:00Z", Read: 11, Inserted: 11}},
+			// Reading 12 arrives late for Berlin's 03-29 (23:30 CEST): only
+			// that day is rewritten, never the UTC day it also touches.
+			insert{{12, "2026-03-29 21:30:00", "12.000", "2026-11-02 10:00:00"}},
+			preview{at: "2026-11-03T00:00:00Z", lo: "2026-11-02T00:00:00Z", rows: 1, partitions: []string{"2026-03-29"}},
+			run{until: "2026-11-03", want: &counts{Lo: "2026-11-02T00:00:00Z", Hi: "2026-11-03T00:00:00Z", Read: 4, Inserted: 4, Deleted: 3}},
+			reconcile{from: "2026-03-28", to: "2026-03-31", groups: 3, partitions: []string{"2026-03-28", "2026-03-29", "2026-03-30"}},
+			reconcile{from: "2026-10-24", to: "2026-10-27", groups: 3, partitions: []string{"2026-10-24", "2026-10-25", "2026-10-26"}},
+			rebuild{from: "2026-10-24", to: "2026-10-27", rebuilt: []string{"2026-10-24", "2026-10-25", "2026-10-26"}, rows: 6},
+			// A reading of the 25th hour appears in the source during the
+			// rebuild of 10-25: the check after it compares the whole day,
+			// every UTC hour of it, and stops there.
+			rebuild{from: "2026-10-25", to: "2026-10-27", addAt: [2]string{"2026-10-25", compiler.StmtCheckPartitionSrc},
+				add: []any{13, "2026-10-25 22:30:00", "13.000", "2026-11-02 11:00:00"}, fails: "does not match the source", mismatch: "2026-10-25",
+				failed: []string{"2026-10-25"}, pending: []string{"2026-10-26"}},
+			rebuild{from: "2026-10-25", to: "2026-10-27", rebuilt: []string{"2026-10-25", "2026-10-26"}, rows: 6},
+			rebuild{from: "2026-03-29", to: "2026-03-30", rebuilt: []string{"2026-03-29"}, rows: 4, untouched: []string{"2026-03-28", "2026-03-30"}},
+		},
+	}
+}
+
+// tiedSpec is a merge whose watermark has a tiebreak: rows are ordered
+// by (updated_at, ticket_id), and a ticket never updated has no
+// updated_at; {lookback} varies by scenario.
+const tiedSpec = `
+pipeline: tickets_{target}_{id}
+source:
+  table: app_{id}.tickets
+target:
+  table: dw_{id}.tickets_{target}
+columns:
+  ticket_id: bigint
+  status: varchar(16)
+  updated_at: timestamp
+strategy: merge
+unique_key: [ticket_id]
+watermark:
+  column: updated_at
+  tiebreak: ticket_id
+  start: 2026-01-01
+  {lookback}
+`
+
+// tiedTickets are ticket 1 without a time, three tickets sharing one time at
+// the first run's hi, and one before it.
+var tiedTickets = [][]any{
+	{1, "new", nil},
+	{2, "open", "2026-01-10 12:00:00"},
+	{3, "open", "2026-01-10 12:00:00"},
+	{4, "open", "2026-01-10 12:00:00"},
+	{5, "open", "2026-01-09 08:00:00"},
+}
+
+func tiebreakScenarios() []scenario {
+	spec := func(lookback string) string { return strings.ReplaceAll(tiedSpec, "{lookback}", lookback) }
+	return []scenario{
+		{
+			// Ties at the edge split across two runs: the first run's hi is
+			// the tickets' shared time, and reads the three that exist;
+			// ticket 6, of the same time, is written later (a larger id) and
+			// read by the next run alone, as is ticket 7, without a time.
+			// Nothing is read twice (the counts) and nothing is lost (the
+			// full refresh).
+			name: "tiebreak/ties at the edge, rows without a time", spec: spec(""), source: "app_{id}.tickets", keyed: true, seed: tiedTickets,
+			steps: []act{
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-10T12:00:00Z/6", Read: 5, Inserted: 5}, wm: "2026-01-10T12:00:00Z/6"},
+				insert{{6, "open", "2026-01-10 12:00:00"}, {7, "new", nil}},
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-10T12:00:00Z/6", Hi: "2026-01-10T12:00:00Z/8", Read: 2, Inserted: 2}, wm: "2026-01-10T12:00:00Z/8"},
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-10T12:00:00Z/8", Hi: "2026-01-10T12:00:00Z/8"}},
+				update{key: 1, set: map[string]any{"status": "done", "updated_at": "2026-01-11 09:00:00"}},
+				update{key: 3, set: map[string]any{"status": "done", "updated_at": "2026-01-11 09:00:00"}},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z/8", Hi: "2026-01-12T00:00:00Z/8", Read: 2, Updated: 2},
+					rows: []string{
+						line(1, "done", "2026-01-11 09:00:00"), line(2, "open", "2026-01-10 12:00:00"), line(3, "done", "2026-01-11 09:00:00"),
+						line(4, "open", "2026-01-10 12:00:00"), line(5, "open", "2026-01-09 08:00:00"), line(6, "open", "2026-01-10 12:00:00"),
+						line(7, "new", nil),
+					}},
+				rewind{to: "2026-01-13", refused: "is after the watermark"},
+				rewind{to: "2026-01-10T12:00:00Z/x", refused: "an integer"},
+				// A rewind to a time re-reads every row from that time and
+				// every row without one.
+				rewind{to: "2026-01-10T12:00:00Z", wm: "2026-01-10T12:00:00Z"},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z", Hi: "2026-01-12T00:00:00Z/8", Read: 6, Updated: 6}},
+				rewind{to: "2026-01-10T12:00:00Z/4", wm: "2026-01-10T12:00:00Z/4"},
+				run{until: "2026-01-12", want: &counts{Lo: "2026-01-10T12:00:00Z/4", Hi: "2026-01-12T00:00:00Z/8", Read: 5, Updated: 5}},
+			},
+		},
+		{
+			// A lookback is a duration on the time, as without a tiebreak:
+			// ticket 8 committed late with a time behind the watermark is
+			// re-read; the rows without a time are read once, by id.
+			name: "tiebreak/a lookback on the time", spec: spec("lookback: 1d"), source: "app_{id}.tickets", keyed: true, seed: tiedTickets,
+			steps: []act{
+				run{until: "2026-01-10T12:00:00Z", want: &counts{Lo: "2026-01-01T00:00:00Z", Hi: "2026-01-10T12:00:00Z/6", Read: 5, Inserted: 5}},
+				insert{{8, "late", "2026-01-10 08:00:00"}, {9, "new", nil}},
+				run{until: "2026-01-10T13:00:00Z", want: &counts{Lo: "2026-01-09T12:00:00Z", Hi: "2026-01-10T13:00:00Z/10", Read: 5, Inserted: 2, Updated: 3},
+					rows: []string{
+						line(1, "new", nil), line(2, "open", "2026-01-10 12:00:00"), line(3, "open", "2026-01-10 12:00:00"),
+						line(4, "open", "2026-01-10 12:00:00"), line(5, "open", "2026-01-09 08:00:00"), line(8, "late", "2026-01-10 08:00:00"),
+						line(9, "new", nil),
+					}},
+			},
+		},
+	}
 }
 
 func mustTime(s string) *time.Time {

@@ -98,11 +98,7 @@ func (t *Target) SetWatermark(ctx context.Context, plan *compiler.Plan, watermar
 	if plan.Watermark == nil {
 		return fmt.Errorf("pipeline %s has no watermark", plan.Pipeline)
 	}
-	canon, err := compiler.ParseWatermark(plan.Watermark.Type, watermark)
-	if err != nil {
-		return err
-	}
-	m, err := parseMark(plan.Watermark.Type, canon)
+	m, err := parseWM(plan.Watermark, watermark)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -88,5 +89,65 @@ func TestIntegerWindowLimits(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestTiedMarks: a tiebreak watermark is saved as TIME/ID and read back
+// the same; TIME alone (watermark.start, a watermark saved before the
+// spec had a tiebreak) is before every id of that time; and a spec that
+// drops its tiebreak reads a saved TIME/ID as its time.
+func TestTiedMarks(t *testing.T) {
+	tied := &compiler.Watermarking{Col: compiler.Col{Name: "updated_at", Type: compiler.Type{Kind: compiler.Timestamp}}, Tiebreak: "id"}
+	plain := &compiler.Watermarking{Col: tied.Col}
+	at, _ := parseWM(tied, "2026-01-10T12:00:00Z/8")
+	if at.String() != "2026-01-10T12:00:00Z/8" {
+		t.Errorf("saved %q, read back as %q", "2026-01-10T12:00:00Z/8", at)
+	}
+	bare, _ := parseWM(tied, "2026-01-10T12:00:00Z")
+	if !bare.less(at) || bare.String() != "2026-01-10T12:00:00Z" {
+		t.Errorf("a bare time %q must come before %q and print as itself", bare, at)
+	}
+	later, _ := parseWM(tied, "2026-01-10T12:00:01Z/1")
+	if !at.less(later) || later.less(at) {
+		t.Errorf("%q must come before %q: the time orders first", at, later)
+	}
+	if _, err := parseWM(tied, "2026-01-10T12:00:00Z/x"); err == nil || !strings.Contains(err.Error(), "an integer") {
+		t.Errorf("a malformed id: %v", err)
+	}
+	dropped, err := parseWM(plain, "2026-01-10T12:00:00Z/8")
+	if err != nil || dropped.String() != "2026-01-10T12:00:00Z" {
+		t.Errorf("a saved TIME/ID without a tiebreak: %q, %v", dropped, err)
+	}
+}
+
+// TestZonePartitions: days of Europe/Berlin start at its midnights, in
+// UTC, so its 2026 clock changes make a day of 23 and one of 25 hours;
+// a date given as --from is that zone's day.
+func TestZonePartitions(t *testing.T) {
+	plan := &compiler.Plan{Partition: &compiler.Partitioning{Granularity: "day", Zone: "Europe/Berlin"}}
+	g := grainOf(plan.Partition)
+	for _, c := range []struct {
+		day   string
+		start string
+		hours float64
+	}{
+		{"2026-03-28", "2026-03-27T23:00:00Z", 24},
+		{"2026-03-29", "2026-03-28T23:00:00Z", 23},
+		{"2026-03-30", "2026-03-29T22:00:00Z", 24},
+		{"2026-10-25", "2026-10-24T22:00:00Z", 25},
+		{"2026-10-26", "2026-10-25T23:00:00Z", 24},
+	} {
+		from, err := keyStart(plan, c.day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := makePartition(from, g)
+		if got := p.start.Format(time.RFC3339); got != c.start || p.Key(g) != c.day || p.end.Sub(p.start).Hours() != c.hours {
+			t.Errorf("Berlin day %s: [%s, %s) keyed %s, %v hours; want from %s, %v hours", c.day, got, p.end.Format(time.RFC3339), p.Key(g), p.end.Sub(p.start).Hours(), c.start, c.hours)
+		}
+	}
+	month := grain{unit: "month", loc: g.loc}
+	if p := makePartition(*mustTime("2026-03-15"), month); p.end.Sub(p.start).Hours() != 31*24-1 {
+		t.Errorf("Berlin's March 2026: %v hours, want %d", p.end.Sub(p.start).Hours(), 31*24-1)
 	}
 }

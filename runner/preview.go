@@ -106,7 +106,7 @@ func (t *Target) preview(ctx context.Context, plan *compiler.Plan, b bounds) (*P
 		}
 	}
 	for _, p := range m.parts {
-		pv.Partitions = append(pv.Partitions, p.Key(plan.Partition.Granularity))
+		pv.Partitions = append(pv.Partitions, p.Key(grainOf(plan.Partition)))
 	}
 	return pv, nil
 }

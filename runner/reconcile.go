@@ -52,6 +52,7 @@ type Reconciliation struct {
 // Reconcile compares source and target in [from, to) of reconcile.by:
 // the plan's reconcile program, read-only.
 func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to time.Time) (*Reconciliation, error) {
+	from, to = localBound(plan, from), localBound(plan, to)
 	if plan.ReconcileBy == "" {
 		return nil, fmt.Errorf("%s: pipeline %s has no reconcile section (reconcile: {by: COLUMN, measures: [count, sum(COLUMN)]})", plan.File, plan.Pipeline)
 	}
@@ -87,9 +88,20 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 	rec := &Reconciliation{Pipeline: plan.Pipeline, By: by.Name, From: formatBound(from, by.Type), To: formatBound(to, by.Type), Measures: measureNames(plan), Groups: []Group{}, Drifted: []string{},
 		Uncompared: plan.Uncompared, InsertOnly: plan.InsertOnly}
 	groups := map[string]*Group{}
-	side := func(rows [][]any, target bool) {
+	zoned := plan.ReconcileGroups != nil && plan.ReconcileGroups.Zone != ""
+	side := func(rows [][]any, target bool) error {
 		for _, row := range rows {
 			key := Canon(row[0])
+			if zoned && row[0] != nil {
+				// The engine grouped by UTC hour: the hours of one local
+				// day (or month) are one group.
+				t, err := asTime(row[0])
+				if err != nil {
+					return err
+				}
+				gr := grainOf(plan.ReconcileGroups)
+				key = makePartition(t, gr).Key(gr)
+			}
 			g := groups[key]
 			if g == nil {
 				g = &Group{Key: key}
@@ -99,15 +111,23 @@ func (t *Target) Reconcile(ctx context.Context, plan *compiler.Plan, from, to ti
 			for i, v := range row[1:] {
 				vals[i] = Canon(v)
 			}
+			have := &g.Source
 			if target {
-				g.Target = vals
-			} else {
-				g.Source = vals
+				have = &g.Target
 			}
+			if *have != nil {
+				vals = foldMeasures(plan.Measures, *have, vals)
+			}
+			*have = vals
 		}
+		return nil
 	}
-	side(src, false)
-	side(tgt, true)
+	if err := side(src, false); err != nil {
+		return nil, err
+	}
+	if err := side(tgt, true); err != nil {
+		return nil, err
+	}
 	for _, g := range groups {
 		g.Match = strings.Join(g.Source, "\x00") == strings.Join(g.Target, "\x00") && g.Source != nil && g.Target != nil
 		rec.Groups = append(rec.Groups, *g)
@@ -150,14 +170,14 @@ func notReached(plan *compiler.Plan, typ compiler.Type, key string, saved *mark)
 	if saved == nil {
 		return true
 	}
-	t, err := compiler.ParseTime(key)
+	t, err := keyStart(plan, key)
 	if err != nil {
 		return false
 	}
 	end := t.Add(time.Nanosecond) // a timestamp group is one instant
 	switch {
 	case plan.ReconcileGroups != nil:
-		end = makePartition(t, plan.ReconcileGroups.Granularity).end
+		end = makePartition(t, grainOf(plan.ReconcileGroups)).end
 	case typ.Kind == compiler.Date:
 		end = t.AddDate(0, 0, 1)
 	}
@@ -172,12 +192,55 @@ func finalized(plan *compiler.Plan, key string, saved *mark) bool {
 	if pt == nil || pt.FinalizeAfter.Value <= 0 || saved == nil || saved.isInt {
 		return false
 	}
-	t, err := compiler.ParseTime(key)
+	t, err := keyStart(plan, key)
 	if err != nil {
 		return false
 	}
-	bound := partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
-	return partitionStart(t, pt.Granularity).Before(bound)
+	bound := partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), grainOf(pt))
+	return partitionStart(t, grainOf(pt)).Before(bound)
+}
+
+// foldMeasures combines the measures of two groups into those of their
+// union, canonical: counts and sums add (NULL, a sum of no value, adds
+// nothing), min and max keep the lesser or greater (numbers by value,
+// times and text in their canonical order, which is time order).
+func foldMeasures(ms []compiler.Measure, a, b []string) []string {
+	out := make([]string, len(a))
+	for i := range a {
+		x, y := a[i], b[i]
+		switch {
+		case x == "NULL":
+			out[i] = y
+			continue
+		case y == "NULL":
+			out[i] = x
+			continue
+		}
+		rx, okx := new(big.Rat).SetString(x)
+		ry, oky := new(big.Rat).SetString(y)
+		num := okx && oky
+		switch ms[i].Fn {
+		case "count", "sum":
+			if !num {
+				out[i] = x // not a number: never from these engines
+				continue
+			}
+			out[i] = Canon(new(big.Rat).Add(rx, ry).FloatString(12))
+		case "min", "max":
+			less := x < y
+			if num {
+				less = rx.Cmp(ry) < 0
+			}
+			if less == (ms[i].Fn == "min") {
+				out[i] = x
+			} else {
+				out[i] = y
+			}
+		default:
+			out[i] = x
+		}
+	}
+	return out
 }
 
 // measureNames are the plan's measures as reconciliations name them.

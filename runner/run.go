@@ -553,7 +553,7 @@ func parseSaved(plan *compiler.Plan, saved string) (*mark, error) {
 	if saved == "" || plan.Watermark == nil {
 		return nil, nil
 	}
-	m, err := parseMark(plan.Watermark.Type, saved)
+	m, err := parseWM(plan.Watermark, saved)
 	if err != nil {
 		return nil, fmt.Errorf("saved watermark %q of %s: %w", saved, plan.Pipeline, err)
 	}

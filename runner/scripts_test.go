@@ -39,6 +39,12 @@ import (
 // blocked run need the conformance suite's own machinery. Read-only steps (reconcile,
 // preview) are left out.
 func scriptable(sc scenario) (bool, string) {
+	if strings.Contains(sc.spec, "tiebreak:") {
+		return false, "a tiebreak watermark (script.ErrTiebreak)"
+	}
+	if strings.Contains(sc.spec, "timezone:") {
+		return false, "partitions in a time zone (script.ErrZone)"
+	}
 	for _, s := range sc.steps {
 		switch s := s.(type) {
 		case insert, update, remove, corrupt, reconcile, preview, crash, rewind, release, rebuild, run, deadLease:

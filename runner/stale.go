@@ -34,7 +34,7 @@ func (t *Target) Stale(ctx context.Context, plan *compiler.Plan) ([]string, erro
 
 func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 	plan := c.plan
-	g := plan.Partition.Granularity
+	g := grainOf(plan.Partition)
 	vals := params{"pipeline": plan.Pipeline}
 	rows, err := c.query(ctx, q, compiler.StmtTargetPartitions, vals)
 	if err != nil {
@@ -88,7 +88,8 @@ func staleOn(ctx context.Context, c *compiled, q querier) ([]string, error) {
 		for _, rn := range runs {
 			stale = stale || rn.at > last.at && other(rn.logic)
 		}
-		if stale {
+		if stale && (len(out) == 0 || out[len(out)-1] != key) {
+			// (the hours of one day of a zone come one after the other)
 			out = append(out, key)
 		}
 	}

@@ -194,11 +194,11 @@ func (t *Target) Rewind(ctx context.Context, plan *compiler.Plan, o RewindOption
 	if wm == nil {
 		return nil, fmt.Errorf("pipeline %s has no watermark to rewind: each of its runs reads the whole source", plan.Pipeline)
 	}
-	to, err := parseMark(wm.Type, o.To)
+	to, err := parseWM(wm, o.To)
 	if err != nil {
 		return nil, fmt.Errorf("--to: %w", err)
 	}
-	start, err := parseMark(wm.Type, wm.Start)
+	start, err := parseWM(wm, wm.Start)
 	if err != nil {
 		return nil, err
 	}

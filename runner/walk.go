@@ -195,7 +195,7 @@ func (m *machine) walk(ctx context.Context, pr *compiler.Program) error {
 			m.bindPartition(p)
 			for _, each := range steps[i:j] {
 				if err := m.step(ctx, q, each); err != nil {
-					return fmt.Errorf("partition %s: %w", p.Key(m.c.plan.Partition.Granularity), err)
+					return fmt.Errorf("partition %s: %w", p.Key(grainOf(m.c.plan.Partition)), err)
 				}
 			}
 			m.partsDone++
@@ -371,9 +371,14 @@ func (m *machine) partitions(ctx context.Context, q querier, s compiler.Step, va
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Stmt, err)
 		}
-		p := makePartition(t, pt.Granularity)
+		p := makePartition(t, grainOf(pt))
 		if p.start.Before(m.finalBound) {
 			left(compiler.RegSkipped)
+			continue
+		}
+		if n := len(m.parts); n > 0 && m.parts[n-1] == p {
+			// Partitions in a zone come as UTC hours, in order: the
+			// hours of one local day are one partition.
 			continue
 		}
 		m.parts = append(m.parts, p)
@@ -391,7 +396,7 @@ func bindPartition(c *compiled, vals params, p partition) {
 	kind := c.plan.Partition.Type.Kind
 	vals["plo"] = c.d.BindTime(p.start, kind)
 	vals["phi"] = c.d.BindTime(p.end, kind)
-	vals["partition_key"] = p.Key(c.plan.Partition.Granularity)
+	vals["partition_key"] = p.Key(grainOf(c.plan.Partition))
 }
 
 // checkTypes fails when a source column's type does not fit its declared

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -23,29 +24,67 @@ func stateTime(t time.Time) string { return t.UTC().Format(stateTimeLayout) }
 const ClockSkew = 5 * time.Minute
 
 // mark is a watermark value: a time (timestamp or date watermark) or an
-// integer (monotonic id watermark).
+// integer (monotonic id watermark). With a tiebreak (tied) it is a
+// position (t, id) in the order of the time then the id; noID, the
+// smallest int64, is before every id: (t, noID) reads every row of t.
 type mark struct {
 	t     time.Time
 	n     int64
 	isInt bool
 	date  bool
+	tied  bool
+	id    int64
 }
 
+const noID = math.MinInt64
+
+// String is how the state, the run log and the messages write a mark: a
+// tied one as TIME/ID, or TIME alone when it is before every id of TIME.
 func (m mark) String() string {
 	switch {
 	case m.isInt:
 		return strconv.FormatInt(m.n, 10)
 	case m.date:
 		return m.t.Format("2006-01-02")
+	case m.tied && m.id != noID:
+		return m.t.UTC().Format(time.RFC3339Nano) + "/" + strconv.FormatInt(m.id, 10)
 	}
 	return m.t.UTC().Format(time.RFC3339Nano)
 }
 
 func (m mark) less(o mark) bool {
-	if m.isInt {
+	switch {
+	case m.isInt:
 		return m.n < o.n
+	case m.tied && m.t.Equal(o.t):
+		return m.id < o.id
 	}
 	return m.t.Before(o.t)
+}
+
+// parseWM reads a saved or configured watermark of a pipeline: with a
+// tiebreak, TIME or TIME/ID (TIME alone is before every id of TIME, as
+// watermark.start and a watermark saved before the tiebreak was added).
+func parseWM(wm *compiler.Watermarking, s string) (mark, error) {
+	if wm.Tiebreak == "" {
+		if i := strings.LastIndexByte(s, '/'); i >= 0 && wm.Type.IsTime() {
+			// Saved while the spec had a tiebreak: its time, every row of
+			// which the next run reads again rather than miss one.
+			s = s[:i]
+		}
+		return parseMark(wm.Type, s)
+	}
+	id := int64(noID)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		n, err := strconv.ParseInt(s[i+1:], 10, 64)
+		if err != nil {
+			return mark{}, fmt.Errorf("%q: the part after / is the tiebreak %s, an integer", s, wm.Tiebreak)
+		}
+		s, id = s[:i], n
+	}
+	m, err := parseMark(wm.Type, s)
+	m.tied, m.id = true, id
+	return m, err
 }
 
 // parseMark reads a saved or configured watermark for the column type.
@@ -124,7 +163,7 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 		m.vals[compiler.RegWindow] = int64(1)
 		return w, nil
 	}
-	start, err := parseMark(wm.Type, wm.Start)
+	start, err := parseWM(wm, wm.Start)
 	if err != nil {
 		return w, fmt.Errorf("watermark.start of %s: %w", p.Pipeline, err)
 	}
@@ -178,6 +217,9 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 	}
 	w.advance = w.hi
 	m.vals["hi"] = m.c.bindMark(w.hi, kind)
+	if w.hi.tied {
+		m.vals["hi_id"] = w.hi.id
+	}
 	m.vals["watermark"] = w.advance.String()
 	// Partitions finalize relative to the pipeline's own clock, the saved
 	// watermark, as in a backfill: a partition is closed once the runs
@@ -185,7 +227,7 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 	// been written, so nothing is closed: the first run writes what a full
 	// refresh writes.
 	if pt := p.Partition; pt != nil && pt.FinalizeAfter.Value > 0 && saved != nil && !saved.isInt {
-		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), pt.Granularity)
+		m.finalBound = partitionStart(saved.t.Add(-pt.FinalizeAfter.Value), grainOf(pt))
 	}
 	switch pr.Lo {
 	case compiler.LoStart:
@@ -200,6 +242,9 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 			finalize = p.Partition.FinalizeAfter.Value
 		}
 		w.lo, w.hasLo = lowerBound(from, wm.Lookback, finalize), true
+		if w.lo.tied && wm.Lookback.Value > 0 {
+			w.lo.id = noID // a lookback reads every row of its first instant
+		}
 		if w.lo.less(start) {
 			w.lo = start // a lookback never reaches before the configured start
 		}
@@ -207,6 +252,11 @@ func fixWindow(ctx context.Context, m *machine, pr *compiler.Program, saved *mar
 			w.lo = w.hi
 		}
 		m.vals["lo"] = m.c.bindMark(w.lo, kind)
+		if w.lo.tied {
+			// The rows without a time are read by id from the saved
+			// watermark's: a lookback is a duration, on the time only.
+			m.vals["lo_id"] = from.id
+		}
 	}
 	if !w.empty() {
 		m.vals[compiler.RegWindow] = int64(1)
@@ -241,6 +291,9 @@ func holdBack(ctx context.Context, m *machine, w *window, b bounds) error {
 			bound = w.hi
 			bound.t, bound.n = time.Time{}, -1<<63
 		} else {
+			if i := strings.LastIndexByte(saved, '/'); i >= 0 && !u.Watermark.IsInteger() {
+				saved = saved[:i] // an upstream's tiebreak: its time bounds this window
+			}
 			up, err := parseMark(u.Watermark, saved)
 			if err != nil {
 				return fmt.Errorf("saved watermark %q of upstream pipeline %s: %w", saved, u.Pipeline, err)
@@ -329,7 +382,44 @@ func hiNow(ctx context.Context, m *machine, wm *compiler.Watermarking, saved *ma
 	// nanosecond of the clock or of --until is a bound no row can be
 	// told apart by, and it would be saved, printed and compared as if
 	// it were one.
-	return mark{t: hi.Truncate(time.Microsecond)}, nil
+	t := mark{t: hi.Truncate(time.Microsecond)}
+	if wm.Tiebreak != "" {
+		return tiedHi(ctx, m, wm, t, saved)
+	}
+	return t, nil
+}
+
+// tiedHi gives hi its id: the largest id present plus one, so that the
+// rows of hi's time and the rows without a time that exist now are read
+// now, and those written later (a larger id) by the next run. It never
+// goes below the saved watermark's id, which would read again rows
+// without a time that a run has read (after rows were deleted).
+func tiedHi(ctx context.Context, m *machine, wm *compiler.Watermarking, hi mark, saved *mark) (mark, error) {
+	hi.tied, hi.id = true, noID
+	if saved != nil {
+		hi.id = saved.id
+	}
+	var q querier = m.q()
+	vals := m.vals
+	if m.c.plan.From != nil {
+		src, err := m.c.source(ctx)
+		if err != nil {
+			return mark{}, err
+		}
+		q, vals = src, m.c.sourceVals(wm.TieMaxStatement, m.vals)
+	}
+	max, ok, err := m.c.count(ctx, q, wm.TieMaxStatement, vals)
+	if err != nil {
+		return mark{}, err
+	}
+	if ok && max == math.MaxInt64 {
+		return mark{}, fmt.Errorf("pipeline %s: the source's largest %s is %d, the largest bigint: a window ends after the largest id it reads, and none comes after this one; the run stops rather than skip rows",
+			m.c.plan.Pipeline, wm.Tiebreak, max)
+	}
+	if ok && max+1 > hi.id {
+		hi.id = max + 1
+	}
+	return hi, nil
 }
 
 // batchEnd is the end of the batch that from falls in: batches are

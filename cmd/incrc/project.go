@@ -623,8 +623,8 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 			continue
 		}
 		sc, err := script.Render(d, plan, shown)
-		if errors.Is(err, script.ErrSourceOutside) {
-			continue // the engine cannot reach the source: incrc run streams it in
+		if errors.Is(err, script.ErrSourceOutside) || errors.Is(err, script.ErrTiebreak) || errors.Is(err, script.ErrZone) {
+			continue // bounds or rows only incrc run has: it streams the source in, keeps both bounds of a tiebreak, reads the zone database
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Strategy.Pos, err))

@@ -178,6 +178,19 @@ func TestGoldenScripts(t *testing.T) {
 				}
 				continue
 			}
+			if pt := plan.Partition; pt != nil && pt.Zone != "" {
+				if !errors.Is(err, script.ErrZone) {
+					t.Errorf("%s/%s: partitions in a time zone rendered a script (err %v)", name, s.Pipeline.Value, err)
+				}
+				continue
+			}
+			if wm := plan.Watermark; wm != nil && wm.Tiebreak != "" {
+				// A bound of a time and an id: the runner keeps both.
+				if !errors.Is(err, script.ErrTiebreak) {
+					t.Errorf("%s/%s: a tiebreak watermark rendered a script (err %v)", name, s.Pipeline.Value, err)
+				}
+				continue
+			}
 			if errors.Is(err, script.ErrDelimiter) {
 				continue // a check's literal holds the body's delimiter: TestScriptsHostile
 			}

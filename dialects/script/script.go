@@ -70,6 +70,17 @@ func ProcName(pipeline string, m compiler.Mode) string {
 // such a pipeline runs with incrc run, which streams the source in.
 var ErrSourceOutside = errors.New("its source is outside the target, which a script running in the target engine cannot reach: run it with incrc run")
 
+// ErrTiebreak is Render's error for a pipeline whose watermark has a
+// tiebreak: its window's bounds are a time and an id, and a script keeps
+// one value per bound in its state (the runner reads both).
+var ErrTiebreak = errors.New("its watermark has a tiebreak, a window bound of a time and an id, which scripts do not keep: run it with incrc run")
+
+// ErrZone is Render's error for a pipeline whose partitions are days or
+// months of a time zone: the runner finds each row's partition and its
+// bounds in the zone database, which a script running in the engine has
+// not (SQLite and MariaDB may hold none).
+var ErrZone = errors.New("its partitions are days of a time zone, which the runner computes from the zone database: run it with incrc run")
+
 // ErrDelimiter is Render's error for a script whose body would hold its
 // own delimiter (Snowflake's $$, the procedures' $incrc$), from a string
 // literal of the spec: the body would end there and the rest run as
@@ -85,6 +96,12 @@ func Render(d dialects.Dialect, p *compiler.Plan, specPath string) ([]File, erro
 	}
 	if p.From != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", p.Pipeline, ErrSourceOutside)
+	}
+	if p.Watermark != nil && p.Watermark.Tiebreak != "" {
+		return nil, fmt.Errorf("pipeline %s: %w", p.Pipeline, ErrTiebreak)
+	}
+	if p.Partition != nil && p.Partition.Zone != "" {
+		return nil, fmt.Errorf("pipeline %s: %w", p.Pipeline, ErrZone)
 	}
 	rendered, err := dialects.Render(d, p)
 	if err != nil {
