@@ -132,10 +132,10 @@ var SpecKeys = []Key{
 			{Name: "exclude", Kind: KindList, Example: "[op, ingested_at]", Doc: "Change-log columns the target does not get."},
 		}},
 	{Name: "scd2", Kind: KindMapping,
-		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to). With a cdc block it is optional, and only valid_from, valid_to and open_end apply.",
+		Doc: "strategy scd2: the target keeps every version of a key, each valid over [valid_from, valid_to). With a cdc block it is optional, and only valid_from, valid_to, open_end and tracked apply.",
 		Children: []Key{
 			{Name: "by", Kind: KindScalar, Enum: scd2By, Example: "time", Doc: "time (a row's watermark value is when its version became true) or columns (a version opens at the run's hi when a tracked column changes); required, but with a cdc block, where it does not apply."},
-			{Name: "tracked", Kind: KindList, Example: "[country]", Doc: "by columns: the columns whose change opens a version (default: all but the key and the watermark)."},
+			{Name: "tracked", Kind: KindList, Example: "[country]", Doc: "by columns: the columns whose change opens a version (default: all but the key and the watermark). With a cdc block: a change that leaves them all equal updates the version it falls in instead of opening one (default: every change opens one)."},
 			{Name: "snapshot", Kind: KindBool, Example: "true", Doc: "Every run reads the whole source [start, hi), and a key no row carries any more has vanished (the default without a watermark)."},
 			{Name: "deletes", Kind: KindScalar, Enum: scd2Deletes, Example: "close", Doc: "What a vanished key does to its current version: ignore, close (ends it at hi) or new_record (ends it and records the deletion)."},
 			{Name: "valid_from", Kind: KindScalar, Example: "valid_from", Doc: "The target's column where a version starts (default valid_from)."},

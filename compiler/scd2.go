@@ -251,6 +251,10 @@ type scd2Lowering struct {
 	// fromCDC: the source is a change log (scd2cdc.go); time is cdc.at.
 	fromCDC    bool
 	tombstones Table // from a change log: every delete
+	// events, from a change log with tracked columns: every change as a
+	// version (what the target holds without tracked), which the target's
+	// versions are merged from (scd2cdc.go).
+	events Table
 }
 
 // newSCD2 is nil for other strategies.
@@ -274,6 +278,11 @@ func newSCD2(s *Spec, p *Plan) *scd2Lowering {
 		x.timeline = Table{Parts: []string{timelinePrefix + p.Pipeline}}
 		x.changes = Table{Parts: []string{changesPrefix + p.Pipeline}}
 		x.tombstones = Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
+		if tracked := values(c.Tracked); len(tracked) > 0 {
+			x.tracked = tracked
+			x.events = Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+eventsSuffix)}
+			x.v.Target = x.events
+		}
 		return x
 	}
 	if x.deletes == "new_record" {
@@ -416,9 +425,7 @@ func (v *validator) scd2ChangeRules(c *SCD2) {
 	if c.By.Set() {
 		v.errf(c.By.Pos, "scd2.by %s: every change is a version from its cdc.at, and a delete the end of one; remove by", what)
 	}
-	if len(c.Tracked) > 0 {
-		v.errf(c.Tracked[0].Pos, "scd2.tracked %s: every change is a version, whatever columns it changes; remove tracked", what)
-	}
+	v.scd2TrackedChanges(c)
 	if c.Snapshot.Set() {
 		v.errf(c.Snapshot.Pos, "scd2.snapshot %s: the log is read through its window, and a key ends with its delete, not by missing from a snapshot; remove snapshot", what)
 	}

@@ -36,6 +36,23 @@ import "strings"
 // statement commits alone, a run that fails between them leaves every
 // unapplied change newer than what is held, and its retry applies it.
 
+// With scd2.tracked, the versions above are kept in <target>_events, and
+// the target holds them merged: consecutive versions of a key (one ending
+// where the next starts, no delete between them) whose tracked columns are
+// equal (NULL equal to NULL) are one version, from the first one's start
+// to the last one's end, with the last one's image. So a change only in
+// untracked columns updates the version it falls in instead of opening
+// one. The rule is a function of the events alone, whatever order they
+// arrive in, and each run rebuilds the target's versions of the keys its
+// window holds from the events of those keys: a late change in an
+// untracked column updates the version it falls in, a late change in a
+// tracked one splits it, as a replay does. The events are what the
+// target would hold without tracked: the run's counts are theirs.
+
+// eventsSuffix names the events beside a target with tracked columns; it
+// is no longer than tombstonesSuffix, whose length check covers it.
+const eventsSuffix = "_events"
+
 // Kinds of the rows of a change log's timeline (KindColumn). At one key
 // and time, a held event sorts before the new one that replaces it.
 const (
@@ -50,6 +67,11 @@ const (
 const (
 	StmtResolveVersions    = "resolve_versions"
 	StmtTimelineTombstones = "timeline_tombstones"
+	// With scd2.tracked.
+	StmtCreateEvents  = "create_events"
+	StmtRetractMerged = "retract_merged"
+	StmtMergeVersions = "merge_versions"
+	StmtClearEvents   = "clear_events"
 )
 
 // RegNew counts the new events a run of an scd2 target fed by a change log
@@ -90,9 +112,21 @@ type (
 		Versioning
 		Into, From Table
 	}
+
+	// MergeVersions inserts into Into (the target) the versions of the
+	// Target (the events) of the keys Keys holds, merged: consecutive
+	// versions of a key, the one ending where the next starts, whose
+	// Tracked columns are equal (NULL equal to NULL) are one version, from
+	// the first's ValidFrom to the last's ValidTo, with the last's image.
+	MergeVersions struct {
+		Versioning
+		Into, Keys Table
+		Tracked    []string
+	}
 )
 
 func (ResolveVersions) op()  {}
+func (MergeVersions) op()    {}
 func (TombstoneHistory) op() {}
 func (EventChanges) op()     {}
 
@@ -147,6 +181,36 @@ func (x *scd2Lowering) tombstoneColumns(p *Plan) []Col {
 func (x *scd2Lowering) cdcSetup(l *lowerer) {
 	l.add(StmtCreateTombstones, PhaseSetup, "Every delete of the change log: the key, its time ("+x.v.ValidFrom+") and sequence. A delete ends the version before it, also one that arrives later.",
 		CreateTable{Table: x.tombstones, Columns: x.tombstoneColumns(l.p), PrimaryKey: append(append([]string(nil), l.p.Key...), x.v.ValidFrom)})
+	if x.events.Parts != nil {
+		ct := x.createTarget(l.p)
+		ct.Table = x.events
+		l.add(StmtCreateEvents, PhaseSetup, "Every change as a version, valid until the next event of its key: the target merges those whose tracked columns ("+strings.Join(x.tracked, ", ")+") do not change.", ct)
+	}
+}
+
+// scd2TrackedChanges checks scd2.tracked with a change log: columns of the
+// versions' image that can be compared.
+func (v *validator) scd2TrackedChanges(c *SCD2) {
+	s := v.s
+	seen := map[string]bool{}
+	for _, t := range c.Tracked {
+		col := s.Column(t.Value)
+		switch {
+		case col == nil:
+			// scd2 reported it
+		case seen[t.Value]:
+			v.errf(t.Pos, "scd2.tracked lists %q twice: keep one", t.Value)
+		case contains(s.Key(), t.Value):
+			v.errf(t.Pos, "scd2.tracked names %q, a unique_key column: a key's versions all hold it; remove it", t.Value)
+		case contains(values(s.CDC.Exclude), t.Value):
+			v.errf(t.Pos, "scd2.tracked names %q, which cdc.exclude leaves out of the versions: keep it, or track another column", t.Value)
+		case t.Value == s.CDC.Sequence.Value || t.Value == s.CDC.At.Value || t.Value == s.CDC.Op.Value:
+			v.errf(t.Pos, "scd2.tracked names %q, which every change changes (cdc.op, cdc.sequence or cdc.at): a version per change is the default without tracked; remove it", t.Value)
+		case col.Type.Kind == JSON:
+			v.errf(t.Pos, "scd2.tracked column %q is json, which not every engine compares: track the columns inside it as their own columns", t.Value)
+		}
+		seen[t.Value] = true
+	}
 }
 
 // cdcStatements adds the statements of the runs and full refreshes of an
@@ -217,6 +281,14 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 		DeleteRows{Table: p.Target})
 	l.add(StmtClearTombstones, PhaseWrite, "Full refresh: empty the tombstones; the replay writes them again.",
 		DeleteRows{Table: x.tombstones})
+	if x.events.Parts != nil {
+		l.add(StmtClearEvents, PhaseWrite, "Full refresh: empty the events; the replay writes them again.",
+			DeleteRows{Table: x.events})
+		l.add(StmtRetractMerged, PhaseWrite, "The target's versions of the keys the window's changes hold go: they are merged again from the keys' events (also after a retry, on engines where each statement commits alone).",
+			RetractKeys{Target: p.Target, Stage: p.Raw, Key: p.Key})
+		l.add(StmtMergeVersions, PhaseWrite, "The events of those keys, merged: consecutive versions whose tracked columns ("+strings.Join(x.tracked, ", ")+") are equal are one, from the first's "+x.v.ValidFrom+" to the last's "+x.v.ValidTo+", with the last's image.",
+			MergeVersions{Versioning: x.v, Into: p.Target, Keys: p.Raw, Tracked: x.tracked})
+	}
 	l.advanceAndRecord()
 }
 
@@ -255,9 +327,15 @@ func (x *scd2Lowering) cdcWriteSteps(held bool) []Step {
 	if held {
 		steps = append(steps, Step{Stmt: StmtRetractTombstones, Tx: true, If: RegNew})
 	}
-	return append(steps,
+	steps = append(steps,
 		Step{Stmt: StmtApplyVersions, Tx: true, If: RegNew},
 		Step{Stmt: StmtWriteTombstones, Tx: true, If: RegNew})
+	if x.events.Parts != nil {
+		steps = append(steps,
+			Step{Stmt: StmtRetractMerged, Tx: true, If: RegChanges},
+			Step{Stmt: StmtMergeVersions, Tx: true, If: RegChanges})
+	}
+	return steps
 }
 
 // cdcPrograms are the run and full refresh of an scd2 target fed by a
@@ -279,6 +357,9 @@ func (x *scd2Lowering) cdcPrograms(l *lowerer) (run, full *Program) {
 	full.Steps = append(full.Steps, Step{Stmt: StmtStageAll, Read: ReadAffected, Into: []string{RegRead}})
 	full.Steps = append(full.Steps, l.cdcCheck("", scd2CDCFailInvalid)...)
 	full.Steps = append(full.Steps, Step{Stmt: StmtClearTarget, Tx: true}, Step{Stmt: StmtClearTombstones, Tx: true})
+	if x.events.Parts != nil {
+		full.Steps = append(full.Steps, Step{Stmt: StmtClearEvents, Tx: true})
+	}
 	full.Steps = append(full.Steps, x.cdcWriteSteps(false)...)
 	full.Steps = append(full.Steps, l.finish()...)
 	full.Cleanup = cleanup

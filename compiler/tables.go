@@ -12,11 +12,12 @@ const (
 	RoleQuarantine TableRole = "quarantine" // the target's quarantine: TARGET_quarantine
 	RoleTombstones TableRole = "tombstones" // a change log's deletes: TARGET_tombstones
 	RoleTruncated  TableRole = "truncated"  // a change log's newest truncate: TARGET_truncated
+	RoleEvents     TableRole = "events"     // a change log's versions, before scd2.tracked merges them: TARGET_events
 )
 
 // Writes reports whether a pipeline writes a table of the role.
 func (r TableRole) Writes() bool {
-	return r == RoleTarget || r == RoleQuarantine || r == RoleTombstones || r == RoleTruncated
+	return r == RoleTarget || r == RoleQuarantine || r == RoleTombstones || r == RoleTruncated || r == RoleEvents
 }
 
 // TableUse is a table a pipeline reads or writes in its target's database.
@@ -33,7 +34,7 @@ type TableUse struct {
 // quarantine table "dw.orders_quarantine".
 func (u TableUse) What() string {
 	switch u.Role {
-	case RoleQuarantine, RoleTombstones, RoleTruncated:
+	case RoleQuarantine, RoleTombstones, RoleTruncated, RoleEvents:
 		return "the " + string(u.Role) + " table " + quote(strings.Join(u.Table.Parts, "."))
 	}
 	return string(u.Role) + ".table " + quote(u.Name.Value)
@@ -68,6 +69,9 @@ func (s *Spec) Tables() []TableUse {
 	}
 	if Strategy(s.Strategy.Value) == CDCApply || fromChanges(s) {
 		out = append(out, TableUse{Pipeline: name, Role: RoleTombstones, Table: named(tombstonesSuffix), Name: t})
+		if fromChanges(s) && s.SCD2 != nil && len(s.SCD2.Tracked) > 0 {
+			out = append(out, TableUse{Pipeline: name, Role: RoleEvents, Table: named(eventsSuffix), Name: t})
+		}
 		if s.CDC != nil && len(TruncateCodes(s.CDC)) > 0 {
 			out = append(out, TableUse{Pipeline: name, Role: RoleTruncated, Table: named(truncatedSuffix), Name: t})
 		}

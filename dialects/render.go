@@ -248,6 +248,8 @@ func renderOp(w *Writer, op compiler.Op) {
 		tombstoneHistory(w, op)
 	case compiler.EventChanges:
 		eventChanges(w, op)
+	case compiler.MergeVersions:
+		mergeVersions(w, op)
 	case compiler.NewTruncate:
 		newTruncate(w, op)
 	case compiler.DeleteThrough:

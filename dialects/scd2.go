@@ -1,6 +1,7 @@
 package dialects
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/incrc/incrc/compiler"
@@ -754,4 +755,90 @@ func MergeVersions(w *Writer, op compiler.ApplyVersions) {
 	w.S(")\n  VALUES (")
 	w.Idents("s", v.Stored())
 	w.S(")")
+}
+
+// mergeVersions merges a key's consecutive events whose tracked columns
+// are equal (see compiler.MergeVersions): an island starts where the
+// previous event of the key does not end at this one's start (a delete
+// between them, or none before) or a tracked column differs; each island
+// is one version with its first start and its last event's image and end.
+// The previous values are read in a derived table of their own, so the
+// comparison that follows is a plain one on every engine.
+func mergeVersions(w *Writer, op compiler.MergeVersions) {
+	v := op.Versioning
+	stored := v.Stored()
+	over := func(alias string, order bool) {
+		w.S("OVER (PARTITION BY ")
+		w.Idents(alias, v.Key)
+		w.S(" ORDER BY ")
+		w.Col(alias, v.ValidFrom)
+		if order {
+			w.S(" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW")
+		}
+		w.S(")")
+	}
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Idents("", stored)
+	w.S(")\nSELECT ")
+	for i, c := range stored {
+		if i > 0 {
+			w.S(", ")
+		}
+		if c == v.ValidFrom {
+			w.S("z.incrc_from")
+			continue
+		}
+		w.Col("z", c)
+	}
+	w.S("\nFROM (\n  SELECT ")
+	w.Idents("y", stored)
+	w.S(",\n    MIN(")
+	w.Col("y", v.ValidFrom)
+	w.S(") OVER (PARTITION BY ")
+	w.Idents("y", v.Key)
+	w.S(", y.incrc_island) AS incrc_from,\n    ROW_NUMBER() OVER (PARTITION BY ")
+	w.Idents("y", v.Key)
+	w.S(", y.incrc_island ORDER BY ")
+	w.Col("y", v.ValidFrom)
+	w.S(" DESC) AS incrc_last\n  FROM (\n    SELECT ")
+	w.Idents("x", stored)
+	w.S(",\n      SUM(CASE WHEN x.incrc_prev_to = ")
+	w.Col("x", v.ValidFrom)
+	for i, c := range op.Tracked {
+		w.S(" AND ")
+		prev := fmt.Sprintf("incrc_prev_%d", i)
+		w.d.NullSafeEqual(w, func() { w.S("x.", prev) }, func() { w.Col("x", c) })
+	}
+	w.S(" THEN 0 ELSE 1 END) ")
+	over("x", true)
+	w.S(" AS incrc_island\n    FROM (\n      SELECT ")
+	w.Idents("e", stored)
+	w.S(",\n        LAG(")
+	w.Col("e", v.ValidTo)
+	w.S(") ")
+	over("e", false)
+	w.S(" AS incrc_prev_to")
+	for i, c := range op.Tracked {
+		w.S(",\n        LAG(")
+		w.Col("e", c)
+		w.S(") ")
+		over("e", false)
+		w.S(fmt.Sprintf(" AS incrc_prev_%d", i))
+	}
+	w.S("\n      FROM ")
+	w.Table(v.Target)
+	w.S(" AS e\n      WHERE EXISTS (\n        SELECT 1 FROM ")
+	w.Table(op.Keys)
+	w.S(" AS k\n        WHERE ")
+	for i, k := range v.Key {
+		if i > 0 {
+			w.S(" AND ")
+		}
+		w.Col("k", k)
+		w.S(" = ")
+		w.Col("e", k)
+	}
+	w.S("\n      )\n    ) AS x\n  ) AS y\n) AS z\nWHERE z.incrc_last = 1")
 }

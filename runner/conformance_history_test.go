@@ -195,5 +195,49 @@ func historyScenarios() []scenario {
 				run{until: "2026-01-01T11:00:00Z", full: true, want: &counts{Read: 8, Inserted: 4, Updated: 2, Deleted: 2}},
 			},
 		},
+		{
+			// The same log with tracked columns (TRACK HISTORY ON country):
+			// a change only in name updates the version it falls in, a
+			// change of country opens one; late changes of either kind,
+			// a delete between two equal versions (not merged), a run that
+			// fails before it merges, a rerun, the full refresh. conform
+			// compares the target, the tombstones and the events.
+			name: "scd2/tracked columns from a change log", spec: strings.ReplaceAll(historySpec, "{scd2}", "scd2:\n  tracked: [country]\n"), source: "app_{id}.customers_log", nulls: true,
+			seed: [][]any{
+				{1, "ann", "DE", "c", 100, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+				{1, "anna", "DE", "u", 110, "2026-01-01 09:10:00", "2026-01-01 09:11:00"}, // name only
+				{1, "anna", "FR", "u", 120, "2026-01-01 09:20:00", "2026-01-01 09:21:00"},
+				{2, "bob", "IT", "c", 130, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 4, Inserted: 2, Updated: 2}, rows: []string{
+					line(1, "anna", "DE", 110, "2026-01-01 09:10:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:20:00"),
+					line(1, "anna", "FR", 120, "2026-01-01 09:20:00", 120, "2026-01-01 09:20:00", nil),
+					line(2, "bob", "IT", 130, "2026-01-01 09:00:00", 130, "2026-01-01 09:00:00", nil)}},
+				insert{
+					{1, "annie", "DE", "u", 105, "2026-01-01 09:05:00", "2026-01-01 10:05:00"}, // late, name only, older than anna: the image stays
+					{1, "anna", "US", "u", 115, "2026-01-01 09:15:00", "2026-01-01 10:06:00"},  // late, country: splits DE
+					{2, "bobby", "IT", "u", 140, "2026-01-01 10:10:00", "2026-01-01 10:11:00"}, // name only: updates the version
+					{2, nil, nil, "d", 150, "2026-01-01 10:20:00", "2026-01-01 10:21:00"},
+					{2, "bob", "IT", "c", 160, "2026-01-01 10:30:00", "2026-01-01 10:31:00"}, // back, equal, after a delete: a version of its own
+				},
+				run{until: "2026-01-01T11:00:00Z", rows: []string{
+					line(1, "anna", "DE", 110, "2026-01-01 09:10:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:15:00"),
+					line(1, "anna", "US", 115, "2026-01-01 09:15:00", 115, "2026-01-01 09:15:00", "2026-01-01 09:20:00"),
+					line(1, "anna", "FR", 120, "2026-01-01 09:20:00", 120, "2026-01-01 09:20:00", nil),
+					line(2, "bobby", "IT", 140, "2026-01-01 10:10:00", 140, "2026-01-01 09:00:00", "2026-01-01 10:20:00"),
+					line(2, "bob", "IT", 160, "2026-01-01 10:30:00", 160, "2026-01-01 10:30:00", nil)}},
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 5}},
+				insert{{1, "ann", "FR", "u", 170, "2026-01-01 11:10:00", "2026-01-01 11:11:00"}}, // name only, on the current version
+				crash{until: "2026-01-01T12:00:00Z", at: compiler.StmtMergeVersions},
+				run{until: "2026-01-01T12:00:00Z", want: &counts{Read: 6, Updated: 1}, rows: []string{
+					line(1, "anna", "DE", 110, "2026-01-01 09:10:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:15:00"),
+					line(1, "anna", "US", 115, "2026-01-01 09:15:00", 115, "2026-01-01 09:15:00", "2026-01-01 09:20:00"),
+					line(1, "ann", "FR", 170, "2026-01-01 11:10:00", 170, "2026-01-01 09:20:00", nil),
+					line(2, "bobby", "IT", 140, "2026-01-01 10:10:00", 140, "2026-01-01 09:00:00", "2026-01-01 10:20:00"),
+					line(2, "bob", "IT", 160, "2026-01-01 10:30:00", 160, "2026-01-01 10:30:00", nil)}},
+				run{until: "2026-01-01T12:00:00Z", full: true, want: &counts{Read: 10, Inserted: 3, Updated: 6, Deleted: 1}},
+			},
+		},
 	}
 }

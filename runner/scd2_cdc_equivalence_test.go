@@ -25,7 +25,9 @@ import (
 // sequence they replace it, with a smaller one they are ignored), retries
 // of applied changes, changes held back and written into a later window
 // (behind the watermark within the lookback, or ahead of hi), and windows
-// run twice. The counts are the model's too.
+// run twice. The counts are the model's too. With scd2.tracked: [val] the
+// target holds the model's versions merged where val does not change
+// (merged), and <target>_events the versions unmerged.
 
 const versionLogSpec = `
 pipeline: vlog_{target}_{id}
@@ -162,12 +164,54 @@ func (st vstate) lines(open any) (versions, tombs []string, gaps int64) {
 	return versions, tombs, gaps
 }
 
+// merged are the state's versions as a target with tracked: [val] holds
+// them: a key's consecutive versions, the one ending where the next
+// starts, with equal val (NULL equal to NULL), are one, from the first's
+// start with the last's image and end. n counts the versions merged away.
+func (st vstate) merged(open any) (versions []string, n int) {
+	keys := st.sortedEvents()
+	type island struct {
+		id          int64
+		first, last eventKey
+		end         any
+	}
+	var cur *island
+	flush := func() {
+		if cur != nil {
+			c := st[cur.last]
+			versions = append(versions, line(cur.id, c.val, c.note, c.lsn, cur.first.at, cur.end))
+			cur = nil
+		}
+	}
+	for i, k := range keys {
+		c := st[k]
+		if c.op == "d" {
+			flush()
+			continue
+		}
+		end := open
+		if i+1 < len(keys) && keys[i+1].id == k.id {
+			end = keys[i+1].at
+		}
+		if cur != nil && cur.id == k.id && cur.end == any(k.at) && st[cur.last].val == c.val {
+			cur.last, cur.end = k, end
+			n++
+			continue
+		}
+		flush()
+		cur = &island{id: k.id, first: k, last: k, end: end}
+	}
+	flush()
+	return versions, n
+}
+
 // vlog is a change log, its model and the runs over it.
 type vlog struct {
 	t        *testing.T
 	e        *env
 	rng      *rand.Rand
 	open     any
+	tracked  bool // scd2.tracked: [val]
 	inc, ref *compiler.Plan
 	log      []vchange // written to the source
 	held     []vchange // made, not written yet: they arrive late
@@ -179,16 +223,22 @@ type vlog struct {
 
 var vlogStart = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
-func newVlog(t *testing.T, e *env, seed uint64, open string) *vlog {
+func newVlog(t *testing.T, e *env, seed uint64, open string, tracked bool) *vlog {
 	scd2 := ""
 	var openValue any
 	if open != "" {
-		scd2, openValue = "scd2:\n  open_end: "+open+"\n", open
+		scd2, openValue = "  open_end: "+open+"\n", open
+	}
+	if tracked {
+		scd2 += "  tracked: [val]\n"
+	}
+	if scd2 != "" {
+		scd2 = "scd2:\n" + scd2
 	}
 	plan := func(target string) *compiler.Plan {
 		return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(versionLogSpec))
 	}
-	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue,
+	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue, tracked: tracked,
 		inc: plan("inc"), ref: plan("ref"), state: vstate{}, hi: vlogStart, seen: map[string]int{}}
 	e.createTable("app_{id}.vlog", nullableCols(l.inc.Columns))
 	return l
@@ -259,6 +309,9 @@ func (l *vlog) make(hi time.Time) vchange {
 	}
 	if c.op != "d" && c.val == nil && l.rng.IntN(8) > 0 {
 		c.val = int64(l.rng.IntN(1000))
+		if l.tracked {
+			c.val = int64(l.rng.IntN(3)) // few values: consecutive versions often share one
+		}
 	}
 	if c.op != "d" && l.rng.IntN(4) > 0 {
 		c.note = []string{"red", "green", "blue"}[l.rng.IntN(3)]
@@ -349,6 +402,15 @@ func (l *vlog) run(hi time.Time) {
 	}
 	l.wm, l.state = hi, next
 	wantRows, wantTombs, gaps := next.lines(l.open)
+	if l.tracked {
+		events := scdRows(l.e, strings.Join(l.inc.Target.Parts, ".")+"_events", vlogCols, "id", "valid_from")
+		if diff := cmp.Diff(wantRows, events); diff != "" {
+			t.Errorf("%s: events (-model +db):\n%s", what, diff)
+		}
+		var n int
+		wantRows, n = next.merged(l.open)
+		l.seen["merged"] += n
+	}
 	rows, tombs := l.read(l.inc)
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("%s: versions (-model +db):\n%s", what, diff)
@@ -447,11 +509,19 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 // the counts are the model's.
 func TestSCD2FromCDCEquivalence(t *testing.T) {
 	steps := []time.Duration{0, 30 * time.Minute, time.Hour, 90 * time.Minute, 2 * time.Hour, 3 * time.Hour}
+	variants := []struct {
+		open    string
+		tracked bool
+	}{{"", false}, {"9999-12-31", false}, {"", true}, {"9999-12-31", true}}
 	for _, eng := range engines() {
-		for _, open := range []string{"", "9999-12-31"} {
+		for _, v := range variants {
+			open := v.open
 			name := eng.name + "/open end NULL"
 			if open != "" {
 				name = eng.name + "/open end " + open
+			}
+			if v.tracked {
+				name += "/tracked"
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
@@ -460,7 +530,7 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 						e := newEnv(t, eng)
 						ran++
-						l := newVlog(t, e, seed, open)
+						l := newVlog(t, e, seed, open, v.tracked)
 						hi := vlogStart
 						for run := 0; run < 10 && !t.Failed(); run++ {
 							step := steps[l.rng.IntN(len(steps))]
@@ -492,7 +562,7 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 				}
 				for _, what := range []string{"window run twice", "invalid image", "unknown op", "NULL op", "no commit time", "behind the watermark", "after hi",
 					"held back", "retry", "ignored", "smaller sequence at a taken time", "ignored: smaller sequence at a held time", "a delete at a version's time",
-					"replaces a held event", "late: before a held version"} {
+					"replaces a held event", "late: before a held version", map[bool]string{true: "merged", false: "ignored"}[v.tracked]} {
 					if seen[what] == 0 {
 						t.Errorf("no history exercised %q (%v): the generator got weaker", what, seen)
 					}
