@@ -78,6 +78,11 @@ type Caps struct {
 	// main.src are one table. Empty when only the connection knows it
 	// (MariaDB's current database).
 	DefaultSchema string
+	// SharedStage: the stage is a real table every session sees, one name
+	// per pipeline (the engine has no temporary tables), so two sessions
+	// of one pipeline would drop, fill and read each other's rows: a
+	// backfill's partitions are rebuilt one at a time there.
+	SharedStage bool
 }
 
 // OpRenderer is implemented by dialects that spell some operations their

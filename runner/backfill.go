@@ -68,6 +68,9 @@ type BackfillResult struct {
 	Partitions []PartitionResult `json:"partitions"`
 	// Mismatch is the first partition whose check failed, if any.
 	Mismatch *PartitionResult `json:"mismatch,omitempty"`
+	// Note says why the backfill ran otherwise than asked: one partition
+	// at a time where --parallel asked for more.
+	Note string `json:"note,omitempty"`
 }
 
 // ErrMismatch is returned (wrapped) when a rebuilt partition does not
@@ -92,6 +95,13 @@ func (t *Target) Backfill(ctx context.Context, plan *ir.Plan, o BackfillOptions)
 		return nil, fmt.Errorf("%s: pipeline %s has no partition section: a backfill rebuilds partitions (partition: {column: COLUMN, granularity: day})", plan.File, plan.Pipeline)
 	}
 	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	var note string
+	if o.Parallel > 1 && t.Dialect.Caps().SharedStage {
+		// Each partition's rebuild drops, fills and reads the pipeline's
+		// one stage table: at once, they would overwrite each other's rows.
+		note = fmt.Sprintf("--parallel %d: partitions rebuilt one at a time: on %s the stage is one table of the pipeline that every session sees", o.Parallel, t.Dialect.Name())
 		o.Parallel = 1
 	}
 	opts := Options{LeaseTTL: o.LeaseTTL, Owner: o.Owner, Now: o.Now}
@@ -137,7 +147,7 @@ func (t *Target) Backfill(ctx context.Context, plan *ir.Plan, o BackfillOptions)
 		return nil, err
 	}
 	res := &BackfillResult{Pipeline: plan.Pipeline, BackfillID: BackfillID(plan, o.From, o.To),
-		From: o.From.UTC().Format(time.RFC3339), To: o.To.UTC().Format(time.RFC3339), Measures: measureNames(plan)}
+		From: o.From.UTC().Format(time.RFC3339), To: o.To.UTC().Format(time.RFC3339), Measures: measureNames(plan), Note: note}
 	b := &backfill{t: t, c: c, conn: conn, pr: pr, o: o, opts: opts, res: res, start: opts.Now(), only: only,
 		vals: params{"pipeline": plan.Pipeline, "owner": opts.Owner, "run_id": newRunID(opts.Now()), "spec_hash": plan.SpecHash, "logic_hash": plan.LogicHash,
 			"backfill_id": res.BackfillID, "kind": "backfill", "status": "succeeded", "note": nil, "error": nil}}

@@ -1039,10 +1039,15 @@ func (c *conformer) rebuild(what string, s rebuild) {
 	b := c.before()
 	untouched := c.versions(s.untouched)
 	var mu sync.Mutex
-	var replaced []string
+	var replaced, order []string
 	from, to := *c.until(s.from), *c.until(s.to)
 	res, err := e.tg.Backfill(e.ctx, c.inc, BackfillOptions{From: from, To: to, OnlyDrifted: s.onlyDrifted, Restart: s.restart, Restate: s.restate, Parallel: s.parallel,
 		BeforeStatement: func(part, stmt string) error {
+			mu.Lock()
+			if len(order) == 0 || order[len(order)-1] != part {
+				order = append(order, part)
+			}
+			mu.Unlock()
 			if part == s.addAt[0] && stmt == s.addAt[1] {
 				e.insert(c.sc.source, c.src, s.add)
 				c.source++
@@ -1057,6 +1062,24 @@ func (c *conformer) rebuild(what string, s rebuild) {
 			}
 			return nil
 		}})
+	if e.tg.Dialect.Caps().SharedStage {
+		// One stage table per pipeline: a partition's statements all run
+		// before the next partition's first.
+		seen := map[string]bool{}
+		for _, p := range order {
+			if seen[p] {
+				t.Errorf("%s: partitions rebuilt at once on a shared stage: %v", what, order)
+				break
+			}
+			seen[p] = true
+		}
+	}
+	if res != nil {
+		wantNote := s.parallel > 1 && e.tg.Dialect.Caps().SharedStage
+		if (res.Note != "") != wantNote || wantNote && !strings.Contains(res.Note, "one at a time") {
+			t.Errorf("%s: note %q (parallel %d, shared stage %v)", what, res.Note, s.parallel, e.tg.Dialect.Caps().SharedStage)
+		}
+	}
 	var locked *LockedError
 	switch {
 	case s.locked != "":

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -186,6 +187,9 @@ func (e *env) insert(name string, cols []ir.Col, rows ...[]any) {
 		ps = append(ps, ir.Param{Name: c.Name})
 	}
 	parts := e.render(ir.InsertValues{Table: e.table(name), Columns: names, Values: vals}, ps...)
+	if e.insertBatch(parts, cols, rows) {
+		return
+	}
 	for _, r := range rows {
 		m := map[string]any{}
 		for i, c := range cols {
@@ -194,6 +198,48 @@ func (e *env) insert(name string, cols []ir.Col, rows ...[]any) {
 		e.exec(parts, m)
 	}
 }
+
+// insertBatch adds rows in one multi-row INSERT where the engine takes
+// values as literals (Spark, Trino): there every statement is a commit of
+// its own that costs a second or more, and a fixture of ten rows would
+// otherwise be ten commits. The one-row statement the dialect rendered
+// gives the prefix and the row's tuple, repeated once per row; inline
+// spells each value in order, so the shape stays the rendered one. It
+// reports false, inserting nothing, where that statement is not of the
+// form it expects.
+func (e *env) insertBatch(parts []dialects.Part, cols []ir.Col, rows [][]any) bool {
+	e.t.Helper()
+	if _, ok := e.tg.Dialect.(dialects.Literaler); !ok || len(rows) < 2 || len(parts) != 1 {
+		return false
+	}
+	at := valuesKeyword.FindAllStringIndex(parts[0].SQL, -1)
+	if len(at) != 1 {
+		return false
+	}
+	head, tuple := parts[0].SQL[:at[0][1]], parts[0].SQL[at[0][1]:]
+	if strings.Count(tuple, "?") != len(parts[0].Params) {
+		return false
+	}
+	tuples := make([]string, len(rows))
+	var args []any
+	for i, r := range rows {
+		tuples[i] = tuple
+		m := map[string]any{}
+		for j, c := range cols {
+			m[c.Name] = e.bind(c, r[j])
+		}
+		for _, n := range parts[0].Params {
+			args = append(args, m[n])
+		}
+	}
+	q := head + strings.Join(tuples, ", ")
+	if _, err := e.tg.DB.ExecContext(e.ctx, q, args...); err != nil {
+		e.t.Fatalf("%s\n%v", q, err)
+	}
+	return true
+}
+
+var valuesKeyword = regexp.MustCompile(`\sVALUES\s`)
 
 // bind converts fixture values: "2026-01-20" style strings for time
 // columns become the engine's time binding.

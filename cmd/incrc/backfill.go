@@ -193,6 +193,9 @@ func printBackfill(e *env, plan *ir.Plan, res *runner.BackfillResult, o runner.B
 		}
 	}
 	fmt.Fprintf(w, "\n%d partition(s): %s.\n", len(keys), strings.Join(parts, ", "))
+	if res.Note != "" {
+		fmt.Fprintf(w, "Note: %s.\n", res.Note)
+	}
 	if m := res.Mismatch; m != nil {
 		fmt.Fprintf(w, "Stopped at %s: source %s, target %s (%s).\n", m.Key, strings.Join(m.Source, ", "), strings.Join(m.Target, ", "), strings.Join(res.Measures, ", "))
 	}

@@ -53,7 +53,7 @@ var (
 func (*Dialect) Name() dialects.Name { return "bigquery" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: false,
+	return dialects.Caps{Transactions: false, SharedStage: true,
 		Note: "BigQuery: each statement is atomic on its own. Staging is a real table in the default dataset\n" +
 			"(temporary tables need a script or session) that expires one day after it is created.\n" +
 			"Unqualified names resolve in the connection's default dataset: the target must set one.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +

@@ -106,7 +106,7 @@ func (d *Dialect) Caps() dialects.Caps {
 			"large tables. Iceberg's writes on Spark return no rows: a count that is read is taken before and after the write,\n" +
 			"and the state row's compare-and-set is read back. Set spark.sql.session.timeZone=UTC (the runner sets it)."
 	}
-	return dialects.Caps{Transactions: false, Note: note}
+	return dialects.Caps{Transactions: false, SharedStage: true, Note: note}
 }
 
 func (*Dialect) QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

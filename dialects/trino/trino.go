@@ -52,7 +52,7 @@ func (*Dialect) Conflict(err error) bool {
 func (*Dialect) Name() dialects.Name { return "trino" }
 
 func (*Dialect) Caps() dialects.Caps {
-	return dialects.Caps{Transactions: false,
+	return dialects.Caps{Transactions: false, SharedStage: true,
 		Note: "Trino (Iceberg or Delta Lake catalog; verified: Trino 476 with Iceberg): writes autocommit, one statement at a time.\n" +
 			"Staging is a real table in the session's schema (Trino has no temporary tables), dropped and\n" +
 			"created again by each run.\nA full refresh (clear_target, insert_all) is two commits: readers can see the target empty between them.\n" +
