@@ -48,7 +48,7 @@ func (v *validator) foreign() {
 	s := v.s
 	src := s.Source
 	if c := src.Connection; c.Set() && c.Value != "" {
-		if !isPipelineName(c.Value) {
+		if !ir.IsPipelineName(c.Value) {
 			v.errf(c.Pos, "source.connection %s must be a name of incrc.yaml's connections: lower case letters, digits and _, as in app", quote(c.Value))
 		}
 		if src.Files.Set() {

@@ -214,7 +214,7 @@ func (v *validator) lookups() {
 func (v *validator) ident(what string, s ir.String) {
 	switch {
 	case s.Value == "":
-	case !isIdent(s.Value):
+	case !ir.IsIdent(s.Value):
 		v.errf(s.At(badIdentChar(s.Value)), "%s %s is not a plain name: use letters, digits and _", what, quote(s.Value))
 	case len(s.Value) > MaxIdentLen:
 		v.errf(s.Pos, "%s %s: a name is at most %d characters", what, quote(s.Value), MaxIdentLen)

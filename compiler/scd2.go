@@ -367,7 +367,7 @@ func (v *validator) scd2Names(c *SCD2) {
 	for _, n := range scd2Names(c) {
 		low := strings.ToLower(n.Value)
 		switch {
-		case n.Value == "" || !isIdent(n.Value):
+		case n.Value == "" || !ir.IsIdent(n.Value):
 			continue // reported with the plain-name check
 		case s.Column(n.Value) != nil || declaredFold(s, n.Value):
 			v.errf(n.Pos, "the target adds column %q for its versions, and %q is also a declared column: name it otherwise (scd2.valid_from, scd2.valid_to, scd2.deleted)", n.Value, n.Value)

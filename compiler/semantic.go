@@ -11,22 +11,6 @@ import (
 	"github.com/incrc/incrc/compiler/sqllex"
 )
 
-// oneLine keeps a value on its comment line.
-var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`)
-
-// toOneLine is oneLine.Replace, which builds a new string even when it
-// replaces nothing: a value without a byte that starts one of its
-// strings ("\r", "\n", and "\xe2" of U+2028 and U+2029) is returned
-// as it is.
-func toOneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\r' || c == '\n' || c == 0xe2 {
-			return oneLine.Replace(s)
-		}
-	}
-	return s
-}
-
 // lineBreaks spells the line breaks of a literal of a query.
 var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 
@@ -39,7 +23,7 @@ func Params(s *Spec) []ir.SpecParam {
 		if value != "" {
 			// A value goes into a comment line: a line break in it (a
 			// file glob, say) must not end the comment.
-			value = toOneLine(value)
+			value = ir.OneLine(value)
 			out = append(out, ir.SpecParam{Key: key, Value: value, Logic: logic})
 		}
 	}

@@ -99,7 +99,7 @@ func (v *validator) pipeline() {
 	case !p.Set():
 		v.missing(s.Pos, "pipeline")
 	case p.Value == "":
-	case !isPipelineName(p.Value):
+	case !ir.IsPipelineName(p.Value):
 		v.errf(p.Pos, "pipeline %s must be lower case letters, digits and _, starting with a letter, as in dw_orders", quote(p.Value))
 	case len(p.Value) > MaxPipelineLen:
 		v.errf(p.Pos, "pipeline %s is longer than %d characters: the staging table named after it must fit every engine's identifier limit", quote(p.Value), MaxPipelineLen)
@@ -115,7 +115,7 @@ func (v *validator) checkTable(what string, t ir.String) {
 	parts := strings.Split(t.Value, ".")
 	off := 0
 	for _, part := range parts {
-		if !isIdent(part) {
+		if !ir.IsIdent(part) {
 			v.errf(t.At(off+badIdentChar(part)), "%s %s is not a plain name: use letters, digits and _, as in schema.table (no quotes, spaces, semicolons or comments)", what, quote(t.Value))
 			return
 		}
@@ -184,7 +184,7 @@ func (v *validator) columns() {
 	}
 	for _, c := range s.Columns {
 		switch {
-		case !isIdent(c.Name.Value):
+		case !ir.IsIdent(c.Name.Value):
 			v.errf(c.Name.At(badIdentChar(c.Name.Value)), "column %s is not a plain name: use letters, digits and _, starting with a letter or _", quote(c.Name.Value))
 		case len(c.Name.Value) > MaxIdentLen:
 			v.errf(c.Name.Pos, "column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(c.Name.Value), MaxIdentLen)
@@ -720,7 +720,7 @@ func (v *validator) cdc(strategy ir.Strategy) {
 // tombstonesName checks that the tombstones table beside a change log's
 // target has a name every engine keeps whole.
 func (v *validator) tombstonesName() {
-	if t := v.s.Target.Table; t.Value != "" && isIdent(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
+	if t := v.s.Target.Table; t.Value != "" && ir.IsIdent(t.Value[strings.LastIndexByte(t.Value, '.')+1:]) {
 		if name := t.Value[strings.LastIndexByte(t.Value, '.')+1:]; len(name+tombstonesSuffix) > MaxIdentLen {
 			v.errf(t.Pos, "target.table %s: its tombstones table %s would be longer than %d characters: shorten the name", quote(t.Value), quote(name+tombstonesSuffix), MaxIdentLen)
 		}
@@ -742,7 +742,7 @@ func (v *validator) softDelete(c *CDC, soft bool) {
 	for _, n := range []ir.String{sd.Flag, sd.At} {
 		switch {
 		case n.Value == "":
-		case !isIdent(n.Value):
+		case !ir.IsIdent(n.Value):
 			v.errf(n.At(badIdentChar(n.Value)), "cdc.soft_delete column %s is not a plain name: use letters, digits and _", quote(n.Value))
 		case len(n.Value) > MaxIdentLen:
 			v.errf(n.Pos, "cdc.soft_delete column %s: a name is at most %d characters", quote(n.Value), MaxIdentLen)
@@ -869,7 +869,7 @@ func (v *validator) scd2(strategy ir.Strategy) {
 	for _, name := range []ir.String{c.ValidFrom, c.ValidTo, c.Deleted} {
 		switch {
 		case name.Value == "":
-		case !isIdent(name.Value):
+		case !ir.IsIdent(name.Value):
 			v.errf(name.At(badIdentChar(name.Value)), "scd2 column %s is not a plain name: use letters, digits and _", quote(name.Value))
 		case len(name.Value) > MaxIdentLen:
 			v.errf(name.Pos, "scd2 column %s: a name is at most %d characters (PostgreSQL cuts longer ones short, and two names may then collide)", quote(name.Value), MaxIdentLen)

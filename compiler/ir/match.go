@@ -1,11 +1,43 @@
 package ir
 
+// Hand-written matchers for the patterns the load of every spec checks
+// most often: each accepts exactly what the regular expression it
+// replaces did (TestMatchersAsRegexps compares them), without running
+// the regexp machine.
+
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // isSpace is \s of a regexp: [\t\n\f\r ].
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// IsIdent is ^[A-Za-z_][A-Za-z0-9_]*$
+func IsIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isLower(c) || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && isDigit(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// IsPipelineName is ^[a-z][a-z0-9_]*$
+func IsPipelineName(s string) bool {
+	if s == "" || !isLower(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(isLower(c) || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // typeParts matches ^([a-z]+)(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$ and
 // returns its groups: the name, and the arguments ("" when absent).

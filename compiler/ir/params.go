@@ -20,11 +20,11 @@ type SpecParam struct {
 // oneLine keeps a value on its comment line.
 var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 
-// toOneLine is oneLine.Replace, which builds a new string even when it
+// OneLine is oneLine.Replace, which builds a new string even when it
 // replaces nothing: a value without a byte that starts one of its
 // strings ("\r", "\n", and "\xe2" of U+2028 and U+2029) is returned
 // as it is.
-func toOneLine(s string) string {
+func OneLine(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '\r' || c == '\n' || c == 0xe2 {
 			return oneLine.Replace(s)

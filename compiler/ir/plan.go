@@ -244,13 +244,13 @@ type Foreign struct {
 // It is one line: the compiled file's header prints it in a comment.
 func (f *Foreign) Describe() string {
 	if f.Files != "" {
-		s := f.Format + " files " + toOneLine(f.Files)
+		s := f.Format + " files " + OneLine(f.Files)
 		if f.ByFile {
 			s += " (by file)"
 		}
 		return s
 	}
-	return "connection " + toOneLine(f.Connection) + " (" + f.Dialect + ")"
+	return "connection " + OneLine(f.Connection) + " (" + f.Dialect + ")"
 }
 
 // Statement returns the statement called name, or nil.

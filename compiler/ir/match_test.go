@@ -1,11 +1,9 @@
-package compiler
+package ir
 
 import (
 	"math/rand"
 	"regexp"
 	"testing"
-
-	"github.com/incrc/incrc/compiler/ir"
 )
 
 // The regular expressions the matchers of match.go replace, as they were.
@@ -60,8 +58,8 @@ func matcherInputs() []string {
 // TestMatchersAsRegexps: every matcher agrees with its regexp, groups
 // included.
 func TestMatchersAsRegexps(t *testing.T) {
-	if durationReBefore.String() != ir.DurationPattern {
-		t.Fatalf("the schema's duration pattern %s is not the one durationParts matches", ir.DurationPattern)
+	if durationReBefore.String() != DurationPattern {
+		t.Fatalf("the schema's duration pattern %s is not the one durationParts matches", DurationPattern)
 	}
 	matched := map[string]int{} // inputs each regexp accepts: both sides are reached
 	for _, s := range matcherInputs() {
@@ -80,10 +78,10 @@ func TestMatchersAsRegexps(t *testing.T) {
 		if m := numberReBefore.FindStringSubmatch(s); m != nil && m[2] != "" && m[4] != "" {
 			matched["number with fraction and exponent"]++
 		}
-		if got, want := isIdent(s), identReBefore.MatchString(s); got != want {
+		if got, want := IsIdent(s), identReBefore.MatchString(s); got != want {
 			t.Errorf("isIdent(%q) = %v, the regexp: %v", s, got, want)
 		}
-		if got, want := isPipelineName(s), pipelineReBefore.MatchString(s); got != want {
+		if got, want := IsPipelineName(s), pipelineReBefore.MatchString(s); got != want {
 			t.Errorf("isPipelineName(%q) = %v, the regexp: %v", s, got, want)
 		}
 		name, a, b, ok := typeParts(s)
