@@ -342,16 +342,7 @@ func hiNow(ctx context.Context, m *machine, wm *ir.Watermarking, saved *mark, b 
 		if b.until != nil {
 			return mark{}, fmt.Errorf("--until does not apply to %s: its watermark %s is an integer, and a run reads up to the largest id present", m.c.plan.Pipeline, wm.Name)
 		}
-		var q querier = m.q()
-		vals := m.vals
-		if m.c.plan.From != nil {
-			src, err := m.c.source(ctx)
-			if err != nil {
-				return mark{}, err
-			}
-			q, vals = src, m.c.sourceVals(wm.MaxStatement, m.vals)
-		}
-		max, ok, err := m.c.count(ctx, q, wm.MaxStatement, vals)
+		max, ok, err := m.sourceCount(ctx, wm.MaxStatement)
 		if err != nil {
 			return mark{}, err
 		}
@@ -389,6 +380,21 @@ func hiNow(ctx context.Context, m *machine, wm *ir.Watermarking, saved *mark, b 
 	return t, nil
 }
 
+// sourceCount runs a statement that counts (or finds a largest value)
+// where the source is: the target, or the source database outside it.
+func (m *machine) sourceCount(ctx context.Context, name string) (int64, bool, error) {
+	var q querier = m.q()
+	vals := m.vals
+	if m.c.plan.From != nil {
+		src, err := m.c.source(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		q, vals = src, m.c.sourceVals(name, m.vals)
+	}
+	return m.c.count(ctx, q, name, vals)
+}
+
 // tiedHi gives hi its id: the largest id present plus one, so that the
 // rows of hi's time and the rows without a time that exist now are read
 // now, and those written later (a larger id) by the next run. It never
@@ -399,16 +405,7 @@ func tiedHi(ctx context.Context, m *machine, wm *ir.Watermarking, hi mark, saved
 	if saved != nil {
 		hi.id = saved.id
 	}
-	var q querier = m.q()
-	vals := m.vals
-	if m.c.plan.From != nil {
-		src, err := m.c.source(ctx)
-		if err != nil {
-			return mark{}, err
-		}
-		q, vals = src, m.c.sourceVals(wm.TieMaxStatement, m.vals)
-	}
-	max, ok, err := m.c.count(ctx, q, wm.TieMaxStatement, vals)
+	max, ok, err := m.sourceCount(ctx, wm.TieMaxStatement)
 	if err != nil {
 		return mark{}, err
 	}
