@@ -154,15 +154,16 @@ func keyEq(w *Writer, a, b string, key []string) {
 }
 
 // same spells a.c ≡ b.c AND ... for cols, NULL equal to NULL; empty cols
-// are the same.
-func same(w *Writer, a, b string, cols []string) {
+// are the same. indent starts each AND line after the first, so that they
+// line up with the condition the caller opened.
+func same(w *Writer, indent, a, b string, cols []string) {
 	if len(cols) == 0 {
 		w.S("1 = 1")
 		return
 	}
 	for i, c := range cols {
 		if i > 0 {
-			w.S("\n    AND ")
+			w.S("\n", indent, "AND ")
 		}
 		w.d.NullSafeEqual(w, func() { w.Col(a, c) }, func() { w.Col(b, c) })
 	}
@@ -398,7 +399,7 @@ func versionCandidates(w *Writer, op ir.VersionCandidates) {
 	w.Col("s", op.Time)
 	if len(op.Compare) > 0 {
 		w.S("\n    AND ")
-		same(w, "t", "s", op.Compare)
+		same(w, "    ", "t", "s", op.Compare)
 	}
 	live(w, "t", v)
 	w.S("\n)")
@@ -429,7 +430,7 @@ func reopenVersions(w *Writer, op ir.ReopenVersions) {
 	w.Col("r", op.Time)
 	if len(op.Compare) > 0 {
 		w.S("\n      AND ")
-		same(w, "h", "r", op.Compare)
+		same(w, "      ", "h", "r", op.Compare)
 	}
 	live(w, "h", v)
 	w.S("\n  ) THEN ", ir.KindReopen, " ELSE ", ir.KindReopenAlso, " END\n")
@@ -588,7 +589,7 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 		w.S("WHERE ")
 		w.Col("o", k0)
 		w.S(" IS NULL\n   OR NOT (")
-		same(w, "s", "o", op.Tracked)
+		same(w, "    ", "s", "o", op.Tracked)
 		w.S(")")
 	case "close":
 		w.S("SELECT ")
@@ -621,7 +622,7 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 			w.S(" = TRUE OR ")
 		}
 		w.S("NOT (")
-		same(w, "s", "o", op.Tracked)
+		same(w, "    ", "s", "o", op.Tracked)
 		w.S("))")
 	case "update":
 		w.S("SELECT ")
@@ -643,9 +644,9 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 		isOpen(w, "o", v)
 		live(w, "o", v)
 		w.S("\n  AND ")
-		same(w, "s", "o", op.Tracked)
+		same(w, "    ", "s", "o", op.Tracked)
 		w.S("\n  AND NOT (")
-		same(w, "s", "o", op.Other)
+		same(w, "    ", "s", "o", op.Other)
 		w.S(")")
 	default:
 		w.Fail(Unsupported(w.d, "column changes part "+op.Part))

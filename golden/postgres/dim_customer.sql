@@ -312,7 +312,7 @@ SELECT r."customer_id", r."name", r."country", r."updated_at", CAST($1 AS TIMEST
     SELECT 1 FROM "dw"."dim_customer" AS h
     WHERE h."customer_id" = r."customer_id" AND h."valid_from" = r."updated_at"
       AND h."name" IS NOT DISTINCT FROM r."name"
-    AND h."country" IS NOT DISTINCT FROM r."country"
+      AND h."country" IS NOT DISTINCT FROM r."country"
   ) THEN 2 ELSE 3 END
 FROM (
   SELECT "customer_id", "name", "country", "updated_at",

@@ -313,7 +313,7 @@ SELECT r."customer_id", r."name", r."country", r."updated_at", CAST($1 AS TIMEST
     SELECT 1 FROM "dw"."dim_customer" AS h
     WHERE h."customer_id" = r."customer_id" AND h."valid_from" = r."updated_at"
       AND (h."name" = r."name" OR (h."name" IS NULL AND r."name" IS NULL))
-    AND (h."country" = r."country" OR (h."country" IS NULL AND r."country" IS NULL))
+      AND (h."country" = r."country" OR (h."country" IS NULL AND r."country" IS NULL))
   ) THEN 2 ELSE 3 END
 FROM (
   SELECT "customer_id", "name", "country", "updated_at",

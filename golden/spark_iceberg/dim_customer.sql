@@ -330,7 +330,7 @@ SELECT r.`customer_id`, r.`name`, r.`country`, r.`updated_at`, CAST(? AS TIMESTA
     SELECT 1 FROM `dw`.`dim_customer` AS h
     WHERE h.`customer_id` = r.`customer_id` AND h.`valid_from` = r.`updated_at`
       AND h.`name` <=> r.`name`
-    AND h.`country` <=> r.`country`
+      AND h.`country` <=> r.`country`
   ) THEN 2 ELSE 3 END
 FROM (
   SELECT `customer_id`, `name`, `country`, `updated_at`,
