@@ -503,6 +503,26 @@ func (l *lowerer) cdcWrite(retract bool) []ir.Step {
 		ir.Step{Stmt: ir.StmtWriteTombstones, Tx: true, If: ir.RegDeleted})
 }
 
+// applyingChanges is strategy cdc: a change log's newest change of each
+// key applied to the target, deletes kept as tombstones.
+type applyingChanges struct{}
+
+func (applyingChanges) validate(v *validator) {
+	v.needsKey()
+	v.needsWatermark()
+}
+
+// stage adds every statement of the change log's apply: the resolve reads
+// the raw changes the stage holds, and the order they are listed in is
+// the order a reviewer reads them.
+func (applyingChanges) stage(l *lowerer) { l.cdcStatements() }
+
+func (applyingChanges) write(*lowerer) {}
+
+func (applyingChanges) programs(l *lowerer) (run, full *ir.Program) {
+	return l.cdcRun(), l.cdcFullRefresh()
+}
+
 // cdcRun is incrc run of a cdc pipeline: the window's changes applied.
 func (l *lowerer) cdcRun() *ir.Program {
 	pr := l.program(ir.ModeRun, "run", ir.LoWatermark, ir.HiNow)

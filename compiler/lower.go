@@ -107,7 +107,7 @@ func Lower(s *Spec) (*ir.Plan, error) {
 		p.Quarantine = ir.Table{Parts: parts}
 	}
 	p.Statements = make([]*ir.Statement, 0, 64)
-	l := &lowerer{p: p, spec: s, rules: rules, mode: mode}
+	l := &lowerer{p: p, spec: s, strategy: strategyOf(strategy), rules: rules, mode: mode}
 	if l.scd = newSCD2(s, p); l.scd != nil {
 		p.Versions = l.scd.String()
 	}
@@ -117,18 +117,8 @@ func Lower(s *Spec) (*ir.Plan, error) {
 	l.setup()
 	l.state()
 	l.lookupCheck()
-	switch {
-	case strategy == ir.CDCApply:
-		l.cdcStatements() // see cdc.go
-	case l.scd != nil && l.scd.fromCDC:
-		l.scd.cdcStatements(l) // see scd2cdc.go
-	default:
-		l.stage()
-		l.write()
-		l.refresh()
-		l.partitions()
-		l.reconcile()
-	}
+	l.strategy.stage(l)
+	l.strategy.write(l)
 	l.files()
 	l.programs()
 	if err := l.foreign(); err != nil {
@@ -147,11 +137,12 @@ func Lower(s *Spec) (*ir.Plan, error) {
 }
 
 type lowerer struct {
-	p     *ir.Plan
-	spec  *Spec
-	rules []ir.Rule     // what a staged row must pass
-	mode  string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
-	scd   *scd2Lowering // nil unless the strategy is scd2
+	p        *ir.Plan
+	spec     *Spec
+	strategy strategy
+	rules    []ir.Rule     // what a staged row must pass
+	mode     string        // what happens to a row that breaks one: quarantine, fail, or "" (no rules)
+	scd      *scd2Lowering // nil unless the strategy is scd2
 }
 
 func (l *lowerer) add(name string, phase ir.Phase, doc string, op ir.Op, params ...ir.Param) {
@@ -286,10 +277,7 @@ func (l *lowerer) setup() {
 	for _, st := range sharedSetup() {
 		l.addStatement(st)
 	}
-	var pk []string
-	if p.Strategy == ir.Merge && !l.nullableKey() {
-		pk = p.Key
-	}
+	pk := l.primaryKey()
 	switch {
 	case p.CDC != nil:
 		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
@@ -373,33 +361,6 @@ func (l *lowerer) addColumns(table ir.Table, cols []ir.Col, added []string, stmt
 }
 
 func addRunsColumn(name string) string { return "add_runs_" + name }
-
-// version is the column that orders a merge's versions of a key, which
-// its write compares with the target's: dedupe_by, or the watermark column.
-// None without one, or when it is a key column, or nothing but the key is
-// written.
-func (l *lowerer) version() string {
-	p := l.p
-	if p.Strategy != ir.Merge || p.CDC != nil || len(p.Key) == 0 {
-		return ""
-	}
-	v := l.spec.DedupeBy.Value
-	if v == "" && p.Watermark != nil {
-		v = p.Watermark.Name
-	}
-	if v == "" || contains(p.Key, v) {
-		return ""
-	}
-	return v
-}
-
-// mergeList names the merge block's list, for a statement's comment.
-func (l *lowerer) mergeList() string {
-	if m := l.spec.MergeOpts; m != nil && len(m.UpdateColumns) > 0 {
-		return "update_columns"
-	}
-	return "exclude_columns"
-}
 
 func (l *lowerer) nullableKey() bool {
 	for _, c := range l.p.Columns {
@@ -834,41 +795,12 @@ func anyOf(rules []ir.Rule) ir.Expr {
 	return e
 }
 
-func (l *lowerer) write() {
+// refreshStaged adds, for a pipeline whose source is outside the target,
+// the full refresh from the stage: the target emptied or replaced by the
+// staged rows.
+func (l *lowerer) refreshStaged() {
 	p := l.p
 	cols := columnNames(p.Columns)
-	switch p.Strategy {
-	case OverwritePartitions:
-		// The write is replace_partition, once per touched partition.
-	case ir.Merge:
-		v := l.version()
-		doc, tally := "", "Returns the rows it read, inserted and updated."
-		if v != "" {
-			doc = " A matched row is updated only where the incoming " + v + " is newer or equal: an older version never replaces a newer one."
-			tally = "Returns the rows it read, inserted, updated and ignored (older than the target's)."
-			l.add(ir.StmtIgnoreOlder, ir.PhaseWrite, "Staged rows older than the target's version of their key ("+v+") are ignored: a late or re-delivered older version never replaces a newer one.",
-				ir.RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey(), Older: v})
-		}
-		if len(p.InsertOnly) > 0 {
-			doc += " " + strings.Join(p.InsertOnly, ", ") + ": written when a key is inserted, never updated (merge." + l.mergeList() + ")."
-		}
-		l.add(ir.StmtWrite, ir.PhaseWrite, "Upsert the staged rows by unique key: a retry of the same window writes the same rows."+doc+" Returns the rows it updated (the rest it inserted).",
-			ir.MergeRows{Target: p.Target, Stage: p.Stage, Key: p.Key, Columns: cols, NullSafe: l.nullableKey(), Count: true, Version: v, Keep: p.InsertOnly})
-		if l.directMerge() {
-			window, _ := l.windows()
-			src := p.Source
-			l.add(ir.StmtWriteWindow, ir.PhaseWrite, "Direct merge: upsert the source's rows in [lo, hi) by unique key, read in the write itself (the source enforces the key: no stage, no dedupe)."+doc+" "+tally,
-				ir.MergeRows{Target: p.Target, Source: &src, Window: window, Key: p.Key, Columns: cols, Tally: true, Version: v, Keep: p.InsertOnly}, windowParams(window)...)
-		}
-	case ir.Append:
-		if len(p.Key) > 0 {
-			l.add(ir.StmtIgnoreKnown, ir.PhaseWrite, "Staged rows whose key the target holds are ignored: an append with a unique_key writes each key once, so a window read again (a lookback, for ids that commit out of order) appends only the keys it lacks.",
-				ir.RetractKeys{Target: p.Stage, Stage: p.Target, Key: p.Key, NullSafe: l.nullableKey()})
-		}
-		l.add(ir.StmtWrite, ir.PhaseWrite, "Append the staged rows.", ir.InsertFrom{Into: p.Target, From: p.Stage, Columns: cols})
-	case ir.SCD2Strategy:
-		l.scd.write(l)
-	}
 	if !l.refreshes() && !l.rebuildsPlain() {
 		l.add(ir.StmtClearTarget, ir.PhaseWrite, "Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).",
 			ir.DeleteRows{Table: p.Target})
@@ -878,23 +810,27 @@ func (l *lowerer) write() {
 		// from the stage: DELETE then INSERT left a dead row per target
 		// row on PostgreSQL, and on DuckDB a checkpoint of every keyed row
 		// deleted and inserted again.
-		var key []string
-		if p.Strategy == ir.Merge && !l.nullableKey() {
-			key = p.Key // the target's primary key
-		}
 		l.add(ir.StmtReplaceTarget, ir.PhaseWrite, "Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).",
-			ir.ReplaceAll{Target: p.Target, Source: ir.Relation{Table: p.Stage}, Columns: cols, Keep: ir.Keep{Columns: cols}, Key: key})
+			ir.ReplaceAll{Target: p.Target, Source: ir.Relation{Table: p.Stage}, Columns: cols, Keep: ir.Keep{Columns: cols}, Key: l.primaryKey()})
 		l.add(ir.StmtCountTarget, ir.PhaseWrite, "Full refresh: the target's rows before its rewrite (rows deleted).", ir.CountRows{Table: p.Target})
 	}
-	if p.Strategy == OverwritePartitions && l.mode == "quarantine" {
-		window, _ := l.windows()
-		pc := p.Partition.Column
-		l.add(ir.StmtQuarantineUnpartited, ir.PhaseWrite, "Rows of the window whose partition column is NULL belong to no partition: quarantined, with the reason.",
-			ir.QuarantineRows{Into: p.Quarantine, From: p.Source, Window: window, Columns: cols,
-				Rules: []ir.Rule{{Reason: "not_null(" + pc + "): the partition column, so the row belongs to no partition", Invalid: ir.IsNull{X: col(pc)}}}},
-			append([]ir.Param{pRunID}, windowParams(window)...)...)
-	}
+}
+
+// endWrite adds what follows a staged strategy's write statements: the
+// full refresh from the stage, the advance and the record, and the
+// statements of the modes that rebuild the target.
+func (l *lowerer) endWrite() {
+	l.refreshStaged()
 	l.advanceAndRecord()
+	l.rebuild()
+}
+
+// rebuild adds the statements of the modes that rebuild the target from
+// the source: full refresh, backfill, reconcile.
+func (l *lowerer) rebuild() {
+	l.refresh()
+	l.partitions()
+	l.reconcile()
 }
 
 // advanceAndRecord adds the end of every write: the watermark's

@@ -52,19 +52,7 @@ func (l *lowerer) programs() {
 	}
 	p.Programs = append(p.Programs, setup)
 
-	var run, full *ir.Program
-	switch {
-	case p.CDC != nil:
-		run, full = l.cdcRun(), l.cdcFullRefresh() // see cdc.go
-	case p.Strategy == FullRefresh:
-		// A full_refresh pipeline's run is a full refresh: it never appends.
-		run, full = l.fullRefresh(), l.fullRefresh()
-		run.Mode = ir.ModeRun
-	case p.Strategy == ir.SCD2Strategy:
-		run, full = l.scd.programs(l)
-	default:
-		run, full = l.incremental(), l.fullRefresh()
-	}
+	run, full := l.strategy.programs(l)
 	p.Programs = append(p.Programs, run, full)
 	if p.Partition != nil {
 		p.Programs = append(p.Programs, l.backfill())
@@ -318,36 +306,6 @@ func (l *lowerer) incremental() *ir.Program {
 		pr.Cleanup = l.cleanup()
 	}
 	return pr
-}
-
-// directMerge: a merge's run may write its window straight from the source
-// into the target, in one statement of the write transaction, when the
-// source's catalog proves the unique key at run time (source_unique: a
-// primary key or unique constraint on exactly the key, NOT NULL). There is
-// then nothing to stage: no dedupe (one row per key), no quality rule to
-// check (the key's implicit not_null is what the catalog proves, and any
-// other rule keeps the staged path), and the rows whose watermark is NULL
-// are counted or quarantined from the source, as the full refresh does.
-// The source must be a table in the target's database (a catalog to read,
-// a read inside the write transaction), the target keyed by its primary key.
-// source.unique: true is not enough: it declares one row per key, not that
-// the key is never NULL, so the catalog decides there too.
-func (l *lowerer) directMerge() bool {
-	p, src := l.p, l.p.Source
-	return l.refreshes() && p.Strategy == ir.Merge && p.Watermark != nil && len(p.Key) > 0 && !l.nullableKey() &&
-		src.Query == "" && len(src.Lookups) == 0 && src.Files == nil && len(l.refreshRules(true)) == 0
-}
-
-// direct: an incremental run may copy the window's rows straight into the
-// target inside its write transaction, without a staging table. Only when
-// the rows come from outside the target (a copy step streams them either
-// way) and nothing reads them staged: an append without quality rules,
-// without a dedupe, and without a watermark column (whose NULL rows the
-// staged flow counts or quarantines); not a snapshot, nor partitioned.
-func (l *lowerer) direct() bool {
-	p := l.p
-	return p.From != nil && p.CDC == nil && l.scd == nil && p.Strategy == ir.Append && p.Watermark == nil &&
-		l.dedupe() == nil && len(l.rules) == 0 && !l.snapshot() && p.Partition == nil
 }
 
 // backfill is the program of one partition [plo, phi) of incrc backfill:

@@ -111,10 +111,7 @@ func (l *lowerer) refresh() {
 			doc             string
 		}{false, ir.StmtCountInvalidUnique, ir.StmtQuarantineUnique, ir.StmtReplaceUnique, " The source enforces the unique key: no dedupe."})
 	}
-	var key []string
-	if p.Strategy == ir.Merge && !l.nullableKey() {
-		key = p.Key // the target's primary key
-	}
+	key := l.primaryKey()
 	for i, v := range variants {
 		k := l.keep(v.dedupe)
 		rules := l.refreshRules(i > 0)

@@ -554,6 +554,30 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []ir.Step 
 // needs --force: the runner says it, the compiled file lists it.
 const scd2ForceReason = "a full refresh rebuilds the versions from the source alone, and a snapshot holds only each key's current row: the history of every key, which no source holds any more, would be lost"
 
+// versioning is strategy scd2: the target keeps every version of a key,
+// each valid over [valid_from, valid_to).
+type versioning struct{}
+
+func (versioning) validate(v *validator) { v.needsKey() }
+
+func (versioning) stage(l *lowerer) {
+	if l.scd.fromCDC {
+		l.scd.cdcStatements(l) // see scd2cdc.go
+		return
+	}
+	l.stage()
+}
+
+func (versioning) write(l *lowerer) {
+	if l.scd.fromCDC {
+		return // cdcStatements added the write with the stage
+	}
+	l.scd.write(l)
+	l.endWrite()
+}
+
+func (versioning) programs(l *lowerer) (run, full *ir.Program) { return l.scd.programs(l) }
+
 // programs are the run and full refresh of an scd2 pipeline.
 func (x *scd2Lowering) programs(l *lowerer) (run, full *ir.Program) {
 	if x.fromCDC {

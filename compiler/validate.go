@@ -21,8 +21,6 @@ const (
 	FullRefresh         ir.Strategy = "full_refresh"
 )
 
-var strategies = []string{"append", "merge", "overwrite_partitions", "cdc", "scd2", "full_refresh"}
-
 // MaxPipelineLen bounds pipeline names so that names derived from them
 // (staging tables) fit every engine's identifier limit (MySQL: 64).
 const MaxPipelineLen = 48
@@ -80,7 +78,10 @@ func (v *validator) run() {
 		v.errf(s.Strategy.Pos, "unknown strategy %s%s", quote(s.Strategy.Value), suggest(s.Strategy.Value, strategies))
 		strategy = ""
 	}
-	v.key(strategy)
+	if st := strategyOf(strategy); st != nil {
+		st.validate(v)
+	}
+	v.key()
 	v.watermark(strategy)
 	v.dedupe(strategy)
 	v.partition(strategy)
@@ -209,12 +210,27 @@ func (v *validator) col(what string, ref ir.String) *Column {
 	return c
 }
 
-func (v *validator) key(strategy ir.Strategy) {
+// needsKey reports a strategy that matches rows by unique_key without one.
+func (v *validator) needsKey() {
+	s := v.s
+	if len(s.UniqueKey) == 0 && !v.reported("unique_key") {
+		v.errf(s.Strategy.Pos, "strategy %s needs unique_key, the columns that identify a row: without it a changed row cannot be matched to the row it replaces", s.Strategy.Value)
+	}
+}
+
+// needsWatermark reports a strategy that reads its source incrementally
+// without a watermark (files loaded by file need none: the bookmark is
+// the files).
+func (v *validator) needsWatermark() {
+	s := v.s
+	if s.Watermark == nil && !v.reported("watermark") && !s.Source.ByFile.Set() {
+		v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", s.Strategy.Value)
+	}
+}
+
+func (v *validator) key() {
 	s := v.s
 	if len(s.UniqueKey) == 0 {
-		if strategy.NeedsKey() && !v.reported("unique_key") {
-			v.errf(s.Strategy.Pos, "strategy %s needs unique_key, the columns that identify a row: without it a changed row cannot be matched to the row it replaces", strategy)
-		}
 		return
 	}
 	seen := map[string]bool{}
@@ -241,12 +257,7 @@ func (v *validator) watermark(strategy ir.Strategy) {
 		return
 	}
 	if w == nil {
-		// scd2 by columns reads a snapshot whole without one; scd2 says
-		// when it needs one. Files loaded by file need none.
-		if strategy != "" && strategy != FullRefresh && strategy != ir.SCD2Strategy && !s.Source.ByFile.Set() {
-			v.errf(s.Strategy.Pos, "strategy %s reads the source incrementally and needs watermark: {column: COLUMN, start: DATE}", strategy)
-		}
-		return
+		return // the strategy says whether it needs one (needsWatermark)
 	}
 	if !w.Column.Set() {
 		v.missing(w.Pos, "watermark.column")

@@ -19,9 +19,6 @@ const (
 // target as writing it once: the condition for a lookback.
 func (s Strategy) Idempotent() bool { return s != Append }
 
-// NeedsKey reports whether the strategy matches rows by unique_key.
-func (s Strategy) NeedsKey() bool { return s == Merge || s == CDCApply || s == SCD2Strategy }
-
 // ParseWatermark checks a watermark value (such as watermark.start) against
 // the watermark column's type and returns its canonical text: RFC 3339 in
 // UTC for timestamps, YYYY-MM-DD for dates, decimal digits for integers.
