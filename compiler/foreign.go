@@ -93,7 +93,7 @@ func (v *validator) foreign() {
 			v.errf(b.Pos, "watermark.files: new picks up new files: it needs source.files")
 		}
 		switch st := ir.Strategy(s.Strategy.Value); st {
-		case ir.Append, ir.Merge, FullRefresh, "":
+		case ir.Append, ir.Merge, ir.FullRefresh, "":
 		default:
 			v.errf(b.Pos, "watermark.files: new loads each file once, for strategy append, merge or full_refresh; strategy %s reads by a column's window: give watermark.column", st)
 		}
@@ -111,7 +111,7 @@ func (v *validator) foreign() {
 	if len(s.Lookups) > 0 {
 		v.errf(s.Lookups[0].Pos, "lookups join tables of the target database, and the source is in %s: a later step (load the source with a pipeline of its own, then look up from that target)", where)
 	}
-	if s.Strategy.Value == string(OverwritePartitions) && s.Quality != nil && s.Quality.OnInvalid.Value != "fail" {
+	if s.Strategy.Value == string(ir.OverwritePartitions) && s.Quality != nil && s.Quality.OnInvalid.Value != "fail" {
 		v.errf(s.Quality.Pos, "overwrite_partitions quarantines a partition's rows straight from the source, and the source is in %s: a later step; use on_invalid: fail, or strategy merge", where)
 	}
 	if s.Strategy.Value == string(ir.SCD2Strategy) && s.SCD2 != nil && (s.SCD2.Deletes.Value == "close" || s.SCD2.Deletes.Value == "new_record") {

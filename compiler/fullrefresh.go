@@ -8,6 +8,10 @@ type refreshing struct{ staging }
 
 func (refreshing) validate(*validator) {}
 
+// rebuildsEveryRun: the pipeline's runs read the whole source, never a
+// window of it.
+func (l *lowerer) rebuildsEveryRun() bool { return l.p.Strategy == ir.FullRefresh }
+
 func (refreshing) write(l *lowerer) { l.endWrite() }
 
 // programs: a full_refresh pipeline's run is a full refresh: it never

@@ -567,12 +567,12 @@ func (l *lowerer) stage() {
 	window, upTo := l.windows()
 	wp := windowParams(window)
 	l.readSource()
-	if wm := p.Watermark; wm != nil && p.Strategy == OverwritePartitions {
+	if wm := p.Watermark; wm != nil && l.rewritesPartitions() {
 		// A partition rewrite reads whole partitions, not the window: the
 		// rows whose watermark is NULL are read on their own.
 		l.nullWatermarkSource(wm.Name, cols)
 	}
-	if p.Strategy == OverwritePartitions {
+	if l.rewritesPartitions() {
 		l.add(ir.StmtTouchedPartitions, ir.PhaseStage, "The partitions the window's rows fall in, and how many rows each: every one is rewritten whole.",
 			ir.DistinctPartitions{Source: p.Source, Partition: *p.Partition, Window: window}, wp...)
 		if l.mode == "fail" {
@@ -598,7 +598,7 @@ func (l *lowerer) stage() {
 		l.add(ir.StmtCreateRaw, ir.PhaseStage, "The window's rows as read, before the dedupe.",
 			ir.CreateTable{Table: p.Raw, Columns: stageCols, Temporary: true})
 	}
-	if p.Strategy != OverwritePartitions && p.Strategy != FullRefresh && !l.snapshot() {
+	if !l.rewritesPartitions() && !l.rebuildsEveryRun() && !l.snapshot() {
 		l.add(ir.StmtStageWindow, ir.PhaseStage, "The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL.",
 			ir.StageRows{Into: into, Source: p.Source, Columns: cols, Window: withNull(window)}, wp...)
 	}
@@ -624,7 +624,7 @@ func (l *lowerer) stage() {
 		l.add(ir.StmtDedupeStage, ir.PhaseStage, doc,
 			ir.StageRows{Into: p.Stage, Source: ir.Relation{Table: p.Raw}, Columns: cols, Dedupe: d, Where: where})
 	}
-	if l.scd == nil && p.Strategy != OverwritePartitions {
+	if l.scd == nil && !l.rewritesPartitions() {
 		l.add(ir.StmtAnalyzeStage, ir.PhaseStage, "The staged rows' statistics, for the planner's joins to the target.", ir.AnalyzeTable{Table: p.Stage, Columns: p.Key})
 	}
 	if wm := p.Watermark; wm != nil {
@@ -649,7 +649,7 @@ func (l *lowerer) stage() {
 		l.add(ir.StmtStagePartition, ir.PhaseStage, "One whole partition [plo, phi) of the source, rows in [start, hi), one row per key.",
 			ir.StageRows{Into: p.Stage, Source: p.Source, Columns: cols, Window: upTo, Dedupe: l.dedupe(),
 				Range: ir.Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}}, append(windowParams(upTo), pPlo, pPhi)...)
-		if p.Strategy == OverwritePartitions && l.dedupe() != nil {
+		if l.rewritesPartitions() && l.dedupe() != nil {
 			l.add(ir.StmtCountPartitionSource, ir.PhaseStage, "The source's rows of one partition [plo, phi) in [start, hi), before the dedupe keeps one per key (rows read).",
 				ir.CountSource{Source: p.Source, Window: upTo, Range: ir.Window{Column: p.Partition.Column, Lo: pPlo.Name, Hi: pPhi.Name}},
 				append(windowParams(upTo), pPlo, pPhi)...)
@@ -760,7 +760,7 @@ func qualityRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 	}
 	// A row without a partition value belongs to no partition: a run could
 	// never write it, so a full refresh must not either.
-	if s.Strategy.Value == string(OverwritePartitions) && s.Partition != nil {
+	if s.Strategy.Value == string(ir.OverwritePartitions) && s.Partition != nil {
 		addNotNull(s.Partition.Column.Value)
 	}
 	mode := "fail"

@@ -202,41 +202,8 @@ func (l *lowerer) finish() []ir.Step {
 // incremental is incrc run: the window [watermark - lookback, hi).
 func (l *lowerer) incremental() *ir.Program {
 	p := l.p
-	pr := l.program(ir.ModeRun, "run", ir.LoWatermark, ir.HiNow)
-	pr.Doc = "An incremental run: the window's rows, written by " + string(p.Strategy) + "."
-	if p.Strategy == OverwritePartitions {
-		if p.Watermark != nil && l.nullMode() == "fail" {
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountNullWMSource, Read: ir.ReadCount, Fail: l.nullFail()})
-		}
-		// Rows read are the rows the run reads to write: each partition it
-		// rewrites, whole, and the window's rows of the partitions it
-		// leaves out (finalized: skipped; none: quarantined or failed).
-		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions, Into: []string{ir.RegRead}})
-		if l.mode == "fail" {
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountUnpartitioned, If: ir.RegUnpartitioned, Read: ir.ReadCount,
-				Fail: "%d row(s) of the window have a NULL " + p.Partition.Column + " and belong to no partition, and on_invalid is fail: nothing written"})
-		}
-		pr.Steps = append(pr.Steps, l.stageSteps(ir.RegPartitions)...)
-		if l.dedupe() != nil {
-			// Every row of the partition counts as ignored until the
-			// dedupe stages it: what is left are older versions of a key.
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountPartitionSource, Each: true, Read: ir.ReadCount, Into: []string{ir.RegRead, ir.RegIgnored}},
-				ir.Step{Stmt: ir.StmtStagePartition, Each: true, Read: ir.ReadAffected, Into: []string{"-" + ir.RegIgnored}})
-		} else {
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtStagePartition, Each: true, Read: ir.ReadAffected, Into: []string{ir.RegRead}})
-		}
-		pr.Steps = append(pr.Steps, l.quality(ir.RegPartitions, false, failInvalid)...)
-		pr.Steps = append(pr.Steps,
-			ir.Step{Stmt: ir.StmtCountStaged, Tx: true, If: ir.RegPartitions, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
-			ir.Step{Stmt: ir.StmtCountPartition, Tx: true, Each: true, Read: ir.ReadCount, Into: []string{ir.RegDeleted}},
-			ir.Step{Stmt: ir.StmtReplacePartition, Tx: true, Each: true})
-		if l.mode == "quarantine" {
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtQuarantineUnpartited, Tx: true, If: ir.RegUnpartitioned, Read: ir.ReadAffected, Into: []string{ir.RegQuarantined}})
-		}
-		if p.Watermark != nil && l.nullMode() == "quarantine" {
-			pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtQuarantineNullWMSrc, Tx: true, Read: ir.ReadAffected, Into: []string{ir.RegRead, ir.RegQuarantined}})
-		}
-	} else if l.direct() {
+	pr := l.runProgram()
+	if l.direct() {
 		// Nothing reads the rows between the read and the write: they go
 		// into the target as they are read, in the write's transaction.
 		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCopyWindow, Tx: true, If: ir.RegWindow, Read: ir.ReadAffected, Into: []string{ir.RegRead, ir.RegInserted}})
@@ -301,11 +268,24 @@ func (l *lowerer) incremental() *ir.Program {
 				Into: tally, Note: noteDirect})
 		}
 	}
+	l.endRun(pr)
+	return pr
+}
+
+// runProgram starts the program of an incremental run.
+func (l *lowerer) runProgram() *ir.Program {
+	pr := l.program(ir.ModeRun, "run", ir.LoWatermark, ir.HiNow)
+	pr.Doc = "An incremental run: the window's rows, written by " + string(l.p.Strategy) + "."
+	return pr
+}
+
+// endRun ends the program of an incremental run: the write transaction's
+// end, and the stage dropped unless nothing was staged.
+func (l *lowerer) endRun(pr *ir.Program) {
 	pr.Steps = append(pr.Steps, l.finish()...)
 	if !l.direct() {
 		pr.Cleanup = l.cleanup()
 	}
-	return pr
 }
 
 // backfill is the program of one partition [plo, phi) of incrc backfill:
@@ -373,7 +353,7 @@ func (l *lowerer) preview() *ir.Program {
 	if l.p.Watermark == nil {
 		pr.Lo = ir.LoNone
 	}
-	if l.p.Strategy == OverwritePartitions {
+	if l.rewritesPartitions() {
 		// The partitions it would rewrite, and the window's rows.
 		pr.Steps = []ir.Step{{Stmt: ir.StmtTouchedPartitions, If: ir.RegWindow, Read: ir.ReadPartitions},
 			{Stmt: ir.StmtCountRead, If: ir.RegWindow, Read: ir.ReadCount, Into: []string{ir.RegRead}}}

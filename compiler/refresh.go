@@ -95,7 +95,7 @@ func (l *lowerer) refresh() {
 	}
 	l.add(ir.StmtCountSource, ir.PhaseStage, "Full refresh: the source rows in [start, hi), with the rows whose watermark is NULL (rows read).",
 		ir.CountSource{Source: p.Source, Window: withNull(upTo)}, up...)
-	if wm := p.Watermark; wm != nil && p.Strategy != OverwritePartitions {
+	if wm := p.Watermark; wm != nil && !l.rewritesPartitions() {
 		// (overwrite_partitions has them already, for its runs)
 		l.nullWatermarkSource(wm.Name, cols)
 	}

@@ -35,10 +35,10 @@ var strategyTable = []struct {
 }{
 	{ir.Append, appending{}},
 	{ir.Merge, merging{}},
-	{OverwritePartitions, overwriting{}},
+	{ir.OverwritePartitions, overwriting{}},
 	{ir.CDCApply, applyingChanges{}},
 	{ir.SCD2Strategy, versioning{}},
-	{FullRefresh, refreshing{}},
+	{ir.FullRefresh, refreshing{}},
 }
 
 // strategies are the names a spec's strategy may take.

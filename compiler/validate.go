@@ -16,11 +16,6 @@ import (
 	"github.com/incrc/incrc/compiler/ir"
 )
 
-const (
-	OverwritePartitions ir.Strategy = "overwrite_partitions"
-	FullRefresh         ir.Strategy = "full_refresh"
-)
-
 // MaxPipelineLen bounds pipeline names so that names derived from them
 // (staging tables) fit every engine's identifier limit (MySQL: 64).
 const MaxPipelineLen = 48
@@ -297,7 +292,7 @@ func (v *validator) watermark(strategy ir.Strategy) {
 	}
 	if w.Batch.Set() {
 		switch {
-		case strategy == FullRefresh:
+		case strategy == ir.FullRefresh:
 			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and strategy full_refresh reads the whole source on every run: remove the batch")
 		case strategy == ir.SCD2Strategy && s.SCD2 != nil && scd2Snapshot(s):
 			v.errf(w.Batch.Pos, "watermark.batch splits a run's window, and scd2.snapshot reads the whole source [start, hi) on every run: remove the batch")
@@ -387,10 +382,7 @@ func (v *validator) partition(strategy ir.Strategy) {
 		return
 	}
 	if pt == nil {
-		if strategy == OverwritePartitions {
-			v.errf(s.Strategy.Pos, "strategy overwrite_partitions needs partition: {column: COLUMN, granularity: day}")
-		}
-		return
+		return // the strategy says whether it needs one (needsPartition)
 	}
 	if !pt.Column.Set() {
 		v.missing(pt.Pos, "partition.column")

@@ -199,7 +199,7 @@ func (w *warner) commitOrder() {
 		return
 	}
 	strategy := ir.Strategy(s.Strategy.Value)
-	if strategy == FullRefresh || strategy == ir.SCD2Strategy && scd2Snapshot(s) {
+	if strategy == ir.FullRefresh || strategy == ir.SCD2Strategy && scd2Snapshot(s) {
 		return // every run reads [start, hi)
 	}
 	switch {

@@ -20,8 +20,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/incrc/incrc/compiler"
 )
 
 // The conformance suite: one table of scenarios (conformance_scenarios_test.go)
@@ -548,7 +546,7 @@ func accounted(p *ir.Plan, r *Result) string {
 	switch {
 	case changeLog:
 		written += r.RowsDeleted
-	case p.Strategy == compiler.OverwritePartitions:
+	case p.Strategy == ir.OverwritePartitions:
 		// deleted: the partitions' rows replaced
 	case p.Strategy == ir.SCD2Strategy:
 		// deleted: the keys that vanished from a snapshot, or the versions

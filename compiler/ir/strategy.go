@@ -9,10 +9,12 @@ import (
 type Strategy string
 
 const (
-	Append       Strategy = "append"
-	Merge        Strategy = "merge"
-	CDCApply     Strategy = "cdc"
-	SCD2Strategy Strategy = "scd2"
+	Append              Strategy = "append"
+	Merge               Strategy = "merge"
+	OverwritePartitions Strategy = "overwrite_partitions"
+	CDCApply            Strategy = "cdc"
+	SCD2Strategy        Strategy = "scd2"
+	FullRefresh         Strategy = "full_refresh"
 )
 
 // Idempotent reports whether writing the same window twice leaves the
