@@ -510,7 +510,20 @@ type applyingChanges struct{}
 func (applyingChanges) validate(v *validator) {
 	v.needsKey()
 	v.needsWatermark()
+	if v.s.CDC == nil && !v.reported("cdc") {
+		v.errf(v.s.Strategy.Pos, "strategy cdc needs cdc: {op: COLUMN, sequence: COLUMN}")
+	}
 }
+
+func (applyingChanges) prepare(l *lowerer) { l.cdcPlan() }
+
+func (applyingChanges) createTarget(l *lowerer) {
+	p := l.p
+	l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
+		ir.CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
+}
+
+func (applyingChanges) besideTarget(l *lowerer) { l.cdcSetup() }
 
 // stage adds every statement of the change log's apply: the resolve reads
 // the raw changes the stage holds, and the order they are listed in is

@@ -108,11 +108,8 @@ func Lower(s *Spec) (*ir.Plan, error) {
 	}
 	p.Statements = make([]*ir.Statement, 0, 64)
 	l := &lowerer{p: p, spec: s, strategy: strategyOf(strategy), rules: rules, mode: mode}
-	if l.scd = newSCD2(s, p); l.scd != nil {
-		p.Versions = l.scd.String()
-	}
-	if strategy == ir.CDCApply {
-		l.cdcPlan()
+	if pr, ok := l.strategy.(preparer); ok {
+		pr.prepare(l)
 	}
 	l.setup()
 	l.state()
@@ -277,27 +274,16 @@ func (l *lowerer) setup() {
 	for _, st := range sharedSetup() {
 		l.addStatement(st)
 	}
-	pk := l.primaryKey()
-	switch {
-	case p.CDC != nil:
-		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the row image of the declared columns but the excluded ones, and the sequence of the change applied.",
-			ir.CreateTable{Table: p.Target, Columns: p.CDC.TargetColumns, PrimaryKey: p.Key})
-	case l.scd != nil && l.scd.fromCDC:
-		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+l.scd.v.ValidFrom+", "+l.scd.v.ValidTo+").", l.scd.createTarget(p))
-	case l.scd != nil:
-		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target, from the declared columns.", l.scd.createTarget(p))
-	default:
+	d, declares := l.strategy.(targetDeclarer)
+	if declares {
+		d.createTarget(l)
+	} else {
 		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target, from the declared columns.",
-			ir.CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: pk})
+			ir.CreateTable{Table: p.Target, Columns: p.Columns, PrimaryKey: l.primaryKey()})
 	}
 	l.schemaCheck(ir.StmtCheckTarget, "The target's columns against the spec's, before anything writes: an added column is added, a widened type widened in place; anything else fails with the DDL it needs.")
-	// The tables beside a change log's target come after its check, which
-	// probes the table created last.
-	switch {
-	case p.CDC != nil:
-		l.cdcSetup()
-	case l.scd != nil && l.scd.fromCDC:
-		l.scd.cdcSetup(l)
+	if declares {
+		d.besideTarget(l)
 	}
 	if p.Partition != nil {
 		l.add(ir.StmtCreatePartIndex, ir.PhaseSetup, "An index on the partition column: a partition's rewrite and check read only that partition.",

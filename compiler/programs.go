@@ -8,7 +8,8 @@ import (
 )
 
 // programs decides, for each mode the pipeline has, which statements run
-// in which order: the only place where strategies differ in what runs.
+// in which order; the run and the full refresh are the strategy's (its
+// programs method, in its file).
 func (l *lowerer) programs() {
 	p := l.p
 	n := 0

@@ -558,7 +558,36 @@ const scd2ForceReason = "a full refresh rebuilds the versions from the source al
 // each valid over [valid_from, valid_to).
 type versioning struct{}
 
-func (versioning) validate(v *validator) { v.needsKey() }
+func (versioning) validate(v *validator) {
+	s := v.s
+	v.needsKey()
+	switch {
+	case s.CDC != nil && !v.reported("cdc") && s.Watermark == nil && !v.reported("watermark"):
+		v.errf(s.Strategy.Pos, "strategy scd2 with a cdc block reads the change log through a window and needs watermark: {column: COLUMN, start: DATE}, the column the log grows by (such as the time a change was ingested)")
+	case s.SCD2 == nil && s.CDC == nil && !v.reported("scd2"):
+		v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value), {by: columns} (a version starts at the run's hi when a tracked column changes), or a cdc block (each change of a change log is a version from its commit time)")
+	}
+}
+
+func (versioning) prepare(l *lowerer) {
+	l.scd = newSCD2(l.spec, l.p)
+	l.p.Versions = l.scd.String()
+}
+
+func (versioning) createTarget(l *lowerer) {
+	p, x := l.p, l.scd
+	if x.fromCDC {
+		l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target: the versions, each the image of the declared columns but the excluded ones and the sequence of its change, valid over ["+x.v.ValidFrom+", "+x.v.ValidTo+").", x.createTarget(p))
+		return
+	}
+	l.add(ir.StmtCreateTarget, ir.PhaseSetup, "The target, from the declared columns.", x.createTarget(p))
+}
+
+func (versioning) besideTarget(l *lowerer) {
+	if l.scd.fromCDC {
+		l.scd.cdcSetup(l)
+	}
+}
 
 func (versioning) stage(l *lowerer) {
 	if l.scd.fromCDC {

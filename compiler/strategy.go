@@ -25,6 +25,19 @@ type strategy interface {
 	programs(l *lowerer) (run, full *ir.Program)
 }
 
+// preparer is a strategy that lays out, before any statement is added,
+// what the shared steps read of it (cdc: the target's and the tombstones'
+// columns; scd2: the versions).
+type preparer interface{ prepare(l *lowerer) }
+
+// targetDeclarer is a strategy whose target is not the declared columns
+// (cdc, scd2): it creates the target, and the tables beside it after the
+// target's check (which probes the table created last).
+type targetDeclarer interface {
+	createTarget(l *lowerer)
+	besideTarget(l *lowerer)
+}
+
 // strategyTable lists every strategy, in the order a spec's errors and
 // the JSON Schema name them. A static table rather than registration from
 // each file's init: the order is then one list a reader sees, and no file

@@ -609,18 +609,12 @@ func (v *validator) cdc(strategy ir.Strategy) {
 		return
 	}
 	switch {
-	case c == nil && strategy == ir.CDCApply:
-		v.errf(s.Strategy.Pos, "strategy cdc needs cdc: {op: COLUMN, sequence: COLUMN}")
-		return
 	case c == nil:
-		return
+		return // the strategy says whether it needs one
 	case strategy != ir.CDCApply && strategy != ir.SCD2Strategy && strategy != "":
 		v.errf(c.Pos, "cdc is only meaningful with strategy cdc (apply the changes by key) or scd2 (keep every change as a version), not %s: remove it, or change the strategy", strategy)
 	}
 	versions := strategy == ir.SCD2Strategy
-	if versions && s.Watermark == nil && !v.reported("watermark") {
-		v.errf(s.Strategy.Pos, "strategy scd2 with a cdc block reads the change log through a window and needs watermark: {column: COLUMN, start: DATE}, the column the log grows by (such as the time a change was ingested)")
-	}
 	if !c.Op.Set() {
 		v.missing(c.Pos, "cdc.op")
 	}
@@ -858,13 +852,10 @@ func (v *validator) scd2(strategy ir.Strategy) {
 		return
 	}
 	if c == nil {
-		switch {
-		case strategy == ir.SCD2Strategy && s.CDC != nil:
+		if strategy == ir.SCD2Strategy && s.CDC != nil {
 			v.scd2Rules(scd2Block(s)) // from a change log the block is optional
-		case strategy == ir.SCD2Strategy:
-			v.errf(s.Strategy.Pos, "strategy scd2 needs scd2: {by: time} (each version starts at its watermark value), {by: columns} (a version starts at the run's hi when a tracked column changes), or a cdc block (each change of a change log is a version from its commit time)")
 		}
-		return
+		return // else the strategy says whether it needs one
 	}
 	if strategy != ir.SCD2Strategy && strategy != "" {
 		v.errf(c.Pos, "scd2 is only meaningful with strategy scd2, not %s: remove it, or use strategy: scd2", strategy)
