@@ -652,7 +652,7 @@ func (l *lowerer) stage() {
 		}
 		l.add(ir.StmtCountInvalid, ir.PhaseWrite, "Rows that break a quality rule (on_invalid: fail stops the run when there are any).",
 			ir.CountRows{Table: p.Stage, Where: invalid})
-		if p.Strategy == ir.Merge {
+		if l.upserts() {
 			l.add(ir.StmtRetractInvalid, ir.PhaseWrite, "A key whose newest version is invalid has no valid current row: the target drops it, as a full refresh would.",
 				ir.RetractKeys{Target: p.Target, Stage: p.Stage, Key: p.Key, NullSafe: l.nullableKey(), Where: invalid})
 		}

@@ -43,6 +43,11 @@ func (merging) write(l *lowerer) {
 	l.endWrite()
 }
 
+// upserts: the write is merge's upsert by key, which counts the rows it
+// updates (the rest it inserted), and whose run retracts a key whose
+// newest staged version is invalid, as a full refresh would drop it.
+func (l *lowerer) upserts() bool { return l.p.Strategy == ir.Merge }
+
 // primaryKey is the target's primary key: a merge's unique key, when no
 // column of it is nullable (a primary key column cannot hold a NULL).
 // Other strategies' targets have none here: cdc and scd2 declare theirs

@@ -184,7 +184,7 @@ func (l *lowerer) quality(guard string, retract bool, failMsg string) []ir.Step 
 	}
 	count.Into = append(count.Into, ir.RegQuarantined)
 	steps := []ir.Step{count, {Stmt: ir.StmtQuarantine, Tx: true, If: ir.RegInvalid}}
-	if retract && l.p.Strategy == ir.Merge {
+	if retract && l.upserts() {
 		steps = append(steps, ir.Step{Stmt: ir.StmtRetractInvalid, Tx: true, If: ir.RegInvalid, Read: ir.ReadAffected, Into: []string{ir.RegDeleted}})
 	}
 	return append(steps, ir.Step{Stmt: ir.StmtDeleteInvalid, Tx: true, If: ir.RegInvalid})
@@ -251,7 +251,7 @@ func (l *lowerer) incremental() *ir.Program {
 		pr.Steps = append(pr.Steps, l.quality(ir.RegRead, true, failInvalid)...)
 		pr.Steps = append(pr.Steps, ir.Step{Stmt: ir.StmtCountStaged, Tx: true, If: ir.RegRead, Read: ir.ReadCount, Into: []string{ir.RegInserted}})
 		write := ir.Step{Stmt: ir.StmtWrite, Tx: true, If: ir.RegRead}
-		if p.Strategy == ir.Merge {
+		if l.upserts() {
 			// The merge counts what it updates: the rest it inserted.
 			write.Read, write.Into = ir.ReadCount, []string{ir.RegUpdated, "-" + ir.RegInserted}
 		}
@@ -295,11 +295,12 @@ func (l *lowerer) endRun(pr *ir.Program) {
 // lease and records the run; this program runs once per partition.
 func (l *lowerer) backfill() *ir.Program {
 	p := l.p
-	// An append pipeline's next run appends what is above the watermark:
-	// a backfill reading those rows too would write them twice. Merge and
-	// overwrite rewrite idempotently, so they read everything committed.
+	// A pipeline whose write is not idempotent (an append) appends what
+	// is above the watermark on its next run: a backfill reading those rows
+	// too would write them twice. Merge and overwrite rewrite
+	// idempotently, so they read everything committed.
 	hi := ir.HiNow
-	if p.Strategy == ir.Append {
+	if !p.Strategy.Idempotent() {
 		hi = ir.HiSaved
 	}
 	pr := &ir.Program{Mode: ir.ModeBackfill, Lo: ir.LoStart, Hi: hi,
