@@ -88,7 +88,7 @@ watermark: { files: new }
 	f.first = f.write(b, 0, filesBenchFiles)
 	b.Logf("%s: %d files of %d rows in %s; load average %s", format, filesBenchFiles, filesBenchRows, time.Since(start).Round(time.Millisecond), loadAvg())
 	f.baseIncrc, f.baseHonest = filepath.Join(dir, "base_incrc.duckdb"), filepath.Join(dir, "base_honest.duckdb")
-	f.incrc(b, f.baseIncrc, filesBenchFiles*filesBenchRows)
+	f.incrc(b, f.baseIncrc, filesBenchFiles*filesBenchRows, newStepTimes())
 	f.honest(b, f.baseHonest, f.first, true)
 	return f
 }
@@ -122,6 +122,7 @@ FROM range(%d, %d) AS t(i)) TO '%s' (%s)`, i*filesBenchRows, (i+1)*filesBenchRow
 // databases; otherwise the new files into copies of the bases.
 func (f *filesBench) pairs(b *testing.B, first bool) {
 	var inc, hon []time.Duration
+	steps := newStepTimes()
 	load := loadAvg()
 	want := int64(filesBenchNew * filesBenchRows)
 	if !first && f.new == nil {
@@ -138,7 +139,7 @@ func (f *filesBench) pairs(b *testing.B, first bool) {
 			copyFile(b, f.baseIncrc, ip)
 			copyFile(b, f.baseHonest, hp)
 		}
-		incrc := func() { inc = append(inc, f.incrc(b, ip, want)) }
+		incrc := func() { inc = append(inc, f.incrc(b, ip, want, steps)) }
 		honest := func() { hon = append(hon, f.honest(b, hp, files, first)) }
 		if i%2 == 0 {
 			incrc()
@@ -159,24 +160,29 @@ func (f *filesBench) pairs(b *testing.B, first bool) {
 	b.ReportMetric(mi[0], "incrc-ms")
 	b.ReportMetric(hi[0], "honest-ms")
 	b.ReportMetric(mr[0], "incrc/honest")
-	b.Logf("%d pairs, load average %s -> %s\n  incrc   median %.1f ms (min %.1f, max %.1f)\n  honest  median %.1f ms (min %.1f, max %.1f)\n  ratio   median %.2f (min %.2f, max %.2f)",
-		len(inc), load, loadAvg(), mi[0], mi[1], mi[2], hi[0], hi[1], hi[2], mr[0], mr[1], mr[2])
+	b.Logf("%d pairs, load average %s -> %s\n  incrc   median %.1f ms (min %.1f, max %.1f)\n  honest  median %.1f ms (min %.1f, max %.1f)\n  ratio   median %.2f (min %.2f, max %.2f)\n  incrc per statement: %s",
+		len(inc), load, loadAvg(), mi[0], mi[1], mi[2], hi[0], hi[1], hi[2], mr[0], mr[1], mr[2], steps.report(len(inc)))
 }
 
 // incrc is incrc's side, whole: open the target file, run, close.
-func (f *filesBench) incrc(b *testing.B, path string, want int64) time.Duration {
+func (f *filesBench) incrc(b *testing.B, path string, want int64, steps *stepTimes) time.Duration {
 	t0 := time.Now()
 	tg, err := Open(f.ctx, all.Lookup, "duckdb:"+path, "")
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := tg.Run(f.ctx, f.plan, Options{})
+	steps.add("open", time.Since(t0))
+	steps.begin()
+	res, err := tg.Run(f.ctx, f.plan, Options{BeforeStatement: steps.hook})
+	steps.end()
 	if err != nil {
 		b.Fatal(err)
 	}
+	t1 := time.Now()
 	if err := tg.Close(); err != nil {
 		b.Fatal(err)
 	}
+	steps.add("close", time.Since(t1))
 	d := time.Since(t0)
 	if res.RowsInserted != want || res.RowsRead != want {
 		b.Fatalf("incrc read %d rows and inserted %d, want %d", res.RowsRead, res.RowsInserted, want)
