@@ -39,6 +39,9 @@ type compiled struct {
 }
 
 func compile(d dialects.Dialect, p *ir.Plan, timeout time.Duration, src ...dialects.Dialect) (*compiled, error) {
+	// A target that reads a files source itself walks the programs that
+	// say so (what its compiled file shows).
+	p = dialects.ForTarget(d, p)
 	rendered, err := dialects.Render(d, p, src...)
 	if err != nil {
 		return nil, err
