@@ -115,7 +115,7 @@ var SpecKeys = []Key{
 		Children: []Key{
 			{Name: "op", Kind: KindScalar, Example: "op", Doc: "The column holding the op code."},
 			{Name: "sequence", Kind: KindScalar, Example: "lsn", Doc: "The column that orders a key's changes: an integer, decimal or timestamp (an LSN); never NULL."},
-			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "The column holding the change's commit time: optional for strategy cdc (soft deletes record it), required for scd2 (each version starts there)."},
+			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "The column holding the change's commit time: for strategy cdc soft deletes record it; for scd2 each version starts there. scd2 without it numbers the versions by cdc.sequence: valid_from and valid_to hold sequence values, the current version's end NULL."},
 			{Name: "deletes", Kind: KindScalar, Enum: []string{"hard", "soft"}, Example: "hard", Doc: "strategy cdc: hard (the default: the row is removed) or soft (the row is marked; needs at). Not for scd2, where a delete ends the current version."},
 			{Name: "soft_delete", Kind: KindMapping, Doc: "The target columns a soft delete sets.",
 				Children: []Key{

@@ -105,6 +105,9 @@ func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
 	if x.fromCDC {
 		t := p.Target
 		x.time = s.CDC.At.Value
+		if x.time == "" {
+			x.time = s.CDC.Sequence.Value // versions by the sequence alone
+		}
 		x.timeline = ir.Table{Parts: []string{timelinePrefix + p.Pipeline}}
 		x.changes = ir.Table{Parts: []string{changesPrefix + p.Pipeline}}
 		x.tombstones = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
@@ -186,6 +189,11 @@ func scd2Snapshot(s *Spec) bool {
 func scd2ValidType(s *Spec) ir.Type {
 	if fromChanges(s) {
 		if c := s.Column(s.CDC.At.Value); c != nil && c.Type.IsTime() {
+			return c.Type
+		}
+		// Without a commit time the versions are numbered by the
+		// sequence (Databricks' __START_AT and __END_AT).
+		if c := s.Column(s.CDC.Sequence.Value); !s.CDC.At.Set() && c != nil {
 			return c.Type
 		}
 	}
@@ -380,6 +388,8 @@ func (v *validator) scd2Names(c *SCD2) {
 		t := scd2ValidType(s)
 		canon, err := ir.ParseWatermark(t, c.OpenEnd.Value)
 		switch {
+		case !t.IsTime():
+			v.errf(c.OpenEnd.Pos, "scd2.open_end: without cdc.at the versions are numbered by cdc.sequence (%s values), and the current one ends NULL, as a sequence has no sentinel every engine holds; remove open_end, or add cdc.at to version by commit time", t)
 		case err != nil:
 			v.errf(c.OpenEnd.Pos, "scd2.open_end: %v (a sentinel such as 9999-12-31)", err)
 		case w != nil && wm != nil && w.Start.Value != "":

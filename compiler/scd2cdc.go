@@ -14,6 +14,14 @@ import (
 // change of a transaction, or of a second when the log's clock counts
 // seconds). A version ends where the key's next event starts.
 //
+// Without cdc.at the sequence is the time: each change is an event at its
+// own sequence value, and valid_from and valid_to hold sequence values
+// (Databricks' __START_AT and __END_AT), typed as the sequence. The
+// current version's end is NULL: a sentinel would be a number every
+// sequence type holds and no real sequence reaches, which no engine has,
+// and a NULL end is what Databricks writes. Everything below holds with
+// "time" read as "sequence".
+//
 // The target holds the versions, each with the sequence of its change
 // (SequenceColumn); <target>_tombstones holds every delete (the key, its
 // time in the valid_from column, its sequence), also the ones that end no

@@ -196,6 +196,37 @@ func historyScenarios() []scenario {
 			},
 		},
 		{
+			// The same log without a commit time (no cdc.at): versions are
+			// numbered by the sequence, valid_from and valid_to holding lsn
+			// values; a late change splits the version its lsn falls in, a
+			// delete ends one at its lsn; a rerun; the full refresh.
+			name: "scd2/versioned by the sequence", spec: strings.Replace(strings.ReplaceAll(historySpec, "{scd2}", ""), "  at: committed_at\n", "", 1), source: "app_{id}.customers_log", nulls: true,
+			seed: [][]any{
+				{1, "ann", "DE", "c", 100, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+				{1, "ann", "FR", "u", 120, "2026-01-01 09:20:00", "2026-01-01 09:21:00"},
+				{2, "bob", "IT", "c", 110, "2026-01-01 09:10:00", "2026-01-01 09:11:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 3, Inserted: 2, Updated: 1}, rows: []string{
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, 100, 120),
+					line(1, "ann", "FR", 120, "2026-01-01 09:20:00", 120, 120, nil),
+					line(2, "bob", "IT", 110, "2026-01-01 09:10:00", 110, 110, nil)}},
+				insert{
+					{1, "ann", "US", "u", 110, "2026-01-01 09:10:00", "2026-01-01 10:05:00"}, // late: splits [100, 120)
+					{2, nil, nil, "d", 130, "2026-01-01 10:10:00", "2026-01-01 10:11:00"},
+					{2, "bo", "IT", "u", 140, "2026-01-01 10:20:00", "2026-01-01 10:21:00"},
+				},
+				run{until: "2026-01-01T11:00:00Z", rows: []string{
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, 100, 110),
+					line(1, "ann", "US", 110, "2026-01-01 09:10:00", 110, 110, 120),
+					line(1, "ann", "FR", 120, "2026-01-01 09:20:00", 120, 120, nil),
+					line(2, "bob", "IT", 110, "2026-01-01 09:10:00", 110, 110, 130),
+					line(2, "bo", "IT", 140, "2026-01-01 10:20:00", 140, 140, nil)}},
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 3}},
+				run{until: "2026-01-01T11:00:00Z", full: true},
+			},
+		},
+		{
 			// The same log with tracked columns (TRACK HISTORY ON country):
 			// a change only in name updates the version it falls in, a
 			// change of country opens one; late changes of either kind,
