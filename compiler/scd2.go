@@ -83,8 +83,10 @@ type scd2Lowering struct {
 	tombstones ir.Table // from a change log: every delete
 	// events, from a change log with tracked columns: every change as a
 	// version (what the target holds without tracked), which the target's
-	// versions are merged from (scd2cdc.go).
-	events ir.Table
+	// versions are merged from (scd2cdc.go); also with openStart, whose
+	// target differs from the events in each key's earliest start.
+	events    ir.Table
+	openStart string // from a change log: scd2.open_start, canonical
 }
 
 // newSCD2 is nil for other strategies.
@@ -111,7 +113,10 @@ func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
 		x.timeline = ir.Table{Parts: []string{timelinePrefix + p.Pipeline}}
 		x.changes = ir.Table{Parts: []string{changesPrefix + p.Pipeline}}
 		x.tombstones = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
-		if tracked := values(c.Tracked); len(tracked) > 0 {
+		if c.OpenStart.Value != "" {
+			x.openStart, _ = ir.ParseWatermark(x.v.Type, c.OpenStart.Value) // Validate checked it
+		}
+		if tracked := values(c.Tracked); len(tracked) > 0 || x.openStart != "" {
 			x.tracked = tracked
 			x.events = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+eventsSuffix)}
 			x.v.Target = x.events
@@ -384,6 +389,7 @@ func (v *validator) scd2Names(c *SCD2) {
 		}
 		names[low] = true
 	}
+	v.scd2OpenStart(c)
 	if c.OpenEnd.Value != "" {
 		t := scd2ValidType(s)
 		canon, err := ir.ParseWatermark(t, c.OpenEnd.Value)

@@ -30,6 +30,8 @@ import (
 // (merged), and <target>_events the versions unmerged. Without cdc.at
 // (seq) the versions are numbered by the sequence: a change's time is its
 // lsn, and a late change is one held back below an lsn already applied.
+// With scd2.open_start (start) each key's earliest version starts there
+// in the target, and <target>_events holds the versions as they are.
 
 const versionLogSpec = `
 pipeline: vlog_{target}_{id}
@@ -161,14 +163,20 @@ func (st vstate) sortedEvents() []eventKey {
 // byVersion are the state's versions by key and start, as the target
 // prints them: each ends at its key's next event, or at open. gaps counts
 // the versions that a delete ends.
-func (st vstate) byVersion(open any, pt point) (versions map[eventKey]string, gaps int64) {
+func (st vstate) byVersion(open any, pt point, start any) (versions map[eventKey]string, gaps int64) {
 	versions = map[eventKey]string{}
 	keys := st.sortedEvents()
+	first := map[int64]bool{}
 	for i, k := range keys {
 		c := st[k]
 		if c.op == "d" {
 			continue
 		}
+		from := pt(k.at)
+		if !first[k.id] && start != nil {
+			from = start // every test's open_start is before every change
+		}
+		first[k.id] = true
 		end := open
 		if i+1 < len(keys) && keys[i+1].id == k.id {
 			end = keys[i+1].at
@@ -176,15 +184,15 @@ func (st vstate) byVersion(open any, pt point) (versions map[eventKey]string, ga
 				gaps++
 			}
 		}
-		versions[k] = line(k.id, c.val, c.note, c.lsn, pt(k.at), pt.end(end))
+		versions[k] = line(k.id, c.val, c.note, c.lsn, from, pt.end(end))
 	}
 	return versions, gaps
 }
 
 // lines are the state's versions and tombstones as the tables print them,
 // in order of key and time.
-func (st vstate) lines(open any, pt point) (versions, tombs []string, gaps int64) {
-	byKey, gaps := st.byVersion(open, pt)
+func (st vstate) lines(open any, pt point, start any) (versions, tombs []string, gaps int64) {
+	byKey, gaps := st.byVersion(open, pt, start)
 	for _, k := range st.sortedEvents() {
 		if v, ok := byKey[k]; ok {
 			versions = append(versions, v)
@@ -199,7 +207,7 @@ func (st vstate) lines(open any, pt point) (versions, tombs []string, gaps int64
 // them: a key's consecutive versions, the one ending where the next
 // starts, with equal val (NULL equal to NULL), are one, from the first's
 // start with the last's image and end. n counts the versions merged away.
-func (st vstate) merged(open any, pt point) (versions []string, n int) {
+func (st vstate) merged(open any, pt point, start any) (versions []string, n int) {
 	keys := st.sortedEvents()
 	type island struct {
 		id          int64
@@ -207,10 +215,16 @@ func (st vstate) merged(open any, pt point) (versions []string, n int) {
 		end         any
 	}
 	var cur *island
+	first := map[int64]bool{}
 	flush := func() {
 		if cur != nil {
 			c := st[cur.last]
-			versions = append(versions, line(cur.id, c.val, c.note, c.lsn, pt(cur.first.at), pt.end(cur.end)))
+			from := pt(cur.first.at)
+			if !first[cur.id] && start != nil {
+				from = start
+			}
+			first[cur.id] = true
+			versions = append(versions, line(cur.id, c.val, c.note, c.lsn, from, pt.end(cur.end)))
 			cur = nil
 		}
 	}
@@ -244,6 +258,7 @@ type vlog struct {
 	open     any
 	tracked  bool // scd2.tracked: [val]
 	seq      bool // no cdc.at: versions by the sequence alone
+	start    any  // scd2.open_start, or nil
 	used     map[eventKey]bool
 	inc, ref *ir.Plan
 	log      []vchange // written to the source
@@ -256,7 +271,7 @@ type vlog struct {
 
 var vlogStart = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
-func newVlog(t *testing.T, e *env, seed uint64, open string, tracked, seq bool) *vlog {
+func newVlog(t *testing.T, e *env, seed uint64, open string, tracked, seq bool, start any) *vlog {
 	scd2 := ""
 	var openValue any
 	if open != "" {
@@ -264,6 +279,9 @@ func newVlog(t *testing.T, e *env, seed uint64, open string, tracked, seq bool) 
 	}
 	if tracked {
 		scd2 += "  tracked: [val]\n"
+	}
+	if start != nil {
+		scd2 += fmt.Sprintf("  open_start: %v\n", start)
 	}
 	if scd2 != "" {
 		scd2 = "scd2:\n" + scd2
@@ -275,7 +293,7 @@ func newVlog(t *testing.T, e *env, seed uint64, open string, tracked, seq bool) 
 		}
 		return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(spec))
 	}
-	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue, tracked: tracked, seq: seq, used: map[eventKey]bool{},
+	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue, tracked: tracked, seq: seq, start: start, used: map[eventKey]bool{},
 		inc: plan("inc"), ref: plan("ref"), state: vstate{}, hi: vlogStart, seen: map[string]int{}}
 	e.createTable("app_{id}.vlog", nullableCols(l.inc.Columns))
 	return l
@@ -450,14 +468,17 @@ func (l *vlog) run(hi time.Time) {
 	}
 	l.wm, l.state = hi, next
 	pt := points(l.seq)
-	wantRows, wantTombs, gaps := next.lines(l.open, pt)
-	if l.tracked {
+	wantRows, wantTombs, gaps := next.lines(l.open, pt, nil)
+	if l.tracked || l.start != nil {
 		events := scdRows(l.e, strings.Join(l.inc.Target.Parts, ".")+"_events", vlogCols, "id", "valid_from")
 		if diff := cmp.Diff(wantRows, events); diff != "" {
 			t.Errorf("%s: events (-model +db):\n%s", what, diff)
 		}
+		wantRows, _, _ = next.lines(l.open, pt, l.start)
+	}
+	if l.tracked {
 		var n int
-		wantRows, n = next.merged(l.open, pt)
+		wantRows, n = next.merged(l.open, pt, l.start)
 		l.seen["merged"] += n
 	}
 	rows, tombs := l.read(l.inc)
@@ -567,7 +588,9 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 		open    string
 		tracked bool
 		seq     bool
-	}{{"", false, false}, {"9999-12-31", false, false}, {"", true, false}, {"9999-12-31", true, false}, {"", false, true}, {"", true, true}}
+		start   any // scd2.open_start
+	}{{"", false, false, nil}, {"9999-12-31", false, false, nil}, {"", true, false, nil}, {"9999-12-31", true, false, nil}, {"", false, true, nil}, {"", true, true, nil},
+		{"9999-12-31", false, false, "1970-01-01"}, {"", true, true, int64(0)}}
 	for _, eng := range engines() {
 		for _, v := range variants {
 			open := v.open
@@ -581,6 +604,9 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 			if v.seq {
 				name += "/by the sequence"
 			}
+			if v.start != nil {
+				name += fmt.Sprintf("/open start %v", v.start)
+			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				seen, ran := map[string]int{}, 0
@@ -592,7 +618,7 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 						e := newEnv(t, eng)
 						ran++
-						l := newVlog(t, e, seed, open, v.tracked, v.seq)
+						l := newVlog(t, e, seed, open, v.tracked, v.seq, v.start)
 						hi := vlogStart
 						for run := 0; run < 10 && !t.Failed(); run++ {
 							step := steps[l.rng.IntN(len(steps))]
