@@ -89,7 +89,10 @@ func NewFiler(p *ir.Plan, specPath string) *Filer {
 		}
 		b.WriteString("\n")
 	}
-	if f := p.From; f != nil {
+	if f := p.From; f != nil && readsItself(p) {
+		b.WriteString("-- source: " + f.Describe() + ", read by the target's own reader: the statements that read them\n")
+		b.WriteString("--   take the run's exact list of files as a parameter.\n")
+	} else if f != nil {
 		b.WriteString("-- source: " + f.Describe() + ", outside the target: the statements marked \"on: source\" run there, spelled\n")
 		b.WriteString("--   for " + f.Dialect + "; each copy step streams the rows they return into a table of the target.\n")
 	}
@@ -121,6 +124,12 @@ func NewFiler(p *ir.Plan, specPath string) *Filer {
 
 // File renders the plan's compiled file for d (see File).
 func (f *Filer) File(d Dialect, src ...Dialect) ([]byte, error) {
+	if own := ForTarget(d, f.p); own != f.p {
+		// Its programs differ from the other dialects': a header of its own.
+		g := NewFiler(own, f.specPath)
+		g.Version = f.Version
+		return g.File(d, src...)
+	}
 	rendered, err := render(&f.w, d, f.p, src, f.types, false)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,11 @@ type Rendered struct {
 // A plan whose source is outside the target (p.From) spells the statements
 // that run there (Statement.On) in the source's dialect, src, and reads
 // the source query with its rules: it is written in that dialect.
+//
+// The plan spelled is ForTarget(d, p): a target that reads a files source
+// itself runs those statements.
 func Render(d Dialect, p *ir.Plan, src ...Dialect) ([]Rendered, error) {
+	p = ForTarget(d, p)
 	return render(new(Writer), d, p, src, paramTypes(p), true)
 }
 

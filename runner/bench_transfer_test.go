@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incrc/incrc/runner/transfer"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -85,7 +86,7 @@ func BenchmarkTransfer(b *testing.B) {
 	if err := writeLanding(land, rows); err != nil {
 		b.Fatal(err)
 	}
-	files, _ := listGlob(land + "/**/*.parquet")
+	files, _ := transfer.ListGlob(land + "/**/*.parquet")
 	b.Logf("landing: %d Parquet files in %s", len(files), time.Since(start).Round(time.Millisecond))
 
 	specs := filepath.Join(dir, "specs")

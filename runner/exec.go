@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
+	"github.com/incrc/incrc/runner/transfer"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,6 +39,9 @@ type compiled struct {
 }
 
 func compile(d dialects.Dialect, p *ir.Plan, timeout time.Duration, src ...dialects.Dialect) (*compiled, error) {
+	// A target that reads a files source itself walks the programs that
+	// say so (what its compiled file shows).
+	p = dialects.ForTarget(d, p)
 	rendered, err := dialects.Render(d, p, src...)
 	if err != nil {
 		return nil, err
@@ -516,19 +520,7 @@ func (c *compiled) bindBound(t time.Time, typ ir.Type) any {
 }
 
 // text reads a nullable text value from a scanned row.
-func text(v any) (string, bool) {
-	switch v := v.(type) {
-	case nil:
-		return "", false
-	case string:
-		return v, true
-	case []byte:
-		return string(v), true
-	case time.Time:
-		return v.UTC().Format(time.RFC3339Nano), true
-	}
-	return fmt.Sprint(v), true
-}
+func text(v any) (string, bool) { return transfer.Text(v) }
 
 func nullable(s string) any {
 	if s == "" {

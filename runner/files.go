@@ -2,142 +2,12 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
-	"path"
-	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
-
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/incrc/incrc/runner/transfer"
 )
-
-// landedFile is one file of a files source: its path relative to the
-// glob's folder (what incrc_files records, so that the folder may move),
-// its path to read, its size, modification time and, once a run has
-// hashed it, the SHA-256 of its content.
-type landedFile struct {
-	rel, full string
-	size      int64
-	mtime     string
-	hash      string
-}
-
-// listGlob lists the regular files a glob matches, sorted by path. The
-// pattern is doublestar's (`**` crosses folders, `{a,b}` is either, `[...]`
-// a class); the walk follows symbolic links, to folders and to files, the
-// glob's folder itself included, and enters each real folder once, so a
-// link that loops back is not followed again. A file reached through two
-// paths (a link to it beside it, two links to one folder) is listed once,
-// under the first of its paths.
-func listGlob(glob string) ([]landedFile, error) {
-	base, pattern := doublestar.SplitPattern(filepath.ToSlash(glob))
-	if !doublestar.ValidatePattern(pattern) {
-		return nil, fmt.Errorf("source.files %s: not a valid glob (an unclosed [ or {)", glob)
-	}
-	root := filepath.FromSlash(base)
-	info, err := os.Stat(root)
-	if err != nil {
-		return nil, fmt.Errorf("source.files %s: the folder %s: %w", glob, base, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("source.files %s: %s is not a folder", glob, base)
-	}
-	var out []landedFile
-	folders, files := map[string]bool{}, map[string]bool{}
-	var walk func(dir, rel string) error
-	walk = func(dir, rel string) error {
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil || folders[real] {
-			return nil // a dangling link, or a folder entered already
-		}
-		folders[real] = true
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			if rel == "" {
-				return err
-			}
-			return nil
-		}
-		for _, d := range entries {
-			p, r := filepath.Join(dir, d.Name()), path.Join(rel, d.Name())
-			fi, err := os.Stat(p) // follows a link
-			if err != nil {
-				continue // a dangling link, or gone since the listing
-			}
-			if fi.IsDir() {
-				if err := walk(p, r); err != nil {
-					return err
-				}
-				continue
-			}
-			if !fi.Mode().IsRegular() {
-				continue
-			}
-			if ok, _ := doublestar.Match(pattern, r); !ok {
-				continue
-			}
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				if files[real] {
-					continue
-				}
-				files[real] = true
-			}
-			out = append(out, landedFile{rel: r, full: p, size: fi.Size(), mtime: fi.ModTime().UTC().Format(time.RFC3339Nano)})
-		}
-		return nil
-	}
-	if err := walk(root, ""); err != nil {
-		return nil, fmt.Errorf("source.files %s: %w", glob, err)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
-	return out, nil
-}
-
-// hashFile is the SHA-256 of a file's content: what a file is, whatever its
-// name.
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// exactPath is a path as DuckDB's readers take it to mean exactly that
-// file: they read a path holding *, ? or [ as a glob, so each of those is
-// written as a class of itself ([*], [?], [[]). DuckDB's globs read a
-// backslash their own way: a path holding one and a glob character cannot
-// be spelled exactly, and is refused rather than read as a pattern.
-func exactPath(p string) (string, error) {
-	if !strings.ContainsAny(p, "*?[") {
-		return p, nil
-	}
-	if strings.Contains(p, `\`) {
-		return "", fmt.Errorf("file %s: its name holds a backslash and one of * ? [, which DuckDB's reader would take as a pattern: rename it", p)
-	}
-	var b strings.Builder
-	for _, r := range p {
-		switch r {
-		case '*', '?', '[':
-			b.WriteString("[" + string(r) + "]")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String(), nil
-}
 
 // listFiles is a ReadNewFiles or ReadAllFiles step: the files of the glob,
 // less (for new files) the ones incrc_files says this pipeline loaded. A
@@ -152,22 +22,22 @@ func exactPath(p string) (string, error) {
 // forever, with success.
 func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 	f := m.c.plan.From
-	files, err := listGlob(f.Files)
+	files, err := transfer.ListGlob(f.Files)
 	if err != nil {
 		return err
 	}
 	m.files, m.rewritten, m.known, m.loadedBefore = nil, nil, nil, 0
 	content := map[string]bool{} // size/hash of the files loaded, or to be
-	key := func(lf landedFile) string { return fmt.Sprint(lf.size) + "/" + lf.hash }
-	hash := func(lf *landedFile) error {
-		if m.readOnly || lf.hash != "" {
+	key := func(lf transfer.File) string { return fmt.Sprint(lf.Size) + "/" + lf.Hash }
+	hash := func(lf *transfer.File) error {
+		if m.readOnly || lf.Hash != "" {
 			return nil
 		}
-		h, err := hashFile(lf.full)
+		h, err := transfer.HashFile(lf.Full)
 		if err != nil {
 			return fmt.Errorf("source.files %s: %w", f.Files, err)
 		}
-		lf.hash = h
+		lf.Hash = h
 		return nil
 	}
 	if s.Read == ir.ReadNewFiles {
@@ -189,7 +59,7 @@ func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 		}
 		m.loadedBefore = len(loaded)
 		for _, lf := range files {
-			was, ok := loaded[lf.rel]
+			was, ok := loaded[lf.Rel]
 			switch {
 			case !ok:
 				if err := hash(&lf); err != nil {
@@ -201,7 +71,7 @@ func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 				}
 				content[key(lf)] = true
 				m.files = append(m.files, lf)
-			case was != [2]string{fmt.Sprint(lf.size), lf.mtime}:
+			case was != [2]string{fmt.Sprint(lf.Size), lf.Mtime}:
 				m.rewritten = append(m.rewritten, lf)
 				if m.reloadRewritten {
 					if err := hash(&lf); err != nil {
@@ -229,7 +99,7 @@ func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 	}
 	paths := make([]string, len(m.files))
 	for i, lf := range m.files {
-		if paths[i], err = exactPath(lf.full); err != nil {
+		if paths[i], err = transfer.ExactPath(lf.Full); err != nil {
 			return fmt.Errorf("source.files %s: %w", f.Files, err)
 		}
 	}
@@ -249,8 +119,8 @@ func (m *machine) listFiles(ctx context.Context, q querier, s ir.Step) error {
 
 // recorded are the files a run records in incrc_files: those it loaded,
 // and those it recognised as loaded before under another name.
-func (m *machine) recorded() []landedFile {
-	return append(append([]landedFile(nil), m.files...), m.known...)
+func (m *machine) recorded() []transfer.File {
+	return append(append([]transfer.File(nil), m.files...), m.known...)
 }
 
 // filesNote is what a run's summary says of the files it loaded, of the
@@ -285,14 +155,14 @@ func (m *machine) failedFilesNote() string {
 }
 
 // someFiles names up to three files.
-func someFiles(files []landedFile) string {
+func someFiles(files []transfer.File) string {
 	names := make([]string, 0, 4)
 	for i, lf := range files {
 		if i == 3 {
 			names = append(names, "...")
 			break
 		}
-		names = append(names, lf.rel)
+		names = append(names, lf.Rel)
 	}
 	return strings.Join(names, ", ")
 }

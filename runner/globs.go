@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/incrc/incrc/runner/transfer"
 )
 
 // MatchingFiles counts the files a files source's glob matches now, as a
@@ -28,6 +30,6 @@ func MatchingFiles(glob string) (n int, folder bool, err error) {
 	if info, err := os.Stat(root); err != nil || !info.IsDir() {
 		return 0, false, nil
 	}
-	files, err := listGlob(glob)
+	files, err := transfer.ListGlob(glob)
 	return len(files), true, err
 }

@@ -343,3 +343,60 @@ watermark: { files: new }
 		})
 	}
 }
+
+// TestLandingTargetReadsFiles: a DuckDB target reads a files source with
+// its own reader, in the statement its compiled file shows (INSERT ...
+// SELECT from the reader over the run's exact list of files, the declared
+// types in it); the rows never cross into incrc, and the embedded reader
+// is never opened. The other targets read through it and copy the rows.
+// Either way every new file is read once, names that look like patterns
+// included.
+func TestLandingTargetReadsFiles(t *testing.T) {
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			dir := t.TempDir()
+			l := newLanding(t, e, dir, dir+"/*.csv", "dw_{id}.own")
+			l.file("a.csv", 1, 2)
+			l.file("b[1].csv", 3)
+			l.run("first", counts{Read: 3, Inserted: 3}, "2 new file(s) loaded")
+			l.file("c*.csv", 4, 5)
+			l.run("second", counts{Read: 2, Inserted: 2}, "1 new file(s) loaded")
+			l.promise("target's own reader")
+			e.tg.src.mu.Lock()
+			opened := e.tg.src.files != nil
+			e.tg.src.mu.Unlock()
+			if own := eng.name == "duckdb"; opened == own {
+				t.Errorf("the embedded files reader opened: %v; want %v (the target reads the files itself: %v)", opened, !own, own)
+			}
+			src, err := e.tg.sourceOf(l.inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := compile(e.tg.Dialect, l.inc, 0, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reads := 0
+			for _, s := range c.plan.Program(ir.ModeRun).Steps {
+				st, _ := c.statement(s.Stmt)
+				if len(st.Parts) == 0 || !strings.Contains(st.Parts[0].SQL, "read_csv($1") || s.Stmt == ir.StmtProbeSource {
+					continue
+				}
+				reads++
+				sql := st.Parts[0].SQL
+				if eng.name == "duckdb" {
+					if s.On != "" || s.Read != ir.ReadAffected || !strings.HasPrefix(sql, "INSERT INTO ") || !strings.Contains(sql, "types = {'id': 'BIGINT'") {
+						t.Errorf("%s on DuckDB: on %q, read %q, %s; want the target's INSERT ... SELECT from read_csv over the file list, with the declared types", s.Stmt, s.On, s.Read, sql)
+					}
+				} else if s.On != ir.OnSource || s.Read != ir.ReadCopy || strings.HasPrefix(sql, "INSERT") {
+					t.Errorf("%s on %s: on %q, read %q, %s; want a read on the source, copied", s.Stmt, eng.name, s.On, s.Read, sql)
+				}
+			}
+			if reads != 1 {
+				t.Errorf("the run program reads the files in %d steps, want 1", reads)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
+	"github.com/incrc/incrc/runner/transfer"
 )
 
 // partition is one partition: the half-open range [start, end) of the
@@ -114,14 +115,10 @@ func keyStart(plan *ir.Plan, key string) (time.Time, error) {
 // asTime reads a partition start as an engine returns it: a time, or ISO
 // text.
 func asTime(v any) (time.Time, error) {
-	if t, ok := v.(time.Time); ok {
-		return t.UTC(), nil
-	}
-	s, ok := text(v)
-	if !ok {
+	if v == nil {
 		return time.Time{}, fmt.Errorf("a NULL partition value: rows whose partition column is NULL belong to no partition")
 	}
-	return ir.ParseTime(s)
+	return transfer.Time(v)
 }
 
 // PartitionKeys names the partitions of a pipeline that intersect

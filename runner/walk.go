@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
+	"github.com/incrc/incrc/runner/transfer"
 
 	"github.com/incrc/incrc/dialects"
 )
@@ -23,7 +24,7 @@ type machine struct {
 	rows map[string][][]any // ReadRows results, by register
 	// held are the rows the copies held back (a value the target cannot
 	// hold as it is), until a ReadHeld step quarantines them.
-	held []heldRow
+	held []transfer.Held
 	// parts are the partitions a ReadPartitions step listed, in order;
 	// finalBound is where finalized partitions end (zero: none are).
 	parts      []partition
@@ -44,13 +45,13 @@ type machine struct {
 	// files is the list a ReadNewFiles or ReadAllFiles step made: the
 	// files of a files source this program loads; rewritten, the files
 	// loaded before that changed since; reloadRewritten lists those too.
-	files           []landedFile
-	rewritten       []landedFile
+	files           []transfer.File
+	rewritten       []transfer.File
 	reloadRewritten bool
 	// known are the files new by their path whose size and content are a
 	// loaded file's (renamed, delivered again): recorded, not loaded;
 	// loadedBefore is how many files incrc_files held for the pipeline.
-	known        []landedFile
+	known        []transfer.File
 	loadedBefore int
 	// readOnly: the program only looks (incrc plan --target, incrc state):
 	// files are not hashed, and a glob that matches nothing fails nothing.
@@ -170,9 +171,9 @@ func (m *machine) walk(ctx context.Context, pr *ir.Program) error {
 		}
 		if s.EachFile {
 			for _, f := range m.recorded() {
-				m.vals["path"], m.vals["size"], m.vals["mtime"], m.vals["content_hash"] = f.rel, f.size, f.mtime, nullable(f.hash)
+				m.vals["path"], m.vals["size"], m.vals["mtime"], m.vals["content_hash"] = f.Rel, f.Size, f.Mtime, nullable(f.Hash)
 				if err := m.step(ctx, q, s); err != nil {
-					return fmt.Errorf("file %s: %w", f.rel, err)
+					return fmt.Errorf("file %s: %w", f.Rel, err)
 				}
 			}
 			i++

@@ -17,8 +17,8 @@
 -- spec: reconcile.measures: [count, sum(amount)]
 -- logic sha256: b51776c82df1744b (the spec logic: lines; rows built with another are stale)
 -- strategy: merge, unique key (order_id)
--- source: parquet files landing/orders/**/*.parquet (by file), outside the target: the statements marked "on: source" run there, spelled
---   for duckdb; each copy step streams the rows they return into a table of the target.
+-- source: parquet files landing/orders/**/*.parquet (by file), read by the target's own reader: the statements that read them
+--   take the run's exact list of files as a parameter.
 -- atomicity: the write, the run record and the watermark advance commit in one transaction.
 -- DuckDB allows one writing process per database file.
 -- bookkeeping, in _incrc.sql beside this file (shared by every pipeline): create_state,
@@ -56,12 +56,12 @@
 --   read_files           files not loaded yet -> files
 --   target_has_rows      count -> target_found
 --   check_target_kept    if no target_found; count; fails if not 0
---   probe_source         on source; if files; column types must fit the declared ones
+--   probe_source         if files; column types must fit the declared ones
 --   drop_stage           if window
 --   create_stage         if window
 --   drop_raw             if window
 --   create_raw           if window
---   stage_window         on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   stage_window         if files; rows changed -> rows_read, rows_ignored
 --   dedupe_stage         if rows_read; rows changed -> minus rows_ignored
 --   analyze_stage        if rows_read
 --   begin
@@ -80,12 +80,12 @@
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [, hi)):
 --   record_start
 --   read_files           every file -> files
---   probe_source         on source; if files; column types must fit the declared ones
+--   probe_source         if files; column types must fit the declared ones
 --   drop_stage
 --   create_stage
 --   drop_raw
 --   create_raw
---   stage_all            on source; if files; copy rows -> incrc_raw_dw_landed_orders; rows -> rows_read, rows_ignored
+--   stage_all            if files; rows changed -> rows_read, rows_ignored
 --   dedupe_stage         rows changed -> minus rows_ignored
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
@@ -102,14 +102,14 @@
 --
 -- program reconcile:
 --   read_files             every file -> files
---   versioned_keys         on source; if files; count -> versioned
---   reconcile_source_flat  on source; if no versioned; rows -> source
---   reconcile_source       on source; if versioned; rows -> source
+--   versioned_keys         if files; count -> versioned
+--   reconcile_source_flat  if no versioned; rows -> source
+--   reconcile_source       if versioned; rows -> source
 --   reconcile_target       rows -> target
 --
 -- program preview (window [, hi)):
 --   read_files  files not loaded yet -> files
---   count_read  on source; if files; count -> rows_read
+--   count_read  if files; count -> rows_read
 --
 -- program rewind (after setup; holds the lease; records a rewind in the run log):
 --   record_start
@@ -149,7 +149,6 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."landed_orders") THEN 1 ELSE 0 END;
 
 -- name: count_read
 -- phase: query
--- on: source (duckdb)
 -- incrc plan --target: the source rows the next run would read.
 -- params: $1 = file_list
 SELECT COUNT(*)
@@ -157,7 +156,6 @@ FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 
 -- name: probe_source
 -- phase: stage
--- on: source (duckdb)
 -- The source's columns and types, no rows: each must fit its declared type, or the run fails before it writes.
 -- params: $1 = file_list
 SELECT "order_id", "amount", "updated_at", "day"
@@ -196,17 +194,17 @@ CREATE TEMPORARY TABLE "incrc_raw_dw_landed_orders" (
 
 -- name: stage_window
 -- phase: stage
--- on: source (duckdb)
--- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL. Read on the source; the rows stream into incrc_raw_dw_landed_orders.
+-- The half-open window [lo, hi) of the source, read once, with the rows whose watermark is NULL. The target reads the files itself, over the run's list of them.
 -- params: $1 = file_list
+INSERT INTO "incrc_raw_dw_landed_orders" ("order_id", "amount", "updated_at", "day")
 SELECT "order_id", "amount", "updated_at", "day"
 FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 
 -- name: stage_all
 -- phase: stage
--- on: source (duckdb)
--- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL. Read on the source; the rows stream into incrc_raw_dw_landed_orders.
+-- Full refresh: every source row in [start, hi), with the rows whose watermark is NULL. The target reads the files itself, over the run's list of them.
 -- params: $1 = file_list
+INSERT INTO "incrc_raw_dw_landed_orders" ("order_id", "amount", "updated_at", "day")
 SELECT "order_id", "amount", "updated_at", "day"
 FROM read_parquet($1, hive_partitioning = true, union_by_name = true) AS src;
 
@@ -308,7 +306,6 @@ FROM "dw"."landed_orders";
 
 -- name: reconcile_source
 -- phase: query
--- on: source (duckdb)
 -- Reconcile, source side: what a full refresh would write, per day in [from, to).
 -- params: $1 = file_list, $2 = from, $3 = to
 SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1
@@ -328,7 +325,6 @@ ORDER BY "day";
 
 -- name: versioned_keys
 -- phase: query
--- on: source (duckdb)
 -- Keys with more than one version in the source: without any, reconcile skips the dedupe.
 -- params: $1 = file_list
 SELECT COUNT(*)
@@ -341,7 +337,6 @@ FROM (
 
 -- name: reconcile_source_flat
 -- phase: query
--- on: source (duckdb)
 -- Reconcile, source side, for a source holding one version per key: the same rows, no dedupe.
 -- params: $1 = file_list, $2 = from, $3 = to
 SELECT "day" AS incrc_key, COUNT(*) AS m0, SUM("amount") AS m1

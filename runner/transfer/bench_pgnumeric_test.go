@@ -1,6 +1,6 @@
 //go:build bench
 
-package runner
+package transfer
 
 import (
 	"math/big"

@@ -1,4 +1,4 @@
-package runner
+package transfer
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package runner
+package transfer
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func TestConvertValue(t *testing.T) {
 		{`{"a": [1, 2]}`, ir.Type{Kind: ir.JSON}, `{"a": [1, 2]}`, ""},
 		{`{"a": `, ir.Type{Kind: ir.JSON}, "", "not one JSON document"},
 	}
-	cv := &converter{flavor: "mysql", bind: func(t time.Time, _ ir.TypeKind) any { return t.UTC() }}
+	cv := &Converter{Target: "mysql", Bind: func(t time.Time, _ ir.TypeKind) any { return t.UTC() }}
 	for _, tt := range tests {
 		got, err := cv.value(tt.v, tt.t)
 		switch {
@@ -58,7 +58,7 @@ func TestConvertValue(t *testing.T) {
 		case err != nil:
 			t.Errorf("%v (%T) as %s: %v", tt.v, tt.v, tt.t, err)
 		default:
-			s, _ := text(got)
+			s, _ := Text(got)
 			if s != tt.want {
 				t.Errorf("%v (%T) as %s: %q, want %q", tt.v, tt.v, tt.t, s, tt.want)
 			}
@@ -76,7 +76,7 @@ func TestConvertDecimalText(t *testing.T) {
 	types := []ir.Type{{Kind: ir.Decimal, Precision: 12, Scale: 2}, {Kind: ir.Decimal, Precision: 6, Scale: 2},
 		{Kind: ir.Decimal, Precision: 18, Scale: 0}, {Kind: ir.Decimal, Precision: 38, Scale: 10}, {Kind: ir.Decimal, Precision: 18, Scale: 18}}
 	for _, flavor := range []string{"duckdb", "postgres", "mysql"} {
-		cv := &converter{flavor: flavor}
+		cv := &Converter{Target: flavor}
 		for _, typ := range types {
 			for _, in := range inputs {
 				fast, ferr := cv.value(in, typ)
