@@ -66,6 +66,13 @@ import (
 // is no longer than tombstonesSuffix, whose length check covers it.
 const eventsSuffix = "_events"
 
+// keepsEvents reports whether a change log's versions are kept in
+// <target>_events besides the target: with tracked columns or
+// open_start, the target differs from them.
+func keepsEvents(s *Spec) bool {
+	return fromChanges(s) && s.SCD2 != nil && (len(s.SCD2.Tracked) > 0 || s.SCD2.OpenStart.Value != "")
+}
+
 // fromChanges reports whether a spec keeps versions from a change log.
 func fromChanges(s *Spec) bool {
 	return s.CDC != nil && s.Strategy.Value == string(ir.SCD2Strategy)
