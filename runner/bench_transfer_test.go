@@ -32,6 +32,10 @@ import (
 //     into a table without a key, in one process; and the append again
 //     with DuckDB's memory_limit at 128MB (a URL parameter), for both, and
 //     at 64MB for incrc (the hand-written pipe needs 96MB);
+//   - postgres_to_duckdb_full_refresh_memory_limit_64MB, _128MB: incrc
+//     run --full-refresh of the merge pipeline over a DuckDB file holding
+//     the whole source already, DuckDB's memory_limit in the URL: whether it
+//     succeeds, and its peak RSS (no hand-written side);
 //   - files_to_postgres: 100 Parquet files holding the same rows in day=
 //     folders into PostgreSQL, by file; by hand, DuckDB reads the files
 //     and writes CSV into a pipe that PostgreSQL's COPY FROM STDIN reads.
@@ -146,6 +150,27 @@ watermark: { files: new }
 				b.Logf("%s: the same run again (an empty window): %s, peak RSS %d MB", name, empty.wall.Round(time.Millisecond), empty.maxRSS>>20)
 			})
 		}
+		// A full refresh of the merge pipeline over a target holding the
+		// whole source (loaded first, without a limit), within DuckDB's
+		// memory_limit as docs/targets.md shows it, and twice that.
+		for _, limit := range []string{"64MB", "128MB"} {
+			name := "postgres_to_duckdb_full_refresh_memory_limit_" + limit
+			b.Run(name, func(b *testing.B) {
+				path := filepath.Join(b.TempDir(), "wh.duckdb")
+				args := func(target string, more ...string) []string {
+					return append([]string{"run", "--target", target, "--source", "app=" + pgURL, "--specs", filepath.Join(specs, "app_merge.yaml"), "--until", "2026-06-01"}, more...)
+				}
+				first := measureProcess(b, nil, bin, args("duckdb:"+path)...)
+				full, err := tryProcess(b, nil, bin, args("duckdb:"+path+"?memory_limit="+limit, "--full-refresh")...)
+				outcome := "succeeded (" + strings.TrimSpace(full.out) + ")"
+				if err != nil {
+					outcome = fmt.Sprintf("FAILED (%v): %s", err, strings.TrimSpace(full.out))
+				}
+				b.Logf("%s: the first run (no limit) %s, peak RSS %d MB; the full refresh with memory_limit=%s %s in %s, peak RSS %d MB",
+					name, first.wall.Round(time.Millisecond), first.maxRSS>>20, limit, outcome, full.wall.Round(time.Millisecond), full.maxRSS>>20)
+				b.ReportMetric(float64(full.maxRSS>>20), "incrc_MB")
+			})
+		}
 		b.Run("files_to_postgres", func(b *testing.B) {
 			db.ExecContext(ctx, "DELETE FROM incrc_files WHERE pipeline LIKE '%"+id+"'")
 			db.ExecContext(ctx, "DROP SCHEMA IF EXISTS dw_"+id+" CASCADE")
@@ -166,6 +191,17 @@ type measured struct {
 }
 
 func measureProcess(b *testing.B, env []string, bin string, args ...string) measured {
+	b.Helper()
+	m, err := tryProcess(b, env, bin, args...)
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, m.out)
+	}
+	return m
+}
+
+// tryProcess is measureProcess for a run that may fail: its error is
+// returned with what it measured.
+func tryProcess(b *testing.B, env []string, bin string, args ...string) (measured, error) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -200,11 +236,7 @@ func measureProcess(b *testing.B, env []string, bin string, args ...string) meas
 	err := cmd.Wait()
 	wall := time.Since(start)
 	close(done)
-	m := measured{wall: wall, out: out.String(), maxRSS: <-peak}
-	if err != nil {
-		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, m.out)
-	}
-	return m
+	return measured{wall: wall, out: out.String(), maxRSS: <-peak}, err
 }
 
 // vmHWM reads a live process's peak resident set (bytes), or 0.
