@@ -184,7 +184,7 @@ func historyScenarios() []scenario {
 				},
 				crash{until: "2026-01-01T11:00:00Z", at: ir.StmtApplyVersions},
 				crash{until: "2026-01-01T11:00:00Z", at: ir.StmtWriteTombstones},
-				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 1, Updated: 1, Deleted: 1}, rows: []string{
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 8, Inserted: 1, Updated: 1, Deleted: 1}, wantTx: true, rows: []string{
 					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", "2026-01-01 10:10:00"),
 					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "2026-01-01 09:00:00", "2026-01-01 09:05:00"),
 					line(2, "bob", "GB", 115, "2026-01-01 09:05:00", 115, "2026-01-01 09:05:00", "2026-01-01 09:10:00"),

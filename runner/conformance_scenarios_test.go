@@ -1040,7 +1040,7 @@ func scenarios() []scenario {
 				run{until: "2026-01-22"},
 				update{key: 105, set: map[string]any{"amount": "22.00", "updated_at": "2026-01-22 12:00:00"}},
 				crash{until: "2026-01-24", at: ir.StmtAdvance},
-				run{until: "2026-01-24", want: &counts{Lo: "2026-01-20T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 5, Inserted: 2, Updated: 3}},
+				run{until: "2026-01-24", want: &counts{Lo: "2026-01-20T00:00:00Z", Hi: "2026-01-24T00:00:00Z", Read: 5, Inserted: 2, Updated: 3}, wantTx: true},
 				run{until: "2026-01-24"},
 			},
 		},
@@ -1063,6 +1063,18 @@ func scenarios() []scenario {
 				run{until: "2026-01-22"},
 				update{key: 105, set: map[string]any{"amount": "22.00", "updated_at": "2026-01-22 12:00:00"}},
 				kill{until: "2026-01-24", at: ir.StmtAdvance},
+			},
+		},
+		{
+			// A runner killed (SIGKILL) while its write runs. Where each
+			// statement commits alone the write may land after the runner
+			// died, or not; either way the watermark has not moved, and the
+			// next run converges.
+			name: "killed during the write", spec: orders("lookback: 2d", amountCheck), source: "app_{id}.orders", seed: orders5, serial: true,
+			steps: []act{
+				run{until: "2026-01-22"},
+				update{key: 105, set: map[string]any{"amount": "22.00", "updated_at": "2026-01-22 12:00:00"}},
+				kill{until: "2026-01-24", at: ir.StmtWrite, during: true},
 			},
 		},
 	}

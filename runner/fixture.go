@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
@@ -177,9 +178,47 @@ func (t *Target) DropSchema(ctx context.Context, schema string) error {
 	switch t.Dialect.Name() {
 	case "sqlite":
 		return nil
-	case "postgres", "duckdb", "spark", "spark_iceberg", "trino":
+	case "spark_iceberg":
+		// Iceberg's Spark catalogs refuse CASCADE on a namespace that
+		// holds tables: each is dropped first, with its files.
+		if err := t.dropIcebergTables(ctx, schema); err != nil {
+			return err
+		}
+	case "postgres", "duckdb", "spark", "trino":
 		stmt += " CASCADE"
 	}
 	_, err := t.DB.ExecContext(ctx, stmt)
 	return err
+}
+
+// dropIcebergTables drops (PURGE) every table of a Spark + Iceberg
+// namespace; a namespace that does not exist holds none.
+func (t *Target) dropIcebergTables(ctx context.Context, schema string) error {
+	q := t.Dialect.QuoteIdent(schema)
+	rows, err := t.DB.QueryContext(ctx, "SHOW TABLES IN "+q)
+	if err != nil {
+		if strings.Contains(err.Error(), "NOT_FOUND") || strings.Contains(err.Error(), "does not exist") {
+			return nil
+		}
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var ns, name string
+		var temp any
+		if err := rows.Scan(&ns, &name, &temp); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, name)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := t.DB.ExecContext(ctx, "DROP TABLE IF EXISTS "+q+"."+t.Dialect.QuoteIdent(n)+" PURGE"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

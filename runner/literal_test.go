@@ -165,6 +165,7 @@ func TestTargetURLs(t *testing.T) {
 		"sc://h:1/db":              "parameters after /;",
 		"sc:///;format=delta":      "names a host",
 		"sc://h:1/;catalog=":       "names a catalog",
+		"sc://h:1/;catalog=a.b=c":  "letters, digits and _",
 	} {
 		if _, err := parseSparkURL(raw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", raw, err, want)

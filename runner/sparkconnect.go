@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -87,6 +88,10 @@ func parseSparkURL(raw string) (sparkTarget, error) {
 			if v == "" {
 				return sparkTarget{}, errors.New("catalog= names a catalog")
 			}
+			if !plainName.MatchString(v) {
+				// The name is also spelled in a SET key (icebergCatalog).
+				return sparkTarget{}, fmt.Errorf("catalog=%s: a catalog name here is letters, digits and _", v)
+			}
 			t.catalog = v
 		default:
 			kept = append(kept, p)
@@ -98,6 +103,18 @@ func parseSparkURL(raw string) (sparkTarget, error) {
 	}
 	return t, nil
 }
+
+// icebergCatalog names the catalog whose tables a Spark + Iceberg target
+// writes: the URL's, or the session catalog. parseSparkURL admits only
+// names that can be spelled in a SET key.
+func icebergCatalog(t sparkTarget) string {
+	if t.catalog == "" {
+		return "spark_catalog"
+	}
+	return t.catalog
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // sparkConnector opens Spark Connect sessions.
 type sparkConnector struct {
@@ -115,6 +132,15 @@ func newSparkConnector(t sparkTarget, d dialects.Dialect) *sparkConnector {
 	// Windows and partition starts are read in the session's zone: UTC,
 	// as the compiled header asks, whatever the server's default.
 	c.init = append(c.init, "SET TIME ZONE 'UTC'")
+	if t.format == "iceberg" {
+		// Iceberg's Spark catalog caches each table's metadata per session
+		// by default: a session then reads the snapshot it first loaded,
+		// blind to what other sessions committed since (the state row
+		// another run moved, rows written to a source, the markers of a
+		// backfill). Off before the catalog is first loaded, every
+		// statement reads the table's current snapshot.
+		c.init = append(c.init, "SET `spark.sql.catalog."+icebergCatalog(t)+".cache-enabled` = false")
+	}
 	if t.catalog != "" {
 		c.init = append(c.init, "SET CATALOG "+d.QuoteIdent(t.catalog))
 	}

@@ -228,6 +228,13 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 	case ir.NewTruncate:
 		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+	case ir.VersionCandidates:
+		// A type-2 dimension's inserts whose count a run reads.
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+	case ir.ColumnChanges:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
+	case ir.VanishedVersions:
+		dialects.CountedWrite(w, op.Into, false, func() { dialects.Shared(w, op) })
 	case ir.DeleteThrough:
 		d.deleteThrough(w, op)
 	case ir.DeleteRows:

@@ -297,6 +297,7 @@ WHERE `customer_id` IS NULL;
 -- name: timeline_candidates
 -- phase: write
 -- Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.
+SELECT -COUNT(*) FROM `incrc_timeline_dim_customer`;
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM `incrc_stage_dim_customer` AS s
@@ -306,6 +307,7 @@ WHERE NOT EXISTS (
     AND t.`name` <=> s.`name`
     AND t.`country` <=> s.`country`
 );
+SELECT COUNT(*) FROM `incrc_timeline_dim_customer`;
 
 -- name: timeline_history
 -- phase: write
@@ -384,6 +386,7 @@ WHERE x.`incrc_kind` <> 0
 -- name: close_vanished
 -- phase: write
 -- A key no source row carries any more has vanished: its current version ends at hi (removed if it started at hi).
+SELECT -COUNT(*) FROM `incrc_changes_dim_customer`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(? AS TIMESTAMP_NTZ),
@@ -394,6 +397,7 @@ WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
     SELECT 1 FROM `app`.`customers` AS src
     WHERE src.`customer_id` = o.`customer_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_customer`;
 
 -- name: check_versions
 -- phase: write

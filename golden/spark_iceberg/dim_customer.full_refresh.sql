@@ -332,7 +332,8 @@ DELETE FROM `dw`.`dim_customer`;
 SELECT -COUNT(*) FROM `dw`.`dim_customer`;
 
 -- step 37: timeline_candidates
--- job: add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_timeline_dim_customer`;
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM `incrc_stage_dim_customer` AS s
@@ -342,6 +343,7 @@ WHERE NOT EXISTS (
     AND t.`name` <=> s.`name`
     AND t.`country` <=> s.`country`
 );
+SELECT COUNT(*) FROM `incrc_timeline_dim_customer`;
 
 -- step 38: timeline_history
 -- job: run it.

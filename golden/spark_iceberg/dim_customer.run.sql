@@ -327,7 +327,8 @@ FROM `incrc_stage_dim_customer`
 WHERE `customer_id` IS NULL;
 
 -- step 36: timeline_candidates
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_timeline_dim_customer`;
 INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`customer_id`, s.`name`, s.`country`, s.`updated_at`, s.`updated_at`, CAST(NULL AS TIMESTAMP_NTZ), 1
 FROM `incrc_stage_dim_customer` AS s
@@ -337,6 +338,7 @@ WHERE NOT EXISTS (
     AND t.`name` <=> s.`name`
     AND t.`country` <=> s.`country`
 );
+SELECT COUNT(*) FROM `incrc_timeline_dim_customer`;
 
 -- step 37: timeline_history
 -- job: only when rows_read is not 0.
@@ -409,7 +411,8 @@ WHERE x.`incrc_kind` <> 0
    OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
 -- step 41: close_vanished
--- job: only when window is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_deleted (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_changes_dim_customer`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_op`)
 SELECT o.`customer_id`, o.`name`, o.`country`, o.`updated_at`, o.`valid_from`, CAST(? AS TIMESTAMP_NTZ),
@@ -420,6 +423,7 @@ WHERE o.`valid_to` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ)
     SELECT 1 FROM `app`.`customers` AS src
     WHERE src.`customer_id` = o.`customer_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_customer`;
 
 -- step 42: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".

@@ -331,7 +331,8 @@ DELETE FROM `dw`.`dim_plan`;
 SELECT -COUNT(*) FROM `dw`.`dim_plan`;
 
 -- step 37: timeline_candidates
--- job: add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_timeline_dim_plan`;
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
 FROM `incrc_stage_dim_plan` AS s
@@ -341,6 +342,7 @@ WHERE NOT EXISTS (
     AND t.`name` <=> s.`name`
     AND t.`price` <=> s.`price`
 );
+SELECT COUNT(*) FROM `incrc_timeline_dim_plan`;
 
 -- step 38: timeline_history
 -- job: run it.

@@ -303,6 +303,7 @@ SELECT -COUNT(*) FROM `incrc_stage_dim_plan`;
 -- name: timeline_candidates
 -- phase: write
 -- Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.
+SELECT -COUNT(*) FROM `incrc_timeline_dim_plan`;
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
 SELECT s.`plan_id`, s.`name`, s.`price`, s.`created_at`, s.`created_at`, CAST(NULL AS DATE), 1
 FROM `incrc_stage_dim_plan` AS s
@@ -312,6 +313,7 @@ WHERE NOT EXISTS (
     AND t.`name` <=> s.`name`
     AND t.`price` <=> s.`price`
 );
+SELECT COUNT(*) FROM `incrc_timeline_dim_plan`;
 
 -- name: timeline_history
 -- phase: write

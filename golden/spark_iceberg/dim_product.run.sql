@@ -337,7 +337,8 @@ WHERE `product_id` IS NULL OR NOT (`price` >= 0);
 SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 
 -- step 37: open_changed
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
@@ -347,9 +348,11 @@ LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends
 LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = ?
 WHERE o.`product_id` IS NULL
    OR NOT (s.`price` <=> o.`price`);
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 38: close_changed
 -- job: only when rows_read is not 0.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 4
@@ -357,9 +360,11 @@ FROM `dw`.`dim_product` AS o
 JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`starts` <> ?
   AND (o.`gone` = TRUE OR NOT (s.`price` <=> o.`price`));
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 39: update_current
--- job: only when rows_read is not 0; add num_affected_rows to -rows_ignored (a leading - subtracts).
+-- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, o.`starts`, o.`ends`, o.`gone`, 2
 FROM `dw`.`dim_product` AS o
@@ -367,9 +372,11 @@ JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FALSE
   AND s.`price` <=> o.`price`
   AND NOT (s.`name` <=> o.`name`);
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 40: close_vanished
--- job: only when window is not 0; add num_affected_rows to rows_deleted (a leading - subtracts).
+-- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_deleted (a leading - subtracts).
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 4
@@ -381,9 +388,11 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
     ) AS src
     WHERE src.`product_id` = o.`product_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 41: mark_vanished
 -- job: only when window is not 0.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE, 6
@@ -395,6 +404,7 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
     ) AS src
     WHERE src.`product_id` = o.`product_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 42: check_versions
 -- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".

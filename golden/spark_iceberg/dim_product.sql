@@ -305,6 +305,7 @@ SELECT -COUNT(*) FROM `incrc_stage_dim_product`;
 -- name: open_changed
 -- phase: write
 -- A version opens at hi for each staged key without a current version, or whose tracked columns (price) changed.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), FALSE,
@@ -314,10 +315,12 @@ LEFT JOIN `dw`.`dim_product` AS o ON o.`product_id` = s.`product_id` AND o.`ends
 LEFT JOIN `dw`.`dim_product` AS e ON e.`product_id` = s.`product_id` AND e.`starts` = ?
 WHERE o.`product_id` IS NULL
    OR NOT (s.`price` <=> o.`price`);
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- name: close_changed
 -- phase: write
 -- The current version of those keys ends at hi.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 4
@@ -325,10 +328,12 @@ FROM `dw`.`dim_product` AS o
 JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`starts` <> ?
   AND (o.`gone` = TRUE OR NOT (s.`price` <=> o.`price`));
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- name: update_current
 -- phase: write
 -- Columns that are not tracked (name) are overwritten in the current version: no new version for them.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT s.`product_id`, s.`name`, s.`price`, o.`starts`, o.`ends`, o.`gone`, 2
 FROM `dw`.`dim_product` AS o
@@ -336,10 +341,12 @@ JOIN `incrc_stage_dim_product` AS s ON s.`product_id` = o.`product_id`
 WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FALSE
   AND s.`price` <=> o.`price`
   AND NOT (s.`name` <=> o.`name`);
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- name: close_vanished
 -- phase: write
 -- A key no source row carries any more has vanished: its current version ends at hi.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi, hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, o.`starts`, CAST(? AS TIMESTAMP_NTZ), o.`gone`, 4
@@ -351,10 +358,12 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
     ) AS src
     WHERE src.`product_id` = o.`product_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- name: mark_vanished
 -- phase: write
 -- And a version starting at hi records the deletion: the last values, gone true.
+SELECT -COUNT(*) FROM `incrc_changes_dim_product`;
 -- params: hi
 INSERT INTO `incrc_changes_dim_product` (`product_id`, `name`, `price`, `starts`, `ends`, `gone`, `incrc_op`)
 SELECT o.`product_id`, o.`name`, o.`price`, CAST(? AS TIMESTAMP_NTZ), CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ), TRUE, 6
@@ -366,6 +375,7 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
     ) AS src
     WHERE src.`product_id` = o.`product_id`
   );
+SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- name: check_versions
 -- phase: write
