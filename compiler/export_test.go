@@ -7,9 +7,9 @@ import (
 )
 
 // ParamLine is a parameter as the compiled file's header writes it
-// (WriteParamLine), for the tests.
+// (ir.WriteParamLine), for the tests.
 func ParamLine(p ir.SpecParam) string {
 	var b strings.Builder
-	WriteParamLine(&b, p)
+	ir.WriteParamLine(&b, p)
 	return b.String()
 }

@@ -127,7 +127,7 @@ func TestParamsAndLogicHash(t *testing.T) {
 	if strings.Join(got, "; ") != "watermark.lookback: 2d -> 3d" {
 		t.Errorf("DiffParams = %v", got)
 	}
-	back, ok := ReadParams([]byte(ParamLine(Params(a)[0]) + "\n-- name: x\n"))
+	back, ok := ir.ReadParams([]byte(ParamLine(Params(a)[0]) + "\n-- name: x\n"))
 	if !ok || len(back) != 1 || back[0] != Params(a)[0] {
 		t.Errorf("ReadParams = %v, %v", back, ok)
 	}

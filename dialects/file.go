@@ -6,14 +6,12 @@ import (
 	"strings"
 
 	"github.com/incrc/incrc/compiler/ir"
-
-	"github.com/incrc/incrc/compiler"
 )
 
 // File renders the compiled file of one pipeline for one dialect: a header
 // naming the spec, then every statement of its own with its name, phase,
 // parameters and why it exists. The bookkeeping statements every pipeline
-// shares (compiler.Bookkeeping) are not in it: they are in the dialect's
+// shares (the compiler's Bookkeeping) are not in it: they are in the dialect's
 // BookkeepingFile, and the header names those the pipeline's programs
 // call. The bytes depend only on the spec, the dialect and the incrc
 // version (Filer.Version): no timestamps, a stable order, LF line ends, a
@@ -59,7 +57,7 @@ func NewFiler(p *ir.Plan, specPath string) *Filer {
 	// The spec's semantic parameters, one a line: a diff of this file says
 	// what changed in the spec's own words, and incrc plan reads them back.
 	for _, sp := range p.Params {
-		compiler.WriteParamLine(&b, sp)
+		ir.WriteParamLine(&b, sp)
 		b.WriteString("\n")
 	}
 	if len(p.Params) > 0 {
@@ -153,13 +151,15 @@ const BookkeepingName = "_incrc.sql"
 // BookkeepingMarker starts the bookkeeping file.
 const BookkeepingMarker = "-- incrc: bookkeeping"
 
-// BookkeepingFile renders the statements every pipeline shares
-// (compiler.Bookkeeping: the state table's, the run log's, the lease's and
-// the partition markers', their setup and migrations) for d, once for all
-// pipelines of a target. version is as Filer.Version.
-func BookkeepingFile(d Dialect, version string) ([]byte, error) {
+// BookkeepingFile renders shared, the statements every pipeline shares
+// (the compiler's Bookkeeping: the state table's, the run log's, the
+// lease's and the partition markers', their setup and migrations), for
+// d, once for all pipelines of a target. version is as Filer.Version.
+// The statements are handed in, as a plan is: which statements are the
+// bookkeeping is the compiler's to decide, their spelling the dialect's.
+func BookkeepingFile(d Dialect, shared []*ir.Statement, version string) ([]byte, error) {
 	var rendered []Rendered
-	for _, st := range compiler.Bookkeeping() {
+	for _, st := range shared {
 		parts, err := renderStatement(d, st, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: bookkeeping: render %s: %w", d.Name(), st.Name, err)

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/incrc/incrc/compiler/ir"
-
-	"github.com/incrc/incrc/compiler"
 )
 
 // Which table a name means on an engine. Spellings compare as strings in
@@ -116,6 +114,16 @@ func explain(ds []Dialect, on []Name, names ...ir.Table) string {
 	return strings.Join(notes, "; ")
 }
 
+// NameProblem is one finding of CheckNames, at its place in a spec.
+type NameProblem struct {
+	Pos ir.Pos
+	// Pipelines are those the problem keeps from running.
+	Pipelines []string
+	Msg       string
+	// Code names a warning ("name-case"); an error has none.
+	Code string
+}
+
 // reservedPrefix starts the names of incrc's own tables: the state, the
 // run log, the markers, the bookmark (ir.StateTable ...) and the
 // session tables of each run.
@@ -131,11 +139,12 @@ const reservedPrefix = "incrc_"
 //
 // What the compiler's own checks report (a target spelled as its source,
 // two targets spelled alike but for case) is not reported again.
-func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.Diagnostics) {
-	var uses []ir.TableUse
-	for _, s := range specs {
-		uses = append(uses, s.Tables()...)
-	}
+//
+// uses are the tables of every spec (the compiler's Spec.Tables); the
+// caller, which sees both the specs and the dialects (incrc's project
+// loader), turns the problems into its diagnostics. Each list is in the
+// order of the specs' positions.
+func CheckNames(ds []Dialect, uses []ir.TableUse) (errs, warnings []NameProblem) {
 	type pair struct{ a, b int } // indexes in uses, a before b
 	same := map[pair][]Name{}
 	var order []pair
@@ -175,7 +184,7 @@ func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.D
 	}
 	for i, whys := range reserved {
 		u := uses[i]
-		errs = append(errs, compiler.Diagnostic{Pos: u.Name.Pos, Pipelines: []string{u.Pipeline},
+		errs = append(errs, NameProblem{Pos: u.Name.Pos, Pipelines: []string{u.Pipeline},
 			Msg: fmt.Sprintf("%s is %s: names starting with %s are reserved for incrc's own tables (%s holds every pipeline's watermark); choose another name",
 				u.What(), strings.Join(whys, ", "), reservedPrefix, ir.StateTable.Name())})
 	}
@@ -217,16 +226,17 @@ func CheckNames(ds []Dialect, specs []*compiler.Spec) (errs, warnings compiler.D
 			where := fmt.Sprintf("%s (%s) and %s (%s) differ only in case", spellings[0], a.Name.Pos, sp, b.Name.Pos)
 			switch {
 			case len(one) > 0 && len(two) > 0:
-				errs = append(errs, compiler.Diagnostic{Pos: b.Name.Pos, Pipelines: pipelines(a, b),
+				errs = append(errs, NameProblem{Pos: b.Name.Pos, Pipelines: pipelines(a, b),
 					Msg: fmt.Sprintf("%s: they are one table on %s and two on %s, and this project compiles for both; spell them alike", where, strings.Join(one, ", "), strings.Join(two, ", "))})
 			case len(two) > 0:
-				warnings = append(warnings, compiler.Diagnostic{Pos: b.Name.Pos, Pipelines: pipelines(a, b), Warning: true, Code: "name-case",
+				warnings = append(warnings, NameProblem{Pos: b.Name.Pos, Pipelines: pipelines(a, b), Code: "name-case",
 					Msg: fmt.Sprintf("%s: they are two tables on %s, where a quoted name keeps its case; if they mean one table, spell them alike", where, strings.Join(two, ", "))})
 			}
 		}
 	}
-	errs.Sort()
-	warnings.Sort()
+	byPos := func(a, b NameProblem) int { return a.Pos.Compare(b.Pos) }
+	slices.SortStableFunc(errs, byPos)
+	slices.SortStableFunc(warnings, byPos)
 	return errs, warnings
 }
 
@@ -243,7 +253,7 @@ func compilerSays(a, b ir.TableUse) bool {
 // oneTable is the error for two uses of one table on the dialects on, or
 // nil when the compiler says it already, or the uses may share a table (a
 // pipeline reads another's target: the graph of upstreams).
-func oneTable(ds []Dialect, a, b ir.TableUse, on []Name) *compiler.Diagnostic {
+func oneTable(ds []Dialect, a, b ir.TableUse, on []Name) *NameProblem {
 	spelledAlike := strings.EqualFold(strings.Join(a.Table.Parts, "."), strings.Join(b.Table.Parts, "."))
 	switch {
 	case a.Pipeline != b.Pipeline && (!a.Role.Writes() || !b.Role.Writes()):
@@ -266,13 +276,13 @@ func oneTable(ds []Dialect, a, b ir.TableUse, on []Name) *compiler.Diagnostic {
 			r, w = b, a
 		}
 		if r.Role.Writes() {
-			return &compiler.Diagnostic{Pos: b.Name.Pos, Pipelines: []string{a.Pipeline},
+			return &NameProblem{Pos: b.Name.Pos, Pipelines: []string{a.Pipeline},
 				Msg: fmt.Sprintf("%s and %s %s: a pipeline writes each of its tables once", a.What(), b.What(), one)}
 		}
-		return &compiler.Diagnostic{Pos: r.Name.Pos, Pipelines: []string{a.Pipeline},
+		return &NameProblem{Pos: r.Name.Pos, Pipelines: []string{a.Pipeline},
 			Msg: fmt.Sprintf("%s and %s %s: a pipeline writes somewhere else than it reads (a full refresh would empty its own source)", r.What(), w.What(), one)}
 	}
-	return &compiler.Diagnostic{Pos: b.Name.Pos, Pipelines: pipelines(a, b),
+	return &NameProblem{Pos: b.Name.Pos, Pipelines: pipelines(a, b),
 		Msg: fmt.Sprintf("%s and %s of pipeline %q (%s) %s: two pipelines must not write one table", b.What(), a.What(), a.Pipeline, a.Name.Pos, one)}
 }
 

@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/incrc/incrc/compiler/ir"
-
-	"github.com/incrc/incrc/compiler"
+	"github.com/incrc/incrc/compiler/sqllex"
 )
 
 // Rendered is one statement of a plan, spelled for one dialect.
@@ -20,7 +19,7 @@ type Rendered struct {
 // Render spells every statement of a plan. It fails, naming the dialect
 // and the statement, when the dialect cannot spell one. A source query is
 // read with the engine's own rules first: what they cannot classify or
-// find unsafe is refused at its place in the spec (compiler.CheckQuery).
+// find unsafe is refused at its place in the spec (CheckQuery).
 //
 // A plan whose source is outside the target (p.From) spells the statements
 // that run there (Statement.On) in the source's dialect, src, and reads
@@ -42,8 +41,8 @@ func render(w *Writer, d Dialect, p *ir.Plan, src []Dialect, types map[ir.ParamT
 	if err != nil {
 		return nil, err
 	}
-	if ds := compiler.CheckQuery(p, sd.Lexer()); len(ds) > 0 {
-		return nil, ds.Err()
+	if err := CheckQuery(p, sd.Lexer()); err != nil {
+		return nil, err
 	}
 	out := make([]Rendered, 0, len(p.Statements))
 	for _, st := range p.Statements {
@@ -1747,3 +1746,47 @@ func tiedWindowPred(w *Writer, alias string, win ir.Window) {
 	}
 	w.S(")")
 }
+
+// CheckQuery reads a plan's source query with an engine's rules, as
+// rendering for that engine must: validation read it with the Portable
+// rules, and this reading refuses what only that engine reads differently
+// or what its rules cannot classify. The error names each problem at its
+// place in the spec, path:line:col: message, one a line in the spec's
+// order (at no place for a plan built without a spec), as a *QueryError.
+func CheckQuery(p *ir.Plan, r *sqllex.Rules) error {
+	q := p.Source.Query
+	if q == "" {
+		return nil
+	}
+	wm := ""
+	if p.Watermark != nil {
+		wm = p.Watermark.Name
+	}
+	s := p.SourceQuery
+	// Lowering trims the query: offsets in it start after the leading
+	// space.
+	lead := max(strings.Index(s.Value, q), 0)
+	type problem struct {
+		at  ir.Pos
+		msg string
+	}
+	var ps []problem
+	for _, pr := range sqllex.QueryProblems(r, q, wm) {
+		ps = append(ps, problem{s.At(lead + pr.Off), "source.query, as " + r.Name + " reads it: " + pr.Msg})
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ps, func(a, b problem) int { return a.at.Compare(b.at) })
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.at.String() + ": " + p.msg
+	}
+	return &QueryError{strings.Join(lines, "\n")}
+}
+
+// QueryError is CheckQuery's error: every line of it is at its place in
+// the spec already, so a caller adds no position of its own.
+type QueryError struct{ msg string }
+
+func (e *QueryError) Error() string { return e.msg }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -52,7 +52,6 @@ func backfillCmd() *command {
 		if !ok {
 			return exitError
 		}
-		asJSON := format == "json"
 		if err := checkLeaseTTL(o.LeaseTTL); err != nil {
 			c.errorf(e, "%v", err)
 			return exitError
@@ -92,7 +91,7 @@ func backfillCmd() *command {
 			return exitError
 		}
 		o.Unreviewed = notes[plan.Pipeline]
-		progress := isTerminal(e.stderr) && !asJSON
+		progress := isTerminal(e.stderr) && format != "json"
 		start := e.now()
 		var rows int64
 		if progress {
@@ -122,25 +121,18 @@ func backfillCmd() *command {
 			c.errorf(e, "%v", err)
 			return exitError
 		case o.Stale && len(res.Partitions) == 0 && err == nil:
-			if asJSON {
-				json.NewEncoder(e.stdout).Encode(res)
-			} else {
-				fmt.Fprintf(e.stdout, "%s: no partition was built with an older logic than the spec's: nothing to rebuild\n", plan.Pipeline)
-			}
+			show(e.stdout, format, backfillView{plan: plan, res: res, opts: o, nothingStale: true})
 			return exitOK
 		}
-		if asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(res)
-		} else {
-			printBackfill(e, plan, res, o)
-			if o.DryRun {
-				if err := printBackfillSQL(e, tg.Dialect, plan); err != nil {
-					c.errorf(e, "%v", err)
-					return exitError
-				}
-			}
+		v := backfillView{plan: plan, res: res, opts: o, color: useColor(e, e.stdout)}
+		var sqlErr error
+		if o.DryRun {
+			v.sql, sqlErr = backfillSQL(tg.Dialect, plan)
+		}
+		show(e.stdout, format, v)
+		if sqlErr != nil {
+			c.errorf(e, "%v", sqlErr)
+			return exitError
 		}
 		switch {
 		case errors.Is(err, runner.ErrMismatch):
@@ -170,10 +162,37 @@ func parseRange(from, to string) (time.Time, time.Time, error) {
 	return lo, hi, nil
 }
 
-func printBackfill(e *env, plan *ir.Plan, res *runner.BackfillResult, o runner.BackfillOptions) {
-	w := e.stdout
+// backfillView is what incrc backfill prints: the partitions of the range
+// as a grid and a count per status, why it stopped, and with --dry-run
+// the statements each partition runs.
+type backfillView struct {
+	plan *ir.Plan
+	res  *runner.BackfillResult
+	opts runner.BackfillOptions
+	// nothingStale: --stale found no partition to rebuild.
+	nothingStale bool
+	sql          string // the dry run's statements (backfillSQL)
+	color        bool
+}
+
+func (v backfillView) json() any { return v.res }
+
+// indent: the one-line answer that nothing is stale stays one line.
+func (v backfillView) indent() string {
+	if v.nothingStale {
+		return ""
+	}
+	return "  "
+}
+
+func (v backfillView) text(w io.Writer) {
+	plan, res := v.plan, v.res
+	if v.nothingStale {
+		fmt.Fprintf(w, "%s: no partition was built with an older logic than the spec's: nothing to rebuild\n", plan.Pipeline)
+		return
+	}
 	verb := "backfill"
-	if o.DryRun {
+	if v.opts.DryRun {
 		verb = "backfill plan (dry run: nothing changed)"
 	}
 	fmt.Fprintf(w, "%s: %s of [%s, %s), id %s; watermark %s (a backfill never moves it)\n\n", plan.Pipeline, verb, res.From[:10], res.To[:10], res.BackfillID, orNone(res.Watermark))
@@ -185,7 +204,7 @@ func printBackfill(e *env, plan *ir.Plan, res *runner.BackfillResult, o runner.B
 		status[p.Key] = p.Status
 		counts[p.Status]++
 	}
-	printGrid(w, useColor(e, w), keys, status)
+	printGrid(w, v.color, keys, status)
 	var parts []string
 	for _, c := range cells {
 		if n := counts[c.status]; n > 0 {
@@ -204,24 +223,26 @@ func printBackfill(e *env, plan *ir.Plan, res *runner.BackfillResult, o runner.B
 			fmt.Fprintf(w, "%s failed: %s\n", p.Key, p.Error)
 		}
 	}
+	fmt.Fprint(w, v.sql)
 }
 
-// printBackfillSQL prints the backfill program's statements, in the
-// order it runs them for each partition.
-func printBackfillSQL(e *env, d dialects.Dialect, plan *ir.Plan) error {
+// backfillSQL is the backfill program's statements, in the order it runs
+// them for each partition.
+func backfillSQL(d dialects.Dialect, plan *ir.Plan) (string, error) {
+	var b strings.Builder
 	pr := plan.Program(ir.ModeBackfill)
-	fmt.Fprintf(e.stdout, "\nFor each pending partition [plo, phi):\n")
+	fmt.Fprintf(&b, "\nFor each pending partition [plo, phi):\n")
 	for _, line := range pr.Listing() {
-		fmt.Fprintf(e.stdout, "-- %s\n", line)
+		fmt.Fprintf(&b, "-- %s\n", line)
 	}
 	for _, s := range pr.Steps {
 		parts, err := dialects.RenderStatement(d, plan.Statement(s.Stmt))
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, p := range parts {
-			fmt.Fprintf(e.stdout, "\n-- name: %s\n%s;\n", s.Stmt, p.SQL)
+			fmt.Fprintf(&b, "\n-- name: %s\n%s;\n", s.Stmt, p.SQL)
 		}
 	}
-	return nil
+	return b.String(), nil
 }

@@ -22,21 +22,30 @@ func graphEdges(pr *project) []compiler.Edge {
 	return out
 }
 
-// printGraph lists the pipelines that feed each other, one edge a line:
-// what incrc run orders, and which watermark holds which hi back.
-func printGraph(w io.Writer, edges []compiler.Edge, markdown bool) {
-	if len(edges) == 0 {
-		return
-	}
-	if markdown {
-		fmt.Fprintf(w, "\n#### Pipelines that feed each other\n\n")
-		for _, e := range edges {
-			fmt.Fprintf(w, "- %s -> %s (%s)\n", mdCode(e.From), mdCode(e.To), mdText(e.Via))
-		}
+// graphView lists the pipelines that feed each other, one edge a line:
+// what incrc run orders, and which watermark holds which hi back. It
+// ends plan's and state's text; its JSON is plan's "graph" (state's JSON
+// lines are states only).
+type graphView []compiler.Edge
+
+func (v graphView) json() any { return nil }
+
+func (v graphView) text(w io.Writer) {
+	if len(v) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nPipelines that feed each other (incrc run runs upstream first):\n")
-	for _, e := range edges {
+	for _, e := range v {
 		fmt.Fprintf(w, "  %s\n", e)
+	}
+}
+
+func (v graphView) markdown(w io.Writer) {
+	if len(v) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n#### Pipelines that feed each other\n\n")
+	for _, e := range v {
+		fmt.Fprintf(w, "- %s -> %s (%s)\n", mdCode(e.From), mdCode(e.To), mdText(e.Via))
 	}
 }

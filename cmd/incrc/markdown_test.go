@@ -11,8 +11,6 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
-
-	"github.com/incrc/incrc/runner"
 )
 
 // render is markdown as a pull request shows it: GitHub's flavour (tables,
@@ -83,7 +81,7 @@ watermark: {column: updated_at, start: 2026-01-01}
 // next-runs table and render as text.
 func TestPlanMarkdownTableCells(t *testing.T) {
 	var b strings.Builder
-	printNext(&b, []*runner.Preview{{
+	nextView{{
 		Pipeline:   "dw_o",
 		Watermark:  "2026 | <img src=x> | **done**",
 		WindowLo:   "`a`",
@@ -91,7 +89,7 @@ func TestPlanMarkdownTableCells(t *testing.T) {
 		Stale:      []string{"www.e.example", "a@e.example"},
 		Source:     "landing/`x`|y/*.csv",
 		Partitions: []string{"<b>p</b>", "_q_"},
-	}}, true)
+	}}.markdown(&b)
 	out := render(t, b.String())
 	for _, bad := range []string{"<img", "<strong>", "<b>", "<a ", "<em>", "<code>"} {
 		if strings.Contains(out, bad) {

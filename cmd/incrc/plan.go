@@ -252,44 +252,25 @@ func previews(ctx context.Context, cfg *compiler.Config, tf targetFlags, pr *pro
 	return out, nil
 }
 
-func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
-	if len(next) == 0 {
+// nextView is each pipeline's next window as a target sees it, and the
+// DDL its tables are waiting for: part of plan's output with --target
+// (its JSON is plan's "next").
+type nextView []*runner.Preview
+
+func (v nextView) json() any { return nil }
+
+func (v nextView) text(w io.Writer) {
+	if len(v) == 0 {
 		return
 	}
-	if markdown {
-		fmt.Fprintf(w, "\n#### Next runs\n\n| pipeline | watermark | next window | rows | partitions to rewrite |\n|---|---|---|---|---|\n")
-	} else {
-		fmt.Fprintf(w, "\nNext runs (hi = now - lag):\n")
-	}
-	for _, p := range next {
+	fmt.Fprintf(w, "\nNext runs (hi = now - lag):\n")
+	for _, p := range v {
 		lo := p.WindowLo
 		if lo == "" {
 			lo = "-inf"
 		}
-		parts := strings.Join(p.Partitions, ", ")
-		name, from := p.Pipeline, ""
-		if p.Source != "" {
-			// A source outside the target: where the run reads.
-			from = ", from " + p.Source
-			if p.NewFiles != nil {
-				from += fmt.Sprintf(", %d new file(s)", *p.NewFiles)
-			}
-			name += " (from " + strings.TrimPrefix(from, ", from ") + ")"
-		}
-		if markdown {
-			hi := p.WindowHi
-			if p.HeldBy != "" {
-				hi += " (held back by " + p.HeldBy + ")"
-			}
-			if len(p.Stale) > 0 {
-				parts = strings.TrimPrefix(parts+"; ", "; ") + fmt.Sprintf("%d stale (%s): backfill --stale", len(p.Stale), rangeOf(p.Stale))
-			}
-			cell := func(s string) string { return mdCell(mdText(s)) }
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", cell(name), cell(orNone(p.Watermark)), cell("["+lo+", "+hi+")"), p.Rows, cell(parts))
-			continue
-		}
-		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)%s", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, from)
-		if parts != "" {
+		fmt.Fprintf(w, "  %s: watermark %s, window [%s, %s), %d row(s)%s", p.Pipeline, orNone(p.Watermark), lo, p.WindowHi, p.Rows, previewSource(p))
+		if parts := strings.Join(p.Partitions, ", "); parts != "" {
 			fmt.Fprintf(w, ", rewrites %s", parts)
 		}
 		if p.LeaseOwner != "" {
@@ -303,38 +284,12 @@ func printNext(w io.Writer, next []*runner.Preview, markdown bool) {
 		}
 		fmt.Fprintln(w)
 	}
-	printPendingDDL(w, next, markdown)
-}
-
-// printPendingDDL shows, per pipeline, what differs between its tables and
-// its spec, and the DDL: what its next run applies, or what needs incrc
-// migrate.
-func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
-	pending := false
-	for _, p := range next {
-		pending = pending || len(p.Schema) > 0
-	}
-	if !pending {
+	if !v.pending() {
 		return
 	}
-	if markdown {
-		fmt.Fprintf(w, "\n#### Pending DDL\n")
-	} else {
-		fmt.Fprintf(w, "\nPending DDL (the next run applies added columns and widened types; the rest needs incrc migrate):\n")
-	}
-	for _, p := range next {
+	fmt.Fprintf(w, "\nPending DDL (the next run applies added columns and widened types; the rest needs incrc migrate):\n")
+	for _, p := range v {
 		if len(p.Schema) == 0 {
-			continue
-		}
-		if markdown {
-			var b strings.Builder
-			for _, ch := range p.Schema {
-				fmt.Fprintf(&b, "-- %s\n", oneLine(ch.String()))
-				for _, ddl := range ch.DDL {
-					fmt.Fprintf(&b, "%s;\n", ddl)
-				}
-			}
-			fmt.Fprintf(w, "\n%s:\n\n%s\n", mdCode(p.Pipeline), fencedBlock("sql", b.String()))
 			continue
 		}
 		fmt.Fprintf(w, "  %s:\n", p.Pipeline)
@@ -342,6 +297,74 @@ func printPendingDDL(w io.Writer, next []*runner.Preview, markdown bool) {
 		printChanges(&b, p.Schema)
 		fmt.Fprint(w, "  "+strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n  ")+"\n")
 	}
+}
+
+func (v nextView) markdown(w io.Writer) {
+	if len(v) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n#### Next runs\n\n| pipeline | watermark | next window | rows | partitions to rewrite |\n|---|---|---|---|---|\n")
+	for _, p := range v {
+		lo := p.WindowLo
+		if lo == "" {
+			lo = "-inf"
+		}
+		name := p.Pipeline
+		if from := previewSource(p); from != "" {
+			name += " (from " + strings.TrimPrefix(from, ", from ") + ")"
+		}
+		hi := p.WindowHi
+		if p.HeldBy != "" {
+			hi += " (held back by " + p.HeldBy + ")"
+		}
+		parts := strings.Join(p.Partitions, ", ")
+		if len(p.Stale) > 0 {
+			parts = strings.TrimPrefix(parts+"; ", "; ") + fmt.Sprintf("%d stale (%s): backfill --stale", len(p.Stale), rangeOf(p.Stale))
+		}
+		cell := func(s string) string { return mdCell(mdText(s)) }
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", cell(name), cell(orNone(p.Watermark)), cell("["+lo+", "+hi+")"), p.Rows, cell(parts))
+	}
+	if !v.pending() {
+		return
+	}
+	fmt.Fprintf(w, "\n#### Pending DDL\n")
+	for _, p := range v {
+		if len(p.Schema) == 0 {
+			continue
+		}
+		var b strings.Builder
+		for _, ch := range p.Schema {
+			fmt.Fprintf(&b, "-- %s\n", oneLine(ch.String()))
+			for _, ddl := range ch.DDL {
+				fmt.Fprintf(&b, "%s;\n", ddl)
+			}
+		}
+		fmt.Fprintf(w, "\n%s:\n\n%s\n", mdCode(p.Pipeline), fencedBlock("sql", b.String()))
+	}
+}
+
+// pending reports whether a pipeline's tables differ from its spec: what
+// its next run applies, or what needs incrc migrate.
+func (v nextView) pending() bool {
+	for _, p := range v {
+		if len(p.Schema) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// previewSource is where a run reads when the source is outside the
+// target ("" when it is inside).
+func previewSource(p *runner.Preview) string {
+	if p.Source == "" {
+		return ""
+	}
+	from := ", from " + p.Source
+	if p.NewFiles != nil {
+		from += fmt.Sprintf(", %d new file(s)", *p.NewFiles)
+	}
+	return from
 }
 
 // planView is what incrc plan prints: the compiled files a compile would
@@ -356,14 +379,14 @@ type planView struct {
 
 func (v planView) text(w io.Writer) {
 	printPlanText(w, v.changes, v.semantic)
-	printNext(w, v.next, false)
-	printGraph(w, v.edges, false)
+	nextView(v.next).text(w)
+	graphView(v.edges).text(w)
 }
 
 func (v planView) markdown(w io.Writer) {
 	printPlanMarkdown(w, v.changes, v.semantic)
-	printNext(w, v.next, true)
-	printGraph(w, v.edges, true)
+	nextView(v.next).markdown(w)
+	graphView(v.edges).markdown(w)
 }
 
 func (v planView) indent() string { return "  " }

@@ -206,7 +206,7 @@ func (p *projectFlags) load(e *env, c *command, args []string) (*project, bool) 
 		}
 		// The names of tables as the dialects compiled read them: what
 		// the spelling decides (incrc run asks the catalog the rest).
-		nameErrs, nameWarnings := dialects.CheckNames(ds, ld.Specs)
+		nameErrs, nameWarnings := checkNames(ds, ld.Specs)
 		ld.Diags = append(ld.Diags, nameErrs...)
 		ld.Diags.Sort()
 		warnings = append(compiler.Warnings(ld.Specs), nameWarnings...)
@@ -553,7 +553,7 @@ func compileAll(specs []*compiler.Spec, ds []dialects.Dialect, out string, diale
 	}
 	// The bookkeeping every pipeline shares, once per dialect.
 	for _, d := range ds {
-		data, err := dialects.BookkeepingFile(d, compiledVersion())
+		data, err := dialects.BookkeepingFile(d, compiler.Bookkeeping(), compiledVersion())
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -607,7 +607,7 @@ func compileSpec(s *compiler.Spec, shown string, ds []dialects.Dialect, out stri
 	filer.Version = compiledVersion()
 	for _, d := range ds {
 		data, err := filer.File(d, src)
-		var placed compiler.Diagnostics
+		var placed *dialects.QueryError
 		switch {
 		case errors.As(err, &placed):
 			// The engine's reading of the source query: already at

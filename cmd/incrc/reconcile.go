@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -45,7 +44,6 @@ func reconcileCmd() *command {
 		if !ok {
 			return exitError
 		}
-		asJSON := format == "json"
 		lo, err := parseDay("--from", from)
 		var hi time.Time
 		if err == nil {
@@ -66,7 +64,6 @@ func reconcileCmd() *command {
 		if !ok {
 			return exitError
 		}
-		plans := []*ir.Plan{plan}
 		tg, code := c.open(ctx, e, pr.cfg, tf, "")
 		if code != exitOK {
 			return code
@@ -75,28 +72,41 @@ func reconcileCmd() *command {
 		if _, ok := c.reviewed(e, pr, pr.chosen, tg.Dialect, allow); !ok {
 			return exitError
 		}
-		rec, err := tg.Reconcile(ctx, plans[0], lo, hi)
+		rec, err := tg.Reconcile(ctx, plan, lo, hi)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitError
 		}
-		if asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rec)
-		} else {
-			printReconciliation(e.stdout, rec)
-			if plans[0].Partition != nil {
-				printPartitionGrid(e, plans[0], rec, lo, hi)
-			}
-			printRepair(e, plans[0], rec, targetArg(tf.target, tg.URL))
-		}
+		show(e.stdout, format, reconcileView{plan: plan, rec: rec, lo: lo, hi: hi, target: targetArg(tf.target, tg.URL), color: useColor(e, e.stdout)})
 		if len(rec.Drifted) > 0 {
 			return exitChanges
 		}
 		return exitOK
 	}
 	return c
+}
+
+// reconcileView is what incrc reconcile prints: source against target
+// per value of reconcile.by, a partitioned pipeline's grid, and the
+// command that repairs a drift.
+type reconcileView struct {
+	plan   *ir.Plan
+	rec    *runner.Reconciliation
+	lo, hi time.Time
+	target string // how the repair command names the target
+	color  bool
+}
+
+func (v reconcileView) indent() string { return "  " }
+
+func (v reconcileView) json() any { return v.rec }
+
+func (v reconcileView) text(w io.Writer) {
+	printReconciliation(w, v.rec)
+	if v.plan.Partition != nil {
+		printPartitionGrid(w, v.color, v.plan, v.rec, v.lo, v.hi)
+	}
+	printRepair(w, v.plan, v.rec, v.target)
 }
 
 func printReconciliation(w io.Writer, rec *runner.Reconciliation) {
@@ -179,12 +189,12 @@ func shellQuote(s string) string {
 // printRepair prints the command that repairs the drift: a backfill of the
 // drifted partitions (with --restate when one is finalized), or a full
 // refresh of a pipeline without partitions.
-func printRepair(e *env, plan *ir.Plan, rec *runner.Reconciliation, target string) {
+func printRepair(w io.Writer, plan *ir.Plan, rec *runner.Reconciliation, target string) {
 	if len(rec.Drifted) == 0 {
 		return
 	}
 	if plan.Partition == nil {
-		fmt.Fprintf(e.stdout, "\nRebuild the target from the source with:\n  incrc run --target %s %s --full-refresh\n", target, plan.Pipeline)
+		fmt.Fprintf(w, "\nRebuild the target from the source with:\n  incrc run --target %s %s --full-refresh\n", target, plan.Pipeline)
 		return
 	}
 	first, last := rec.Drifted[0], rec.Drifted[len(rec.Drifted)-1]
@@ -194,16 +204,16 @@ func printRepair(e *env, plan *ir.Plan, rec *runner.Reconciliation, target strin
 	}
 	from, _ := runner.PartitionBounds(plan, first)
 	_, to := runner.PartitionBounds(plan, last)
-	fmt.Fprintf(e.stdout, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target %s %s --from %s --to %s --only-drifted%s\n",
+	fmt.Fprintf(w, "\nThe blast radius starts at %s. Rebuild the drifted partitions with:\n  incrc backfill --target %s %s --from %s --to %s --only-drifted%s\n",
 		runner.PartitionKey(plan, first), target, plan.Pipeline, from, to, restate)
 	if rec.Restate {
-		fmt.Fprintf(e.stdout, "(--restate: partitions older than partition.finalize_after %s before the watermark are finalized, and a backfill rewrites them only when told to)\n", plan.Partition.FinalizeAfter.Text)
+		fmt.Fprintf(w, "(--restate: partitions older than partition.finalize_after %s before the watermark are finalized, and a backfill rewrites them only when told to)\n", plan.Partition.FinalizeAfter.Text)
 	}
 }
 
 // printPartitionGrid shows a partitioned pipeline's reconciliation as one
 // cell per partition, and where the blast radius starts.
-func printPartitionGrid(e *env, plan *ir.Plan, rec *runner.Reconciliation, lo, hi time.Time) {
+func printPartitionGrid(w io.Writer, color bool, plan *ir.Plan, rec *runner.Reconciliation, lo, hi time.Time) {
 	status := map[string]string{}
 	for _, g := range rec.Groups {
 		k := runner.PartitionKey(plan, g.Key)
@@ -222,8 +232,8 @@ func printPartitionGrid(e *env, plan *ir.Plan, rec *runner.Reconciliation, lo, h
 			status[k] = "empty"
 		}
 	}
-	fmt.Fprintln(e.stdout)
-	printGrid(e.stdout, useColor(e, e.stdout), keys, status)
+	fmt.Fprintln(w)
+	printGrid(w, color, keys, status)
 }
 
 func at(vals []string, i int) string {

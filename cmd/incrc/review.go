@@ -77,7 +77,7 @@ func (c *command) reviewed(e *env, pr *project, specs []*compiler.Spec, d dialec
 	if anyFile {
 		// The bookkeeping every pipeline calls: reviewed once for all.
 		path := filepath.Join(out, string(d.Name()), dialects.BookkeepingName)
-		want, err := dialects.BookkeepingFile(d, compiledVersion())
+		want, err := dialects.BookkeepingFile(d, compiler.Bookkeeping(), compiledVersion())
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return nil, false

@@ -128,7 +128,7 @@ func semanticChanges(specs []*compiler.Spec, changes []fileChange, files []compi
 				old = f.old
 				allNew = false
 				if !haveOld {
-					oldParams, haveOld = compiler.ReadParams(old)
+					oldParams, haveOld = ir.ReadParams(old)
 				}
 			}
 			cur = newData[f.Path]

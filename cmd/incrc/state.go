@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -46,7 +46,6 @@ func stateCmd() *command {
 		if !ok {
 			return exitError
 		}
-		asJSON := format == "json"
 		names := fs.Args()
 		switch {
 		case release != "" && rewind != "":
@@ -82,11 +81,7 @@ func stateCmd() *command {
 				c.errorf(e, "%v", err)
 				return exitError
 			}
-			if freed {
-				fmt.Fprintf(e.stdout, "%s: lease released\n", release)
-			} else {
-				fmt.Fprintf(e.stdout, "%s: no state yet\n", release)
-			}
+			show(e.stdout, format, releaseView{pipeline: release, freed: freed})
 			return exitOK
 		}
 		if rewind != "" {
@@ -101,8 +96,7 @@ func stateCmd() *command {
 				c.errorf(e, "%s: %v", rewind, err)
 				return exitError
 			}
-			fmt.Fprintf(e.stdout, "%s: watermark %s -> %s (run %s in the run log); the next run reads from %s\n",
-				rewind, res.WatermarkBefore, res.WatermarkAfter, res.RunID, res.WatermarkAfter)
+			show(e.stdout, format, rewindView{pipeline: rewind, res: res})
 			return exitOK
 		}
 		for _, plan := range plans {
@@ -111,64 +105,105 @@ func stateCmd() *command {
 				c.errorf(e, "%s: %v", plan.Pipeline, err)
 				return exitError
 			}
-			if asJSON {
-				// One object per pipeline and line, as run --json prints.
-				json.NewEncoder(e.stdout).Encode(st)
-				continue
-			}
-			fmt.Fprintf(e.stdout, "%s\n", st.Pipeline)
-			if st.Source != "" {
-				fmt.Fprintf(e.stdout, "  source:    %s%s\n", st.Source, filesWord(st.NewFiles, st.Rewritten))
-			}
-			fmt.Fprintf(e.stdout, "  watermark: %s\n", orNone(st.Watermark))
-			switch {
-			case st.LeaseOwner != "" && leaseExpired(st.LeaseExpiresAt, e.now()):
-				fmt.Fprintf(e.stdout, "  lease:     expired (was held by %s until %s)\n", st.LeaseOwner, st.LeaseExpiresAt)
-			case st.LeaseOwner != "":
-				fmt.Fprintf(e.stdout, "  lease:     held by %s until %s\n", st.LeaseOwner, st.LeaseExpiresAt)
-			default:
-				fmt.Fprintf(e.stdout, "  lease:     free\n")
-			}
-			if len(st.Runs) == 0 {
-				fmt.Fprintf(e.stdout, "  runs:      none\n")
-			}
-			for i, r := range st.Runs {
-				if i == 5 {
-					fmt.Fprintf(e.stdout, "  ... %d more (--json shows the last 20)\n", len(st.Runs)-5)
-					break
-				}
-				lo := r.WindowLo
-				if lo == "" {
-					lo = "-inf"
-				}
-				fmt.Fprintf(e.stdout, "  %s %-12s %-9s [%s, %s) read %d ins %d upd %d del %d quar %d", r.RunID, kindWord(r.Kind), r.Status, lo, r.WindowHi,
-					r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined)
-				if r.RowsSkipped > 0 {
-					fmt.Fprintf(e.stdout, " skipped %d", r.RowsSkipped)
-				}
-				if r.RowsIgnored > 0 {
-					fmt.Fprintf(e.stdout, " ign %d", r.RowsIgnored)
-				}
-				if r.Error != "" {
-					fmt.Fprintf(e.stdout, " error: %s", r.Error)
-				}
-				if r.Note != "" {
-					fmt.Fprintf(e.stdout, " (%s)", r.Note)
-				}
-				fmt.Fprintln(e.stdout)
-			}
-			printMarkers(e, st.Partitions)
-			if len(st.Stale) > 0 {
-				fmt.Fprintf(e.stdout, "  stale:     %d %s built with an older logic than the spec's (%s): incrc backfill --stale %s rebuilds them\n",
-					len(st.Stale), plural(len(st.Stale), "partition", "partitions"), rangeOf(st.Stale), st.Pipeline)
-			}
+			// One view a pipeline, printed as it is read: as JSON, one
+			// object per pipeline and line, as run --json prints.
+			show(e.stdout, format, stateView{st: st, now: e.now()})
 		}
-		if !asJSON {
-			printGraph(e.stdout, graphEdges(pr), false)
-		}
+		show(e.stdout, format, graphView(graphEdges(pr)))
 		return exitOK
 	}
 	return c
+}
+
+// releaseView is what incrc state --release prints.
+type releaseView struct {
+	pipeline string
+	freed    bool // false: the pipeline has no state yet
+}
+
+func (v releaseView) text(w io.Writer) {
+	if v.freed {
+		fmt.Fprintf(w, "%s: lease released\n", v.pipeline)
+	} else {
+		fmt.Fprintf(w, "%s: no state yet\n", v.pipeline)
+	}
+}
+
+func (v releaseView) json() any {
+	return map[string]any{"pipeline": v.pipeline, "released": v.freed}
+}
+
+// rewindView is what incrc state --rewind prints: its JSON is the run log
+// entry the rewind recorded, as run --json prints a run.
+type rewindView struct {
+	pipeline string
+	res      *runner.Result
+}
+
+func (v rewindView) json() any { return v.res }
+
+func (v rewindView) text(w io.Writer) {
+	fmt.Fprintf(w, "%s: watermark %s -> %s (run %s in the run log); the next run reads from %s\n",
+		v.pipeline, v.res.WatermarkBefore, v.res.WatermarkAfter, v.res.RunID, v.res.WatermarkAfter)
+}
+
+// stateView is one pipeline's state: its watermark, lease, recent runs,
+// backfill markers and stale partitions.
+type stateView struct {
+	st  *runner.Status
+	now time.Time // whether the lease has expired is decided at now
+}
+
+func (v stateView) json() any { return v.st }
+
+func (v stateView) text(w io.Writer) {
+	st := v.st
+	fmt.Fprintf(w, "%s\n", st.Pipeline)
+	if st.Source != "" {
+		fmt.Fprintf(w, "  source:    %s%s\n", st.Source, filesWord(st.NewFiles, st.Rewritten))
+	}
+	fmt.Fprintf(w, "  watermark: %s\n", orNone(st.Watermark))
+	switch {
+	case st.LeaseOwner != "" && leaseExpired(st.LeaseExpiresAt, v.now):
+		fmt.Fprintf(w, "  lease:     expired (was held by %s until %s)\n", st.LeaseOwner, st.LeaseExpiresAt)
+	case st.LeaseOwner != "":
+		fmt.Fprintf(w, "  lease:     held by %s until %s\n", st.LeaseOwner, st.LeaseExpiresAt)
+	default:
+		fmt.Fprintf(w, "  lease:     free\n")
+	}
+	if len(st.Runs) == 0 {
+		fmt.Fprintf(w, "  runs:      none\n")
+	}
+	for i, r := range st.Runs {
+		if i == 5 {
+			fmt.Fprintf(w, "  ... %d more (--json shows the last 20)\n", len(st.Runs)-5)
+			break
+		}
+		lo := r.WindowLo
+		if lo == "" {
+			lo = "-inf"
+		}
+		fmt.Fprintf(w, "  %s %-12s %-9s [%s, %s) read %d ins %d upd %d del %d quar %d", r.RunID, kindWord(r.Kind), r.Status, lo, r.WindowHi,
+			r.RowsRead, r.RowsInserted, r.RowsUpdated, r.RowsDeleted, r.RowsQuarantined)
+		if r.RowsSkipped > 0 {
+			fmt.Fprintf(w, " skipped %d", r.RowsSkipped)
+		}
+		if r.RowsIgnored > 0 {
+			fmt.Fprintf(w, " ign %d", r.RowsIgnored)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, " error: %s", r.Error)
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, " (%s)", r.Note)
+		}
+		fmt.Fprintln(w)
+	}
+	printMarkers(w, st.Partitions)
+	if len(st.Stale) > 0 {
+		fmt.Fprintf(w, "  stale:     %d %s built with an older logic than the spec's (%s): incrc backfill --stale %s rebuilds them\n",
+			len(st.Stale), plural(len(st.Stale), "partition", "partitions"), rangeOf(st.Stale), st.Pipeline)
+	}
 }
 
 // who names the person asking for a rewind, for the run log: the user and
@@ -196,7 +231,7 @@ func leaseExpired(expires string, now time.Time) bool {
 
 // printMarkers summarizes backfill markers: per backfill, partitions by
 // status, newest backfill first.
-func printMarkers(e *env, markers []runner.Marker) {
+func printMarkers(w io.Writer, markers []runner.Marker) {
 	if len(markers) == 0 {
 		return
 	}
@@ -209,7 +244,7 @@ func printMarkers(e *env, markers []runner.Marker) {
 		}
 		byID[m.BackfillID][m.Status] = append(byID[m.BackfillID][m.Status], m.Partition)
 	}
-	fmt.Fprintf(e.stdout, "  backfill markers (latest %d):\n", len(markers))
+	fmt.Fprintf(w, "  backfill markers (latest %d):\n", len(markers))
 	for _, id := range order {
 		var parts []string
 		for _, st := range []string{runner.PartDone, runner.PartFailed} {
@@ -218,7 +253,7 @@ func printMarkers(e *env, markers []runner.Marker) {
 				parts = append(parts, fmt.Sprintf("%d %s (%s)", len(ps), st, rangeOf(ps)))
 			}
 		}
-		fmt.Fprintf(e.stdout, "    %s: %s\n", id, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "    %s: %s\n", id, strings.Join(parts, ", "))
 	}
 }
 

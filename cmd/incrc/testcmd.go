@@ -117,7 +117,7 @@ func testCmd() *command {
 			return c.fail(e, "no tests (NAME.test.yaml) for the chosen pipelines in %s; incrc init writes an example", strings.Join(dirs, ", "))
 		}
 		tf.log = e.stderr
-		t := &tester{ctx: ctx, e: e, cfg: pr.cfg, tf: tf, all: pr.all, verbose: verbose && format == "text"}
+		t := &tester{ctx: ctx, e: e, cfg: pr.cfg, tf: tf, all: pr.all}
 		var results []testResult
 		for _, s := range suites {
 			for _, tc := range s.Tests {
@@ -126,9 +126,9 @@ func testCmd() *command {
 				}
 				r := t.run(s, tc, chosen[s.Pipeline])
 				results = append(results, r)
-				if format == "text" {
-					printTestResult(e.stdout, r, t.verbose)
-				}
+				// Each result as it finishes; the JSON lists them all in
+				// testView.
+				show(e.stdout, format, testResultView{r: r, verbose: verbose})
 			}
 		}
 		v := newTestView(results)
@@ -181,9 +181,19 @@ type testResult struct {
 	Ms       int64    `json:"duration_ms"`
 }
 
-func printTestResult(w io.Writer, r testResult, verbose bool) {
+// testResultView is one test's outcome, printed as it finishes: a
+// failure with what differed; a pass only with --verbose.
+type testResultView struct {
+	r       testResult
+	verbose bool
+}
+
+func (v testResultView) json() any { return nil }
+
+func (v testResultView) text(w io.Writer) {
+	r := v.r
 	if r.Passed {
-		if verbose {
+		if v.verbose {
 			fmt.Fprintf(w, "ok    %s: %s (%s)\n", r.Pipeline, r.Name, r.File)
 		}
 		return
@@ -205,13 +215,12 @@ func indentBy(s, prefix string) string {
 // tester runs tests: each on a database of its own (a temporary DuckDB),
 // or, with --target, in schemas of its own that it drops afterwards.
 type tester struct {
-	ctx     context.Context
-	e       *env
-	cfg     *compiler.Config
-	tf      targetFlags
-	all     []*compiler.Spec
-	verbose bool
-	seq     int
+	ctx context.Context
+	e   *env
+	cfg *compiler.Config
+	tf  targetFlags
+	all []*compiler.Spec
+	seq int
 }
 
 // testFailure ends a test: what went wrong, already worded.

@@ -36,9 +36,8 @@ func validateCmd() *command {
 		}
 		p.quiet = format == "json"
 		pr, ok := p.load(e, c, fs.Args())
-		// The JSON lists the errors too; the text has printed them.
-		if pr != nil && (ok || format == "json") {
-			show(e.stdout, format, validateView{pr})
+		if pr != nil {
+			show(e.stdout, format, validateView{pr: pr, ok: ok})
 		}
 		if !ok {
 			return exitError
@@ -60,11 +59,19 @@ type validateError struct {
 // validateView is what incrc validate prints: with --json every spec, its
 // errors and warnings; as text, the count of valid specs (the
 // diagnostics went to stderr as they were found).
-type validateView struct{ pr *project }
+type validateView struct {
+	pr *project
+	ok bool // no errors (or warnings, with --strict)
+}
 
 func (v validateView) indent() string { return "  " }
 
 func (v validateView) text(w io.Writer) {
+	// The diagnostics went to stderr as they were found; the JSON lists
+	// them too.
+	if !v.ok {
+		return
+	}
 	fmt.Fprintf(w, "%d spec(s) valid\n", len(v.pr.chosen))
 }
 

@@ -14,7 +14,10 @@ import (
 type view interface {
 	// text is the form for a person at a terminal, the default.
 	text(w io.Writer)
-	// json is the value --format json encodes, one JSON document.
+	// json is the value --format json encodes, one JSON document; nil for
+	// an output that has no JSON form of its own (a line of progress, or a
+	// part a command's JSON document carries elsewhere): show prints
+	// nothing for it.
 	json() any
 }
 
@@ -36,11 +39,15 @@ type indentedView interface {
 func show(w io.Writer, format string, v view) {
 	switch format {
 	case "json":
+		doc := v.json()
+		if doc == nil {
+			return
+		}
 		enc := json.NewEncoder(w)
 		if in, ok := v.(indentedView); ok {
 			enc.SetIndent("", in.indent())
 		}
-		enc.Encode(v.json())
+		enc.Encode(doc)
 	case "markdown":
 		v.(markdownView).markdown(w)
 	default:

@@ -32,3 +32,49 @@ func OneLine(s string) string {
 	}
 	return s
 }
+
+// ParamLinePrefix starts each parameter's line in the compiled file's
+// header: "-- spec: watermark.lookback: 2d" ("logic" marks a logic one).
+const (
+	ParamLinePrefix = "-- spec: "
+	LogicLinePrefix = "-- spec logic: "
+)
+
+// WriteParamLine writes a parameter as the compiled file's header does:
+// the dialects write the header, and incrc plan reads it back
+// (ReadParams) to say what changed in the spec's own words.
+func WriteParamLine(b *strings.Builder, p SpecParam) {
+	if p.Logic {
+		b.WriteString(LogicLinePrefix)
+	} else {
+		b.WriteString(ParamLinePrefix)
+	}
+	b.WriteString(p.Key)
+	b.WriteString(": ")
+	b.WriteString(p.Value)
+}
+
+// ReadParams reads the parameters back from a compiled file's header;
+// ok is false when the file has none (compiled by an older incrc).
+func ReadParams(file []byte) (ps []SpecParam, ok bool) {
+	for _, line := range strings.Split(string(file), "\n") {
+		if strings.HasPrefix(line, "-- name: ") {
+			break // the header is over
+		}
+		logic := false
+		rest, found := strings.CutPrefix(line, ParamLinePrefix)
+		if !found {
+			if rest, found = strings.CutPrefix(line, LogicLinePrefix); !found {
+				continue
+			}
+			logic = true
+		}
+		k, v, cut := strings.Cut(rest, ": ")
+		if !cut {
+			continue
+		}
+		ps = append(ps, SpecParam{Key: k, Value: v, Logic: logic})
+		ok = true
+	}
+	return ps, ok
+}

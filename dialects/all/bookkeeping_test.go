@@ -26,7 +26,7 @@ func TestBookkeepingIsWhatPlansRun(t *testing.T) {
 			}
 			want[st.Name] = parts
 		}
-		file, err := dialects.BookkeepingFile(d, "")
+		file, err := dialects.BookkeepingFile(d, compiler.Bookkeeping(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

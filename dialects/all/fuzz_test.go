@@ -71,7 +71,7 @@ func renderSpec(t *testing.T, check, query string) {
 	for _, name := range all.Names() {
 		d, _ := all.Lookup(name)
 		rendered, err := dialects.Render(d, plan)
-		var placed compiler.Diagnostics
+		var placed *dialects.QueryError
 		switch {
 		case errors.As(err, &placed):
 			if !strings.Contains(err.Error(), "source.query, as "+string(d.Name())+" reads it") {

@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 		path := filepath.Join("..", "..", "golden", name, dialects.BookkeepingName)
 		seen[path] = true
 		t.Run(name+"/bookkeeping", func(t *testing.T) {
-			got, err := dialects.BookkeepingFile(d, goldenVersion)
+			got, err := dialects.BookkeepingFile(d, compiler.Bookkeeping(), goldenVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
