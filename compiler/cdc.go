@@ -139,7 +139,7 @@ func cdcRules(s *Spec, cols []ir.Col) ([]ir.Rule, string) {
 		notNull(k, "", keyed)
 	}
 	notNull(c.Sequence.Value, ": cdc.sequence, which orders a key's changes", nil)
-	if fromChanges(s) {
+	if fromChanges(s) && c.At.Set() {
 		// A change's commit time is where its version starts, or where its
 		// delete ends one: a change without one has no place in time.
 		notNull(c.At.Value, ": cdc.at, the time the change takes effect", nil)

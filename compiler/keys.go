@@ -115,7 +115,7 @@ var SpecKeys = []Key{
 		Children: []Key{
 			{Name: "op", Kind: KindScalar, Example: "op", Doc: "The column holding the op code."},
 			{Name: "sequence", Kind: KindScalar, Example: "lsn", Doc: "The column that orders a key's changes: an integer, decimal or timestamp (an LSN); never NULL."},
-			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "The column holding the change's commit time: optional for strategy cdc (soft deletes record it), required for scd2 (each version starts there)."},
+			{Name: "at", Kind: KindScalar, Example: "committed_at", Doc: "The column holding the change's commit time: for strategy cdc soft deletes record it; for scd2 each version starts there. scd2 without it numbers the versions by cdc.sequence: valid_from and valid_to hold sequence values, the current version's end NULL."},
 			{Name: "deletes", Kind: KindScalar, Enum: []string{"hard", "soft"}, Example: "hard", Doc: "strategy cdc: hard (the default: the row is removed) or soft (the row is marked; needs at). Not for scd2, where a delete ends the current version."},
 			{Name: "soft_delete", Kind: KindMapping, Doc: "The target columns a soft delete sets.",
 				Children: []Key{
@@ -141,6 +141,7 @@ var SpecKeys = []Key{
 			{Name: "valid_from", Kind: KindScalar, Example: "valid_from", Doc: "The target's column where a version starts (default valid_from)."},
 			{Name: "valid_to", Kind: KindScalar, Example: "valid_to", Doc: "The target's column where a version ends (default valid_to)."},
 			{Name: "open_end", Kind: KindScalar, Example: "9999-12-31", Doc: "The current version's valid_to, such as 9999-12-31 (default NULL)."},
+			{Name: "open_start", Kind: KindScalar, Example: "1970-01-01", Doc: "With a cdc block: the valid_from of each key's earliest version, such as 1970-01-01 (SQLMesh's), so the key's first values hold for any time before its first change; a version that starts earlier keeps its own start. Default: the change's own time. A time, or an integer for versions numbered by an integer cdc.sequence."},
 			{Name: "deleted", Kind: KindScalar, Example: "is_deleted", Doc: "new_record: the flag column of the version that records a deletion (default is_deleted)."},
 		}},
 	{Name: "merge", Kind: KindMapping,

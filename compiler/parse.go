@@ -423,6 +423,8 @@ func (p *parser) scd2(s *Spec, k, v *yaml.Node) {
 			c.ValidTo = p.str("scd2.valid_to", v)
 		case "open_end":
 			c.OpenEnd = p.str("scd2.open_end", v)
+		case "open_start":
+			c.OpenStart = p.str("scd2.open_start", v)
 		case "deleted":
 			c.Deleted = p.str("scd2.deleted", v)
 		default:

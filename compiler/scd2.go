@@ -83,8 +83,10 @@ type scd2Lowering struct {
 	tombstones ir.Table // from a change log: every delete
 	// events, from a change log with tracked columns: every change as a
 	// version (what the target holds without tracked), which the target's
-	// versions are merged from (scd2cdc.go).
-	events ir.Table
+	// versions are merged from (scd2cdc.go); also with openStart, whose
+	// target differs from the events in each key's earliest start.
+	events    ir.Table
+	openStart string // from a change log: scd2.open_start, canonical
 }
 
 // newSCD2 is nil for other strategies.
@@ -105,10 +107,16 @@ func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
 	if x.fromCDC {
 		t := p.Target
 		x.time = s.CDC.At.Value
+		if x.time == "" {
+			x.time = s.CDC.Sequence.Value // versions by the sequence alone
+		}
 		x.timeline = ir.Table{Parts: []string{timelinePrefix + p.Pipeline}}
 		x.changes = ir.Table{Parts: []string{changesPrefix + p.Pipeline}}
 		x.tombstones = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)}
-		if tracked := values(c.Tracked); len(tracked) > 0 {
+		if c.OpenStart.Value != "" {
+			x.openStart, _ = ir.ParseWatermark(x.v.Type, c.OpenStart.Value) // Validate checked it
+		}
+		if tracked := values(c.Tracked); len(tracked) > 0 || x.openStart != "" {
 			x.tracked = tracked
 			x.events = ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+eventsSuffix)}
 			x.v.Target = x.events
@@ -186,6 +194,11 @@ func scd2Snapshot(s *Spec) bool {
 func scd2ValidType(s *Spec) ir.Type {
 	if fromChanges(s) {
 		if c := s.Column(s.CDC.At.Value); c != nil && c.Type.IsTime() {
+			return c.Type
+		}
+		// Without a commit time the versions are numbered by the
+		// sequence (Databricks' __START_AT and __END_AT).
+		if c := s.Column(s.CDC.Sequence.Value); !s.CDC.At.Set() && c != nil {
 			return c.Type
 		}
 	}
@@ -376,10 +389,13 @@ func (v *validator) scd2Names(c *SCD2) {
 		}
 		names[low] = true
 	}
+	v.scd2OpenStart(c)
 	if c.OpenEnd.Value != "" {
 		t := scd2ValidType(s)
 		canon, err := ir.ParseWatermark(t, c.OpenEnd.Value)
 		switch {
+		case !t.IsTime():
+			v.errf(c.OpenEnd.Pos, "scd2.open_end: without cdc.at the versions are numbered by cdc.sequence (%s values), and the current one ends NULL, as a sequence has no sentinel every engine holds; remove open_end, or add cdc.at to version by commit time", t)
 		case err != nil:
 			v.errf(c.OpenEnd.Pos, "scd2.open_end: %v (a sentinel such as 9999-12-31)", err)
 		case w != nil && wm != nil && w.Start.Value != "":

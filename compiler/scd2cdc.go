@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"strings"
+	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
 )
@@ -13,6 +14,14 @@ import (
 // time one change counts: the one with the greatest cdc.sequence (the last
 // change of a transaction, or of a second when the log's clock counts
 // seconds). A version ends where the key's next event starts.
+//
+// Without cdc.at the sequence is the time: each change is an event at its
+// own sequence value, and valid_from and valid_to hold sequence values
+// (Databricks' __START_AT and __END_AT), typed as the sequence. The
+// current version's end is NULL: a sentinel would be a number every
+// sequence type holds and no real sequence reaches, which no engine has,
+// and a NULL end is what Databricks writes. Everything below holds with
+// "time" read as "sequence".
 //
 // The target holds the versions, each with the sequence of its change
 // (SequenceColumn); <target>_tombstones holds every delete (the key, its
@@ -56,6 +65,13 @@ import (
 // eventsSuffix names the events beside a target with tracked columns; it
 // is no longer than tombstonesSuffix, whose length check covers it.
 const eventsSuffix = "_events"
+
+// keepsEvents reports whether a change log's versions are kept in
+// <target>_events besides the target: with tracked columns or
+// open_start, the target differs from them.
+func keepsEvents(s *Spec) bool {
+	return fromChanges(s) && s.SCD2 != nil && (len(s.SCD2.Tracked) > 0 || s.SCD2.OpenStart.Value != "")
+}
 
 // fromChanges reports whether a spec keeps versions from a change log.
 func fromChanges(s *Spec) bool {
@@ -111,7 +127,81 @@ func (x *scd2Lowering) cdcSetup(l *lowerer) {
 	if x.events.Parts != nil {
 		ct := x.createTarget(l.p)
 		ct.Table = x.events
-		l.add(ir.StmtCreateEvents, ir.PhaseSetup, "Every change as a version, valid until the next event of its key: the target merges those whose tracked columns ("+strings.Join(x.tracked, ", ")+") do not change.", ct)
+		l.add(ir.StmtCreateEvents, ir.PhaseSetup, "Every change as a version, valid until the next event of its key: "+x.eventsDoc()+".", ct)
+	}
+}
+
+// eventsDoc says how the target differs from its events.
+func (x *scd2Lowering) eventsDoc() string {
+	var parts []string
+	if len(x.tracked) > 0 {
+		parts = append(parts, "the target merges those whose tracked columns ("+strings.Join(x.tracked, ", ")+") do not change")
+	}
+	if x.openStart != "" {
+		parts = append(parts, "each key's earliest version starts at scd2.open_start in the target")
+	}
+	return strings.Join(parts, ", and ")
+}
+
+// mergeDoc says how MergeVersions writes the target from the events.
+func (x *scd2Lowering) mergeDoc() string {
+	var parts []string
+	if len(x.tracked) > 0 {
+		parts = append(parts, "merged: consecutive versions whose tracked columns ("+strings.Join(x.tracked, ", ")+") are equal are one, from the first's "+x.v.ValidFrom+" to the last's "+x.v.ValidTo+", with the last's image")
+	} else {
+		parts = append(parts, "as the target holds them: every event its own version")
+	}
+	if x.openStart != "" {
+		parts = append(parts, "each key's earliest version from scd2.open_start "+x.openStartText()+" (or its own "+x.v.ValidFrom+", when earlier)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// openStartText is scd2.open_start as the compiled file's comments print it.
+func (x *scd2Lowering) openStartText() string {
+	if t, err := ir.ParseTime(x.openStart); err == nil && !x.v.Type.IsInteger() {
+		if x.v.Type.Kind == ir.Date || t.Equal(t.Truncate(24*time.Hour)) {
+			return t.Format("2006-01-02")
+		}
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return x.openStart
+}
+
+// scd2OpenStart checks scd2.open_start: only from a change log, a value of
+// the validity's type (a time, or an integer sequence), before open_end.
+func (v *validator) scd2OpenStart(c *SCD2) {
+	s := v.s
+	if !c.OpenStart.Set() {
+		return
+	}
+	if !fromChanges(s) {
+		v.errf(c.OpenStart.Pos, "scd2.open_start applies to scd2 from a change log (a cdc block): a table of rows starts each key's first version at its watermark value (by time) or at the run's hi (by columns); remove open_start")
+		return
+	}
+	t := scd2ValidType(s)
+	if !t.IsTime() && !t.IsInteger() {
+		v.errf(c.OpenStart.Pos, "scd2.open_start: the versions are numbered by cdc.sequence %q, a %s: open_start takes a time, or an integer for an integer sequence; remove it", s.CDC.Sequence.Value, t)
+		return
+	}
+	start, err := ir.ParseWatermark(t, c.OpenStart.Value)
+	switch {
+	case err != nil && t.IsInteger():
+		v.errf(c.OpenStart.Pos, "scd2.open_start %s: the versions are numbered by cdc.sequence %q, a %s, so they start at an integer such as 0 (or add cdc.at to version by commit time)", quote(c.OpenStart.Value), s.CDC.Sequence.Value, t)
+		return
+	case err != nil:
+		v.errf(c.OpenStart.Pos, "scd2.open_start: %v (a time such as 1970-01-01)", err)
+		return
+	}
+	if c.OpenEnd.Value == "" || !t.IsTime() {
+		return
+	}
+	if end, err := ir.ParseWatermark(t, c.OpenEnd.Value); err == nil {
+		st, _ := ir.ParseTime(start)
+		et, _ := ir.ParseTime(end)
+		if !st.Before(et) {
+			v.errf(c.OpenStart.Pos, "scd2.open_start %s is not before scd2.open_end %s: a key's earliest version would end before it starts", c.OpenStart.Value, c.OpenEnd.Value)
+		}
 	}
 }
 
@@ -213,8 +303,8 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 			ir.DeleteRows{Table: x.events})
 		l.add(ir.StmtRetractMerged, ir.PhaseWrite, "The target's versions of the keys the window's changes hold go: they are merged again from the keys' events (also after a retry, on engines where each statement commits alone).",
 			ir.RetractKeys{Target: p.Target, Stage: p.Raw, Key: p.Key})
-		l.add(ir.StmtMergeVersions, ir.PhaseWrite, "The events of those keys, merged: consecutive versions whose tracked columns ("+strings.Join(x.tracked, ", ")+") are equal are one, from the first's "+x.v.ValidFrom+" to the last's "+x.v.ValidTo+", with the last's image.",
-			ir.MergeVersions{Versioning: x.v, Into: p.Target, Keys: p.Raw, Tracked: x.tracked})
+		l.add(ir.StmtMergeVersions, ir.PhaseWrite, "The events of those keys, "+x.mergeDoc()+".",
+			ir.MergeVersions{Versioning: x.v, Into: p.Target, Keys: p.Raw, Tracked: x.tracked, OpenStart: x.openStart})
 	}
 	l.advanceAndRecord()
 }

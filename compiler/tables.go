@@ -31,7 +31,7 @@ func (s *Spec) Tables() []ir.TableUse {
 	}
 	if ir.Strategy(s.Strategy.Value) == ir.CDCApply || fromChanges(s) {
 		out = append(out, ir.TableUse{Pipeline: name, Role: ir.RoleTombstones, Table: named(tombstonesSuffix), Name: t})
-		if fromChanges(s) && s.SCD2 != nil && len(s.SCD2.Tracked) > 0 {
+		if keepsEvents(s) {
 			out = append(out, ir.TableUse{Pipeline: name, Role: ir.RoleEvents, Table: named(eventsSuffix), Name: t})
 		}
 		if s.CDC != nil && len(TruncateCodes(s.CDC)) > 0 {

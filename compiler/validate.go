@@ -654,9 +654,6 @@ func (v *validator) cdc(strategy ir.Strategy) {
 		v.errf(c.At.Pos, "cdc.at %q has type %s: the commit time of a change is a timestamp or a date", at.Name.Value, at.Type)
 	}
 	if versions {
-		if !c.At.Set() && !v.reported("cdc.at") {
-			v.errf(c.Pos, `cdc: missing required key "at": strategy scd2 starts each change's version (and ends a version at each delete) at the change's commit time; add at: COLUMN`)
-		}
 		if c.Deletes.Set() {
 			v.errf(c.Deletes.Pos, "cdc.deletes does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, and the closed version stays as history; remove deletes")
 		}

@@ -758,6 +758,28 @@ func MergeVersions(w *Writer, op ir.ApplyVersions) {
 	w.S(")")
 }
 
+// openStart writes a merged version's start: the island's first start,
+// or for the key's first island (1: the SUM of the islands counts from
+// it) scd2.open_start when that is earlier.
+func openStart(w *Writer, op ir.MergeVersions) {
+	if op.OpenStart == "" {
+		w.S("z.incrc_from")
+		return
+	}
+	lit := func() {
+		if op.Type.IsInteger() {
+			w.Number(op.OpenStart)
+			return
+		}
+		w.TimeLit(op.OpenStart, op.Type)
+	}
+	w.S("CASE WHEN z.incrc_island = 1 AND z.incrc_from > ")
+	lit()
+	w.S(" THEN ")
+	lit()
+	w.S(" ELSE z.incrc_from END")
+}
+
 // mergeVersions merges a key's consecutive events whose tracked columns
 // are equal (see compiler.MergeVersions): an island starts where the
 // previous event of the key does not end at this one's start (a delete
@@ -788,7 +810,7 @@ func mergeVersions(w *Writer, op ir.MergeVersions) {
 			w.S(", ")
 		}
 		if c == v.ValidFrom {
-			w.S("z.incrc_from")
+			openStart(w, op)
 			continue
 		}
 		w.Col("z", c)
@@ -799,20 +821,29 @@ func mergeVersions(w *Writer, op ir.MergeVersions) {
 	w.Col("y", v.ValidFrom)
 	w.S(") OVER (PARTITION BY ")
 	w.Idents("y", v.Key)
-	w.S(", y.incrc_island) AS incrc_from,\n    ROW_NUMBER() OVER (PARTITION BY ")
+	w.S(", y.incrc_island) AS incrc_from,")
+	if op.OpenStart != "" {
+		w.S("\n    y.incrc_island,")
+	}
+	w.S("\n    ROW_NUMBER() OVER (PARTITION BY ")
 	w.Idents("y", v.Key)
 	w.S(", y.incrc_island ORDER BY ")
 	w.Col("y", v.ValidFrom)
 	w.S(" DESC) AS incrc_last\n  FROM (\n    SELECT ")
 	w.Idents("x", stored)
-	w.S(",\n      SUM(CASE WHEN x.incrc_prev_to = ")
-	w.Col("x", v.ValidFrom)
-	for i, c := range op.Tracked {
-		w.S(" AND ")
-		prev := fmt.Sprintf("incrc_prev_%d", i)
-		w.d.NullSafeEqual(w, func() { w.S("x.", prev) }, func() { w.Col("x", c) })
+	if len(op.Tracked) == 0 {
+		// Nothing to compare: every event is an island of its own.
+		w.S(",\n      SUM(1) ")
+	} else {
+		w.S(",\n      SUM(CASE WHEN x.incrc_prev_to = ")
+		w.Col("x", v.ValidFrom)
+		for i, c := range op.Tracked {
+			w.S(" AND ")
+			prev := fmt.Sprintf("incrc_prev_%d", i)
+			w.d.NullSafeEqual(w, func() { w.S("x.", prev) }, func() { w.Col("x", c) })
+		}
+		w.S(" THEN 0 ELSE 1 END) ")
 	}
-	w.S(" THEN 0 ELSE 1 END) ")
 	over("x", true)
 	w.S(" AS incrc_island\n    FROM (\n      SELECT ")
 	w.Idents("e", stored)

@@ -196,6 +196,73 @@ func historyScenarios() []scenario {
 			},
 		},
 		{
+			// The same log without a commit time (no cdc.at): versions are
+			// numbered by the sequence, valid_from and valid_to holding lsn
+			// values; a late change splits the version its lsn falls in, a
+			// delete ends one at its lsn; a rerun; the full refresh.
+			name: "scd2/versioned by the sequence", spec: strings.Replace(strings.ReplaceAll(historySpec, "{scd2}", ""), "  at: committed_at\n", "", 1), source: "app_{id}.customers_log", nulls: true,
+			seed: [][]any{
+				{1, "ann", "DE", "c", 100, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+				{1, "ann", "FR", "u", 120, "2026-01-01 09:20:00", "2026-01-01 09:21:00"},
+				{2, "bob", "IT", "c", 110, "2026-01-01 09:10:00", "2026-01-01 09:11:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 3, Inserted: 2, Updated: 1}, rows: []string{
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, 100, 120),
+					line(1, "ann", "FR", 120, "2026-01-01 09:20:00", 120, 120, nil),
+					line(2, "bob", "IT", 110, "2026-01-01 09:10:00", 110, 110, nil)}},
+				insert{
+					{1, "ann", "US", "u", 110, "2026-01-01 09:10:00", "2026-01-01 10:05:00"}, // late: splits [100, 120)
+					{2, nil, nil, "d", 130, "2026-01-01 10:10:00", "2026-01-01 10:11:00"},
+					{2, "bo", "IT", "u", 140, "2026-01-01 10:20:00", "2026-01-01 10:21:00"},
+				},
+				run{until: "2026-01-01T11:00:00Z", rows: []string{
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, 100, 110),
+					line(1, "ann", "US", 110, "2026-01-01 09:10:00", 110, 110, 120),
+					line(1, "ann", "FR", 120, "2026-01-01 09:20:00", 120, 120, nil),
+					line(2, "bob", "IT", 110, "2026-01-01 09:10:00", 110, 110, 130),
+					line(2, "bo", "IT", 140, "2026-01-01 10:20:00", 140, 140, nil)}},
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 3}},
+				run{until: "2026-01-01T11:00:00Z", full: true},
+			},
+		},
+		{
+			// The same log with scd2.open_start (SQLMesh's 1970-01-01): each
+			// key's earliest version starts there, the ones after it (also
+			// after a delete) at their own time; a late change before a
+			// key's first version becomes its first, and the version it
+			// precedes starts at its own time again; a rerun; the full
+			// refresh. conform compares the events too.
+			name: "scd2/open start from a change log", spec: strings.ReplaceAll(historySpec, "{scd2}", "scd2:\n  open_start: 1970-01-01\n"), source: "app_{id}.customers_log", nulls: true,
+			seed: [][]any{
+				{1, "ann", "DE", "c", 100, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+				{2, "bob", "FR", "c", 110, "2026-01-01 09:00:00", "2026-01-01 09:01:00"},
+				{2, "bob", "IT", "u", 120, "2026-01-01 09:10:00", "2026-01-01 09:11:00"},
+				{3, "cy", "US", "c", 130, "2026-01-01 09:20:00", "2026-01-01 09:21:00"},
+				{3, nil, nil, "d", 140, "2026-01-01 09:30:00", "2026-01-01 09:31:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-01T10:00:00Z", want: &counts{Read: 5, Inserted: 3, Updated: 1, Deleted: 1}, rows: []string{
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "1970-01-01", nil),
+					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "1970-01-01", "2026-01-01 09:10:00"),
+					line(2, "bob", "IT", 120, "2026-01-01 09:10:00", 120, "2026-01-01 09:10:00", nil),
+					line(3, "cy", "US", 130, "2026-01-01 09:20:00", 130, "1970-01-01", "2026-01-01 09:30:00")}},
+				insert{
+					{1, "ann", "PT", "c", 95, "2026-01-01 08:50:00", "2026-01-01 10:05:00"}, // late: before key 1's first version
+					{3, "cy", "CA", "c", 160, "2026-01-01 10:30:00", "2026-01-01 10:31:00"}, // back after its delete: its own time
+				},
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 7, Inserted: 2}, rows: []string{
+					line(1, "ann", "PT", 95, "2026-01-01 08:50:00", 95, "1970-01-01", "2026-01-01 09:00:00"),
+					line(1, "ann", "DE", 100, "2026-01-01 09:00:00", 100, "2026-01-01 09:00:00", nil),
+					line(2, "bob", "FR", 110, "2026-01-01 09:00:00", 110, "1970-01-01", "2026-01-01 09:10:00"),
+					line(2, "bob", "IT", 120, "2026-01-01 09:10:00", 120, "2026-01-01 09:10:00", nil),
+					line(3, "cy", "US", 130, "2026-01-01 09:20:00", 130, "1970-01-01", "2026-01-01 09:30:00"),
+					line(3, "cy", "CA", 160, "2026-01-01 10:30:00", 160, "2026-01-01 10:30:00", nil)}},
+				run{until: "2026-01-01T11:00:00Z", want: &counts{Read: 2}},
+				run{until: "2026-01-01T11:00:00Z", full: true, want: &counts{Read: 7, Inserted: 4, Updated: 2, Deleted: 1}},
+			},
+		},
+		{
 			// The same log with tracked columns (TRACK HISTORY ON country):
 			// a change only in name updates the version it falls in, a
 			// change of country opens one; late changes of either kind,

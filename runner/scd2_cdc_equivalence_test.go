@@ -27,7 +27,11 @@ import (
 // (behind the watermark within the lookback, or ahead of hi), and windows
 // run twice. The counts are the model's too. With scd2.tracked: [val] the
 // target holds the model's versions merged where val does not change
-// (merged), and <target>_events the versions unmerged.
+// (merged), and <target>_events the versions unmerged. Without cdc.at
+// (seq) the versions are numbered by the sequence: a change's time is its
+// lsn, and a late change is one held back below an lsn already applied.
+// With scd2.open_start (start) each key's earliest version starts there
+// in the target, and <target>_events holds the versions as they are.
 
 const versionLogSpec = `
 pipeline: vlog_{target}_{id}
@@ -71,8 +75,8 @@ type vchange struct {
 	ing     time.Time
 }
 
-func (c vchange) valid() bool {
-	if c.at == nil {
+func (c vchange) valid(seq bool) bool {
+	if c.at == nil && !seq {
 		return false
 	}
 	switch c.op {
@@ -85,7 +89,8 @@ func (c vchange) valid() bool {
 	return false
 }
 
-// eventKey is a key and a commit time.
+// eventKey is a key and a commit time (by the sequence alone, the lsn as
+// seconds: see when).
 type eventKey struct {
 	id int64
 	at time.Time
@@ -98,18 +103,46 @@ type vstate map[eventKey]vchange
 // events keeps, per key and commit time, the valid change with the
 // greatest sequence. A tie on the sequence is a retry of one change: the
 // copies differ only in what the target does not keep.
-func events(changes []vchange) vstate {
+func events(changes []vchange, seq bool) vstate {
 	st := vstate{}
 	for _, c := range changes {
-		if !c.valid() {
+		if !c.valid(seq) {
 			continue
 		}
-		k := eventKey{c.id, *c.at}
+		k := eventKey{c.id, c.when(seq)}
 		if held, ok := st[k]; !ok || c.lsn > held.lsn {
 			st[k] = c
 		}
 	}
 	return st
+}
+
+// when is a change's place in time: its commit time, or with seq its
+// lsn, as seconds after the epoch.
+func (c vchange) when(seq bool) time.Time {
+	if seq {
+		return time.Unix(c.lsn, 0).UTC()
+	}
+	return *c.at
+}
+
+// point is how the validity columns print a place in time: the time, or
+// with seq the lsn it stands for (see when).
+type point func(time.Time) any
+
+func points(seq bool) point {
+	if seq {
+		return func(t time.Time) any { return t.Unix() }
+	}
+	return func(t time.Time) any { return t }
+}
+
+// end prints a version's end: open, or a place in time.
+func (pt point) end(e any) any {
+	if t, ok := e.(time.Time); ok {
+		return pt(t)
+	}
+	return e
 }
 
 // sortedEvents are a state's keys and times in order.
@@ -130,14 +163,20 @@ func (st vstate) sortedEvents() []eventKey {
 // byVersion are the state's versions by key and start, as the target
 // prints them: each ends at its key's next event, or at open. gaps counts
 // the versions that a delete ends.
-func (st vstate) byVersion(open any) (versions map[eventKey]string, gaps int64) {
+func (st vstate) byVersion(open any, pt point, start any) (versions map[eventKey]string, gaps int64) {
 	versions = map[eventKey]string{}
 	keys := st.sortedEvents()
+	first := map[int64]bool{}
 	for i, k := range keys {
 		c := st[k]
 		if c.op == "d" {
 			continue
 		}
+		from := pt(k.at)
+		if !first[k.id] && start != nil {
+			from = start // every test's open_start is before every change
+		}
+		first[k.id] = true
 		end := open
 		if i+1 < len(keys) && keys[i+1].id == k.id {
 			end = keys[i+1].at
@@ -145,20 +184,20 @@ func (st vstate) byVersion(open any) (versions map[eventKey]string, gaps int64) 
 				gaps++
 			}
 		}
-		versions[k] = line(k.id, c.val, c.note, c.lsn, k.at, end)
+		versions[k] = line(k.id, c.val, c.note, c.lsn, from, pt.end(end))
 	}
 	return versions, gaps
 }
 
 // lines are the state's versions and tombstones as the tables print them,
 // in order of key and time.
-func (st vstate) lines(open any) (versions, tombs []string, gaps int64) {
-	byKey, gaps := st.byVersion(open)
+func (st vstate) lines(open any, pt point, start any) (versions, tombs []string, gaps int64) {
+	byKey, gaps := st.byVersion(open, pt, start)
 	for _, k := range st.sortedEvents() {
 		if v, ok := byKey[k]; ok {
 			versions = append(versions, v)
 		} else {
-			tombs = append(tombs, line(k.id, k.at, st[k].lsn))
+			tombs = append(tombs, line(k.id, pt(k.at), st[k].lsn))
 		}
 	}
 	return versions, tombs, gaps
@@ -168,7 +207,7 @@ func (st vstate) lines(open any) (versions, tombs []string, gaps int64) {
 // them: a key's consecutive versions, the one ending where the next
 // starts, with equal val (NULL equal to NULL), are one, from the first's
 // start with the last's image and end. n counts the versions merged away.
-func (st vstate) merged(open any) (versions []string, n int) {
+func (st vstate) merged(open any, pt point, start any) (versions []string, n int) {
 	keys := st.sortedEvents()
 	type island struct {
 		id          int64
@@ -176,10 +215,16 @@ func (st vstate) merged(open any) (versions []string, n int) {
 		end         any
 	}
 	var cur *island
+	first := map[int64]bool{}
 	flush := func() {
 		if cur != nil {
 			c := st[cur.last]
-			versions = append(versions, line(cur.id, c.val, c.note, c.lsn, cur.first.at, cur.end))
+			from := pt(cur.first.at)
+			if !first[cur.id] && start != nil {
+				from = start
+			}
+			first[cur.id] = true
+			versions = append(versions, line(cur.id, c.val, c.note, c.lsn, from, pt.end(cur.end)))
 			cur = nil
 		}
 	}
@@ -212,6 +257,9 @@ type vlog struct {
 	rng      *rand.Rand
 	open     any
 	tracked  bool // scd2.tracked: [val]
+	seq      bool // no cdc.at: versions by the sequence alone
+	start    any  // scd2.open_start, or nil
+	used     map[eventKey]bool
 	inc, ref *ir.Plan
 	log      []vchange // written to the source
 	held     []vchange // made, not written yet: they arrive late
@@ -223,7 +271,7 @@ type vlog struct {
 
 var vlogStart = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
-func newVlog(t *testing.T, e *env, seed uint64, open string, tracked bool) *vlog {
+func newVlog(t *testing.T, e *env, seed uint64, open string, tracked, seq bool, start any) *vlog {
 	scd2 := ""
 	var openValue any
 	if open != "" {
@@ -232,13 +280,20 @@ func newVlog(t *testing.T, e *env, seed uint64, open string, tracked bool) *vlog
 	if tracked {
 		scd2 += "  tracked: [val]\n"
 	}
+	if start != nil {
+		scd2 += fmt.Sprintf("  open_start: %v\n", start)
+	}
 	if scd2 != "" {
 		scd2 = "scd2:\n" + scd2
 	}
 	plan := func(target string) *ir.Plan {
-		return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(versionLogSpec))
+		spec := versionLogSpec
+		if seq {
+			spec = strings.Replace(spec, "  at: at\n", "", 1)
+		}
+		return e.spec(strings.NewReplacer("{target}", target, "{scd2}", scd2).Replace(spec))
 	}
-	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue, tracked: tracked,
+	l := &vlog{t: t, e: e, rng: rand.New(rand.NewPCG(seed, seed^0x5cd2)), open: openValue, tracked: tracked, seq: seq, start: start, used: map[eventKey]bool{},
 		inc: plan("inc"), ref: plan("ref"), state: vstate{}, hi: vlogStart, seen: map[string]int{}}
 	e.createTable("app_{id}.vlog", nullableCols(l.inc.Columns))
 	return l
@@ -280,7 +335,17 @@ func (l *vlog) make(hi time.Time) vchange {
 		// At the commit time of another change of the key: with the next
 		// sequence it wins there; sometimes with a smaller one, it loses.
 		o := made[l.rng.IntN(len(made))]
-		if o.at != nil {
+		if l.seq {
+			// By the sequence alone a time is an lsn: a change just
+			// before another of its key, so it falls in the version
+			// before that one, once the other is applied.
+			lsn := o.lsn - 1 - l.rng.Int64N(5)
+			if k := (eventKey{o.id, time.Unix(lsn, 0).UTC()}); o.lsn > 10 && !l.used[k] {
+				l.nextLSN -= 10
+				c.id, c.lsn = o.id, lsn
+				l.seen["just before another change"]++
+			}
+		} else if o.at != nil {
 			c.id, at = o.id, *o.at
 			if l.rng.IntN(3) == 0 && o.lsn > 10 {
 				c.lsn = o.lsn - 1 - l.rng.Int64N(5)
@@ -318,9 +383,10 @@ func (l *vlog) make(hi time.Time) vchange {
 	}
 	if c.op == nil || l.rng.IntN(30) > 0 {
 		c.at = &at
-	} else {
+	} else if !l.seq {
 		l.seen["no commit time"]++
 	}
+	l.used[eventKey{c.id, time.Unix(c.lsn, 0).UTC()}] = true
 	return c
 }
 
@@ -390,7 +456,7 @@ func (l *vlog) run(hi time.Time) {
 			}
 		}
 	}
-	next := events(upTo)
+	next := events(upTo, l.seq)
 	want := l.counts(window, next)
 	res := mustRun(t, l.e, l.inc, Options{Until: &hi})
 	what := fmt.Sprintf("run [%s, %s)", lo.Format(time.RFC3339), hi.Format(time.RFC3339))
@@ -401,14 +467,18 @@ func (l *vlog) run(hi time.Time) {
 		t.Errorf("%s: %s: %+v", what, msg, countsOf(res))
 	}
 	l.wm, l.state = hi, next
-	wantRows, wantTombs, gaps := next.lines(l.open)
-	if l.tracked {
+	pt := points(l.seq)
+	wantRows, wantTombs, gaps := next.lines(l.open, pt, nil)
+	if l.tracked || l.start != nil {
 		events := scdRows(l.e, strings.Join(l.inc.Target.Parts, ".")+"_events", vlogCols, "id", "valid_from")
 		if diff := cmp.Diff(wantRows, events); diff != "" {
 			t.Errorf("%s: events (-model +db):\n%s", what, diff)
 		}
+		wantRows, _, _ = next.lines(l.open, pt, l.start)
+	}
+	if l.tracked {
 		var n int
-		wantRows, n = next.merged(l.open)
+		wantRows, n = next.merged(l.open, pt, l.start)
 		l.seen["merged"] += n
 	}
 	rows, tombs := l.read(l.inc)
@@ -418,7 +488,11 @@ func (l *vlog) run(hi time.Time) {
 	if diff := cmp.Diff(wantTombs, tombs); diff != "" {
 		t.Errorf("%s: tombstones (-model +db):\n%s", what, diff)
 	}
-	checkTimeline(t, l.e, scdShape{"dw_{id}.vlog_inc", "id", "valid_from", "valid_to"}, gaps)
+	far := "'9000-01-01'"
+	if l.seq {
+		far = "9000000000000000000"
+	}
+	checkTimelineFar(t, l.e, scdShape{"dw_{id}.vlog_inc", "id", "valid_from", "valid_to"}, gaps, far)
 	mustRun(t, l.e, l.ref, Options{Until: &hi, FullRefresh: true})
 	fullRows, fullTombs := l.read(l.ref)
 	if diff := cmp.Diff(fullRows, rows); diff != "" {
@@ -445,13 +519,13 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 	c := cdcCounts{Read: int64(len(window))}
 	var valid int64
 	for _, ch := range window {
-		if ch.valid() {
+		if ch.valid(l.seq) {
 			valid++
 		} else {
 			c.Quarantined++
 		}
 	}
-	fresh := events(window)
+	fresh := events(window, l.seq)
 	var news int64
 	for k, ev := range fresh {
 		held, ok := l.state[k]
@@ -472,7 +546,7 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 		default:
 			var before *vchange
 			for nk, n := range next {
-				if nk.id == k.id && nk.at.Before(k.at) && (before == nil || nk.at.After(*before.at)) {
+				if nk.id == k.id && nk.at.Before(k.at) && (before == nil || nk.at.After(before.when(l.seq))) {
 					n := n
 					before = &n
 				}
@@ -504,7 +578,8 @@ func (l *vlog) counts(window []vchange, next vstate) cdcCounts {
 }
 
 // TestSCD2FromCDCEquivalence: random change logs over ten runs each, with
-// the open end NULL and a sentinel, on every engine; after each run the
+// the open end NULL and a sentinel, and versioned by the sequence alone
+// (no cdc.at, the open end NULL), on every engine; after each run the
 // versions and tombstones equal a replay at the same hi and the model, and
 // the counts are the model's.
 func TestSCD2FromCDCEquivalence(t *testing.T) {
@@ -512,7 +587,10 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 	variants := []struct {
 		open    string
 		tracked bool
-	}{{"", false}, {"9999-12-31", false}, {"", true}, {"9999-12-31", true}}
+		seq     bool
+		start   any // scd2.open_start
+	}{{"", false, false, nil}, {"9999-12-31", false, false, nil}, {"", true, false, nil}, {"9999-12-31", true, false, nil}, {"", false, true, nil}, {"", true, true, nil},
+		{"9999-12-31", false, false, "1970-01-01"}, {"", true, true, int64(0)}}
 	for _, eng := range engines() {
 		for _, v := range variants {
 			open := v.open
@@ -523,14 +601,24 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 			if v.tracked {
 				name += "/tracked"
 			}
+			if v.seq {
+				name += "/by the sequence"
+			}
+			if v.start != nil {
+				name += fmt.Sprintf("/open start %v", v.start)
+			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				seen, ran := map[string]int{}, 0
-				for _, seed := range []uint64{1, 2} {
+				seeds := []uint64{1, 2}
+				if v.seq {
+					seeds = append(seeds, 3) // NULL op codes are rarer than the changes this mode leaves out
+				}
+				for _, seed := range seeds {
 					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 						e := newEnv(t, eng)
 						ran++
-						l := newVlog(t, e, seed, open, v.tracked)
+						l := newVlog(t, e, seed, open, v.tracked, v.seq, v.start)
 						hi := vlogStart
 						for run := 0; run < 10 && !t.Failed(); run++ {
 							step := steps[l.rng.IntN(len(steps))]
@@ -560,9 +648,15 @@ func TestSCD2FromCDCEquivalence(t *testing.T) {
 				if ran == 0 {
 					return // the engine is not available
 				}
-				for _, what := range []string{"window run twice", "invalid image", "unknown op", "NULL op", "no commit time", "behind the watermark", "after hi",
-					"held back", "retry", "ignored", "smaller sequence at a taken time", "ignored: smaller sequence at a held time", "a delete at a version's time",
-					"replaces a held event", "late: before a held version", map[bool]string{true: "merged", false: "ignored"}[v.tracked]} {
+				want := []string{"window run twice", "invalid image", "unknown op", "NULL op", "behind the watermark", "after hi",
+					"held back", "retry", "ignored", "late: before a held version", map[bool]string{true: "merged", false: "ignored"}[v.tracked]}
+				if v.seq {
+					// One time is one lsn: nothing replaces a held event.
+					want = append(want, "just before another change")
+				} else {
+					want = append(want, "no commit time", "smaller sequence at a taken time", "ignored: smaller sequence at a held time", "a delete at a version's time", "replaces a held event")
+				}
+				for _, what := range want {
 					if seen[what] == 0 {
 						t.Errorf("no history exercised %q (%v): the generator got weaker", what, seen)
 					}

@@ -96,7 +96,17 @@ const (
 // number gaps.
 func checkTimeline(t *testing.T, e *env, v scdShape, gaps int64) {
 	t.Helper()
-	if n := scdCount(e, "SELECT COUNT(*) FROM {T} a JOIN {T} b ON a.{k} = b.{k} AND a.{vf} < b.{vf} AND "+strings.Replace(scdOpen, ">= '9000-01-01'", "> b.{vf}", 1), v); n != 0 {
+	checkTimelineFar(t, e, v, gaps, "'9000-01-01'")
+}
+
+// checkTimelineFar is checkTimeline for versions whose sentinels are at or
+// after far: a literal of the validity's type (a number where the versions
+// are numbered by a sequence).
+func checkTimelineFar(t *testing.T, e *env, v scdShape, gaps int64, far string) {
+	t.Helper()
+	scdOpen := strings.ReplaceAll(scdOpen, "'9000-01-01'", far)
+	scdClosed := strings.ReplaceAll(scdClosed, "'9000-01-01'", far)
+	if n := scdCount(e, "SELECT COUNT(*) FROM {T} a JOIN {T} b ON a.{k} = b.{k} AND a.{vf} < b.{vf} AND "+strings.Replace(scdOpen, ">= "+far, "> b.{vf}", 1), v); n != 0 {
 		t.Errorf("%d pair(s) of versions overlap", n)
 	}
 	if n := scdCount(e, "SELECT COUNT(*) FROM {T} a WHERE a.{vt} IS NOT NULL AND a.{vt} <= a.{vf}", v); n != 0 {

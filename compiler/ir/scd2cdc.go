@@ -72,10 +72,15 @@ type (
 	// versions of a key, the one ending where the next starts, whose
 	// Tracked columns are equal (NULL equal to NULL) are one version, from
 	// the first's ValidFrom to the last's ValidTo, with the last's image.
+	//
+	// Without Tracked no versions merge. With OpenStart (canonical, see
+	// ParseWatermark) each key's earliest version starts there instead,
+	// unless it starts earlier.
 	MergeVersions struct {
 		Versioning
 		Into, Keys Table
 		Tracked    []string
+		OpenStart  string
 	}
 )
 

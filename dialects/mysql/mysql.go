@@ -269,8 +269,13 @@ func updateMatched(w *dialects.Writer, op ir.UpdateMatched) {
 	dialects.Assignments(w, "t", op.Set, ",\n    ")
 }
 
-// TimeValue is the shared CAST.
+// TimeValue is the shared CAST, but for versions numbered by an integer
+// sequence: CAST takes SIGNED here, not the column types.
 func (*Dialect) TimeValue(w *dialects.Writer, expr func(), t ir.Type) {
+	if t.IsInteger() {
+		dialects.Cast(w, expr, "SIGNED")
+		return
+	}
 	dialects.CastTime(w, expr, t)
 }
 
