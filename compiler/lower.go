@@ -233,7 +233,8 @@ var stateColumns = []ir.Col{
 	{Name: "spec_hash", Type: varchar(64)},
 	{Name: "updated_at", Type: varchar(40)},
 	// target_filled: 1 when the target held a row as the run that last
-	// moved the watermark committed, 0 when it held none; NULL before.
+	// moved the watermark committed, 0 when it held none; NULL before;
+	// 2 (ir.FilledRebuilding) while a run rebuilds merged scd2 versions.
 	{Name: "target_filled", Type: ir.Type{Kind: ir.Integer}},
 }
 

@@ -301,6 +301,9 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	if x.events.Parts != nil {
 		l.add(ir.StmtClearEvents, ir.PhaseWrite, "Full refresh: empty the events; the replay writes them again.",
 			ir.DeleteRows{Table: x.events})
+		l.add(ir.StmtMarkRebuilding, ir.PhaseWrite, "Before the merged versions are rebuilt: the state's target_filled is 2 until the advance sets it again. Where each statement commits alone, a run that stops between retract_merged and merge_versions can leave the target empty; the next run, which rebuilds the same keys, then is not refused as for an emptied target (check_target_kept asks for 1).",
+			ir.Update{Table: ir.StateTable, Set: []ir.Assign{{Column: "target_filled", Value: ir.Lit{Text: ir.FilledRebuilding}}},
+				Where: and(colEq("pipeline", pPipeline), colEq("lease_owner", pOwner))}, pPipeline, pOwner)
 		l.add(ir.StmtRetractMerged, ir.PhaseWrite, "The target's versions of the keys the window's changes hold go: they are merged again from the keys' events (also after a retry, on engines where each statement commits alone).",
 			ir.RetractKeys{Target: p.Target, Stage: p.Raw, Key: p.Key})
 		l.add(ir.StmtMergeVersions, ir.PhaseWrite, "The events of those keys, "+x.mergeDoc()+".",
@@ -348,6 +351,9 @@ func (x *scd2Lowering) cdcWriteSteps(held bool) []ir.Step {
 		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: ir.RegNew},
 		ir.Step{Stmt: ir.StmtWriteTombstones, Tx: true, If: ir.RegNew})
 	if x.events.Parts != nil {
+		if held {
+			steps = append(steps, ir.Step{Stmt: ir.StmtMarkRebuilding, Tx: true, If: ir.RegChanges})
+		}
 		steps = append(steps,
 			ir.Step{Stmt: ir.StmtRetractMerged, Tx: true, If: ir.RegChanges},
 			ir.Step{Stmt: ir.StmtMergeVersions, Tx: true, If: ir.RegChanges})

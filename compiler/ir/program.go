@@ -220,6 +220,16 @@ const (
 	RegTargetFound  = "target_found"
 )
 
+// FilledRebuilding is the state's target_filled while a run of an scd2
+// target with tracked columns from a change log rebuilds the merged
+// versions of its window's keys (mark_rebuilding, before retract_merged):
+// on an engine where each statement commits alone, a run that stops
+// before merge_versions may leave the target empty, and the next run,
+// which rebuilds the same keys and more, must not be refused as for a
+// target emptied by hand (check_target_kept asks for 1). The advance sets
+// it again.
+const FilledRebuilding = "2"
+
 // Counters are the registers a run reports and records under the run
 // log's columns of the same names, in the order they were added to it.
 var Counters = []string{RegRead, RegInserted, RegUpdated, RegDeleted, RegQuarantined, RegSkipped, RegIgnored}

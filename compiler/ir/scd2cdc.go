@@ -15,10 +15,11 @@ const (
 	StmtResolveVersions    = "resolve_versions"
 	StmtTimelineTombstones = "timeline_tombstones"
 	// With scd2.tracked.
-	StmtCreateEvents  = "create_events"
-	StmtRetractMerged = "retract_merged"
-	StmtMergeVersions = "merge_versions"
-	StmtClearEvents   = "clear_events"
+	StmtCreateEvents   = "create_events"
+	StmtMarkRebuilding = "mark_rebuilding"
+	StmtRetractMerged  = "retract_merged"
+	StmtMergeVersions  = "merge_versions"
+	StmtClearEvents    = "clear_events"
 )
 
 // RegNew counts the new events a run of an scd2 target fed by a change log

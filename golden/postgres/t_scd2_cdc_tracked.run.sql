@@ -32,6 +32,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     mark_rebuilding           if changes
 --     retract_merged            if changes
 --     merge_versions            if changes
 --     target_has_rows           count -> target_filled
@@ -652,6 +653,12 @@ BEGIN
       SELECT "tenant", "account_id", "valid_from", "incrc_sequence"
       FROM "incrc_stage_t_scd2_cdc_tracked"
       WHERE "incrc_kind" = 3$s$;
+    END IF;
+    IF v_changes <> 0 THEN
+      x_step := 'mark_rebuilding';
+      EXECUTE $s$UPDATE "incrc_state"
+      SET "target_filled" = 2
+      WHERE "pipeline" = $1 AND "lease_owner" = $2$s$ USING v_pipeline, v_owner;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'retract_merged';

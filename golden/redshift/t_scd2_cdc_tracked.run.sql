@@ -32,6 +32,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     mark_rebuilding           if changes
 --     retract_merged            if changes
 --     merge_versions            if changes
 --     target_has_rows           count -> target_filled
@@ -667,6 +668,12 @@ BEGIN
       SELECT "tenant", "account_id", "valid_from", "incrc_sequence"
       FROM "incrc_stage_t_scd2_cdc_tracked"
       WHERE "incrc_kind" = 3;
+    END IF;
+    IF v_changes <> 0 THEN
+      x_step := 'mark_rebuilding';
+      UPDATE "incrc_state"
+      SET "target_filled" = 2
+      WHERE "pipeline" = v_pipeline AND "lease_owner" = v_owner;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'retract_merged';

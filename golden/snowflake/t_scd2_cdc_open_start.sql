@@ -86,6 +86,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     mark_rebuilding           if changes
 --     retract_merged            if changes
 --     merge_versions            if changes
 --     target_has_rows           count -> target_filled
@@ -471,6 +472,14 @@ DELETE FROM "DW"."TIER_SINCE_TOMBSTONES";
 -- phase: write
 -- Full refresh: empty the events; the replay writes them again.
 DELETE FROM "DW"."TIER_SINCE_EVENTS";
+
+-- name: mark_rebuilding
+-- phase: write
+-- Before the merged versions are rebuilt: the state's target_filled is 2 until the advance sets it again. Where each statement commits alone, a run that stops between retract_merged and merge_versions can leave the target empty; the next run, which rebuilds the same keys, then is not refused as for an emptied target (check_target_kept asks for 1).
+-- params: pipeline, owner
+UPDATE "INCRC_STATE"
+SET "TARGET_FILLED" = 2
+WHERE "PIPELINE" = ? AND "LEASE_OWNER" = ?;
 
 -- name: retract_merged
 -- phase: write

@@ -32,6 +32,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     mark_rebuilding           if changes
 --     retract_merged            if changes
 --     merge_versions            if changes
 --     target_has_rows           count -> target_filled
@@ -724,6 +725,12 @@ BEGIN
       SELECT "TENANT", "ACCOUNT_ID", "VALID_FROM", "INCRC_SEQUENCE"
       FROM "INCRC_STAGE_T_SCD2_CDC_TRACKED"
       WHERE "INCRC_KIND" = 3;
+    END IF;
+    IF (v_changes <> 0) THEN
+      x_step := 'mark_rebuilding';
+      UPDATE "INCRC_STATE"
+      SET "TARGET_FILLED" = 2
+      WHERE "PIPELINE" = :v_pipeline AND "LEASE_OWNER" = :v_owner;
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'retract_merged';

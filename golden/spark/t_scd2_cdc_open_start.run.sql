@@ -32,6 +32,7 @@
 --     retract_tombstones        if new_events
 --     apply_versions            if new_events
 --     write_tombstones          if new_events
+--     mark_rebuilding           if changes
 --     retract_merged            if changes
 --     merge_versions            if changes
 --     target_has_rows           count -> target_filled
@@ -485,7 +486,14 @@ FROM `incrc_stage_t_scd2_cdc_open_start`
 WHERE `incrc_kind` = 3;
 SELECT COUNT(*) FROM `dw`.`tier_since_tombstones`;
 
--- step 52: retract_merged
+-- step 52: mark_rebuilding
+-- job: only when changes is not 0.
+-- params: pipeline, owner
+UPDATE `incrc_state`
+SET `target_filled` = 2
+WHERE `pipeline` = ? AND `lease_owner` = ?;
+
+-- step 53: retract_merged
 -- job: only when changes is not 0.
 MERGE INTO `dw`.`tier_since` AS t
 USING (
@@ -495,7 +503,7 @@ USING (
 ON t.`account_id` = s.`account_id`
 WHEN MATCHED THEN DELETE;
 
--- step 53: merge_versions
+-- step 54: merge_versions
 -- job: only when changes is not 0.
 INSERT INTO `dw`.`tier_since` (`account_id`, `tier`, `lsn`, `committed_at`, `incrc_sequence`, `valid_from`, `valid_to`)
 SELECT z.`account_id`, z.`tier`, z.`lsn`, z.`committed_at`, z.`incrc_sequence`, CASE WHEN z.incrc_island = 1 AND z.incrc_from > CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ) THEN CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ) ELSE z.incrc_from END, z.`valid_to`
@@ -520,11 +528,11 @@ FROM (
 ) AS z
 WHERE z.incrc_last = 1;
 
--- step 54: target_has_rows
+-- step 55: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`tier_since`) THEN 1 ELSE 0 END;
 
--- step 55: advance_watermark
+-- step 56: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_scd2_cdc_open_start changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -534,7 +542,7 @@ SET `watermark` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 56: record_finish
+-- step 57: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -553,23 +561,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 57: drop_stage
+-- step 58: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc_open_start`;
 
--- step 58: drop_raw
+-- step 59: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc_open_start`;
 
--- step 59: drop_timeline
+-- step 60: drop_timeline
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc_open_start`;
 
--- step 60: drop_changes
+-- step 61: drop_changes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc_open_start`;
 
--- step 61: release_lease
+-- step 62: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
