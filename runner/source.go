@@ -49,7 +49,7 @@ func (t *Target) sourceConn(ctx context.Context, f *ir.Foreign) (*sql.Conn, erro
 	defer t.src.mu.Unlock()
 	if f.Files != "" {
 		if t.src.files == nil {
-			db, err := sql.Open("duckdb", "")
+			db, err := openDuckDB("")
 			if err != nil {
 				return nil, fmt.Errorf("open the files reader (an in-memory DuckDB): %w", err)
 			}

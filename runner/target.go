@@ -30,7 +30,7 @@ import (
 
 	// Drivers: DuckDB embedded (the default), SQLite pure Go; PostgreSQL
 	// through pgx and MariaDB/MySQL are opened through their connectors.
-	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2"
 	_ "modernc.org/sqlite"
 
 	"github.com/incrc/incrc/dialects"
@@ -217,6 +217,10 @@ func open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, op
 			cfg.ConnectTimeout = o.connectTimeout
 		}
 		timeout = cfg.ConnectTimeout
+		// The session's zone is UTC, whatever the server's default, PGTZ
+		// or the URL say (docs/targets.md): a naive time cast to
+		// timestamptz, or a timestamptz printed, must not move with them.
+		cfg.RuntimeParams["timezone"] = "UTC"
 		// TCP keepalive that notices a vanished peer in seconds (pgx's
 		// dialer probes after 5 minutes); the connect bound is the
 		// context's (boundedConnector).
@@ -240,6 +244,10 @@ func open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, op
 			cfg.Params = map[string]string{}
 		}
 		cfg.Params["sql_mode"] = strictMode(u.Query())
+		// UTC sessions, as on PostgreSQL: TIMESTAMP columns convert from
+		// and to the session's zone, which is the server's (SYSTEM) unless
+		// set. The driver sends its params in one SET with sql_mode.
+		cfg.Params["time_zone"] = "'+00:00'"
 		// The driver's timeout bounds the dial only: a server that accepts
 		// and never sends its greeting would hang the handshake, which only
 		// the context of Connect bounds (boundedConnector).
@@ -270,10 +278,13 @@ func open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, op
 		return nil, err
 	}
 	var db *sql.DB
-	if connector != nil {
+	switch {
+	case connector != nil:
 		db = sql.OpenDB(boundedConnector{Connector: connector, timeout: timeout, init: initSQL})
-	} else {
-		db, err = sql.Open(driverName, dsn) // DuckDB opens its file here
+	case driverName == "duckdb":
+		db, err = openDuckDB(dsn) // DuckDB opens its file here
+	default:
+		db, err = sql.Open(driverName, dsn)
 	}
 	timedOut := false
 	if err == nil {
@@ -311,6 +322,22 @@ func open(ctx context.Context, known dialects.Lookup, rawURL, dialect string, op
 // cluster started by the connection takes minutes), so it gets thirty
 // times the connect timeout; zero stays no bound.
 func serverSessionTimeout(d time.Duration) time.Duration { return 30 * d }
+
+// openDuckDB opens a DuckDB database whose every connection runs in UTC.
+// DuckDB's TimeZone defaults to the machine's zone (TZ), and it decides
+// how a naive time becomes a TIMESTAMPTZ (a file's column declared
+// timestamptz, a cast) and how one prints: a run must give the same
+// target on every machine.
+func openDuckDB(dsn string) (*sql.DB, error) {
+	c, err := duckdb.NewConnector(dsn, func(exec driver.ExecerContext) error {
+		_, err := exec.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
 
 // boundedConnector gives each new connection at most timeout to connect,
 // in all: a URL naming several PostgreSQL hosts shares it between them.
