@@ -264,16 +264,17 @@ func (v *validator) scd2Rules(c *SCD2) {
 // the change's commit time (cdc.at) says when each version starts, so
 // nothing of how a source of rows opens versions applies.
 func (v *validator) scd2ChangeRules(c *SCD2) {
+	s := v.s
 	const what = "does not apply to scd2 from a change log (a cdc block)"
 	if c.By.Set() {
-		v.errf(c.By.Pos, "scd2.by %s: every change is a version from its cdc.at, and a delete the end of one; remove by", what)
+		v.errf(c.By.Pos, "scd2.by %s: every change is a version from its %s, and a delete the end of one; remove by", what, versionTime(s))
 	}
 	v.scd2TrackedChanges(c)
 	if c.Snapshot.Set() {
 		v.errf(c.Snapshot.Pos, "scd2.snapshot %s: the log is read through its window, and a key ends with its delete, not by missing from a snapshot; remove snapshot", what)
 	}
 	if c.Deletes.Set() {
-		v.errf(c.Deletes.Pos, "scd2.deletes %s: the log's deletes end the key's current version at their cdc.at; remove deletes", what)
+		v.errf(c.Deletes.Pos, "scd2.deletes %s: the log's deletes end the key's current version at their %s; remove deletes", what, versionTime(s))
 	}
 	if c.Deleted.Set() {
 		v.errf(c.Deleted.Pos, "scd2.deleted %s: a deleted key has no version until it comes back, so there is no flag to name; remove deleted", what)
@@ -559,11 +560,44 @@ func (x *scd2Lowering) writeSteps(read, window string, vanished bool) []ir.Step 
 		}
 	}
 	return append(steps,
-		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: window, Read: ir.ReadCount,
-			Fail: "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until"},
+		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: window, Read: ir.ReadCount, Fail: x.checkVersionsFail()},
 		ir.Step{Stmt: ir.StmtCountAdded, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
 		ir.Step{Stmt: ir.StmtCountRewritten, Tx: true, If: window, Read: ir.ReadCount, Into: []string{ir.RegUpdated}},
 		ir.Step{Stmt: ir.StmtApplyVersions, Tx: true, If: window})
+}
+
+// checkVersionsFail is check_versions' message: a version that would end
+// before it starts, and why it can.
+func (x *scd2Lowering) checkVersionsFail() string {
+	const head = "%d version(s) would end before they start: "
+	if x.fromCDC {
+		if x.v.OpenEnd == "" {
+			// Without an open end a version ends at the next event of its
+			// key, which is later: the check guards the plan itself.
+			return head + "each version ends at its key's next " + x.time + ", which is later, so none should; report this with the change log's rows of those keys"
+		}
+		return head + "a change's " + x.time + " is at or after scd2.open_end " + x.openEndText() + "; fix the change log, or set a later open_end"
+	}
+	msg := head + "this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until"
+	if x.v.OpenEnd != "" {
+		what := "a row's " + x.time
+		if !x.byTime {
+			what = "the run's hi"
+		}
+		msg += "; or " + what + " is at or after scd2.open_end " + x.openEndText() + ": set a later open_end"
+	}
+	return msg
+}
+
+// openEndText is scd2.open_end as messages print it.
+func (x *scd2Lowering) openEndText() string {
+	if t, err := ir.ParseTime(x.v.OpenEnd); err == nil {
+		if x.v.Type.Kind == ir.Date || t.Equal(t.Truncate(24*time.Hour)) {
+			return t.Format("2006-01-02")
+		}
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return x.v.OpenEnd
 }
 
 // scd2ForceReason is why a full refresh of a snapshot-fed scd2 target

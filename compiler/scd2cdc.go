@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -168,6 +169,16 @@ func (x *scd2Lowering) openStartText() string {
 	return x.openStart
 }
 
+// versionTime is what an error says a change log's versions start at:
+// cdc.at, or without it the sequence, with the way to version by commit
+// time.
+func versionTime(s *Spec) string {
+	if s.CDC == nil || s.CDC.At.Set() {
+		return "cdc.at"
+	}
+	return fmt.Sprintf("cdc.sequence %q (there is no cdc.at: the versions are numbered by the sequence alone; add cdc.at to version by commit time)", s.CDC.Sequence.Value)
+}
+
 // scd2OpenStart checks scd2.open_start: only from a change log, a value of
 // the validity's type (a time, or an integer sequence), before open_end.
 func (v *validator) scd2OpenStart(c *SCD2) {
@@ -181,7 +192,7 @@ func (v *validator) scd2OpenStart(c *SCD2) {
 	}
 	t := scd2ValidType(s)
 	if !t.IsTime() && !t.IsInteger() {
-		v.errf(c.OpenStart.Pos, "scd2.open_start: the versions are numbered by cdc.sequence %q, a %s: open_start takes a time, or an integer for an integer sequence; remove it", s.CDC.Sequence.Value, t)
+		v.errf(c.OpenStart.Pos, "scd2.open_start: the versions are numbered by cdc.sequence %q, a %s: open_start takes a time, or an integer for an integer sequence; remove it, or add cdc.at to version by commit time", s.CDC.Sequence.Value, t)
 		return
 	}
 	start, err := ir.ParseWatermark(t, c.OpenStart.Value)
@@ -339,8 +350,7 @@ func (x *scd2Lowering) cdcWriteSteps(held bool) []ir.Step {
 	}
 	steps = append(steps,
 		ir.Step{Stmt: ir.StmtTimelineChanges, Tx: true, If: ir.RegNew},
-		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: ir.RegNew, Read: ir.ReadCount,
-			Fail: "%d version(s) would end before they start: a change's " + x.time + " is at or after scd2.open_end; fix the change log, or set a later open_end"},
+		ir.Step{Stmt: ir.StmtCheckVersions, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Fail: x.checkVersionsFail()},
 		ir.Step{Stmt: ir.StmtCountAdded, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegInserted}},
 		ir.Step{Stmt: ir.StmtCountRewritten, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegUpdated}},
 		ir.Step{Stmt: ir.StmtCountRemoved, Tx: true, If: ir.RegNew, Read: ir.ReadCount, Into: []string{ir.RegDeleted}})

@@ -655,13 +655,13 @@ func (v *validator) cdc(strategy ir.Strategy) {
 	}
 	if versions {
 		if c.Deletes.Set() {
-			v.errf(c.Deletes.Pos, "cdc.deletes does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, and the closed version stays as history; remove deletes")
+			v.errf(c.Deletes.Pos, "cdc.deletes does not apply to strategy scd2: a delete ends the key's current version at the delete's %s, and the closed version stays as history; remove deletes", versionTime(s))
 		}
 		if o := c.Ops; o != nil && len(o.Truncate) > 0 {
-			v.errf(o.Truncate[0].Pos, "cdc.ops.truncate does not apply to strategy scd2 yet: a truncate would end every key's version at its time, which versions from a change log do not keep; use strategy cdc, or remove truncate")
+			v.errf(o.Truncate[0].Pos, "cdc.ops.truncate does not apply to strategy scd2: a truncate empties the target, and emptying an scd2 target would erase the history its versions keep (Databricks' AUTO CDC applies truncate to SCD type 1 only, for the same reason); instead, end the versions with deletes: the log's delete of a key ends its current version at the delete's %s and keeps the history; remove truncate (a change with that op is then invalid: quarantined, or the run fails), or use strategy cdc, a current-state target that a truncate empties", versionTime(s))
 		}
 		if c.SoftDelete != nil {
-			v.errf(c.SoftDelete.Pos, "cdc.soft_delete does not apply to strategy scd2: a delete ends the key's current version at the delete's cdc.at, its valid_to; remove soft_delete")
+			v.errf(c.SoftDelete.Pos, "cdc.soft_delete does not apply to strategy scd2: a delete ends the key's current version at the delete's %s, its valid_to; remove soft_delete", versionTime(s))
 		}
 	} else {
 		soft := c.Deletes.Value == "soft"
