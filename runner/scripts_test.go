@@ -139,14 +139,32 @@ func (s *sided) call(st run, until *time.Time) error {
 	if until != nil {
 		arg = until.UTC()
 	}
-	_, err := s.e.tg.DB.ExecContext(s.e.ctx, `CALL "`+script.ProcName(s.plan.Pipeline, mode)+`"($1)`, arg)
+	return s.exec(`CALL "`+script.ProcName(s.plan.Pipeline, mode)+`"($1)`, arg)
+}
+
+// exec runs a CALL in a session of its own whose zone is not UTC, as
+// pg_cron's or a user's session may be (the runner's sessions are UTC):
+// a procedure computes its windows, clock and run log in UTC whatever the
+// caller's zone, so the target, state and log still equal the runner's.
+// Chatham's +13:45 (+12:45 in its winter) moves a time off every hour and
+// day boundary.
+func (s *sided) exec(q string, args ...any) error {
+	c, err := s.e.tg.DB.Conn(s.e.ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(s.e.ctx, "SET timezone = 'Pacific/Chatham'"); err != nil {
+		return err
+	}
+	defer c.ExecContext(s.e.ctx, "SET timezone = 'UTC'")
+	_, err = c.ExecContext(s.e.ctx, q, args...)
 	return err
 }
 
 func (s *sided) backfill(b rebuild, from, to time.Time) error {
-	_, err := s.e.tg.DB.ExecContext(s.e.ctx, `CALL "`+script.ProcName(s.plan.Pipeline, ir.ModeBackfill)+`"($1, $2, $3, $4)`,
+	return s.exec(`CALL "`+script.ProcName(s.plan.Pipeline, ir.ModeBackfill)+`"($1, $2, $3, $4)`,
 		from, to, b.restart, b.restate)
-	return err
 }
 
 func (s *sided) apply(t *testing.T, sc scenario, a act) {
