@@ -471,7 +471,7 @@ BEGIN
   );
   SET x_n = COALESCE(x_n, 0);
   IF x_n <> 0 THEN
-    SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: this run\'s hi is before versions already written (a rewind, or an --until in the past); run with a later --until');
+    SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: this run\'s hi is before versions already written (a rewind, or an --until in the past); run with a later --until; or the run\'s hi is at or after scd2.open_end 9999-12-31: set a later open_end');
     SET x_raised = 1;
     RAISE USING MESSAGE = x_error_text;
   END IF;

@@ -652,7 +652,7 @@ BEGIN
     );
     SET x_n = COALESCE(x_n, 0);
     IF x_n <> 0 THEN
-      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: a change\'s committed_at is at or after scd2.open_end; fix the change log, or set a later open_end');
+      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: a change\'s committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end');
       SET x_raised = 1;
       RAISE USING MESSAGE = x_error_text;
     END IF;

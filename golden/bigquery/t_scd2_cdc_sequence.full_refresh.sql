@@ -528,7 +528,7 @@ BEGIN
     );
     SET x_n = COALESCE(x_n, 0);
     IF x_n <> 0 THEN
-      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: a change\'s lsn is at or after scd2.open_end; fix the change log, or set a later open_end');
+      SET x_error_text = CONCAT(CAST(x_n AS STRING), ' version(s) would end before they start: each version ends at its key\'s next lsn, which is later, so none should; report this with the change log\'s rows of those keys');
       SET x_raised = 1;
       RAISE USING MESSAGE = x_error_text;
     END IF;

@@ -485,7 +485,7 @@ BEGIN
     WHERE "incrc_op" <> 3 AND "valid_to" <= "valid_from"$s$ INTO x_n;
     x_n := COALESCE(x_n, 0);
     IF x_n <> 0 THEN
-      RAISE EXCEPTION '% version(s) would end before they start: this run''s hi is before versions already written (a rewind, or an --until in the past); run with a later --until', x_n;
+      RAISE EXCEPTION '% version(s) would end before they start: this run''s hi is before versions already written (a rewind, or an --until in the past); run with a later --until; or a row''s updated_at is at or after scd2.open_end 9999-12-31: set a later open_end', x_n;
     END IF;
     x_step := 'count_added_versions';
     x_n := NULL;

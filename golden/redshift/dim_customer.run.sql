@@ -566,7 +566,7 @@ BEGIN
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       IF x_n <> 0 THEN
-        RAISE EXCEPTION '% version(s) would end before they start: this run''s hi is before versions already written (a rewind, or an --until in the past); run with a later --until', x_n;
+        RAISE EXCEPTION '% version(s) would end before they start: this run''s hi is before versions already written (a rewind, or an --until in the past); run with a later --until; or a row''s updated_at is at or after scd2.open_end 9999-12-31: set a later open_end', x_n;
       END IF;
     END IF;
     IF v_window <> 0 THEN

@@ -555,7 +555,7 @@ BEGIN
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       IF x_n <> 0 THEN
-        RAISE EXCEPTION '% version(s) would end before they start: a change''s committed_at is at or after scd2.open_end; fix the change log, or set a later open_end', x_n;
+        RAISE EXCEPTION '% version(s) would end before they start: a change''s committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end', x_n;
       END IF;
     END IF;
     IF v_new_events <> 0 THEN

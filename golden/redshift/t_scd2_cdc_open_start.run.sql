@@ -587,7 +587,7 @@ BEGIN
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       IF x_n <> 0 THEN
-        RAISE EXCEPTION '% version(s) would end before they start: a change''s committed_at is at or after scd2.open_end; fix the change log, or set a later open_end', x_n;
+        RAISE EXCEPTION '% version(s) would end before they start: each version ends at its key''s next committed_at, which is later, so none should; report this with the change log''s rows of those keys', x_n;
       END IF;
     END IF;
     IF v_new_events <> 0 THEN

@@ -678,7 +678,7 @@ BEGIN
       ) AS q;
       x_n := COALESCE(x_n, 0);
       IF (x_n <> 0) THEN
-        x_error_text := (CAST(x_n AS VARCHAR) || ' version(s) would end before they start: a change''s committed_at is at or after scd2.open_end; fix the change log, or set a later open_end');
+        x_error_text := (CAST(x_n AS VARCHAR) || ' version(s) would end before they start: a change''s committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end');
         x_raised := 1;
         RAISE x_fail;
       END IF;

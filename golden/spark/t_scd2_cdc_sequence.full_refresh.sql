@@ -382,7 +382,7 @@ WHERE x.`incrc_kind` = 2
    OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`valid_from`);
 
 -- step 42: check_versions
--- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's lsn is at or after scd2.open_end; fix the change log, or set a later open_end".
+-- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: each version ends at its key's next lsn, which is later, so none should; report this with the change log's rows of those keys".
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc_sequence`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;

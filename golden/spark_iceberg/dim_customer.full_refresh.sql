@@ -384,7 +384,7 @@ WHERE x.`incrc_kind` <> 0
    OR (x.incrc_next_kind <> 0 AND x.incrc_next > x.`valid_from` AND (x.`valid_to` IS NULL OR x.incrc_next < x.`valid_to`));
 
 -- step 40: check_versions
--- job: read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
+-- job: read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until; or a row's updated_at is at or after scd2.open_end 9999-12-31: set a later open_end".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_customer`
 WHERE `incrc_op` <> 3 AND `valid_to` <= `valid_from`;

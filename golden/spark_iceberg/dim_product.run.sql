@@ -407,7 +407,7 @@ WHERE o.`ends` = CAST('9999-12-31 00:00:00' AS TIMESTAMP_NTZ) AND o.`gone` = FAL
 SELECT COUNT(*) FROM `incrc_changes_dim_product`;
 
 -- step 42: check_versions
--- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until".
+-- job: only when window is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: this run's hi is before versions already written (a rewind, or an --until in the past); run with a later --until; or the run's hi is at or after scd2.open_end 9999-12-31: set a later open_end".
 SELECT COUNT(*)
 FROM `incrc_changes_dim_product`
 WHERE `incrc_op` <> 3 AND `ends` <= `starts`;

@@ -464,7 +464,7 @@ WHERE x.`incrc_kind` = 2
    OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`starts`);
 
 -- step 46: check_versions
--- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's committed_at is at or after scd2.open_end; fix the change log, or set a later open_end".
+-- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end".
 SELECT COUNT(*)
 FROM `incrc_changes_t_scd2_cdc`
 WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
