@@ -141,7 +141,7 @@ var SpecKeys = []Key{
 			{Name: "valid_from", Kind: KindScalar, Example: "valid_from", Doc: "The target's column where a version starts (default valid_from)."},
 			{Name: "valid_to", Kind: KindScalar, Example: "valid_to", Doc: "The target's column where a version ends (default valid_to)."},
 			{Name: "open_end", Kind: KindScalar, Example: "9999-12-31", Doc: "The current version's valid_to, such as 9999-12-31 (default NULL)."},
-			{Name: "open_start", Kind: KindScalar, Example: "1970-01-01", Doc: "With a cdc block: the valid_from of each key's earliest version, such as 1970-01-01 (SQLMesh's), so the key's first values hold for any time before its first change; a version that starts earlier keeps its own start. Default: the change's own time. A time, or an integer for versions numbered by an integer cdc.sequence."},
+			{Name: "open_start", Kind: KindScalar, Example: "1970-01-01", Doc: "The valid_from of each key's earliest version, such as 1970-01-01 (SQLMesh's), so the key's first values hold for any time before it was first seen; a version whose own start is earlier keeps it. The own start is the change's time from a change log, the row's watermark value by time (open_start at or before watermark.start), the run's hi by columns. Default: the own start. A time, or an integer for versions numbered by an integer cdc.sequence."},
 			{Name: "deleted", Kind: KindScalar, Example: "is_deleted", Doc: "new_record: the flag column of the version that records a deletion (default is_deleted)."},
 		}},
 	{Name: "merge", Kind: KindMapping,

@@ -126,6 +126,9 @@ func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
 	if x.deletes == "new_record" {
 		x.v.Deleted = orDefault(c.Deleted.Value, DefaultDeleted)
 	}
+	if c.OpenStart.Value != "" {
+		x.v.FirstStart, _ = ir.ParseWatermark(x.v.Type, c.OpenStart.Value) // Validate checked it
+	}
 	comparable := func(name string) bool {
 		col := s.Column(name)
 		// json has no equality on every engine (BigQuery): a change that is
@@ -134,6 +137,9 @@ func newSCD2(s *Spec, p *ir.Plan) *scd2Lowering {
 	}
 	if x.byTime {
 		x.time = p.Watermark.Name
+		if x.v.FirstStart != "" {
+			x.v.OwnStart = x.time
+		}
 		for _, name := range x.v.Columns {
 			if comparable(name) && name != x.time {
 				x.compare = append(x.compare, name)
@@ -590,14 +596,18 @@ func (x *scd2Lowering) checkVersionsFail() string {
 }
 
 // openEndText is scd2.open_end as messages print it.
-func (x *scd2Lowering) openEndText() string {
-	if t, err := ir.ParseTime(x.v.OpenEnd); err == nil {
-		if x.v.Type.Kind == ir.Date || t.Equal(t.Truncate(24*time.Hour)) {
-			return t.Format("2006-01-02")
+func (x *scd2Lowering) openEndText() string { return timeText(x.v.OpenEnd, x.v.Type) }
+
+// timeText is a canonical validity value as messages and the compiled
+// file print it: a day alone when it is one.
+func timeText(canonical string, t ir.Type) string {
+	if tm, err := ir.ParseTime(canonical); err == nil {
+		if t.Kind == ir.Date || tm.Equal(tm.Truncate(24*time.Hour)) {
+			return tm.Format("2006-01-02")
 		}
-		return t.Format("2006-01-02 15:04:05")
+		return tm.Format("2006-01-02 15:04:05")
 	}
-	return x.v.OpenEnd
+	return canonical
 }
 
 // scd2ForceReason is why a full refresh of a snapshot-fed scd2 target
@@ -732,6 +742,9 @@ func (x *scd2Lowering) String() string {
 		}
 	}
 	s := fmt.Sprintf("versions [%s, %s), open end %s", x.v.ValidFrom, x.v.ValidTo, open)
+	if x.v.FirstStart != "" {
+		s += ", each key's earliest version from " + timeText(x.v.FirstStart, x.v.Type)
+	}
 	if x.snapshot {
 		s += ", snapshot, deletes " + x.deletes
 	}

@@ -3,7 +3,6 @@ package compiler
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/incrc/incrc/compiler/ir"
 )
@@ -160,13 +159,10 @@ func (x *scd2Lowering) mergeDoc() string {
 
 // openStartText is scd2.open_start as the compiled file's comments print it.
 func (x *scd2Lowering) openStartText() string {
-	if t, err := ir.ParseTime(x.openStart); err == nil && !x.v.Type.IsInteger() {
-		if x.v.Type.Kind == ir.Date || t.Equal(t.Truncate(24*time.Hour)) {
-			return t.Format("2006-01-02")
-		}
-		return t.Format("2006-01-02 15:04:05")
+	if x.v.Type.IsInteger() {
+		return x.openStart
 	}
-	return x.openStart
+	return timeText(x.openStart, x.v.Type)
 }
 
 // versionTime is what an error says a change log's versions start at:
@@ -179,15 +175,16 @@ func versionTime(s *Spec) string {
 	return fmt.Sprintf("cdc.sequence %q (there is no cdc.at: the versions are numbered by the sequence alone; add cdc.at to version by commit time)", s.CDC.Sequence.Value)
 }
 
-// scd2OpenStart checks scd2.open_start: only from a change log, a value of
-// the validity's type (a time, or an integer sequence), before open_end.
+// scd2OpenStart checks scd2.open_start: a value of the validity's type (a
+// time, or from a change log an integer sequence), before open_end; by
+// time not after watermark.start, where the versions read start.
 func (v *validator) scd2OpenStart(c *SCD2) {
 	s := v.s
 	if !c.OpenStart.Set() {
 		return
 	}
 	if !fromChanges(s) {
-		v.errf(c.OpenStart.Pos, "scd2.open_start applies to scd2 from a change log (a cdc block): a table of rows starts each key's first version at its watermark value (by time) or at the run's hi (by columns); remove open_start")
+		v.scd2RowsOpenStart(c)
 		return
 	}
 	t := scd2ValidType(s)
@@ -212,6 +209,37 @@ func (v *validator) scd2OpenStart(c *SCD2) {
 		et, _ := ir.ParseTime(end)
 		if !st.Before(et) {
 			v.errf(c.OpenStart.Pos, "scd2.open_start %s is not before scd2.open_end %s: a key's earliest version would end before it starts", c.OpenStart.Value, c.OpenEnd.Value)
+		}
+	}
+}
+
+// scd2RowsOpenStart checks scd2.open_start for a table of rows (by time,
+// by columns).
+func (v *validator) scd2RowsOpenStart(c *SCD2) {
+	s := v.s
+	t := scd2ValidType(s)
+	start, err := ir.ParseWatermark(t, c.OpenStart.Value)
+	if err != nil {
+		v.errf(c.OpenStart.Pos, "scd2.open_start: %v (a time such as 1970-01-01)", err)
+		return
+	}
+	st, _ := ir.ParseTime(start)
+	if c.OpenEnd.Value != "" {
+		if end, err := ir.ParseWatermark(t, c.OpenEnd.Value); err == nil {
+			if et, _ := ir.ParseTime(end); !st.Before(et) {
+				v.errf(c.OpenStart.Pos, "scd2.open_start %s is not before scd2.open_end %s: a key's earliest version would end before it starts", c.OpenStart.Value, c.OpenEnd.Value)
+				return
+			}
+		}
+	}
+	// By time every version read starts at its watermark value, at or
+	// after watermark.start: an open_start after it would end a key's
+	// earliest version before it starts, or start it later than the row.
+	if c.By.Value == "time" && s.Watermark != nil && s.Watermark.Start.Value != "" {
+		if ws, err := ir.ParseWatermark(t, s.Watermark.Start.Value); err == nil {
+			if wt, err := ir.ParseTime(ws); err == nil && st.After(wt) {
+				v.errf(c.OpenStart.Pos, "scd2.open_start %s is after watermark.start %s: by time every version starts at its %s, at or after the start, and open_start moves a key's earliest version earlier, never later; set open_start at or before %s", c.OpenStart.Value, s.Watermark.Start.Value, s.Watermark.Column.Value, s.Watermark.Start.Value)
+			}
 		}
 	}
 }

@@ -194,7 +194,7 @@ type SCD2 struct {
 	ValidFrom ir.String   // the target's column names
 	ValidTo   ir.String
 	OpenEnd   ir.String // the current version's valid_to; absent: NULL
-	OpenStart ir.String // from a change log: the valid_from of a key's earliest version; absent: its own time
+	OpenStart ir.String // the valid_from of a key's earliest version, when its own start is later; absent: its own start
 	Deleted   ir.String // new_record: the flag column of the version that records a vanished key
 	Pos       ir.Pos
 }

@@ -141,6 +141,25 @@ func live(w *Writer, alias string, v ir.Versioning) {
 	w.S(" = FALSE")
 }
 
+// ownStart writes a stored version's own start: its ValidFrom, or with
+// scd2.open_start by time the OwnStart column where ValidFrom is the open
+// start (the key's earliest version, stored there).
+func ownStart(w *Writer, alias string, v ir.Versioning) {
+	if v.FirstStart == "" || v.OwnStart == "" {
+		w.Col(alias, v.ValidFrom)
+		return
+	}
+	w.S("CASE WHEN ")
+	w.Col(alias, v.ValidFrom)
+	w.S(" = ")
+	w.TimeLit(v.FirstStart, v.Type)
+	w.S(" THEN ")
+	w.Col(alias, v.OwnStart)
+	w.S(" ELSE ")
+	w.Col(alias, v.ValidFrom)
+	w.S(" END")
+}
+
 // keyEq spells a.k = b.k AND ... for the versions' key.
 func keyEq(w *Writer, a, b string, key []string) {
 	for i, k := range key {
@@ -197,7 +216,17 @@ func versionHistory(w *Writer, op ir.VersionHistory) {
 	v := op.Versioning
 	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
-	w.Idents("t", v.Stored())
+	if v.FirstStart != "" && v.OwnStart != "" {
+		// On the timeline every version is at its own start.
+		w.Idents("t", v.Columns)
+		w.S(", ")
+		ownStart(w, "t", v)
+		w.S(", ")
+		w.Col("t", v.ValidTo)
+		deletedCol(w, "t", v)
+	} else {
+		w.Idents("t", v.Stored())
+	}
 	w.S(", 0\nFROM ")
 	w.Table(v.Target)
 	w.S(" AS t\nWHERE EXISTS (\n  SELECT 1 FROM ")
@@ -394,7 +423,7 @@ func versionCandidates(w *Writer, op ir.VersionCandidates) {
 	w.S(" AS t\n  WHERE ")
 	keyEq(w, "t", "s", v.Key)
 	w.S(" AND ")
-	w.Col("t", v.ValidFrom)
+	ownStart(w, "t", v)
 	w.S(" = ")
 	w.Col("s", op.Time)
 	if len(op.Compare) > 0 {
@@ -425,7 +454,7 @@ func reopenVersions(w *Writer, op ir.ReopenVersions) {
 	w.S(" AS h\n    WHERE ")
 	keyEq(w, "h", "r", v.Key)
 	w.S(" AND ")
-	w.Col("h", v.ValidFrom)
+	ownStart(w, "h", v)
 	w.S(" = ")
 	w.Col("r", op.Time)
 	if len(op.Compare) > 0 {
@@ -475,15 +504,56 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	vf := func() { w.Col("x", v.ValidFrom) }
 	vt := func() { w.Col("x", v.ValidTo) }
 	kind := func() { w.Col("x", ir.KindColumn) }
+	first := v.FirstStart != "" && v.OwnStart != ""
+	firstLit := func() { w.TimeLit(v.FirstStart, v.Type) }
+	// inside: the next start on the timeline is a candidate's inside the
+	// version (which then ends there).
+	inside := func() {
+		w.S("x.incrc_next_kind <> ", ir.KindHeld, " AND x.incrc_next > ")
+		vf()
+		w.S(" AND (")
+		vt()
+		w.S(" IS NULL OR x.incrc_next < ")
+		vt()
+		w.S(")")
+	}
 	insertVersions(w, op.Into, v, ir.OpColumn)
 	w.S("SELECT ")
 	w.Idents("x", v.Columns)
 	w.S(", ")
-	vf()
+	if first {
+		// The key's earliest start on the timeline is stored at
+		// scd2.open_start, when that is earlier.
+		w.S("CASE WHEN ")
+		vf()
+		w.S(" = x.incrc_first AND ")
+		vf()
+		w.S(" > ")
+		firstLit()
+		w.S(" THEN ")
+		firstLit()
+		w.S(" ELSE ")
+		vf()
+		w.S(" END")
+	} else {
+		vf()
+	}
 	w.S(",\n  CASE\n")
 	w.S("    WHEN ")
 	kind()
-	w.S(" = 0 THEN x.incrc_next\n")
+	if first {
+		// A held version either ends at a candidate inside it, or keeps
+		// its end and moves its start (no longer the key's earliest).
+		w.S(" = 0 AND ")
+		inside()
+		w.S(" THEN x.incrc_next\n    WHEN ")
+		kind()
+		w.S(" = 0 THEN ")
+		vt()
+		w.S("\n")
+	} else {
+		w.S(" = 0 THEN x.incrc_next\n")
+	}
 	w.S("    WHEN x.incrc_end > ")
 	vf()
 	w.S(" AND (x.incrc_next IS NULL OR x.incrc_end < x.incrc_next) THEN x.incrc_end\n")
@@ -533,19 +603,50 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	w.Col("t", v.ValidTo)
 	w.S(" END) ")
 	over()
-	w.S(" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end\n")
+	w.S(" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end")
+	if first {
+		part := func() {
+			w.S("OVER (PARTITION BY ")
+			w.Idents("t", v.Key)
+			w.S(")")
+		}
+		w.S(",\n    MIN(")
+		w.Col("t", v.ValidFrom)
+		w.S(") ")
+		part()
+		w.S(" AS incrc_first,\n    MIN(CASE WHEN ")
+		w.Col("t", ir.KindColumn)
+		w.S(" = 0 THEN ")
+		w.Col("t", v.ValidFrom)
+		w.S(" END) ")
+		part()
+		w.S(" AS incrc_first_held")
+	}
+	w.S("\n")
 	w.S("  FROM ")
 	w.Table(op.From)
 	w.S(" AS t\n) AS x\n")
 	w.S("WHERE ")
 	kind()
-	w.S(" <> ", ir.KindHeld, "\n   OR (x.incrc_next_kind <> ", ir.KindHeld, " AND x.incrc_next > ")
-	vf()
-	w.S(" AND (")
-	vt()
-	w.S(" IS NULL OR x.incrc_next < ")
-	vt()
-	w.S("))")
+	w.S(" <> ", ir.KindHeld, "\n   OR (")
+	inside()
+	w.S(")")
+	if first {
+		// The key's earliest held version, stored at open_start, that a
+		// candidate now precedes: at its own start again.
+		w.S("\n   OR (")
+		vf()
+		w.S(" = x.incrc_first_held AND x.incrc_first < ")
+		vf()
+		w.S(" AND ")
+		vf()
+		w.S(" > ")
+		firstLit()
+		// (unless a candidate at the same start rewrites it)
+		w.S("\n       AND (x.incrc_next IS NULL OR x.incrc_next <> ")
+		vf()
+		w.S("))")
+	}
 }
 
 // columnChanges compares each staged row with its key's current version.
@@ -558,7 +659,27 @@ func columnChanges(w *Writer, op ir.ColumnChanges) {
 		w.S("SELECT ")
 		w.Idents("s", v.Columns)
 		w.S(", ")
-		w.timeParam(op.Hi, v.Type)
+		if v.FirstStart != "" {
+			// A key's first version starts at scd2.open_start (when
+			// that is before hi); a later one at hi.
+			w.S("CASE WHEN ")
+			w.Col("o", k0)
+			w.S(" IS NULL AND ")
+			w.timeParam(op.Hi, v.Type)
+			w.S(" > ")
+			w.TimeLit(v.FirstStart, v.Type)
+			w.S(" AND NOT EXISTS (\n    SELECT 1 FROM ")
+			w.Table(v.Target)
+			w.S(" AS f WHERE ")
+			keyEq(w, "f", "s", v.Key)
+			w.S("\n  ) THEN ")
+			w.TimeLit(v.FirstStart, v.Type)
+			w.S(" ELSE ")
+			w.timeParam(op.Hi, v.Type)
+			w.S(" END")
+		} else {
+			w.timeParam(op.Hi, v.Type)
+		}
 		w.S(", ")
 		openValue(w, v)
 		deletedValue(w, v, "FALSE")

@@ -157,6 +157,48 @@ func historyScenarios() []scenario {
 			},
 		},
 		{
+			// Versions by time with scd2.open_start: each key's earliest
+			// version starts at 1970-01-01, the later ones at their own
+			// time; a late version before a key's first becomes its first,
+			// and the one it precedes starts at its own time again; a new
+			// key; a version inside an interval; a rerun.
+			name: "scd2/open start by time", spec: scd2ConformSpec + "  open_start: 1970-01-01\n", source: "app_{id}.price_versions",
+			seed: [][]any{
+				{1, "10.00", "2026-01-02 00:00:00"},
+				{2, "20.00", "2026-01-02 00:00:00"},
+			},
+			steps: []act{
+				run{until: "2026-01-03", want: &counts{Read: 2, Inserted: 2}, rows: []string{
+					line(1, "10.00", "2026-01-02 00:00:00", "1970-01-01", nil),
+					line(2, "20.00", "2026-01-02 00:00:00", "1970-01-01", nil)}},
+				insert{
+					{1, "12.00", "2026-01-04 00:00:00"},
+					{2, "9.00", "2026-01-01 12:00:00"}, // late: before key 2's first version
+					{3, "30.00", "2026-01-04 00:00:00"},
+				},
+				run{until: "2026-01-05", want: &counts{Read: 5, Inserted: 2, Updated: 1}, rows: []string{
+					line(1, "10.00", "2026-01-02 00:00:00", "1970-01-01", "2026-01-04 00:00:00"),
+					line(1, "12.00", "2026-01-04 00:00:00", "2026-01-04 00:00:00", nil),
+					line(2, "9.00", "2026-01-01 12:00:00", "1970-01-01", "2026-01-02 00:00:00"),
+					line(2, "20.00", "2026-01-02 00:00:00", "2026-01-02 00:00:00", nil),
+					line(3, "30.00", "2026-01-04 00:00:00", "1970-01-01", nil)}},
+				insert{
+					{1, "11.00", "2026-01-03 06:00:00"}, // late: splits [01-02, 01-04), the first
+					{3, "29.00", "2026-01-03 00:00:00"}, // late: before key 3's first version
+				},
+				run{until: "2026-01-05T06:00:00Z", want: &counts{Read: 4, Inserted: 1, Updated: 1}},
+				run{until: "2026-01-05T06:00:00Z", want: &counts{Read: 3}, rows: []string{
+					line(1, "10.00", "2026-01-02 00:00:00", "1970-01-01", "2026-01-03 06:00:00"),
+					line(1, "11.00", "2026-01-03 06:00:00", "2026-01-03 06:00:00", "2026-01-04 00:00:00"),
+					line(1, "12.00", "2026-01-04 00:00:00", "2026-01-04 00:00:00", nil),
+					line(2, "9.00", "2026-01-01 12:00:00", "1970-01-01", "2026-01-02 00:00:00"),
+					line(2, "20.00", "2026-01-02 00:00:00", "2026-01-02 00:00:00", nil),
+					line(3, "29.00", "2026-01-03 00:00:00", "1970-01-01", "2026-01-04 00:00:00"),
+					line(3, "30.00", "2026-01-04 00:00:00", "2026-01-04 00:00:00", nil)}},
+				run{until: "2026-01-05T06:00:00Z", full: true, want: &counts{Read: 7, Inserted: 3, Updated: 4, Deleted: 7}},
+			},
+		},
+		{
 			// Story 4's change log kept as versions (scd2 with a cdc block):
 			// a delete ends a version, a late change splits one, a key comes
 			// back after its delete; a run that fails before it applies the

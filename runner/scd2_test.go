@@ -544,6 +544,52 @@ func TestSCD2ByColumns(t *testing.T) {
 	}
 }
 
+// TestSCD2ByColumnsOpenStart: with scd2.open_start a key's first version
+// starts there instead of at the hi of the run that first saw it; a later
+// version, and a key back after it vanished, start at hi; a forced full
+// refresh starts every key's one version there again.
+func TestSCD2ByColumnsOpenStart(t *testing.T) {
+	cols := []string{"product_id", "name", "price", "starts", "ends"}
+	for _, eng := range engines() {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, eng)
+			y := strings.NewReplacer("{mode}", "close", "{extra}", "open_start: 1970-01-01\n  open_end: 9999-12-31\n  valid_from: starts\n  valid_to: ends").Replace(scd2ProductsSpec)
+			p := e.spec(y)
+			target := "dw_{id}.prod_close"
+			shape := scdShape{target, "product_id", "starts", "ends"}
+			e.createTable("app_{id}.products", p.Columns)
+			e.insert("app_{id}.products", p.Columns, []any{1, "tea", "3.50"}, []any{2, "coffee", "4.00"})
+			scdRun(t, e, p, "2026-01-02", &scdCounts{read: 2, inserted: 2})
+			scdRun(t, e, p, "2026-01-03", &scdCounts{read: 2, ignored: 2})
+			e.update("app_{id}.products", p.Columns, "product_id", 1, map[string]any{"price": "3.80"})
+			scdRun(t, e, p, "2026-01-04", &scdCounts{read: 2, updated: 1, ignored: 1})
+			e.deleteRows("app_{id}.products", "product_id", 2)
+			scdRun(t, e, p, "2026-01-05", &scdCounts{read: 1, deleted: 1, ignored: 1})
+			e.insert("app_{id}.products", p.Columns, []any{2, "coffee", "4.00"}, []any{3, "cocoa", "2.50"})
+			scdRun(t, e, p, "2026-01-06", &scdCounts{read: 3, inserted: 2, ignored: 1})
+			checkTimeline(t, e, shape, 1)
+			want := []string{
+				scdLine(1, "tea", "3.50", "1970-01-01", "2026-01-04"), scdLine(1, "tea", "3.80", "2026-01-04", "9999-12-31"),
+				scdLine(2, "coffee", "4.00", "1970-01-01", "2026-01-05"), scdLine(2, "coffee", "4.00", "2026-01-06", "9999-12-31"),
+				scdLine(3, "cocoa", "2.50", "1970-01-01", "9999-12-31")}
+			if diff := cmp.Diff(want, scdRows(e, target, cols, "product_id", "starts")); diff != "" {
+				t.Errorf("versions (-want +got):\n%s", diff)
+			}
+			if _, err := e.tg.Run(e.ctx, p, Options{Until: scdUntil("2026-01-07"), FullRefresh: true, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			want = []string{
+				scdLine(1, "tea", "3.80", "1970-01-01", "9999-12-31"),
+				scdLine(2, "coffee", "4.00", "1970-01-01", "9999-12-31"),
+				scdLine(3, "cocoa", "2.50", "1970-01-01", "9999-12-31")}
+			if diff := cmp.Diff(want, scdRows(e, target, cols, "product_id", "starts")); diff != "" {
+				t.Errorf("after a full refresh, versions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestSCD2RunBeforeVersions: a run whose hi is before versions already
 // written (here, a by-columns snapshot run with an --until in the past)
 // would end a version before it starts: it fails and writes nothing.
@@ -590,12 +636,30 @@ func TestSCD2ByTimeEquivalence(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	lookback := 72 * time.Hour
 	for _, eng := range engines() {
-		for _, seed := range []uint64{3, 11} {
-			t.Run(fmt.Sprintf("%s/seed=%d", eng.name, seed), func(t *testing.T) {
+		// With open (scd2.open_start: 1970-01-01) each key's earliest
+		// version starts there, and a late version before it takes its
+		// place.
+		for _, c := range []struct {
+			seed uint64
+			open bool
+		}{{3, false}, {11, false}, {19, true}} {
+			seed := c.seed
+			name := fmt.Sprintf("%s/seed=%d", eng.name, seed)
+			if c.open {
+				name += ",open_start"
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, eng)
 				rng := rand.New(rand.NewPCG(seed, seed))
-				p := planVersions(e, "inc")
+				versions := func(target string) *ir.Plan {
+					y := strings.ReplaceAll(planVersionsSpec, "{target}", target)
+					if c.open {
+						y = strings.Replace(y, "  by: time\n", "  by: time\n  open_start: 1970-01-01\n", 1)
+					}
+					return e.spec(y)
+				}
+				p := versions("inc")
 				e.createTable("app_{id}.plan_versions", p.Columns)
 				var rows []ver
 				model := func(hi time.Time) []string {
@@ -619,18 +683,22 @@ func TestSCD2ByTimeEquivalence(t *testing.T) {
 						}
 						return a.at.Compare(b.at)
 					})
-					out := make([]string, len(vs))
+					var out []string // nil when empty, as the target reads
 					for i, v := range vs {
 						var end any
 						if i+1 < len(vs) && vs[i+1].key == v.key {
 							end = vs[i+1].at
 						}
-						out[i] = scdLine(v.key, fmt.Sprintf("%d.%02d", v.price/100, v.price%100), v.at, v.at, end)
+						var from any = v.at
+						if c.open && (i == 0 || vs[i-1].key != v.key) {
+							from = "1970-01-01"
+						}
+						out = append(out, scdLine(v.key, fmt.Sprintf("%d.%02d", v.price/100, v.price%100), v.at, from, end))
 					}
 					return out
 				}
 				hi, wm := start, time.Time{}
-				lates, written := 0, 0
+				lates, earlier, written := 0, 0, 0
 				for run := 0; run < 8; run++ {
 					lo := start
 					if !wm.IsZero() && wm.Add(-lookback).After(start) {
@@ -642,6 +710,15 @@ func TestSCD2ByTimeEquivalence(t *testing.T) {
 						v := ver{key: 1 + rng.Int64N(4), price: 100 + rng.Int64N(900), at: at}
 						if !wm.IsZero() && at.Before(wm) {
 							lates++
+						}
+						first, had := time.Time{}, false
+						for _, r := range rows[:written] {
+							if r.key == v.key && (!had || r.at.Before(first)) {
+								first, had = r.at, true
+							}
+						}
+						if had && at.Before(first) {
+							earlier++ // before its key's first version written
 						}
 						rows = append(rows, v)
 						if rng.IntN(6) == 0 {
@@ -663,7 +740,7 @@ func TestSCD2ByTimeEquivalence(t *testing.T) {
 					}
 					checkTimeline(t, e, scdShape{"dw_{id}.plans_inc", "plan_id", "valid_from", "valid_to"}, 0)
 				}
-				ref := planVersions(e, "ref")
+				ref := versions("ref")
 				if _, err := e.tg.Run(e.ctx, ref, Options{Until: &hi, FullRefresh: true}); err != nil {
 					t.Fatal(err)
 				}
@@ -672,6 +749,9 @@ func TestSCD2ByTimeEquivalence(t *testing.T) {
 				}
 				if lates == 0 {
 					t.Errorf("seed %d wrote no late version: the history tests nothing the timeline splits", seed)
+				}
+				if c.open && earlier == 0 {
+					t.Errorf("seed %d wrote no version before its key's first: open_start's first version never moves", seed)
 				}
 			})
 		}

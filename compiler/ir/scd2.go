@@ -67,6 +67,16 @@ type Versioning struct {
 	Type      Type   // of ValidFrom and ValidTo
 	OpenEnd   string // the current version's ValidTo (canonical, see ParseWatermark); "" means NULL
 	Deleted   string // new_record: the flag of a version that records a vanished key; "" otherwise
+	// FirstStart, by time and by columns: scd2.open_start (canonical), the
+	// ValidFrom of each key's earliest version when its own start (by
+	// time its OwnStart column, by columns the run's hi) is later; ""
+	// means every version starts at its own start. From a change log
+	// MergeVersions carries open_start instead.
+	FirstStart string
+	// OwnStart, by time with FirstStart: the column that holds each
+	// version's own start, which ValidFrom hides in a key's earliest
+	// version (stored at FirstStart).
+	OwnStart string
 }
 
 // Stored are the columns of a version: the spec's, the validity, the flag.
