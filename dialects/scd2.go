@@ -597,11 +597,17 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 		over()
 		w.S(") AS ", c.as)
 	}
-	w.S("    MAX(CASE WHEN ")
-	w.Col("t", ir.KindColumn)
-	w.S(" = 0 THEN ")
-	w.Col("t", v.ValidTo)
-	w.S(" END) ")
+	// held is a column of the target's versions, NULL for candidates.
+	held := func(c string) {
+		w.S("CASE WHEN ")
+		w.Col("t", ir.KindColumn)
+		w.S(" = 0 THEN ")
+		w.Col("t", c)
+		w.S(" END")
+	}
+	w.S("    MAX(")
+	held(v.ValidTo)
+	w.S(") ")
 	over()
 	w.S(" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS incrc_end")
 	if first {
@@ -614,11 +620,9 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 		w.Col("t", v.ValidFrom)
 		w.S(") ")
 		part()
-		w.S(" AS incrc_first,\n    MIN(CASE WHEN ")
-		w.Col("t", ir.KindColumn)
-		w.S(" = 0 THEN ")
-		w.Col("t", v.ValidFrom)
-		w.S(" END) ")
+		w.S(" AS incrc_first,\n    MIN(")
+		held(v.ValidFrom)
+		w.S(") ")
 		part()
 		w.S(" AS incrc_first_held")
 	}
