@@ -437,12 +437,19 @@ func (f *handBench) checkpoint(b *testing.B, steps *stepTimes) time.Duration {
 // differ counts the rows of the target and the hand-written copy that the
 // other lacks.
 func (f *handBench) differ(b *testing.B) int64 {
-	cols := strings.Join(f.cols, ", ")
+	return rowsDiffer(b, f.ctx, f.tg, f.cols, f.targetName(), f.hand)
+}
+
+// rowsDiffer counts the rows of tables x and y (quoted names) that the
+// other lacks, compared on cols (quoted).
+func rowsDiffer(b *testing.B, ctx context.Context, tg *Target, cols []string, x, y string) int64 {
+	b.Helper()
+	list := strings.Join(cols, ", ")
 	stmt := fmt.Sprintf(`SELECT
   (SELECT COUNT(*) FROM (SELECT %[1]s FROM %[2]s EXCEPT SELECT %[1]s FROM %[3]s) AS a) +
-  (SELECT COUNT(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT SELECT %[1]s FROM %[2]s) AS b)`, cols, f.targetName(), f.hand)
+  (SELECT COUNT(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT SELECT %[1]s FROM %[2]s) AS b)`, list, x, y)
 	var n int64
-	if err := f.tg.DB.QueryRowContext(f.ctx, stmt).Scan(&n); err != nil {
+	if err := tg.DB.QueryRowContext(ctx, stmt).Scan(&n); err != nil {
 		b.Fatalf("%s\n%v", stmt, err)
 	}
 	return n

@@ -194,15 +194,7 @@ WHEN NOT MATCHED THEN INSERT (%[2]s) VALUES (s.%[7]s)`,
 
 // differ counts the rows in one of the target and the copy, not the other.
 func (f *lakeFixture) differ(b *testing.B) int64 {
-	cols := strings.Join(f.cols, ", ")
-	stmt := fmt.Sprintf(`SELECT
-  (SELECT COUNT(*) FROM (SELECT %[1]s FROM %[2]s EXCEPT SELECT %[1]s FROM %[3]s) AS a) +
-  (SELECT COUNT(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT SELECT %[1]s FROM %[2]s) AS b)`, cols, f.target, f.hand)
-	var n int64
-	if err := f.tg.DB.QueryRowContext(f.ctx, stmt).Scan(&n); err != nil {
-		b.Fatalf("%s\n%v", stmt, err)
-	}
-	return n
+	return rowsDiffer(b, f.ctx, f.tg, f.cols, f.target, f.hand)
 }
 
 func (f *lakeFixture) measure(b *testing.B) {
