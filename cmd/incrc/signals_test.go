@@ -218,6 +218,11 @@ watermark: {column: updated_at, start: 2026-01-01}
 			t.Fatal(err)
 		}
 		cmd.Process.Signal(syscall.SIGTERM)
+		// The first signal cancels the read before the run records
+		// itself; wait for that, since another test process writing the
+		// run log (go test runs packages side by side on one database)
+		// also waits for the lock below.
+		waitFor(t, "the source's statement to end", func() bool { return sleeping(t, src, srcTable+"%"+marker, since) == 0 })
 		waitFor(t, "the cancelled run's record", func() bool {
 			var n int
 			src.QueryRow("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'incrc_runs' AND NOT l.granted").Scan(&n)
