@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -247,8 +248,17 @@ func columnGuarded(set *ir.Program, s ir.Step) bool {
 	return false
 }
 
+// ErrUncounted is Render's error for a step whose count a script needs
+// but whose statement does not read it in its own parts, where the
+// script's language cannot read how many rows a statement changed.
+var ErrUncounted = errors.New("the script needs the rows it changed, which its engine's scripts cannot read and the statement does not count: run the pipeline with incrc run")
+
 func (f *flow) exec(g *gen, name, acc string) {
-	for _, part := range g.parts(name) {
+	parts := g.parts(name)
+	if c, ok := f.p.(interface{ countsByParts() bool }); ok && c.countsByParts() && acc != "" && !readsOwnCount(parts) {
+		g.fail(fmt.Errorf("step %s: %w", name, ErrUncounted))
+	}
+	for _, part := range parts {
 		f.p.exec(g, part, acc)
 	}
 }
@@ -868,4 +878,15 @@ func readingParts(parts []dialects.Part) int {
 		}
 	}
 	return n
+}
+
+// readsOwnCount: a statement counts the rows it changes in parts of its
+// own (dialects.CountedWrite, dialects.ReadBackUpdate).
+func readsOwnCount(parts []dialects.Part) bool {
+	for _, p := range parts {
+		if p.Reads {
+			return true
+		}
+	}
+	return false
 }

@@ -54,7 +54,7 @@ func langOf(d dialects.Dialect) lang {
 	case "snowflake":
 		return &snowflake{}
 	case "spark", "spark_iceberg":
-		return &sparkJob{}
+		return &sparkScript{}
 	}
 	return nil
 }
@@ -104,7 +104,15 @@ func Render(d dialects.Dialect, p *ir.Plan, specPath string) ([]File, error) {
 	if p.Partition != nil && p.Partition.Zone != "" {
 		return nil, fmt.Errorf("pipeline %s: %w", p.Pipeline, ErrZone)
 	}
-	rendered, err := dialects.Render(d, p)
+	// A language may need the statements spelled its own way (Spark's
+	// scripts read every count from the statement's parts).
+	sd := d
+	if s, ok := l.(interface {
+		statements(dialects.Dialect) dialects.Dialect
+	}); ok {
+		sd = s.statements(d)
+	}
+	rendered, err := dialects.Render(sd, p)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,12 @@ import (
 // Delta Lake ones.
 type Dialect struct {
 	Iceberg bool
+	// Counted takes every count a run reads from parts of the statement
+	// (the rows counted before and after a write, a compare-and-set read
+	// back), as on Iceberg, also where Delta Lake's statement returns
+	// num_affected_rows: a SQL script cannot read what a statement
+	// returns, so the scripts (dialects/script) are spelled this way.
+	Counted bool
 }
 
 var (
@@ -253,6 +259,10 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	return true, nil
 }
 
+// counts: the statements read their own counts (Counted), which an
+// Iceberg table's writes on Spark must.
+func (d *Dialect) counts() bool { return d.Iceberg || d.Counted }
+
 // replacePartition overwrites one partition: Delta's replaceWhere, or on
 // Iceberg the shared MERGE.
 func (d *Dialect) replacePartition(w *dialects.Writer, op ir.ReplacePartition) {
@@ -275,7 +285,7 @@ func (d *Dialect) dropTable(w *dialects.Writer, op ir.DropTable) {
 
 // deleteThrough: Spark's DELETE takes no subquery.
 func (d *Dialect) deleteThrough(w *dialects.Writer, op ir.DeleteThrough) {
-	if d.Iceberg {
+	if d.counts() {
 		dialects.CountedWrite(w, op.Table, true, func() { dialects.DeleteThroughMerge(w, op) })
 	} else {
 		dialects.DeleteThroughMerge(w, op)
@@ -285,7 +295,7 @@ func (d *Dialect) deleteThrough(w *dialects.Writer, op ir.DeleteThrough) {
 // deleteRows reports false where the shared DELETE serves: Delta's DELETE
 // returns num_affected_rows.
 func (d *Dialect) deleteRows(w *dialects.Writer, op ir.DeleteRows) bool {
-	if !d.Iceberg {
+	if !d.counts() {
 		return false
 	}
 	// Iceberg's DELETE on Spark returns no rows.
@@ -295,7 +305,7 @@ func (d *Dialect) deleteRows(w *dialects.Writer, op ir.DeleteRows) bool {
 
 // update reports false where the shared UPDATE serves.
 func (d *Dialect) update(w *dialects.Writer, op ir.Update) bool {
-	if !d.Iceberg || op.Table.Name() != ir.StateTable.Name() {
+	if !d.counts() || op.Table.Name() != ir.StateTable.Name() {
 		return false
 	}
 	// Iceberg's UPDATE on Spark returns no rows: the state row's
@@ -332,7 +342,7 @@ func (d *Dialect) retractKeys(w *dialects.Writer, op ir.RetractKeys) {
 		}
 		w.S("\nWHEN MATCHED THEN DELETE")
 	}
-	if d.Iceberg {
+	if d.counts() {
 		// Iceberg's MERGE on Spark returns no rows.
 		dialects.CountedWrite(w, op.Target, true, retract)
 	} else {

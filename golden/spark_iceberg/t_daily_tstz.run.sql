@@ -29,411 +29,711 @@
 --   commit
 --   then, failed or not: drop_stage, drop_raw
 --
--- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
--- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
--- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
--- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
--- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
--- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
--- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
--- Set spark.sql.session.timeZone=UTC. Times the job binds: state times as text YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC),
--- the watermark as RFC 3339 (UTC), window bounds as the watermark column's type.
+-- Spark 4.1+ (Databricks Runtime 16.3+): a SQL script, one compound statement. Run the whole file as one
+-- statement: spark.sql(text) from PySpark or Spark Connect, a Databricks SQL task or notebook cell; schedule that
+-- job (Databricks Jobs, cron with spark-submit). Each statement commits on its own (Spark has no multi-statement
+-- transactions): the write is idempotent and the watermark's compare-and-set comes last, so a retry of the same
+-- window converges. The session must be in UTC (the script checks).
+-- A script cannot read how many rows a statement changed: each count is the table's rows counted before and after
+-- the write (exact under the run's lease), and the lease's and the watermark's compare-and-set are read back.
+-- Variables are named with their block's label (incrc_script.v_lo) in the statements, so that a column of
+-- the same name never takes their place.
+-- A statement that fails is recorded with the step that failed, not the engine's message: Spark 4.1's SQL
+-- scripting cannot read an error (no GET DIAGNOSTICS); the script then fails naming the step.
+-- Not done here, done by incrc run: source column types are not checked against the declared ones (the probe
+-- fails only on a missing column); the lease is not renewed while the write runs (p_lease_seconds must outlast a
+-- run: one that outlives it fails at its compare-and-set); no --allow-future, no progress output.
+BEGIN
+  -- Inputs: edit their defaults.
+  DECLARE p_until TIMESTAMP DEFAULT NULL;  -- --until; NULL: now minus the lag
+  DECLARE p_owner STRING DEFAULT NULL;  -- who holds the lease; NULL: this session
+  DECLARE p_lease_seconds BIGINT DEFAULT 300;  -- how long the lease lasts: it must outlast the run
+  incrc_script: BEGIN
+    DECLARE v_backfill_id STRING;
+    DECLARE v_detail STRING;
+    DECLARE v_duration_ms BIGINT;
+    DECLARE v_error STRING;
+    DECLARE v_expected STRING;
+    DECLARE v_expires_at STRING;
+    DECLARE v_finished_at STRING;
+    DECLARE v_hi TIMESTAMP;
+    DECLARE v_invalid BIGINT;
+    DECLARE v_kind STRING;
+    DECLARE v_lo TIMESTAMP;
+    DECLARE v_logic_hash STRING;
+    DECLARE v_marker_status STRING;
+    DECLARE v_note STRING;
+    DECLARE v_now STRING;
+    DECLARE v_owner STRING;
+    DECLARE v_partition_key STRING;
+    DECLARE v_partitions BIGINT;
+    DECLARE v_phi TIMESTAMP;
+    DECLARE v_pipeline STRING;
+    DECLARE v_plo TIMESTAMP;
+    DECLARE v_rows_deleted BIGINT;
+    DECLARE v_rows_ignored BIGINT;
+    DECLARE v_rows_inserted BIGINT;
+    DECLARE v_rows_quarantined BIGINT;
+    DECLARE v_rows_read BIGINT;
+    DECLARE v_rows_skipped BIGINT;
+    DECLARE v_rows_updated BIGINT;
+    DECLARE v_rows_written BIGINT;
+    DECLARE v_run_id STRING;
+    DECLARE v_runs_indexed BIGINT;
+    DECLARE v_spec_hash STRING;
+    DECLARE v_start TIMESTAMP;
+    DECLARE v_started_at STRING;
+    DECLARE v_status STRING;
+    DECLARE v_target_filled BIGINT;
+    DECLARE v_target_found BIGINT;
+    DECLARE v_unique BIGINT;
+    DECLARE v_unpartitioned BIGINT;
+    DECLARE v_updated_at STRING;
+    DECLARE v_watermark STRING;
+    DECLARE v_watermark_after STRING;
+    DECLARE v_watermark_before STRING;
+    DECLARE v_window BIGINT;
+    DECLARE v_window_hi STRING;
+    DECLARE v_window_lo STRING;
+    DECLARE x_clock TIMESTAMP_NTZ;
+    DECLARE x_until TIMESTAMP_NTZ;
+    DECLARE x_n BIGINT;
+    DECLARE x_rows BIGINT;
+    DECLARE x_step STRING;
+    DECLARE x_holder STRING;
+    DECLARE x_holder_until STRING;
+    DECLARE x_saved STRING;
+    DECLARE x_saved_mark TIMESTAMP;
+    DECLARE x_hi TIMESTAMP_NTZ;
+    DECLARE x_final TIMESTAMP_NTZ;
+    DECLARE x_part TIMESTAMP_NTZ;
+    DECLARE x_source STRING;
+    DECLARE x_target STRING;
+    DECLARE x_error_text STRING;
+    DECLARE x_failed BIGINT;
+    DECLARE x_rc BIGINT;
+    DECLARE x_raised BIGINT DEFAULT 0;
+    DECLARE x_parts ARRAY<TIMESTAMP_NTZ>;
+    -- Every time below is read and written in the session's zone, which must be UTC, as the compiled
+    -- statements' partition starts and windows need.
+    IF current_timezone() NOT IN ('UTC', 'Etc/UTC', 'Z', '+00:00', 'GMT') THEN
+      SET x_rc = raise_error(concat('the session time zone is ', current_timezone(), ': this script needs UTC (SET TIME ZONE \'UTC\', or spark.sql.session.timeZone=UTC)'));
+    END IF;
+    SET v_duration_ms = 0;
+    SET v_invalid = 0;
+    SET v_partitions = 0;
+    SET v_rows_deleted = 0;
+    SET v_rows_ignored = 0;
+    SET v_rows_inserted = 0;
+    SET v_rows_quarantined = 0;
+    SET v_rows_read = 0;
+    SET v_rows_skipped = 0;
+    SET v_rows_updated = 0;
+    SET v_rows_written = 0;
+    SET v_runs_indexed = 0;
+    SET v_target_filled = 0;
+    SET v_target_found = 0;
+    SET v_unique = 0;
+    SET v_unpartitioned = 0;
+    SET v_window = 0;
+    SET x_failed = 0;
+    SET x_clock = CAST(current_timestamp() AS TIMESTAMP_NTZ);
+    SET x_until = CAST(p_until AS TIMESTAMP_NTZ);
+    SET v_pipeline = 't_daily_tstz';
+    SET v_spec_hash = 'f927184c9a688064f24e8304abb8719e1a2f2e3556556549069786a060f5e0fd';
+    SET v_kind = 'run';
+    SET v_owner = COALESCE(p_owner, concat('script:', current_user(), ':', substr(uuid(), 1, 8)));
+    SET v_run_id = concat(date_format(x_clock, 'yyyyMMdd\'T\'HHmmss\'Z\''), '-', substr(uuid(), 1, 8));
+    SET v_status = 'succeeded';
+    SET v_started_at = date_format(x_clock, 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    -- setup: idempotent DDL, as the runner runs it before every program; a column a run log
+    -- already has fails to be added again, and that failure is ignored.
+    CREATE SCHEMA IF NOT EXISTS `dw`;
+    CREATE TABLE IF NOT EXISTS `incrc_state` (
+      `pipeline` STRING NOT NULL,
+      `watermark` STRING,
+      `lease_owner` STRING,
+      `lease_expires_at` STRING,
+      `spec_hash` STRING,
+      `updated_at` STRING,
+      `target_filled` INT
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+    END;
+    CREATE TABLE IF NOT EXISTS `incrc_runs` (
+      `run_id` STRING NOT NULL,
+      `pipeline` STRING NOT NULL,
+      `kind` STRING,
+      `status` STRING,
+      `window_lo` STRING,
+      `window_hi` STRING,
+      `watermark_before` STRING,
+      `watermark_after` STRING,
+      `rows_read` BIGINT,
+      `rows_inserted` BIGINT,
+      `rows_updated` BIGINT,
+      `rows_deleted` BIGINT,
+      `rows_quarantined` BIGINT,
+      `started_at` STRING,
+      `finished_at` STRING,
+      `duration_ms` BIGINT,
+      `error` STRING,
+      `spec_hash` STRING,
+      `rows_skipped` BIGINT,
+      `note` STRING,
+      `rows_ignored` BIGINT,
+      `logic_hash` STRING
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+    END;
+    SET x_step = 'probe_runs_index';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT 1
+    );
+    SET x_n = COALESCE(x_n, 0);
+    SET v_runs_indexed = v_runs_indexed + x_n;
+    CREATE TABLE IF NOT EXISTS `incrc_partitions` (
+      `pipeline` STRING NOT NULL,
+      `backfill_id` STRING NOT NULL,
+      `partition_key` STRING NOT NULL,
+      `status` STRING,
+      `rows_written` BIGINT,
+      `detail` STRING,
+      `updated_at` STRING,
+      `logic_hash` STRING
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+    END;
+    CREATE TABLE IF NOT EXISTS `dw`.`payments` (
+      `payment_id` BIGINT NOT NULL,
+      `paid_at` TIMESTAMP,
+      `amount` DECIMAL(12,2),
+      `updated_at` TIMESTAMP
+    )
+    USING iceberg;
 
--- step 1: create_schema
--- job: run it (idempotent DDL).
-CREATE SCHEMA IF NOT EXISTS `dw`;
+    -- The lease: read the state, create the row if absent, take it by compare-and-set.
+    SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    SET v_finished_at = v_now;
+    SET v_updated_at = v_now;
+    SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+    SET v_expires_at = date_format(timestampadd(SECOND, p_lease_seconds, CAST(current_timestamp() AS TIMESTAMP_NTZ)), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    SET x_rows = 0;
+    FOR x_rec AS
+      SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
+      FROM `incrc_state`
+      WHERE `pipeline` = incrc_script.v_pipeline
+    DO
+      SET x_rows = x_rows + 1;
+      SET x_saved = x_rec.`watermark`;
+      SET x_holder = x_rec.`lease_owner`;
+      SET x_holder_until = x_rec.`lease_expires_at`;
+    END FOR;
+    IF x_rows > 1 THEN
+      SET x_error_text = 'pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table\'s key; delete all but the row with the latest watermark, then run again';
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    IF x_holder IS NOT NULL AND x_holder <> v_owner AND x_holder_until >= v_now THEN
+      SET x_error_text = concat('pipeline t_daily_tstz is locked by run ', CAST(x_holder AS STRING), ' until ', CAST(x_holder_until AS STRING), ' (wait, or free a dead run\'s lease with: incrc state --release t_daily_tstz)');
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    IF x_rows = 0 THEN
+      MERGE INTO `incrc_state` AS t
+      USING (SELECT incrc_script.v_pipeline AS `pipeline`) AS s
+      ON t.`pipeline` = s.`pipeline`
+      WHEN NOT MATCHED THEN INSERT (`pipeline`)
+        VALUES (s.`pipeline`);
+    END IF;
+    SET x_n = 0;
+    UPDATE `incrc_state`
+    SET `lease_owner` = incrc_script.v_owner,
+        `lease_expires_at` = incrc_script.v_expires_at
+    WHERE `pipeline` = incrc_script.v_pipeline AND (`lease_owner` IS NULL OR `lease_owner` = incrc_script.v_owner OR `lease_expires_at` < incrc_script.v_now);
+    SET x_n = x_n + COALESCE((
+      SELECT COUNT(*) FROM `incrc_state`
+      WHERE (`pipeline` = incrc_script.v_pipeline)
+        AND `lease_owner` <=> incrc_script.v_owner
+        AND `lease_expires_at` <=> incrc_script.v_expires_at
+    ), 0);
+    IF x_n <> 1 THEN
+      SET x_rows = 0;
+      FOR x_rec AS
+        SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
+        FROM `incrc_state`
+        WHERE `pipeline` = incrc_script.v_pipeline
+      DO
+        SET x_rows = x_rows + 1;
+        SET x_saved = x_rec.`watermark`;
+        SET x_holder = x_rec.`lease_owner`;
+        SET x_holder_until = x_rec.`lease_expires_at`;
+      END FOR;
+      IF x_rows > 1 THEN
+        SET x_error_text = 'pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table\'s key; delete all but the row with the latest watermark, then run again';
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET x_error_text = concat('pipeline t_daily_tstz is locked by run ', CAST(x_holder AS STRING), ' until ', CAST(x_holder_until AS STRING), ' (wait, or free a dead run\'s lease with: incrc state --release t_daily_tstz)');
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    UPDATE `incrc_runs`
+    SET `status` = 'abandoned'
+    WHERE `pipeline` = incrc_script.v_pipeline AND `status` = 'running';
 
--- step 2: create_state
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_state` (
-  `pipeline` STRING NOT NULL,
-  `watermark` STRING,
-  `lease_owner` STRING,
-  `lease_expires_at` STRING,
-  `spec_hash` STRING,
-  `updated_at` STRING,
-  `target_filled` INT
-)
-USING iceberg;
+    SET x_raised = 0;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        IF x_raised = 0 THEN
+          SET x_error_text = concat(x_step, ': the statement failed (a Spark SQL script cannot read the error\'s message; incrc run shows it)');
+        END IF;
+        SET x_failed = 1;
+      END;
+      -- The window, fixed once.
+      SET v_watermark_before = x_saved;
+      SET v_expected = COALESCE(x_saved, '');
+      IF x_until > timestampadd(MICROSECOND, 300000000, CAST(current_timestamp() AS TIMESTAMP_NTZ)) THEN
+        SET x_error_text = concat('--until ', CAST(concat(date_format(x_until, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(x_until, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(x_until, 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is later than now: a watermark in the future makes every later run read nothing until then; the runner\'s --allow-future has no equivalent here');
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET v_start = TIMESTAMP '2026-01-01 00:00:00+00:00';
+      IF x_saved IS NOT NULL THEN
+        SET x_saved_mark = CAST(x_saved AS TIMESTAMP);
+      END IF;
+      SET x_hi = COALESCE(x_until, x_clock);
+      SET v_hi = CAST(x_hi AS TIMESTAMP);
+      IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
+        IF x_until IS NOT NULL THEN
+          SET x_error_text = concat('--until ', CAST(concat(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is before the saved watermark ', CAST(x_saved AS STRING), ' of t_daily_tstz: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+        SET v_hi = x_saved_mark;
+      END IF;
+      IF x_saved IS NULL AND v_hi < v_start THEN
+        IF x_until IS NOT NULL THEN
+          SET x_error_text = concat('--until ', CAST(concat(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is before watermark.start 2026-01-01T00:00:00Z of t_daily_tstz: nothing before start is ever read');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+        SET v_hi = v_start;
+      END IF;
+      SET v_watermark = concat(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(CAST(v_hi AS TIMESTAMP_NTZ), 'SSSSSS'), '0+$', '')) END, 'Z');
+      SET v_window_hi = v_watermark;
+      SET v_watermark_after = v_watermark;
+      SET v_lo = COALESCE(x_saved_mark, v_start);
+      SET v_lo = CAST(timestampadd(MICROSECOND, -86400000000, CAST(v_lo AS TIMESTAMP_NTZ)) AS TIMESTAMP);
+      IF v_lo < v_start THEN
+        SET v_lo = v_start;
+      END IF;
+      IF v_hi < v_lo THEN
+        SET v_lo = v_hi;
+      END IF;
+      SET v_window_lo = concat(date_format(CAST(v_lo AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(CAST(v_lo AS TIMESTAMP_NTZ), 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(CAST(v_lo AS TIMESTAMP_NTZ), 'SSSSSS'), '0+$', '')) END, 'Z');
+      IF v_lo < v_hi THEN
+        SET v_window = 1;
+      END IF;
+    END;
+    IF x_failed <> 0 THEN
+      UPDATE `incrc_state`
+      SET `lease_owner` = NULL,
+          `lease_expires_at` = NULL
+      WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    SET x_step = 'record_start';
+    INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+    VALUES (incrc_script.v_run_id, incrc_script.v_pipeline, incrc_script.v_kind, incrc_script.v_window_lo, incrc_script.v_window_hi, incrc_script.v_watermark_before, incrc_script.v_started_at, incrc_script.v_spec_hash, incrc_script.v_note, incrc_script.v_logic_hash, 'running');
 
--- step 3: probe_state
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_state`
-WHERE 1 = 0;
-
--- step 4: add_state_target_filled
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
-
--- step 5: create_runs
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_runs` (
-  `run_id` STRING NOT NULL,
-  `pipeline` STRING NOT NULL,
-  `kind` STRING,
-  `status` STRING,
-  `window_lo` STRING,
-  `window_hi` STRING,
-  `watermark_before` STRING,
-  `watermark_after` STRING,
-  `rows_read` BIGINT,
-  `rows_inserted` BIGINT,
-  `rows_updated` BIGINT,
-  `rows_deleted` BIGINT,
-  `rows_quarantined` BIGINT,
-  `started_at` STRING,
-  `finished_at` STRING,
-  `duration_ms` BIGINT,
-  `error` STRING,
-  `spec_hash` STRING,
-  `rows_skipped` BIGINT,
-  `note` STRING,
-  `rows_ignored` BIGINT,
-  `logic_hash` STRING
-)
-USING iceberg;
-
--- step 6: probe_runs
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_runs`
-WHERE 1 = 0;
-
--- step 7: add_runs_rows_skipped
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
-
--- step 8: add_runs_note
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
-
--- step 9: add_runs_rows_ignored
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
-
--- step 10: add_runs_logic_hash
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
-
--- step 11: probe_runs_index
--- job: read the count into runs_indexed.
-SELECT 1;
-
--- step 12: create_runs_index
--- job: only when runs_indexed is 0.
--- (nothing to run on spark_iceberg)
-
--- step 13: create_partitions
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_partitions` (
-  `pipeline` STRING NOT NULL,
-  `backfill_id` STRING NOT NULL,
-  `partition_key` STRING NOT NULL,
-  `status` STRING,
-  `rows_written` BIGINT,
-  `detail` STRING,
-  `updated_at` STRING,
-  `logic_hash` STRING
-)
-USING iceberg;
-
--- step 14: probe_partitions
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_partitions`
-WHERE 1 = 0;
-
--- step 15: add_partitions_logic_hash
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
-
--- step 16: create_target
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `dw`.`payments` (
-  `payment_id` BIGINT NOT NULL,
-  `paid_at` TIMESTAMP,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING iceberg;
-
--- step 17: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`payments`
-WHERE 1 = 0;
-
--- step 18: create_partition_index
--- job: run it (idempotent DDL).
--- (nothing to run on spark_iceberg)
-
--- step 19: read_state
--- job: read the pipeline's state rows. Two rows: fail with "pipeline t_daily_tstz has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
--- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_daily_tstz is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_daily_tstz)".
--- params: pipeline
-SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
-FROM `incrc_state`
-WHERE `pipeline` = ?;
-
--- step 20: init_state
--- job: only when read_state found no row.
--- params: pipeline
-MERGE INTO `incrc_state` AS t
-USING (SELECT ? AS `pipeline`) AS s
-ON t.`pipeline` = s.`pipeline`
-WHEN NOT MATCHED THEN INSERT (`pipeline`)
-  VALUES (s.`pipeline`);
-
--- step 21: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
--- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
--- params: owner, expires_at, pipeline, owner, now
-UPDATE `incrc_state`
-SET `lease_owner` = ?,
-    `lease_expires_at` = ?
-WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
--- params: pipeline, owner, expires_at
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND `lease_owner` <=> ?
-  AND `lease_expires_at` <=> ?;
-
--- step 22: abandon_runs
--- job: run it: runs still marked running lost their lease.
--- params: pipeline
-UPDATE `incrc_runs`
-SET `status` = 'abandoned'
-WHERE `pipeline` = ? AND `status` = 'running';
-
--- The window, fixed once: start is 2026-01-01T00:00:00Z; the saved watermark is read_state's.
--- hi is --until, or now minus the lag (); never below the saved watermark (an --until below it fails)
--- nor, on the first run, below start.
--- lo is the saved watermark (start on the first run) minus the lookback (1d), never below start nor above hi.
--- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
-
--- step 23: record_start
--- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
-
--- step 24: target_has_rows
--- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
-SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END;
-
--- step 25: check_target_kept
--- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.payments holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
--- params: pipeline
-SELECT COUNT(*)
-FROM `incrc_state`
-WHERE `pipeline` = ? AND `target_filled` = 1;
-
--- step 26: probe_source
--- job: read the columns' types: each must fit its declared type without loss.
-SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-FROM `app`.`payments`
-WHERE 1 = 0;
-
--- step 27: source_unique
--- job: only when window is not 0; read one integer (NULL is 0) and add it to unique (a leading - subtracts).
-SELECT 0;
-
--- step 28: count_null_watermark_source
--- job: only when window is not 0 and unique is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
-SELECT COUNT(*)
-FROM `app`.`payments`
-WHERE `updated_at` IS NULL;
-
--- step 29: drop_stage
--- job: only when window is not 0 and unique is 0.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
-
--- step 30: create_stage
--- job: only when window is not 0 and unique is 0.
-CREATE TABLE `incrc_stage_t_daily_tstz` (
-  `payment_id` BIGINT,
-  `paid_at` TIMESTAMP,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING iceberg;
-
--- step 31: drop_raw
--- job: only when window is not 0 and unique is 0.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
-
--- step 32: create_raw
--- job: only when window is not 0 and unique is 0.
-CREATE TABLE `incrc_raw_t_daily_tstz` (
-  `payment_id` BIGINT,
-  `paid_at` TIMESTAMP,
-  `amount` DECIMAL(12,2),
-  `updated_at` TIMESTAMP
-)
-USING iceberg;
-
--- step 33: stage_window
--- job: only when window is not 0 and unique is 0; add the values its SELECT COUNT(*) statements read to rows_read, rows_ignored (a leading - subtracts).
-SELECT -COUNT(*) FROM `incrc_raw_t_daily_tstz`;
--- params: lo, hi
-INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-FROM `app`.`payments`
-WHERE ((`updated_at` >= ? AND `updated_at` < ?) OR `updated_at` IS NULL);
-SELECT COUNT(*) FROM `incrc_raw_t_daily_tstz`;
-
--- step 34: count_null_watermark
--- job: only when rows_read is not 0; read one integer (NULL is 0); not 0: fail with "%d source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}".
-SELECT COUNT(*)
-FROM `incrc_raw_t_daily_tstz`
-WHERE `updated_at` IS NULL;
-
--- step 35: dedupe_stage
--- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to -rows_ignored (a leading - subtracts).
-SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
-INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
-SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-FROM (
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
-    ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_daily_tstz` AS src
-  WHERE `updated_at` IS NOT NULL
-) AS ranked
-WHERE incrc_rn = 1;
-SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
-
--- step 36: analyze_stage
--- job: only when rows_read is not 0.
--- (nothing to run on spark_iceberg)
-
--- step 37: ignore_older
--- job: only when rows_read is not 0; add the values its SELECT COUNT(*) statements read to rows_ignored (a leading - subtracts).
-SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`;
-MERGE INTO `incrc_stage_t_daily_tstz` AS t
-USING (
-  SELECT s.`payment_id`, s.`updated_at`
-  FROM `dw`.`payments` AS s
-) AS s
-ON t.`payment_id` = s.`payment_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
-WHEN MATCHED THEN DELETE;
-SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`;
-
--- step 38: count_invalid
--- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written".
-SELECT COUNT(*)
-FROM `incrc_stage_t_daily_tstz`
-WHERE `payment_id` IS NULL;
-
--- step 39: count_staged
--- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_daily_tstz`;
-
--- step 40: write
--- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_daily_tstz` AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`payments` AS t
-  WHERE t.`payment_id` = s.`payment_id`
-    AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
-);
-MERGE INTO `dw`.`payments` AS t
-USING `incrc_stage_t_daily_tstz` AS s
-ON t.`payment_id` = s.`payment_id`
-WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
-  `paid_at` = s.`paid_at`,
-  `amount` = s.`amount`,
-  `updated_at` = s.`updated_at`
-WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
-  VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
-
--- step 41: write_window
--- job: only when window is not 0 and unique is not 0; read one row of integers (NULL is 0), its columns named as the registers, and add each to its register: rows_read, rows_inserted, rows_updated, rows_ignored (a leading - subtracts).
--- params: lo, hi
-SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) - COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_ignored`
-FROM (
-  SELECT `payment_id`, `updated_at`
-  FROM `app`.`payments`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
-) AS s
-LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`;
--- params: lo, hi
-MERGE INTO `dw`.`payments` AS t
-USING (
-  SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-  FROM `app`.`payments`
-  WHERE `updated_at` >= ? AND `updated_at` < ?
-) AS s
-ON t.`payment_id` = s.`payment_id`
-WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
-  `paid_at` = s.`paid_at`,
-  `amount` = s.`amount`,
-  `updated_at` = s.`updated_at`
-WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
-  VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
-
--- step 42: target_has_rows
--- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
-SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END;
-
--- step 43: advance_watermark
--- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
-UPDATE `incrc_state`
-SET `watermark` = ?,
-    `spec_hash` = ?,
-    `updated_at` = ?,
-    `target_filled` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
--- params: pipeline, owner, watermark, spec_hash, now, target_filled
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND (`lease_owner` = ?)
-  AND `watermark` <=> ?
-  AND `spec_hash` <=> ?
-  AND `updated_at` <=> ?
-  AND `target_filled` <=> ?;
-
--- step 44: record_finish
--- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
-UPDATE `incrc_runs`
-SET `status` = ?,
-    `watermark_after` = ?,
-    `rows_read` = ?,
-    `rows_inserted` = ?,
-    `rows_updated` = ?,
-    `rows_deleted` = ?,
-    `rows_quarantined` = ?,
-    `rows_skipped` = ?,
-    `rows_ignored` = ?,
-    `finished_at` = ?,
-    `duration_ms` = ?,
-    `error` = ?,
-    `note` = ?
-WHERE `run_id` = ?;
-
--- step 45: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
-
--- step 46: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
-
--- step 47: release_lease
--- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
--- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
--- params: pipeline, owner
-UPDATE `incrc_state`
-SET `lease_owner` = NULL,
-    `lease_expires_at` = NULL
-WHERE `pipeline` = ? AND `lease_owner` = ?;
--- params: pipeline
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND `lease_owner` IS NULL
-  AND `lease_expires_at` IS NULL;
+    -- The program's steps; a failure rolls the write back and records the run as failed.
+    SET x_raised = 0;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        IF x_raised = 0 THEN
+          SET x_error_text = concat(x_step, ': the statement failed (a Spark SQL script cannot read the error\'s message; incrc run shows it)');
+        END IF;
+        SET v_error = x_error_text;
+        SET v_status = 'failed';
+        SET x_failed = 1;
+        SET v_watermark_after = v_watermark_before;
+        SET v_rows_inserted = 0;
+        SET v_rows_updated = 0;
+        SET v_rows_deleted = 0;
+        SET v_rows_quarantined = 0;
+        SET v_rows_skipped = 0;
+        SET v_rows_ignored = 0;
+        SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+        SET v_finished_at = v_now;
+        SET v_updated_at = v_now;
+        SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+        UPDATE `incrc_runs`
+        SET `status` = incrc_script.v_status,
+            `watermark_after` = incrc_script.v_watermark_after,
+            `rows_read` = incrc_script.v_rows_read,
+            `rows_inserted` = incrc_script.v_rows_inserted,
+            `rows_updated` = incrc_script.v_rows_updated,
+            `rows_deleted` = incrc_script.v_rows_deleted,
+            `rows_quarantined` = incrc_script.v_rows_quarantined,
+            `rows_skipped` = incrc_script.v_rows_skipped,
+            `rows_ignored` = incrc_script.v_rows_ignored,
+            `finished_at` = incrc_script.v_finished_at,
+            `duration_ms` = incrc_script.v_duration_ms,
+            `error` = incrc_script.v_error,
+            `note` = incrc_script.v_note
+        WHERE `run_id` = incrc_script.v_run_id;
+      END;
+      SET x_step = 'target_has_rows';
+      SET x_n = NULL;
+      SET x_n = (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END
+      );
+      SET x_n = COALESCE(x_n, 0);
+      SET v_target_found = v_target_found + x_n;
+      IF v_target_found = 0 THEN
+        SET x_step = 'check_target_kept';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_state`
+          WHERE `pipeline` = incrc_script.v_pipeline AND `target_filled` = 1
+        );
+        SET x_n = COALESCE(x_n, 0);
+        IF x_n <> 0 THEN
+          SET x_error_text = concat('the target dw.payments holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = ', CAST(x_n AS STRING), '): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      SET x_step = 'probe_source';
+      SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+      FROM `app`.`payments`
+      WHERE 1 = 0;
+      IF v_window <> 0 THEN
+        SET x_step = 'source_unique';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT 0
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_unique = v_unique + x_n;
+      END IF;
+      IF v_window <> 0 AND v_unique <> 0 THEN
+        SET x_step = 'count_null_watermark_source';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `app`.`payments`
+          WHERE `updated_at` IS NULL
+        );
+        SET x_n = COALESCE(x_n, 0);
+        IF x_n <> 0 THEN
+          SET x_error_text = concat(CAST(x_n AS STRING), ' source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      IF v_window <> 0 AND v_unique = 0 THEN
+        SET x_step = 'drop_stage';
+        DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
+      END IF;
+      IF v_window <> 0 AND v_unique = 0 THEN
+        SET x_step = 'create_stage';
+        CREATE TABLE `incrc_stage_t_daily_tstz` (
+          `payment_id` BIGINT,
+          `paid_at` TIMESTAMP,
+          `amount` DECIMAL(12,2),
+          `updated_at` TIMESTAMP
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 AND v_unique = 0 THEN
+        SET x_step = 'drop_raw';
+        DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
+      END IF;
+      IF v_window <> 0 AND v_unique = 0 THEN
+        SET x_step = 'create_raw';
+        CREATE TABLE `incrc_raw_t_daily_tstz` (
+          `payment_id` BIGINT,
+          `paid_at` TIMESTAMP,
+          `amount` DECIMAL(12,2),
+          `updated_at` TIMESTAMP
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 AND v_unique = 0 THEN
+        SET x_step = 'stage_window';
+        SET x_rows = 0;
+        SET x_rows = x_rows + COALESCE((
+          SELECT -COUNT(*) FROM `incrc_raw_t_daily_tstz`
+        ), 0);
+        INSERT INTO `incrc_raw_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+        SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+        FROM `app`.`payments`
+        WHERE ((`updated_at` >= incrc_script.v_lo AND `updated_at` < incrc_script.v_hi) OR `updated_at` IS NULL);
+        SET x_rows = x_rows + COALESCE((
+          SELECT COUNT(*) FROM `incrc_raw_t_daily_tstz`
+        ), 0);
+        SET v_rows_read = v_rows_read + x_rows;
+        SET v_rows_ignored = v_rows_ignored + x_rows;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'count_null_watermark';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_raw_t_daily_tstz`
+          WHERE `updated_at` IS NULL
+        );
+        SET x_n = COALESCE(x_n, 0);
+        IF x_n <> 0 THEN
+          SET x_error_text = concat(CAST(x_n AS STRING), ' source row(s) have a NULL updated_at, so no window reads them: fix the source, or quarantine them with quality: {on_invalid: quarantine}');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'dedupe_stage';
+        SET x_rows = 0;
+        SET x_rows = x_rows + COALESCE((
+          SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`
+        ), 0);
+        INSERT INTO `incrc_stage_t_daily_tstz` (`payment_id`, `paid_at`, `amount`, `updated_at`)
+        SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+        FROM (
+          SELECT `payment_id`, `paid_at`, `amount`, `updated_at`,
+            ROW_NUMBER() OVER (PARTITION BY `payment_id` ORDER BY `updated_at` DESC NULLS LAST, `paid_at` DESC NULLS LAST, `amount` DESC NULLS LAST) AS incrc_rn
+          FROM `incrc_raw_t_daily_tstz` AS src
+          WHERE `updated_at` IS NOT NULL
+        ) AS ranked
+        WHERE incrc_rn = 1;
+        SET x_rows = x_rows + COALESCE((
+          SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`
+        ), 0);
+        SET v_rows_ignored = v_rows_ignored - x_rows;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'ignore_older';
+        SET x_rows = 0;
+        SET x_rows = x_rows + COALESCE((
+          SELECT COUNT(*) FROM `incrc_stage_t_daily_tstz`
+        ), 0);
+        MERGE INTO `incrc_stage_t_daily_tstz` AS t
+        USING (
+          SELECT s.`payment_id`, s.`updated_at`
+          FROM `dw`.`payments` AS s
+        ) AS s
+        ON t.`payment_id` = s.`payment_id` AND (s.`updated_at` IS NOT NULL AND (t.`updated_at` IS NULL OR t.`updated_at` < s.`updated_at`))
+        WHEN MATCHED THEN DELETE;
+        SET x_rows = x_rows + COALESCE((
+          SELECT -COUNT(*) FROM `incrc_stage_t_daily_tstz`
+        ), 0);
+        SET v_rows_ignored = v_rows_ignored + x_rows;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'count_invalid';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_stage_t_daily_tstz`
+          WHERE `payment_id` IS NULL
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_invalid = v_invalid + x_n;
+        IF x_n <> 0 THEN
+          SET x_error_text = concat(CAST(x_n AS STRING), ' staged row(s) break quality rules and on_invalid is fail (a NULL unique key counts): nothing written');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'count_staged';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_stage_t_daily_tstz`
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_rows_inserted = v_rows_inserted + x_n;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'write';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_stage_t_daily_tstz` AS s
+          WHERE EXISTS (
+            SELECT 1 FROM `dw`.`payments` AS t
+            WHERE t.`payment_id` = s.`payment_id`
+              AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`)
+          )
+        );
+        MERGE INTO `dw`.`payments` AS t
+        USING `incrc_stage_t_daily_tstz` AS s
+        ON t.`payment_id` = s.`payment_id`
+        WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
+          `paid_at` = s.`paid_at`,
+          `amount` = s.`amount`,
+          `updated_at` = s.`updated_at`
+        WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
+          VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
+        SET x_n = COALESCE(x_n, 0);
+        SET v_rows_updated = v_rows_updated + x_n;
+        SET v_rows_inserted = v_rows_inserted - x_n;
+      END IF;
+      IF v_window <> 0 AND v_unique <> 0 THEN
+        SET x_step = 'write_window';
+        IF v_note IS NULL THEN
+          SET v_note = 'stage skipped: the source enforces the unique key, the window was merged straight from it';
+        ELSE
+          SET v_note = concat(v_note, '; stage skipped: the source enforces the unique key, the window was merged straight from it');
+        END IF;
+        FOR x_rec AS
+          SELECT COUNT(*) AS `rows_read`, COUNT(*) - COUNT(t.`payment_id`) AS `rows_inserted`, COUNT(t.`payment_id`) - COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_updated`, COUNT(CASE WHEN (t.`updated_at` IS NOT NULL AND (s.`updated_at` IS NULL OR s.`updated_at` < t.`updated_at`)) THEN 1 END) AS `rows_ignored`
+          FROM (
+            SELECT `payment_id`, `updated_at`
+            FROM `app`.`payments`
+            WHERE `updated_at` >= incrc_script.v_lo AND `updated_at` < incrc_script.v_hi
+          ) AS s
+          LEFT JOIN `dw`.`payments` AS t ON t.`payment_id` = s.`payment_id`
+        DO
+          SET v_rows_read = v_rows_read + COALESCE(x_rec.`rows_read`, 0);
+          SET v_rows_inserted = v_rows_inserted + COALESCE(x_rec.`rows_inserted`, 0);
+          SET v_rows_updated = v_rows_updated + COALESCE(x_rec.`rows_updated`, 0);
+          SET v_rows_ignored = v_rows_ignored + COALESCE(x_rec.`rows_ignored`, 0);
+        END FOR;
+        MERGE INTO `dw`.`payments` AS t
+        USING (
+          SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+          FROM `app`.`payments`
+          WHERE `updated_at` >= incrc_script.v_lo AND `updated_at` < incrc_script.v_hi
+        ) AS s
+        ON t.`payment_id` = s.`payment_id`
+        WHEN MATCHED AND (t.`updated_at` IS NULL OR s.`updated_at` >= t.`updated_at`) THEN UPDATE SET
+          `paid_at` = s.`paid_at`,
+          `amount` = s.`amount`,
+          `updated_at` = s.`updated_at`
+        WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
+          VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`);
+      END IF;
+      SET x_step = 'target_has_rows';
+      SET x_n = NULL;
+      SET x_n = (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`payments`) THEN 1 ELSE 0 END
+      );
+      SET x_n = COALESCE(x_n, 0);
+      SET v_target_filled = v_target_filled + x_n;
+      SET x_step = 'advance_watermark';
+      SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+      SET v_finished_at = v_now;
+      SET v_updated_at = v_now;
+      SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+      SET x_rows = 0;
+      UPDATE `incrc_state`
+      SET `watermark` = incrc_script.v_watermark,
+          `spec_hash` = incrc_script.v_spec_hash,
+          `updated_at` = incrc_script.v_now,
+          `target_filled` = incrc_script.v_target_filled
+      WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner AND COALESCE(`watermark`, '') = incrc_script.v_expected;
+      SET x_rows = x_rows + COALESCE((
+        SELECT COUNT(*) FROM `incrc_state`
+        WHERE (`pipeline` = incrc_script.v_pipeline)
+          AND (`lease_owner` = incrc_script.v_owner)
+          AND `watermark` <=> incrc_script.v_watermark
+          AND `spec_hash` <=> incrc_script.v_spec_hash
+          AND `updated_at` <=> incrc_script.v_now
+          AND `target_filled` <=> incrc_script.v_target_filled
+      ), 0);
+      IF x_rows <> 1 THEN
+        SET x_error_text = concat('advance_watermark: the state of pipeline t_daily_tstz changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET x_step = 'record_finish';
+      SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+      SET v_finished_at = v_now;
+      SET v_updated_at = v_now;
+      SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+      UPDATE `incrc_runs`
+      SET `status` = incrc_script.v_status,
+          `watermark_after` = incrc_script.v_watermark_after,
+          `rows_read` = incrc_script.v_rows_read,
+          `rows_inserted` = incrc_script.v_rows_inserted,
+          `rows_updated` = incrc_script.v_rows_updated,
+          `rows_deleted` = incrc_script.v_rows_deleted,
+          `rows_quarantined` = incrc_script.v_rows_quarantined,
+          `rows_skipped` = incrc_script.v_rows_skipped,
+          `rows_ignored` = incrc_script.v_rows_ignored,
+          `finished_at` = incrc_script.v_finished_at,
+          `duration_ms` = incrc_script.v_duration_ms,
+          `error` = incrc_script.v_error,
+          `note` = incrc_script.v_note
+      WHERE `run_id` = incrc_script.v_run_id;
+    END;
+    -- Then, failed or not: the cleanup, the lease given back.
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_stage_t_daily_tstz` PURGE;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_raw_t_daily_tstz` PURGE;
+    END;
+    UPDATE `incrc_state`
+    SET `lease_owner` = NULL,
+        `lease_expires_at` = NULL
+    WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner;
+    IF x_failed <> 0 THEN
+      SET x_rc = raise_error(v_error);
+    END IF;
+  END incrc_script;
+END

@@ -40,579 +40,844 @@
 --   commit
 --   then, failed or not: drop_stage, drop_raw, drop_timeline, drop_changes
 --
--- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
--- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
--- and the run log's counts need; Delta Lake's UPDATE, DELETE and MERGE return it (num_affected_rows), and where the
--- engine returns none (open-source Delta's INSERT, every Iceberg write on Spark) the step's SELECT COUNT(*) statements
--- around the write give it; so a job runs these statements one by one (a Databricks job's notebook task: spark.sql(text, args) per step, Databricks
--- Runtime 14.2+ for ? markers) and does what each step's job: line says. Schedule the job (Databricks Jobs: a
--- schedule trigger; or cron with spark-submit). No statement spans a transaction: each commits on its own, the
--- write is idempotent and the compare-and-set comes last, so a retry of the same window converges.
--- Set spark.sql.session.timeZone=UTC. Times the job binds: state times as text YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC),
--- the watermark as RFC 3339 (UTC), window bounds as the watermark column's type.
+-- Spark 4.1+ (Databricks Runtime 16.3+): a SQL script, one compound statement. Run the whole file as one
+-- statement: spark.sql(text) from PySpark or Spark Connect, a Databricks SQL task or notebook cell; schedule that
+-- job (Databricks Jobs, cron with spark-submit). Each statement commits on its own (Spark has no multi-statement
+-- transactions): the write is idempotent and the watermark's compare-and-set comes last, so a retry of the same
+-- window converges. The session must be in UTC (the script checks).
+-- A script cannot read how many rows a statement changed: each count is the table's rows counted before and after
+-- the write (exact under the run's lease), and the lease's and the watermark's compare-and-set are read back.
+-- Variables are named with their block's label (incrc_script.v_lo) in the statements, so that a column of
+-- the same name never takes their place.
+-- A statement that fails is recorded with the step that failed, not the engine's message: Spark 4.1's SQL
+-- scripting cannot read an error (no GET DIAGNOSTICS); the script then fails naming the step.
+-- Not done here, done by incrc run: source column types are not checked against the declared ones (the probe
+-- fails only on a missing column); the lease is not renewed while the write runs (p_lease_seconds must outlast a
+-- run: one that outlives it fails at its compare-and-set); no --allow-future, no progress output.
+BEGIN
+  -- Inputs: edit their defaults.
+  DECLARE p_until TIMESTAMP DEFAULT NULL;  -- --until; NULL: now minus the lag
+  DECLARE p_owner STRING DEFAULT NULL;  -- who holds the lease; NULL: this session
+  DECLARE p_lease_seconds BIGINT DEFAULT 300;  -- how long the lease lasts: it must outlast the run
+  incrc_script: BEGIN
+    DECLARE v_backfill_id STRING;
+    DECLARE v_changes BIGINT;
+    DECLARE v_detail STRING;
+    DECLARE v_duration_ms BIGINT;
+    DECLARE v_error STRING;
+    DECLARE v_expected STRING;
+    DECLARE v_expires_at STRING;
+    DECLARE v_finished_at STRING;
+    DECLARE v_hi TIMESTAMP_NTZ;
+    DECLARE v_invalid BIGINT;
+    DECLARE v_kind STRING;
+    DECLARE v_lo TIMESTAMP_NTZ;
+    DECLARE v_logic_hash STRING;
+    DECLARE v_marker_status STRING;
+    DECLARE v_new_events BIGINT;
+    DECLARE v_note STRING;
+    DECLARE v_now STRING;
+    DECLARE v_owner STRING;
+    DECLARE v_partitions BIGINT;
+    DECLARE v_pipeline STRING;
+    DECLARE v_rows_deleted BIGINT;
+    DECLARE v_rows_ignored BIGINT;
+    DECLARE v_rows_inserted BIGINT;
+    DECLARE v_rows_quarantined BIGINT;
+    DECLARE v_rows_read BIGINT;
+    DECLARE v_rows_skipped BIGINT;
+    DECLARE v_rows_updated BIGINT;
+    DECLARE v_rows_written BIGINT;
+    DECLARE v_run_id STRING;
+    DECLARE v_runs_indexed BIGINT;
+    DECLARE v_spec_hash STRING;
+    DECLARE v_start TIMESTAMP_NTZ;
+    DECLARE v_started_at STRING;
+    DECLARE v_status STRING;
+    DECLARE v_target_filled BIGINT;
+    DECLARE v_target_found BIGINT;
+    DECLARE v_unpartitioned BIGINT;
+    DECLARE v_updated_at STRING;
+    DECLARE v_watermark STRING;
+    DECLARE v_watermark_after STRING;
+    DECLARE v_watermark_before STRING;
+    DECLARE v_window BIGINT;
+    DECLARE v_window_hi STRING;
+    DECLARE v_window_lo STRING;
+    DECLARE x_clock TIMESTAMP_NTZ;
+    DECLARE x_until TIMESTAMP_NTZ;
+    DECLARE x_n BIGINT;
+    DECLARE x_rows BIGINT;
+    DECLARE x_step STRING;
+    DECLARE x_holder STRING;
+    DECLARE x_holder_until STRING;
+    DECLARE x_saved STRING;
+    DECLARE x_saved_mark TIMESTAMP_NTZ;
+    DECLARE x_hi TIMESTAMP_NTZ;
+    DECLARE x_final TIMESTAMP_NTZ;
+    DECLARE x_part TIMESTAMP_NTZ;
+    DECLARE x_source STRING;
+    DECLARE x_target STRING;
+    DECLARE x_error_text STRING;
+    DECLARE x_failed BIGINT;
+    DECLARE x_rc BIGINT;
+    DECLARE x_raised BIGINT DEFAULT 0;
+    DECLARE x_parts ARRAY<TIMESTAMP_NTZ>;
+    -- Every time below is read and written in the session's zone, which must be UTC, as the compiled
+    -- statements' partition starts and windows need.
+    IF current_timezone() NOT IN ('UTC', 'Etc/UTC', 'Z', '+00:00', 'GMT') THEN
+      SET x_rc = raise_error(concat('the session time zone is ', current_timezone(), ': this script needs UTC (SET TIME ZONE \'UTC\', or spark.sql.session.timeZone=UTC)'));
+    END IF;
+    SET v_changes = 0;
+    SET v_duration_ms = 0;
+    SET v_invalid = 0;
+    SET v_new_events = 0;
+    SET v_partitions = 0;
+    SET v_rows_deleted = 0;
+    SET v_rows_ignored = 0;
+    SET v_rows_inserted = 0;
+    SET v_rows_quarantined = 0;
+    SET v_rows_read = 0;
+    SET v_rows_skipped = 0;
+    SET v_rows_updated = 0;
+    SET v_rows_written = 0;
+    SET v_runs_indexed = 0;
+    SET v_target_filled = 0;
+    SET v_target_found = 0;
+    SET v_unpartitioned = 0;
+    SET v_window = 0;
+    SET x_failed = 0;
+    SET x_clock = CAST(current_timestamp() AS TIMESTAMP_NTZ);
+    SET x_until = CAST(p_until AS TIMESTAMP_NTZ);
+    SET v_pipeline = 't_scd2_cdc';
+    SET v_spec_hash = 'ce70cefd4147c10d90edf706d832bf535863857140ac62ce1a5a2186c5c253f6';
+    SET v_kind = 'run';
+    SET v_owner = COALESCE(p_owner, concat('script:', current_user(), ':', substr(uuid(), 1, 8)));
+    SET v_run_id = concat(date_format(x_clock, 'yyyyMMdd\'T\'HHmmss\'Z\''), '-', substr(uuid(), 1, 8));
+    SET v_status = 'succeeded';
+    SET v_started_at = date_format(x_clock, 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    -- setup: idempotent DDL, as the runner runs it before every program; a column a run log
+    -- already has fails to be added again, and that failure is ignored.
+    CREATE SCHEMA IF NOT EXISTS `dw`;
+    CREATE TABLE IF NOT EXISTS `incrc_state` (
+      `pipeline` STRING NOT NULL,
+      `watermark` STRING,
+      `lease_owner` STRING,
+      `lease_expires_at` STRING,
+      `spec_hash` STRING,
+      `updated_at` STRING,
+      `target_filled` INT
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
+    END;
+    CREATE TABLE IF NOT EXISTS `incrc_runs` (
+      `run_id` STRING NOT NULL,
+      `pipeline` STRING NOT NULL,
+      `kind` STRING,
+      `status` STRING,
+      `window_lo` STRING,
+      `window_hi` STRING,
+      `watermark_before` STRING,
+      `watermark_after` STRING,
+      `rows_read` BIGINT,
+      `rows_inserted` BIGINT,
+      `rows_updated` BIGINT,
+      `rows_deleted` BIGINT,
+      `rows_quarantined` BIGINT,
+      `started_at` STRING,
+      `finished_at` STRING,
+      `duration_ms` BIGINT,
+      `error` STRING,
+      `spec_hash` STRING,
+      `rows_skipped` BIGINT,
+      `note` STRING,
+      `rows_ignored` BIGINT,
+      `logic_hash` STRING
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
+    END;
+    SET x_step = 'probe_runs_index';
+    SET x_n = NULL;
+    SET x_n = (
+      SELECT 1
+    );
+    SET x_n = COALESCE(x_n, 0);
+    SET v_runs_indexed = v_runs_indexed + x_n;
+    CREATE TABLE IF NOT EXISTS `incrc_partitions` (
+      `pipeline` STRING NOT NULL,
+      `backfill_id` STRING NOT NULL,
+      `partition_key` STRING NOT NULL,
+      `status` STRING,
+      `rows_written` BIGINT,
+      `detail` STRING,
+      `updated_at` STRING,
+      `logic_hash` STRING
+    )
+    USING iceberg;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
+    END;
+    CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
+      `tenant` STRING NOT NULL,
+      `account_id` BIGINT NOT NULL,
+      `plan` STRING,
+      `balance` DECIMAL(12,2),
+      `lsn` DECIMAL(20,0),
+      `committed_at` TIMESTAMP,
+      `incrc_sequence` DECIMAL(20,0) NOT NULL,
+      `starts` TIMESTAMP NOT NULL,
+      `ends` TIMESTAMP
+    )
+    USING iceberg;
+    CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
+      `tenant` STRING NOT NULL,
+      `account_id` BIGINT NOT NULL,
+      `starts` TIMESTAMP NOT NULL,
+      `incrc_sequence` DECIMAL(20,0) NOT NULL
+    )
+    USING iceberg;
+    CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
+      `incrc_run_id` STRING,
+      `incrc_reason` STRING,
+      `tenant` STRING,
+      `account_id` BIGINT,
+      `plan` STRING,
+      `balance` DECIMAL(12,2),
+      `op` STRING,
+      `lsn` DECIMAL(20,0),
+      `committed_at` TIMESTAMP,
+      `ingested_at` TIMESTAMP_NTZ
+    )
+    USING iceberg;
 
--- step 1: create_schema
--- job: run it (idempotent DDL).
-CREATE SCHEMA IF NOT EXISTS `dw`;
+    -- The lease: read the state, create the row if absent, take it by compare-and-set.
+    SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    SET v_finished_at = v_now;
+    SET v_updated_at = v_now;
+    SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+    SET v_expires_at = date_format(timestampadd(SECOND, p_lease_seconds, CAST(current_timestamp() AS TIMESTAMP_NTZ)), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+    SET x_rows = 0;
+    FOR x_rec AS
+      SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
+      FROM `incrc_state`
+      WHERE `pipeline` = incrc_script.v_pipeline
+    DO
+      SET x_rows = x_rows + 1;
+      SET x_saved = x_rec.`watermark`;
+      SET x_holder = x_rec.`lease_owner`;
+      SET x_holder_until = x_rec.`lease_expires_at`;
+    END FOR;
+    IF x_rows > 1 THEN
+      SET x_error_text = 'pipeline t_scd2_cdc has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table\'s key; delete all but the row with the latest watermark, then run again';
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    IF x_holder IS NOT NULL AND x_holder <> v_owner AND x_holder_until >= v_now THEN
+      SET x_error_text = concat('pipeline t_scd2_cdc is locked by run ', CAST(x_holder AS STRING), ' until ', CAST(x_holder_until AS STRING), ' (wait, or free a dead run\'s lease with: incrc state --release t_scd2_cdc)');
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    IF x_rows = 0 THEN
+      MERGE INTO `incrc_state` AS t
+      USING (SELECT incrc_script.v_pipeline AS `pipeline`) AS s
+      ON t.`pipeline` = s.`pipeline`
+      WHEN NOT MATCHED THEN INSERT (`pipeline`)
+        VALUES (s.`pipeline`);
+    END IF;
+    SET x_n = 0;
+    UPDATE `incrc_state`
+    SET `lease_owner` = incrc_script.v_owner,
+        `lease_expires_at` = incrc_script.v_expires_at
+    WHERE `pipeline` = incrc_script.v_pipeline AND (`lease_owner` IS NULL OR `lease_owner` = incrc_script.v_owner OR `lease_expires_at` < incrc_script.v_now);
+    SET x_n = x_n + COALESCE((
+      SELECT COUNT(*) FROM `incrc_state`
+      WHERE (`pipeline` = incrc_script.v_pipeline)
+        AND `lease_owner` <=> incrc_script.v_owner
+        AND `lease_expires_at` <=> incrc_script.v_expires_at
+    ), 0);
+    IF x_n <> 1 THEN
+      SET x_rows = 0;
+      FOR x_rec AS
+        SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
+        FROM `incrc_state`
+        WHERE `pipeline` = incrc_script.v_pipeline
+      DO
+        SET x_rows = x_rows + 1;
+        SET x_saved = x_rec.`watermark`;
+        SET x_holder = x_rec.`lease_owner`;
+        SET x_holder_until = x_rec.`lease_expires_at`;
+      END FOR;
+      IF x_rows > 1 THEN
+        SET x_error_text = 'pipeline t_scd2_cdc has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table\'s key; delete all but the row with the latest watermark, then run again';
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET x_error_text = concat('pipeline t_scd2_cdc is locked by run ', CAST(x_holder AS STRING), ' until ', CAST(x_holder_until AS STRING), ' (wait, or free a dead run\'s lease with: incrc state --release t_scd2_cdc)');
+      SET x_raised = 1;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    UPDATE `incrc_runs`
+    SET `status` = 'abandoned'
+    WHERE `pipeline` = incrc_script.v_pipeline AND `status` = 'running';
 
--- step 2: create_state
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_state` (
-  `pipeline` STRING NOT NULL,
-  `watermark` STRING,
-  `lease_owner` STRING,
-  `lease_expires_at` STRING,
-  `spec_hash` STRING,
-  `updated_at` STRING,
-  `target_filled` INT
-)
-USING iceberg;
+    SET x_raised = 0;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        IF x_raised = 0 THEN
+          SET x_error_text = concat(x_step, ': the statement failed (a Spark SQL script cannot read the error\'s message; incrc run shows it)');
+        END IF;
+        SET x_failed = 1;
+      END;
+      -- The window, fixed once.
+      SET v_watermark_before = x_saved;
+      SET v_expected = COALESCE(x_saved, '');
+      IF x_until > timestampadd(MICROSECOND, 300000000, CAST(current_timestamp() AS TIMESTAMP_NTZ)) THEN
+        SET x_error_text = concat('--until ', CAST(concat(date_format(x_until, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(x_until, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(x_until, 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is later than now: a watermark in the future makes every later run read nothing until then; the runner\'s --allow-future has no equivalent here');
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET v_start = TIMESTAMP_NTZ '2026-01-01 00:00:00';
+      IF x_saved IS NOT NULL THEN
+        SET x_saved_mark = CAST(CAST(x_saved AS TIMESTAMP) AS TIMESTAMP_NTZ);
+      END IF;
+      SET x_hi = COALESCE(x_until, x_clock);
+      SET v_hi = x_hi;
+      IF x_saved IS NOT NULL AND v_hi < x_saved_mark THEN
+        IF x_until IS NOT NULL THEN
+          SET x_error_text = concat('--until ', CAST(concat(date_format(v_hi, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(v_hi, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(v_hi, 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is before the saved watermark ', CAST(x_saved AS STRING), ' of t_scd2_cdc: the watermark never moves backwards (a backfill rebuilds the past; incrc state --rewind moves it back on purpose)');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+        SET v_hi = x_saved_mark;
+      END IF;
+      IF x_saved IS NULL AND v_hi < v_start THEN
+        IF x_until IS NOT NULL THEN
+          SET x_error_text = concat('--until ', CAST(concat(date_format(v_hi, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(v_hi, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(v_hi, 'SSSSSS'), '0+$', '')) END, 'Z') AS STRING), ' is before watermark.start 2026-01-01T00:00:00Z of t_scd2_cdc: nothing before start is ever read');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+        SET v_hi = v_start;
+      END IF;
+      SET v_watermark = concat(date_format(v_hi, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(v_hi, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(v_hi, 'SSSSSS'), '0+$', '')) END, 'Z');
+      SET v_window_hi = v_watermark;
+      SET v_watermark_after = v_watermark;
+      SET v_lo = COALESCE(x_saved_mark, v_start);
+      SET v_lo = timestampadd(MICROSECOND, -7200000000, v_lo);
+      IF v_lo < v_start THEN
+        SET v_lo = v_start;
+      END IF;
+      IF v_hi < v_lo THEN
+        SET v_lo = v_hi;
+      END IF;
+      SET v_window_lo = concat(date_format(v_lo, 'yyyy-MM-dd\'T\'HH:mm:ss'), CASE WHEN date_format(v_lo, 'SSSSSS') = '000000' THEN '' ELSE concat('.', regexp_replace(date_format(v_lo, 'SSSSSS'), '0+$', '')) END, 'Z');
+      IF v_lo < v_hi THEN
+        SET v_window = 1;
+      END IF;
+    END;
+    IF x_failed <> 0 THEN
+      UPDATE `incrc_state`
+      SET `lease_owner` = NULL,
+          `lease_expires_at` = NULL
+      WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner;
+      SET x_rc = raise_error(x_error_text);
+    END IF;
+    SET x_step = 'record_start';
+    INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
+    VALUES (incrc_script.v_run_id, incrc_script.v_pipeline, incrc_script.v_kind, incrc_script.v_window_lo, incrc_script.v_window_hi, incrc_script.v_watermark_before, incrc_script.v_started_at, incrc_script.v_spec_hash, incrc_script.v_note, incrc_script.v_logic_hash, 'running');
 
--- step 3: probe_state
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_state`
-WHERE 1 = 0;
-
--- step 4: add_state_target_filled
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_state` ADD COLUMN `target_filled` INT;
-
--- step 5: create_runs
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_runs` (
-  `run_id` STRING NOT NULL,
-  `pipeline` STRING NOT NULL,
-  `kind` STRING,
-  `status` STRING,
-  `window_lo` STRING,
-  `window_hi` STRING,
-  `watermark_before` STRING,
-  `watermark_after` STRING,
-  `rows_read` BIGINT,
-  `rows_inserted` BIGINT,
-  `rows_updated` BIGINT,
-  `rows_deleted` BIGINT,
-  `rows_quarantined` BIGINT,
-  `started_at` STRING,
-  `finished_at` STRING,
-  `duration_ms` BIGINT,
-  `error` STRING,
-  `spec_hash` STRING,
-  `rows_skipped` BIGINT,
-  `note` STRING,
-  `rows_ignored` BIGINT,
-  `logic_hash` STRING
-)
-USING iceberg;
-
--- step 6: probe_runs
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_runs`
-WHERE 1 = 0;
-
--- step 7: add_runs_rows_skipped
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `rows_skipped` BIGINT;
-
--- step 8: add_runs_note
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `note` STRING;
-
--- step 9: add_runs_rows_ignored
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `rows_ignored` BIGINT;
-
--- step 10: add_runs_logic_hash
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_runs` ADD COLUMN `logic_hash` STRING;
-
--- step 11: probe_runs_index
--- job: read the count into runs_indexed.
-SELECT 1;
-
--- step 12: create_runs_index
--- job: only when runs_indexed is 0.
--- (nothing to run on spark_iceberg)
-
--- step 13: create_partitions
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `incrc_partitions` (
-  `pipeline` STRING NOT NULL,
-  `backfill_id` STRING NOT NULL,
-  `partition_key` STRING NOT NULL,
-  `status` STRING,
-  `rows_written` BIGINT,
-  `detail` STRING,
-  `updated_at` STRING,
-  `logic_hash` STRING
-)
-USING iceberg;
-
--- step 14: probe_partitions
--- job: read the column names of the result; the add_runs_* steps run only for a column not there.
-SELECT *
-FROM `incrc_partitions`
-WHERE 1 = 0;
-
--- step 15: add_partitions_logic_hash
--- job: only when the run log lacks the column (see probe_runs).
-ALTER TABLE `incrc_partitions` ADD COLUMN `logic_hash` STRING;
-
--- step 16: create_target
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `dw`.`account_history` (
-  `tenant` STRING NOT NULL,
-  `account_id` BIGINT NOT NULL,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `incrc_sequence` DECIMAL(20,0) NOT NULL,
-  `starts` TIMESTAMP NOT NULL,
-  `ends` TIMESTAMP
-)
-USING iceberg;
-
--- step 17: check_target_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`account_history`
-WHERE 1 = 0;
-
--- step 18: create_tombstones
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `dw`.`account_history_tombstones` (
-  `tenant` STRING NOT NULL,
-  `account_id` BIGINT NOT NULL,
-  `starts` TIMESTAMP NOT NULL,
-  `incrc_sequence` DECIMAL(20,0) NOT NULL
-)
-USING iceberg;
-
--- step 19: create_quarantine
--- job: run it (idempotent DDL).
-CREATE TABLE IF NOT EXISTS `dw`.`account_history_quarantine` (
-  `incrc_run_id` STRING,
-  `incrc_reason` STRING,
-  `tenant` STRING,
-  `account_id` BIGINT,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `op` STRING,
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `ingested_at` TIMESTAMP_NTZ
-)
-USING iceberg;
-
--- step 20: check_quarantine_columns
--- job: run it (idempotent DDL).
-SELECT *
-FROM `dw`.`account_history_quarantine`
-WHERE 1 = 0;
-
--- step 21: read_state
--- job: read the pipeline's state rows. Two rows: fail with "pipeline t_scd2_cdc has more than one row in incrc_state: two first runs raced on an engine that does not enforce the state table's key; delete all but the row with the latest watermark, then run again".
--- job: A lease_owner other than the job's own with lease_expires_at >= now: fail with "pipeline t_scd2_cdc is locked by run OWNER until UNTIL (wait, or free a dead run's lease with: incrc state --release t_scd2_cdc)".
--- params: pipeline
-SELECT `watermark`, `lease_owner`, `lease_expires_at`, `spec_hash`, `updated_at`
-FROM `incrc_state`
-WHERE `pipeline` = ?;
-
--- step 22: init_state
--- job: only when read_state found no row.
--- params: pipeline
-MERGE INTO `incrc_state` AS t
-USING (SELECT ? AS `pipeline`) AS s
-ON t.`pipeline` = s.`pipeline`
-WHEN NOT MATCHED THEN INSERT (`pipeline`)
-  VALUES (s.`pipeline`);
-
--- step 23: acquire_lease
--- job: owner: the job's own id (a run id); expires_at: now plus the lease's time; the SELECT COUNT(*) after
--- job: it must read exactly one row back, or fail as read_state does with the holder it reads again.
--- params: owner, expires_at, pipeline, owner, now
-UPDATE `incrc_state`
-SET `lease_owner` = ?,
-    `lease_expires_at` = ?
-WHERE `pipeline` = ? AND (`lease_owner` IS NULL OR `lease_owner` = ? OR `lease_expires_at` < ?);
--- params: pipeline, owner, expires_at
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND `lease_owner` <=> ?
-  AND `lease_expires_at` <=> ?;
-
--- step 24: abandon_runs
--- job: run it: runs still marked running lost their lease.
--- params: pipeline
-UPDATE `incrc_runs`
-SET `status` = 'abandoned'
-WHERE `pipeline` = ? AND `status` = 'running';
-
--- The window, fixed once: start is 2026-01-01T00:00:00Z; the saved watermark is read_state's.
--- hi is --until, or now minus the lag (); never below the saved watermark (an --until below it fails)
--- nor, on the first run, below start.
--- lo is the saved watermark (start on the first run) minus the lookback (2h), never below start nor above hi.
--- window is 1 when lo < hi; watermark is hi as saved text; expected is the saved watermark, '' before the first run.
-
--- step 25: record_start
--- job: run it.
--- params: run_id, pipeline, kind, window_lo, window_hi, watermark_before, started_at, spec_hash, note, logic_hash
-INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running');
-
--- step 26: target_has_rows
--- job: read one integer (NULL is 0) and add it to target_found (a leading - subtracts).
-SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END;
-
--- step 27: check_target_kept
--- job: only when target_found is 0; read one integer (NULL is 0); not 0: fail with "the target dw.account_history holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = %d): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)".
--- params: pipeline
-SELECT COUNT(*)
-FROM `incrc_state`
-WHERE `pipeline` = ? AND `target_filled` = 1;
-
--- step 28: probe_source
--- job: read the columns' types: each must fit its declared type without loss.
-SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
-FROM `cdc`.`accounts_log`
-WHERE 1 = 0;
-
--- step 29: drop_stage
--- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
-
--- step 30: create_stage
--- job: only when window is not 0.
-CREATE TABLE `incrc_stage_t_scd2_cdc` (
-  `tenant` STRING,
-  `account_id` BIGINT,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `incrc_sequence` DECIMAL(20,0),
-  `starts` TIMESTAMP,
-  `ends` TIMESTAMP,
-  `incrc_kind` SMALLINT
-)
-USING iceberg;
-
--- step 31: drop_raw
--- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
-
--- step 32: create_raw
--- job: only when window is not 0.
-CREATE TABLE `incrc_raw_t_scd2_cdc` (
-  `tenant` STRING,
-  `account_id` BIGINT,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `op` STRING,
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `ingested_at` TIMESTAMP_NTZ
-)
-USING iceberg;
-
--- step 33: drop_timeline
--- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
-
--- step 34: create_timeline
--- job: only when window is not 0.
-CREATE TABLE `incrc_timeline_t_scd2_cdc` (
-  `tenant` STRING,
-  `account_id` BIGINT,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `incrc_sequence` DECIMAL(20,0),
-  `starts` TIMESTAMP,
-  `ends` TIMESTAMP,
-  `incrc_kind` SMALLINT
-)
-USING iceberg;
-
--- step 35: drop_changes
--- job: only when window is not 0.
-DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
-
--- step 36: create_changes
--- job: only when window is not 0.
-CREATE TABLE `incrc_changes_t_scd2_cdc` (
-  `tenant` STRING,
-  `account_id` BIGINT,
-  `plan` STRING,
-  `balance` DECIMAL(12,2),
-  `lsn` DECIMAL(20,0),
-  `committed_at` TIMESTAMP,
-  `incrc_sequence` DECIMAL(20,0),
-  `starts` TIMESTAMP,
-  `ends` TIMESTAMP,
-  `incrc_op` SMALLINT
-)
-USING iceberg;
-
--- step 37: stage_window
--- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
-SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
--- params: lo, hi
-INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
-SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
-FROM `cdc`.`accounts_log`
-WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
-SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
-
--- step 38: count_invalid
--- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_raw_t_scd2_cdc`
-WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
-
--- step 39: quarantine
--- job: only when invalid is not 0.
-SELECT -COUNT(*) FROM `dw`.`account_history_quarantine`;
--- params: run_id
-INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
-SELECT ?,
-  CASE
-    WHEN `ingested_at` IS NULL THEN 'not_null(ingested_at): the watermark, so no window reads the row'
-    WHEN `tenant` IS NULL THEN 'not_null(tenant)'
-    WHEN `account_id` IS NULL THEN 'not_null(account_id)'
-    WHEN `lsn` IS NULL THEN 'not_null(lsn): cdc.sequence, which orders a key\'s changes'
-    WHEN `committed_at` IS NULL THEN 'not_null(committed_at): cdc.at, the time the change takes effect'
-    WHEN `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd') THEN 'cdc.op: not a known op code (insert: c, r; update: u; delete: d)'
-    WHEN `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0) THEN 'check: balance >= 0'
-  END,
-  `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
-FROM `incrc_raw_t_scd2_cdc`
-WHERE `ingested_at` IS NULL
-   OR `tenant` IS NULL
-   OR `account_id` IS NULL
-   OR `lsn` IS NULL
-   OR `committed_at` IS NULL
-   OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
-   OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
-SELECT COUNT(*) FROM `dw`.`account_history_quarantine`;
-
--- step 40: delete_invalid
--- job: only when invalid is not 0.
-SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
-DELETE FROM `incrc_raw_t_scd2_cdc`
-WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
-SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`;
-
--- step 41: count_changes
--- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_raw_t_scd2_cdc`;
-
--- step 42: resolve_versions
--- job: only when changes is not 0.
-INSERT INTO `incrc_stage_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
-SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`balance`, r.`lsn`, r.`committed_at`, r.`lsn`, r.`committed_at`, CAST(NULL AS TIMESTAMP),
-  CASE WHEN (r.`op` IN ('d')) THEN 3 ELSE 2 END
-FROM (
-  SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, `committed_at` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `balance` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_scd2_cdc`
-) AS r
-LEFT JOIN `dw`.`account_history` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id` AND t.`starts` = r.`committed_at`
-LEFT JOIN `dw`.`account_history_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id` AND b.`starts` = r.`committed_at`
-WHERE r.incrc_rn = 1
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
-
--- step 43: count_staged
--- job: only when changes is not 0; read one integer (NULL is 0) and add it to new_events, -rows_ignored (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_scd2_cdc`;
-
--- step 44: timeline_candidates
--- job: only when new_events is not 0.
-SELECT -COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
-INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
-SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
-FROM `incrc_stage_t_scd2_cdc`;
-SELECT COUNT(*) FROM `incrc_timeline_t_scd2_cdc`;
-
--- step 45: timeline_history
--- job: only when new_events is not 0.
-INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
-SELECT t.`tenant`, t.`account_id`, t.`plan`, t.`balance`, t.`lsn`, t.`committed_at`, t.`incrc_sequence`, t.`starts`, t.`ends`, 0
-FROM `dw`.`account_history` AS t
-WHERE EXISTS (
-  SELECT 1 FROM `incrc_stage_t_scd2_cdc` AS s
-  WHERE s.`tenant` = t.`tenant` AND s.`account_id` = t.`account_id`
-);
-
--- step 46: timeline_tombstones
--- job: only when new_events is not 0.
-INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `incrc_sequence`, `starts`, `incrc_kind`)
-SELECT b.`tenant`, b.`account_id`, b.`incrc_sequence`, b.`starts`, 1
-FROM `dw`.`account_history_tombstones` AS b
-WHERE EXISTS (
-  SELECT 1 FROM `incrc_stage_t_scd2_cdc` AS s
-  WHERE s.`tenant` = b.`tenant` AND s.`account_id` = b.`account_id`
-);
-
--- step 47: timeline_changes
--- job: only when new_events is not 0.
-INSERT INTO `incrc_changes_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_op`)
-SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_at`, x.`incrc_sequence`, x.`starts`,
-  CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP)) END,
-  CASE
-    WHEN x.`incrc_kind` = 3 THEN 3
-    WHEN x.`incrc_kind` = 0 THEN 4
-    WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts` THEN 2
-    WHEN x.incrc_prev_kind IN (0, 2) THEN 5
-    ELSE 1
-  END
-FROM (
-  SELECT t.`tenant`, t.`account_id`, t.`plan`, t.`balance`, t.`lsn`, t.`committed_at`, t.`incrc_sequence`, t.`starts`, t.`ends`, t.`incrc_kind`,
-    LAG(t.`starts`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_prev,
-    LAG(t.`incrc_kind`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_prev_kind,
-    LEAD(t.`starts`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_next,
-    LEAD(t.`incrc_kind`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_next_kind
-  FROM `incrc_timeline_t_scd2_cdc` AS t
-) AS x
-WHERE x.`incrc_kind` = 2
-   OR (x.`incrc_kind` = 3 AND x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`)
-   OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`starts`);
-
--- step 48: check_versions
--- job: only when new_events is not 0; read one integer (NULL is 0); not 0: fail with "%d version(s) would end before they start: a change's committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end".
-SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` <> 3 AND `ends` <= `starts`;
-
--- step 49: count_added_versions
--- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_inserted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 1;
-
--- step 50: count_rewritten_versions
--- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_updated (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_changes_t_scd2_cdc`
-WHERE `incrc_op` = 5 OR `incrc_op` = 2;
-
--- step 51: count_removed_versions
--- job: only when new_events is not 0; read one integer (NULL is 0) and add it to rows_deleted (a leading - subtracts).
-SELECT COUNT(*)
-FROM `incrc_stage_t_scd2_cdc`
-WHERE `incrc_kind` = 3;
-
--- step 52: retract_tombstones
--- job: only when new_events is not 0.
-SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
-MERGE INTO `dw`.`account_history_tombstones` AS t
-USING (
-  SELECT s.`tenant`, s.`account_id`, s.`starts`
-  FROM `incrc_stage_t_scd2_cdc` AS s
-) AS s
-ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
-WHEN MATCHED THEN DELETE;
-SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
-
--- step 53: apply_versions
--- job: only when new_events is not 0.
-MERGE INTO `dw`.`account_history` AS t
-USING `incrc_changes_t_scd2_cdc` AS s
-ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
-WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
-WHEN MATCHED THEN UPDATE SET
-  `plan` = s.`plan`,
-  `balance` = s.`balance`,
-  `lsn` = s.`lsn`,
-  `committed_at` = s.`committed_at`,
-  `incrc_sequence` = s.`incrc_sequence`,
-  `ends` = s.`ends`
-WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`)
-  VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`balance`, s.`lsn`, s.`committed_at`, s.`incrc_sequence`, s.`starts`, s.`ends`);
-
--- step 54: write_tombstones
--- job: only when new_events is not 0.
-SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
-INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
-SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
-FROM `incrc_stage_t_scd2_cdc`
-WHERE `incrc_kind` = 3;
-SELECT COUNT(*) FROM `dw`.`account_history_tombstones`;
-
--- step 55: target_has_rows
--- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
-SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END;
-
--- step 56: advance_watermark
--- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_scd2_cdc changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
--- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
-UPDATE `incrc_state`
-SET `watermark` = ?,
-    `spec_hash` = ?,
-    `updated_at` = ?,
-    `target_filled` = ?
-WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
--- params: pipeline, owner, watermark, spec_hash, now, target_filled
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND (`lease_owner` = ?)
-  AND `watermark` <=> ?
-  AND `spec_hash` <=> ?
-  AND `updated_at` <=> ?
-  AND `target_filled` <=> ?;
-
--- step 57: record_finish
--- job: status succeeded, the counts, finished_at and duration_ms.
--- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
-UPDATE `incrc_runs`
-SET `status` = ?,
-    `watermark_after` = ?,
-    `rows_read` = ?,
-    `rows_inserted` = ?,
-    `rows_updated` = ?,
-    `rows_deleted` = ?,
-    `rows_quarantined` = ?,
-    `rows_skipped` = ?,
-    `rows_ignored` = ?,
-    `finished_at` = ?,
-    `duration_ms` = ?,
-    `error` = ?,
-    `note` = ?
-WHERE `run_id` = ?;
-
--- step 58: drop_stage
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
-
--- step 59: drop_raw
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
-
--- step 60: drop_timeline
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
-
--- step 61: drop_changes
--- job: failed or not, after the steps: errors ignored.
-DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
-
--- step 62: release_lease
--- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
--- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
--- params: pipeline, owner
-UPDATE `incrc_state`
-SET `lease_owner` = NULL,
-    `lease_expires_at` = NULL
-WHERE `pipeline` = ? AND `lease_owner` = ?;
--- params: pipeline
-SELECT COUNT(*) FROM `incrc_state`
-WHERE (`pipeline` = ?)
-  AND `lease_owner` IS NULL
-  AND `lease_expires_at` IS NULL;
+    -- The program's steps; a failure rolls the write back and records the run as failed.
+    SET x_raised = 0;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        IF x_raised = 0 THEN
+          SET x_error_text = concat(x_step, ': the statement failed (a Spark SQL script cannot read the error\'s message; incrc run shows it)');
+        END IF;
+        SET v_error = x_error_text;
+        SET v_status = 'failed';
+        SET x_failed = 1;
+        SET v_watermark_after = v_watermark_before;
+        SET v_rows_inserted = 0;
+        SET v_rows_updated = 0;
+        SET v_rows_deleted = 0;
+        SET v_rows_quarantined = 0;
+        SET v_rows_skipped = 0;
+        SET v_rows_ignored = 0;
+        SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+        SET v_finished_at = v_now;
+        SET v_updated_at = v_now;
+        SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+        UPDATE `incrc_runs`
+        SET `status` = incrc_script.v_status,
+            `watermark_after` = incrc_script.v_watermark_after,
+            `rows_read` = incrc_script.v_rows_read,
+            `rows_inserted` = incrc_script.v_rows_inserted,
+            `rows_updated` = incrc_script.v_rows_updated,
+            `rows_deleted` = incrc_script.v_rows_deleted,
+            `rows_quarantined` = incrc_script.v_rows_quarantined,
+            `rows_skipped` = incrc_script.v_rows_skipped,
+            `rows_ignored` = incrc_script.v_rows_ignored,
+            `finished_at` = incrc_script.v_finished_at,
+            `duration_ms` = incrc_script.v_duration_ms,
+            `error` = incrc_script.v_error,
+            `note` = incrc_script.v_note
+        WHERE `run_id` = incrc_script.v_run_id;
+      END;
+      SET x_step = 'target_has_rows';
+      SET x_n = NULL;
+      SET x_n = (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END
+      );
+      SET x_n = COALESCE(x_n, 0);
+      SET v_target_found = v_target_found + x_n;
+      IF v_target_found = 0 THEN
+        SET x_step = 'check_target_kept';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_state`
+          WHERE `pipeline` = incrc_script.v_pipeline AND `target_filled` = 1
+        );
+        SET x_n = COALESCE(x_n, 0);
+        IF x_n <> 0 THEN
+          SET x_error_text = concat('the target dw.account_history holds no rows, but the run that last moved the watermark left rows in it (incrc_state.target_filled = ', CAST(x_n AS STRING), '): it was emptied (TRUNCATE, DELETE) or dropped and created again since, and a run from the watermark would leave out every row before it. Rebuild it from the source with incrc run --full-refresh, or move the watermark back with incrc state --rewind (to watermark.start to re-read everything)');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      SET x_step = 'probe_source';
+      SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
+      FROM `cdc`.`accounts_log`
+      WHERE 1 = 0;
+      IF v_window <> 0 THEN
+        SET x_step = 'drop_stage';
+        DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_stage';
+        CREATE TABLE `incrc_stage_t_scd2_cdc` (
+          `tenant` STRING,
+          `account_id` BIGINT,
+          `plan` STRING,
+          `balance` DECIMAL(12,2),
+          `lsn` DECIMAL(20,0),
+          `committed_at` TIMESTAMP,
+          `incrc_sequence` DECIMAL(20,0),
+          `starts` TIMESTAMP,
+          `ends` TIMESTAMP,
+          `incrc_kind` SMALLINT
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'drop_raw';
+        DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_raw';
+        CREATE TABLE `incrc_raw_t_scd2_cdc` (
+          `tenant` STRING,
+          `account_id` BIGINT,
+          `plan` STRING,
+          `balance` DECIMAL(12,2),
+          `op` STRING,
+          `lsn` DECIMAL(20,0),
+          `committed_at` TIMESTAMP,
+          `ingested_at` TIMESTAMP_NTZ
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'drop_timeline';
+        DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_timeline';
+        CREATE TABLE `incrc_timeline_t_scd2_cdc` (
+          `tenant` STRING,
+          `account_id` BIGINT,
+          `plan` STRING,
+          `balance` DECIMAL(12,2),
+          `lsn` DECIMAL(20,0),
+          `committed_at` TIMESTAMP,
+          `incrc_sequence` DECIMAL(20,0),
+          `starts` TIMESTAMP,
+          `ends` TIMESTAMP,
+          `incrc_kind` SMALLINT
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'drop_changes';
+        DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_changes';
+        CREATE TABLE `incrc_changes_t_scd2_cdc` (
+          `tenant` STRING,
+          `account_id` BIGINT,
+          `plan` STRING,
+          `balance` DECIMAL(12,2),
+          `lsn` DECIMAL(20,0),
+          `committed_at` TIMESTAMP,
+          `incrc_sequence` DECIMAL(20,0),
+          `starts` TIMESTAMP,
+          `ends` TIMESTAMP,
+          `incrc_op` SMALLINT
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'stage_window';
+        SET x_rows = 0;
+        SET x_rows = x_rows + COALESCE((
+          SELECT -COUNT(*) FROM `incrc_raw_t_scd2_cdc`
+        ), 0);
+        INSERT INTO `incrc_raw_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
+        SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
+        FROM `cdc`.`accounts_log`
+        WHERE ((`ingested_at` >= incrc_script.v_lo AND `ingested_at` < incrc_script.v_hi) OR `ingested_at` IS NULL);
+        SET x_rows = x_rows + COALESCE((
+          SELECT COUNT(*) FROM `incrc_raw_t_scd2_cdc`
+        ), 0);
+        SET v_rows_read = v_rows_read + x_rows;
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'count_invalid';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_raw_t_scd2_cdc`
+          WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0)
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_invalid = v_invalid + x_n;
+        SET v_rows_quarantined = v_rows_quarantined + x_n;
+      END IF;
+      IF v_invalid <> 0 THEN
+        SET x_step = 'quarantine';
+        INSERT INTO `dw`.`account_history_quarantine` (`incrc_run_id`, `incrc_reason`, `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`)
+        SELECT incrc_script.v_run_id,
+          CASE
+            WHEN `ingested_at` IS NULL THEN 'not_null(ingested_at): the watermark, so no window reads the row'
+            WHEN `tenant` IS NULL THEN 'not_null(tenant)'
+            WHEN `account_id` IS NULL THEN 'not_null(account_id)'
+            WHEN `lsn` IS NULL THEN 'not_null(lsn): cdc.sequence, which orders a key\'s changes'
+            WHEN `committed_at` IS NULL THEN 'not_null(committed_at): cdc.at, the time the change takes effect'
+            WHEN `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd') THEN 'cdc.op: not a known op code (insert: c, r; update: u; delete: d)'
+            WHEN `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0) THEN 'check: balance >= 0'
+          END,
+          `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`
+        FROM `incrc_raw_t_scd2_cdc`
+        WHERE `ingested_at` IS NULL
+           OR `tenant` IS NULL
+           OR `account_id` IS NULL
+           OR `lsn` IS NULL
+           OR `committed_at` IS NULL
+           OR `op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')
+           OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+      END IF;
+      IF v_invalid <> 0 THEN
+        SET x_step = 'delete_invalid';
+        DELETE FROM `incrc_raw_t_scd2_cdc`
+        WHERE `ingested_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `lsn` IS NULL OR `committed_at` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND NOT (`balance` >= 0);
+      END IF;
+      IF v_rows_read <> 0 THEN
+        SET x_step = 'count_changes';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_raw_t_scd2_cdc`
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_changes = v_changes + x_n;
+        SET v_rows_ignored = v_rows_ignored + x_n;
+      END IF;
+      IF v_changes <> 0 THEN
+        SET x_step = 'resolve_versions';
+        INSERT INTO `incrc_stage_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
+        SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`balance`, r.`lsn`, r.`committed_at`, r.`lsn`, r.`committed_at`, CAST(NULL AS TIMESTAMP),
+          CASE WHEN (r.`op` IN ('d')) THEN 3 ELSE 2 END
+        FROM (
+          SELECT `tenant`, `account_id`, `plan`, `balance`, `op`, `lsn`, `committed_at`, `ingested_at`,
+            ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, `committed_at` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `balance` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
+          FROM `incrc_raw_t_scd2_cdc`
+        ) AS r
+        LEFT JOIN `dw`.`account_history` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id` AND t.`starts` = r.`committed_at`
+        LEFT JOIN `dw`.`account_history_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id` AND b.`starts` = r.`committed_at`
+        WHERE r.incrc_rn = 1
+          AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
+          AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+      END IF;
+      IF v_changes <> 0 THEN
+        SET x_step = 'count_staged';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_stage_t_scd2_cdc`
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_new_events = v_new_events + x_n;
+        SET v_rows_ignored = v_rows_ignored - x_n;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'timeline_candidates';
+        INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
+        SELECT `tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`
+        FROM `incrc_stage_t_scd2_cdc`;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'timeline_history';
+        INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_kind`)
+        SELECT t.`tenant`, t.`account_id`, t.`plan`, t.`balance`, t.`lsn`, t.`committed_at`, t.`incrc_sequence`, t.`starts`, t.`ends`, 0
+        FROM `dw`.`account_history` AS t
+        WHERE EXISTS (
+          SELECT 1 FROM `incrc_stage_t_scd2_cdc` AS s
+          WHERE s.`tenant` = t.`tenant` AND s.`account_id` = t.`account_id`
+        );
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'timeline_tombstones';
+        INSERT INTO `incrc_timeline_t_scd2_cdc` (`tenant`, `account_id`, `incrc_sequence`, `starts`, `incrc_kind`)
+        SELECT b.`tenant`, b.`account_id`, b.`incrc_sequence`, b.`starts`, 1
+        FROM `dw`.`account_history_tombstones` AS b
+        WHERE EXISTS (
+          SELECT 1 FROM `incrc_stage_t_scd2_cdc` AS s
+          WHERE s.`tenant` = b.`tenant` AND s.`account_id` = b.`account_id`
+        );
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'timeline_changes';
+        INSERT INTO `incrc_changes_t_scd2_cdc` (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`, `incrc_op`)
+        SELECT x.`tenant`, x.`account_id`, x.`plan`, x.`balance`, x.`lsn`, x.`committed_at`, x.`incrc_sequence`, x.`starts`,
+          CASE WHEN x.`incrc_kind` = 0 THEN x.incrc_next ELSE COALESCE(x.incrc_next, CAST('9999-12-31 00:00:00+00:00' AS TIMESTAMP)) END,
+          CASE
+            WHEN x.`incrc_kind` = 3 THEN 3
+            WHEN x.`incrc_kind` = 0 THEN 4
+            WHEN x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts` THEN 2
+            WHEN x.incrc_prev_kind IN (0, 2) THEN 5
+            ELSE 1
+          END
+        FROM (
+          SELECT t.`tenant`, t.`account_id`, t.`plan`, t.`balance`, t.`lsn`, t.`committed_at`, t.`incrc_sequence`, t.`starts`, t.`ends`, t.`incrc_kind`,
+            LAG(t.`starts`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_prev,
+            LAG(t.`incrc_kind`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_prev_kind,
+            LEAD(t.`starts`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_next,
+            LEAD(t.`incrc_kind`) OVER (PARTITION BY t.`tenant`, t.`account_id` ORDER BY t.`starts`, t.`incrc_kind`) AS incrc_next_kind
+          FROM `incrc_timeline_t_scd2_cdc` AS t
+        ) AS x
+        WHERE x.`incrc_kind` = 2
+           OR (x.`incrc_kind` = 3 AND x.incrc_prev_kind = 0 AND x.incrc_prev = x.`starts`)
+           OR (x.`incrc_kind` = 0 AND x.incrc_next_kind >= 2 AND x.incrc_next > x.`starts`);
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'check_versions';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_changes_t_scd2_cdc`
+          WHERE `incrc_op` <> 3 AND `ends` <= `starts`
+        );
+        SET x_n = COALESCE(x_n, 0);
+        IF x_n <> 0 THEN
+          SET x_error_text = concat(CAST(x_n AS STRING), ' version(s) would end before they start: a change\'s committed_at is at or after scd2.open_end 9999-12-31; fix the change log, or set a later open_end');
+          SET x_raised = 1;
+          SET x_rc = raise_error(x_error_text);
+        END IF;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'count_added_versions';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_changes_t_scd2_cdc`
+          WHERE `incrc_op` = 1
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_rows_inserted = v_rows_inserted + x_n;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'count_rewritten_versions';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_changes_t_scd2_cdc`
+          WHERE `incrc_op` = 5 OR `incrc_op` = 2
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_rows_updated = v_rows_updated + x_n;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'count_removed_versions';
+        SET x_n = NULL;
+        SET x_n = (
+          SELECT COUNT(*)
+          FROM `incrc_stage_t_scd2_cdc`
+          WHERE `incrc_kind` = 3
+        );
+        SET x_n = COALESCE(x_n, 0);
+        SET v_rows_deleted = v_rows_deleted + x_n;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'retract_tombstones';
+        MERGE INTO `dw`.`account_history_tombstones` AS t
+        USING (
+          SELECT s.`tenant`, s.`account_id`, s.`starts`
+          FROM `incrc_stage_t_scd2_cdc` AS s
+        ) AS s
+        ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
+        WHEN MATCHED THEN DELETE;
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'apply_versions';
+        MERGE INTO `dw`.`account_history` AS t
+        USING `incrc_changes_t_scd2_cdc` AS s
+        ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
+        WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+        WHEN MATCHED THEN UPDATE SET
+          `plan` = s.`plan`,
+          `balance` = s.`balance`,
+          `lsn` = s.`lsn`,
+          `committed_at` = s.`committed_at`,
+          `incrc_sequence` = s.`incrc_sequence`,
+          `ends` = s.`ends`
+        WHEN NOT MATCHED AND s.`incrc_op` <> 3 THEN INSERT (`tenant`, `account_id`, `plan`, `balance`, `lsn`, `committed_at`, `incrc_sequence`, `starts`, `ends`)
+          VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`balance`, s.`lsn`, s.`committed_at`, s.`incrc_sequence`, s.`starts`, s.`ends`);
+      END IF;
+      IF v_new_events <> 0 THEN
+        SET x_step = 'write_tombstones';
+        INSERT INTO `dw`.`account_history_tombstones` (`tenant`, `account_id`, `starts`, `incrc_sequence`)
+        SELECT `tenant`, `account_id`, `starts`, `incrc_sequence`
+        FROM `incrc_stage_t_scd2_cdc`
+        WHERE `incrc_kind` = 3;
+      END IF;
+      SET x_step = 'target_has_rows';
+      SET x_n = NULL;
+      SET x_n = (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`account_history`) THEN 1 ELSE 0 END
+      );
+      SET x_n = COALESCE(x_n, 0);
+      SET v_target_filled = v_target_filled + x_n;
+      SET x_step = 'advance_watermark';
+      SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+      SET v_finished_at = v_now;
+      SET v_updated_at = v_now;
+      SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+      SET x_rows = 0;
+      UPDATE `incrc_state`
+      SET `watermark` = incrc_script.v_watermark,
+          `spec_hash` = incrc_script.v_spec_hash,
+          `updated_at` = incrc_script.v_now,
+          `target_filled` = incrc_script.v_target_filled
+      WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner AND COALESCE(`watermark`, '') = incrc_script.v_expected;
+      SET x_rows = x_rows + COALESCE((
+        SELECT COUNT(*) FROM `incrc_state`
+        WHERE (`pipeline` = incrc_script.v_pipeline)
+          AND (`lease_owner` = incrc_script.v_owner)
+          AND `watermark` <=> incrc_script.v_watermark
+          AND `spec_hash` <=> incrc_script.v_spec_hash
+          AND `updated_at` <=> incrc_script.v_now
+          AND `target_filled` <=> incrc_script.v_target_filled
+      ), 0);
+      IF x_rows <> 1 THEN
+        SET x_error_text = concat('advance_watermark: the state of pipeline t_scd2_cdc changed under this run, or its lease was lost (', CAST(x_rows AS STRING), ' rows changed, expected 1): nothing committed');
+        SET x_raised = 1;
+        SET x_rc = raise_error(x_error_text);
+      END IF;
+      SET x_step = 'record_finish';
+      SET v_now = date_format(CAST(current_timestamp() AS TIMESTAMP_NTZ), 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS\'Z\'');
+      SET v_finished_at = v_now;
+      SET v_updated_at = v_now;
+      SET v_duration_ms = timestampdiff(MILLISECOND, x_clock, CAST(current_timestamp() AS TIMESTAMP_NTZ));
+      UPDATE `incrc_runs`
+      SET `status` = incrc_script.v_status,
+          `watermark_after` = incrc_script.v_watermark_after,
+          `rows_read` = incrc_script.v_rows_read,
+          `rows_inserted` = incrc_script.v_rows_inserted,
+          `rows_updated` = incrc_script.v_rows_updated,
+          `rows_deleted` = incrc_script.v_rows_deleted,
+          `rows_quarantined` = incrc_script.v_rows_quarantined,
+          `rows_skipped` = incrc_script.v_rows_skipped,
+          `rows_ignored` = incrc_script.v_rows_ignored,
+          `finished_at` = incrc_script.v_finished_at,
+          `duration_ms` = incrc_script.v_duration_ms,
+          `error` = incrc_script.v_error,
+          `note` = incrc_script.v_note
+      WHERE `run_id` = incrc_script.v_run_id;
+    END;
+    -- Then, failed or not: the cleanup, the lease given back.
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_stage_t_scd2_cdc` PURGE;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_raw_t_scd2_cdc` PURGE;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_timeline_t_scd2_cdc` PURGE;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_changes_t_scd2_cdc` PURGE;
+    END;
+    UPDATE `incrc_state`
+    SET `lease_owner` = NULL,
+        `lease_expires_at` = NULL
+    WHERE `pipeline` = incrc_script.v_pipeline AND `lease_owner` = incrc_script.v_owner;
+    IF x_failed <> 0 THEN
+      SET x_rc = raise_error(v_error);
+    END IF;
+  END incrc_script;
+END
