@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -19,6 +21,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -295,7 +298,26 @@ CREATE TABLE `incrc_deletes_dw_customers` (
 )
 USING DELTA;
 
--- step 33: stage_all
+-- step 33: drop_ranked
+-- job: run it.
+DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
+
+-- step 34: create_ranked
+-- job: run it.
+CREATE TABLE `incrc_ranked_dw_customers` (
+  `customer_id` BIGINT,
+  `name` STRING,
+  `country` STRING,
+  `op` STRING,
+  `lsn` BIGINT,
+  `committed_at` TIMESTAMP_NTZ,
+  `ingested_at` TIMESTAMP_NTZ,
+  `incrc_target_sequence` BIGINT,
+  `incrc_tombstone_sequence` BIGINT
+)
+USING DELTA;
+
+-- step 35: stage_all
 -- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_dw_customers`;
 -- params: start, hi
@@ -305,13 +327,13 @@ FROM `cdc`.`customers_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 SELECT COUNT(*) FROM `incrc_raw_dw_customers`;
 
--- step 34: count_invalid
+-- step 36: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 
--- step 35: quarantine
+-- step 37: quarantine
 -- job: only when invalid is not 0.
 SELECT -COUNT(*) FROM `dw`.`customers_quarantine`;
 -- params: run_id
@@ -333,71 +355,68 @@ WHERE `ingested_at` IS NULL
    OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 SELECT COUNT(*) FROM `dw`.`customers_quarantine`;
 
--- step 36: delete_invalid
+-- step 38: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_dw_customers`
 WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd')) OR `op` IN ('c', 'r', 'u') AND `country` IS NULL;
 
--- step 37: count_changes
+-- step 39: count_changes
 -- job: read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`;
 
--- step 38: clear_target
+-- step 40: clear_target
 -- job: run it.
 DELETE FROM `dw`.`customers`;
 
--- step 39: clear_tombstones
+-- step 41: clear_tombstones
 -- job: run it.
 DELETE FROM `dw`.`customers_tombstones`;
 
--- step 40: resolve_upserts
+-- step 42: rank_changes
+-- job: only when changes is not 0.
+INSERT INTO `incrc_ranked_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+SELECT r.`customer_id`, r.`name`, r.`country`, r.`op`, r.`lsn`, r.`committed_at`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
+FROM (
+  SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
+    ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC NULLS LAST, `name` DESC NULLS LAST, `country` DESC NULLS LAST, `op` DESC NULLS LAST, `committed_at` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
+  FROM `incrc_raw_dw_customers`
+) AS r
+LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
+LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
+WHERE r.incrc_rn = 1
+  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
+  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+
+-- step 43: resolve_upserts
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_stage_dw_customers`;
 INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
-SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
-FROM (
-  SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC NULLS LAST, `name` DESC NULLS LAST, `country` DESC NULLS LAST, `op` DESC NULLS LAST, `committed_at` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_dw_customers`
-) AS r
-LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-WHERE r.incrc_rn = 1
-  AND NOT (r.`op` IN ('d'))
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT `customer_id`, `name`, `country`, `committed_at`, `lsn`
+FROM `incrc_ranked_dw_customers`
+WHERE NOT (`op` IN ('d'));
 SELECT COUNT(*) FROM `incrc_stage_dw_customers`;
 
--- step 41: resolve_deletes
+-- step 44: resolve_deletes
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_deletes_dw_customers`;
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
-SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
-FROM (
-  SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC NULLS LAST, `name` DESC NULLS LAST, `country` DESC NULLS LAST, `op` DESC NULLS LAST, `committed_at` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_dw_customers`
-) AS r
-LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-WHERE r.incrc_rn = 1
-  AND (r.`op` IN ('d'))
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT `customer_id`, `lsn`, `committed_at`
+FROM `incrc_ranked_dw_customers`
+WHERE (`op` IN ('d'));
 SELECT COUNT(*) FROM `incrc_deletes_dw_customers`;
 
--- step 42: count_staged
+-- step 45: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_dw_customers`;
 
--- step 43: count_deletes
+-- step 46: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_dw_customers`;
 
--- step 44: write
+-- step 47: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`customers` AS t
 USING `incrc_stage_dw_customers` AS s
@@ -410,7 +429,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
   VALUES (s.`customer_id`, s.`name`, s.`country`, s.`committed_at`, s.`incrc_sequence`);
 
--- step 45: apply_deletes
+-- step 48: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`customers` AS t
 USING (
@@ -420,7 +439,7 @@ USING (
 ON t.`customer_id` = s.`customer_id`
 WHEN MATCHED THEN DELETE;
 
--- step 46: write_tombstones
+-- step 49: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`customers_tombstones` AS t
 USING `incrc_deletes_dw_customers` AS s
@@ -431,11 +450,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
   VALUES (s.`customer_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
 
--- step 47: target_has_rows
+-- step 50: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`customers`) THEN 1 ELSE 0 END;
 
--- step 48: advance_watermark
+-- step 51: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline dw_customers changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -445,7 +464,7 @@ SET `watermark` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 49: record_finish
+-- step 52: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -464,19 +483,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 50: drop_stage
+-- step 53: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_dw_customers`;
 
--- step 51: drop_raw
+-- step 54: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_dw_customers`;
 
--- step 52: drop_deletes
+-- step 55: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_dw_customers`;
 
--- step 53: release_lease
+-- step 56: drop_ranked
+-- job: failed or not, after the steps: errors ignored.
+DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
+
+-- step 57: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

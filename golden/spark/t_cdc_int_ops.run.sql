@@ -13,10 +13,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -277,7 +280,23 @@ CREATE TABLE `incrc_deletes_t_cdc_int_ops` (
 )
 USING DELTA;
 
--- step 33: stage_window
+-- step 33: drop_ranked
+-- job: only when window is not 0.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
+
+-- step 34: create_ranked
+-- job: only when window is not 0.
+CREATE TABLE `incrc_ranked_t_cdc_int_ops` (
+  `id` BIGINT,
+  `body` STRING,
+  `kind` SMALLINT,
+  `seq` BIGINT,
+  `incrc_target_sequence` BIGINT,
+  `incrc_tombstone_sequence` BIGINT
+)
+USING DELTA;
+
+-- step 35: stage_window
 -- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 -- params: lo, hi
@@ -289,73 +308,67 @@ FROM (
 WHERE ((`seq` >= ? AND `seq` < ?) OR `seq` IS NULL);
 SELECT COUNT(*) FROM `incrc_raw_t_cdc_int_ops`;
 
--- step 34: count_invalid
+-- step 36: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid (a leading - subtracts); not 0: fail with "%d change(s) break a rule (a NULL watermark, key or sequence, an unknown op code, or a quality rule of an insert's or update's image), and on_invalid is fail or there is no quality section to quarantine them: nothing written".
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`
 WHERE `seq` IS NULL OR `id` IS NULL OR (`kind` IS NULL OR `kind` NOT IN (1, 2, 3));
 
--- step 35: count_changes
+-- step 37: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_int_ops`;
 
--- step 36: resolve_upserts
+-- step 38: rank_changes
+-- job: only when changes is not 0.
+INSERT INTO `incrc_ranked_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+SELECT r.`id`, r.`body`, r.`kind`, r.`seq`, t.`incrc_sequence`, b.`incrc_sequence`
+FROM (
+  SELECT `id`, `body`, `kind`, `seq`,
+    ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC NULLS LAST, `kind` DESC NULLS LAST) AS incrc_rn
+  FROM `incrc_raw_t_cdc_int_ops`
+) AS r
+LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
+LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
+WHERE r.incrc_rn = 1
+  AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
+  AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+
+-- step 39: resolve_upserts
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
-SELECT r.`id`, r.`body`, r.`seq`
-FROM (
-  SELECT `id`, `body`, `kind`, `seq`,
-    ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC NULLS LAST, `kind` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_int_ops`
-) AS r
-LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
-LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
-WHERE r.incrc_rn = 1
-  AND NOT (r.`kind` IN (3))
-  AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT `id`, `body`, `seq`
+FROM `incrc_ranked_t_cdc_int_ops`
+WHERE NOT (`kind` IN (3));
 SELECT COUNT(*) FROM `incrc_stage_t_cdc_int_ops`;
 
--- step 37: resolve_deletes
+-- step 40: resolve_deletes
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
-SELECT r.`id`, r.`seq`
-FROM (
-  SELECT `id`, `body`, `kind`, `seq`,
-    ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC NULLS LAST, `kind` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_int_ops`
-) AS r
-LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
-LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
-WHERE r.incrc_rn = 1
-  AND (r.`kind` IN (3))
-  AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+SELECT `id`, `seq`
+FROM `incrc_ranked_t_cdc_int_ops`
+WHERE (`kind` IN (3));
 SELECT COUNT(*) FROM `incrc_deletes_t_cdc_int_ops`;
 
--- step 38: count_staged
+-- step 41: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_int_ops`;
 
--- step 39: count_matched
+-- step 42: count_matched
 -- job: only when upserts is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_t_cdc_int_ops` AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`documents` AS t
-  WHERE t.`id` = s.`id`
-);
+FROM `incrc_ranked_t_cdc_int_ops`
+WHERE NOT (`kind` IN (3)) AND `incrc_target_sequence` IS NOT NULL;
 
--- step 40: count_deletes
+-- step 43: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_int_ops`;
 
--- step 41: retract_tombstones
+-- step 44: retract_tombstones
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING (
@@ -365,7 +378,7 @@ USING (
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
 
--- step 42: write
+-- step 45: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`documents` AS t
 USING `incrc_stage_t_cdc_int_ops` AS s
@@ -376,7 +389,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `body`, `incrc_sequence`)
   VALUES (s.`id`, s.`body`, s.`incrc_sequence`);
 
--- step 43: apply_deletes
+-- step 46: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`documents` AS t
 USING (
@@ -386,7 +399,7 @@ USING (
 ON t.`id` = s.`id`
 WHEN MATCHED THEN DELETE;
 
--- step 44: write_tombstones
+-- step 47: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`documents_tombstones` AS t
 USING `incrc_deletes_t_cdc_int_ops` AS s
@@ -396,11 +409,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`id`, `incrc_sequence`)
   VALUES (s.`id`, s.`incrc_sequence`);
 
--- step 45: target_has_rows
+-- step 48: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`documents`) THEN 1 ELSE 0 END;
 
--- step 46: advance_watermark
+-- step 49: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_int_ops changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -410,7 +423,7 @@ SET `watermark` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 47: record_finish
+-- step 50: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -429,19 +442,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 48: drop_stage
+-- step 51: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_int_ops`;
 
--- step 49: drop_raw
+-- step 52: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_int_ops`;
 
--- step 50: drop_deletes
+-- step 53: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
 
--- step 51: release_lease
+-- step 54: drop_ranked
+-- job: failed or not, after the steps: errors ignored.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
+
+-- step 55: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

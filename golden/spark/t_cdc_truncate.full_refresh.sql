@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   drop_truncate
 --   create_truncate
 --   stage_all              rows changed -> rows_read
@@ -30,6 +32,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -41,7 +44,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -303,18 +306,35 @@ CREATE TABLE `incrc_deletes_t_cdc_truncate` (
 )
 USING DELTA;
 
--- step 34: drop_truncate
+-- step 34: drop_ranked
+-- job: run it.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_truncate`;
+
+-- step 35: create_ranked
+-- job: run it.
+CREATE TABLE `incrc_ranked_t_cdc_truncate` (
+  `account_id` BIGINT,
+  `plan` STRING,
+  `op` STRING,
+  `lsn` BIGINT,
+  `ingested_at` TIMESTAMP_NTZ,
+  `incrc_target_sequence` BIGINT,
+  `incrc_tombstone_sequence` BIGINT
+)
+USING DELTA;
+
+-- step 36: drop_truncate
 -- job: run it.
 DROP TABLE IF EXISTS `incrc_truncate_t_cdc_truncate`;
 
--- step 35: create_truncate
+-- step 37: create_truncate
 -- job: run it.
 CREATE TABLE `incrc_truncate_t_cdc_truncate` (
   `incrc_sequence` BIGINT
 )
 USING DELTA;
 
--- step 36: stage_all
+-- step 38: stage_all
 -- job: add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_cdc_truncate`;
 -- params: start, hi
@@ -324,13 +344,13 @@ FROM `cdc`.`accounts_log`
 WHERE ((`ingested_at` >= ? AND `ingested_at` < ?) OR `ingested_at` IS NULL);
 SELECT COUNT(*) FROM `incrc_raw_t_cdc_truncate`;
 
--- step 37: count_invalid
+-- step 39: count_invalid
 -- job: read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_truncate`
 WHERE `ingested_at` IS NULL OR NOT (`op` IN ('t')) AND `account_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd', 't')) OR `op` IN ('c', 'r', 'u') AND `plan` IS NULL;
 
--- step 38: quarantine
+-- step 40: quarantine
 -- job: only when invalid is not 0.
 SELECT -COUNT(*) FROM `dw`.`subscriptions_quarantine`;
 -- params: run_id
@@ -352,29 +372,29 @@ WHERE `ingested_at` IS NULL
    OR `op` IN ('c', 'r', 'u') AND `plan` IS NULL;
 SELECT COUNT(*) FROM `dw`.`subscriptions_quarantine`;
 
--- step 39: delete_invalid
+-- step 41: delete_invalid
 -- job: only when invalid is not 0.
 DELETE FROM `incrc_raw_t_cdc_truncate`
 WHERE `ingested_at` IS NULL OR NOT (`op` IN ('t')) AND `account_id` IS NULL OR `lsn` IS NULL OR (`op` IS NULL OR `op` NOT IN ('c', 'r', 'u', 'd', 't')) OR `op` IN ('c', 'r', 'u') AND `plan` IS NULL;
 
--- step 40: count_changes
+-- step 42: count_changes
 -- job: read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_truncate`;
 
--- step 41: clear_target
+-- step 43: clear_target
 -- job: run it.
 DELETE FROM `dw`.`subscriptions`;
 
--- step 42: clear_tombstones
+-- step 44: clear_tombstones
 -- job: run it.
 DELETE FROM `dw`.`subscriptions_tombstones`;
 
--- step 43: clear_truncated
+-- step 45: clear_truncated
 -- job: run it.
 DELETE FROM `dw`.`subscriptions_truncated`;
 
--- step 44: resolve_truncate
+-- step 46: resolve_truncate
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_truncate_t_cdc_truncate`;
 INSERT INTO `incrc_truncate_t_cdc_truncate` (`incrc_sequence`)
@@ -391,12 +411,12 @@ WHERE x.`incrc_sequence` IS NOT NULL
   );
 SELECT COUNT(*) FROM `incrc_truncate_t_cdc_truncate`;
 
--- step 45: count_truncate
+-- step 47: count_truncate
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to truncate, rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_truncate_t_cdc_truncate`;
 
--- step 46: truncate_target
+-- step 48: truncate_target
 -- job: only when truncate is not 0.
 MERGE INTO `dw`.`subscriptions` AS t
 USING (
@@ -406,7 +426,7 @@ USING (
 ON t.`incrc_sequence` <= b.`incrc_sequence`
 WHEN MATCHED THEN DELETE;
 
--- step 47: truncate_tombstones
+-- step 49: truncate_tombstones
 -- job: only when truncate is not 0.
 MERGE INTO `dw`.`subscriptions_tombstones` AS t
 USING (
@@ -416,11 +436,11 @@ USING (
 ON t.`incrc_sequence` <= b.`incrc_sequence`
 WHEN MATCHED THEN DELETE;
 
--- step 48: clear_truncated
+-- step 50: clear_truncated
 -- job: only when truncate is not 0.
 DELETE FROM `dw`.`subscriptions_truncated`;
 
--- step 49: write_truncated
+-- step 51: write_truncated
 -- job: only when truncate is not 0.
 SELECT -COUNT(*) FROM `dw`.`subscriptions_truncated`;
 INSERT INTO `dw`.`subscriptions_truncated` (`incrc_sequence`)
@@ -428,12 +448,12 @@ SELECT `incrc_sequence`
 FROM `incrc_truncate_t_cdc_truncate`;
 SELECT COUNT(*) FROM `dw`.`subscriptions_truncated`;
 
--- step 50: drop_truncates
+-- step 52: drop_truncates
 -- job: only when changes is not 0.
 DELETE FROM `incrc_raw_t_cdc_truncate`
 WHERE `op` IN ('t');
 
--- step 51: drop_truncated
+-- step 53: drop_truncated
 -- job: only when changes is not 0.
 MERGE INTO `incrc_raw_t_cdc_truncate` AS t
 USING (
@@ -443,53 +463,50 @@ USING (
 ON t.`lsn` <= b.`incrc_sequence`
 WHEN MATCHED THEN DELETE;
 
--- step 52: resolve_upserts
+-- step 54: rank_changes
+-- job: only when changes is not 0.
+INSERT INTO `incrc_ranked_t_cdc_truncate` (`account_id`, `plan`, `op`, `lsn`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+SELECT r.`account_id`, r.`plan`, r.`op`, r.`lsn`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
+FROM (
+  SELECT `account_id`, `plan`, `op`, `lsn`, `ingested_at`,
+    ROW_NUMBER() OVER (PARTITION BY `account_id` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
+  FROM `incrc_raw_t_cdc_truncate`
+) AS r
+LEFT JOIN `dw`.`subscriptions` AS t ON t.`account_id` = r.`account_id`
+LEFT JOIN `dw`.`subscriptions_tombstones` AS b ON b.`account_id` = r.`account_id`
+WHERE r.incrc_rn = 1
+  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
+  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+
+-- step 55: resolve_upserts
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_stage_t_cdc_truncate`;
 INSERT INTO `incrc_stage_t_cdc_truncate` (`account_id`, `plan`, `incrc_sequence`)
-SELECT r.`account_id`, r.`plan`, r.`lsn`
-FROM (
-  SELECT `account_id`, `plan`, `op`, `lsn`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `account_id` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_truncate`
-) AS r
-LEFT JOIN `dw`.`subscriptions` AS t ON t.`account_id` = r.`account_id`
-LEFT JOIN `dw`.`subscriptions_tombstones` AS b ON b.`account_id` = r.`account_id`
-WHERE r.incrc_rn = 1
-  AND NOT (r.`op` IN ('d'))
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT `account_id`, `plan`, `lsn`
+FROM `incrc_ranked_t_cdc_truncate`
+WHERE NOT (`op` IN ('d'));
 SELECT COUNT(*) FROM `incrc_stage_t_cdc_truncate`;
 
--- step 53: resolve_deletes
+-- step 56: resolve_deletes
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_truncate`;
 INSERT INTO `incrc_deletes_t_cdc_truncate` (`account_id`, `incrc_sequence`)
-SELECT r.`account_id`, r.`lsn`
-FROM (
-  SELECT `account_id`, `plan`, `op`, `lsn`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `account_id` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_truncate`
-) AS r
-LEFT JOIN `dw`.`subscriptions` AS t ON t.`account_id` = r.`account_id`
-LEFT JOIN `dw`.`subscriptions_tombstones` AS b ON b.`account_id` = r.`account_id`
-WHERE r.incrc_rn = 1
-  AND (r.`op` IN ('d'))
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT `account_id`, `lsn`
+FROM `incrc_ranked_t_cdc_truncate`
+WHERE (`op` IN ('d'));
 SELECT COUNT(*) FROM `incrc_deletes_t_cdc_truncate`;
 
--- step 54: count_staged
+-- step 57: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_truncate`;
 
--- step 55: count_deletes
+-- step 58: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_truncate`;
 
--- step 56: write
+-- step 59: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`subscriptions` AS t
 USING `incrc_stage_t_cdc_truncate` AS s
@@ -500,7 +517,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`account_id`, `plan`, `incrc_sequence`)
   VALUES (s.`account_id`, s.`plan`, s.`incrc_sequence`);
 
--- step 57: apply_deletes
+-- step 60: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`subscriptions` AS t
 USING (
@@ -510,7 +527,7 @@ USING (
 ON t.`account_id` = s.`account_id`
 WHEN MATCHED THEN DELETE;
 
--- step 58: write_tombstones
+-- step 61: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`subscriptions_tombstones` AS t
 USING `incrc_deletes_t_cdc_truncate` AS s
@@ -520,11 +537,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`account_id`, `incrc_sequence`)
   VALUES (s.`account_id`, s.`incrc_sequence`);
 
--- step 59: target_has_rows
+-- step 62: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`subscriptions`) THEN 1 ELSE 0 END;
 
--- step 60: advance_watermark
+-- step 63: advance_watermark
 -- job: it must change exactly one row (num_affected_rows), or fail with "advance_watermark: the state of pipeline t_cdc_truncate changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -534,7 +551,7 @@ SET `watermark` = ?,
     `target_filled` = ?
 WHERE `pipeline` = ? AND `lease_owner` = ? AND COALESCE(`watermark`, '') = ?;
 
--- step 61: record_finish
+-- step 64: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -553,23 +570,27 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 62: drop_stage
+-- step 65: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_truncate`;
 
--- step 63: drop_raw
+-- step 66: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_truncate`;
 
--- step 64: drop_deletes
+-- step 67: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_truncate`;
 
--- step 65: drop_truncate
+-- step 68: drop_ranked
+-- job: failed or not, after the steps: errors ignored.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_truncate`;
+
+-- step 69: drop_truncate
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_truncate_t_cdc_truncate`;
 
--- step 66: release_lease
+-- step 70: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner

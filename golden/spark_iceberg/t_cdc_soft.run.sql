@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Spark / Databricks: the statement sequence a job runs, in order. Spark's SQL scripting (Spark 4.0+, Databricks
 -- Runtime 16.3+) cannot read how many rows a statement changed, which the lease's and the watermark's compare-and-set
@@ -325,7 +328,27 @@ CREATE TABLE `incrc_deletes_t_cdc_soft` (
 )
 USING iceberg;
 
--- step 35: stage_window
+-- step 35: drop_ranked
+-- job: only when window is not 0.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft` PURGE;
+
+-- step 36: create_ranked
+-- job: only when window is not 0.
+CREATE TABLE `incrc_ranked_t_cdc_soft` (
+  `tenant` STRING,
+  `account_id` BIGINT,
+  `plan` STRING,
+  `seats` INT,
+  `change_type` STRING,
+  `changed_at` TIMESTAMP,
+  `loaded_at` TIMESTAMP_NTZ,
+  `incrc_target_sequence` TIMESTAMP,
+  `incrc_tombstone_sequence` TIMESTAMP,
+  `incrc_tombstone_at` TIMESTAMP
+)
+USING iceberg;
+
+-- step 37: stage_window
 -- job: only when window is not 0; add the values its SELECT COUNT(*) statements read to rows_read (a leading - subtracts).
 SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 -- params: lo, hi
@@ -335,13 +358,13 @@ FROM `app`.`accounts_changes`
 WHERE ((`loaded_at` >= ? AND `loaded_at` < ?) OR `loaded_at` IS NULL);
 SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
--- step 36: count_invalid
+-- step 38: count_invalid
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to invalid, rows_quarantined (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 
--- step 37: quarantine
+-- step 39: quarantine
 -- job: only when invalid is not 0.
 SELECT -COUNT(*) FROM `dw`.`accounts_quarantine`;
 -- params: run_id
@@ -367,73 +390,69 @@ WHERE `loaded_at` IS NULL
    OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 SELECT COUNT(*) FROM `dw`.`accounts_quarantine`;
 
--- step 38: delete_invalid
+-- step 40: delete_invalid
 -- job: only when invalid is not 0.
 SELECT COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 DELETE FROM `incrc_raw_t_cdc_soft`
 WHERE `loaded_at` IS NULL OR `tenant` IS NULL OR `account_id` IS NULL OR `changed_at` IS NULL OR (`change_type` IS NULL OR `change_type` NOT IN ('INSERT', 'UPDATE', 'DELETE')) OR `change_type` IN ('INSERT', 'UPDATE') AND `plan` IS NULL OR `change_type` IN ('INSERT', 'UPDATE') AND NOT (`seats` >= 0);
 SELECT -COUNT(*) FROM `incrc_raw_t_cdc_soft`;
 
--- step 39: count_changes
+-- step 41: count_changes
 -- job: only when rows_read is not 0; read one integer (NULL is 0) and add it to changes, rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_raw_t_cdc_soft`;
 
--- step 40: resolve_upserts
+-- step 42: rank_changes
+-- job: only when changes is not 0.
+INSERT INTO `incrc_ranked_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`, `incrc_tombstone_at`)
+SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, t.`incrc_sequence`, b.`incrc_sequence`, b.`incrc_deleted_at`
+FROM (
+  SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
+    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn,
+    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_kind_rn
+  FROM `incrc_raw_t_cdc_soft`
+) AS r
+LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
+LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
+WHERE (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
+  AND ((NOT (r.`change_type` IN ('DELETE')) AND r.incrc_kind_rn = 1)
+    OR ((r.`change_type` IN ('DELETE')) AND r.incrc_rn = 1 AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`)));
+
+-- step 43: resolve_upserts
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
-SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
-FROM (
-  SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_soft`
-) AS r
-LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
-LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-WHERE r.incrc_rn = 1
-  AND NOT (r.`change_type` IN ('DELETE'))
-  AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `changed_at`, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN TRUE ELSE FALSE END, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN `incrc_tombstone_at` END
+FROM `incrc_ranked_t_cdc_soft`
+WHERE NOT (`change_type` IN ('DELETE'));
 SELECT COUNT(*) FROM `incrc_stage_t_cdc_soft`;
 
--- step 41: resolve_deletes
+-- step 44: resolve_deletes
 -- job: only when changes is not 0.
 SELECT -COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
-SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
-FROM (
-  SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-    ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn
-  FROM `incrc_raw_t_cdc_soft`
-) AS r
-LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
-LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-WHERE r.incrc_rn = 1
-  AND (r.`change_type` IN ('DELETE'))
-  AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+SELECT `tenant`, `account_id`, `changed_at`, `changed_at`
+FROM `incrc_ranked_t_cdc_soft`
+WHERE (`change_type` IN ('DELETE'));
 SELECT COUNT(*) FROM `incrc_deletes_t_cdc_soft`;
 
--- step 42: count_staged
+-- step 45: count_staged
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to upserts, rows_inserted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_stage_t_cdc_soft`;
 
--- step 43: count_matched
+-- step 46: count_matched
 -- job: only when upserts is not 0; read one integer (NULL is 0) and add it to rows_updated, -rows_inserted (a leading - subtracts).
 SELECT COUNT(*)
-FROM `incrc_stage_t_cdc_soft` AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`accounts` AS t
-  WHERE t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id`
-);
+FROM `incrc_ranked_t_cdc_soft`
+WHERE NOT (`change_type` IN ('DELETE')) AND `incrc_target_sequence` IS NOT NULL;
 
--- step 44: count_deletes
+-- step 47: count_deletes
 -- job: only when changes is not 0; read one integer (NULL is 0) and add it to rows_deleted, -rows_ignored (a leading - subtracts).
 SELECT COUNT(*)
 FROM `incrc_deletes_t_cdc_soft`;
 
--- step 45: retract_tombstones
+-- step 48: retract_tombstones
 -- job: only when upserts is not 0.
 SELECT COUNT(*) FROM `dw`.`accounts_tombstones`;
 MERGE INTO `dw`.`accounts_tombstones` AS t
@@ -446,7 +465,7 @@ ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id`
 WHEN MATCHED THEN DELETE;
 SELECT -COUNT(*) FROM `dw`.`accounts_tombstones`;
 
--- step 46: write
+-- step 49: write
 -- job: only when upserts is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_stage_t_cdc_soft` AS s
@@ -463,7 +482,7 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`plan`, s.`seats`, s.`change_type`, s.`changed_at`, s.`loaded_at`, s.`incrc_sequence`, s.`is_deleted`, s.`removed_at`);
 
--- step 47: apply_deletes
+-- step 50: apply_deletes
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -472,7 +491,7 @@ WHEN MATCHED THEN UPDATE SET
   `is_deleted` = TRUE,
   `removed_at` = s.`incrc_deleted_at`;
 
--- step 48: write_tombstones
+-- step 51: write_tombstones
 -- job: only when rows_deleted is not 0.
 MERGE INTO `dw`.`accounts_tombstones` AS t
 USING `incrc_deletes_t_cdc_soft` AS s
@@ -483,11 +502,11 @@ WHEN MATCHED THEN UPDATE SET
 WHEN NOT MATCHED THEN INSERT (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
   VALUES (s.`tenant`, s.`account_id`, s.`incrc_sequence`, s.`incrc_deleted_at`);
 
--- step 49: target_has_rows
+-- step 52: target_has_rows
 -- job: read one integer (NULL is 0) and add it to target_filled (a leading - subtracts).
 SELECT CASE WHEN EXISTS (SELECT 1 FROM `dw`.`accounts`) THEN 1 ELSE 0 END;
 
--- step 50: advance_watermark
+-- step 53: advance_watermark
 -- job: the SELECT COUNT(*) after it must read exactly one row back, or fail with "advance_watermark: the state of pipeline t_cdc_soft changed under this run, or its lease was lost (N rows changed, expected 1): nothing committed".
 -- params: watermark, spec_hash, now, target_filled, pipeline, owner, expected
 UPDATE `incrc_state`
@@ -505,7 +524,7 @@ WHERE (`pipeline` = ?)
   AND `updated_at` <=> ?
   AND `target_filled` <=> ?;
 
--- step 51: record_finish
+-- step 54: record_finish
 -- job: status succeeded, the counts, finished_at and duration_ms.
 -- params: status, watermark_after, rows_read, rows_inserted, rows_updated, rows_deleted, rows_quarantined, rows_skipped, rows_ignored, finished_at, duration_ms, error, note, run_id
 UPDATE `incrc_runs`
@@ -524,19 +543,23 @@ SET `status` = ?,
     `note` = ?
 WHERE `run_id` = ?;
 
--- step 52: drop_stage
+-- step 55: drop_stage
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_stage_t_cdc_soft` PURGE;
 
--- step 53: drop_raw
+-- step 56: drop_raw
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_raw_t_cdc_soft` PURGE;
 
--- step 54: drop_deletes
+-- step 57: drop_deletes
 -- job: failed or not, after the steps: errors ignored.
 DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft` PURGE;
 
--- step 55: release_lease
+-- step 58: drop_ranked
+-- job: failed or not, after the steps: errors ignored.
+DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft` PURGE;
+
+-- step 59: release_lease
 -- job: failed or not, last. After a failure, before it: roll nothing back (each statement committed on its
 -- job: own), set every count but rows_read to 0 and run record_finish with status failed and the error.
 -- params: pipeline, owner
