@@ -42,6 +42,7 @@ const (
 const (
 	tombstonesSuffix = "_tombstones"
 	deletesPrefix    = "incrc_deletes_"
+	rankedPrefix     = "incrc_ranked_"
 	// truncatedSuffix is no longer than tombstonesSuffix, so the
 	// tombstones' length check covers it.
 	truncatedSuffix = "_truncated"
@@ -207,6 +208,7 @@ func (l *lowerer) cdcPlan() {
 	a := &ir.CDCApplying{
 		Tombstones: ir.Table{Parts: append(append([]string(nil), t.Schema()...), t.Name()+tombstonesSuffix)},
 		Deletes:    ir.Table{Parts: []string{deletesPrefix + p.Pipeline}},
+		Ranked:     ir.Table{Parts: []string{rankedPrefix + p.Pipeline}},
 	}
 	if c.Deletes.Value == "soft" {
 		a.Soft = true
@@ -248,6 +250,19 @@ func (l *lowerer) tombstoneColumns() []ir.Col {
 	return cols
 }
 
+// rankedColumns are the ranked changes' columns: the change log's, then
+// the sequences the target and the tombstone held for the key, and with
+// soft deletes the tombstone's time, the mark of an image older than it.
+func (l *lowerer) rankedColumns() []ir.Col {
+	p, s := l.p, l.spec
+	seq := s.Column(s.CDC.Sequence.Value).Type
+	cols := append(session(p.Columns), ir.Col{Name: ir.TargetSequenceColumn, Type: seq}, ir.Col{Name: ir.TombstoneSequenceColumn, Type: seq})
+	if p.CDC.Soft {
+		cols = append(cols, ir.Col{Name: ir.TombstoneAtColumn, Type: s.Column(s.CDC.At.Value).Type})
+	}
+	return cols
+}
+
 // cdcSetup creates the tombstones beside the target.
 func (l *lowerer) cdcSetup() {
 	l.add(ir.StmtCreateTombstones, ir.PhaseSetup, "Per key whose newest change is a delete, that change's sequence: a late change older than it cannot bring the key back.",
@@ -269,10 +284,11 @@ func session(cols []ir.Col) []ir.Col {
 }
 
 // cdcStatements adds the statements of a cdc pipeline's runs and full
-// refreshes: the changes are read into raw and checked there, then
-// resolved into the inserts and updates (stage, shaped as the target) and
-// the deletes (shaped as the tombstones) that are newer than what the
-// target holds, then written.
+// refreshes: the changes are read into raw and checked there, ranked once
+// into what is newer than what the target holds (joined to the target and
+// the tombstones once), then split into the inserts and updates (stage,
+// shaped as the target) and the deletes (shaped as the tombstones), and
+// written.
 func (l *lowerer) cdcStatements() {
 	p, s, a := l.p, l.spec, l.p.CDC
 	c := s.CDC
@@ -291,6 +307,10 @@ func (l *lowerer) cdcStatements() {
 		ir.DropTable{Table: a.Deletes, Temporary: true})
 	l.add(ir.StmtCreateDeletes, ir.PhaseStage, "The deletes to apply, shaped as the tombstones.",
 		ir.CreateTable{Table: a.Deletes, Columns: session(tomb), Temporary: true})
+	l.add(ir.StmtDropRanked, ir.PhaseStage, "The changes to apply, ranked once, with what the target and the tombstones hold for their keys.",
+		ir.DropTable{Table: a.Ranked, Temporary: true})
+	l.add(ir.StmtCreateRanked, ir.PhaseStage, "The changes to apply, ranked once, with what the target and the tombstones hold for their keys.",
+		ir.CreateTable{Table: a.Ranked, Columns: l.rankedColumns(), Temporary: true})
 	l.readChanges()
 	l.truncateStatements()
 
@@ -305,27 +325,32 @@ func (l *lowerer) cdcStatements() {
 			order = append(order, ir.Order{Column: c.Name, Desc: true})
 		}
 	}
-	resolve := ir.ResolveChanges{From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
-		Sequence: seq, Order: order, IsDelete: opIn(s, del), Soft: a.Soft}
-	upserts := resolve
-	upserts.Into = p.Stage
+	isDelete := opIn(s, del)
+	doc := "Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once."
+	if a.Soft {
+		doc = "Per key, the newest change, and the newest insert or update when a delete is newer, when newer than the target's row (a delete also than the tombstone), with the sequences and the tombstone's time they hold: what the run applies, ranked and joined to the target once."
+	}
+	l.add(ir.StmtRankChanges, ir.PhaseWrite, doc,
+		ir.RankChanges{Into: a.Ranked, From: p.Raw, Target: p.Target, Tombstones: a.Tombstones, Columns: cols, Key: p.Key,
+			Sequence: seq, Order: order, IsDelete: isDelete, Soft: a.Soft})
+
+	upserts := ir.ResolveChanges{Into: p.Stage, From: a.Ranked, Key: p.Key, Sequence: seq, IsDelete: isDelete}
 	for _, col := range a.TargetColumns {
 		if contains(cols, col.Name) {
 			upserts.Image = append(upserts.Image, col.Name)
 		}
 	}
-	doc := "Per key, the newest insert or update (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") when it is the key's newest change and newer than the target's row and tombstone: its image, to write."
+	doc = "The inserts and updates (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") ranked to apply: their image, to write."
 	if a.Soft {
 		upserts.Flag, upserts.FlagAt = a.SoftFlag, a.SoftAt
-		doc = "Per key, the newest insert or update (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone."
+		doc = "The inserts and updates (" + strings.Join(append(append([]string(nil), ins...), upd...), ", ") + ") ranked to apply: their image, to write, marked deleted when a newer delete has left a tombstone."
 	}
 	l.add(ir.StmtResolveUpserts, ir.PhaseWrite, doc, upserts)
-	deletes := resolve
-	deletes.Into, deletes.Deletes, deletes.At = a.Deletes, true, c.At.Value
-	l.add(ir.StmtResolveDeletes, ir.PhaseWrite, "Per key, the newest change when it is a delete ("+strings.Join(del, ", ")+") newer than the target's row and tombstone.", deletes)
+	deletes := ir.ResolveChanges{Into: a.Deletes, From: a.Ranked, Key: p.Key, Sequence: seq, IsDelete: isDelete, Deletes: true, At: c.At.Value}
+	l.add(ir.StmtResolveDeletes, ir.PhaseWrite, "The deletes ("+strings.Join(del, ", ")+") ranked to apply.", deletes)
 	l.add(ir.StmtCountStaged, ir.PhaseWrite, "Inserts and updates to write.", ir.CountRows{Table: p.Stage})
-	l.add(ir.StmtCountMatched, ir.PhaseWrite, "Of those, the ones whose key the target holds (updated; the rest are inserted).",
-		ir.CountMatched{Stage: p.Stage, Target: p.Target, Key: p.Key})
+	l.add(ir.StmtCountMatched, ir.PhaseWrite, "Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.",
+		ir.CountRows{Table: a.Ranked, Where: and(ir.Unary{Op: "NOT", X: isDelete}, ir.IsNull{X: col(ir.TargetSequenceColumn), Not: true})})
 	l.add(ir.StmtCountDeletes, ir.PhaseWrite, "Deletes to apply.", ir.CountRows{Table: a.Deletes})
 
 	retract := ir.RetractKeys{Target: a.Tombstones, Stage: p.Stage, Key: p.Key}
@@ -446,6 +471,7 @@ func (l *lowerer) cdcStage(guard, read string) []ir.Step {
 		{Stmt: ir.StmtDropStage, If: guard}, {Stmt: ir.StmtCreateStage, If: guard},
 		{Stmt: ir.StmtDropRaw, If: guard}, {Stmt: ir.StmtCreateRaw, If: guard},
 		{Stmt: ir.StmtDropDeletes, If: guard}, {Stmt: ir.StmtCreateDeletes, If: guard},
+		{Stmt: ir.StmtDropRanked, If: guard}, {Stmt: ir.StmtCreateRanked, If: guard},
 	}
 	if l.p.CDC.Truncate.Parts != nil {
 		steps = append(steps, ir.Step{Stmt: ir.StmtDropTruncate, If: guard}, ir.Step{Stmt: ir.StmtCreateTruncate, If: guard})
@@ -455,7 +481,7 @@ func (l *lowerer) cdcStage(guard, read string) []ir.Step {
 
 // cdcCleanup drops the session tables.
 func (l *lowerer) cdcCleanup() []string {
-	out := []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes}
+	out := []string{ir.StmtDropStage, ir.StmtDropRaw, ir.StmtDropDeletes, ir.StmtDropRanked}
 	if l.p.CDC.Truncate.Parts != nil {
 		out = append(out, ir.StmtDropTruncate)
 	}
@@ -469,10 +495,11 @@ func (l *lowerer) cdcCheck(guard, failMsg string) []ir.Step {
 	return append(steps, ir.Step{Stmt: ir.StmtCountChanges, Tx: true, If: guard, Read: ir.ReadCount, Into: []string{ir.RegChanges, ir.RegIgnored}})
 }
 
-// cdcResolve stages what is newer than the target; cdcCount counts it out
-// of the ignored changes, into what it will do.
+// cdcResolve ranks what is newer than the target and stages it by kind;
+// the counts take it out of the ignored changes, into what it will do.
 func (l *lowerer) cdcResolve(matched bool) []ir.Step {
 	steps := []ir.Step{
+		{Stmt: ir.StmtRankChanges, Tx: true, If: ir.RegChanges},
 		{Stmt: ir.StmtResolveUpserts, Tx: true, If: ir.RegChanges},
 		{Stmt: ir.StmtResolveDeletes, Tx: true, If: ir.RegChanges},
 		{Stmt: ir.StmtCountStaged, Tx: true, If: ir.RegChanges, Read: ir.ReadCount, Into: []string{ir.RegUpserts, ir.RegInserted, "-" + ir.RegIgnored}},

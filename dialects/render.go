@@ -225,6 +225,8 @@ func renderOp(w *Writer, op ir.Op) {
 		insertFrom(w, op)
 	case ir.MergeRows:
 		Merge(w, op)
+	case ir.RankChanges:
+		RankChanges(w, op)
 	case ir.ResolveChanges:
 		ResolveChanges(w, op)
 	case ir.UpdateMatched:
@@ -1231,18 +1233,120 @@ func allColumns(op ir.Aggregate) []string {
 	return cols
 }
 
-// ResolveChanges spells the resolution of a window's changes into what a
-// CDC apply writes: the changes ranked per key (and, for a soft delete's
-// images, per kind), newest first, in a subquery that reads the changes
-// once (MariaDB cannot open a temporary table twice in one statement);
-// then the newest one kept when no row or tombstone of its key holds a
-// sequence as new. Plain joins and comparisons: every engine spells them
-// alike.
+// RankChanges spells the one ranking of a window's changes: ranked per
+// key (and, for a soft delete's images, per kind too), newest first, in a
+// subquery that reads the changes once (MariaDB cannot open a temporary
+// table twice in one statement); joined once to the target and the
+// tombstones, whose sequences it keeps beside the change; and kept when no
+// row or tombstone of its key holds a sequence as new. Plain joins and
+// comparisons: every engine spells them alike.
+func RankChanges(w *Writer, op ir.RankChanges) {
+	w.S("INSERT INTO ")
+	w.Table(op.Into)
+	w.S(" (")
+	w.Idents("", op.Columns)
+	w.S(", ")
+	w.Col("", ir.TargetSequenceColumn)
+	w.S(", ")
+	w.Col("", ir.TombstoneSequenceColumn)
+	if op.Soft {
+		w.S(", ")
+		w.Col("", ir.TombstoneAtColumn)
+	}
+	w.S(")\nSELECT ")
+	w.Idents("r", op.Columns)
+	w.S(", ")
+	w.Col("t", ir.SequenceColumn)
+	w.S(", ")
+	w.Col("b", ir.SequenceColumn)
+	if op.Soft {
+		w.S(", ")
+		w.Col("b", ir.DeletedAtColumn)
+	}
+	w.S("\nFROM (\n  SELECT ")
+	w.Idents("", op.Columns)
+	rank := func(name string, byKind bool) {
+		w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
+		w.Idents("", op.Key)
+		if byKind {
+			w.S(", (")
+			Expr(w, "", op.IsDelete)
+			w.S(")")
+		}
+		w.S(" ORDER BY ")
+		dedupeOrder(w, op.Order, nil)
+		w.S(") AS ", name)
+	}
+	rank("incrc_rn", false)
+	if op.Soft {
+		rank("incrc_kind_rn", true)
+	}
+	w.S("\n  FROM ")
+	w.Table(op.From)
+	w.S("\n) AS r")
+	join := func(alias string) {
+		for i, k := range op.Key {
+			if i > 0 {
+				w.S(" AND ")
+			}
+			w.Col(alias, k)
+			w.S(" = ")
+			w.Col("r", k)
+		}
+	}
+	w.S("\nLEFT JOIN ")
+	w.Table(op.Target)
+	w.S(" AS t ON ")
+	join("t")
+	w.S("\nLEFT JOIN ")
+	w.Table(op.Tombstones)
+	w.S(" AS b ON ")
+	join("b")
+	newer := func(alias string) {
+		w.S("(")
+		w.Col(alias, ir.SequenceColumn)
+		w.S(" IS NULL OR ")
+		w.Col("r", op.Sequence)
+		w.S(" > ")
+		w.Col(alias, ir.SequenceColumn)
+		w.S(")")
+	}
+	isDelete := func() {
+		w.S("(")
+		Expr(w, "r", op.IsDelete)
+		w.S(")")
+	}
+	if !op.Soft {
+		// Whatever its kind, the newest change applies only when newer
+		// than the target's row and the tombstone.
+		w.S("\nWHERE r.incrc_rn = 1\n  AND ")
+		newer("t")
+		w.S("\n  AND ")
+		newer("b")
+		return
+	}
+	// A soft delete's image is the key's newest insert or update, also
+	// under a newer delete (whose tombstone marks it rather than stops
+	// it); a delete is the key's newest change.
+	w.S("\nWHERE ")
+	newer("t")
+	w.S("\n  AND ((NOT ")
+	isDelete()
+	w.S(" AND r.incrc_kind_rn = 1)\n    OR (")
+	isDelete()
+	w.S(" AND r.incrc_rn = 1 AND ")
+	newer("b")
+	w.S("))")
+}
+
+// ResolveChanges spells the changes of one kind that RankChanges kept:
+// one INSERT ... SELECT from the ranked changes, which reads no other
+// table. An image older than a soft delete's tombstone takes its mark.
 func ResolveChanges(w *Writer, op ir.ResolveChanges) {
 	newerThanBook := func() {
-		w.Col("b", ir.SequenceColumn)
+		w.Col("", ir.TombstoneSequenceColumn)
 		w.S(" > ")
-		w.Col("r", op.Sequence)
+		w.Col("", op.Sequence)
 	}
 	w.S("INSERT INTO ")
 	w.Table(op.Into)
@@ -1268,79 +1372,36 @@ func ResolveChanges(w *Writer, op ir.ResolveChanges) {
 	}
 	w.S(")\nSELECT ")
 	if op.Deletes {
-		w.Idents("r", op.Key)
+		w.Idents("", op.Key)
 		w.S(", ")
-		w.Col("r", op.Sequence)
+		w.Col("", op.Sequence)
 		if op.At != "" {
 			w.S(", ")
-			w.Col("r", op.At)
+			w.Col("", op.At)
 		}
 	} else {
-		w.Idents("r", op.Image)
+		w.Idents("", op.Image)
 		w.S(", ")
-		w.Col("r", op.Sequence)
+		w.Col("", op.Sequence)
 		if op.Flag != "" {
 			w.S(", CASE WHEN ")
 			newerThanBook()
 			w.S(" THEN TRUE ELSE FALSE END, CASE WHEN ")
 			newerThanBook()
 			w.S(" THEN ")
-			w.Col("b", ir.DeletedAtColumn)
+			w.Col("", ir.TombstoneAtColumn)
 			w.S(" END")
 		}
 	}
-	w.S("\nFROM (\n  SELECT ")
-	w.Idents("", op.Columns)
-	w.S(",\n    ROW_NUMBER() OVER (PARTITION BY ")
-	w.Idents("", op.Key)
-	if op.Soft && !op.Deletes {
-		w.S(", (")
-		Expr(w, "", op.IsDelete)
-		w.S(")")
-	}
-	w.S(" ORDER BY ")
-	dedupeOrder(w, op.Order, nil)
-	w.S(") AS incrc_rn\n  FROM ")
+	w.S("\nFROM ")
 	w.Table(op.From)
-	w.S("\n) AS r")
-	join := func(alias string) {
-		for i, k := range op.Key {
-			if i > 0 {
-				w.S(" AND ")
-			}
-			w.Col(alias, k)
-			w.S(" = ")
-			w.Col("r", k)
-		}
-	}
-	w.S("\nLEFT JOIN ")
-	w.Table(op.Target)
-	w.S(" AS t ON ")
-	join("t")
-	w.S("\nLEFT JOIN ")
-	w.Table(op.Tombstones)
-	w.S(" AS b ON ")
-	join("b")
-	newer := func(alias string) {
-		w.S("\n  AND (")
-		w.Col(alias, ir.SequenceColumn)
-		w.S(" IS NULL OR ")
-		w.Col("r", op.Sequence)
-		w.S(" > ")
-		w.Col(alias, ir.SequenceColumn)
-		w.S(")")
-	}
-	w.S("\nWHERE r.incrc_rn = 1\n  AND ")
+	w.S("\nWHERE ")
 	if !op.Deletes {
 		w.S("NOT ")
 	}
 	w.S("(")
-	Expr(w, "r", op.IsDelete)
+	Expr(w, "", op.IsDelete)
 	w.S(")")
-	newer("t")
-	if op.Deletes || !op.Soft {
-		newer("b")
-	}
 }
 
 // CopyInsert spells the INSERT a copy step sends to an engine without a

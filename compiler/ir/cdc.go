@@ -8,6 +8,13 @@ const (
 	// DeletedAtColumn is a tombstone's commit time (cdc.at), when the spec
 	// names one.
 	DeletedAtColumn = "incrc_deleted_at"
+
+	// Columns of the ranked changes (RankChanges) besides the change's
+	// own: what the target and the tombstones held for its key before
+	// the run wrote, NULL where they held nothing.
+	TargetSequenceColumn    = "incrc_target_sequence"
+	TombstoneSequenceColumn = "incrc_tombstone_sequence"
+	TombstoneAtColumn       = "incrc_tombstone_at"
 )
 
 // Statements of a cdc pipeline (besides the shared ones).
@@ -15,7 +22,10 @@ const (
 	StmtCreateTombstones  = "create_tombstones"
 	StmtDropDeletes       = "drop_deletes"
 	StmtCreateDeletes     = "create_deletes"
+	StmtDropRanked        = "drop_ranked"
+	StmtCreateRanked      = "create_ranked"
 	StmtCountChanges      = "count_changes"
+	StmtRankChanges       = "rank_changes"
 	StmtResolveUpserts    = "resolve_upserts"
 	StmtResolveDeletes    = "resolve_deletes"
 	StmtCountDeletes      = "count_deletes"
@@ -48,6 +58,28 @@ const (
 )
 
 type (
+	// RankChanges ranks a change log's valid changes (From) once, into
+	// Into: per key the newest change (by Order), and with Soft also the
+	// key's newest insert or update when a delete is newer, each kept only
+	// when it is newer than the sequence (SequenceColumn) the target holds
+	// for the key, and than the tombstone's too but for a soft delete's
+	// image (which a newer tombstone marks rather than stops). Into has
+	// Columns, then TargetSequenceColumn and TombstoneSequenceColumn (the
+	// sequences its key held), and with Soft TombstoneAtColumn (the
+	// tombstone's DeletedAtColumn, the mark's time). What is left is what
+	// the run applies: ResolveChanges splits it by kind, and no later step
+	// ranks or joins the target again.
+	RankChanges struct {
+		Into, From         Table
+		Target, Tombstones Table
+		Columns            []string // From's columns
+		Key                []string
+		Sequence           string
+		Order              []Order // a key's changes, newest first
+		IsDelete           Expr    // true for a delete change
+		Soft               bool
+	}
+
 	// NewTruncate stages into Into (one column, SequenceColumn) the
 	// greatest Sequence of From's rows where IsTruncate, when no row of
 	// Marks (the truncates applied) holds one as great: the truncate a
@@ -68,6 +100,7 @@ type (
 	}
 )
 
+func (RankChanges) op()   {}
 func (NewTruncate) op()   {}
 func (DeleteThrough) op() {}
 

@@ -110,7 +110,11 @@ type CDCApplying struct {
 	// Deletes is session-scoped: the deletes a run applies, shaped as the
 	// tombstones.
 	Deletes Table
-	Soft    bool // deletes mark the row (SoftFlag, SoftAt) instead of removing it
+	// Ranked is session-scoped: the changes a run applies, ranked once
+	// (RankChanges), with the sequences the target and the tombstones
+	// held for their keys.
+	Ranked Table
+	Soft   bool // deletes mark the row (SoftFlag, SoftAt) instead of removing it
 	// SoftFlag and SoftAt name the mark's columns when Soft.
 	SoftFlag, SoftAt string
 	// Truncated, when the change log has truncate codes, holds the
@@ -579,34 +583,26 @@ type (
 		Window Window
 	}
 
-	// ResolveChanges stages what a CDC apply writes, from From, a table of
-	// a change log's valid changes: per key the newest change (by Order)
-	// of the kind it stages, when that change is newer than the sequence
-	// (SequenceColumn) the target and the tombstones hold for the key.
+	// ResolveChanges stages the changes of one kind that a CDC apply
+	// writes, from From, the changes RankChanges kept (which are newer than
+	// what the target and the tombstones hold).
 	//
-	// With Deletes it stages deletes into a table shaped as the tombstones:
-	// the key, the sequence, and At (when set) as DeletedAtColumn; a delete
-	// must be the key's newest change. Otherwise it stages inserts and
-	// updates into a table shaped as the target: the Image columns and the
-	// sequence. Without Soft an insert or update must be the key's newest
-	// change and newer than its tombstone. With Soft it is ranked among the
-	// key's inserts and updates only, a tombstone does not make it stale
-	// (the row keeps the newest image even when a delete is newer), and it
-	// takes a newer tombstone's mark into Flag and FlagAt.
+	// With Deletes it stages the deletes into a table shaped as the
+	// tombstones: the key, the sequence, and At (when set) as
+	// DeletedAtColumn. Otherwise it stages the inserts and updates into a
+	// table shaped as the target: the Image columns and the sequence, and
+	// with Flag and FlagAt the mark of a tombstone newer than the image
+	// (soft deletes: TombstoneSequenceColumn, TombstoneAtColumn).
 	ResolveChanges struct {
-		Into               Table
-		From               Table
-		Target, Tombstones Table
-		Columns            []string // From's columns
-		Key                []string
-		Sequence           string
-		Order              []Order // a key's changes, newest first
-		IsDelete           Expr    // true for a delete change
-		Deletes            bool
-		Soft               bool
-		Image              []string // inserts and updates: the columns copied
-		At                 string   // deletes: the commit time column, or ""
-		Flag, FlagAt       string   // soft inserts and updates: the mark's columns
+		Into         Table
+		From         Table
+		Key          []string
+		Sequence     string
+		IsDelete     Expr // true for a delete change
+		Deletes      bool
+		Image        []string // inserts and updates: the columns copied
+		At           string   // deletes: the commit time column, or ""
+		Flag, FlagAt string   // soft inserts and updates: the mark's columns
 	}
 
 	// UpdateMatched sets columns of the target rows whose key has a row in

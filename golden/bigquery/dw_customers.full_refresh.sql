@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -19,6 +21,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -412,6 +415,21 @@ BEGIN
     `incrc_deleted_at` DATETIME
   )
   OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+  SET x_step = 'drop_ranked';
+  DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
+  SET x_step = 'create_ranked';
+  CREATE TABLE `incrc_ranked_dw_customers` (
+    `customer_id` INT64,
+    `name` STRING(64),
+    `country` STRING(2),
+    `op` STRING(1),
+    `lsn` INT64,
+    `committed_at` DATETIME,
+    `ingested_at` DATETIME,
+    `incrc_target_sequence` INT64,
+    `incrc_tombstone_sequence` INT64
+  )
+  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   SET x_step = 'stage_all';
   SET x_rows = 0;
   INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -472,9 +490,9 @@ BEGIN
   DELETE FROM `dw`.`customers_tombstones`
   WHERE true;
   IF v_changes <> 0 THEN
-    SET x_step = 'resolve_upserts';
-    INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
-    SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
+    SET x_step = 'rank_changes';
+    INSERT INTO `incrc_ranked_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+    SELECT r.`customer_id`, r.`name`, r.`country`, r.`op`, r.`lsn`, r.`committed_at`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
     FROM (
       SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
         ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
@@ -483,25 +501,22 @@ BEGIN
     LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
     LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
     WHERE r.incrc_rn = 1
-      AND NOT (r.`op` IN ('d'))
       AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
       AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
   END IF;
   IF v_changes <> 0 THEN
+    SET x_step = 'resolve_upserts';
+    INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
+    SELECT `customer_id`, `name`, `country`, `committed_at`, `lsn`
+    FROM `incrc_ranked_dw_customers`
+    WHERE NOT (`op` IN ('d'));
+  END IF;
+  IF v_changes <> 0 THEN
     SET x_step = 'resolve_deletes';
     INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
-    SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
-    FROM (
-      SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-        ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
-      FROM `incrc_raw_dw_customers`
-    ) AS r
-    LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-    LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-    WHERE r.incrc_rn = 1
-      AND (r.`op` IN ('d'))
-      AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-      AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+    SELECT `customer_id`, `lsn`, `committed_at`
+    FROM `incrc_ranked_dw_customers`
+    WHERE (`op` IN ('d'));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'count_staged';
@@ -656,6 +671,11 @@ EXCEPTION WHEN ERROR THEN
 END;
 BEGIN
   DROP TABLE IF EXISTS `incrc_deletes_dw_customers`;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
+BEGIN
+  DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;

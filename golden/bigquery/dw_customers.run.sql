@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -458,6 +461,25 @@ BEGIN
     OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   END IF;
   IF v_window <> 0 THEN
+    SET x_step = 'drop_ranked';
+    DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
+  END IF;
+  IF v_window <> 0 THEN
+    SET x_step = 'create_ranked';
+    CREATE TABLE `incrc_ranked_dw_customers` (
+      `customer_id` INT64,
+      `name` STRING(64),
+      `country` STRING(2),
+      `op` STRING(1),
+      `lsn` INT64,
+      `committed_at` DATETIME,
+      `ingested_at` DATETIME,
+      `incrc_target_sequence` INT64,
+      `incrc_tombstone_sequence` INT64
+    )
+    OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+  END IF;
+  IF v_window <> 0 THEN
     SET x_step = 'stage_window';
     SET x_rows = 0;
     INSERT INTO `incrc_raw_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`)
@@ -517,9 +539,9 @@ BEGIN
     SET v_rows_ignored = v_rows_ignored + x_n;
   END IF;
   IF v_changes <> 0 THEN
-    SET x_step = 'resolve_upserts';
-    INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
-    SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
+    SET x_step = 'rank_changes';
+    INSERT INTO `incrc_ranked_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+    SELECT r.`customer_id`, r.`name`, r.`country`, r.`op`, r.`lsn`, r.`committed_at`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
     FROM (
       SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
         ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
@@ -528,25 +550,22 @@ BEGIN
     LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
     LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
     WHERE r.incrc_rn = 1
-      AND NOT (r.`op` IN ('d'))
       AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
       AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
   END IF;
   IF v_changes <> 0 THEN
+    SET x_step = 'resolve_upserts';
+    INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
+    SELECT `customer_id`, `name`, `country`, `committed_at`, `lsn`
+    FROM `incrc_ranked_dw_customers`
+    WHERE NOT (`op` IN ('d'));
+  END IF;
+  IF v_changes <> 0 THEN
     SET x_step = 'resolve_deletes';
     INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
-    SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
-    FROM (
-      SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-        ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
-      FROM `incrc_raw_dw_customers`
-    ) AS r
-    LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-    LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-    WHERE r.incrc_rn = 1
-      AND (r.`op` IN ('d'))
-      AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-      AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+    SELECT `customer_id`, `lsn`, `committed_at`
+    FROM `incrc_ranked_dw_customers`
+    WHERE (`op` IN ('d'));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'count_staged';
@@ -565,11 +584,8 @@ BEGIN
     SET x_n = NULL;
     SET x_n = (
       SELECT COUNT(*)
-      FROM `incrc_stage_dw_customers` AS s
-      WHERE EXISTS (
-        SELECT 1 FROM `dw`.`customers` AS t
-        WHERE t.`customer_id` = s.`customer_id`
-      )
+      FROM `incrc_ranked_dw_customers`
+      WHERE NOT (`op` IN ('d')) AND `incrc_target_sequence` IS NOT NULL
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_updated = v_rows_updated + x_n;
@@ -724,6 +740,11 @@ EXCEPTION WHEN ERROR THEN
 END;
 BEGIN
   DROP TABLE IF EXISTS `incrc_deletes_dw_customers`;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
+BEGIN
+  DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;

@@ -76,12 +76,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -95,7 +98,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -106,6 +109,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -114,6 +119,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -125,7 +131,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -263,6 +269,27 @@ CREATE TABLE `incrc_deletes_dw_customers` (
 )
 OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS `incrc_ranked_dw_customers`;
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TABLE `incrc_ranked_dw_customers` (
+  `customer_id` INT64,
+  `name` STRING(64),
+  `country` STRING(2),
+  `op` STRING(1),
+  `lsn` INT64,
+  `committed_at` DATETIME,
+  `ingested_at` DATETIME,
+  `incrc_target_sequence` INT64,
+  `incrc_tombstone_sequence` INT64
+)
+OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -321,11 +348,11 @@ WHERE `ingested_at` IS NULL OR `customer_id` IS NULL OR `lsn` IS NULL OR (`op` I
 SELECT COUNT(*)
 FROM `incrc_raw_dw_customers`;
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (c, r, u) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
-SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO `incrc_ranked_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+SELECT r.`customer_id`, r.`name`, r.`country`, r.`op`, r.`lsn`, r.`committed_at`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
 FROM (
   SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
     ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
@@ -334,26 +361,24 @@ FROM (
 LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
 LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
 WHERE r.incrc_rn = 1
-  AND NOT (r.`op` IN ('d'))
   AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
   AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (c, r, u) ranked to apply: their image, to write.
+INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
+SELECT `customer_id`, `name`, `country`, `committed_at`, `lsn`
+FROM `incrc_ranked_dw_customers`
+WHERE NOT (`op` IN ('d'));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (d) newer than the target's row and tombstone.
+-- The deletes (d) ranked to apply.
 INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
-SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
-FROM (
-  SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-    ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC, `name` DESC, `country` DESC, `op` DESC, `committed_at` DESC, `ingested_at` DESC) AS incrc_rn
-  FROM `incrc_raw_dw_customers`
-) AS r
-LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-WHERE r.incrc_rn = 1
-  AND (r.`op` IN ('d'))
-  AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-  AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+SELECT `customer_id`, `lsn`, `committed_at`
+FROM `incrc_ranked_dw_customers`
+WHERE (`op` IN ('d'));
 
 -- name: count_staged
 -- phase: write
@@ -363,13 +388,10 @@ FROM `incrc_stage_dw_customers`;
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM `incrc_stage_dw_customers` AS s
-WHERE EXISTS (
-  SELECT 1 FROM `dw`.`customers` AS t
-  WHERE t.`customer_id` = s.`customer_id`
-);
+FROM `incrc_ranked_dw_customers`
+WHERE NOT (`op` IN ('d')) AND `incrc_target_sequence` IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

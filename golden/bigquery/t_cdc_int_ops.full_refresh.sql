@@ -11,12 +11,15 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -28,7 +31,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -404,6 +407,18 @@ BEGIN
     `incrc_sequence` INT64
   )
   OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+  SET x_step = 'drop_ranked';
+  DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
+  SET x_step = 'create_ranked';
+  CREATE TABLE `incrc_ranked_t_cdc_int_ops` (
+    `id` INT64,
+    `body` JSON,
+    `kind` INT64,
+    `seq` INT64,
+    `incrc_target_sequence` INT64,
+    `incrc_tombstone_sequence` INT64
+  )
+  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   SET x_step = 'stage_all';
   SET x_rows = 0;
   INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
@@ -446,9 +461,9 @@ BEGIN
   DELETE FROM `dw`.`documents_tombstones`
   WHERE true;
   IF v_changes <> 0 THEN
-    SET x_step = 'resolve_upserts';
-    INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
-    SELECT r.`id`, r.`body`, r.`seq`
+    SET x_step = 'rank_changes';
+    INSERT INTO `incrc_ranked_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+    SELECT r.`id`, r.`body`, r.`kind`, r.`seq`, t.`incrc_sequence`, b.`incrc_sequence`
     FROM (
       SELECT `id`, `body`, `kind`, `seq`,
         ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC, `kind` DESC) AS incrc_rn
@@ -457,25 +472,22 @@ BEGIN
     LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
     LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
     WHERE r.incrc_rn = 1
-      AND NOT (r.`kind` IN (3))
       AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
       AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
   END IF;
   IF v_changes <> 0 THEN
+    SET x_step = 'resolve_upserts';
+    INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
+    SELECT `id`, `body`, `seq`
+    FROM `incrc_ranked_t_cdc_int_ops`
+    WHERE NOT (`kind` IN (3));
+  END IF;
+  IF v_changes <> 0 THEN
     SET x_step = 'resolve_deletes';
     INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
-    SELECT r.`id`, r.`seq`
-    FROM (
-      SELECT `id`, `body`, `kind`, `seq`,
-        ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC, `kind` DESC) AS incrc_rn
-      FROM `incrc_raw_t_cdc_int_ops`
-    ) AS r
-    LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
-    LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
-    WHERE r.incrc_rn = 1
-      AND (r.`kind` IN (3))
-      AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
-      AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+    SELECT `id`, `seq`
+    FROM `incrc_ranked_t_cdc_int_ops`
+    WHERE (`kind` IN (3));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'count_staged';
@@ -627,6 +639,11 @@ EXCEPTION WHEN ERROR THEN
 END;
 BEGIN
   DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
+BEGIN
+  DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;

@@ -13,10 +13,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -450,6 +453,22 @@ BEGIN
     OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   END IF;
   IF v_window <> 0 THEN
+    SET x_step = 'drop_ranked';
+    DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
+  END IF;
+  IF v_window <> 0 THEN
+    SET x_step = 'create_ranked';
+    CREATE TABLE `incrc_ranked_t_cdc_int_ops` (
+      `id` INT64,
+      `body` JSON,
+      `kind` INT64,
+      `seq` INT64,
+      `incrc_target_sequence` INT64,
+      `incrc_tombstone_sequence` INT64
+    )
+    OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+  END IF;
+  IF v_window <> 0 THEN
     SET x_step = 'stage_window';
     SET x_rows = 0;
     INSERT INTO `incrc_raw_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`)
@@ -491,9 +510,9 @@ BEGIN
     SET v_rows_ignored = v_rows_ignored + x_n;
   END IF;
   IF v_changes <> 0 THEN
-    SET x_step = 'resolve_upserts';
-    INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
-    SELECT r.`id`, r.`body`, r.`seq`
+    SET x_step = 'rank_changes';
+    INSERT INTO `incrc_ranked_t_cdc_int_ops` (`id`, `body`, `kind`, `seq`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+    SELECT r.`id`, r.`body`, r.`kind`, r.`seq`, t.`incrc_sequence`, b.`incrc_sequence`
     FROM (
       SELECT `id`, `body`, `kind`, `seq`,
         ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC, `kind` DESC) AS incrc_rn
@@ -502,25 +521,22 @@ BEGIN
     LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
     LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
     WHERE r.incrc_rn = 1
-      AND NOT (r.`kind` IN (3))
       AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
       AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
   END IF;
   IF v_changes <> 0 THEN
+    SET x_step = 'resolve_upserts';
+    INSERT INTO `incrc_stage_t_cdc_int_ops` (`id`, `body`, `incrc_sequence`)
+    SELECT `id`, `body`, `seq`
+    FROM `incrc_ranked_t_cdc_int_ops`
+    WHERE NOT (`kind` IN (3));
+  END IF;
+  IF v_changes <> 0 THEN
     SET x_step = 'resolve_deletes';
     INSERT INTO `incrc_deletes_t_cdc_int_ops` (`id`, `incrc_sequence`)
-    SELECT r.`id`, r.`seq`
-    FROM (
-      SELECT `id`, `body`, `kind`, `seq`,
-        ROW_NUMBER() OVER (PARTITION BY `id` ORDER BY `seq` DESC, `kind` DESC) AS incrc_rn
-      FROM `incrc_raw_t_cdc_int_ops`
-    ) AS r
-    LEFT JOIN `dw`.`documents` AS t ON t.`id` = r.`id`
-    LEFT JOIN `dw`.`documents_tombstones` AS b ON b.`id` = r.`id`
-    WHERE r.incrc_rn = 1
-      AND (r.`kind` IN (3))
-      AND (t.`incrc_sequence` IS NULL OR r.`seq` > t.`incrc_sequence`)
-      AND (b.`incrc_sequence` IS NULL OR r.`seq` > b.`incrc_sequence`);
+    SELECT `id`, `seq`
+    FROM `incrc_ranked_t_cdc_int_ops`
+    WHERE (`kind` IN (3));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'count_staged';
@@ -539,11 +555,8 @@ BEGIN
     SET x_n = NULL;
     SET x_n = (
       SELECT COUNT(*)
-      FROM `incrc_stage_t_cdc_int_ops` AS s
-      WHERE EXISTS (
-        SELECT 1 FROM `dw`.`documents` AS t
-        WHERE t.`id` = s.`id`
-      )
+      FROM `incrc_ranked_t_cdc_int_ops`
+      WHERE NOT (`kind` IN (3)) AND `incrc_target_sequence` IS NOT NULL
     );
     SET x_n = COALESCE(x_n, 0);
     SET v_rows_updated = v_rows_updated + x_n;
@@ -695,6 +708,11 @@ EXCEPTION WHEN ERROR THEN
 END;
 BEGIN
   DROP TABLE IF EXISTS `incrc_deletes_t_cdc_int_ops`;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
+BEGIN
+  DROP TABLE IF EXISTS `incrc_ranked_t_cdc_int_ops`;
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;

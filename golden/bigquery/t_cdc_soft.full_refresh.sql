@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -19,6 +21,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- BigQuery: a multi-statement script. The protocol's statements are each atomic; the write, its counts, the
 -- watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Unqualified names (the
@@ -424,6 +427,22 @@ BEGIN
     `incrc_deleted_at` TIMESTAMP
   )
   OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
+  SET x_step = 'drop_ranked';
+  DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft`;
+  SET x_step = 'create_ranked';
+  CREATE TABLE `incrc_ranked_t_cdc_soft` (
+    `tenant` STRING(16),
+    `account_id` INT64,
+    `plan` STRING,
+    `seats` INT64,
+    `change_type` STRING(8),
+    `changed_at` TIMESTAMP,
+    `loaded_at` DATETIME,
+    `incrc_target_sequence` TIMESTAMP,
+    `incrc_tombstone_sequence` TIMESTAMP,
+    `incrc_tombstone_at` TIMESTAMP
+  )
+  OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY));
   SET x_step = 'stage_all';
   SET x_rows = 0;
   INSERT INTO `incrc_raw_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`)
@@ -488,35 +507,34 @@ BEGIN
   DELETE FROM `dw`.`accounts_tombstones`
   WHERE true;
   IF v_changes <> 0 THEN
-    SET x_step = 'resolve_upserts';
-    INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
-    SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
+    SET x_step = 'rank_changes';
+    INSERT INTO `incrc_ranked_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`, `incrc_tombstone_at`)
+    SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, t.`incrc_sequence`, b.`incrc_sequence`, b.`incrc_deleted_at`
     FROM (
       SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-        ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC, `plan` DESC, `seats` DESC, `change_type` DESC, `loaded_at` DESC) AS incrc_rn
+        ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC, `plan` DESC, `seats` DESC, `change_type` DESC, `loaded_at` DESC) AS incrc_rn,
+        ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC, `plan` DESC, `seats` DESC, `change_type` DESC, `loaded_at` DESC) AS incrc_kind_rn
       FROM `incrc_raw_t_cdc_soft`
     ) AS r
     LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
     LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-    WHERE r.incrc_rn = 1
-      AND NOT (r.`change_type` IN ('DELETE'))
-      AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+    WHERE (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
+      AND ((NOT (r.`change_type` IN ('DELETE')) AND r.incrc_kind_rn = 1)
+        OR ((r.`change_type` IN ('DELETE')) AND r.incrc_rn = 1 AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`)));
+  END IF;
+  IF v_changes <> 0 THEN
+    SET x_step = 'resolve_upserts';
+    INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
+    SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `changed_at`, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN TRUE ELSE FALSE END, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN `incrc_tombstone_at` END
+    FROM `incrc_ranked_t_cdc_soft`
+    WHERE NOT (`change_type` IN ('DELETE'));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'resolve_deletes';
     INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
-    SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
-    FROM (
-      SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-        ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC, `plan` DESC, `seats` DESC, `change_type` DESC, `loaded_at` DESC) AS incrc_rn
-      FROM `incrc_raw_t_cdc_soft`
-    ) AS r
-    LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
-    LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-    WHERE r.incrc_rn = 1
-      AND (r.`change_type` IN ('DELETE'))
-      AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
-      AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+    SELECT `tenant`, `account_id`, `changed_at`, `changed_at`
+    FROM `incrc_ranked_t_cdc_soft`
+    WHERE (`change_type` IN ('DELETE'));
   END IF;
   IF v_changes <> 0 THEN
     SET x_step = 'count_staged';
@@ -676,6 +694,11 @@ EXCEPTION WHEN ERROR THEN
 END;
 BEGIN
   DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
+EXCEPTION WHEN ERROR THEN
+  SET x_rc = 0;
+END;
+BEGIN
+  DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft`;
 EXCEPTION WHEN ERROR THEN
   SET x_rc = 0;
 END;

@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -432,6 +435,24 @@ BEGIN
       )$s$;
     END IF;
     IF v_window <> 0 THEN
+      x_step := 'drop_ranked';
+      EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_dw_customers"$s$;
+    END IF;
+    IF v_window <> 0 THEN
+      x_step := 'create_ranked';
+      EXECUTE $s$CREATE TEMPORARY TABLE "incrc_ranked_dw_customers" (
+        "customer_id" BIGINT,
+        "name" VARCHAR(64),
+        "country" VARCHAR(2),
+        "op" VARCHAR(1),
+        "lsn" BIGINT,
+        "committed_at" TIMESTAMP,
+        "ingested_at" TIMESTAMP,
+        "incrc_target_sequence" BIGINT,
+        "incrc_tombstone_sequence" BIGINT
+      )$s$;
+    END IF;
+    IF v_window <> 0 THEN
       x_step := 'stage_window';
       x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
@@ -486,9 +507,9 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      EXECUTE $s$INSERT INTO "incrc_stage_dw_customers" ("customer_id", "name", "country", "committed_at", "incrc_sequence")
-      SELECT r."customer_id", r."name", r."country", r."committed_at", r."lsn"
+      x_step := 'rank_changes';
+      EXECUTE $s$INSERT INTO "incrc_ranked_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."customer_id", r."name", r."country", r."op", r."lsn", r."committed_at", r."ingested_at", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at",
           ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "lsn" DESC NULLS LAST, "name" DESC NULLS LAST, "country" DESC NULLS LAST, "op" DESC NULLS LAST, "committed_at" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
@@ -497,25 +518,22 @@ BEGIN
       LEFT JOIN "dw"."customers" AS t ON t."customer_id" = r."customer_id"
       LEFT JOIN "dw"."customers_tombstones" AS b ON b."customer_id" = r."customer_id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."op" IN ('d'))
         AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence")$s$;
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      EXECUTE $s$INSERT INTO "incrc_stage_dw_customers" ("customer_id", "name", "country", "committed_at", "incrc_sequence")
+      SELECT "customer_id", "name", "country", "committed_at", "lsn"
+      FROM "incrc_ranked_dw_customers"
+      WHERE NOT ("op" IN ('d'))$s$;
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       EXECUTE $s$INSERT INTO "incrc_deletes_dw_customers" ("customer_id", "incrc_sequence", "incrc_deleted_at")
-      SELECT r."customer_id", r."lsn", r."committed_at"
-      FROM (
-        SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at",
-          ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "lsn" DESC NULLS LAST, "name" DESC NULLS LAST, "country" DESC NULLS LAST, "op" DESC NULLS LAST, "committed_at" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_dw_customers"
-      ) AS r
-      LEFT JOIN "dw"."customers" AS t ON t."customer_id" = r."customer_id"
-      LEFT JOIN "dw"."customers_tombstones" AS b ON b."customer_id" = r."customer_id"
-      WHERE r.incrc_rn = 1
-        AND (r."op" IN ('d'))
-        AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence")$s$;
+      SELECT "customer_id", "lsn", "committed_at"
+      FROM "incrc_ranked_dw_customers"
+      WHERE ("op" IN ('d'))$s$;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -531,12 +549,8 @@ BEGIN
       x_step := 'count_matched';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
-      FROM "incrc_stage_dw_customers" AS s
-      CROSS JOIN LATERAL (
-        SELECT 1 FROM "dw"."customers" AS t
-        WHERE t."customer_id" = s."customer_id"
-        LIMIT 1
-      ) AS m$s$ INTO x_n;
+      FROM "incrc_ranked_dw_customers"
+      WHERE NOT ("op" IN ('d')) AND "incrc_target_sequence" IS NOT NULL$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
@@ -677,6 +691,10 @@ BEGIN
   END;
   BEGIN
     EXECUTE $s$DROP TABLE IF EXISTS "incrc_deletes_dw_customers"$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_dw_customers"$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   EXECUTE $s$UPDATE "incrc_state"

@@ -13,10 +13,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -420,6 +423,21 @@ BEGIN
       )$s$;
     END IF;
     IF v_window <> 0 THEN
+      x_step := 'drop_ranked';
+      EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_int_ops"$s$;
+    END IF;
+    IF v_window <> 0 THEN
+      x_step := 'create_ranked';
+      EXECUTE $s$CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_int_ops" (
+        "id" BIGINT,
+        "body" JSONB,
+        "kind" SMALLINT,
+        "seq" BIGINT,
+        "incrc_target_sequence" BIGINT,
+        "incrc_tombstone_sequence" BIGINT
+      )$s$;
+    END IF;
+    IF v_window <> 0 THEN
       x_step := 'stage_window';
       x_rows := 0;
       EXECUTE $s$INSERT INTO "incrc_raw_t_cdc_int_ops" ("id", "body", "kind", "seq")
@@ -454,9 +472,9 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
-      SELECT r."id", r."body", r."seq"
+      x_step := 'rank_changes';
+      EXECUTE $s$INSERT INTO "incrc_ranked_t_cdc_int_ops" ("id", "body", "kind", "seq", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."id", r."body", r."kind", r."seq", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "id", "body", "kind", "seq",
           ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
@@ -465,25 +483,22 @@ BEGIN
       LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
       LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."kind" IN (3))
         AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence")$s$;
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
+      SELECT "id", "body", "seq"
+      FROM "incrc_ranked_t_cdc_int_ops"
+      WHERE NOT ("kind" IN (3))$s$;
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       EXECUTE $s$INSERT INTO "incrc_deletes_t_cdc_int_ops" ("id", "incrc_sequence")
-      SELECT r."id", r."seq"
-      FROM (
-        SELECT "id", "body", "kind", "seq",
-          ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_int_ops"
-      ) AS r
-      LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
-      LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
-      WHERE r.incrc_rn = 1
-        AND (r."kind" IN (3))
-        AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence")$s$;
+      SELECT "id", "seq"
+      FROM "incrc_ranked_t_cdc_int_ops"
+      WHERE ("kind" IN (3))$s$;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -499,12 +514,8 @@ BEGIN
       x_step := 'count_matched';
       x_n := NULL;
       EXECUTE $s$SELECT COUNT(*)
-      FROM "incrc_stage_t_cdc_int_ops" AS s
-      CROSS JOIN LATERAL (
-        SELECT 1 FROM "dw"."documents" AS t
-        WHERE t."id" = s."id"
-        LIMIT 1
-      ) AS m$s$ INTO x_n;
+      FROM "incrc_ranked_t_cdc_int_ops"
+      WHERE NOT ("kind" IN (3)) AND "incrc_target_sequence" IS NOT NULL$s$ INTO x_n;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
       v_rows_inserted := v_rows_inserted - x_n;
@@ -642,6 +653,10 @@ BEGIN
   END;
   BEGIN
     EXECUTE $s$DROP TABLE IF EXISTS "incrc_deletes_t_cdc_int_ops"$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_int_ops"$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   EXECUTE $s$UPDATE "incrc_state"

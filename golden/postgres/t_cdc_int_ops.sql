@@ -60,10 +60,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -77,7 +80,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -88,12 +91,15 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -105,7 +111,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -223,6 +229,23 @@ CREATE TEMPORARY TABLE "incrc_deletes_t_cdc_int_ops" (
   "incrc_sequence" BIGINT
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "incrc_ranked_t_cdc_int_ops";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_int_ops" (
+  "id" BIGINT,
+  "body" JSONB,
+  "kind" SMALLINT,
+  "seq" BIGINT,
+  "incrc_target_sequence" BIGINT,
+  "incrc_tombstone_sequence" BIGINT
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -264,11 +287,11 @@ WHERE "seq" IS NULL OR "id" IS NULL OR ("kind" IS NULL OR "kind" NOT IN (1, 2, 3
 SELECT COUNT(*)
 FROM "incrc_raw_t_cdc_int_ops";
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (1, 2) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
-SELECT r."id", r."body", r."seq"
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "incrc_ranked_t_cdc_int_ops" ("id", "body", "kind", "seq", "incrc_target_sequence", "incrc_tombstone_sequence")
+SELECT r."id", r."body", r."kind", r."seq", t."incrc_sequence", b."incrc_sequence"
 FROM (
   SELECT "id", "body", "kind", "seq",
     ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
@@ -277,26 +300,24 @@ FROM (
 LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
 LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
 WHERE r.incrc_rn = 1
-  AND NOT (r."kind" IN (3))
   AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
   AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence");
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (1, 2) ranked to apply: their image, to write.
+INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
+SELECT "id", "body", "seq"
+FROM "incrc_ranked_t_cdc_int_ops"
+WHERE NOT ("kind" IN (3));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (3) newer than the target's row and tombstone.
+-- The deletes (3) ranked to apply.
 INSERT INTO "incrc_deletes_t_cdc_int_ops" ("id", "incrc_sequence")
-SELECT r."id", r."seq"
-FROM (
-  SELECT "id", "body", "kind", "seq",
-    ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_cdc_int_ops"
-) AS r
-LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
-LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
-WHERE r.incrc_rn = 1
-  AND (r."kind" IN (3))
-  AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
-  AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence");
+SELECT "id", "seq"
+FROM "incrc_ranked_t_cdc_int_ops"
+WHERE ("kind" IN (3));
 
 -- name: count_staged
 -- phase: write
@@ -306,14 +327,10 @@ FROM "incrc_stage_t_cdc_int_ops";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "incrc_stage_t_cdc_int_ops" AS s
-CROSS JOIN LATERAL (
-  SELECT 1 FROM "dw"."documents" AS t
-  WHERE t."id" = s."id"
-  LIMIT 1
-) AS m;
+FROM "incrc_ranked_t_cdc_int_ops"
+WHERE NOT ("kind" IN (3)) AND "incrc_target_sequence" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

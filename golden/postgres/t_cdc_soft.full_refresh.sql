@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -19,6 +21,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -404,6 +407,21 @@ BEGIN
       "incrc_sequence" TIMESTAMPTZ,
       "incrc_deleted_at" TIMESTAMPTZ
     )$s$;
+    x_step := 'drop_ranked';
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_soft"$s$;
+    x_step := 'create_ranked';
+    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_soft" (
+      "tenant" VARCHAR(16),
+      "account_id" BIGINT,
+      "plan" TEXT,
+      "seats" INTEGER,
+      "change_type" VARCHAR(8),
+      "changed_at" TIMESTAMPTZ,
+      "loaded_at" TIMESTAMP,
+      "incrc_target_sequence" TIMESTAMPTZ,
+      "incrc_tombstone_sequence" TIMESTAMPTZ,
+      "incrc_tombstone_at" TIMESTAMPTZ
+    )$s$;
     x_step := 'stage_all';
     x_rows := 0;
     EXECUTE $s$INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
@@ -461,35 +479,34 @@ BEGIN
     x_step := 'clear_tombstones';
     EXECUTE $s$DELETE FROM "dw"."accounts_tombstones"$s$;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-      SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", r."changed_at", CASE WHEN b."incrc_sequence" > r."changed_at" THEN TRUE ELSE FALSE END, CASE WHEN b."incrc_sequence" > r."changed_at" THEN b."incrc_deleted_at" END
+      x_step := 'rank_changes';
+      EXECUTE $s$INSERT INTO "incrc_ranked_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_target_sequence", "incrc_tombstone_sequence", "incrc_tombstone_at")
+      SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", t."incrc_sequence", b."incrc_sequence", b."incrc_deleted_at"
       FROM (
         SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
+          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn,
+          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_kind_rn
         FROM "incrc_raw_t_cdc_soft"
       ) AS r
       LEFT JOIN "dw"."accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
       LEFT JOIN "dw"."accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND NOT (r."change_type" IN ('DELETE'))
-        AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")$s$;
+      WHERE (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
+        AND ((NOT (r."change_type" IN ('DELETE')) AND r.incrc_kind_rn = 1)
+          OR ((r."change_type" IN ('DELETE')) AND r.incrc_rn = 1 AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence")))$s$;
+    END IF;
+    IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+      SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "changed_at", CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN TRUE ELSE FALSE END, CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN "incrc_tombstone_at" END
+      FROM "incrc_ranked_t_cdc_soft"
+      WHERE NOT ("change_type" IN ('DELETE'))$s$;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       EXECUTE $s$INSERT INTO "incrc_deletes_t_cdc_soft" ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-      SELECT r."tenant", r."account_id", r."changed_at", r."changed_at"
-      FROM (
-        SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_soft"
-      ) AS r
-      LEFT JOIN "dw"."accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
-      LEFT JOIN "dw"."accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND (r."change_type" IN ('DELETE'))
-        AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence")$s$;
+      SELECT "tenant", "account_id", "changed_at", "changed_at"
+      FROM "incrc_ranked_t_cdc_soft"
+      WHERE ("change_type" IN ('DELETE'))$s$;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -634,6 +651,10 @@ BEGIN
   END;
   BEGIN
     EXECUTE $s$DROP TABLE IF EXISTS "incrc_deletes_t_cdc_soft"$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_soft"$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   EXECUTE $s$UPDATE "incrc_state"

@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   drop_truncate
 --   create_truncate
 --   stage_all              rows changed -> rows_read
@@ -30,6 +32,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -41,7 +44,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- PostgreSQL 15+: a procedure. Create it once (run this file), then call it outside a transaction
 -- block (it commits between the lease, the write and the release):
@@ -398,6 +401,18 @@ BEGIN
       "account_id" BIGINT,
       "incrc_sequence" BIGINT
     )$s$;
+    x_step := 'drop_ranked';
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_truncate"$s$;
+    x_step := 'create_ranked';
+    EXECUTE $s$CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_truncate" (
+      "account_id" BIGINT,
+      "plan" VARCHAR(16),
+      "op" VARCHAR(1),
+      "lsn" BIGINT,
+      "ingested_at" TIMESTAMP,
+      "incrc_target_sequence" BIGINT,
+      "incrc_tombstone_sequence" BIGINT
+    )$s$;
     x_step := 'drop_truncate';
     EXECUTE $s$DROP TABLE IF EXISTS "incrc_truncate_t_cdc_truncate"$s$;
     x_step := 'create_truncate';
@@ -514,9 +529,9 @@ BEGIN
       WHERE "lsn" <= (SELECT MAX("incrc_sequence") FROM "dw"."subscriptions_truncated")$s$;
     END IF;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
-      SELECT r."account_id", r."plan", r."lsn"
+      x_step := 'rank_changes';
+      EXECUTE $s$INSERT INTO "incrc_ranked_t_cdc_truncate" ("account_id", "plan", "op", "lsn", "ingested_at", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."account_id", r."plan", r."op", r."lsn", r."ingested_at", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "account_id", "plan", "op", "lsn", "ingested_at",
           ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
@@ -525,25 +540,22 @@ BEGIN
       LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
       LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."op" IN ('d'))
         AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence")$s$;
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      EXECUTE $s$INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
+      SELECT "account_id", "plan", "lsn"
+      FROM "incrc_ranked_t_cdc_truncate"
+      WHERE NOT ("op" IN ('d'))$s$;
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       EXECUTE $s$INSERT INTO "incrc_deletes_t_cdc_truncate" ("account_id", "incrc_sequence")
-      SELECT r."account_id", r."lsn"
-      FROM (
-        SELECT "account_id", "plan", "op", "lsn", "ingested_at",
-          ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_truncate"
-      ) AS r
-      LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
-      LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND (r."op" IN ('d'))
-        AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence")$s$;
+      SELECT "account_id", "lsn"
+      FROM "incrc_ranked_t_cdc_truncate"
+      WHERE ("op" IN ('d'))$s$;
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -680,6 +692,10 @@ BEGIN
   END;
   BEGIN
     EXECUTE $s$DROP TABLE IF EXISTS "incrc_deletes_t_cdc_truncate"$s$;
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    EXECUTE $s$DROP TABLE IF EXISTS "incrc_ranked_t_cdc_truncate"$s$;
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   BEGIN

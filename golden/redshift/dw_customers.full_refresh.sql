@@ -11,6 +11,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -19,6 +21,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -388,6 +391,20 @@ BEGIN
       "incrc_sequence" BIGINT,
       "incrc_deleted_at" TIMESTAMP
     );
+    x_step := 'drop_ranked';
+    DROP TABLE IF EXISTS "incrc_ranked_dw_customers";
+    x_step := 'create_ranked';
+    CREATE TEMPORARY TABLE "incrc_ranked_dw_customers" (
+      "customer_id" BIGINT,
+      "name" VARCHAR(256),
+      "country" VARCHAR(8),
+      "op" VARCHAR(4),
+      "lsn" BIGINT,
+      "committed_at" TIMESTAMP,
+      "ingested_at" TIMESTAMP,
+      "incrc_target_sequence" BIGINT,
+      "incrc_tombstone_sequence" BIGINT
+    );
     x_step := 'stage_all';
     x_rows := 0;
     INSERT INTO "incrc_raw_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at")
@@ -446,9 +463,9 @@ BEGIN
     x_step := 'clear_tombstones';
     DELETE FROM "dw"."customers_tombstones";
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "incrc_stage_dw_customers" ("customer_id", "name", "country", "committed_at", "incrc_sequence")
-      SELECT r."customer_id", r."name", r."country", r."committed_at", r."lsn"
+      x_step := 'rank_changes';
+      INSERT INTO "incrc_ranked_dw_customers" ("customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."customer_id", r."name", r."country", r."op", r."lsn", r."committed_at", r."ingested_at", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at",
           ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "lsn" DESC NULLS LAST, "name" DESC NULLS LAST, "country" DESC NULLS LAST, "op" DESC NULLS LAST, "committed_at" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
@@ -457,25 +474,22 @@ BEGIN
       LEFT JOIN "dw"."customers" AS t ON t."customer_id" = r."customer_id"
       LEFT JOIN "dw"."customers_tombstones" AS b ON b."customer_id" = r."customer_id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."op" IN ('d'))
         AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "incrc_stage_dw_customers" ("customer_id", "name", "country", "committed_at", "incrc_sequence")
+      SELECT "customer_id", "name", "country", "committed_at", "lsn"
+      FROM "incrc_ranked_dw_customers"
+      WHERE NOT ("op" IN ('d'));
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       INSERT INTO "incrc_deletes_dw_customers" ("customer_id", "incrc_sequence", "incrc_deleted_at")
-      SELECT r."customer_id", r."lsn", r."committed_at"
-      FROM (
-        SELECT "customer_id", "name", "country", "op", "lsn", "committed_at", "ingested_at",
-          ROW_NUMBER() OVER (PARTITION BY "customer_id" ORDER BY "lsn" DESC NULLS LAST, "name" DESC NULLS LAST, "country" DESC NULLS LAST, "op" DESC NULLS LAST, "committed_at" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_dw_customers"
-      ) AS r
-      LEFT JOIN "dw"."customers" AS t ON t."customer_id" = r."customer_id"
-      LEFT JOIN "dw"."customers_tombstones" AS b ON b."customer_id" = r."customer_id"
-      WHERE r.incrc_rn = 1
-        AND (r."op" IN ('d'))
-        AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
+      SELECT "customer_id", "lsn", "committed_at"
+      FROM "incrc_ranked_dw_customers"
+      WHERE ("op" IN ('d'));
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -625,6 +639,10 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "incrc_deletes_dw_customers";
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "incrc_ranked_dw_customers";
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   UPDATE "incrc_state"

@@ -11,12 +11,15 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -28,7 +31,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -378,6 +381,17 @@ BEGIN
       "id" BIGINT,
       "incrc_sequence" BIGINT
     );
+    x_step := 'drop_ranked';
+    DROP TABLE IF EXISTS "incrc_ranked_t_cdc_int_ops";
+    x_step := 'create_ranked';
+    CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_int_ops" (
+      "id" BIGINT,
+      "body" VARCHAR(65535),
+      "kind" SMALLINT,
+      "seq" BIGINT,
+      "incrc_target_sequence" BIGINT,
+      "incrc_tombstone_sequence" BIGINT
+    );
     x_step := 'stage_all';
     x_rows := 0;
     INSERT INTO "incrc_raw_t_cdc_int_ops" ("id", "body", "kind", "seq")
@@ -416,9 +430,9 @@ BEGIN
     x_step := 'clear_tombstones';
     DELETE FROM "dw"."documents_tombstones";
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
-      SELECT r."id", r."body", r."seq"
+      x_step := 'rank_changes';
+      INSERT INTO "incrc_ranked_t_cdc_int_ops" ("id", "body", "kind", "seq", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."id", r."body", r."kind", r."seq", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "id", "body", "kind", "seq",
           ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
@@ -427,25 +441,22 @@ BEGIN
       LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
       LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."kind" IN (3))
         AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence");
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "incrc_stage_t_cdc_int_ops" ("id", "body", "incrc_sequence")
+      SELECT "id", "body", "seq"
+      FROM "incrc_ranked_t_cdc_int_ops"
+      WHERE NOT ("kind" IN (3));
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       INSERT INTO "incrc_deletes_t_cdc_int_ops" ("id", "incrc_sequence")
-      SELECT r."id", r."seq"
-      FROM (
-        SELECT "id", "body", "kind", "seq",
-          ROW_NUMBER() OVER (PARTITION BY "id" ORDER BY "seq" DESC NULLS LAST, "kind" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_int_ops"
-      ) AS r
-      LEFT JOIN "dw"."documents" AS t ON t."id" = r."id"
-      LEFT JOIN "dw"."documents_tombstones" AS b ON b."id" = r."id"
-      WHERE r.incrc_rn = 1
-        AND (r."kind" IN (3))
-        AND (t."incrc_sequence" IS NULL OR r."seq" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."seq" > b."incrc_sequence");
+      SELECT "id", "seq"
+      FROM "incrc_ranked_t_cdc_int_ops"
+      WHERE ("kind" IN (3));
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -592,6 +603,10 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "incrc_deletes_t_cdc_int_ops";
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "incrc_ranked_t_cdc_int_ops";
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   UPDATE "incrc_state"

@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -444,6 +447,25 @@ BEGIN
       );
     END IF;
     IF v_window <> 0 THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "incrc_ranked_t_cdc_soft";
+    END IF;
+    IF v_window <> 0 THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_soft" (
+        "tenant" VARCHAR(64),
+        "account_id" BIGINT,
+        "plan" VARCHAR(65535),
+        "seats" INTEGER,
+        "change_type" VARCHAR(32),
+        "changed_at" TIMESTAMPTZ,
+        "loaded_at" TIMESTAMP,
+        "incrc_target_sequence" TIMESTAMPTZ,
+        "incrc_tombstone_sequence" TIMESTAMPTZ,
+        "incrc_tombstone_at" TIMESTAMPTZ
+      );
+    END IF;
+    IF v_window <> 0 THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "incrc_raw_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at")
@@ -507,35 +529,34 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-      SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", r."changed_at", CASE WHEN b."incrc_sequence" > r."changed_at" THEN TRUE ELSE FALSE END, CASE WHEN b."incrc_sequence" > r."changed_at" THEN b."incrc_deleted_at" END
+      x_step := 'rank_changes';
+      INSERT INTO "incrc_ranked_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_target_sequence", "incrc_tombstone_sequence", "incrc_tombstone_at")
+      SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", t."incrc_sequence", b."incrc_sequence", b."incrc_deleted_at"
       FROM (
         SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
+          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn,
+          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_kind_rn
         FROM "incrc_raw_t_cdc_soft"
       ) AS r
       LEFT JOIN "dw"."accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
       LEFT JOIN "dw"."accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND NOT (r."change_type" IN ('DELETE'))
-        AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence");
+      WHERE (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
+        AND ((NOT (r."change_type" IN ('DELETE')) AND r.incrc_kind_rn = 1)
+          OR ((r."change_type" IN ('DELETE')) AND r.incrc_rn = 1 AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence")));
+    END IF;
+    IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+      SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "changed_at", CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN TRUE ELSE FALSE END, CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN "incrc_tombstone_at" END
+      FROM "incrc_ranked_t_cdc_soft"
+      WHERE NOT ("change_type" IN ('DELETE'));
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       INSERT INTO "incrc_deletes_t_cdc_soft" ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-      SELECT r."tenant", r."account_id", r."changed_at", r."changed_at"
-      FROM (
-        SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-          ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_soft"
-      ) AS r
-      LEFT JOIN "dw"."accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
-      LEFT JOIN "dw"."accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND (r."change_type" IN ('DELETE'))
-        AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence");
+      SELECT "tenant", "account_id", "changed_at", "changed_at"
+      FROM "incrc_ranked_t_cdc_soft"
+      WHERE ("change_type" IN ('DELETE'));
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -554,11 +575,8 @@ BEGIN
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
-        FROM "incrc_stage_t_cdc_soft" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "dw"."accounts" AS t
-          WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-        )
+        FROM "incrc_ranked_t_cdc_soft"
+        WHERE NOT ("change_type" IN ('DELETE')) AND "incrc_target_sequence" IS NOT NULL
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -713,6 +731,10 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "incrc_deletes_t_cdc_soft";
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "incrc_ranked_t_cdc_soft";
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   UPDATE "incrc_state"

@@ -13,6 +13,8 @@
 --   create_raw             if window
 --   drop_deletes           if window
 --   create_deletes         if window
+--   drop_ranked            if window
+--   create_ranked          if window
 --   drop_truncate          if window
 --   create_truncate        if window
 --   stage_window           if window; rows changed -> rows_read
@@ -29,6 +31,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -42,7 +45,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- Redshift: a NONATOMIC stored procedure. Each protocol statement commits on its own and the write runs
 -- in one explicit transaction, as the runner does. Create it once (run this file), then:
@@ -437,6 +440,22 @@ BEGIN
       );
     END IF;
     IF v_window <> 0 THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "incrc_ranked_t_cdc_truncate";
+    END IF;
+    IF v_window <> 0 THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_truncate" (
+        "account_id" BIGINT,
+        "plan" VARCHAR(64),
+        "op" VARCHAR(4),
+        "lsn" BIGINT,
+        "ingested_at" TIMESTAMP,
+        "incrc_target_sequence" BIGINT,
+        "incrc_tombstone_sequence" BIGINT
+      );
+    END IF;
+    IF v_window <> 0 THEN
       x_step := 'drop_truncate';
       DROP TABLE IF EXISTS "incrc_truncate_t_cdc_truncate";
     END IF;
@@ -563,9 +582,9 @@ BEGIN
       WHERE "lsn" <= (SELECT MAX("incrc_sequence") FROM "dw"."subscriptions_truncated");
     END IF;
     IF v_changes <> 0 THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
-      SELECT r."account_id", r."plan", r."lsn"
+      x_step := 'rank_changes';
+      INSERT INTO "incrc_ranked_t_cdc_truncate" ("account_id", "plan", "op", "lsn", "ingested_at", "incrc_target_sequence", "incrc_tombstone_sequence")
+      SELECT r."account_id", r."plan", r."op", r."lsn", r."ingested_at", t."incrc_sequence", b."incrc_sequence"
       FROM (
         SELECT "account_id", "plan", "op", "lsn", "ingested_at",
           ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
@@ -574,25 +593,22 @@ BEGIN
       LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
       LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
       WHERE r.incrc_rn = 1
-        AND NOT (r."op" IN ('d'))
         AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
         AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
     END IF;
     IF v_changes <> 0 THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
+      SELECT "account_id", "plan", "lsn"
+      FROM "incrc_ranked_t_cdc_truncate"
+      WHERE NOT ("op" IN ('d'));
+    END IF;
+    IF v_changes <> 0 THEN
       x_step := 'resolve_deletes';
       INSERT INTO "incrc_deletes_t_cdc_truncate" ("account_id", "incrc_sequence")
-      SELECT r."account_id", r."lsn"
-      FROM (
-        SELECT "account_id", "plan", "op", "lsn", "ingested_at",
-          ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-        FROM "incrc_raw_t_cdc_truncate"
-      ) AS r
-      LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
-      LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
-      WHERE r.incrc_rn = 1
-        AND (r."op" IN ('d'))
-        AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
-        AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
+      SELECT "account_id", "lsn"
+      FROM "incrc_ranked_t_cdc_truncate"
+      WHERE ("op" IN ('d'));
     END IF;
     IF v_changes <> 0 THEN
       x_step := 'count_staged';
@@ -611,11 +627,8 @@ BEGIN
       x_n := NULL;
       SELECT INTO x_n * FROM (
         SELECT COUNT(*)
-        FROM "incrc_stage_t_cdc_truncate" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "dw"."subscriptions" AS t
-          WHERE t."account_id" = s."account_id"
-        )
+        FROM "incrc_ranked_t_cdc_truncate"
+        WHERE NOT ("op" IN ('d')) AND "incrc_target_sequence" IS NOT NULL
       ) AS incrc_q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -762,6 +775,10 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "incrc_deletes_t_cdc_truncate";
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "incrc_ranked_t_cdc_truncate";
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   BEGIN

@@ -67,6 +67,8 @@
 --   create_raw             if window
 --   drop_deletes           if window
 --   create_deletes         if window
+--   drop_ranked            if window
+--   create_ranked          if window
 --   drop_truncate          if window
 --   create_truncate        if window
 --   stage_window           if window; rows changed -> rows_read
@@ -83,6 +85,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -96,7 +99,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -107,6 +110,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   drop_truncate
 --   create_truncate
 --   stage_all              rows changed -> rows_read
@@ -126,6 +131,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -137,7 +143,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -271,6 +277,24 @@ CREATE TEMPORARY TABLE "incrc_deletes_t_cdc_truncate" (
   "incrc_sequence" BIGINT
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "incrc_ranked_t_cdc_truncate";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "incrc_ranked_t_cdc_truncate" (
+  "account_id" BIGINT,
+  "plan" VARCHAR(64),
+  "op" VARCHAR(4),
+  "lsn" BIGINT,
+  "ingested_at" TIMESTAMP,
+  "incrc_target_sequence" BIGINT,
+  "incrc_tombstone_sequence" BIGINT
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -399,11 +423,11 @@ WHERE "op" IN ('t');
 DELETE FROM "incrc_raw_t_cdc_truncate"
 WHERE "lsn" <= (SELECT MAX("incrc_sequence") FROM "dw"."subscriptions_truncated");
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (c, r, u) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
-SELECT r."account_id", r."plan", r."lsn"
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "incrc_ranked_t_cdc_truncate" ("account_id", "plan", "op", "lsn", "ingested_at", "incrc_target_sequence", "incrc_tombstone_sequence")
+SELECT r."account_id", r."plan", r."op", r."lsn", r."ingested_at", t."incrc_sequence", b."incrc_sequence"
 FROM (
   SELECT "account_id", "plan", "op", "lsn", "ingested_at",
     ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
@@ -412,26 +436,24 @@ FROM (
 LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
 LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
 WHERE r.incrc_rn = 1
-  AND NOT (r."op" IN ('d'))
   AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
   AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (c, r, u) ranked to apply: their image, to write.
+INSERT INTO "incrc_stage_t_cdc_truncate" ("account_id", "plan", "incrc_sequence")
+SELECT "account_id", "plan", "lsn"
+FROM "incrc_ranked_t_cdc_truncate"
+WHERE NOT ("op" IN ('d'));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (d) newer than the target's row and tombstone.
+-- The deletes (d) ranked to apply.
 INSERT INTO "incrc_deletes_t_cdc_truncate" ("account_id", "incrc_sequence")
-SELECT r."account_id", r."lsn"
-FROM (
-  SELECT "account_id", "plan", "op", "lsn", "ingested_at",
-    ROW_NUMBER() OVER (PARTITION BY "account_id" ORDER BY "lsn" DESC NULLS LAST, "plan" DESC NULLS LAST, "op" DESC NULLS LAST, "ingested_at" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_cdc_truncate"
-) AS r
-LEFT JOIN "dw"."subscriptions" AS t ON t."account_id" = r."account_id"
-LEFT JOIN "dw"."subscriptions_tombstones" AS b ON b."account_id" = r."account_id"
-WHERE r.incrc_rn = 1
-  AND (r."op" IN ('d'))
-  AND (t."incrc_sequence" IS NULL OR r."lsn" > t."incrc_sequence")
-  AND (b."incrc_sequence" IS NULL OR r."lsn" > b."incrc_sequence");
+SELECT "account_id", "lsn"
+FROM "incrc_ranked_t_cdc_truncate"
+WHERE ("op" IN ('d'));
 
 -- name: count_staged
 -- phase: write
@@ -441,13 +463,10 @@ FROM "incrc_stage_t_cdc_truncate";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "incrc_stage_t_cdc_truncate" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw"."subscriptions" AS t
-  WHERE t."account_id" = s."account_id"
-);
+FROM "incrc_ranked_t_cdc_truncate"
+WHERE NOT ("op" IN ('d')) AND "incrc_target_sequence" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -485,6 +488,24 @@ BEGIN
       );
     END IF;
     IF (v_window <> 0) THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "INCRC_RANKED_DW_CUSTOMERS";
+    END IF;
+    IF (v_window <> 0) THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "INCRC_RANKED_DW_CUSTOMERS" (
+        "CUSTOMER_ID" BIGINT,
+        "NAME" VARCHAR(64),
+        "COUNTRY" VARCHAR(2),
+        "OP" VARCHAR(1),
+        "LSN" BIGINT,
+        "COMMITTED_AT" TIMESTAMP_NTZ,
+        "INGESTED_AT" TIMESTAMP_NTZ,
+        "INCRC_TARGET_SEQUENCE" BIGINT,
+        "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+      );
+    END IF;
+    IF (v_window <> 0) THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "INCRC_RAW_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT")
@@ -544,9 +565,9 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF (v_changes <> 0) THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "INCRC_STAGE_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "INCRC_SEQUENCE")
-      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."COMMITTED_AT", r."LSN"
+      x_step := 'rank_changes';
+      INSERT INTO "INCRC_RANKED_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+      SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."OP", r."LSN", r."COMMITTED_AT", r."INGESTED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
       FROM (
         SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT",
           ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "LSN" DESC NULLS LAST, "NAME" DESC NULLS LAST, "COUNTRY" DESC NULLS LAST, "OP" DESC NULLS LAST, "COMMITTED_AT" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
@@ -555,25 +576,22 @@ BEGIN
       LEFT JOIN "DW"."CUSTOMERS" AS t ON t."CUSTOMER_ID" = r."CUSTOMER_ID"
       LEFT JOIN "DW"."CUSTOMERS_TOMBSTONES" AS b ON b."CUSTOMER_ID" = r."CUSTOMER_ID"
       WHERE r.incrc_rn = 1
-        AND NOT (r."OP" IN ('d'))
         AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
         AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
     END IF;
     IF (v_changes <> 0) THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "INCRC_STAGE_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "INCRC_SEQUENCE")
+      SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "LSN"
+      FROM "INCRC_RANKED_DW_CUSTOMERS"
+      WHERE NOT ("OP" IN ('d'));
+    END IF;
+    IF (v_changes <> 0) THEN
       x_step := 'resolve_deletes';
       INSERT INTO "INCRC_DELETES_DW_CUSTOMERS" ("CUSTOMER_ID", "INCRC_SEQUENCE", "INCRC_DELETED_AT")
-      SELECT r."CUSTOMER_ID", r."LSN", r."COMMITTED_AT"
-      FROM (
-        SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT",
-          ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "LSN" DESC NULLS LAST, "NAME" DESC NULLS LAST, "COUNTRY" DESC NULLS LAST, "OP" DESC NULLS LAST, "COMMITTED_AT" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-        FROM "INCRC_RAW_DW_CUSTOMERS"
-      ) AS r
-      LEFT JOIN "DW"."CUSTOMERS" AS t ON t."CUSTOMER_ID" = r."CUSTOMER_ID"
-      LEFT JOIN "DW"."CUSTOMERS_TOMBSTONES" AS b ON b."CUSTOMER_ID" = r."CUSTOMER_ID"
-      WHERE r.incrc_rn = 1
-        AND (r."OP" IN ('d'))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
-        AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
+      SELECT "CUSTOMER_ID", "LSN", "COMMITTED_AT"
+      FROM "INCRC_RANKED_DW_CUSTOMERS"
+      WHERE ("OP" IN ('d'));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'count_staged';
@@ -592,11 +610,8 @@ BEGIN
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
-        FROM "INCRC_STAGE_DW_CUSTOMERS" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "DW"."CUSTOMERS" AS t
-          WHERE t."CUSTOMER_ID" = s."CUSTOMER_ID"
-        )
+        FROM "INCRC_RANKED_DW_CUSTOMERS"
+        WHERE NOT ("OP" IN ('d')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -754,6 +769,12 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "INCRC_DELETES_DW_CUSTOMERS";
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "INCRC_RANKED_DW_CUSTOMERS";
   EXCEPTION
     WHEN OTHER THEN
       x_rc := 0;

@@ -71,12 +71,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -90,7 +93,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -101,6 +104,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -109,6 +114,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -120,7 +126,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -257,6 +263,26 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_DW_CUSTOMERS" (
   "INCRC_DELETED_AT" TIMESTAMP_NTZ
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "INCRC_RANKED_DW_CUSTOMERS";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "INCRC_RANKED_DW_CUSTOMERS" (
+  "CUSTOMER_ID" BIGINT,
+  "NAME" VARCHAR(64),
+  "COUNTRY" VARCHAR(2),
+  "OP" VARCHAR(1),
+  "LSN" BIGINT,
+  "COMMITTED_AT" TIMESTAMP_NTZ,
+  "INGESTED_AT" TIMESTAMP_NTZ,
+  "INCRC_TARGET_SEQUENCE" BIGINT,
+  "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -315,11 +341,11 @@ WHERE "INGESTED_AT" IS NULL OR "CUSTOMER_ID" IS NULL OR "LSN" IS NULL OR ("OP" I
 SELECT COUNT(*)
 FROM "INCRC_RAW_DW_CUSTOMERS";
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (c, r, u) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO "INCRC_STAGE_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "INCRC_SEQUENCE")
-SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."COMMITTED_AT", r."LSN"
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "INCRC_RANKED_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+SELECT r."CUSTOMER_ID", r."NAME", r."COUNTRY", r."OP", r."LSN", r."COMMITTED_AT", r."INGESTED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
 FROM (
   SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "LSN" DESC NULLS LAST, "NAME" DESC NULLS LAST, "COUNTRY" DESC NULLS LAST, "OP" DESC NULLS LAST, "COMMITTED_AT" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
@@ -328,26 +354,24 @@ FROM (
 LEFT JOIN "DW"."CUSTOMERS" AS t ON t."CUSTOMER_ID" = r."CUSTOMER_ID"
 LEFT JOIN "DW"."CUSTOMERS_TOMBSTONES" AS b ON b."CUSTOMER_ID" = r."CUSTOMER_ID"
 WHERE r.incrc_rn = 1
-  AND NOT (r."OP" IN ('d'))
   AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
   AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (c, r, u) ranked to apply: their image, to write.
+INSERT INTO "INCRC_STAGE_DW_CUSTOMERS" ("CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "INCRC_SEQUENCE")
+SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "COMMITTED_AT", "LSN"
+FROM "INCRC_RANKED_DW_CUSTOMERS"
+WHERE NOT ("OP" IN ('d'));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (d) newer than the target's row and tombstone.
+-- The deletes (d) ranked to apply.
 INSERT INTO "INCRC_DELETES_DW_CUSTOMERS" ("CUSTOMER_ID", "INCRC_SEQUENCE", "INCRC_DELETED_AT")
-SELECT r."CUSTOMER_ID", r."LSN", r."COMMITTED_AT"
-FROM (
-  SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "OP", "LSN", "COMMITTED_AT", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "CUSTOMER_ID" ORDER BY "LSN" DESC NULLS LAST, "NAME" DESC NULLS LAST, "COUNTRY" DESC NULLS LAST, "OP" DESC NULLS LAST, "COMMITTED_AT" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_DW_CUSTOMERS"
-) AS r
-LEFT JOIN "DW"."CUSTOMERS" AS t ON t."CUSTOMER_ID" = r."CUSTOMER_ID"
-LEFT JOIN "DW"."CUSTOMERS_TOMBSTONES" AS b ON b."CUSTOMER_ID" = r."CUSTOMER_ID"
-WHERE r.incrc_rn = 1
-  AND (r."OP" IN ('d'))
-  AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
-  AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
+SELECT "CUSTOMER_ID", "LSN", "COMMITTED_AT"
+FROM "INCRC_RANKED_DW_CUSTOMERS"
+WHERE ("OP" IN ('d'));
 
 -- name: count_staged
 -- phase: write
@@ -357,13 +381,10 @@ FROM "INCRC_STAGE_DW_CUSTOMERS";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "INCRC_STAGE_DW_CUSTOMERS" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."CUSTOMERS" AS t
-  WHERE t."CUSTOMER_ID" = s."CUSTOMER_ID"
-);
+FROM "INCRC_RANKED_DW_CUSTOMERS"
+WHERE NOT ("OP" IN ('d')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

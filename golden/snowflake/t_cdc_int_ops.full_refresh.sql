@@ -11,12 +11,15 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -28,7 +31,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -431,6 +434,17 @@ BEGIN
       "ID" BIGINT,
       "INCRC_SEQUENCE" BIGINT
     );
+    x_step := 'drop_ranked';
+    DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_INT_OPS";
+    x_step := 'create_ranked';
+    CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_INT_OPS" (
+      "ID" BIGINT,
+      "BODY" VARIANT,
+      "KIND" SMALLINT,
+      "SEQ" BIGINT,
+      "INCRC_TARGET_SEQUENCE" BIGINT,
+      "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+    );
     x_step := 'stage_all';
     x_rows := 0;
     INSERT INTO "INCRC_RAW_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ")
@@ -471,9 +485,9 @@ BEGIN
     x_step := 'clear_tombstones';
     DELETE FROM "DW"."DOCUMENTS_TOMBSTONES";
     IF (v_changes <> 0) THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
-      SELECT r."ID", r."BODY", r."SEQ"
+      x_step := 'rank_changes';
+      INSERT INTO "INCRC_RANKED_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+      SELECT r."ID", r."BODY", r."KIND", r."SEQ", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
       FROM (
         SELECT "ID", "BODY", "KIND", "SEQ",
           ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
@@ -482,25 +496,22 @@ BEGIN
       LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
       LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
       WHERE r.incrc_rn = 1
-        AND NOT (r."KIND" IN (3))
         AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
         AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
     END IF;
     IF (v_changes <> 0) THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
+      SELECT "ID", "BODY", "SEQ"
+      FROM "INCRC_RANKED_T_CDC_INT_OPS"
+      WHERE NOT ("KIND" IN (3));
+    END IF;
+    IF (v_changes <> 0) THEN
       x_step := 'resolve_deletes';
       INSERT INTO "INCRC_DELETES_T_CDC_INT_OPS" ("ID", "INCRC_SEQUENCE")
-      SELECT r."ID", r."SEQ"
-      FROM (
-        SELECT "ID", "BODY", "KIND", "SEQ",
-          ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
-        FROM "INCRC_RAW_T_CDC_INT_OPS"
-      ) AS r
-      LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
-      LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
-      WHERE r.incrc_rn = 1
-        AND (r."KIND" IN (3))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
-        AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
+      SELECT "ID", "SEQ"
+      FROM "INCRC_RANKED_T_CDC_INT_OPS"
+      WHERE ("KIND" IN (3));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'count_staged';
@@ -655,6 +666,12 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "INCRC_DELETES_T_CDC_INT_OPS";
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_INT_OPS";
   EXCEPTION
     WHEN OTHER THEN
       x_rc := 0;

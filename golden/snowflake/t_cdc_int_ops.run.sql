@@ -13,10 +13,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -30,7 +33,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -477,6 +480,21 @@ BEGIN
       );
     END IF;
     IF (v_window <> 0) THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_INT_OPS";
+    END IF;
+    IF (v_window <> 0) THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_INT_OPS" (
+        "ID" BIGINT,
+        "BODY" VARIANT,
+        "KIND" SMALLINT,
+        "SEQ" BIGINT,
+        "INCRC_TARGET_SEQUENCE" BIGINT,
+        "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+      );
+    END IF;
+    IF (v_window <> 0) THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "INCRC_RAW_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ")
@@ -518,9 +536,9 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF (v_changes <> 0) THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
-      SELECT r."ID", r."BODY", r."SEQ"
+      x_step := 'rank_changes';
+      INSERT INTO "INCRC_RANKED_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+      SELECT r."ID", r."BODY", r."KIND", r."SEQ", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
       FROM (
         SELECT "ID", "BODY", "KIND", "SEQ",
           ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
@@ -529,25 +547,22 @@ BEGIN
       LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
       LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
       WHERE r.incrc_rn = 1
-        AND NOT (r."KIND" IN (3))
         AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
         AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
     END IF;
     IF (v_changes <> 0) THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
+      SELECT "ID", "BODY", "SEQ"
+      FROM "INCRC_RANKED_T_CDC_INT_OPS"
+      WHERE NOT ("KIND" IN (3));
+    END IF;
+    IF (v_changes <> 0) THEN
       x_step := 'resolve_deletes';
       INSERT INTO "INCRC_DELETES_T_CDC_INT_OPS" ("ID", "INCRC_SEQUENCE")
-      SELECT r."ID", r."SEQ"
-      FROM (
-        SELECT "ID", "BODY", "KIND", "SEQ",
-          ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
-        FROM "INCRC_RAW_T_CDC_INT_OPS"
-      ) AS r
-      LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
-      LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
-      WHERE r.incrc_rn = 1
-        AND (r."KIND" IN (3))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
-        AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
+      SELECT "ID", "SEQ"
+      FROM "INCRC_RANKED_T_CDC_INT_OPS"
+      WHERE ("KIND" IN (3));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'count_staged';
@@ -566,11 +581,8 @@ BEGIN
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
-        FROM "INCRC_STAGE_T_CDC_INT_OPS" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "DW"."DOCUMENTS" AS t
-          WHERE t."ID" = s."ID"
-        )
+        FROM "INCRC_RANKED_T_CDC_INT_OPS"
+        WHERE NOT ("KIND" IN (3)) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -725,6 +737,12 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "INCRC_DELETES_T_CDC_INT_OPS";
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_INT_OPS";
   EXCEPTION
     WHEN OTHER THEN
       x_rc := 0;

@@ -63,10 +63,13 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid; fails if not 0
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -80,7 +83,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -91,12 +94,15 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid; fails if not 0
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -108,7 +114,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -226,6 +232,23 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_INT_OPS" (
   "INCRC_SEQUENCE" BIGINT
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_INT_OPS";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_INT_OPS" (
+  "ID" BIGINT,
+  "BODY" VARIANT,
+  "KIND" SMALLINT,
+  "SEQ" BIGINT,
+  "INCRC_TARGET_SEQUENCE" BIGINT,
+  "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -267,11 +290,11 @@ WHERE "SEQ" IS NULL OR "ID" IS NULL OR ("KIND" IS NULL OR "KIND" NOT IN (1, 2, 3
 SELECT COUNT(*)
 FROM "INCRC_RAW_T_CDC_INT_OPS";
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (1, 2) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
-SELECT r."ID", r."BODY", r."SEQ"
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "INCRC_RANKED_T_CDC_INT_OPS" ("ID", "BODY", "KIND", "SEQ", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+SELECT r."ID", r."BODY", r."KIND", r."SEQ", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
 FROM (
   SELECT "ID", "BODY", "KIND", "SEQ",
     ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
@@ -280,26 +303,24 @@ FROM (
 LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
 LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
 WHERE r.incrc_rn = 1
-  AND NOT (r."KIND" IN (3))
   AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
   AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (1, 2) ranked to apply: their image, to write.
+INSERT INTO "INCRC_STAGE_T_CDC_INT_OPS" ("ID", "BODY", "INCRC_SEQUENCE")
+SELECT "ID", "BODY", "SEQ"
+FROM "INCRC_RANKED_T_CDC_INT_OPS"
+WHERE NOT ("KIND" IN (3));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (3) newer than the target's row and tombstone.
+-- The deletes (3) ranked to apply.
 INSERT INTO "INCRC_DELETES_T_CDC_INT_OPS" ("ID", "INCRC_SEQUENCE")
-SELECT r."ID", r."SEQ"
-FROM (
-  SELECT "ID", "BODY", "KIND", "SEQ",
-    ROW_NUMBER() OVER (PARTITION BY "ID" ORDER BY "SEQ" DESC NULLS LAST, "KIND" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_CDC_INT_OPS"
-) AS r
-LEFT JOIN "DW"."DOCUMENTS" AS t ON t."ID" = r."ID"
-LEFT JOIN "DW"."DOCUMENTS_TOMBSTONES" AS b ON b."ID" = r."ID"
-WHERE r.incrc_rn = 1
-  AND (r."KIND" IN (3))
-  AND (t."INCRC_SEQUENCE" IS NULL OR r."SEQ" > t."INCRC_SEQUENCE")
-  AND (b."INCRC_SEQUENCE" IS NULL OR r."SEQ" > b."INCRC_SEQUENCE");
+SELECT "ID", "SEQ"
+FROM "INCRC_RANKED_T_CDC_INT_OPS"
+WHERE ("KIND" IN (3));
 
 -- name: count_staged
 -- phase: write
@@ -309,13 +330,10 @@ FROM "INCRC_STAGE_T_CDC_INT_OPS";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "INCRC_STAGE_T_CDC_INT_OPS" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."DOCUMENTS" AS t
-  WHERE t."ID" = s."ID"
-);
+FROM "INCRC_RANKED_T_CDC_INT_OPS"
+WHERE NOT ("KIND" IN (3)) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

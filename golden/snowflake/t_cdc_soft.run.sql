@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -497,6 +500,25 @@ BEGIN
       );
     END IF;
     IF (v_window <> 0) THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_SOFT";
+    END IF;
+    IF (v_window <> 0) THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_SOFT" (
+        "TENANT" VARCHAR(16),
+        "ACCOUNT_ID" BIGINT,
+        "PLAN" VARCHAR,
+        "SEATS" INTEGER,
+        "CHANGE_TYPE" VARCHAR(8),
+        "CHANGED_AT" TIMESTAMP_TZ,
+        "LOADED_AT" TIMESTAMP_NTZ,
+        "INCRC_TARGET_SEQUENCE" TIMESTAMP_TZ,
+        "INCRC_TOMBSTONE_SEQUENCE" TIMESTAMP_TZ,
+        "INCRC_TOMBSTONE_AT" TIMESTAMP_TZ
+      );
+    END IF;
+    IF (v_window <> 0) THEN
       x_step := 'stage_window';
       x_rows := 0;
       INSERT INTO "INCRC_RAW_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT")
@@ -560,35 +582,34 @@ BEGIN
       v_rows_ignored := v_rows_ignored + x_n;
     END IF;
     IF (v_changes <> 0) THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "INCRC_STAGE_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_SEQUENCE", "IS_DELETED", "REMOVED_AT")
-      SELECT r."TENANT", r."ACCOUNT_ID", r."PLAN", r."SEATS", r."CHANGE_TYPE", r."CHANGED_AT", r."LOADED_AT", r."CHANGED_AT", CASE WHEN b."INCRC_SEQUENCE" > r."CHANGED_AT" THEN TRUE ELSE FALSE END, CASE WHEN b."INCRC_SEQUENCE" > r."CHANGED_AT" THEN b."INCRC_DELETED_AT" END
+      x_step := 'rank_changes';
+      INSERT INTO "INCRC_RANKED_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE", "INCRC_TOMBSTONE_AT")
+      SELECT r."TENANT", r."ACCOUNT_ID", r."PLAN", r."SEATS", r."CHANGE_TYPE", r."CHANGED_AT", r."LOADED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE", b."INCRC_DELETED_AT"
       FROM (
         SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT",
-          ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID", ("CHANGE_TYPE" IN ('DELETE')) ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn
+          ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn,
+          ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID", ("CHANGE_TYPE" IN ('DELETE')) ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_kind_rn
         FROM "INCRC_RAW_T_CDC_SOFT"
       ) AS r
       LEFT JOIN "DW"."ACCOUNTS" AS t ON t."TENANT" = r."TENANT" AND t."ACCOUNT_ID" = r."ACCOUNT_ID"
       LEFT JOIN "DW"."ACCOUNTS_TOMBSTONES" AS b ON b."TENANT" = r."TENANT" AND b."ACCOUNT_ID" = r."ACCOUNT_ID"
-      WHERE r.incrc_rn = 1
-        AND NOT (r."CHANGE_TYPE" IN ('DELETE'))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE");
+      WHERE (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE")
+        AND ((NOT (r."CHANGE_TYPE" IN ('DELETE')) AND r.incrc_kind_rn = 1)
+          OR ((r."CHANGE_TYPE" IN ('DELETE')) AND r.incrc_rn = 1 AND (b."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > b."INCRC_SEQUENCE")));
+    END IF;
+    IF (v_changes <> 0) THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "INCRC_STAGE_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_SEQUENCE", "IS_DELETED", "REMOVED_AT")
+      SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "CHANGED_AT", CASE WHEN "INCRC_TOMBSTONE_SEQUENCE" > "CHANGED_AT" THEN TRUE ELSE FALSE END, CASE WHEN "INCRC_TOMBSTONE_SEQUENCE" > "CHANGED_AT" THEN "INCRC_TOMBSTONE_AT" END
+      FROM "INCRC_RANKED_T_CDC_SOFT"
+      WHERE NOT ("CHANGE_TYPE" IN ('DELETE'));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'resolve_deletes';
       INSERT INTO "INCRC_DELETES_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "INCRC_SEQUENCE", "INCRC_DELETED_AT")
-      SELECT r."TENANT", r."ACCOUNT_ID", r."CHANGED_AT", r."CHANGED_AT"
-      FROM (
-        SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT",
-          ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn
-        FROM "INCRC_RAW_T_CDC_SOFT"
-      ) AS r
-      LEFT JOIN "DW"."ACCOUNTS" AS t ON t."TENANT" = r."TENANT" AND t."ACCOUNT_ID" = r."ACCOUNT_ID"
-      LEFT JOIN "DW"."ACCOUNTS_TOMBSTONES" AS b ON b."TENANT" = r."TENANT" AND b."ACCOUNT_ID" = r."ACCOUNT_ID"
-      WHERE r.incrc_rn = 1
-        AND (r."CHANGE_TYPE" IN ('DELETE'))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE")
-        AND (b."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > b."INCRC_SEQUENCE");
+      SELECT "TENANT", "ACCOUNT_ID", "CHANGED_AT", "CHANGED_AT"
+      FROM "INCRC_RANKED_T_CDC_SOFT"
+      WHERE ("CHANGE_TYPE" IN ('DELETE'));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'count_staged';
@@ -607,11 +628,8 @@ BEGIN
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
-        FROM "INCRC_STAGE_T_CDC_SOFT" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "DW"."ACCOUNTS" AS t
-          WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID"
-        )
+        FROM "INCRC_RANKED_T_CDC_SOFT"
+        WHERE NOT ("CHANGE_TYPE" IN ('DELETE')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -775,6 +793,12 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "INCRC_DELETES_T_CDC_SOFT";
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_SOFT";
   EXCEPTION
     WHEN OTHER THEN
       x_rc := 0;

@@ -73,12 +73,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -92,7 +95,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -103,6 +106,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -111,6 +116,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -122,7 +128,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -271,6 +277,27 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_SOFT" (
   "INCRC_DELETED_AT" TIMESTAMP_TZ
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_SOFT";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_SOFT" (
+  "TENANT" VARCHAR(16),
+  "ACCOUNT_ID" BIGINT,
+  "PLAN" VARCHAR,
+  "SEATS" INTEGER,
+  "CHANGE_TYPE" VARCHAR(8),
+  "CHANGED_AT" TIMESTAMP_TZ,
+  "LOADED_AT" TIMESTAMP_NTZ,
+  "INCRC_TARGET_SEQUENCE" TIMESTAMP_TZ,
+  "INCRC_TOMBSTONE_SEQUENCE" TIMESTAMP_TZ,
+  "INCRC_TOMBSTONE_AT" TIMESTAMP_TZ
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -333,38 +360,38 @@ WHERE "LOADED_AT" IS NULL OR "TENANT" IS NULL OR "ACCOUNT_ID" IS NULL OR "CHANGE
 SELECT COUNT(*)
 FROM "INCRC_RAW_T_CDC_SOFT";
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (INSERT, UPDATE) when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone.
-INSERT INTO "INCRC_STAGE_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_SEQUENCE", "IS_DELETED", "REMOVED_AT")
-SELECT r."TENANT", r."ACCOUNT_ID", r."PLAN", r."SEATS", r."CHANGE_TYPE", r."CHANGED_AT", r."LOADED_AT", r."CHANGED_AT", CASE WHEN b."INCRC_SEQUENCE" > r."CHANGED_AT" THEN TRUE ELSE FALSE END, CASE WHEN b."INCRC_SEQUENCE" > r."CHANGED_AT" THEN b."INCRC_DELETED_AT" END
+-- Per key, the newest change, and the newest insert or update when a delete is newer, when newer than the target's row (a delete also than the tombstone), with the sequences and the tombstone's time they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "INCRC_RANKED_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE", "INCRC_TOMBSTONE_AT")
+SELECT r."TENANT", r."ACCOUNT_ID", r."PLAN", r."SEATS", r."CHANGE_TYPE", r."CHANGED_AT", r."LOADED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE", b."INCRC_DELETED_AT"
 FROM (
   SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID", ("CHANGE_TYPE" IN ('DELETE')) ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn,
+    ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID", ("CHANGE_TYPE" IN ('DELETE')) ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_kind_rn
   FROM "INCRC_RAW_T_CDC_SOFT"
 ) AS r
 LEFT JOIN "DW"."ACCOUNTS" AS t ON t."TENANT" = r."TENANT" AND t."ACCOUNT_ID" = r."ACCOUNT_ID"
 LEFT JOIN "DW"."ACCOUNTS_TOMBSTONES" AS b ON b."TENANT" = r."TENANT" AND b."ACCOUNT_ID" = r."ACCOUNT_ID"
-WHERE r.incrc_rn = 1
-  AND NOT (r."CHANGE_TYPE" IN ('DELETE'))
-  AND (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE");
+WHERE (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE")
+  AND ((NOT (r."CHANGE_TYPE" IN ('DELETE')) AND r.incrc_kind_rn = 1)
+    OR ((r."CHANGE_TYPE" IN ('DELETE')) AND r.incrc_rn = 1 AND (b."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > b."INCRC_SEQUENCE")));
+
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (INSERT, UPDATE) ranked to apply: their image, to write, marked deleted when a newer delete has left a tombstone.
+INSERT INTO "INCRC_STAGE_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "INCRC_SEQUENCE", "IS_DELETED", "REMOVED_AT")
+SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT", "CHANGED_AT", CASE WHEN "INCRC_TOMBSTONE_SEQUENCE" > "CHANGED_AT" THEN TRUE ELSE FALSE END, CASE WHEN "INCRC_TOMBSTONE_SEQUENCE" > "CHANGED_AT" THEN "INCRC_TOMBSTONE_AT" END
+FROM "INCRC_RANKED_T_CDC_SOFT"
+WHERE NOT ("CHANGE_TYPE" IN ('DELETE'));
 
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (DELETE) newer than the target's row and tombstone.
+-- The deletes (DELETE) ranked to apply.
 INSERT INTO "INCRC_DELETES_T_CDC_SOFT" ("TENANT", "ACCOUNT_ID", "INCRC_SEQUENCE", "INCRC_DELETED_AT")
-SELECT r."TENANT", r."ACCOUNT_ID", r."CHANGED_AT", r."CHANGED_AT"
-FROM (
-  SELECT "TENANT", "ACCOUNT_ID", "PLAN", "SEATS", "CHANGE_TYPE", "CHANGED_AT", "LOADED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "TENANT", "ACCOUNT_ID" ORDER BY "CHANGED_AT" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "SEATS" DESC NULLS LAST, "CHANGE_TYPE" DESC NULLS LAST, "LOADED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_CDC_SOFT"
-) AS r
-LEFT JOIN "DW"."ACCOUNTS" AS t ON t."TENANT" = r."TENANT" AND t."ACCOUNT_ID" = r."ACCOUNT_ID"
-LEFT JOIN "DW"."ACCOUNTS_TOMBSTONES" AS b ON b."TENANT" = r."TENANT" AND b."ACCOUNT_ID" = r."ACCOUNT_ID"
-WHERE r.incrc_rn = 1
-  AND (r."CHANGE_TYPE" IN ('DELETE'))
-  AND (t."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > t."INCRC_SEQUENCE")
-  AND (b."INCRC_SEQUENCE" IS NULL OR r."CHANGED_AT" > b."INCRC_SEQUENCE");
+SELECT "TENANT", "ACCOUNT_ID", "CHANGED_AT", "CHANGED_AT"
+FROM "INCRC_RANKED_T_CDC_SOFT"
+WHERE ("CHANGE_TYPE" IN ('DELETE'));
 
 -- name: count_staged
 -- phase: write
@@ -374,13 +401,10 @@ FROM "INCRC_STAGE_T_CDC_SOFT";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "INCRC_STAGE_T_CDC_SOFT" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."ACCOUNTS" AS t
-  WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID"
-);
+FROM "INCRC_RANKED_T_CDC_SOFT"
+WHERE NOT ("CHANGE_TYPE" IN ('DELETE')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

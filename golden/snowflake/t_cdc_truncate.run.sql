@@ -13,6 +13,8 @@
 --   create_raw             if window
 --   drop_deletes           if window
 --   create_deletes         if window
+--   drop_ranked            if window
+--   create_ranked          if window
 --   drop_truncate          if window
 --   create_truncate        if window
 --   stage_window           if window; rows changed -> rows_read
@@ -29,6 +31,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -42,7 +45,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- Snowflake: a Snowflake Scripting procedure. The protocol's statements commit each on its own; the write, its
 -- counts, the watermark's compare-and-set and the run's record commit in one BEGIN TRANSACTION. Create it once
@@ -490,6 +493,22 @@ BEGIN
       );
     END IF;
     IF (v_window <> 0) THEN
+      x_step := 'drop_ranked';
+      DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_TRUNCATE";
+    END IF;
+    IF (v_window <> 0) THEN
+      x_step := 'create_ranked';
+      CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_TRUNCATE" (
+        "ACCOUNT_ID" BIGINT,
+        "PLAN" VARCHAR(16),
+        "OP" VARCHAR(1),
+        "LSN" BIGINT,
+        "INGESTED_AT" TIMESTAMP_NTZ,
+        "INCRC_TARGET_SEQUENCE" BIGINT,
+        "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+      );
+    END IF;
+    IF (v_window <> 0) THEN
       x_step := 'drop_truncate';
       DROP TABLE IF EXISTS "INCRC_TRUNCATE_T_CDC_TRUNCATE";
     END IF;
@@ -616,9 +635,9 @@ BEGIN
       WHERE "LSN" <= (SELECT MAX("INCRC_SEQUENCE") FROM "DW"."SUBSCRIPTIONS_TRUNCATED");
     END IF;
     IF (v_changes <> 0) THEN
-      x_step := 'resolve_upserts';
-      INSERT INTO "INCRC_STAGE_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "INCRC_SEQUENCE")
-      SELECT r."ACCOUNT_ID", r."PLAN", r."LSN"
+      x_step := 'rank_changes';
+      INSERT INTO "INCRC_RANKED_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+      SELECT r."ACCOUNT_ID", r."PLAN", r."OP", r."LSN", r."INGESTED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
       FROM (
         SELECT "ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT",
           ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID" ORDER BY "LSN" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "OP" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
@@ -627,25 +646,22 @@ BEGIN
       LEFT JOIN "DW"."SUBSCRIPTIONS" AS t ON t."ACCOUNT_ID" = r."ACCOUNT_ID"
       LEFT JOIN "DW"."SUBSCRIPTIONS_TOMBSTONES" AS b ON b."ACCOUNT_ID" = r."ACCOUNT_ID"
       WHERE r.incrc_rn = 1
-        AND NOT (r."OP" IN ('d'))
         AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
         AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
     END IF;
     IF (v_changes <> 0) THEN
+      x_step := 'resolve_upserts';
+      INSERT INTO "INCRC_STAGE_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "INCRC_SEQUENCE")
+      SELECT "ACCOUNT_ID", "PLAN", "LSN"
+      FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+      WHERE NOT ("OP" IN ('d'));
+    END IF;
+    IF (v_changes <> 0) THEN
       x_step := 'resolve_deletes';
       INSERT INTO "INCRC_DELETES_T_CDC_TRUNCATE" ("ACCOUNT_ID", "INCRC_SEQUENCE")
-      SELECT r."ACCOUNT_ID", r."LSN"
-      FROM (
-        SELECT "ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT",
-          ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID" ORDER BY "LSN" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "OP" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-        FROM "INCRC_RAW_T_CDC_TRUNCATE"
-      ) AS r
-      LEFT JOIN "DW"."SUBSCRIPTIONS" AS t ON t."ACCOUNT_ID" = r."ACCOUNT_ID"
-      LEFT JOIN "DW"."SUBSCRIPTIONS_TOMBSTONES" AS b ON b."ACCOUNT_ID" = r."ACCOUNT_ID"
-      WHERE r.incrc_rn = 1
-        AND (r."OP" IN ('d'))
-        AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
-        AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
+      SELECT "ACCOUNT_ID", "LSN"
+      FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+      WHERE ("OP" IN ('d'));
     END IF;
     IF (v_changes <> 0) THEN
       x_step := 'count_staged';
@@ -664,11 +680,8 @@ BEGIN
       x_n := NULL;
       SELECT q.$1 INTO :x_n FROM (
         SELECT COUNT(*)
-        FROM "INCRC_STAGE_T_CDC_TRUNCATE" AS s
-        WHERE EXISTS (
-          SELECT 1 FROM "DW"."SUBSCRIPTIONS" AS t
-          WHERE t."ACCOUNT_ID" = s."ACCOUNT_ID"
-        )
+        FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+        WHERE NOT ("OP" IN ('d')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL
       ) AS q;
       x_n := COALESCE(x_n, 0);
       v_rows_updated := v_rows_updated + x_n;
@@ -823,6 +836,12 @@ BEGIN
   END;
   BEGIN
     DROP TABLE IF EXISTS "INCRC_DELETES_T_CDC_TRUNCATE";
+  EXCEPTION
+    WHEN OTHER THEN
+      x_rc := 0;
+  END;
+  BEGIN
+    DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_TRUNCATE";
   EXCEPTION
     WHEN OTHER THEN
       x_rc := 0;

@@ -69,6 +69,8 @@
 --   create_raw             if window
 --   drop_deletes           if window
 --   create_deletes         if window
+--   drop_ranked            if window
+--   create_ranked          if window
 --   drop_truncate          if window
 --   create_truncate        if window
 --   stage_window           if window; rows changed -> rows_read
@@ -85,6 +87,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -98,7 +101,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -109,6 +112,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   drop_truncate
 --   create_truncate
 --   stage_all              rows changed -> rows_read
@@ -128,6 +133,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -139,7 +145,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -273,6 +279,24 @@ CREATE TEMPORARY TABLE "INCRC_DELETES_T_CDC_TRUNCATE" (
   "INCRC_SEQUENCE" BIGINT
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "INCRC_RANKED_T_CDC_TRUNCATE";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMPORARY TABLE "INCRC_RANKED_T_CDC_TRUNCATE" (
+  "ACCOUNT_ID" BIGINT,
+  "PLAN" VARCHAR(16),
+  "OP" VARCHAR(1),
+  "LSN" BIGINT,
+  "INGESTED_AT" TIMESTAMP_NTZ,
+  "INCRC_TARGET_SEQUENCE" BIGINT,
+  "INCRC_TOMBSTONE_SEQUENCE" BIGINT
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -401,11 +425,11 @@ WHERE "OP" IN ('t');
 DELETE FROM "INCRC_RAW_T_CDC_TRUNCATE"
 WHERE "LSN" <= (SELECT MAX("INCRC_SEQUENCE") FROM "DW"."SUBSCRIPTIONS_TRUNCATED");
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (c, r, u) when it is the key's newest change and newer than the target's row and tombstone: its image, to write.
-INSERT INTO "INCRC_STAGE_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "INCRC_SEQUENCE")
-SELECT r."ACCOUNT_ID", r."PLAN", r."LSN"
+-- Per key, the newest change when it is newer than the target's row and tombstone, with the sequences they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "INCRC_RANKED_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT", "INCRC_TARGET_SEQUENCE", "INCRC_TOMBSTONE_SEQUENCE")
+SELECT r."ACCOUNT_ID", r."PLAN", r."OP", r."LSN", r."INGESTED_AT", t."INCRC_SEQUENCE", b."INCRC_SEQUENCE"
 FROM (
   SELECT "ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT",
     ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID" ORDER BY "LSN" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "OP" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
@@ -414,26 +438,24 @@ FROM (
 LEFT JOIN "DW"."SUBSCRIPTIONS" AS t ON t."ACCOUNT_ID" = r."ACCOUNT_ID"
 LEFT JOIN "DW"."SUBSCRIPTIONS_TOMBSTONES" AS b ON b."ACCOUNT_ID" = r."ACCOUNT_ID"
 WHERE r.incrc_rn = 1
-  AND NOT (r."OP" IN ('d'))
   AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
   AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
 
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (c, r, u) ranked to apply: their image, to write.
+INSERT INTO "INCRC_STAGE_T_CDC_TRUNCATE" ("ACCOUNT_ID", "PLAN", "INCRC_SEQUENCE")
+SELECT "ACCOUNT_ID", "PLAN", "LSN"
+FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+WHERE NOT ("OP" IN ('d'));
+
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (d) newer than the target's row and tombstone.
+-- The deletes (d) ranked to apply.
 INSERT INTO "INCRC_DELETES_T_CDC_TRUNCATE" ("ACCOUNT_ID", "INCRC_SEQUENCE")
-SELECT r."ACCOUNT_ID", r."LSN"
-FROM (
-  SELECT "ACCOUNT_ID", "PLAN", "OP", "LSN", "INGESTED_AT",
-    ROW_NUMBER() OVER (PARTITION BY "ACCOUNT_ID" ORDER BY "LSN" DESC NULLS LAST, "PLAN" DESC NULLS LAST, "OP" DESC NULLS LAST, "INGESTED_AT" DESC NULLS LAST) AS incrc_rn
-  FROM "INCRC_RAW_T_CDC_TRUNCATE"
-) AS r
-LEFT JOIN "DW"."SUBSCRIPTIONS" AS t ON t."ACCOUNT_ID" = r."ACCOUNT_ID"
-LEFT JOIN "DW"."SUBSCRIPTIONS_TOMBSTONES" AS b ON b."ACCOUNT_ID" = r."ACCOUNT_ID"
-WHERE r.incrc_rn = 1
-  AND (r."OP" IN ('d'))
-  AND (t."INCRC_SEQUENCE" IS NULL OR r."LSN" > t."INCRC_SEQUENCE")
-  AND (b."INCRC_SEQUENCE" IS NULL OR r."LSN" > b."INCRC_SEQUENCE");
+SELECT "ACCOUNT_ID", "LSN"
+FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+WHERE ("OP" IN ('d'));
 
 -- name: count_staged
 -- phase: write
@@ -443,13 +465,10 @@ FROM "INCRC_STAGE_T_CDC_TRUNCATE";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "INCRC_STAGE_T_CDC_TRUNCATE" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "DW"."SUBSCRIPTIONS" AS t
-  WHERE t."ACCOUNT_ID" = s."ACCOUNT_ID"
-);
+FROM "INCRC_RANKED_T_CDC_TRUNCATE"
+WHERE NOT ("OP" IN ('d')) AND "INCRC_TARGET_SEQUENCE" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write

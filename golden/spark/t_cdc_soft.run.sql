@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Spark 4.1+ (Databricks Runtime 16.3+): a SQL script, one compound statement. Run the whole file as one
 -- statement: spark.sql(text) from PySpark or Spark Connect, a Databricks SQL task or notebook cell; schedule that
@@ -533,6 +536,26 @@ BEGIN
         USING DELTA;
       END IF;
       IF v_window <> 0 THEN
+        SET x_step = 'drop_ranked';
+        DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft`;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_ranked';
+        CREATE TABLE `incrc_ranked_t_cdc_soft` (
+          `tenant` STRING,
+          `account_id` BIGINT,
+          `plan` STRING,
+          `seats` INT,
+          `change_type` STRING,
+          `changed_at` TIMESTAMP,
+          `loaded_at` TIMESTAMP_NTZ,
+          `incrc_target_sequence` TIMESTAMP,
+          `incrc_tombstone_sequence` TIMESTAMP,
+          `incrc_tombstone_at` TIMESTAMP
+        )
+        USING DELTA;
+      END IF;
+      IF v_window <> 0 THEN
         SET x_step = 'stage_window';
         SET x_rows = 0;
         SET x_rows = x_rows + COALESCE((
@@ -599,35 +622,34 @@ BEGIN
         SET v_rows_ignored = v_rows_ignored + x_n;
       END IF;
       IF v_changes <> 0 THEN
-        SET x_step = 'resolve_upserts';
-        INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
-        SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, r.`changed_at`, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN TRUE ELSE FALSE END, CASE WHEN b.`incrc_sequence` > r.`changed_at` THEN b.`incrc_deleted_at` END
+        SET x_step = 'rank_changes';
+        INSERT INTO `incrc_ranked_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`, `incrc_tombstone_at`)
+        SELECT r.`tenant`, r.`account_id`, r.`plan`, r.`seats`, r.`change_type`, r.`changed_at`, r.`loaded_at`, t.`incrc_sequence`, b.`incrc_sequence`, b.`incrc_deleted_at`
         FROM (
           SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-            ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn
+            ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn,
+            ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id`, (`change_type` IN ('DELETE')) ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_kind_rn
           FROM `incrc_raw_t_cdc_soft`
         ) AS r
         LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
         LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-        WHERE r.incrc_rn = 1
-          AND NOT (r.`change_type` IN ('DELETE'))
-          AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`);
+        WHERE (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
+          AND ((NOT (r.`change_type` IN ('DELETE')) AND r.incrc_kind_rn = 1)
+            OR ((r.`change_type` IN ('DELETE')) AND r.incrc_rn = 1 AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`)));
+      END IF;
+      IF v_changes <> 0 THEN
+        SET x_step = 'resolve_upserts';
+        INSERT INTO `incrc_stage_t_cdc_soft` (`tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `incrc_sequence`, `is_deleted`, `removed_at`)
+        SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`, `changed_at`, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN TRUE ELSE FALSE END, CASE WHEN `incrc_tombstone_sequence` > `changed_at` THEN `incrc_tombstone_at` END
+        FROM `incrc_ranked_t_cdc_soft`
+        WHERE NOT (`change_type` IN ('DELETE'));
       END IF;
       IF v_changes <> 0 THEN
         SET x_step = 'resolve_deletes';
         INSERT INTO `incrc_deletes_t_cdc_soft` (`tenant`, `account_id`, `incrc_sequence`, `incrc_deleted_at`)
-        SELECT r.`tenant`, r.`account_id`, r.`changed_at`, r.`changed_at`
-        FROM (
-          SELECT `tenant`, `account_id`, `plan`, `seats`, `change_type`, `changed_at`, `loaded_at`,
-            ROW_NUMBER() OVER (PARTITION BY `tenant`, `account_id` ORDER BY `changed_at` DESC NULLS LAST, `plan` DESC NULLS LAST, `seats` DESC NULLS LAST, `change_type` DESC NULLS LAST, `loaded_at` DESC NULLS LAST) AS incrc_rn
-          FROM `incrc_raw_t_cdc_soft`
-        ) AS r
-        LEFT JOIN `dw`.`accounts` AS t ON t.`tenant` = r.`tenant` AND t.`account_id` = r.`account_id`
-        LEFT JOIN `dw`.`accounts_tombstones` AS b ON b.`tenant` = r.`tenant` AND b.`account_id` = r.`account_id`
-        WHERE r.incrc_rn = 1
-          AND (r.`change_type` IN ('DELETE'))
-          AND (t.`incrc_sequence` IS NULL OR r.`changed_at` > t.`incrc_sequence`)
-          AND (b.`incrc_sequence` IS NULL OR r.`changed_at` > b.`incrc_sequence`);
+        SELECT `tenant`, `account_id`, `changed_at`, `changed_at`
+        FROM `incrc_ranked_t_cdc_soft`
+        WHERE (`change_type` IN ('DELETE'));
       END IF;
       IF v_changes <> 0 THEN
         SET x_step = 'count_staged';
@@ -646,11 +668,8 @@ BEGIN
         SET x_n = NULL;
         SET x_n = (
           SELECT COUNT(*)
-          FROM `incrc_stage_t_cdc_soft` AS s
-          WHERE EXISTS (
-            SELECT 1 FROM `dw`.`accounts` AS t
-            WHERE t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id`
-          )
+          FROM `incrc_ranked_t_cdc_soft`
+          WHERE NOT (`change_type` IN ('DELETE')) AND `incrc_target_sequence` IS NOT NULL
         );
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_updated = v_rows_updated + x_n;
@@ -790,6 +809,13 @@ BEGIN
         SET x_rc = 0;
       END;
       DROP TABLE IF EXISTS `incrc_deletes_t_cdc_soft`;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_ranked_t_cdc_soft`;
     END;
     UPDATE `incrc_state`
     SET `lease_owner` = NULL,

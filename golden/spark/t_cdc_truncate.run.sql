@@ -13,6 +13,8 @@
 --   create_raw             if window
 --   drop_deletes           if window
 --   create_deletes         if window
+--   drop_ranked            if window
+--   create_ranked          if window
 --   drop_truncate          if window
 --   create_truncate        if window
 --   stage_window           if window; rows changed -> rows_read
@@ -29,6 +31,7 @@
 --     write_truncated      if truncate
 --     drop_truncates       if changes
 --     drop_truncated       if changes
+--     rank_changes         if changes
 --     resolve_upserts      if changes
 --     resolve_deletes      if changes
 --     count_staged         if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -42,7 +45,7 @@
 --     advance_watermark    exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_truncate
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked, drop_truncate
 --
 -- Spark 4.1+ (Databricks Runtime 16.3+): a SQL script, one compound statement. Run the whole file as one
 -- statement: spark.sql(text) from PySpark or Spark Connect, a Databricks SQL task or notebook cell; schedule that
@@ -527,6 +530,23 @@ BEGIN
         USING DELTA;
       END IF;
       IF v_window <> 0 THEN
+        SET x_step = 'drop_ranked';
+        DROP TABLE IF EXISTS `incrc_ranked_t_cdc_truncate`;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_ranked';
+        CREATE TABLE `incrc_ranked_t_cdc_truncate` (
+          `account_id` BIGINT,
+          `plan` STRING,
+          `op` STRING,
+          `lsn` BIGINT,
+          `ingested_at` TIMESTAMP_NTZ,
+          `incrc_target_sequence` BIGINT,
+          `incrc_tombstone_sequence` BIGINT
+        )
+        USING DELTA;
+      END IF;
+      IF v_window <> 0 THEN
         SET x_step = 'drop_truncate';
         DROP TABLE IF EXISTS `incrc_truncate_t_cdc_truncate`;
       END IF;
@@ -672,9 +692,9 @@ BEGIN
         WHEN MATCHED THEN DELETE;
       END IF;
       IF v_changes <> 0 THEN
-        SET x_step = 'resolve_upserts';
-        INSERT INTO `incrc_stage_t_cdc_truncate` (`account_id`, `plan`, `incrc_sequence`)
-        SELECT r.`account_id`, r.`plan`, r.`lsn`
+        SET x_step = 'rank_changes';
+        INSERT INTO `incrc_ranked_t_cdc_truncate` (`account_id`, `plan`, `op`, `lsn`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+        SELECT r.`account_id`, r.`plan`, r.`op`, r.`lsn`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
         FROM (
           SELECT `account_id`, `plan`, `op`, `lsn`, `ingested_at`,
             ROW_NUMBER() OVER (PARTITION BY `account_id` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
@@ -683,25 +703,22 @@ BEGIN
         LEFT JOIN `dw`.`subscriptions` AS t ON t.`account_id` = r.`account_id`
         LEFT JOIN `dw`.`subscriptions_tombstones` AS b ON b.`account_id` = r.`account_id`
         WHERE r.incrc_rn = 1
-          AND NOT (r.`op` IN ('d'))
           AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
           AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
       END IF;
       IF v_changes <> 0 THEN
+        SET x_step = 'resolve_upserts';
+        INSERT INTO `incrc_stage_t_cdc_truncate` (`account_id`, `plan`, `incrc_sequence`)
+        SELECT `account_id`, `plan`, `lsn`
+        FROM `incrc_ranked_t_cdc_truncate`
+        WHERE NOT (`op` IN ('d'));
+      END IF;
+      IF v_changes <> 0 THEN
         SET x_step = 'resolve_deletes';
         INSERT INTO `incrc_deletes_t_cdc_truncate` (`account_id`, `incrc_sequence`)
-        SELECT r.`account_id`, r.`lsn`
-        FROM (
-          SELECT `account_id`, `plan`, `op`, `lsn`, `ingested_at`,
-            ROW_NUMBER() OVER (PARTITION BY `account_id` ORDER BY `lsn` DESC NULLS LAST, `plan` DESC NULLS LAST, `op` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-          FROM `incrc_raw_t_cdc_truncate`
-        ) AS r
-        LEFT JOIN `dw`.`subscriptions` AS t ON t.`account_id` = r.`account_id`
-        LEFT JOIN `dw`.`subscriptions_tombstones` AS b ON b.`account_id` = r.`account_id`
-        WHERE r.incrc_rn = 1
-          AND (r.`op` IN ('d'))
-          AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-          AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+        SELECT `account_id`, `lsn`
+        FROM `incrc_ranked_t_cdc_truncate`
+        WHERE (`op` IN ('d'));
       END IF;
       IF v_changes <> 0 THEN
         SET x_step = 'count_staged';
@@ -720,11 +737,8 @@ BEGIN
         SET x_n = NULL;
         SET x_n = (
           SELECT COUNT(*)
-          FROM `incrc_stage_t_cdc_truncate` AS s
-          WHERE EXISTS (
-            SELECT 1 FROM `dw`.`subscriptions` AS t
-            WHERE t.`account_id` = s.`account_id`
-          )
+          FROM `incrc_ranked_t_cdc_truncate`
+          WHERE NOT (`op` IN ('d')) AND `incrc_target_sequence` IS NOT NULL
         );
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_updated = v_rows_updated + x_n;
@@ -857,6 +871,13 @@ BEGIN
         SET x_rc = 0;
       END;
       DROP TABLE IF EXISTS `incrc_deletes_t_cdc_truncate`;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_ranked_t_cdc_truncate`;
     END;
     BEGIN
       DECLARE EXIT HANDLER FOR SQLEXCEPTION

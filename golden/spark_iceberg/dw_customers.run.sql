@@ -13,12 +13,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -32,7 +35,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- Spark 4.1+ (Databricks Runtime 16.3+): a SQL script, one compound statement. Run the whole file as one
 -- statement: spark.sql(text) from PySpark or Spark Connect, a Databricks SQL task or notebook cell; schedule that
@@ -521,6 +524,25 @@ BEGIN
         USING iceberg;
       END IF;
       IF v_window <> 0 THEN
+        SET x_step = 'drop_ranked';
+        DROP TABLE IF EXISTS `incrc_ranked_dw_customers` PURGE;
+      END IF;
+      IF v_window <> 0 THEN
+        SET x_step = 'create_ranked';
+        CREATE TABLE `incrc_ranked_dw_customers` (
+          `customer_id` BIGINT,
+          `name` STRING,
+          `country` STRING,
+          `op` STRING,
+          `lsn` BIGINT,
+          `committed_at` TIMESTAMP_NTZ,
+          `ingested_at` TIMESTAMP_NTZ,
+          `incrc_target_sequence` BIGINT,
+          `incrc_tombstone_sequence` BIGINT
+        )
+        USING iceberg;
+      END IF;
+      IF v_window <> 0 THEN
         SET x_step = 'stage_window';
         SET x_rows = 0;
         SET x_rows = x_rows + COALESCE((
@@ -583,9 +605,9 @@ BEGIN
         SET v_rows_ignored = v_rows_ignored + x_n;
       END IF;
       IF v_changes <> 0 THEN
-        SET x_step = 'resolve_upserts';
-        INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
-        SELECT r.`customer_id`, r.`name`, r.`country`, r.`committed_at`, r.`lsn`
+        SET x_step = 'rank_changes';
+        INSERT INTO `incrc_ranked_dw_customers` (`customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`, `incrc_target_sequence`, `incrc_tombstone_sequence`)
+        SELECT r.`customer_id`, r.`name`, r.`country`, r.`op`, r.`lsn`, r.`committed_at`, r.`ingested_at`, t.`incrc_sequence`, b.`incrc_sequence`
         FROM (
           SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
             ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC NULLS LAST, `name` DESC NULLS LAST, `country` DESC NULLS LAST, `op` DESC NULLS LAST, `committed_at` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
@@ -594,25 +616,22 @@ BEGIN
         LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
         LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
         WHERE r.incrc_rn = 1
-          AND NOT (r.`op` IN ('d'))
           AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
           AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
       END IF;
       IF v_changes <> 0 THEN
+        SET x_step = 'resolve_upserts';
+        INSERT INTO `incrc_stage_dw_customers` (`customer_id`, `name`, `country`, `committed_at`, `incrc_sequence`)
+        SELECT `customer_id`, `name`, `country`, `committed_at`, `lsn`
+        FROM `incrc_ranked_dw_customers`
+        WHERE NOT (`op` IN ('d'));
+      END IF;
+      IF v_changes <> 0 THEN
         SET x_step = 'resolve_deletes';
         INSERT INTO `incrc_deletes_dw_customers` (`customer_id`, `incrc_sequence`, `incrc_deleted_at`)
-        SELECT r.`customer_id`, r.`lsn`, r.`committed_at`
-        FROM (
-          SELECT `customer_id`, `name`, `country`, `op`, `lsn`, `committed_at`, `ingested_at`,
-            ROW_NUMBER() OVER (PARTITION BY `customer_id` ORDER BY `lsn` DESC NULLS LAST, `name` DESC NULLS LAST, `country` DESC NULLS LAST, `op` DESC NULLS LAST, `committed_at` DESC NULLS LAST, `ingested_at` DESC NULLS LAST) AS incrc_rn
-          FROM `incrc_raw_dw_customers`
-        ) AS r
-        LEFT JOIN `dw`.`customers` AS t ON t.`customer_id` = r.`customer_id`
-        LEFT JOIN `dw`.`customers_tombstones` AS b ON b.`customer_id` = r.`customer_id`
-        WHERE r.incrc_rn = 1
-          AND (r.`op` IN ('d'))
-          AND (t.`incrc_sequence` IS NULL OR r.`lsn` > t.`incrc_sequence`)
-          AND (b.`incrc_sequence` IS NULL OR r.`lsn` > b.`incrc_sequence`);
+        SELECT `customer_id`, `lsn`, `committed_at`
+        FROM `incrc_ranked_dw_customers`
+        WHERE (`op` IN ('d'));
       END IF;
       IF v_changes <> 0 THEN
         SET x_step = 'count_staged';
@@ -631,11 +650,8 @@ BEGIN
         SET x_n = NULL;
         SET x_n = (
           SELECT COUNT(*)
-          FROM `incrc_stage_dw_customers` AS s
-          WHERE EXISTS (
-            SELECT 1 FROM `dw`.`customers` AS t
-            WHERE t.`customer_id` = s.`customer_id`
-          )
+          FROM `incrc_ranked_dw_customers`
+          WHERE NOT (`op` IN ('d')) AND `incrc_target_sequence` IS NOT NULL
         );
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_updated = v_rows_updated + x_n;
@@ -771,6 +787,13 @@ BEGIN
         SET x_rc = 0;
       END;
       DROP TABLE IF EXISTS `incrc_deletes_dw_customers` PURGE;
+    END;
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION
+      BEGIN
+        SET x_rc = 0;
+      END;
+      DROP TABLE IF EXISTS `incrc_ranked_dw_customers` PURGE;
     END;
     UPDATE `incrc_state`
     SET `lease_owner` = NULL,

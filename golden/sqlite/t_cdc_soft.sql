@@ -70,12 +70,15 @@
 --   create_raw            if window
 --   drop_deletes          if window
 --   create_deletes        if window
+--   drop_ranked           if window
+--   create_ranked         if window
 --   stage_window          if window; rows changed -> rows_read
 --   begin
 --     count_invalid       if rows_read; count -> invalid, rows_quarantined
 --     quarantine          if invalid
 --     delete_invalid      if invalid
 --     count_changes       if rows_read; count -> changes, rows_ignored
+--     rank_changes        if changes
 --     resolve_upserts     if changes
 --     resolve_deletes     if changes
 --     count_staged        if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -89,7 +92,7 @@
 --     advance_watermark   exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program full_refresh (after setup; holds the lease; records a full_refresh in the run log; window [start, hi)):
 --   record_start
@@ -100,6 +103,8 @@
 --   create_raw
 --   drop_deletes
 --   create_deletes
+--   drop_ranked
+--   create_ranked
 --   stage_all            rows changed -> rows_read
 --   begin
 --     count_invalid      count -> invalid, rows_quarantined
@@ -108,6 +113,7 @@
 --     count_changes      count -> changes, rows_ignored
 --     clear_target
 --     clear_tombstones
+--     rank_changes       if changes
 --     resolve_upserts    if changes
 --     resolve_deletes    if changes
 --     count_staged       if changes; count -> upserts, rows_inserted, minus rows_ignored
@@ -119,7 +125,7 @@
 --     advance_watermark  exactly one row must change
 --     record_finish
 --   commit
---   then, failed or not: drop_stage, drop_raw, drop_deletes
+--   then, failed or not: drop_stage, drop_raw, drop_deletes, drop_ranked
 --
 -- program preview (window [watermark - lookback, hi)):
 --   count_read  if window; count -> rows_read
@@ -268,6 +274,27 @@ CREATE TEMP TABLE "incrc_deletes_t_cdc_soft" (
   "incrc_deleted_at" TIMESTAMP
 );
 
+-- name: drop_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+DROP TABLE IF EXISTS "incrc_ranked_t_cdc_soft";
+
+-- name: create_ranked
+-- phase: stage
+-- The changes to apply, ranked once, with what the target and the tombstones hold for their keys.
+CREATE TEMP TABLE "incrc_ranked_t_cdc_soft" (
+  "tenant" TEXT,
+  "account_id" INTEGER,
+  "plan" TEXT,
+  "seats" INTEGER,
+  "change_type" TEXT,
+  "changed_at" TIMESTAMP,
+  "loaded_at" TIMESTAMP,
+  "incrc_target_sequence" TIMESTAMP,
+  "incrc_tombstone_sequence" TIMESTAMP,
+  "incrc_tombstone_at" TIMESTAMP
+);
+
 -- name: stage_window
 -- phase: stage
 -- The changes of the half-open window [lo, hi) of the change log, read once, with the ones whose watermark is NULL.
@@ -330,38 +357,38 @@ WHERE "loaded_at" IS NULL OR "tenant" IS NULL OR "account_id" IS NULL OR "change
 SELECT COUNT(*)
 FROM "incrc_raw_t_cdc_soft";
 
--- name: resolve_upserts
+-- name: rank_changes
 -- phase: write
--- Per key, the newest insert or update (INSERT, UPDATE) when it is newer than the target's row: its image, to write, marked deleted when a newer delete has left a tombstone.
-INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
-SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", r."changed_at", CASE WHEN b."incrc_sequence" > r."changed_at" THEN TRUE ELSE FALSE END, CASE WHEN b."incrc_sequence" > r."changed_at" THEN b."incrc_deleted_at" END
+-- Per key, the newest change, and the newest insert or update when a delete is newer, when newer than the target's row (a delete also than the tombstone), with the sequences and the tombstone's time they hold: what the run applies, ranked and joined to the target once.
+INSERT INTO "incrc_ranked_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_target_sequence", "incrc_tombstone_sequence", "incrc_tombstone_at")
+SELECT r."tenant", r."account_id", r."plan", r."seats", r."change_type", r."changed_at", r."loaded_at", t."incrc_sequence", b."incrc_sequence", b."incrc_deleted_at"
 FROM (
   SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-    ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
+    ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn,
+    ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id", ("change_type" IN ('DELETE')) ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_kind_rn
   FROM "incrc_raw_t_cdc_soft"
 ) AS r
 LEFT JOIN "dw_accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
 LEFT JOIN "dw_accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-WHERE r.incrc_rn = 1
-  AND NOT (r."change_type" IN ('DELETE'))
-  AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence");
+WHERE (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
+  AND ((NOT (r."change_type" IN ('DELETE')) AND r.incrc_kind_rn = 1)
+    OR ((r."change_type" IN ('DELETE')) AND r.incrc_rn = 1 AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence")));
+
+-- name: resolve_upserts
+-- phase: write
+-- The inserts and updates (INSERT, UPDATE) ranked to apply: their image, to write, marked deleted when a newer delete has left a tombstone.
+INSERT INTO "incrc_stage_t_cdc_soft" ("tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "incrc_sequence", "is_deleted", "removed_at")
+SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at", "changed_at", CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN TRUE ELSE FALSE END, CASE WHEN "incrc_tombstone_sequence" > "changed_at" THEN "incrc_tombstone_at" END
+FROM "incrc_ranked_t_cdc_soft"
+WHERE NOT ("change_type" IN ('DELETE'));
 
 -- name: resolve_deletes
 -- phase: write
--- Per key, the newest change when it is a delete (DELETE) newer than the target's row and tombstone.
+-- The deletes (DELETE) ranked to apply.
 INSERT INTO "incrc_deletes_t_cdc_soft" ("tenant", "account_id", "incrc_sequence", "incrc_deleted_at")
-SELECT r."tenant", r."account_id", r."changed_at", r."changed_at"
-FROM (
-  SELECT "tenant", "account_id", "plan", "seats", "change_type", "changed_at", "loaded_at",
-    ROW_NUMBER() OVER (PARTITION BY "tenant", "account_id" ORDER BY "changed_at" DESC NULLS LAST, "plan" DESC NULLS LAST, "seats" DESC NULLS LAST, "change_type" DESC NULLS LAST, "loaded_at" DESC NULLS LAST) AS incrc_rn
-  FROM "incrc_raw_t_cdc_soft"
-) AS r
-LEFT JOIN "dw_accounts" AS t ON t."tenant" = r."tenant" AND t."account_id" = r."account_id"
-LEFT JOIN "dw_accounts_tombstones" AS b ON b."tenant" = r."tenant" AND b."account_id" = r."account_id"
-WHERE r.incrc_rn = 1
-  AND (r."change_type" IN ('DELETE'))
-  AND (t."incrc_sequence" IS NULL OR r."changed_at" > t."incrc_sequence")
-  AND (b."incrc_sequence" IS NULL OR r."changed_at" > b."incrc_sequence");
+SELECT "tenant", "account_id", "changed_at", "changed_at"
+FROM "incrc_ranked_t_cdc_soft"
+WHERE ("change_type" IN ('DELETE'));
 
 -- name: count_staged
 -- phase: write
@@ -371,13 +398,10 @@ FROM "incrc_stage_t_cdc_soft";
 
 -- name: count_matched
 -- phase: write
--- Of those, the ones whose key the target holds (updated; the rest are inserted).
+-- Of those, the ones whose key the target holds (updated; the rest are inserted), as the ranking found it.
 SELECT COUNT(*)
-FROM "incrc_stage_t_cdc_soft" AS s
-WHERE EXISTS (
-  SELECT 1 FROM "dw_accounts" AS t
-  WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id"
-);
+FROM "incrc_ranked_t_cdc_soft"
+WHERE NOT ("change_type" IN ('DELETE')) AND "incrc_target_sequence" IS NOT NULL;
 
 -- name: count_deletes
 -- phase: write
