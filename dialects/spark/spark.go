@@ -265,8 +265,14 @@ func (d *Dialect) counts() bool { return d.Iceberg || d.Counted }
 
 // replacePartition overwrites one partition: Delta's replaceWhere, or on
 // Iceberg the shared MERGE.
+//
+// A script's (Counted) takes the MERGE on Delta too: Delta resolves a
+// REPLACE WHERE predicate against the table alone, so a script's
+// variables are unresolved there (UNRESOLVED_COLUMN), and EXECUTE
+// IMMEDIATE leaves its parameters unbound in it (UNBOUND_SQL_PARAMETER),
+// on Spark 4.1.4 with Delta Lake 4.3.1.
 func (d *Dialect) replacePartition(w *dialects.Writer, op ir.ReplacePartition) {
-	if d.Iceberg {
+	if d.counts() {
 		dialects.MergeReplacePartition(w, op)
 	} else {
 		d.replaceWhere(w, op)

@@ -579,10 +579,16 @@ BEGIN
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_deleted = v_rows_deleted + x_n;
         SET x_step = 'replace_partition';
-        INSERT INTO `dw`.`events` REPLACE WHERE `event_date` >= incrc_script.v_plo AND `event_date` < incrc_script.v_phi
-        SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
-        FROM `incrc_stage_dw_events`
-        WHERE `event_date` >= incrc_script.v_plo AND `event_date` < incrc_script.v_phi;
+        MERGE INTO `dw`.`events` AS t
+        USING (
+          SELECT `event_id`, `event_date`, `user_id`, `kind`, `ingested_at`
+          FROM `incrc_stage_dw_events`
+          WHERE `event_date` >= incrc_script.v_plo AND `event_date` < incrc_script.v_phi
+        ) AS s
+        ON FALSE
+        WHEN NOT MATCHED THEN INSERT (`event_id`, `event_date`, `user_id`, `kind`, `ingested_at`)
+          VALUES (s.`event_id`, s.`event_date`, s.`user_id`, s.`kind`, s.`ingested_at`)
+        WHEN NOT MATCHED BY SOURCE AND t.`event_date` >= incrc_script.v_plo AND t.`event_date` < incrc_script.v_phi THEN DELETE;
       END FOR;
       SET x_step = 'target_has_rows';
       SET x_n = NULL;

@@ -608,10 +608,16 @@ BEGIN
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_deleted = v_rows_deleted + x_n;
         SET x_step = 'replace_partition';
-        INSERT INTO `dw`.`sales` REPLACE WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi
-        SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
-        FROM `incrc_stage_dw_sales`
-        WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi;
+        MERGE INTO `dw`.`sales` AS t
+        USING (
+          SELECT `sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`
+          FROM `incrc_stage_dw_sales`
+          WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi
+        ) AS s
+        ON FALSE
+        WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `customer_id`, `amount`, `updated_at`, `customer_country`)
+          VALUES (s.`sale_id`, s.`sale_date`, s.`customer_id`, s.`amount`, s.`updated_at`, s.`customer_country`)
+        WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= incrc_script.v_plo AND t.`sale_date` < incrc_script.v_phi THEN DELETE;
       END FOR;
       SET x_step = 'target_has_rows';
       SET x_n = NULL;

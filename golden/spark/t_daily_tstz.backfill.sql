@@ -409,10 +409,16 @@ BEGIN
           SET x_n = COALESCE(x_n, 0);
           SET v_rows_deleted = v_rows_deleted + x_n;
           SET x_step = 'replace_partition';
-          INSERT INTO `dw`.`payments` REPLACE WHERE `paid_at` >= incrc_script.v_plo AND `paid_at` < incrc_script.v_phi
-          SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
-          FROM `incrc_stage_t_daily_tstz`
-          WHERE `paid_at` >= incrc_script.v_plo AND `paid_at` < incrc_script.v_phi;
+          MERGE INTO `dw`.`payments` AS t
+          USING (
+            SELECT `payment_id`, `paid_at`, `amount`, `updated_at`
+            FROM `incrc_stage_t_daily_tstz`
+            WHERE `paid_at` >= incrc_script.v_plo AND `paid_at` < incrc_script.v_phi
+          ) AS s
+          ON FALSE
+          WHEN NOT MATCHED THEN INSERT (`payment_id`, `paid_at`, `amount`, `updated_at`)
+            VALUES (s.`payment_id`, s.`paid_at`, s.`amount`, s.`updated_at`)
+          WHEN NOT MATCHED BY SOURCE AND t.`paid_at` >= incrc_script.v_plo AND t.`paid_at` < incrc_script.v_phi THEN DELETE;
           SET x_step = 'delete_marker';
           DELETE FROM `incrc_partitions`
           WHERE `pipeline` = incrc_script.v_pipeline AND `backfill_id` = incrc_script.v_backfill_id AND `partition_key` = incrc_script.v_partition_key;

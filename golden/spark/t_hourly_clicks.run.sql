@@ -622,10 +622,16 @@ BEGIN
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_deleted = v_rows_deleted + x_n;
         SET x_step = 'replace_partition';
-        INSERT INTO `dw`.`clicks_hourly` REPLACE WHERE `clicked_at` >= incrc_script.v_plo AND `clicked_at` < incrc_script.v_phi
-        SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
-        FROM `incrc_stage_t_hourly_clicks`
-        WHERE `clicked_at` >= incrc_script.v_plo AND `clicked_at` < incrc_script.v_phi;
+        MERGE INTO `dw`.`clicks_hourly` AS t
+        USING (
+          SELECT `click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`
+          FROM `incrc_stage_t_hourly_clicks`
+          WHERE `clicked_at` >= incrc_script.v_plo AND `clicked_at` < incrc_script.v_phi
+        ) AS s
+        ON FALSE
+        WHEN NOT MATCHED THEN INSERT (`click_id`, `clicked_at`, `user_id`, `url`, `version`, `ingested_at`)
+          VALUES (s.`click_id`, s.`clicked_at`, s.`user_id`, s.`url`, s.`version`, s.`ingested_at`)
+        WHEN NOT MATCHED BY SOURCE AND t.`clicked_at` >= incrc_script.v_plo AND t.`clicked_at` < incrc_script.v_phi THEN DELETE;
       END FOR;
       SET x_step = 'target_has_rows';
       SET x_n = NULL;

@@ -614,10 +614,16 @@ BEGIN
         SET x_n = COALESCE(x_n, 0);
         SET v_rows_deleted = v_rows_deleted + x_n;
         SET x_step = 'replace_partition';
-        INSERT INTO `dw`.`sales_monthly` REPLACE WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi
-        SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
-        FROM `incrc_stage_t_monthly_sales`
-        WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi;
+        MERGE INTO `dw`.`sales_monthly` AS t
+        USING (
+          SELECT `sale_id`, `sale_date`, `amount`, `updated_at`
+          FROM `incrc_stage_t_monthly_sales`
+          WHERE `sale_date` >= incrc_script.v_plo AND `sale_date` < incrc_script.v_phi
+        ) AS s
+        ON FALSE
+        WHEN NOT MATCHED THEN INSERT (`sale_id`, `sale_date`, `amount`, `updated_at`)
+          VALUES (s.`sale_id`, s.`sale_date`, s.`amount`, s.`updated_at`)
+        WHEN NOT MATCHED BY SOURCE AND t.`sale_date` >= incrc_script.v_plo AND t.`sale_date` < incrc_script.v_phi THEN DELETE;
       END FOR;
       IF v_unpartitioned <> 0 THEN
         SET x_step = 'quarantine_unpartitioned';
