@@ -86,6 +86,33 @@ func TestScriptsConformPostgres(t *testing.T) {
 	}
 }
 
+// TestScriptsConformSpark runs the Spark SQL scripts against the runner
+// on Spark Connect, Delta Lake and Iceberg, as TestScriptsConformPostgres
+// runs the procedures: the same target, quarantine, state and run log
+// after every step. The scenarios run one at a time (see
+// distributedEngines).
+func TestScriptsConformSpark(t *testing.T) {
+	for _, eng := range distributedEngines()[:2] {
+		for _, turns := range []bool{false, true} {
+			for _, sc := range scenarios() {
+				name := eng.name + "/script/" + sc.name
+				if turns {
+					name = eng.name + "/turns/" + sc.name
+				}
+				t.Run(name, func(t *testing.T) {
+					if ok, why := scriptable(sc); !ok {
+						t.Skip("not scriptable: " + why)
+					}
+					if sc.bug != "" {
+						t.Skip("BUG: " + sc.bug)
+					}
+					side(t, eng, sc, turns)
+				})
+			}
+		}
+	}
+}
+
 // sided is one side of the comparison: a pipeline, its source, and how
 // it runs.
 type sided struct {
@@ -93,6 +120,9 @@ type sided struct {
 	plan  *ir.Plan
 	src   []ir.Col
 	tcols []string
+	// scripts are the Spark SQL scripts by mode: Spark keeps no
+	// procedures, a job runs the file with its inputs set.
+	scripts map[ir.Mode]string
 }
 
 func newSided(t *testing.T, eng engine, sc scenario) *sided {
@@ -114,11 +144,18 @@ func newSided(t *testing.T, eng engine, sc scenario) *sided {
 	return s
 }
 
-// install creates the pipeline's procedures.
+// install creates the pipeline's procedures (on Spark, keeps its scripts).
 func (s *sided) install(t *testing.T) {
 	files, err := script.Render(s.e.tg.Dialect, s.plan, "test.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.spark() {
+		s.scripts = map[ir.Mode]string{}
+		for _, f := range files {
+			s.scripts[f.Mode] = string(f.Data)
+		}
+		return
 	}
 	for _, f := range files {
 		if _, err := s.e.tg.DB.ExecContext(s.e.ctx, string(f.Data)); err != nil {
@@ -134,6 +171,13 @@ func (s *sided) call(st run, until *time.Time) error {
 	mode := ir.ModeRun
 	if st.full {
 		mode = ir.ModeFullRefresh
+	}
+	if s.spark() {
+		lit := "NULL"
+		if until != nil {
+			lit = sparkTime(*until)
+		}
+		return s.runScript(mode, map[string]string{"p_until": lit})
 	}
 	var arg any
 	if until != nil {
@@ -163,6 +207,10 @@ func (s *sided) exec(q string, args ...any) error {
 }
 
 func (s *sided) backfill(b rebuild, from, to time.Time) error {
+	if s.spark() {
+		return s.runScript(ir.ModeBackfill, map[string]string{"p_from": sparkTime(from), "p_to": sparkTime(to),
+			"p_restart": fmt.Sprint(b.restart), "p_restate": fmt.Sprint(b.restate)})
+	}
 	return s.exec(`CALL "`+script.ProcName(s.plan.Pipeline, ir.ModeBackfill)+`"($1, $2, $3, $4)`,
 		from, to, b.restart, b.restate)
 }
@@ -184,6 +232,34 @@ func (s *sided) apply(t *testing.T, sc scenario, a act) {
 		c := &conformer{t: t, e: e, inc: s.plan}
 		c.corrupt(a)
 	}
+}
+
+func (s *sided) spark() bool {
+	name := s.e.tg.Dialect.Name()
+	return name == "spark" || name == "spark_iceberg"
+}
+
+// runScript runs a Spark SQL script with its inputs set: each is the
+// default of its DECLARE at the top of the file, where a user edits it.
+func (s *sided) runScript(mode ir.Mode, inputs map[string]string) error {
+	text, ok := s.scripts[mode]
+	if !ok {
+		return fmt.Errorf("no %s script", mode)
+	}
+	for name, value := range inputs {
+		re := regexp.MustCompile(`(?m)^(\s*DECLARE ` + name + ` \S+ DEFAULT )[^;]*;`)
+		if !re.MatchString(text) {
+			return fmt.Errorf("the %s script declares no input %s", mode, name)
+		}
+		text = re.ReplaceAllString(text, "${1}"+strings.ReplaceAll(value, "$", "$$")+";")
+	}
+	_, err := s.e.tg.DB.ExecContext(s.e.ctx, text)
+	return err
+}
+
+// sparkTime is a time as a Spark TIMESTAMP literal.
+func sparkTime(t time.Time) string {
+	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00:00'"
 }
 
 // snapshot is what both sides must agree on after a step.
@@ -264,7 +340,9 @@ func side(t *testing.T, eng engine, sc scenario, turns bool) {
 				o.Now = func() time.Time { return time.Now().Add(st.clock) }
 				byScript = false
 			}
+			t0 := time.Now()
 			_, errA = a.e.tg.Run(a.e.ctx, a.plan, o)
+			t1 := time.Now()
 			if st.locked != "" {
 				// Both sides find the lease held by the same owner; its
 				// expiry differs by the moment each was taken.
@@ -284,6 +362,7 @@ func side(t *testing.T, eng engine, sc scenario, turns bool) {
 			} else {
 				_, errB = b.e.tg.Run(b.e.ctx, b.plan, o)
 			}
+			t.Logf("%s: the runner took %v, the other side %v", what, t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 		case rebuild:
 			from, _ := ParseUntil(st.from)
 			to, _ := ParseUntil(st.to)
