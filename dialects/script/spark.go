@@ -51,7 +51,7 @@ func (l *sparkScript) render(g *gen) {
 // statements is the dialect a script's statements are spelled with: every
 // count read from the statement's own parts (spark.Dialect.Counted).
 func (l *sparkScript) statements(d dialects.Dialect) dialects.Dialect {
-	return &spark.Dialect{Iceberg: d.Name() == "spark_iceberg", Counted: true}
+	return &spark.Dialect{Counted: true}
 }
 
 // scriptLabel is incrc_script, or with a number where a statement holds
