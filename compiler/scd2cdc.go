@@ -328,8 +328,7 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	key := append(append([]string(nil), p.Key...), x.v.ValidFrom)
 	l.add(ir.StmtRetractTombstones, ir.PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
 		ir.RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})
-	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
-		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
+	l.add(ir.StmtApplyVersions, ir.PhaseWrite, x.applyDoc(), ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
 	tomb := columnNames(x.tombstoneColumns(p))
 	l.add(ir.StmtWriteTombstones, ir.PhaseWrite, "Each new delete is a tombstone, written after the versions it ends.",
 		ir.StageRows{Into: x.tombstones, Source: ir.Relation{Table: p.Stage}, Columns: tomb, Where: eq(col(ir.KindColumn), ir.Lit{Text: ir.KindNewDelete})})

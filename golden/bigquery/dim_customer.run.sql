@@ -627,6 +627,7 @@ BEGIN
     USING `incrc_changes_dim_customer` AS s
     ON t.`customer_id` = s.`customer_id` AND t.`valid_from` = s.`valid_from`
     WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+    WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
     WHEN MATCHED THEN UPDATE SET
       `name` = s.`name`,
       `country` = s.`country`,

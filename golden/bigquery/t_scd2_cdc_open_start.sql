@@ -445,11 +445,12 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`tier_since_events` AS t
 USING `incrc_changes_t_scd2_cdc_open_start` AS s
 ON t.`account_id` = s.`account_id` AND t.`valid_from` = s.`valid_from`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
 WHEN MATCHED THEN UPDATE SET
   `tier` = s.`tier`,
   `lsn` = s.`lsn`,

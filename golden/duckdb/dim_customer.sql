@@ -402,16 +402,19 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
-DELETE FROM "dw"."dim_customer"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_dim_customer" AS s
-  WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from"
-);
-INSERT INTO "dw"."dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
-SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
-FROM "incrc_changes_dim_customer"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."dim_customer" AS t
+USING "incrc_changes_dim_customer" AS s
+ON t."customer_id" = s."customer_id" AND t."valid_from" = s."valid_from"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "valid_to" = s."valid_to"
+WHEN MATCHED THEN UPDATE SET
+  "name" = s."name",
+  "country" = s."country",
+  "updated_at" = s."updated_at",
+  "valid_to" = s."valid_to"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
+  VALUES (s."customer_id", s."name", s."country", s."updated_at", s."valid_from", s."valid_to");
 
 -- name: clear_target
 -- phase: write

@@ -486,16 +486,21 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
-DELETE FROM "dw"."account_history"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_t_scd2_cdc" AS s
-  WHERE "account_history"."tenant" = s."tenant" AND "account_history"."account_id" = s."account_id" AND "account_history"."starts" = s."starts"
-);
-INSERT INTO "dw"."account_history" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends")
-SELECT "tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends"
-FROM "incrc_changes_t_scd2_cdc"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."account_history" AS t
+USING "incrc_changes_t_scd2_cdc" AS s
+ON t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."starts" = s."starts"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "ends" = s."ends"
+WHEN MATCHED THEN UPDATE SET
+  "plan" = s."plan",
+  "balance" = s."balance",
+  "lsn" = s."lsn",
+  "committed_at" = s."committed_at",
+  "incrc_sequence" = s."incrc_sequence",
+  "ends" = s."ends"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends")
+  VALUES (s."tenant", s."account_id", s."plan", s."balance", s."lsn", s."committed_at", s."incrc_sequence", s."starts", s."ends");
 
 -- name: write_tombstones
 -- phase: write

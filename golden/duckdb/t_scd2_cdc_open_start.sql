@@ -436,16 +436,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
-DELETE FROM "dw"."tier_since_events"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_t_scd2_cdc_open_start" AS s
-  WHERE "tier_since_events"."account_id" = s."account_id" AND "tier_since_events"."valid_from" = s."valid_from"
-);
-INSERT INTO "dw"."tier_since_events" ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
-SELECT "account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
-FROM "incrc_changes_t_scd2_cdc_open_start"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."tier_since_events" AS t
+USING "incrc_changes_t_scd2_cdc_open_start" AS s
+ON t."account_id" = s."account_id" AND t."valid_from" = s."valid_from"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "valid_to" = s."valid_to"
+WHEN MATCHED THEN UPDATE SET
+  "tier" = s."tier",
+  "lsn" = s."lsn",
+  "committed_at" = s."committed_at",
+  "incrc_sequence" = s."incrc_sequence",
+  "valid_to" = s."valid_to"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
+  VALUES (s."account_id", s."tier", s."lsn", s."committed_at", s."incrc_sequence", s."valid_from", s."valid_to");
 
 -- name: write_tombstones
 -- phase: write

@@ -356,16 +356,20 @@ WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE `dw`.`dim_plan` AS t
+JOIN `incrc_changes_dim_plan` AS s ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
+SET t.`valid_to` = s.`valid_to`
+WHERE s.`incrc_op` = 4;
 DELETE FROM `dw`.`dim_plan`
 WHERE EXISTS (
   SELECT 1 FROM `incrc_changes_dim_plan` AS s
-  WHERE `dim_plan`.`plan_id` = s.`plan_id` AND `dim_plan`.`valid_from` = s.`valid_from`
+  WHERE `dim_plan`.`plan_id` = s.`plan_id` AND `dim_plan`.`valid_from` = s.`valid_from` AND s.`incrc_op` NOT IN (4, 5)
 );
 INSERT INTO `dw`.`dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`)
 SELECT `plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`
 FROM `incrc_changes_dim_plan`
-WHERE `incrc_op` <> 3;
+WHERE `incrc_op` NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

@@ -502,15 +502,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    EXECUTE $s$UPDATE "dw"."dim_customer" AS t
+    SET "valid_to" = s."valid_to"
+    FROM "incrc_changes_dim_customer" AS s
+    WHERE t."customer_id" = s."customer_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
     EXECUTE $s$DELETE FROM "dw"."dim_customer"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_dim_customer" AS s
-      WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from"
+      WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
     )$s$;
     EXECUTE $s$INSERT INTO "dw"."dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
     SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
     FROM "incrc_changes_dim_customer"
-    WHERE "incrc_op" <> 3$s$;
+    WHERE "incrc_op" NOT IN (3, 4)$s$;
     x_step := 'target_has_rows';
     x_n := NULL;
     EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."dim_customer") THEN 1 ELSE 0 END$s$ INTO x_n;

@@ -461,6 +461,7 @@ BEGIN
         ELSE x.incrc_next
       END,
       CASE
+        WHEN x."incrc_kind" = 0 AND x."valid_from" = x.incrc_first_held AND x.incrc_first < x."valid_from" AND x."valid_from" > CAST('1970-01-01' AS DATE) THEN 6
         WHEN x."incrc_kind" = 0 THEN 4
         WHEN x."incrc_kind" = 2 THEN 1
         WHEN x."incrc_kind" = 3 THEN 6
@@ -506,15 +507,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    EXECUTE $s$UPDATE "dw"."dim_plan_open" AS t
+    SET "valid_to" = s."valid_to"
+    FROM "incrc_changes_dim_plan_open" AS s
+    WHERE t."plan_id" = s."plan_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
     EXECUTE $s$DELETE FROM "dw"."dim_plan_open"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_dim_plan_open" AS s
-      WHERE "dim_plan_open"."plan_id" = s."plan_id" AND "dim_plan_open"."valid_from" = s."valid_from"
+      WHERE "dim_plan_open"."plan_id" = s."plan_id" AND "dim_plan_open"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
     )$s$;
     EXECUTE $s$INSERT INTO "dw"."dim_plan_open" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
     SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
     FROM "incrc_changes_dim_plan_open"
-    WHERE "incrc_op" <> 3$s$;
+    WHERE "incrc_op" NOT IN (3, 4)$s$;
     x_step := 'target_has_rows';
     x_n := NULL;
     EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."dim_plan_open") THEN 1 ELSE 0 END$s$ INTO x_n;

@@ -316,6 +316,7 @@ SELECT x."plan_id", x."name", x."price", x."created_at", CASE WHEN x."valid_from
     ELSE x.incrc_next
   END,
   CASE
+    WHEN x."incrc_kind" = 0 AND x."valid_from" = x.incrc_first_held AND x.incrc_first < x."valid_from" AND x."valid_from" > CAST('1970-01-01' AS DATE) THEN 6
     WHEN x."incrc_kind" = 0 THEN 4
     WHEN x."incrc_kind" = 2 THEN 1
     WHEN x."incrc_kind" = 3 THEN 6
@@ -361,16 +362,20 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw"."dim_plan_open" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_dim_plan_open" AS s
+WHERE t."plan_id" = s."plan_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw"."dim_plan_open"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_plan_open" AS s
-  WHERE "dim_plan_open"."plan_id" = s."plan_id" AND "dim_plan_open"."valid_from" = s."valid_from"
+  WHERE "dim_plan_open"."plan_id" = s."plan_id" AND "dim_plan_open"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw"."dim_plan_open" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
 SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
 FROM "incrc_changes_dim_plan_open"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

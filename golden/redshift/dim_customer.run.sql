@@ -593,15 +593,19 @@ BEGIN
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';
+      UPDATE "dw"."dim_customer" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_dim_customer" AS s
+      WHERE t."customer_id" = s."customer_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
       DELETE FROM "dw"."dim_customer"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_dim_customer" AS s
-        WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from"
+        WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       );
       INSERT INTO "dw"."dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
       SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
       FROM "incrc_changes_dim_customer"
-      WHERE "incrc_op" <> 3;
+      WHERE "incrc_op" NOT IN (3, 4);
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

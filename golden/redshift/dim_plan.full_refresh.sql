@@ -508,15 +508,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    UPDATE "dw"."dim_plan" AS t
+    SET "valid_to" = s."valid_to"
+    FROM "incrc_changes_dim_plan" AS s
+    WHERE t."plan_id" = s."plan_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
     DELETE FROM "dw"."dim_plan"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_dim_plan" AS s
-      WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from"
+      WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
     );
     INSERT INTO "dw"."dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
     SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
     FROM "incrc_changes_dim_plan"
-    WHERE "incrc_op" <> 3;
+    WHERE "incrc_op" NOT IN (3, 4);
     x_step := 'target_has_rows';
     x_n := NULL;
     SELECT INTO x_n * FROM (

@@ -405,16 +405,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."DIM_CUSTOMER" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_DIM_CUSTOMER" AS s
+WHERE t."CUSTOMER_ID" = s."CUSTOMER_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."DIM_CUSTOMER"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_CUSTOMER" AS s
-  WHERE "DIM_CUSTOMER"."CUSTOMER_ID" = s."CUSTOMER_ID" AND "DIM_CUSTOMER"."VALID_FROM" = s."VALID_FROM"
+  WHERE "DIM_CUSTOMER"."CUSTOMER_ID" = s."CUSTOMER_ID" AND "DIM_CUSTOMER"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_CUSTOMER"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

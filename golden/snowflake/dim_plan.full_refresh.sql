@@ -563,15 +563,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    UPDATE "DW"."DIM_PLAN" AS t
+    SET "VALID_TO" = s."VALID_TO"
+    FROM "INCRC_CHANGES_DIM_PLAN" AS s
+    WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
     DELETE FROM "DW"."DIM_PLAN"
     WHERE EXISTS (
       SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN" AS s
-      WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM"
+      WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
     );
     INSERT INTO "DW"."DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
     SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
     FROM "INCRC_CHANGES_DIM_PLAN"
-    WHERE "INCRC_OP" <> 3;
+    WHERE "INCRC_OP" NOT IN (3, 4);
     x_step := 'target_has_rows';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (

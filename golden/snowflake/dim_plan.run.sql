@@ -627,15 +627,19 @@ BEGIN
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'apply_versions';
+      UPDATE "DW"."DIM_PLAN" AS t
+      SET "VALID_TO" = s."VALID_TO"
+      FROM "INCRC_CHANGES_DIM_PLAN" AS s
+      WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
       DELETE FROM "DW"."DIM_PLAN"
       WHERE EXISTS (
         SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN" AS s
-        WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM"
+        WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
       );
       INSERT INTO "DW"."DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
       SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
       FROM "INCRC_CHANGES_DIM_PLAN"
-      WHERE "INCRC_OP" <> 3;
+      WHERE "INCRC_OP" NOT IN (3, 4);
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

@@ -515,6 +515,7 @@ BEGIN
         ELSE x.incrc_next
       END,
       CASE
+        WHEN x."INCRC_KIND" = 0 AND x."VALID_FROM" = x.incrc_first_held AND x.incrc_first < x."VALID_FROM" AND x."VALID_FROM" > CAST('1970-01-01' AS DATE) THEN 6
         WHEN x."INCRC_KIND" = 0 THEN 4
         WHEN x."INCRC_KIND" = 2 THEN 1
         WHEN x."INCRC_KIND" = 3 THEN 6
@@ -568,15 +569,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    UPDATE "DW"."DIM_PLAN_OPEN" AS t
+    SET "VALID_TO" = s."VALID_TO"
+    FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
+    WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
     DELETE FROM "DW"."DIM_PLAN_OPEN"
     WHERE EXISTS (
       SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
-      WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM"
+      WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
     );
     INSERT INTO "DW"."DIM_PLAN_OPEN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
     SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
     FROM "INCRC_CHANGES_DIM_PLAN_OPEN"
-    WHERE "INCRC_OP" <> 3;
+    WHERE "INCRC_OP" NOT IN (3, 4);
     x_step := 'target_has_rows';
     x_n := NULL;
     SELECT q.$1 INTO :x_n FROM (

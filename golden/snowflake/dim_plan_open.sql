@@ -319,6 +319,7 @@ SELECT x."PLAN_ID", x."NAME", x."PRICE", x."CREATED_AT", CASE WHEN x."VALID_FROM
     ELSE x.incrc_next
   END,
   CASE
+    WHEN x."INCRC_KIND" = 0 AND x."VALID_FROM" = x.incrc_first_held AND x.incrc_first < x."VALID_FROM" AND x."VALID_FROM" > CAST('1970-01-01' AS DATE) THEN 6
     WHEN x."INCRC_KIND" = 0 THEN 4
     WHEN x."INCRC_KIND" = 2 THEN 1
     WHEN x."INCRC_KIND" = 3 THEN 6
@@ -364,16 +365,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."DIM_PLAN_OPEN" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
+WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."DIM_PLAN_OPEN"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
-  WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM"
+  WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."DIM_PLAN_OPEN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_PLAN_OPEN"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

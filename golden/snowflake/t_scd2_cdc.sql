@@ -489,16 +489,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."ACCOUNT_HISTORY" AS t
+SET "ENDS" = s."ENDS"
+FROM "INCRC_CHANGES_T_SCD2_CDC" AS s
+WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."STARTS" = s."STARTS" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."ACCOUNT_HISTORY"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC" AS s
-  WHERE "ACCOUNT_HISTORY"."TENANT" = s."TENANT" AND "ACCOUNT_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "ACCOUNT_HISTORY"."STARTS" = s."STARTS"
+  WHERE "ACCOUNT_HISTORY"."TENANT" = s."TENANT" AND "ACCOUNT_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "ACCOUNT_HISTORY"."STARTS" = s."STARTS" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."ACCOUNT_HISTORY" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "STARTS", "ENDS")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "STARTS", "ENDS"
 FROM "INCRC_CHANGES_T_SCD2_CDC"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

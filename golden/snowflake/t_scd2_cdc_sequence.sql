@@ -411,16 +411,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."TIER_HISTORY" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
+WHERE t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."TIER_HISTORY"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
-  WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM"
+  WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."TIER_HISTORY" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO")
 SELECT "ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -462,16 +462,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."PLAN_HISTORY_EVENTS" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED" AS s
+WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."PLAN_HISTORY_EVENTS"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED" AS s
-  WHERE "PLAN_HISTORY_EVENTS"."TENANT" = s."TENANT" AND "PLAN_HISTORY_EVENTS"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "PLAN_HISTORY_EVENTS"."VALID_FROM" = s."VALID_FROM"
+  WHERE "PLAN_HISTORY_EVENTS"."TENANT" = s."TENANT" AND "PLAN_HISTORY_EVENTS"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "PLAN_HISTORY_EVENTS"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."PLAN_HISTORY_EVENTS" ("TENANT", "ACCOUNT_ID", "PLAN", "REGION", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "REGION", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

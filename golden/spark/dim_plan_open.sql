@@ -336,6 +336,7 @@ SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, CASE WHEN x.`valid_from
     ELSE x.incrc_next
   END,
   CASE
+    WHEN x.`incrc_kind` = 0 AND x.`valid_from` = x.incrc_first_held AND x.incrc_first < x.`valid_from` AND x.`valid_from` > CAST('1970-01-01' AS DATE) THEN 6
     WHEN x.`incrc_kind` = 0 THEN 4
     WHEN x.`incrc_kind` = 2 THEN 1
     WHEN x.`incrc_kind` = 3 THEN 6
@@ -381,11 +382,12 @@ WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`dim_plan_open` AS t
 USING `incrc_changes_dim_plan_open` AS s
 ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
 WHEN MATCHED THEN UPDATE SET
   `name` = s.`name`,
   `price` = s.`price`,

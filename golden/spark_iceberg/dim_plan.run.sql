@@ -412,6 +412,7 @@ MERGE INTO `dw`.`dim_plan` AS t
 USING `incrc_changes_dim_plan` AS s
 ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
 WHEN MATCHED THEN UPDATE SET
   `name` = s.`name`,
   `price` = s.`price`,

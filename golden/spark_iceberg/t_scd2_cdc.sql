@@ -513,11 +513,12 @@ SELECT -COUNT(*) FROM `dw`.`account_history_tombstones`;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`account_history` AS t
 USING `incrc_changes_t_scd2_cdc` AS s
 ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `ends` = s.`ends`
 WHEN MATCHED THEN UPDATE SET
   `plan` = s.`plan`,
   `balance` = s.`balance`,

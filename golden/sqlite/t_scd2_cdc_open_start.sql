@@ -436,16 +436,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_tier_since_events" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_open_start" AS s
+WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_tier_since_events"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_open_start" AS s
-  WHERE "dw_tier_since_events"."account_id" = s."account_id" AND "dw_tier_since_events"."valid_from" = s."valid_from"
+  WHERE "dw_tier_since_events"."account_id" = s."account_id" AND "dw_tier_since_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_tier_since_events" ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
 SELECT "account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_open_start"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -408,16 +408,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_tier_history" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_sequence" AS s
+WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_tier_history"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_sequence" AS s
-  WHERE "dw_tier_history"."account_id" = s."account_id" AND "dw_tier_history"."valid_from" = s."valid_from"
+  WHERE "dw_tier_history"."account_id" = s."account_id" AND "dw_tier_history"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_tier_history" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to")
 SELECT "account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_sequence"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

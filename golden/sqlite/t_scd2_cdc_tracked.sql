@@ -459,16 +459,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_plan_history_events" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_tracked" AS s
+WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_plan_history_events"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_tracked" AS s
-  WHERE "dw_plan_history_events"."tenant" = s."tenant" AND "dw_plan_history_events"."account_id" = s."account_id" AND "dw_plan_history_events"."valid_from" = s."valid_from"
+  WHERE "dw_plan_history_events"."tenant" = s."tenant" AND "dw_plan_history_events"."account_id" = s."account_id" AND "dw_plan_history_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_plan_history_events" ("tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
 SELECT "tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_tracked"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write
