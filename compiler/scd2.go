@@ -34,6 +34,11 @@ import (
 //     or the end of the version it falls in) and each version it splits
 //     its new end. A late version is therefore inserted where it belongs,
 //     and the incremental target equals a rebuild from the whole source.
+//     Of the target's versions only those a staged one can change go onto
+//     the timeline, from the one the key's earliest staged row starts in
+//     (VersionHistory): the versions before it end before every staged
+//     row, and the common key, whose new versions follow its current one,
+//     brings that version alone.
 //   - by columns: each staged row is the key's current state; when a
 //     tracked column differs from the current version (or the key has
 //     none), the current version closes at the run's hi and a new one
@@ -478,8 +483,8 @@ func (x *scd2Lowering) write(l *lowerer) {
 	if x.byTime {
 		l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.",
 			ir.VersionCandidates{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Compare: x.compare})
-		l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the staged keys, onto the timeline.",
-			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+		l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged "+x.time+" on.",
+			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time})
 		if x.snapshot && x.deletes != "ignore" {
 			l.add(ir.StmtReopenVersions, ir.PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
 				ir.ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name, Compare: x.compare}, hi)

@@ -311,8 +311,8 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 		ir.CountRows{Table: p.Stage})
 	l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "The new events, onto the timeline.",
 		ir.InsertFrom{Into: x.timeline, From: p.Stage, Columns: append(x.v.Stored(), ir.KindColumn)})
-	l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the new events' keys, onto the timeline.",
-		ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+	l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.",
+		ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.v.ValidFrom})
 	l.add(ir.StmtTimelineTombstones, ir.PhaseWrite, "The tombstones of the new events' keys, onto the timeline.",
 		ir.TombstoneHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Tombstones: x.tombstones})
 	l.add(ir.StmtTimelineChanges, ir.PhaseWrite, "Each new version ends at the next event of its key; a new delete removes the version held at its time; a held version followed by a new event ends there.",

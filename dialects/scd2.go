@@ -212,28 +212,70 @@ func deletedCol(w *Writer, alias string, v ir.Versioning) {
 	}
 }
 
+// versionHistory puts onto the timeline the target's versions of the
+// staged keys from the last one that starts at or before the key's
+// earliest staged time on: a version whose next one starts at or before
+// that time ends before every staged row, and no change reads it. LEAD
+// finds each version's next start in one read of the target, and the
+// staged keys come from one read of the stage, grouped (MySQL cannot open
+// a temporary table twice in one statement). With scd2.open_start the
+// key's earliest version comes too: the timeline tells from it which
+// version is stored at the open start.
 func versionHistory(w *Writer, op ir.VersionHistory) {
 	v := op.Versioning
+	first := v.FirstStart != "" && v.OwnStart != ""
+	over := func() {
+		w.S(" OVER (PARTITION BY ")
+		w.Idents("t", v.Key)
+		w.S(" ORDER BY ")
+		w.Col("t", v.ValidFrom)
+		w.S(")")
+	}
 	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
-	if v.FirstStart != "" && v.OwnStart != "" {
+	w.Idents("h", v.Stored())
+	w.S(", 0\nFROM (\n  SELECT ")
+	if first {
 		// On the timeline every version is at its own start.
 		w.Idents("t", v.Columns)
 		w.S(", ")
 		ownStart(w, "t", v)
+		w.S(" AS ")
+		w.Col("", v.ValidFrom)
 		w.S(", ")
 		w.Col("t", v.ValidTo)
 		deletedCol(w, "t", v)
 	} else {
 		w.Idents("t", v.Stored())
 	}
-	w.S(", 0\nFROM ")
+	w.S(", s.incrc_from,\n    LEAD(")
+	w.Col("t", v.ValidFrom)
+	w.S(")")
+	over()
+	w.S(" AS incrc_next")
+	if first {
+		w.S(",\n    LAG(")
+		w.Col("t", v.ValidFrom)
+		w.S(")")
+		over()
+		w.S(" AS incrc_prev")
+	}
+	w.S("\n  FROM ")
 	w.Table(v.Target)
-	w.S(" AS t\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.S(" AS t\n  JOIN (\n    SELECT ")
+	w.Idents("", v.Key)
+	w.S(", MIN(")
+	w.Col("", op.Time)
+	w.S(") AS incrc_from\n    FROM ")
 	w.Table(op.Stage)
-	w.S(" AS s\n  WHERE ")
+	w.S("\n    GROUP BY ")
+	w.Idents("", v.Key)
+	w.S("\n  ) AS s ON ")
 	keyEq(w, "s", "t", v.Key)
-	w.S("\n)")
+	w.S("\n) AS h\nWHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from")
+	if first {
+		w.S(" OR h.incrc_prev IS NULL")
+	}
 }
 
 func tombstoneHistory(w *Writer, op ir.TombstoneHistory) {

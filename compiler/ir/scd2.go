@@ -100,10 +100,16 @@ type (
 	}
 
 	// VersionHistory puts the target's versions of the staged keys into
-	// the timeline Into (kind 0).
+	// the timeline Into (kind 0): of each key, the versions from the last
+	// one starting at or before its earliest staged Time on (all of them
+	// when none does), and with FirstStart its earliest. The versions
+	// before those end before any staged row starts, so no change reads
+	// them: a key whose staged rows all follow its current version puts
+	// that version alone on the timeline, however long its history.
 	VersionHistory struct {
 		Versioning
 		Into, Stage Table
+		Time        string // the staged column each version starts at
 	}
 
 	// ReopenVersions puts a candidate starting at the parameter Hi into

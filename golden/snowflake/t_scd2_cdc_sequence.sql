@@ -327,14 +327,20 @@ FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "INCRC_TIMELINE_T_SCD2_CDC_SEQUENCE" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", 0
-FROM "DW"."TIER_HISTORY" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE" AS s
-  WHERE s."ACCOUNT_ID" = t."ACCOUNT_ID"
-);
+SELECT h."ACCOUNT_ID", h."TIER", h."LSN", h."INCRC_SEQUENCE", h."VALID_FROM", h."VALID_TO", 0
+FROM (
+  SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+    LEAD(t."VALID_FROM") OVER (PARTITION BY t."ACCOUNT_ID" ORDER BY t."VALID_FROM") AS incrc_next
+  FROM "DW"."TIER_HISTORY" AS t
+  JOIN (
+    SELECT "ACCOUNT_ID", MIN("VALID_FROM") AS incrc_from
+    FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE"
+    GROUP BY "ACCOUNT_ID"
+  ) AS s ON s."ACCOUNT_ID" = t."ACCOUNT_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
