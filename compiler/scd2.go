@@ -17,10 +17,12 @@ import (
 // version, corrected in place), or an existing version is removed (one
 // that would last no time at all). The run computes those changes into a
 // session table (the changes), each row a whole version with its op, and
-// applies them by key and valid_from (ApplyVersions): delete the target's
-// versions the changes name, insert the changes that are not removals, in
-// the write transaction; engines where each statement commits alone spell
-// it as one MERGE, so that a failure never leaves the versions half
+// applies them by key and valid_from (ApplyVersions): update the valid_to
+// of the versions that only close (the common change: a new version ends
+// the current one), in place, delete the target's other versions the
+// changes name, insert the changes that are neither closes nor removals,
+// in the write transaction; engines where each statement commits alone
+// spell it as one MERGE, so that a failure never leaves the versions half
 // applied. Counts come from the changes table, the same on every engine.
 //
 // How the changes are computed depends on the source:
@@ -32,6 +34,11 @@ import (
 //     or the end of the version it falls in) and each version it splits
 //     its new end. A late version is therefore inserted where it belongs,
 //     and the incremental target equals a rebuild from the whole source.
+//     Of the target's versions only those a staged one can change go onto
+//     the timeline, from the one the key's earliest staged row starts in
+//     (VersionHistory): the versions before it end before every staged
+//     row, and the common key, whose new versions follow its current one,
+//     brings that version alone.
 //   - by columns: each staged row is the key's current state; when a
 //     tracked column differs from the current version (or the key has
 //     none), the current version closes at the run's hi and a new one
@@ -476,8 +483,8 @@ func (x *scd2Lowering) write(l *lowerer) {
 	if x.byTime {
 		l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "Staged versions that the target does not hold yet, or holds with other values (a correction), onto the timeline.",
 			ir.VersionCandidates{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Compare: x.compare})
-		l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the staged keys, onto the timeline.",
-			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+		l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged "+x.time+" on.",
+			ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time})
 		if x.snapshot && x.deletes != "ignore" {
 			l.add(ir.StmtReopenVersions, ir.PhaseWrite, "A key back in the snapshot whose time is older than its close (the source kept the old time) opens a new version at hi.",
 				ir.ReopenVersions{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.time, Hi: hi.Name, Compare: x.compare}, hi)
@@ -515,8 +522,13 @@ func (x *scd2Lowering) write(l *lowerer) {
 	l.add(ir.StmtCountAdded, ir.PhaseWrite, "Rows read that open their key's first version (inserted).", ir.CountRows{Table: x.changes, Where: eq(op, ir.Lit{Text: ir.OpAdd})})
 	l.add(ir.StmtCountRewritten, ir.PhaseWrite, "Rows read that open a later version of their key, ending the one before it, or correct a version in place (updated).",
 		ir.CountRows{Table: x.changes, Where: or(eq(op, ir.Lit{Text: ir.OpFollow}), eq(op, ir.Lit{Text: ir.OpRewrite}))})
-	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
-		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
+	l.add(ir.StmtApplyVersions, ir.PhaseWrite, x.applyDoc(), ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
+}
+
+// applyDoc is apply_versions' comment in the compiled file.
+func (x *scd2Lowering) applyDoc() string {
+	return "The changes, by key and " + x.v.ValidFrom + ": the versions they close take their new " + x.v.ValidTo +
+		" in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement)."
 }
 
 // sessionSteps create the session tables, under guard.

@@ -311,8 +311,8 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 		ir.CountRows{Table: p.Stage})
 	l.add(ir.StmtVersionCandidates, ir.PhaseWrite, "The new events, onto the timeline.",
 		ir.InsertFrom{Into: x.timeline, From: p.Stage, Columns: append(x.v.Stored(), ir.KindColumn)})
-	l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the new events' keys, onto the timeline.",
-		ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage})
+	l.add(ir.StmtVersionHistory, ir.PhaseWrite, "The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.",
+		ir.VersionHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Time: x.v.ValidFrom})
 	l.add(ir.StmtTimelineTombstones, ir.PhaseWrite, "The tombstones of the new events' keys, onto the timeline.",
 		ir.TombstoneHistory{Versioning: x.v, Into: x.timeline, Stage: p.Stage, Tombstones: x.tombstones})
 	l.add(ir.StmtTimelineChanges, ir.PhaseWrite, "Each new version ends at the next event of its key; a new delete removes the version held at its time; a held version followed by a new event ends there.",
@@ -328,8 +328,7 @@ func (x *scd2Lowering) cdcStatements(l *lowerer) {
 	key := append(append([]string(nil), p.Key...), x.v.ValidFrom)
 	l.add(ir.StmtRetractTombstones, ir.PhaseWrite, "The tombstones at the new events' key and time go, before the versions are applied: a new event replaces them.",
 		ir.RetractKeys{Target: x.tombstones, Stage: p.Stage, Key: key})
-	l.add(ir.StmtApplyVersions, ir.PhaseWrite, "The changes, by key and "+x.v.ValidFrom+": the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).",
-		ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
+	l.add(ir.StmtApplyVersions, ir.PhaseWrite, x.applyDoc(), ir.ApplyVersions{Versioning: x.v, Changes: x.changes})
 	tomb := columnNames(x.tombstoneColumns(p))
 	l.add(ir.StmtWriteTombstones, ir.PhaseWrite, "Each new delete is a tombstone, written after the versions it ends.",
 		ir.StageRows{Into: x.tombstones, Source: ir.Relation{Table: p.Stage}, Columns: tomb, Where: eq(col(ir.KindColumn), ir.Lit{Text: ir.KindNewDelete})})

@@ -212,28 +212,70 @@ func deletedCol(w *Writer, alias string, v ir.Versioning) {
 	}
 }
 
+// versionHistory puts onto the timeline the target's versions of the
+// staged keys from the last one that starts at or before the key's
+// earliest staged time on: a version whose next one starts at or before
+// that time ends before every staged row, and no change reads it. LEAD
+// finds each version's next start in one read of the target, and the
+// staged keys come from one read of the stage, grouped (MySQL cannot open
+// a temporary table twice in one statement). With scd2.open_start the
+// key's earliest version comes too: the timeline tells from it which
+// version is stored at the open start.
 func versionHistory(w *Writer, op ir.VersionHistory) {
 	v := op.Versioning
+	first := v.FirstStart != "" && v.OwnStart != ""
+	over := func() {
+		w.S(" OVER (PARTITION BY ")
+		w.Idents("t", v.Key)
+		w.S(" ORDER BY ")
+		w.Col("t", v.ValidFrom)
+		w.S(")")
+	}
 	insertVersions(w, op.Into, v, ir.KindColumn)
 	w.S("SELECT ")
-	if v.FirstStart != "" && v.OwnStart != "" {
+	w.Idents("h", v.Stored())
+	w.S(", 0\nFROM (\n  SELECT ")
+	if first {
 		// On the timeline every version is at its own start.
 		w.Idents("t", v.Columns)
 		w.S(", ")
 		ownStart(w, "t", v)
+		w.S(" AS ")
+		w.Col("", v.ValidFrom)
 		w.S(", ")
 		w.Col("t", v.ValidTo)
 		deletedCol(w, "t", v)
 	} else {
 		w.Idents("t", v.Stored())
 	}
-	w.S(", 0\nFROM ")
+	w.S(", s.incrc_from,\n    LEAD(")
+	w.Col("t", v.ValidFrom)
+	w.S(")")
+	over()
+	w.S(" AS incrc_next")
+	if first {
+		w.S(",\n    LAG(")
+		w.Col("t", v.ValidFrom)
+		w.S(")")
+		over()
+		w.S(" AS incrc_prev")
+	}
+	w.S("\n  FROM ")
 	w.Table(v.Target)
-	w.S(" AS t\nWHERE EXISTS (\n  SELECT 1 FROM ")
+	w.S(" AS t\n  JOIN (\n    SELECT ")
+	w.Idents("", v.Key)
+	w.S(", MIN(")
+	w.Col("", op.Time)
+	w.S(") AS incrc_from\n    FROM ")
 	w.Table(op.Stage)
-	w.S(" AS s\n  WHERE ")
+	w.S("\n    GROUP BY ")
+	w.Idents("", v.Key)
+	w.S("\n  ) AS s ON ")
 	keyEq(w, "s", "t", v.Key)
-	w.S("\n)")
+	w.S("\n) AS h\nWHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from")
+	if first {
+		w.S(" OR h.incrc_prev IS NULL")
+	}
 }
 
 func tombstoneHistory(w *Writer, op ir.TombstoneHistory) {
@@ -517,6 +559,18 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 		vt()
 		w.S(")")
 	}
+	// moved: with open_start, the key's earliest held version (stored at
+	// open_start) that a candidate now precedes, whose start moves back
+	// to its own.
+	moved := func() {
+		vf()
+		w.S(" = x.incrc_first_held AND x.incrc_first < ")
+		vf()
+		w.S(" AND ")
+		vf()
+		w.S(" > ")
+		firstLit()
+	}
 	insertVersions(w, op.Into, v, ir.OpColumn)
 	w.S("SELECT ")
 	w.Idents("x", v.Columns)
@@ -567,6 +621,15 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 	w.S("  END")
 	deletedCol(w, "x", v)
 	w.S(",\n  CASE\n    WHEN ")
+	if first {
+		// The key's earliest held version, stored at open_start, that a
+		// candidate now precedes moves to its own start: rewritten
+		// whole, not closed in place (see moved below).
+		kind()
+		w.S(" = ", ir.KindHeld, " AND ")
+		moved()
+		w.S(" THEN ", ir.OpNoRow, "\n    WHEN ")
+	}
 	kind()
 	w.S(" = ", ir.KindHeld, " THEN ", ir.OpClose, "\n    WHEN ")
 	kind()
@@ -639,13 +702,7 @@ func timelineChanges(w *Writer, op ir.TimelineChanges) {
 		// The key's earliest held version, stored at open_start, that a
 		// candidate now precedes: at its own start again.
 		w.S("\n   OR (")
-		vf()
-		w.S(" = x.incrc_first_held AND x.incrc_first < ")
-		vf()
-		w.S(" AND ")
-		vf()
-		w.S(" > ")
-		firstLit()
+		moved()
 		// (unless a candidate at the same start rewrites it)
 		w.S("\n       AND (x.incrc_next IS NULL OR x.incrc_next <> ")
 		vf()
@@ -829,19 +886,35 @@ func vanishedVersions(w *Writer, op ir.VanishedVersions) {
 	w.S("\n  )")
 }
 
-// applyVersions deletes the target's versions the changes name by key and
-// start, then inserts the changes that are not removals: two statements,
-// in the run's write transaction.
+// applyVersions is ApplyVersions in three statements, in the run's write
+// transaction: UPDATE ... FROM for the closes, then DELETE, then INSERT.
 func applyVersions(w *Writer, op ir.ApplyVersions) {
+	ApplyVersionsInSteps(w, op, func() { updateCloses(w, op) })
+}
+
+// ApplyVersionsInSteps updates the closes in place (closes, the engine's
+// UPDATE of the target's valid_to from the changes whose op is OpClose),
+// deletes the other versions of the target the changes name by key and
+// start, then inserts the changes that are neither closes nor removals. A
+// close is the common change (each new version ends the current one):
+// updated, it writes one column where a delete and an insert would write
+// the version twice. A follow is never at the start of a version the
+// target holds (there it would rewrite it), so the DELETE looks for the
+// rest alone: rewrites, removals, versions no row stands for, and adds,
+// which take a key's earliest version's place at scd2.open_start.
+func ApplyVersionsInSteps(w *Writer, op ir.ApplyVersions, closes func()) {
 	v := op.Versioning
-	key := append(append([]string(nil), v.Key...), v.ValidFrom)
+	closes()
+	w.End()
 	w.S("DELETE FROM ")
 	w.Table(v.Target)
 	w.S("\nWHERE EXISTS (\n  SELECT 1 FROM ")
 	w.Table(op.Changes)
 	w.S(" AS s\n  WHERE ")
-	keyMatchOf(w, ownName(w, v.Target), key, false)
-	w.S("\n)")
+	keyMatchOf(w, ownName(w, v.Target), versionKey(v), false)
+	w.S(" AND ")
+	w.Col("s", ir.OpColumn)
+	w.S(" NOT IN (", ir.OpClose, ", ", ir.OpFollow, ")\n)")
 	w.End()
 	w.S("INSERT INTO ")
 	w.Table(v.Target)
@@ -853,16 +926,48 @@ func applyVersions(w *Writer, op ir.ApplyVersions) {
 	w.Table(op.Changes)
 	w.S("\nWHERE ")
 	w.Col("", ir.OpColumn)
-	w.S(" <> ", ir.OpRemove)
+	w.S(" NOT IN (", ir.OpRemove, ", ", ir.OpClose, ")")
+}
+
+// versionKey is what names a version: the key and its start.
+func versionKey(v ir.Versioning) []string {
+	return append(append([]string(nil), v.Key...), v.ValidFrom)
+}
+
+// updateCloses sets the valid_to of the closed versions, UPDATE ... FROM
+// the changes (an UPDATE, not a MERGE: PostgreSQL plans this MERGE as a
+// hash join over the whole target, the UPDATE as a probe of its primary
+// key per change).
+func updateCloses(w *Writer, op ir.ApplyVersions) {
+	v := op.Versioning
+	w.S("UPDATE ")
+	w.Table(v.Target)
+	w.S(" AS t\nSET ")
+	w.Col("", v.ValidTo)
+	w.S(" = ")
+	w.Col("s", v.ValidTo)
+	w.S("\nFROM ")
+	w.Table(op.Changes)
+	w.S(" AS s\nWHERE ")
+	KeyMatch(w, versionKey(v), false)
+	w.S(" AND ")
+	CloseChange(w)
+}
+
+// CloseChange is the condition on a change s that it is a close.
+func CloseChange(w *Writer) {
+	w.Col("s", ir.OpColumn)
+	w.S(" = ", ir.OpClose)
 }
 
 // MergeVersions applies the changes in one MERGE, for engines where each
 // statement commits on its own: a failure leaves the target as it was, and
 // the next run computes the same changes again. The changes hold one row
-// per key and start, so no target row matches two.
+// per key and start, so no target row matches two. A close sets valid_to
+// alone.
 func MergeVersions(w *Writer, op ir.ApplyVersions) {
 	v := op.Versioning
-	key := append(append([]string(nil), v.Key...), v.ValidFrom)
+	key := versionKey(v)
 	w.S("MERGE INTO ")
 	w.Table(v.Target)
 	w.S(" AS t\nUSING ")
@@ -872,6 +977,12 @@ func MergeVersions(w *Writer, op ir.ApplyVersions) {
 	w.S("\nWHEN MATCHED AND ")
 	w.Col("s", ir.OpColumn)
 	w.S(" = ", ir.OpRemove, " THEN DELETE")
+	w.S("\nWHEN MATCHED AND ")
+	CloseChange(w)
+	w.S(" THEN UPDATE SET ")
+	w.Col("", v.ValidTo)
+	w.S(" = ")
+	w.Col("s", v.ValidTo)
 	w.S("\nWHEN MATCHED THEN UPDATE SET\n  ")
 	SetList(w, "", NonKey(v.Stored(), key), FromStage(w), ",\n  ")
 	w.S("\nWHEN NOT MATCHED AND ")

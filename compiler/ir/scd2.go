@@ -18,7 +18,7 @@ const (
 	OpAdd     = "1" // a version the target does not hold, its key's first: a row read, inserted
 	OpRewrite = "2" // a version of the target (same key and valid_from), rewritten whole by a row read: updated
 	OpRemove  = "3" // a version of the target that goes
-	OpClose   = "4" // a version of the target whose valid_to alone moves: the next version's row counts
+	OpClose   = "4" // a version of the target whose valid_to alone moves (updated in place): the next version's row counts
 	OpFollow  = "5" // a version the target does not hold, after an earlier one of its key: a row read, updated
 	OpNoRow   = "6" // a version added or rewritten that no row read stands for (a reopen, a deletion record)
 )
@@ -100,10 +100,16 @@ type (
 	}
 
 	// VersionHistory puts the target's versions of the staged keys into
-	// the timeline Into (kind 0).
+	// the timeline Into (kind 0): of each key, the versions from the last
+	// one starting at or before its earliest staged Time on (all of them
+	// when none does), and with FirstStart its earliest. The versions
+	// before those end before any staged row starts, so no change reads
+	// them: a key whose staged rows all follow its current version puts
+	// that version alone on the timeline, however long its history.
 	VersionHistory struct {
 		Versioning
 		Into, Stage Table
+		Time        string // the staged column each version starts at
 	}
 
 	// ReopenVersions puts a candidate starting at the parameter Hi into
@@ -164,11 +170,13 @@ type (
 	}
 )
 
-// ApplyVersions applies the changes to the target: every version whose
-// key and start a change names is replaced by it, or removed by a change of
-// op OpRemove; the other changes are added. The shared spelling is a
-// DELETE then an INSERT, in the write transaction; engines where each
-// statement commits alone spell one MERGE.
+// ApplyVersions applies the changes to the target: a change of op OpClose
+// sets the valid_to of the version at its key and start, in place; every
+// other version whose key and start a change names is replaced by it, or
+// removed by a change of op OpRemove; the other changes are added. The
+// shared spelling is an UPDATE of the closes, a DELETE, then an INSERT, in
+// the write transaction; engines where each statement commits alone spell
+// one MERGE, and so does DuckDB (one pass over the target).
 type ApplyVersions struct {
 	Versioning
 	Changes Table

@@ -273,6 +273,12 @@ func (*Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	case ir.Checkpoint:
 		w.S("CHECKPOINT")
 		return true, nil
+	case ir.ApplyVersions:
+		// One MERGE: one pass over the target where an UPDATE, a DELETE
+		// and an INSERT make three, and a close updates valid_to alone
+		// where a DELETE would leave a deletion for the checkpoint.
+		dialects.MergeVersions(w, op)
+		return true, nil
 	}
 	return false, nil
 }

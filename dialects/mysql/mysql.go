@@ -112,6 +112,9 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 	case ir.InsertValues:
 		insertValues(w, op)
 		return true, nil
+	case ir.ApplyVersions:
+		dialects.ApplyVersionsInSteps(w, op, func() { updateCloses(w, op) })
+		return true, nil
 	case ir.UpdateMatched:
 		updateMatched(w, op)
 		return true, nil
@@ -255,6 +258,24 @@ func insertValues(w *dialects.Writer, op ir.InsertValues) {
 		w.S(" = ")
 		w.Col("", op.IfAbsentKey[0])
 	}
+}
+
+// updateCloses sets the valid_to of the closed versions: a multi-table
+// UPDATE, MySQL's spelling of UPDATE ... FROM.
+func updateCloses(w *dialects.Writer, op ir.ApplyVersions) {
+	v := op.Versioning
+	w.S("UPDATE ")
+	w.Table(v.Target)
+	w.S(" AS t\nJOIN ")
+	w.Table(op.Changes)
+	w.S(" AS s ON ")
+	dialects.KeyMatch(w, append(append([]string(nil), v.Key...), v.ValidFrom), false)
+	w.S("\nSET ")
+	w.Col("t", v.ValidTo)
+	w.S(" = ")
+	w.Col("s", v.ValidTo)
+	w.S("\nWHERE ")
+	dialects.CloseChange(w)
 }
 
 // updateMatched is a multi-table UPDATE: MariaDB and MySQL have no MERGE.

@@ -498,12 +498,18 @@ BEGIN
   IF v_rows_read <> 0 THEN
     SET x_step = 'timeline_history';
     INSERT INTO `incrc_timeline_dim_customer` (`customer_id`, `name`, `country`, `updated_at`, `valid_from`, `valid_to`, `incrc_kind`)
-    SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, 0
-    FROM `dw`.`dim_customer` AS t
-    WHERE EXISTS (
-      SELECT 1 FROM `incrc_stage_dim_customer` AS s
-      WHERE s.`customer_id` = t.`customer_id`
-    );
+    SELECT h.`customer_id`, h.`name`, h.`country`, h.`updated_at`, h.`valid_from`, h.`valid_to`, 0
+    FROM (
+      SELECT t.`customer_id`, t.`name`, t.`country`, t.`updated_at`, t.`valid_from`, t.`valid_to`, s.incrc_from,
+        LEAD(t.`valid_from`) OVER (PARTITION BY t.`customer_id` ORDER BY t.`valid_from`) AS incrc_next
+      FROM `dw`.`dim_customer` AS t
+      JOIN (
+        SELECT `customer_id`, MIN(`updated_at`) AS incrc_from
+        FROM `incrc_stage_dim_customer`
+        GROUP BY `customer_id`
+      ) AS s ON s.`customer_id` = t.`customer_id`
+    ) AS h
+    WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
   END IF;
   IF v_rows_read <> 0 THEN
     SET x_step = 'timeline_reopen';
@@ -627,6 +633,7 @@ BEGIN
     USING `incrc_changes_dim_customer` AS s
     ON t.`customer_id` = s.`customer_id` AND t.`valid_from` = s.`valid_from`
     WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+    WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
     WHEN MATCHED THEN UPDATE SET
       `name` = s.`name`,
       `country` = s.`country`,

@@ -306,14 +306,20 @@ WHERE NOT EXISTS (
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the staged keys, onto the timeline.
+-- The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged created_at on.
 INSERT INTO `incrc_timeline_dim_plan` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
-SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, 0
-FROM `dw`.`dim_plan` AS t
-WHERE EXISTS (
-  SELECT 1 FROM `incrc_stage_dim_plan` AS s
-  WHERE s.`plan_id` = t.`plan_id`
-);
+SELECT h.`plan_id`, h.`name`, h.`price`, h.`created_at`, h.`valid_from`, h.`valid_to`, 0
+FROM (
+  SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, t.`valid_from`, t.`valid_to`, s.incrc_from,
+    LEAD(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`) AS incrc_next
+  FROM `dw`.`dim_plan` AS t
+  JOIN (
+    SELECT `plan_id`, MIN(`created_at`) AS incrc_from
+    FROM `incrc_stage_dim_plan`
+    GROUP BY `plan_id`
+  ) AS s ON s.`plan_id` = t.`plan_id`
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_changes
 -- phase: write
@@ -367,11 +373,12 @@ WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`dim_plan` AS t
 USING `incrc_changes_dim_plan` AS s
 ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
 WHEN MATCHED THEN UPDATE SET
   `name` = s.`name`,
   `price` = s.`price`,

@@ -475,12 +475,19 @@ BEGIN
   SET v_rows_ignored = v_rows_ignored - x_rows;
   SET x_step = 'timeline_history';
   INSERT INTO `incrc_timeline_dim_plan_open` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
-  SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, CASE WHEN t.`valid_from` = CAST('1970-01-01' AS DATE) THEN t.`created_at` ELSE t.`valid_from` END, t.`valid_to`, 0
-  FROM `dw`.`dim_plan_open` AS t
-  WHERE EXISTS (
-    SELECT 1 FROM `incrc_stage_dim_plan_open` AS s
-    WHERE s.`plan_id` = t.`plan_id`
-  );
+  SELECT h.`plan_id`, h.`name`, h.`price`, h.`created_at`, h.`valid_from`, h.`valid_to`, 0
+  FROM (
+    SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, CASE WHEN t.`valid_from` = CAST('1970-01-01' AS DATE) THEN t.`created_at` ELSE t.`valid_from` END AS `valid_from`, t.`valid_to`, s.incrc_from,
+      LEAD(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`) AS incrc_next,
+      LAG(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`) AS incrc_prev
+    FROM `dw`.`dim_plan_open` AS t
+    JOIN (
+      SELECT `plan_id`, MIN(`created_at`) AS incrc_from
+      FROM `incrc_stage_dim_plan_open`
+      GROUP BY `plan_id`
+    ) AS s ON s.`plan_id` = t.`plan_id`
+  ) AS h
+  WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from OR h.incrc_prev IS NULL;
   SET x_step = 'timeline_changes';
   INSERT INTO `incrc_changes_dim_plan_open` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_op`)
   SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, CASE WHEN x.`valid_from` = x.incrc_first AND x.`valid_from` > CAST('1970-01-01' AS DATE) THEN CAST('1970-01-01' AS DATE) ELSE x.`valid_from` END,
@@ -491,6 +498,7 @@ BEGIN
       ELSE x.incrc_next
     END,
     CASE
+      WHEN x.`incrc_kind` = 0 AND x.`valid_from` = x.incrc_first_held AND x.incrc_first < x.`valid_from` AND x.`valid_from` > CAST('1970-01-01' AS DATE) THEN 6
       WHEN x.`incrc_kind` = 0 THEN 4
       WHEN x.`incrc_kind` = 2 THEN 1
       WHEN x.`incrc_kind` = 3 THEN 6
@@ -548,6 +556,7 @@ BEGIN
   USING `incrc_changes_dim_plan_open` AS s
   ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
   WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+  WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
   WHEN MATCHED THEN UPDATE SET
     `name` = s.`name`,
     `price` = s.`price`,

@@ -470,6 +470,7 @@ BEGIN
   USING `incrc_changes_product_open` AS s
   ON t.`product_id` = s.`product_id` AND t.`valid_from` = s.`valid_from`
   WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+  WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
   WHEN MATCHED THEN UPDATE SET
     `name` = s.`name`,
     `price` = s.`price`,

@@ -626,6 +626,7 @@ BEGIN
     USING `incrc_changes_t_scd2_cdc` AS s
     ON t.`tenant` = s.`tenant` AND t.`account_id` = s.`account_id` AND t.`starts` = s.`starts`
     WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+    WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `ends` = s.`ends`
     WHEN MATCHED THEN UPDATE SET
       `plan` = s.`plan`,
       `balance` = s.`balance`,

@@ -370,16 +370,19 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
-DELETE FROM "dw"."dim_product"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_dim_product" AS s
-  WHERE "dim_product"."product_id" = s."product_id" AND "dim_product"."starts" = s."starts"
-);
-INSERT INTO "dw"."dim_product" ("product_id", "name", "price", "starts", "ends", "gone")
-SELECT "product_id", "name", "price", "starts", "ends", "gone"
-FROM "incrc_changes_dim_product"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."dim_product" AS t
+USING "incrc_changes_dim_product" AS s
+ON t."product_id" = s."product_id" AND t."starts" = s."starts"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "ends" = s."ends"
+WHEN MATCHED THEN UPDATE SET
+  "name" = s."name",
+  "price" = s."price",
+  "ends" = s."ends",
+  "gone" = s."gone"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("product_id", "name", "price", "starts", "ends", "gone")
+  VALUES (s."product_id", s."name", s."price", s."starts", s."ends", s."gone");
 
 -- name: clear_target
 -- phase: write

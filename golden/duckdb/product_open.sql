@@ -304,16 +304,18 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
-DELETE FROM "dw"."product_open"
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_changes_product_open" AS s
-  WHERE "product_open"."product_id" = s."product_id" AND "product_open"."valid_from" = s."valid_from"
-);
-INSERT INTO "dw"."product_open" ("product_id", "name", "price", "valid_from", "valid_to")
-SELECT "product_id", "name", "price", "valid_from", "valid_to"
-FROM "incrc_changes_product_open"
-WHERE "incrc_op" <> 3;
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+MERGE INTO "dw"."product_open" AS t
+USING "incrc_changes_product_open" AS s
+ON t."product_id" = s."product_id" AND t."valid_from" = s."valid_from"
+WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "valid_to" = s."valid_to"
+WHEN MATCHED THEN UPDATE SET
+  "name" = s."name",
+  "price" = s."price",
+  "valid_to" = s."valid_to"
+WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("product_id", "name", "price", "valid_from", "valid_to")
+  VALUES (s."product_id", s."name", s."price", s."valid_from", s."valid_to");
 
 -- name: clear_target
 -- phase: write

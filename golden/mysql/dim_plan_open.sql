@@ -295,14 +295,21 @@ WHERE NOT EXISTS (
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the staged keys, onto the timeline.
+-- The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged created_at on.
 INSERT INTO `incrc_timeline_dim_plan_open` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`, `incrc_kind`)
-SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, CASE WHEN t.`valid_from` = CAST('1970-01-01' AS DATE) THEN t.`created_at` ELSE t.`valid_from` END, t.`valid_to`, 0
-FROM `dw`.`dim_plan_open` AS t
-WHERE EXISTS (
-  SELECT 1 FROM `incrc_stage_dim_plan_open` AS s
-  WHERE s.`plan_id` = t.`plan_id`
-);
+SELECT h.`plan_id`, h.`name`, h.`price`, h.`created_at`, h.`valid_from`, h.`valid_to`, 0
+FROM (
+  SELECT t.`plan_id`, t.`name`, t.`price`, t.`created_at`, CASE WHEN t.`valid_from` = CAST('1970-01-01' AS DATE) THEN t.`created_at` ELSE t.`valid_from` END AS `valid_from`, t.`valid_to`, s.incrc_from,
+    LEAD(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`) AS incrc_next,
+    LAG(t.`valid_from`) OVER (PARTITION BY t.`plan_id` ORDER BY t.`valid_from`) AS incrc_prev
+  FROM `dw`.`dim_plan_open` AS t
+  JOIN (
+    SELECT `plan_id`, MIN(`created_at`) AS incrc_from
+    FROM `incrc_stage_dim_plan_open`
+    GROUP BY `plan_id`
+  ) AS s ON s.`plan_id` = t.`plan_id`
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from OR h.incrc_prev IS NULL;
 
 -- name: timeline_changes
 -- phase: write
@@ -316,6 +323,7 @@ SELECT x.`plan_id`, x.`name`, x.`price`, x.`created_at`, CASE WHEN x.`valid_from
     ELSE x.incrc_next
   END,
   CASE
+    WHEN x.`incrc_kind` = 0 AND x.`valid_from` = x.incrc_first_held AND x.incrc_first < x.`valid_from` AND x.`valid_from` > CAST('1970-01-01' AS DATE) THEN 6
     WHEN x.`incrc_kind` = 0 THEN 4
     WHEN x.`incrc_kind` = 2 THEN 1
     WHEN x.`incrc_kind` = 3 THEN 6
@@ -361,16 +369,20 @@ WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE `dw`.`dim_plan_open` AS t
+JOIN `incrc_changes_dim_plan_open` AS s ON t.`plan_id` = s.`plan_id` AND t.`valid_from` = s.`valid_from`
+SET t.`valid_to` = s.`valid_to`
+WHERE s.`incrc_op` = 4;
 DELETE FROM `dw`.`dim_plan_open`
 WHERE EXISTS (
   SELECT 1 FROM `incrc_changes_dim_plan_open` AS s
-  WHERE `dim_plan_open`.`plan_id` = s.`plan_id` AND `dim_plan_open`.`valid_from` = s.`valid_from`
+  WHERE `dim_plan_open`.`plan_id` = s.`plan_id` AND `dim_plan_open`.`valid_from` = s.`valid_from` AND s.`incrc_op` NOT IN (4, 5)
 );
 INSERT INTO `dw`.`dim_plan_open` (`plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`)
 SELECT `plan_id`, `name`, `price`, `created_at`, `valid_from`, `valid_to`
 FROM `incrc_changes_dim_plan_open`
-WHERE `incrc_op` <> 3;
+WHERE `incrc_op` NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

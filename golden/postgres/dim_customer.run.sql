@@ -468,12 +468,18 @@ BEGIN
     IF v_rows_read <> 0 THEN
       x_step := 'timeline_history';
       EXECUTE $s$INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
-      SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", 0
-      FROM "dw"."dim_customer" AS t
-      WHERE EXISTS (
-        SELECT 1 FROM "incrc_stage_dim_customer" AS s
-        WHERE s."customer_id" = t."customer_id"
-      )$s$;
+      SELECT h."customer_id", h."name", h."country", h."updated_at", h."valid_from", h."valid_to", 0
+      FROM (
+        SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", s.incrc_from,
+          LEAD(t."valid_from") OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from") AS incrc_next
+        FROM "dw"."dim_customer" AS t
+        JOIN (
+          SELECT "customer_id", MIN("updated_at") AS incrc_from
+          FROM "incrc_stage_dim_customer"
+          GROUP BY "customer_id"
+        ) AS s ON s."customer_id" = t."customer_id"
+      ) AS h
+      WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from$s$;
     END IF;
     IF v_rows_read <> 0 THEN
       x_step := 'timeline_reopen';
@@ -584,15 +590,19 @@ BEGIN
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."dim_customer" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_dim_customer" AS s
+      WHERE t."customer_id" = s."customer_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."dim_customer"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_dim_customer" AS s
-        WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from"
+        WHERE "dim_customer"."customer_id" = s."customer_id" AND "dim_customer"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
       SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
       FROM "incrc_changes_dim_customer"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

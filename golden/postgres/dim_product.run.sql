@@ -523,15 +523,19 @@ BEGIN
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."dim_product" AS t
+      SET "ends" = s."ends"
+      FROM "incrc_changes_dim_product" AS s
+      WHERE t."product_id" = s."product_id" AND t."starts" = s."starts" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."dim_product"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_dim_product" AS s
-        WHERE "dim_product"."product_id" = s."product_id" AND "dim_product"."starts" = s."starts"
+        WHERE "dim_product"."product_id" = s."product_id" AND "dim_product"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."dim_product" ("product_id", "name", "price", "starts", "ends", "gone")
       SELECT "product_id", "name", "price", "starts", "ends", "gone"
       FROM "incrc_changes_dim_product"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

@@ -438,15 +438,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    EXECUTE $s$UPDATE "dw"."product_open" AS t
+    SET "valid_to" = s."valid_to"
+    FROM "incrc_changes_product_open" AS s
+    WHERE t."product_id" = s."product_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
     EXECUTE $s$DELETE FROM "dw"."product_open"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_product_open" AS s
-      WHERE "product_open"."product_id" = s."product_id" AND "product_open"."valid_from" = s."valid_from"
+      WHERE "product_open"."product_id" = s."product_id" AND "product_open"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
     )$s$;
     EXECUTE $s$INSERT INTO "dw"."product_open" ("product_id", "name", "price", "valid_from", "valid_to")
     SELECT "product_id", "name", "price", "valid_from", "valid_to"
     FROM "incrc_changes_product_open"
-    WHERE "incrc_op" <> 3$s$;
+    WHERE "incrc_op" NOT IN (3, 4)$s$;
     x_step := 'target_has_rows';
     x_n := NULL;
     EXECUTE $s$SELECT CASE WHEN EXISTS (SELECT 1 FROM "dw"."product_open") THEN 1 ELSE 0 END$s$ INTO x_n;

@@ -582,15 +582,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."account_history" AS t
+      SET "ends" = s."ends"
+      FROM "incrc_changes_t_scd2_cdc" AS s
+      WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."starts" = s."starts" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."account_history"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc" AS s
-        WHERE "account_history"."tenant" = s."tenant" AND "account_history"."account_id" = s."account_id" AND "account_history"."starts" = s."starts"
+        WHERE "account_history"."tenant" = s."tenant" AND "account_history"."account_id" = s."account_id" AND "account_history"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."account_history" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends")
       SELECT "tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends"
       FROM "incrc_changes_t_scd2_cdc"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

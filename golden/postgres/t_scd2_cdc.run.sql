@@ -567,12 +567,18 @@ BEGIN
     IF v_new_events <> 0 THEN
       x_step := 'timeline_history';
       EXECUTE $s$INSERT INTO "incrc_timeline_t_scd2_cdc" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends", "incrc_kind")
-      SELECT t."tenant", t."account_id", t."plan", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."starts", t."ends", 0
-      FROM "dw"."account_history" AS t
-      WHERE EXISTS (
-        SELECT 1 FROM "incrc_stage_t_scd2_cdc" AS s
-        WHERE s."tenant" = t."tenant" AND s."account_id" = t."account_id"
-      )$s$;
+      SELECT h."tenant", h."account_id", h."plan", h."balance", h."lsn", h."committed_at", h."incrc_sequence", h."starts", h."ends", 0
+      FROM (
+        SELECT t."tenant", t."account_id", t."plan", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."starts", t."ends", s.incrc_from,
+          LEAD(t."starts") OVER (PARTITION BY t."tenant", t."account_id" ORDER BY t."starts") AS incrc_next
+        FROM "dw"."account_history" AS t
+        JOIN (
+          SELECT "tenant", "account_id", MIN("starts") AS incrc_from
+          FROM "incrc_stage_t_scd2_cdc"
+          GROUP BY "tenant", "account_id"
+        ) AS s ON s."tenant" = t."tenant" AND s."account_id" = t."account_id"
+      ) AS h
+      WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'timeline_tombstones';
@@ -656,15 +662,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."account_history" AS t
+      SET "ends" = s."ends"
+      FROM "incrc_changes_t_scd2_cdc" AS s
+      WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."starts" = s."starts" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."account_history"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc" AS s
-        WHERE "account_history"."tenant" = s."tenant" AND "account_history"."account_id" = s."account_id" AND "account_history"."starts" = s."starts"
+        WHERE "account_history"."tenant" = s."tenant" AND "account_history"."account_id" = s."account_id" AND "account_history"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."account_history" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends")
       SELECT "tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends"
       FROM "incrc_changes_t_scd2_cdc"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

@@ -546,15 +546,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."tier_since_events" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_t_scd2_cdc_open_start" AS s
+      WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."tier_since_events"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc_open_start" AS s
-        WHERE "tier_since_events"."account_id" = s."account_id" AND "tier_since_events"."valid_from" = s."valid_from"
+        WHERE "tier_since_events"."account_id" = s."account_id" AND "tier_since_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."tier_since_events" ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
       SELECT "account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
       FROM "incrc_changes_t_scd2_cdc_open_start"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

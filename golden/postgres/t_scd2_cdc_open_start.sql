@@ -352,14 +352,20 @@ FROM "incrc_stage_t_scd2_cdc_open_start";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "incrc_timeline_t_scd2_cdc_open_start" ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to", "incrc_kind")
-SELECT t."account_id", t."tier", t."lsn", t."committed_at", t."incrc_sequence", t."valid_from", t."valid_to", 0
-FROM "dw"."tier_since_events" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_stage_t_scd2_cdc_open_start" AS s
-  WHERE s."account_id" = t."account_id"
-);
+SELECT h."account_id", h."tier", h."lsn", h."committed_at", h."incrc_sequence", h."valid_from", h."valid_to", 0
+FROM (
+  SELECT t."account_id", t."tier", t."lsn", t."committed_at", t."incrc_sequence", t."valid_from", t."valid_to", s.incrc_from,
+    LEAD(t."valid_from") OVER (PARTITION BY t."account_id" ORDER BY t."valid_from") AS incrc_next
+  FROM "dw"."tier_since_events" AS t
+  JOIN (
+    SELECT "account_id", MIN("valid_from") AS incrc_from
+    FROM "incrc_stage_t_scd2_cdc_open_start"
+    GROUP BY "account_id"
+  ) AS s ON s."account_id" = t."account_id"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -436,16 +442,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw"."tier_since_events" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_open_start" AS s
+WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw"."tier_since_events"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_open_start" AS s
-  WHERE "tier_since_events"."account_id" = s."account_id" AND "tier_since_events"."valid_from" = s."valid_from"
+  WHERE "tier_since_events"."account_id" = s."account_id" AND "tier_since_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw"."tier_since_events" ("account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
 SELECT "account_id", "tier", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_open_start"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -511,12 +511,18 @@ BEGIN
     IF v_new_events <> 0 THEN
       x_step := 'timeline_history';
       EXECUTE $s$INSERT INTO "incrc_timeline_t_scd2_cdc_sequence" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to", "incrc_kind")
-      SELECT t."account_id", t."tier", t."lsn", t."incrc_sequence", t."valid_from", t."valid_to", 0
-      FROM "dw"."tier_history" AS t
-      WHERE EXISTS (
-        SELECT 1 FROM "incrc_stage_t_scd2_cdc_sequence" AS s
-        WHERE s."account_id" = t."account_id"
-      )$s$;
+      SELECT h."account_id", h."tier", h."lsn", h."incrc_sequence", h."valid_from", h."valid_to", 0
+      FROM (
+        SELECT t."account_id", t."tier", t."lsn", t."incrc_sequence", t."valid_from", t."valid_to", s.incrc_from,
+          LEAD(t."valid_from") OVER (PARTITION BY t."account_id" ORDER BY t."valid_from") AS incrc_next
+        FROM "dw"."tier_history" AS t
+        JOIN (
+          SELECT "account_id", MIN("valid_from") AS incrc_from
+          FROM "incrc_stage_t_scd2_cdc_sequence"
+          GROUP BY "account_id"
+        ) AS s ON s."account_id" = t."account_id"
+      ) AS h
+      WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'timeline_tombstones';
@@ -600,15 +606,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      EXECUTE $s$UPDATE "dw"."tier_history" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_t_scd2_cdc_sequence" AS s
+      WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4$s$;
       EXECUTE $s$DELETE FROM "dw"."tier_history"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc_sequence" AS s
-        WHERE "tier_history"."account_id" = s."account_id" AND "tier_history"."valid_from" = s."valid_from"
+        WHERE "tier_history"."account_id" = s."account_id" AND "tier_history"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       )$s$;
       EXECUTE $s$INSERT INTO "dw"."tier_history" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to")
       SELECT "account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to"
       FROM "incrc_changes_t_scd2_cdc_sequence"
-      WHERE "incrc_op" <> 3$s$;
+      WHERE "incrc_op" NOT IN (3, 4)$s$;
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

@@ -375,14 +375,20 @@ FROM "incrc_stage_t_scd2_cdc_tracked";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "incrc_timeline_t_scd2_cdc_tracked" ("tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to", "incrc_kind")
-SELECT t."tenant", t."account_id", t."plan", t."region", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."valid_from", t."valid_to", 0
-FROM "dw"."plan_history_events" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_stage_t_scd2_cdc_tracked" AS s
-  WHERE s."tenant" = t."tenant" AND s."account_id" = t."account_id"
-);
+SELECT h."tenant", h."account_id", h."plan", h."region", h."balance", h."lsn", h."committed_at", h."incrc_sequence", h."valid_from", h."valid_to", 0
+FROM (
+  SELECT t."tenant", t."account_id", t."plan", t."region", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."valid_from", t."valid_to", s.incrc_from,
+    LEAD(t."valid_from") OVER (PARTITION BY t."tenant", t."account_id" ORDER BY t."valid_from") AS incrc_next
+  FROM "dw"."plan_history_events" AS t
+  JOIN (
+    SELECT "tenant", "account_id", MIN("valid_from") AS incrc_from
+    FROM "incrc_stage_t_scd2_cdc_tracked"
+    GROUP BY "tenant", "account_id"
+  ) AS s ON s."tenant" = t."tenant" AND s."account_id" = t."account_id"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -459,16 +465,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw"."plan_history_events" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_tracked" AS s
+WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw"."plan_history_events"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_tracked" AS s
-  WHERE "plan_history_events"."tenant" = s."tenant" AND "plan_history_events"."account_id" = s."account_id" AND "plan_history_events"."valid_from" = s."valid_from"
+  WHERE "plan_history_events"."tenant" = s."tenant" AND "plan_history_events"."account_id" = s."account_id" AND "plan_history_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw"."plan_history_events" ("tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
 SELECT "tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_tracked"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -446,12 +446,18 @@ BEGIN
     v_rows_ignored := v_rows_ignored - x_rows;
     x_step := 'timeline_history';
     INSERT INTO "incrc_timeline_dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to", "incrc_kind")
-    SELECT t."plan_id", t."name", t."price", t."created_at", t."valid_from", t."valid_to", 0
-    FROM "dw"."dim_plan" AS t
-    WHERE EXISTS (
-      SELECT 1 FROM "incrc_stage_dim_plan" AS s
-      WHERE s."plan_id" = t."plan_id"
-    );
+    SELECT h."plan_id", h."name", h."price", h."created_at", h."valid_from", h."valid_to", 0
+    FROM (
+      SELECT t."plan_id", t."name", t."price", t."created_at", t."valid_from", t."valid_to", s.incrc_from,
+        LEAD(t."valid_from") OVER (PARTITION BY t."plan_id" ORDER BY t."valid_from") AS incrc_next
+      FROM "dw"."dim_plan" AS t
+      JOIN (
+        SELECT "plan_id", MIN("created_at") AS incrc_from
+        FROM "incrc_stage_dim_plan"
+        GROUP BY "plan_id"
+      ) AS s ON s."plan_id" = t."plan_id"
+    ) AS h
+    WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
     x_step := 'timeline_changes';
     INSERT INTO "incrc_changes_dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to", "incrc_op")
     SELECT x."plan_id", x."name", x."price", x."created_at", x."valid_from",
@@ -508,15 +514,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    UPDATE "dw"."dim_plan" AS t
+    SET "valid_to" = s."valid_to"
+    FROM "incrc_changes_dim_plan" AS s
+    WHERE t."plan_id" = s."plan_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
     DELETE FROM "dw"."dim_plan"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_dim_plan" AS s
-      WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from"
+      WHERE "dim_plan"."plan_id" = s."plan_id" AND "dim_plan"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
     );
     INSERT INTO "dw"."dim_plan" ("plan_id", "name", "price", "created_at", "valid_from", "valid_to")
     SELECT "plan_id", "name", "price", "created_at", "valid_from", "valid_to"
     FROM "incrc_changes_dim_plan"
-    WHERE "incrc_op" <> 3;
+    WHERE "incrc_op" NOT IN (3, 4);
     x_step := 'target_has_rows';
     x_n := NULL;
     SELECT INTO x_n * FROM (

@@ -473,15 +473,19 @@ BEGIN
     x_n := COALESCE(x_n, 0);
     v_rows_updated := v_rows_updated + x_n;
     x_step := 'apply_versions';
+    UPDATE "dw"."dim_product" AS t
+    SET "ends" = s."ends"
+    FROM "incrc_changes_dim_product" AS s
+    WHERE t."product_id" = s."product_id" AND t."starts" = s."starts" AND s."incrc_op" = 4;
     DELETE FROM "dw"."dim_product"
     WHERE EXISTS (
       SELECT 1 FROM "incrc_changes_dim_product" AS s
-      WHERE "dim_product"."product_id" = s."product_id" AND "dim_product"."starts" = s."starts"
+      WHERE "dim_product"."product_id" = s."product_id" AND "dim_product"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
     );
     INSERT INTO "dw"."dim_product" ("product_id", "name", "price", "starts", "ends", "gone")
     SELECT "product_id", "name", "price", "starts", "ends", "gone"
     FROM "incrc_changes_dim_product"
-    WHERE "incrc_op" <> 3;
+    WHERE "incrc_op" NOT IN (3, 4);
     x_step := 'target_has_rows';
     x_n := NULL;
     SELECT INTO x_n * FROM (

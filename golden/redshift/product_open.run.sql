@@ -483,15 +483,19 @@ BEGIN
     END IF;
     IF v_window <> 0 THEN
       x_step := 'apply_versions';
+      UPDATE "dw"."product_open" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_product_open" AS s
+      WHERE t."product_id" = s."product_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
       DELETE FROM "dw"."product_open"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_product_open" AS s
-        WHERE "product_open"."product_id" = s."product_id" AND "product_open"."valid_from" = s."valid_from"
+        WHERE "product_open"."product_id" = s."product_id" AND "product_open"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       );
       INSERT INTO "dw"."product_open" ("product_id", "name", "price", "valid_from", "valid_to")
       SELECT "product_id", "name", "price", "valid_from", "valid_to"
       FROM "incrc_changes_product_open"
-      WHERE "incrc_op" <> 3;
+      WHERE "incrc_op" NOT IN (3, 4);
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

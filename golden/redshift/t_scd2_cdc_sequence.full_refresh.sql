@@ -537,15 +537,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      UPDATE "dw"."tier_history" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_t_scd2_cdc_sequence" AS s
+      WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
       DELETE FROM "dw"."tier_history"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc_sequence" AS s
-        WHERE "tier_history"."account_id" = s."account_id" AND "tier_history"."valid_from" = s."valid_from"
+        WHERE "tier_history"."account_id" = s."account_id" AND "tier_history"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       );
       INSERT INTO "dw"."tier_history" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to")
       SELECT "account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to"
       FROM "incrc_changes_t_scd2_cdc_sequence"
-      WHERE "incrc_op" <> 3;
+      WHERE "incrc_op" NOT IN (3, 4);
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

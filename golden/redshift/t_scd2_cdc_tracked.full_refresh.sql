@@ -576,15 +576,19 @@ BEGIN
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'apply_versions';
+      UPDATE "dw"."plan_history_events" AS t
+      SET "valid_to" = s."valid_to"
+      FROM "incrc_changes_t_scd2_cdc_tracked" AS s
+      WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
       DELETE FROM "dw"."plan_history_events"
       WHERE EXISTS (
         SELECT 1 FROM "incrc_changes_t_scd2_cdc_tracked" AS s
-        WHERE "plan_history_events"."tenant" = s."tenant" AND "plan_history_events"."account_id" = s."account_id" AND "plan_history_events"."valid_from" = s."valid_from"
+        WHERE "plan_history_events"."tenant" = s."tenant" AND "plan_history_events"."account_id" = s."account_id" AND "plan_history_events"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
       );
       INSERT INTO "dw"."plan_history_events" ("tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to")
       SELECT "tenant", "account_id", "plan", "region", "balance", "lsn", "committed_at", "incrc_sequence", "valid_from", "valid_to"
       FROM "incrc_changes_t_scd2_cdc_tracked"
-      WHERE "incrc_op" <> 3;
+      WHERE "incrc_op" NOT IN (3, 4);
     END IF;
     IF v_new_events <> 0 THEN
       x_step := 'write_tombstones';

@@ -296,14 +296,20 @@ WHERE NOT EXISTS (
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the staged keys, onto the timeline.
+-- The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged updated_at on.
 INSERT INTO "INCRC_TIMELINE_DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT t."CUSTOMER_ID", t."NAME", t."COUNTRY", t."UPDATED_AT", t."VALID_FROM", t."VALID_TO", 0
-FROM "DW"."DIM_CUSTOMER" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_DIM_CUSTOMER" AS s
-  WHERE s."CUSTOMER_ID" = t."CUSTOMER_ID"
-);
+SELECT h."CUSTOMER_ID", h."NAME", h."COUNTRY", h."UPDATED_AT", h."VALID_FROM", h."VALID_TO", 0
+FROM (
+  SELECT t."CUSTOMER_ID", t."NAME", t."COUNTRY", t."UPDATED_AT", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+    LEAD(t."VALID_FROM") OVER (PARTITION BY t."CUSTOMER_ID" ORDER BY t."VALID_FROM") AS incrc_next
+  FROM "DW"."DIM_CUSTOMER" AS t
+  JOIN (
+    SELECT "CUSTOMER_ID", MIN("UPDATED_AT") AS incrc_from
+    FROM "INCRC_STAGE_DIM_CUSTOMER"
+    GROUP BY "CUSTOMER_ID"
+  ) AS s ON s."CUSTOMER_ID" = t."CUSTOMER_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_reopen
 -- phase: write
@@ -405,16 +411,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."DIM_CUSTOMER" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_DIM_CUSTOMER" AS s
+WHERE t."CUSTOMER_ID" = s."CUSTOMER_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."DIM_CUSTOMER"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_CUSTOMER" AS s
-  WHERE "DIM_CUSTOMER"."CUSTOMER_ID" = s."CUSTOMER_ID" AND "DIM_CUSTOMER"."VALID_FROM" = s."VALID_FROM"
+  WHERE "DIM_CUSTOMER"."CUSTOMER_ID" = s."CUSTOMER_ID" AND "DIM_CUSTOMER"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."DIM_CUSTOMER" ("CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "CUSTOMER_ID", "NAME", "COUNTRY", "UPDATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_CUSTOMER"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

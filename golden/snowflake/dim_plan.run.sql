@@ -553,12 +553,18 @@ BEGIN
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_history';
       INSERT INTO "INCRC_TIMELINE_DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-      SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", 0
-      FROM "DW"."DIM_PLAN" AS t
-      WHERE EXISTS (
-        SELECT 1 FROM "INCRC_STAGE_DIM_PLAN" AS s
-        WHERE s."PLAN_ID" = t."PLAN_ID"
-      );
+      SELECT h."PLAN_ID", h."NAME", h."PRICE", h."CREATED_AT", h."VALID_FROM", h."VALID_TO", 0
+      FROM (
+        SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+          LEAD(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM") AS incrc_next
+        FROM "DW"."DIM_PLAN" AS t
+        JOIN (
+          SELECT "PLAN_ID", MIN("CREATED_AT") AS incrc_from
+          FROM "INCRC_STAGE_DIM_PLAN"
+          GROUP BY "PLAN_ID"
+        ) AS s ON s."PLAN_ID" = t."PLAN_ID"
+      ) AS h
+      WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
     END IF;
     IF (v_rows_read <> 0) THEN
       x_step := 'timeline_changes';
@@ -627,15 +633,19 @@ BEGIN
     END IF;
     IF (v_window <> 0) THEN
       x_step := 'apply_versions';
+      UPDATE "DW"."DIM_PLAN" AS t
+      SET "VALID_TO" = s."VALID_TO"
+      FROM "INCRC_CHANGES_DIM_PLAN" AS s
+      WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
       DELETE FROM "DW"."DIM_PLAN"
       WHERE EXISTS (
         SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN" AS s
-        WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM"
+        WHERE "DIM_PLAN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
       );
       INSERT INTO "DW"."DIM_PLAN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
       SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
       FROM "INCRC_CHANGES_DIM_PLAN"
-      WHERE "INCRC_OP" <> 3;
+      WHERE "INCRC_OP" NOT IN (3, 4);
     END IF;
     x_step := 'target_has_rows';
     x_n := NULL;

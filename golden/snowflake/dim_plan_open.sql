@@ -298,14 +298,21 @@ WHERE NOT EXISTS (
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the staged keys, onto the timeline.
+-- The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged created_at on.
 INSERT INTO "INCRC_TIMELINE_DIM_PLAN_OPEN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", CASE WHEN t."VALID_FROM" = CAST('1970-01-01' AS DATE) THEN t."CREATED_AT" ELSE t."VALID_FROM" END, t."VALID_TO", 0
-FROM "DW"."DIM_PLAN_OPEN" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_DIM_PLAN_OPEN" AS s
-  WHERE s."PLAN_ID" = t."PLAN_ID"
-);
+SELECT h."PLAN_ID", h."NAME", h."PRICE", h."CREATED_AT", h."VALID_FROM", h."VALID_TO", 0
+FROM (
+  SELECT t."PLAN_ID", t."NAME", t."PRICE", t."CREATED_AT", CASE WHEN t."VALID_FROM" = CAST('1970-01-01' AS DATE) THEN t."CREATED_AT" ELSE t."VALID_FROM" END AS "VALID_FROM", t."VALID_TO", s.incrc_from,
+    LEAD(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM") AS incrc_next,
+    LAG(t."VALID_FROM") OVER (PARTITION BY t."PLAN_ID" ORDER BY t."VALID_FROM") AS incrc_prev
+  FROM "DW"."DIM_PLAN_OPEN" AS t
+  JOIN (
+    SELECT "PLAN_ID", MIN("CREATED_AT") AS incrc_from
+    FROM "INCRC_STAGE_DIM_PLAN_OPEN"
+    GROUP BY "PLAN_ID"
+  ) AS s ON s."PLAN_ID" = t."PLAN_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from OR h.incrc_prev IS NULL;
 
 -- name: timeline_changes
 -- phase: write
@@ -319,6 +326,7 @@ SELECT x."PLAN_ID", x."NAME", x."PRICE", x."CREATED_AT", CASE WHEN x."VALID_FROM
     ELSE x.incrc_next
   END,
   CASE
+    WHEN x."INCRC_KIND" = 0 AND x."VALID_FROM" = x.incrc_first_held AND x.incrc_first < x."VALID_FROM" AND x."VALID_FROM" > CAST('1970-01-01' AS DATE) THEN 6
     WHEN x."INCRC_KIND" = 0 THEN 4
     WHEN x."INCRC_KIND" = 2 THEN 1
     WHEN x."INCRC_KIND" = 3 THEN 6
@@ -364,16 +372,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."DIM_PLAN_OPEN" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
+WHERE t."PLAN_ID" = s."PLAN_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."DIM_PLAN_OPEN"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_PLAN_OPEN" AS s
-  WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM"
+  WHERE "DIM_PLAN_OPEN"."PLAN_ID" = s."PLAN_ID" AND "DIM_PLAN_OPEN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."DIM_PLAN_OPEN" ("PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO")
 SELECT "PLAN_ID", "NAME", "PRICE", "CREATED_AT", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_DIM_PLAN_OPEN"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

@@ -373,16 +373,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."DIM_PRODUCT" AS t
+SET "ENDS" = s."ENDS"
+FROM "INCRC_CHANGES_DIM_PRODUCT" AS s
+WHERE t."PRODUCT_ID" = s."PRODUCT_ID" AND t."STARTS" = s."STARTS" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."DIM_PRODUCT"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_DIM_PRODUCT" AS s
-  WHERE "DIM_PRODUCT"."PRODUCT_ID" = s."PRODUCT_ID" AND "DIM_PRODUCT"."STARTS" = s."STARTS"
+  WHERE "DIM_PRODUCT"."PRODUCT_ID" = s."PRODUCT_ID" AND "DIM_PRODUCT"."STARTS" = s."STARTS" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."DIM_PRODUCT" ("PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE")
 SELECT "PRODUCT_ID", "NAME", "PRICE", "STARTS", "ENDS", "GONE"
 FROM "INCRC_CHANGES_DIM_PRODUCT"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

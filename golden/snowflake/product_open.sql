@@ -307,16 +307,20 @@ WHERE "INCRC_OP" = 5 OR "INCRC_OP" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."PRODUCT_OPEN" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_PRODUCT_OPEN" AS s
+WHERE t."PRODUCT_ID" = s."PRODUCT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."PRODUCT_OPEN"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_PRODUCT_OPEN" AS s
-  WHERE "PRODUCT_OPEN"."PRODUCT_ID" = s."PRODUCT_ID" AND "PRODUCT_OPEN"."VALID_FROM" = s."VALID_FROM"
+  WHERE "PRODUCT_OPEN"."PRODUCT_ID" = s."PRODUCT_ID" AND "PRODUCT_OPEN"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."PRODUCT_OPEN" ("PRODUCT_ID", "NAME", "PRICE", "VALID_FROM", "VALID_TO")
 SELECT "PRODUCT_ID", "NAME", "PRICE", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_PRODUCT_OPEN"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

@@ -405,14 +405,20 @@ FROM "INCRC_STAGE_T_SCD2_CDC";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "INCRC_TIMELINE_T_SCD2_CDC" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "STARTS", "ENDS", "INCRC_KIND")
-SELECT t."TENANT", t."ACCOUNT_ID", t."PLAN", t."BALANCE", t."LSN", t."COMMITTED_AT", t."INCRC_SEQUENCE", t."STARTS", t."ENDS", 0
-FROM "DW"."ACCOUNT_HISTORY" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_T_SCD2_CDC" AS s
-  WHERE s."TENANT" = t."TENANT" AND s."ACCOUNT_ID" = t."ACCOUNT_ID"
-);
+SELECT h."TENANT", h."ACCOUNT_ID", h."PLAN", h."BALANCE", h."LSN", h."COMMITTED_AT", h."INCRC_SEQUENCE", h."STARTS", h."ENDS", 0
+FROM (
+  SELECT t."TENANT", t."ACCOUNT_ID", t."PLAN", t."BALANCE", t."LSN", t."COMMITTED_AT", t."INCRC_SEQUENCE", t."STARTS", t."ENDS", s.incrc_from,
+    LEAD(t."STARTS") OVER (PARTITION BY t."TENANT", t."ACCOUNT_ID" ORDER BY t."STARTS") AS incrc_next
+  FROM "DW"."ACCOUNT_HISTORY" AS t
+  JOIN (
+    SELECT "TENANT", "ACCOUNT_ID", MIN("STARTS") AS incrc_from
+    FROM "INCRC_STAGE_T_SCD2_CDC"
+    GROUP BY "TENANT", "ACCOUNT_ID"
+  ) AS s ON s."TENANT" = t."TENANT" AND s."ACCOUNT_ID" = t."ACCOUNT_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -489,16 +495,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."ACCOUNT_HISTORY" AS t
+SET "ENDS" = s."ENDS"
+FROM "INCRC_CHANGES_T_SCD2_CDC" AS s
+WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."STARTS" = s."STARTS" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."ACCOUNT_HISTORY"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC" AS s
-  WHERE "ACCOUNT_HISTORY"."TENANT" = s."TENANT" AND "ACCOUNT_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "ACCOUNT_HISTORY"."STARTS" = s."STARTS"
+  WHERE "ACCOUNT_HISTORY"."TENANT" = s."TENANT" AND "ACCOUNT_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "ACCOUNT_HISTORY"."STARTS" = s."STARTS" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."ACCOUNT_HISTORY" ("TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "STARTS", "ENDS")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "STARTS", "ENDS"
 FROM "INCRC_CHANGES_T_SCD2_CDC"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -573,12 +573,18 @@ BEGIN
     IF (v_new_events <> 0) THEN
       x_step := 'timeline_history';
       INSERT INTO "INCRC_TIMELINE_T_SCD2_CDC_SEQUENCE" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-      SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", 0
-      FROM "DW"."TIER_HISTORY" AS t
-      WHERE EXISTS (
-        SELECT 1 FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE" AS s
-        WHERE s."ACCOUNT_ID" = t."ACCOUNT_ID"
-      );
+      SELECT h."ACCOUNT_ID", h."TIER", h."LSN", h."INCRC_SEQUENCE", h."VALID_FROM", h."VALID_TO", 0
+      FROM (
+        SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+          LEAD(t."VALID_FROM") OVER (PARTITION BY t."ACCOUNT_ID" ORDER BY t."VALID_FROM") AS incrc_next
+        FROM "DW"."TIER_HISTORY" AS t
+        JOIN (
+          SELECT "ACCOUNT_ID", MIN("VALID_FROM") AS incrc_from
+          FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE"
+          GROUP BY "ACCOUNT_ID"
+        ) AS s ON s."ACCOUNT_ID" = t."ACCOUNT_ID"
+      ) AS h
+      WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
     END IF;
     IF (v_new_events <> 0) THEN
       x_step := 'timeline_tombstones';
@@ -672,15 +678,19 @@ BEGIN
     END IF;
     IF (v_new_events <> 0) THEN
       x_step := 'apply_versions';
+      UPDATE "DW"."TIER_HISTORY" AS t
+      SET "VALID_TO" = s."VALID_TO"
+      FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
+      WHERE t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
       DELETE FROM "DW"."TIER_HISTORY"
       WHERE EXISTS (
         SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
-        WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM"
+        WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
       );
       INSERT INTO "DW"."TIER_HISTORY" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO")
       SELECT "ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO"
       FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE"
-      WHERE "INCRC_OP" <> 3;
+      WHERE "INCRC_OP" NOT IN (3, 4);
     END IF;
     IF (v_new_events <> 0) THEN
       x_step := 'write_tombstones';

@@ -327,14 +327,20 @@ FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "INCRC_TIMELINE_T_SCD2_CDC_SEQUENCE" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", 0
-FROM "DW"."TIER_HISTORY" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE" AS s
-  WHERE s."ACCOUNT_ID" = t."ACCOUNT_ID"
-);
+SELECT h."ACCOUNT_ID", h."TIER", h."LSN", h."INCRC_SEQUENCE", h."VALID_FROM", h."VALID_TO", 0
+FROM (
+  SELECT t."ACCOUNT_ID", t."TIER", t."LSN", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+    LEAD(t."VALID_FROM") OVER (PARTITION BY t."ACCOUNT_ID" ORDER BY t."VALID_FROM") AS incrc_next
+  FROM "DW"."TIER_HISTORY" AS t
+  JOIN (
+    SELECT "ACCOUNT_ID", MIN("VALID_FROM") AS incrc_from
+    FROM "INCRC_STAGE_T_SCD2_CDC_SEQUENCE"
+    GROUP BY "ACCOUNT_ID"
+  ) AS s ON s."ACCOUNT_ID" = t."ACCOUNT_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -411,16 +417,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."TIER_HISTORY" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
+WHERE t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."TIER_HISTORY"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE" AS s
-  WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM"
+  WHERE "TIER_HISTORY"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "TIER_HISTORY"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."TIER_HISTORY" ("ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO")
 SELECT "ACCOUNT_ID", "TIER", "LSN", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_T_SCD2_CDC_SEQUENCE"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

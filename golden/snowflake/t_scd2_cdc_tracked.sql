@@ -378,14 +378,20 @@ FROM "INCRC_STAGE_T_SCD2_CDC_TRACKED";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "INCRC_TIMELINE_T_SCD2_CDC_TRACKED" ("TENANT", "ACCOUNT_ID", "PLAN", "REGION", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO", "INCRC_KIND")
-SELECT t."TENANT", t."ACCOUNT_ID", t."PLAN", t."REGION", t."BALANCE", t."LSN", t."COMMITTED_AT", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", 0
-FROM "DW"."PLAN_HISTORY_EVENTS" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "INCRC_STAGE_T_SCD2_CDC_TRACKED" AS s
-  WHERE s."TENANT" = t."TENANT" AND s."ACCOUNT_ID" = t."ACCOUNT_ID"
-);
+SELECT h."TENANT", h."ACCOUNT_ID", h."PLAN", h."REGION", h."BALANCE", h."LSN", h."COMMITTED_AT", h."INCRC_SEQUENCE", h."VALID_FROM", h."VALID_TO", 0
+FROM (
+  SELECT t."TENANT", t."ACCOUNT_ID", t."PLAN", t."REGION", t."BALANCE", t."LSN", t."COMMITTED_AT", t."INCRC_SEQUENCE", t."VALID_FROM", t."VALID_TO", s.incrc_from,
+    LEAD(t."VALID_FROM") OVER (PARTITION BY t."TENANT", t."ACCOUNT_ID" ORDER BY t."VALID_FROM") AS incrc_next
+  FROM "DW"."PLAN_HISTORY_EVENTS" AS t
+  JOIN (
+    SELECT "TENANT", "ACCOUNT_ID", MIN("VALID_FROM") AS incrc_from
+    FROM "INCRC_STAGE_T_SCD2_CDC_TRACKED"
+    GROUP BY "TENANT", "ACCOUNT_ID"
+  ) AS s ON s."TENANT" = t."TENANT" AND s."ACCOUNT_ID" = t."ACCOUNT_ID"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -462,16 +468,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "DW"."PLAN_HISTORY_EVENTS" AS t
+SET "VALID_TO" = s."VALID_TO"
+FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED" AS s
+WHERE t."TENANT" = s."TENANT" AND t."ACCOUNT_ID" = s."ACCOUNT_ID" AND t."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" = 4;
 DELETE FROM "DW"."PLAN_HISTORY_EVENTS"
 WHERE EXISTS (
   SELECT 1 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED" AS s
-  WHERE "PLAN_HISTORY_EVENTS"."TENANT" = s."TENANT" AND "PLAN_HISTORY_EVENTS"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "PLAN_HISTORY_EVENTS"."VALID_FROM" = s."VALID_FROM"
+  WHERE "PLAN_HISTORY_EVENTS"."TENANT" = s."TENANT" AND "PLAN_HISTORY_EVENTS"."ACCOUNT_ID" = s."ACCOUNT_ID" AND "PLAN_HISTORY_EVENTS"."VALID_FROM" = s."VALID_FROM" AND s."INCRC_OP" NOT IN (4, 5)
 );
 INSERT INTO "DW"."PLAN_HISTORY_EVENTS" ("TENANT", "ACCOUNT_ID", "PLAN", "REGION", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO")
 SELECT "TENANT", "ACCOUNT_ID", "PLAN", "REGION", "BALANCE", "LSN", "COMMITTED_AT", "INCRC_SEQUENCE", "VALID_FROM", "VALID_TO"
 FROM "INCRC_CHANGES_T_SCD2_CDC_TRACKED"
-WHERE "INCRC_OP" <> 3;
+WHERE "INCRC_OP" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -577,6 +577,7 @@ BEGIN
       USING `incrc_changes_dim_product` AS s
       ON t.`product_id` = s.`product_id` AND t.`starts` = s.`starts`
       WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+      WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `ends` = s.`ends`
       WHEN MATCHED THEN UPDATE SET
         `name` = s.`name`,
         `price` = s.`price`,

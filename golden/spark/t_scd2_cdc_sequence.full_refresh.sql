@@ -635,6 +635,7 @@ BEGIN
         USING `incrc_changes_t_scd2_cdc_sequence` AS s
         ON t.`account_id` = s.`account_id` AND t.`valid_from` = s.`valid_from`
         WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+        WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `valid_to` = s.`valid_to`
         WHEN MATCHED THEN UPDATE SET
           `tier` = s.`tier`,
           `lsn` = s.`lsn`,

@@ -400,11 +400,12 @@ WHERE `incrc_op` = 5 OR `incrc_op` = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO `dw`.`dim_product` AS t
 USING `incrc_changes_dim_product` AS s
 ON t.`product_id` = s.`product_id` AND t.`starts` = s.`starts`
 WHEN MATCHED AND s.`incrc_op` = 3 THEN DELETE
+WHEN MATCHED AND s.`incrc_op` = 4 THEN UPDATE SET `ends` = s.`ends`
 WHEN MATCHED THEN UPDATE SET
   `name` = s.`name`,
   `price` = s.`price`,

@@ -293,14 +293,20 @@ WHERE NOT EXISTS (
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the staged keys, onto the timeline.
+-- The target's versions of the staged keys that a staged version can change, onto the timeline: from the last one starting at or before the key's earliest staged updated_at on.
 INSERT INTO "incrc_timeline_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to", "incrc_kind")
-SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", 0
-FROM "dw_dim_customer" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_stage_dim_customer" AS s
-  WHERE s."customer_id" = t."customer_id"
-);
+SELECT h."customer_id", h."name", h."country", h."updated_at", h."valid_from", h."valid_to", 0
+FROM (
+  SELECT t."customer_id", t."name", t."country", t."updated_at", t."valid_from", t."valid_to", s.incrc_from,
+    LEAD(t."valid_from") OVER (PARTITION BY t."customer_id" ORDER BY t."valid_from") AS incrc_next
+  FROM "dw_dim_customer" AS t
+  JOIN (
+    SELECT "customer_id", MIN("updated_at") AS incrc_from
+    FROM "incrc_stage_dim_customer"
+    GROUP BY "customer_id"
+  ) AS s ON s."customer_id" = t."customer_id"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_reopen
 -- phase: write
@@ -402,16 +408,20 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_dim_customer" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_dim_customer" AS s
+WHERE t."customer_id" = s."customer_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_dim_customer"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_customer" AS s
-  WHERE "dw_dim_customer"."customer_id" = s."customer_id" AND "dw_dim_customer"."valid_from" = s."valid_from"
+  WHERE "dw_dim_customer"."customer_id" = s."customer_id" AND "dw_dim_customer"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_dim_customer" ("customer_id", "name", "country", "updated_at", "valid_from", "valid_to")
 SELECT "customer_id", "name", "country", "updated_at", "valid_from", "valid_to"
 FROM "incrc_changes_dim_customer"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

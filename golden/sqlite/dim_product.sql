@@ -370,16 +370,20 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_dim_product" AS t
+SET "ends" = s."ends"
+FROM "incrc_changes_dim_product" AS s
+WHERE t."product_id" = s."product_id" AND t."starts" = s."starts" AND s."incrc_op" = 4;
 DELETE FROM "dw_dim_product"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_dim_product" AS s
-  WHERE "dw_dim_product"."product_id" = s."product_id" AND "dw_dim_product"."starts" = s."starts"
+  WHERE "dw_dim_product"."product_id" = s."product_id" AND "dw_dim_product"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_dim_product" ("product_id", "name", "price", "starts", "ends", "gone")
 SELECT "product_id", "name", "price", "starts", "ends", "gone"
 FROM "incrc_changes_dim_product"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

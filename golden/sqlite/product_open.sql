@@ -304,16 +304,20 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_product_open" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_product_open" AS s
+WHERE t."product_id" = s."product_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_product_open"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_product_open" AS s
-  WHERE "dw_product_open"."product_id" = s."product_id" AND "dw_product_open"."valid_from" = s."valid_from"
+  WHERE "dw_product_open"."product_id" = s."product_id" AND "dw_product_open"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_product_open" ("product_id", "name", "price", "valid_from", "valid_to")
 SELECT "product_id", "name", "price", "valid_from", "valid_to"
 FROM "incrc_changes_product_open"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: clear_target
 -- phase: write

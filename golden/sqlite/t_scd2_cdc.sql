@@ -402,14 +402,20 @@ FROM "incrc_stage_t_scd2_cdc";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "incrc_timeline_t_scd2_cdc" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends", "incrc_kind")
-SELECT t."tenant", t."account_id", t."plan", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."starts", t."ends", 0
-FROM "dw_account_history" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_stage_t_scd2_cdc" AS s
-  WHERE s."tenant" = t."tenant" AND s."account_id" = t."account_id"
-);
+SELECT h."tenant", h."account_id", h."plan", h."balance", h."lsn", h."committed_at", h."incrc_sequence", h."starts", h."ends", 0
+FROM (
+  SELECT t."tenant", t."account_id", t."plan", t."balance", t."lsn", t."committed_at", t."incrc_sequence", t."starts", t."ends", s.incrc_from,
+    LEAD(t."starts") OVER (PARTITION BY t."tenant", t."account_id" ORDER BY t."starts") AS incrc_next
+  FROM "dw_account_history" AS t
+  JOIN (
+    SELECT "tenant", "account_id", MIN("starts") AS incrc_from
+    FROM "incrc_stage_t_scd2_cdc"
+    GROUP BY "tenant", "account_id"
+  ) AS s ON s."tenant" = t."tenant" AND s."account_id" = t."account_id"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -486,16 +492,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and starts: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and starts: the versions they close take their new ends in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_account_history" AS t
+SET "ends" = s."ends"
+FROM "incrc_changes_t_scd2_cdc" AS s
+WHERE t."tenant" = s."tenant" AND t."account_id" = s."account_id" AND t."starts" = s."starts" AND s."incrc_op" = 4;
 DELETE FROM "dw_account_history"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc" AS s
-  WHERE "dw_account_history"."tenant" = s."tenant" AND "dw_account_history"."account_id" = s."account_id" AND "dw_account_history"."starts" = s."starts"
+  WHERE "dw_account_history"."tenant" = s."tenant" AND "dw_account_history"."account_id" = s."account_id" AND "dw_account_history"."starts" = s."starts" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_account_history" ("tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends")
 SELECT "tenant", "account_id", "plan", "balance", "lsn", "committed_at", "incrc_sequence", "starts", "ends"
 FROM "incrc_changes_t_scd2_cdc"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

@@ -324,14 +324,20 @@ FROM "incrc_stage_t_scd2_cdc_sequence";
 
 -- name: timeline_history
 -- phase: write
--- The target's versions of the new events' keys, onto the timeline.
+-- The target's versions of the new events' keys that a new event can change, onto the timeline: from the last one starting at or before the key's earliest new event on.
 INSERT INTO "incrc_timeline_t_scd2_cdc_sequence" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to", "incrc_kind")
-SELECT t."account_id", t."tier", t."lsn", t."incrc_sequence", t."valid_from", t."valid_to", 0
-FROM "dw_tier_history" AS t
-WHERE EXISTS (
-  SELECT 1 FROM "incrc_stage_t_scd2_cdc_sequence" AS s
-  WHERE s."account_id" = t."account_id"
-);
+SELECT h."account_id", h."tier", h."lsn", h."incrc_sequence", h."valid_from", h."valid_to", 0
+FROM (
+  SELECT t."account_id", t."tier", t."lsn", t."incrc_sequence", t."valid_from", t."valid_to", s.incrc_from,
+    LEAD(t."valid_from") OVER (PARTITION BY t."account_id" ORDER BY t."valid_from") AS incrc_next
+  FROM "dw_tier_history" AS t
+  JOIN (
+    SELECT "account_id", MIN("valid_from") AS incrc_from
+    FROM "incrc_stage_t_scd2_cdc_sequence"
+    GROUP BY "account_id"
+  ) AS s ON s."account_id" = t."account_id"
+) AS h
+WHERE h.incrc_next IS NULL OR h.incrc_next > h.incrc_from;
 
 -- name: timeline_tombstones
 -- phase: write
@@ -408,16 +414,20 @@ WHERE EXISTS (
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+UPDATE "dw_tier_history" AS t
+SET "valid_to" = s."valid_to"
+FROM "incrc_changes_t_scd2_cdc_sequence" AS s
+WHERE t."account_id" = s."account_id" AND t."valid_from" = s."valid_from" AND s."incrc_op" = 4;
 DELETE FROM "dw_tier_history"
 WHERE EXISTS (
   SELECT 1 FROM "incrc_changes_t_scd2_cdc_sequence" AS s
-  WHERE "dw_tier_history"."account_id" = s."account_id" AND "dw_tier_history"."valid_from" = s."valid_from"
+  WHERE "dw_tier_history"."account_id" = s."account_id" AND "dw_tier_history"."valid_from" = s."valid_from" AND s."incrc_op" NOT IN (4, 5)
 );
 INSERT INTO "dw_tier_history" ("account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to")
 SELECT "account_id", "tier", "lsn", "incrc_sequence", "valid_from", "valid_to"
 FROM "incrc_changes_t_scd2_cdc_sequence"
-WHERE "incrc_op" <> 3;
+WHERE "incrc_op" NOT IN (3, 4);
 
 -- name: write_tombstones
 -- phase: write

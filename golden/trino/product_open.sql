@@ -314,11 +314,12 @@ WHERE "incrc_op" = 5 OR "incrc_op" = 2;
 
 -- name: apply_versions
 -- phase: write
--- The changes, by key and valid_from: the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
+-- The changes, by key and valid_from: the versions they close take their new valid_to in place, the versions they rewrite or remove go, the ones they add or rewrite come (in the write transaction, or as one statement).
 MERGE INTO "dw"."product_open" AS t
 USING "incrc_changes_product_open" AS s
 ON t."product_id" = s."product_id" AND t."valid_from" = s."valid_from"
 WHEN MATCHED AND s."incrc_op" = 3 THEN DELETE
+WHEN MATCHED AND s."incrc_op" = 4 THEN UPDATE SET "valid_to" = s."valid_to"
 WHEN MATCHED THEN UPDATE SET
   "name" = s."name",
   "price" = s."price",
