@@ -890,3 +890,22 @@ func readsOwnCount(parts []dialects.Part) bool {
 	}
 	return false
 }
+
+// message spells a failure's message from its pieces (text, expression,
+// text, ...): one literal, or their concatenation.
+func message(l proc, pieces ...string) string {
+	var parts []string
+	for i, p := range pieces {
+		if i%2 == 0 {
+			if p != "" {
+				parts = append(parts, l.lit(p))
+			}
+		} else {
+			parts = append(parts, l.str(p))
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return l.concat(parts...)
+}

@@ -278,20 +278,7 @@ func (l *sparkScript) eachClose(g *gen) { g.out(); g.line("END FOR;") }
 // raise keeps the message in x_error_text and marks it the script's own:
 // the handler then records it as it is, as the runner does.
 func (l *sparkScript) raise(g *gen, pieces ...string) {
-	var parts []string
-	for i, p := range pieces {
-		if i%2 == 0 {
-			if p != "" {
-				parts = append(parts, l.lit(p))
-			}
-		} else {
-			parts = append(parts, l.str(p))
-		}
-	}
-	msg := parts[0]
-	if len(parts) > 1 {
-		msg = l.concat(parts...)
-	}
+	msg := message(l, pieces...)
 	g.line("SET x_error_text = %s;", msg)
 	g.line("SET x_raised = 1;")
 	l.reraise(g, "x_error_text")
