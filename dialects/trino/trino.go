@@ -149,6 +149,15 @@ func (d *Dialect) RenderOp(w *dialects.Writer, op ir.Op) (bool, error) {
 		}
 		dialects.InsertIfAbsentMerge(w, op)
 		return true, nil
+	case ir.DeleteRows:
+		if op.Where != nil {
+			return false, nil
+		}
+		// A DELETE of the whole table is a metadata operation on Iceberg
+		// that reports no count (its "rows" is NULL, on Trino 476): the
+		// rows are counted before and after it, in the same statement.
+		dialects.CountedWrite(w, op.Table, true, func() { dialects.Shared(w, op) })
+		return true, nil
 	}
 	return false, nil
 }

@@ -435,4 +435,6 @@ WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("customer_id", "name", "coun
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."dim_customer";
 DELETE FROM "dw"."dim_customer";
+SELECT -COUNT(*) FROM "dw"."dim_customer";

@@ -389,4 +389,6 @@ WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("plan_id", "name", "price", 
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."dim_plan";
 DELETE FROM "dw"."dim_plan";
+SELECT -COUNT(*) FROM "dw"."dim_plan";

@@ -397,4 +397,6 @@ WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("product_id", "name", "price
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."dim_product";
 DELETE FROM "dw"."dim_product";
+SELECT -COUNT(*) FROM "dw"."dim_product";

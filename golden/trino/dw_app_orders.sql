@@ -368,7 +368,9 @@ WHEN NOT MATCHED THEN INSERT ("order_id", "customer_id", "amount", "status", "or
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."app_orders";
 DELETE FROM "dw"."app_orders";
+SELECT -COUNT(*) FROM "dw"."app_orders";
 INSERT INTO "dw"."app_orders" ("order_id", "customer_id", "amount", "status", "order_date", "updated_at")
 SELECT "order_id", "customer_id", "amount", "status", "order_date", "updated_at"
 FROM "incrc_stage_dw_app_orders";

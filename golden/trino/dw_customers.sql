@@ -445,9 +445,13 @@ WHEN NOT MATCHED THEN INSERT ("customer_id", "incrc_sequence", "incrc_deleted_at
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."customers";
 DELETE FROM "dw"."customers";
+SELECT -COUNT(*) FROM "dw"."customers";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."customers_tombstones";
 DELETE FROM "dw"."customers_tombstones";
+SELECT -COUNT(*) FROM "dw"."customers_tombstones";

@@ -284,7 +284,9 @@ WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIM
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."events";
 DELETE FROM "dw"."events";
+SELECT -COUNT(*) FROM "dw"."events";
 -- params: start, hi
 INSERT INTO "dw"."events" ("event_id", "event_date", "user_id", "kind", "ingested_at")
 SELECT "event_id", "event_date", "user_id", "kind", "ingested_at"

@@ -299,7 +299,9 @@ WHEN NOT MATCHED THEN INSERT ("order_id", "amount", "updated_at", "day")
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the staged rows (deduped and checked), in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."landed_orders";
 DELETE FROM "dw"."landed_orders";
+SELECT -COUNT(*) FROM "dw"."landed_orders";
 INSERT INTO "dw"."landed_orders" ("order_id", "amount", "updated_at", "day")
 SELECT "order_id", "amount", "updated_at", "day"
 FROM "incrc_stage_dw_landed_orders";

@@ -389,7 +389,9 @@ WHERE "order_id" IS NULL
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."orders";
 DELETE FROM "dw"."orders";
+SELECT -COUNT(*) FROM "dw"."orders";
 -- params: start, hi
 INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"
@@ -423,7 +425,9 @@ WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMES
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."orders";
 DELETE FROM "dw"."orders";
+SELECT -COUNT(*) FROM "dw"."orders";
 -- params: start, hi
 INSERT INTO "dw"."orders" ("order_id", "order_date", "amount", "updated_at")
 SELECT "order_id", "order_date", "amount", "updated_at"

@@ -336,7 +336,9 @@ WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMES
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."sales";
 DELETE FROM "dw"."sales";
+SELECT -COUNT(*) FROM "dw"."sales";
 -- params: start, hi
 INSERT INTO "dw"."sales" ("sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country")
 SELECT "sale_id", "sale_date", "customer_id", "amount", "updated_at", "customer_country"

@@ -379,7 +379,9 @@ WHERE "ticket_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."tickets";
 DELETE FROM "dw"."tickets";
+SELECT -COUNT(*) FROM "dw"."tickets";
 -- params: start, hi
 INSERT INTO "dw"."tickets" ("ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name")
 SELECT "ticket_id", "opened_at", "agent_id", "team_id", "updated_at", "agent_name", "team_name"

@@ -330,4 +330,6 @@ WHEN NOT MATCHED AND s."incrc_op" <> 3 THEN INSERT ("product_id", "name", "price
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."product_open";
 DELETE FROM "dw"."product_open";
+SELECT -COUNT(*) FROM "dw"."product_open";

@@ -291,7 +291,9 @@ WHERE "event_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."events_by_id";
 DELETE FROM "dw"."events_by_id";
+SELECT -COUNT(*) FROM "dw"."events_by_id";
 -- params: start, hi
 INSERT INTO "dw"."events_by_id" ("event_id", "kind", "payload_size")
 SELECT "event_id", "kind", "payload_size"
@@ -308,7 +310,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."events_by_id";
 DELETE FROM "dw"."events_by_id";
+SELECT -COUNT(*) FROM "dw"."events_by_id";
 -- params: start, hi
 INSERT INTO "dw"."events_by_id" ("event_id", "kind", "payload_size")
 SELECT "event_id", "kind", "payload_size"

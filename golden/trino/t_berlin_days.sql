@@ -345,7 +345,9 @@ WHERE "reading_id" IS NULL OR "read_at" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."meter_readings";
 DELETE FROM "dw"."meter_readings";
+SELECT -COUNT(*) FROM "dw"."meter_readings";
 -- params: start, hi
 INSERT INTO "dw"."meter_readings" ("reading_id", "read_at", "kwh", "loaded_at")
 SELECT "reading_id", "read_at", "kwh", "loaded_at"
@@ -372,7 +374,9 @@ WHERE "loaded_at" >= CAST(? AS TIMESTAMP(6)) AND "loaded_at" < CAST(? AS TIMESTA
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."meter_readings";
 DELETE FROM "dw"."meter_readings";
+SELECT -COUNT(*) FROM "dw"."meter_readings";
 -- params: start, hi
 INSERT INTO "dw"."meter_readings" ("reading_id", "read_at", "kwh", "loaded_at")
 SELECT "reading_id", "read_at", "kwh", "loaded_at"

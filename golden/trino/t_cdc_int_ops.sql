@@ -391,9 +391,13 @@ WHEN NOT MATCHED THEN INSERT ("id", "incrc_sequence")
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."documents";
 DELETE FROM "dw"."documents";
+SELECT -COUNT(*) FROM "dw"."documents";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."documents_tombstones";
 DELETE FROM "dw"."documents_tombstones";
+SELECT -COUNT(*) FROM "dw"."documents_tombstones";

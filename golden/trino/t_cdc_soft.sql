@@ -471,9 +471,13 @@ WHEN NOT MATCHED THEN INSERT ("tenant", "account_id", "incrc_sequence", "incrc_d
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."accounts";
 DELETE FROM "dw"."accounts";
+SELECT -COUNT(*) FROM "dw"."accounts";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."accounts_tombstones";
 DELETE FROM "dw"."accounts_tombstones";
+SELECT -COUNT(*) FROM "dw"."accounts_tombstones";

@@ -410,7 +410,9 @@ WHERE "incrc_sequence" <= (SELECT MAX("incrc_sequence") FROM "incrc_truncate_t_c
 -- name: clear_truncated
 -- phase: write
 -- The mark is replaced, after the rows it empties are gone.
+SELECT COUNT(*) FROM "dw"."subscriptions_truncated";
 DELETE FROM "dw"."subscriptions_truncated";
+SELECT -COUNT(*) FROM "dw"."subscriptions_truncated";
 
 -- name: write_truncated
 -- phase: write
@@ -526,9 +528,13 @@ WHEN NOT MATCHED THEN INSERT ("account_id", "incrc_sequence")
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."subscriptions";
 DELETE FROM "dw"."subscriptions";
+SELECT -COUNT(*) FROM "dw"."subscriptions";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."subscriptions_tombstones";
 DELETE FROM "dw"."subscriptions_tombstones";
+SELECT -COUNT(*) FROM "dw"."subscriptions_tombstones";

@@ -397,7 +397,9 @@ WHERE "payment_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."payments";
 DELETE FROM "dw"."payments";
+SELECT -COUNT(*) FROM "dw"."payments";
 -- params: start, hi
 INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"
@@ -414,7 +416,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."payments";
 DELETE FROM "dw"."payments";
+SELECT -COUNT(*) FROM "dw"."payments";
 -- params: start, hi
 INSERT INTO "dw"."payments" ("payment_id", "paid_at", "amount", "updated_at")
 SELECT "payment_id", "paid_at", "amount", "updated_at"

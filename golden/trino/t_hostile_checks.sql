@@ -393,7 +393,9 @@ WHERE "id" IS NULL
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."hostile";
 DELETE FROM "dw"."hostile";
+SELECT -COUNT(*) FROM "dw"."hostile";
 -- params: start, hi
 INSERT INTO "dw"."hostile" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"
@@ -433,7 +435,9 @@ WHERE "updated_at" >= CAST(? AS TIMESTAMP(6)) AND "updated_at" < CAST(? AS TIMES
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."hostile";
 DELETE FROM "dw"."hostile";
+SELECT -COUNT(*) FROM "dw"."hostile";
 -- params: start, hi
 INSERT INTO "dw"."hostile" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"

@@ -355,7 +355,9 @@ WHERE "click_id" IS NULL OR "clicked_at" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."clicks_hourly";
 DELETE FROM "dw"."clicks_hourly";
+SELECT -COUNT(*) FROM "dw"."clicks_hourly";
 -- params: start, hi
 INSERT INTO "dw"."clicks_hourly" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"
@@ -382,7 +384,9 @@ WHERE "ingested_at" >= CAST(? AS TIMESTAMP(6)) AND "ingested_at" < CAST(? AS TIM
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."clicks_hourly";
 DELETE FROM "dw"."clicks_hourly";
+SELECT -COUNT(*) FROM "dw"."clicks_hourly";
 -- params: start, hi
 INSERT INTO "dw"."clicks_hourly" ("click_id", "clicked_at", "user_id", "url", "version", "ingested_at")
 SELECT "click_id", "clicked_at", "user_id", "url", "version", "ingested_at"

@@ -336,7 +336,9 @@ WHERE "doc_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."json_documents";
 DELETE FROM "dw"."json_documents";
+SELECT -COUNT(*) FROM "dw"."json_documents";
 -- params: start, hi
 INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
 SELECT "doc_id", "payload", "changed_at"
@@ -353,7 +355,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."json_documents";
 DELETE FROM "dw"."json_documents";
+SELECT -COUNT(*) FROM "dw"."json_documents";
 -- params: start, hi
 INSERT INTO "dw"."json_documents" ("doc_id", "payload", "changed_at")
 SELECT "doc_id", "payload", "changed_at"

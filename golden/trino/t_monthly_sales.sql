@@ -417,7 +417,9 @@ WHERE "sale_id" IS NULL
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."sales_monthly";
 DELETE FROM "dw"."sales_monthly";
+SELECT -COUNT(*) FROM "dw"."sales_monthly";
 -- params: start, hi
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"
@@ -451,7 +453,9 @@ WHERE "updated_at" >= CAST(? AS TIMESTAMP(6) WITH TIME ZONE) AND "updated_at" < 
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."sales_monthly";
 DELETE FROM "dw"."sales_monthly";
+SELECT -COUNT(*) FROM "dw"."sales_monthly";
 -- params: start, hi
 INSERT INTO "dw"."sales_monthly" ("sale_id", "sale_date", "amount", "updated_at")
 SELECT "sale_id", "sale_date", "amount", "updated_at"

@@ -325,7 +325,9 @@ WHERE "account_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."balances";
 DELETE FROM "dw"."balances";
+SELECT -COUNT(*) FROM "dw"."balances";
 -- params: start, hi
 INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"
@@ -342,7 +344,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."balances";
 DELETE FROM "dw"."balances";
+SELECT -COUNT(*) FROM "dw"."balances";
 -- params: start, hi
 INSERT INTO "dw"."balances" ("account_id", "currency", "day", "balance", "note")
 SELECT "account_id", "currency", "day", "balance", "note"

@@ -362,7 +362,9 @@ WHERE "customer_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."customers_first_seen";
 DELETE FROM "dw"."customers_first_seen";
+SELECT -COUNT(*) FROM "dw"."customers_first_seen";
 -- params: start, hi
 INSERT INTO "dw"."customers_first_seen" ("customer_id", "email", "first_channel", "first_seen_at", "lifetime_value", "updated_at")
 SELECT "customer_id", "email", "first_channel", "first_seen_at", "lifetime_value", "updated_at"
@@ -379,7 +381,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."customers_first_seen";
 DELETE FROM "dw"."customers_first_seen";
+SELECT -COUNT(*) FROM "dw"."customers_first_seen";
 -- params: start, hi
 INSERT INTO "dw"."customers_first_seen" ("customer_id", "email", "first_channel", "first_seen_at", "lifetime_value", "updated_at")
 SELECT "customer_id", "email", "first_channel", "first_seen_at", "lifetime_value", "updated_at"

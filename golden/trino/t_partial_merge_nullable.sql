@@ -319,7 +319,9 @@ WHERE "sku" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."prices";
 DELETE FROM "dw"."prices";
+SELECT -COUNT(*) FROM "dw"."prices";
 -- params: start, hi
 INSERT INTO "dw"."prices" ("sku", "region", "list_price", "launch_price", "updated_at")
 SELECT "sku", "region", "list_price", "launch_price", "updated_at"
@@ -336,7 +338,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."prices";
 DELETE FROM "dw"."prices";
+SELECT -COUNT(*) FROM "dw"."prices";
 -- params: start, hi
 INSERT INTO "dw"."prices" ("sku", "region", "list_price", "launch_price", "updated_at")
 SELECT "sku", "region", "list_price", "launch_price", "updated_at"

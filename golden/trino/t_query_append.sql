@@ -269,7 +269,9 @@ WHERE "seq" >= ? AND "seq" < ?
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "staging_events";
 DELETE FROM "staging_events";
+SELECT -COUNT(*) FROM "staging_events";
 -- params: start, hi
 INSERT INTO "staging_events" ("id", "kind", "payload_size", "seq")
 SELECT "id", "kind", "payload_size", "seq"

@@ -233,7 +233,9 @@ WHERE "updated_at" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."query_comments";
 DELETE FROM "dw"."query_comments";
+SELECT -COUNT(*) FROM "dw"."query_comments";
 -- params: start, hi
 INSERT INTO "dw"."query_comments" ("id", "amount", "note", "updated_at")
 SELECT "id", "amount", "note", "updated_at"

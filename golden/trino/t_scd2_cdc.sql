@@ -528,9 +528,13 @@ WHERE "incrc_kind" = 3;
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."account_history";
 DELETE FROM "dw"."account_history";
+SELECT -COUNT(*) FROM "dw"."account_history";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."account_history_tombstones";
 DELETE FROM "dw"."account_history_tombstones";
+SELECT -COUNT(*) FROM "dw"."account_history_tombstones";

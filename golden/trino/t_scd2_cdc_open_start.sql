@@ -476,17 +476,23 @@ WHERE "incrc_kind" = 3;
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."tier_since";
 DELETE FROM "dw"."tier_since";
+SELECT -COUNT(*) FROM "dw"."tier_since";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."tier_since_tombstones";
 DELETE FROM "dw"."tier_since_tombstones";
+SELECT -COUNT(*) FROM "dw"."tier_since_tombstones";
 
 -- name: clear_events
 -- phase: write
 -- Full refresh: empty the events; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."tier_since_events";
 DELETE FROM "dw"."tier_since_events";
+SELECT -COUNT(*) FROM "dw"."tier_since_events";
 
 -- name: mark_rebuilding
 -- phase: write

@@ -448,9 +448,13 @@ WHERE "incrc_kind" = 3;
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."tier_history";
 DELETE FROM "dw"."tier_history";
+SELECT -COUNT(*) FROM "dw"."tier_history";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."tier_history_tombstones";
 DELETE FROM "dw"."tier_history_tombstones";
+SELECT -COUNT(*) FROM "dw"."tier_history_tombstones";

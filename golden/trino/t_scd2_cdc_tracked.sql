@@ -501,17 +501,23 @@ WHERE "incrc_kind" = 3;
 -- name: clear_target
 -- phase: write
 -- Full refresh: empty the target (DELETE, in the transaction: readers never see it empty).
+SELECT COUNT(*) FROM "dw"."plan_history";
 DELETE FROM "dw"."plan_history";
+SELECT -COUNT(*) FROM "dw"."plan_history";
 
 -- name: clear_tombstones
 -- phase: write
 -- Full refresh: empty the tombstones; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."plan_history_tombstones";
 DELETE FROM "dw"."plan_history_tombstones";
+SELECT -COUNT(*) FROM "dw"."plan_history_tombstones";
 
 -- name: clear_events
 -- phase: write
 -- Full refresh: empty the events; the replay writes them again.
+SELECT COUNT(*) FROM "dw"."plan_history_events";
 DELETE FROM "dw"."plan_history_events";
+SELECT -COUNT(*) FROM "dw"."plan_history_events";
 
 -- name: mark_rebuilding
 -- phase: write

@@ -343,7 +343,9 @@ WHERE "ticket_id" IS NULL;
 -- name: replace_target
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md).
+SELECT COUNT(*) FROM "dw"."tickets_tied";
 DELETE FROM "dw"."tickets_tied";
+SELECT -COUNT(*) FROM "dw"."tickets_tied";
 -- params: start, hi, hi, hi_id, hi_id
 INSERT INTO "dw"."tickets_tied" ("ticket_id", "status", "updated_at")
 SELECT "ticket_id", "status", "updated_at"
@@ -360,7 +362,9 @@ WHERE incrc_rn = 1
 -- name: replace_target_unique
 -- phase: write
 -- Full refresh: the target made exactly the valid rows of [start, hi), one per key, in the write transaction where the engine has one (what a concurrent reader sees, per engine: dialects/README.md). The source enforces the unique key: no dedupe.
+SELECT COUNT(*) FROM "dw"."tickets_tied";
 DELETE FROM "dw"."tickets_tied";
+SELECT -COUNT(*) FROM "dw"."tickets_tied";
 -- params: start, hi, hi, hi_id, hi_id
 INSERT INTO "dw"."tickets_tied" ("ticket_id", "status", "updated_at")
 SELECT "ticket_id", "status", "updated_at"
