@@ -196,7 +196,9 @@ func (l *bigquery) raise(g *gen, pieces ...string) {
 }
 
 func (l *bigquery) reraise(g *gen, v string) { g.line("RAISE USING MESSAGE = %s;", v) }
-func (l *bigquery) commit(g *gen)            {}
+func (l *bigquery) transactional() bool      { return true }
+
+func (l *bigquery) commit(g *gen) {}
 
 func (l *bigquery) txBegin(g *gen) {
 	g.line("BEGIN TRANSACTION;")

@@ -62,6 +62,7 @@ type proc interface {
 	reraise(g *gen, v string)       // fail with the message in v
 	commit(g *gen)                  // between the protocol's steps, where the engine needs it
 	txBegin(g *gen)                 // the write transaction, where the script opens one
+	transactional() bool            // whether a partition's write and marker commit together
 	txCommit(g *gen)
 	tryOpen(g *gen)
 	catchOpen(g *gen) // sets x_error_text: the failure's message, the step's name before a server error
@@ -810,7 +811,12 @@ func (f *flow) backfill(g *gen) {
 	f.exec(g, ir.StmtRecordStart, "")
 	l.commit(g)
 	g.line("")
-	g.line("-- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.")
+	if l.transactional() {
+		g.line("-- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.")
+	} else {
+		g.line("-- Each partition, oldest first: its rows are rebuilt, then its marker recorded, so a rerun")
+		g.line("-- redoes a partition whose marker is missing; the first failure or mismatch stops the backfill.")
+	}
 	l.set(g, "x_part", l.trunc("x_from", pt.Granularity))
 	l.whileOpen(g, "x_part < x_to AND x_err IS NULL")
 	f.bindPartition(g)

@@ -313,6 +313,8 @@ func (l *plpgsql) raise(g *gen, pieces ...string) {
 
 func (l *plpgsql) reraise(g *gen, v string) { g.line("RAISE EXCEPTION '%%', %s;", v) }
 
+func (l *plpgsql) transactional() bool { return true }
+
 func (l *plpgsql) commit(g *gen) {
 	if !l.redshift {
 		g.line("COMMIT;")

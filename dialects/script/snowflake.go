@@ -229,6 +229,8 @@ func (l *snowflake) reraise(g *gen, v string) {
 	g.line("RAISE x_fail;")
 }
 
+func (l *snowflake) transactional() bool { return true }
+
 func (l *snowflake) commit(g *gen) {}
 
 func (l *snowflake) txBegin(g *gen) {

@@ -287,6 +287,8 @@ func (l *sparkScript) raise(g *gen, pieces ...string) {
 func (l *sparkScript) reraise(g *gen, v string) { g.line("SET x_rc = raise_error(%s);", v) }
 
 // Every statement commits on its own: nothing to open or commit.
+func (l *sparkScript) transactional() bool { return false }
+
 func (l *sparkScript) commit(g *gen)   {}
 func (l *sparkScript) txBegin(g *gen)  {}
 func (l *sparkScript) txCommit(g *gen) {}

@@ -319,7 +319,8 @@ BEGIN
     INSERT INTO `incrc_runs` (`run_id`, `pipeline`, `kind`, `window_lo`, `window_hi`, `watermark_before`, `started_at`, `spec_hash`, `note`, `logic_hash`, `status`)
     VALUES (incrc_script.v_run_id, incrc_script.v_pipeline, incrc_script.v_kind, incrc_script.v_window_lo, incrc_script.v_window_hi, incrc_script.v_watermark_before, incrc_script.v_started_at, incrc_script.v_spec_hash, incrc_script.v_note, incrc_script.v_logic_hash, 'running');
 
-    -- Each partition, oldest first, in its own transaction; the first failure or mismatch stops the backfill.
+    -- Each partition, oldest first: its rows are rebuilt, then its marker recorded, so a rerun
+    -- redoes a partition whose marker is missing; the first failure or mismatch stops the backfill.
     SET x_part = CAST(date_trunc('MONTH', x_from) AS TIMESTAMP_NTZ);
     WHILE x_part < x_to AND x_err IS NULL DO
       SET v_plo = CAST(x_part AS DATE);
