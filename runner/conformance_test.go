@@ -497,8 +497,16 @@ func (c *conformer) ran(what string, s run, b before, res *Result, err error) {
 			// Each statement commits alone: a run that fails after its
 			// write keeps the write, never the advance. The next run of
 			// the scenario reads the same window and must converge (it is
-			// checked against the full refresh).
+			// checked against the full refresh). A write that stayed is
+			// named in the run log.
 			c.keptWatermark(what, b, 1)
+			rows, _ := c.e.read(tableName(c.inc.Target), c.tcols)
+			if !cmp.Equal(b.rows, rows, cmpopts.EquateEmpty()) && !strings.Contains(res.Note, "before the failure stays in the target") {
+				t.Errorf("%s: the failed run changed the target, and its note does not say so: %q", what, res.Note)
+			}
+		}
+		if c.e.tg.Dialect.Caps().Transactions && strings.Contains(res.Note, "stays in the target") {
+			t.Errorf("%s: the failed run rolled back, yet its note says a write stayed: %q", what, res.Note)
 		}
 		c.logCheck(what, res, c.st)
 		return

@@ -494,8 +494,10 @@ func (r *recorder) read(m *machine) {
 }
 
 // fail records a failed run after its transaction rolled back: rows read
-// are what it saw, nothing was written, the watermark did not move. The
-// record goes over a fresh connection when the run's own died.
+// are what it saw, nothing was written, the watermark did not move. On an
+// engine without transactions the steps that committed before the failure
+// are named in the note instead. The record goes over a fresh connection
+// when the run's own died.
 func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 	r.vals["status"], r.vals["error"] = "failed", r.t.scrub.Scrub(cause.Error())
 	if dp := deadPeer(ctx); dp != nil {
@@ -509,6 +511,14 @@ func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 		// Nothing of the files the run listed was loaded.
 		note, _ := r.vals["note"].(string)
 		r.vals["note"] = strings.Replace(note, m.filesNoted, m.failedFilesNote(), 1)
+	}
+	if m != nil && len(m.landed) > 0 {
+		// Each statement committed alone: the write may be in the target.
+		note, _ := r.vals["note"].(string)
+		if note != "" {
+			note += "; "
+		}
+		r.vals["note"] = note + landedNote(string(r.t.Dialect.Name()), m.landed)
 	}
 	r.res.WatermarkAfter = r.res.WatermarkBefore
 	r.vals["watermark_after"] = nullable(r.res.WatermarkBefore)
@@ -525,6 +535,13 @@ func (r *recorder) fail(ctx context.Context, m *machine, cause error) {
 	r.t.onLiveConn(ctx, r.conn, func(ctx context.Context, q querier) error {
 		return r.c.run(ctx, q, ir.StmtRecordFinish, r.vals)
 	})
+}
+
+// landedNote says, in a failed run's log, what it left in the target
+// where each statement commits alone.
+func landedNote(engine string, steps []string) string {
+	return fmt.Sprintf("%s commits each statement alone: what %s did before the failure stays in the target; the watermark did not move, and the next run writes the window again",
+		engine, strings.Join(steps, ", "))
 }
 
 // cleanup runs the program's cleanup statements: a pooled connection

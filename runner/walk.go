@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,10 @@ type machine struct {
 	// planned, when set, is what a run found before its setup, by schema
 	// check step: those steps apply it instead of reading again.
 	planned map[string][]SchemaChange
+	// landed names the write transaction's steps that changed data and
+	// completed, on an engine without transactions (each statement
+	// commits alone): what a failed run leaves behind.
+	landed []string
 	// stateTx, when set, is an open transaction of the run's bookkeeping
 	// (dialects.Caps.GroupState): the program's leading setup and state
 	// steps join it, and the first other step commits it.
@@ -263,6 +268,26 @@ func (m *machine) step(ctx context.Context, q querier, s ir.Step) error {
 		}
 		q, vals = src, c.sourceVals(s.Stmt, m.vals)
 	}
+	err := m.read(ctx, q, s, vals)
+	if err == nil && s.Tx && s.On != ir.OnSource && !c.d.Caps().Transactions && changesData(s.Read) && !slices.Contains(m.landed, s.Stmt) {
+		m.landed = append(m.landed, s.Stmt)
+	}
+	return err
+}
+
+// changesData: a step that reads this way may write (a statement that
+// returns nothing, a write's count, a copy); the others only look.
+func changesData(r ir.Read) bool {
+	switch r {
+	case ir.ReadNothing, ir.ReadAffected, ir.ReadCopy, ir.ReadHeld, ir.ReadSwap, ir.ReadCounts:
+		return true
+	}
+	return false
+}
+
+// read runs a step's statement and reads back what the step says.
+func (m *machine) read(ctx context.Context, q querier, s ir.Step, vals params) error {
+	c := m.c
 	switch s.Read {
 	case ir.ReadNothing:
 		return c.run(ctx, q, s.Stmt, vals)
